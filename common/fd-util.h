@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <dirent.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "macro.h"
+
+/* Closes fd if valid, preserving errno; returns -EBADF so it can reset a variable. */
+int safe_close(int fd);
+
+static inline void closep(int *fd) {
+        *fd = safe_close(*fd);
+}
+#define _cleanup_close_ _cleanup_(closep)
+
+static inline FILE *safe_fclose(FILE *f) {
+        if (f)
+                fclose(f);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(FILE *, safe_fclose);
+#define _cleanup_fclose_ _cleanup_(safe_fclosep)
+
+static inline DIR *safe_closedir(DIR *d) {
+        if (d)
+                closedir(d);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, safe_closedir);
+#define _cleanup_closedir_ _cleanup_(safe_closedirp)
+
+/* Reads a whole small file relative to dirfd (AT_FDCWD for plain paths) into a
+ * NUL-terminated buffer. Fails with -EFBIG past max bytes. */
+int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_size);
+
+/* Writes a string to an existing file relative to dirfd (no O_CREAT), as sysfs and
+ * cgroupfs want: one write(2). */
+int write_string_file_at(int dirfd, const char *path, const char *s);
+
+/* Writes all bytes, retrying on EINTR and short writes. */
+int loop_write(int fd, const void *buf, size_t n);
