@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* The parameters of Submit (SubmitRequest) and the job view that List/Show/Wait return
+ * (JobInfo), as C structs with JSON codecs. from_json validates every field against the
+ * bounds in protocol.h and rejects unknown keys; on -EINVAL *ret_bad_field names the
+ * offending parameter (the top-level JSON key, e.g. "cpus" or "env", also for a bad entry
+ * inside a list; valid as long as the JSON object is), so the daemon can answer
+ * InvalidParameter{"parameter": ...} without guessing.
+ *
+ * Conventions: 0 (or NULL, or an empty list) means "not given, use the default"; times
+ * are seconds since the epoch (CLOCK_REALTIME); sizes are bytes; rates are per second.
+ * Output paths may contain Slurm's %j (job id), %x (job name), %u (user), %A/%a (array
+ * job id/task index) and %% patterns: they travel verbatim and the daemon substitutes
+ * them when the job starts, because only it knows the id. */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "macro.h"
+#include "string-table.h"
+
+#define CORRAL_CPUS_MAX 4096U
+#define CORRAL_NICE_MIN (-10000)
+#define CORRAL_NICE_MAX 10000
+#define CORRAL_IO_WEIGHT_MIN 1U
+#define CORRAL_IO_WEIGHT_MAX 10000U
+#define CORRAL_TASKS_MAX_MAX UINT64_C(4194304)          /* the kernel's PID_MAX_LIMIT */
+#define CORRAL_SIZE_MAX (UINT64_C(1) << 60)             /* 1 EiB: any sane byte count or rate */
+#define CORRAL_WALLTIME_MAX (UINT64_C(100) * 365 * 86400)
+#define CORRAL_WALLTIME_INFINITY UINT64_MAX             /* "infinity" on the wire */
+#define CORRAL_JOB_ID_MAX (UINT64_C(1) << 53)           /* exact in every JSON reader */
+#define CORRAL_ARRAY_INDEX_MAX 4000000U
+#define CORRAL_ARRAY_TASKS_MAX 100000U
+#define CORRAL_TIME_MAX (UINT64_C(1) << 40)             /* seconds since the epoch, year ~36800 */
+
+typedef enum DependencyType {
+        DEPENDENCY_AFTER,       /* the other job started (or ended) */
+        DEPENDENCY_AFTERANY,    /* ended, whatever the result */
+        DEPENDENCY_AFTEROK,     /* ended with exit code 0 */
+        DEPENDENCY_AFTERNOTOK,  /* ended otherwise */
+        _DEPENDENCY_TYPE_MAX,
+        _DEPENDENCY_TYPE_INVALID = -EINVAL,
+} DependencyType;
+
+DECLARE_STRING_TABLE_LOOKUP(dependency_type, DependencyType);
+
+typedef struct JobDependency {
+        DependencyType type;
+        uint64_t job_id;
+} JobDependency;
+
+/* One device's limit: a bandwidth in bytes/s or a rate in IO/s. */
+typedef struct IoDeviceLimit {
+        char *device;           /* absolute path of the block device, e.g. /dev/vdb */
+        uint64_t limit;
+} IoDeviceLimit;
+
+typedef struct IoDeviceLimits {
+        IoDeviceLimit *items;
+        size_t n;
+} IoDeviceLimits;
+
+/* "START[-END[:STEP]][%MAX]": Slurm's --array without the comma lists. */
+typedef struct ArraySpec {
+        bool set;
+        uint32_t start, end, step;
+        uint32_t max_concurrent;        /* 0: no limit */
+} ArraySpec;
+
+/* -EINVAL on syntax or start > end, -ERANGE beyond the array bounds above. */
+int array_spec_parse(const char *s, ArraySpec *ret);
+/* Canonical form ("1-100:2%10"); buf >= 64 bytes. */
+char *array_spec_format(const ArraySpec *a, char *buf, size_t size);
+uint32_t array_spec_count(const ArraySpec *a) _pure_;
+
+typedef struct SubmitRequest {
+        char *name;
+        char **argv;            /* exactly one of argv and script */
+        char *script;           /* script text, run with its #! interpreter */
+        char **env;             /* "NAME=value", complete: the client resolves --export */
+        char *workdir;          /* absolute */
+        char *stdin_path, *stdout_path, *stderr_path;   /* absolute or relative to workdir */
+
+        unsigned cpus;
+        uint64_t memory;        /* bytes */
+        uint64_t walltime_sec;  /* or CORRAL_WALLTIME_INFINITY */
+        IoDeviceLimits io_read_bw, io_write_bw, io_read_iops, io_write_iops;
+        unsigned io_weight;
+        uint64_t tasks_max;
+
+        char *queue;
+        char *project;
+        bool exclusive;
+        int rerunnable;         /* -1: the queue's default, else 0/1 */
+        bool hold;
+        int nice;
+
+        JobDependency *dependencies;
+        size_t n_dependencies;
+        ArraySpec array;
+        uint64_t begin_time;
+} SubmitRequest;
+
+#define SUBMIT_REQUEST_INIT { .rerunnable = -1 }
+
+void submit_request_done(SubmitRequest *req);
+
+int io_device_limits_add(IoDeviceLimits *l, const char *device, uint64_t limit);
+void io_device_limits_done(IoDeviceLimits *l);
+int submit_request_add_dependency(SubmitRequest *req, DependencyType type, uint64_t job_id);
+
+/* Checks a request built in C (by the CLI) with the same rules from_json applies. */
+int submit_request_validate(const SubmitRequest *req, const char **ret_bad_field);
+
+int submit_request_to_json(const SubmitRequest *req, json_object **ret);
+/* Fills *ret (initialized here) or, on failure, leaves it empty. -EINVAL with
+ * *ret_bad_field set, or -ENOMEM. A non-object gives bad field "parameters". */
+int submit_request_from_json(json_object *o, SubmitRequest *ret, const char **ret_bad_field);
+
+/* Small validators the CLI reuses for early, precise errors. */
+bool env_assignment_is_valid(const char *s) _pure_;
+bool env_name_is_valid(const char *s, size_t n) _pure_;
+bool ident_is_valid(const char *s) _pure_;          /* queue/project: [A-Za-z0-9_.-]{1,64} */
+bool job_name_is_valid(const char *s) _pure_;
+
+typedef struct JobUsage {
+        uint64_t cpu_usec;
+        uint64_t memory_peak;
+        uint64_t io_read_bytes, io_write_bytes;
+        uint64_t tasks_peak;
+} JobUsage;
+
+/* What List shows to everyone (the public queue view), plus, when has_details, what only
+ * the owner and admins may see. The state is its display name (see daemon/job-state.h),
+ * carried as a string so clients need not share the daemon's enum. */
+typedef struct JobInfo {
+        uint64_t id;
+        char *name;
+        char *user;
+        uid_t uid;
+        char *project, *queue;
+        char *state;
+        char *reason;           /* why it waits or why it ended, Slurm's REASON column */
+        unsigned cpus;
+        uint64_t memory;
+        uint64_t walltime_sec;
+        int nice;
+        uint64_t submit_time, start_time, end_time;
+        int exit_code;          /* -1: none yet */
+        int exit_signal;        /* 0: none */
+        char *node;             /* host name once started */
+        char *cpus_allocated;   /* cpulist, e.g. "0-3" */
+        uint64_t array_job_id;  /* 0 unless part of an array */
+        uint32_t array_task_id;
+
+        bool has_details;
+        char **argv;
+        bool has_script;        /* the text itself is not sent back: it can be 512K */
+        char **env;
+        char *workdir, *stdin_path, *stdout_path, *stderr_path;
+        JobUsage usage;
+} JobInfo;
+
+#define JOB_INFO_INIT { .exit_code = -1 }
+
+void job_info_done(JobInfo *info);
+/* details: include the owner-only fields (the caller has already checked authz). */
+int job_info_to_json(const JobInfo *info, bool details, json_object **ret);
+/* Client side: unknown keys are ignored so a newer daemon can add fields; known keys must
+ * still have the right type. */
+int job_info_from_json(json_object *o, JobInfo *ret, const char **ret_bad_field);

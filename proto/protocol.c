@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "protocol.h"
+
+static const char *const corral_method_table[_CORRAL_METHOD_MAX] = {
+        [CORRAL_METHOD_SUBMIT] = CORRAL_METHOD_NAME("Submit"),
+        [CORRAL_METHOD_LIST] = CORRAL_METHOD_NAME("List"),
+        [CORRAL_METHOD_SHOW] = CORRAL_METHOD_NAME("Show"),
+        [CORRAL_METHOD_CANCEL] = CORRAL_METHOD_NAME("Cancel"),
+        [CORRAL_METHOD_HOLD] = CORRAL_METHOD_NAME("Hold"),
+        [CORRAL_METHOD_RELEASE] = CORRAL_METHOD_NAME("Release"),
+        [CORRAL_METHOD_SUSPEND] = CORRAL_METHOD_NAME("Suspend"),
+        [CORRAL_METHOD_RESUME] = CORRAL_METHOD_NAME("Resume"),
+        [CORRAL_METHOD_REQUEUE] = CORRAL_METHOD_NAME("Requeue"),
+        [CORRAL_METHOD_WAIT] = CORRAL_METHOD_NAME("Wait"),
+        [CORRAL_METHOD_LOGS] = CORRAL_METHOD_NAME("Logs"),
+        [CORRAL_METHOD_GET_INFO] = CORRAL_METHOD_NAME("GetInfo"),
+        [CORRAL_METHOD_RELOAD] = CORRAL_METHOD_NAME("Reload"),
+};
+
+DEFINE_STRING_TABLE_LOOKUP(corral_method, CorralMethod);
+
+static const char *const corral_error_table[_CORRAL_ERROR_MAX] = {
+        [CORRAL_ERROR_INVALID_PARAMETER] = CORRAL_ERROR_NAME("InvalidParameter"),
+        [CORRAL_ERROR_NO_SUCH_JOB] = CORRAL_ERROR_NAME("NoSuchJob"),
+        [CORRAL_ERROR_PERMISSION_DENIED] = CORRAL_ERROR_NAME("PermissionDenied"),
+        [CORRAL_ERROR_INVALID_STATE] = CORRAL_ERROR_NAME("InvalidState"),
+        [CORRAL_ERROR_MESSAGE_TOO_LARGE] = CORRAL_ERROR_NAME("MessageTooLarge"),
+        [CORRAL_ERROR_TOO_MANY_CONNECTIONS] = CORRAL_ERROR_NAME("TooManyConnections"),
+        [CORRAL_ERROR_METHOD_NOT_FOUND] = CORRAL_ERROR_NAME("MethodNotFound"),
+        [CORRAL_ERROR_INVALID_REQUEST] = CORRAL_ERROR_NAME("InvalidRequest"),
+        [CORRAL_ERROR_PROTOCOL_VERSION_MISMATCH] = CORRAL_ERROR_NAME("ProtocolVersionMismatch"),
+        [CORRAL_ERROR_BUSY] = CORRAL_ERROR_NAME("Busy"),
+        [CORRAL_ERROR_QUOTA_EXCEEDED] = CORRAL_ERROR_NAME("QuotaExceeded"),
+        [CORRAL_ERROR_INTERNAL_ERROR] = CORRAL_ERROR_NAME("InternalError"),
+};
+
+DEFINE_STRING_TABLE_LOOKUP(corral_error, CorralError);

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* The wire contract between corral(1) and corrald: varlink-style JSON over the unix stream
+ * socket CORRAL_SOCKET_PATH. Each message is one JSON object followed by a NUL byte.
+ *
+ *   request:  {"method": "io.corral.Manager.Submit", "parameters": {...},
+ *              "more": true (optional, streamed replies), "oneway": true (optional, no reply),
+ *              "protocol": 1 (optional; a mismatch fails with ProtocolVersionMismatch)}
+ *   reply:    {"parameters": {...}, "continues": true (only while more replies follow)}
+ *   error:    {"error": "io.corral.Manager.NoSuchJob", "parameters": {...}}
+ *
+ * Every name that crosses the socket is defined here and nowhere else. */
+
+#include "macro.h"
+#include "string-table.h"
+
+#define CORRAL_INTERFACE "io.corral.Manager"
+
+/* Bumped on incompatible changes only; additions of optional parameters keep it. Clients
+ * learn the server's value from GetInfo ("protocol_version") or send "protocol" with any
+ * request to have the server check it. */
+#define CORRAL_PROTOCOL_VERSION 1
+
+/* Methods. Parameters are documented next to each; "job_id" is always an integer >= 1. */
+typedef enum CorralMethod {
+        CORRAL_METHOD_SUBMIT,   /* SubmitRequest (job-request.h) -> {"job_id"} ({"job_ids"} never: arrays get one id) */
+        CORRAL_METHOD_LIST,     /* {"user"?, "states"?: [..], "queue"?} -> {"jobs": [JobInfo public view]} */
+        CORRAL_METHOD_SHOW,     /* {"job_id"} -> {"job": JobInfo, details for owner/admin} */
+        CORRAL_METHOD_CANCEL,   /* {"job_id", "signal"?} -> {} */
+        CORRAL_METHOD_HOLD,     /* {"job_id"} -> {} */
+        CORRAL_METHOD_RELEASE,  /* {"job_id"} -> {} */
+        CORRAL_METHOD_SUSPEND,  /* {"job_id"} -> {} */
+        CORRAL_METHOD_RESUME,   /* {"job_id"} -> {} */
+        CORRAL_METHOD_REQUEUE,  /* {"job_id", "hold"?} -> {} */
+        CORRAL_METHOD_WAIT,     /* {"job_id"}, usually with "more": state changes stream as
+                                 * {"job": JobInfo} with "continues" until a final state */
+        CORRAL_METHOD_LOGS,     /* {"job_id"} -> {"stdout_path", "stderr_path"}: where output is;
+                                 * the client reads the files itself, with its own permissions */
+        CORRAL_METHOD_GET_INFO, /* {} -> {"version", "protocol_version", "hostname", "cpus", "memory"} */
+        CORRAL_METHOD_RELOAD,   /* {} -> {}: re-read configuration (admin only) */
+        _CORRAL_METHOD_MAX,
+        _CORRAL_METHOD_INVALID = -EINVAL,
+} CorralMethod;
+
+#define CORRAL_METHOD_NAME(m) CORRAL_INTERFACE "." m
+
+/* Fully qualified names, e.g. "io.corral.Manager.Submit". */
+DECLARE_STRING_TABLE_LOOKUP(corral_method, CorralMethod);
+
+/* Errors, with the parameters each carries. */
+typedef enum CorralError {
+        CORRAL_ERROR_INVALID_PARAMETER,          /* {"parameter": name, "message"?} */
+        CORRAL_ERROR_NO_SUCH_JOB,                /* {"job_id"} */
+        CORRAL_ERROR_PERMISSION_DENIED,          /* {} */
+        CORRAL_ERROR_INVALID_STATE,              /* {"state": current state name} */
+        CORRAL_ERROR_MESSAGE_TOO_LARGE,          /* {"limit": bytes} */
+        CORRAL_ERROR_TOO_MANY_CONNECTIONS,       /* {"limit"} */
+        CORRAL_ERROR_METHOD_NOT_FOUND,           /* {"method"} */
+        CORRAL_ERROR_INVALID_REQUEST,            /* {"message"?}: malformed JSON or envelope */
+        CORRAL_ERROR_PROTOCOL_VERSION_MISMATCH,  /* {"server": n, "client": n} */
+        CORRAL_ERROR_BUSY,                       /* {}: try again (e.g. during reload) */
+        CORRAL_ERROR_QUOTA_EXCEEDED,             /* {"limit"?}: per-user job limit */
+        CORRAL_ERROR_INTERNAL_ERROR,             /* {"message"?} */
+        _CORRAL_ERROR_MAX,
+        _CORRAL_ERROR_INVALID = -EINVAL,
+} CorralError;
+
+#define CORRAL_ERROR_NAME(e) CORRAL_INTERFACE "." e
+
+DECLARE_STRING_TABLE_LOOKUP(corral_error, CorralError);
+
+/* Names of the fields that error replies carry. */
+#define CORRAL_FIELD_PARAMETER "parameter"
+#define CORRAL_FIELD_MESSAGE "message"
+#define CORRAL_FIELD_STATE "state"
+#define CORRAL_FIELD_LIMIT "limit"
+#define CORRAL_FIELD_METHOD "method"
+#define CORRAL_FIELD_JOB_ID "job_id"
+
+/* Bounds. Everything a peer sends is checked against these before it is stored, so one
+ * client cannot make the daemon allocate without limit. */
+#define CORRAL_MESSAGE_SIZE_MAX (UINT64_C(1) << 20)     /* one message, without its NUL */
+#define CORRAL_SCRIPT_SIZE_MAX (UINT64_C(512) << 10)    /* a job script */
+#define CORRAL_ARGV_MAX 4096U                           /* argv entries */
+#define CORRAL_ENV_MAX 4096U                            /* environment entries */
+#define CORRAL_ARG_LENGTH_MAX (128U << 10)              /* one argv or env entry (MAX_ARG_STRLEN) */
+#define CORRAL_PATH_LENGTH_MAX 4095U                    /* PATH_MAX without the NUL */
+#define CORRAL_NAME_LENGTH_MAX 255U                     /* job names */
+#define CORRAL_IDENT_LENGTH_MAX 64U                     /* queue, project, user names */
+#define CORRAL_DEPENDENCIES_MAX 1024U
+#define CORRAL_IO_DEVICES_MAX 64U                       /* entries per io limit list */
+#define CORRAL_CONNECTIONS_MAX 512U
+#define CORRAL_LIST_JOBS_MAX 100000U                    /* jobs in one List reply */

@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "proto/job-request.h"
+#include "proto/json-util.h"
+#include "proto/message.h"
+#include "strv.h"
+
+static void test_array_spec(void **state) {
+        static const struct {
+                const char *s;
+                int r;
+                uint32_t start, end, step, max;
+                const char *canonical;
+        } t[] = {
+                { "1-100%10", 0, 1, 100, 1, 10, "1-100%10" },
+                { "0-15:4", 0, 0, 15, 4, 0, "0-15:4" },
+                { "7", 0, 7, 7, 1, 0, "7" },
+                { "3%1", 0, 3, 3, 1, 1, "3%1" },
+                { "5-1", -EINVAL, 0, 0, 0, 0, NULL },
+                { "1-10:0", -EINVAL, 0, 0, 0, 0, NULL },
+                { "1-10%0", -EINVAL, 0, 0, 0, 0, NULL },
+                { "1,2,3", -EINVAL, 0, 0, 0, 0, NULL },
+                { "", -EINVAL, 0, 0, 0, 0, NULL },
+                { "-1", -EINVAL, 0, 0, 0, 0, NULL },
+                { "1-", -EINVAL, 0, 0, 0, 0, NULL },
+                { "0-4000001", -ERANGE, 0, 0, 0, 0, NULL },
+                { "0-200000", -ERANGE, 0, 0, 0, 0, NULL }, /* more tasks than allowed */
+                { "99999999999999999999", -ERANGE, 0, 0, 0, 0, NULL },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                ArraySpec a = {};
+                char buf[64];
+
+                assert_int_equal(array_spec_parse(t[i].s, &a), t[i].r);
+                if (t[i].r < 0)
+                        continue;
+                assert_int_equal(a.start, t[i].start);
+                assert_int_equal(a.end, t[i].end);
+                assert_int_equal(a.step, t[i].step);
+                assert_int_equal(a.max_concurrent, t[i].max);
+                assert_string_equal(array_spec_format(&a, buf, sizeof(buf)), t[i].canonical);
+        }
+}
+
+static SubmitRequest full_request(void) {
+        SubmitRequest req = SUBMIT_REQUEST_INIT;
+
+        req.name = strdup("sim-run");
+        assert_int_equal(strv_extend(&req.argv, "/usr/bin/sim"), 0);
+        assert_int_equal(strv_extend(&req.argv, "--steps=10"), 0);
+        assert_int_equal(strv_extend(&req.env, "HOME=/home/ann"), 0);
+        assert_int_equal(strv_extend(&req.env, "BASH_FUNC_f%%=() { :; }"), 0);
+        req.workdir = strdup("/home/ann/run");
+        req.stdin_path = strdup("in.txt");
+        req.stdout_path = strdup("out-%j.log");
+        req.stderr_path = strdup("/tmp/err-%x.log");
+        req.cpus = 4;
+        req.memory = UINT64_C(4) << 30;
+        req.walltime_sec = 3600;
+        assert_int_equal(io_device_limits_add(&req.io_read_bw, "/dev/vdb", 10 << 20), 0);
+        assert_int_equal(io_device_limits_add(&req.io_write_bw, "/dev/vdb", 5 << 20), 0);
+        assert_int_equal(io_device_limits_add(&req.io_write_bw, "/dev/vdc", 1 << 20), 0);
+        assert_int_equal(io_device_limits_add(&req.io_read_iops, "/dev/vdb", 1000), 0);
+        assert_int_equal(io_device_limits_add(&req.io_write_iops, "/dev/vdb", 500), 0);
+        req.io_weight = 200;
+        req.tasks_max = 512;
+        req.queue = strdup("batch");
+        req.project = strdup("physics-1");
+        req.exclusive = true;
+        req.rerunnable = 0;
+        req.hold = true;
+        req.nice = -5;
+        assert_int_equal(submit_request_add_dependency(&req, DEPENDENCY_AFTEROK, 12), 0);
+        assert_int_equal(submit_request_add_dependency(&req, DEPENDENCY_AFTERANY, 13), 0);
+        assert_int_equal(array_spec_parse("1-100:3%10", &req.array), 0);
+        req.begin_time = 1700000000;
+        return req;
+}
+
+static void test_submit_round_trip(void **state) {
+        _cleanup_(submit_request_done) SubmitRequest req = full_request(), back = SUBMIT_REQUEST_INIT;
+        _cleanup_json_ json_object *o = NULL, *o2 = NULL;
+        const char *bad = NULL;
+
+        assert_int_equal(submit_request_validate(&req, &bad), 0);
+        assert_int_equal(submit_request_to_json(&req, &o), 0);
+        assert_int_equal(submit_request_from_json(o, &back, &bad), 0);
+
+        assert_string_equal(back.name, "sim-run");
+        assert_int_equal(strv_length(back.argv), 2);
+        assert_string_equal(back.argv[1], "--steps=10");
+        assert_null(back.script);
+        assert_string_equal(back.env[1], "BASH_FUNC_f%%=() { :; }");
+        assert_string_equal(back.stdout_path, "out-%j.log");
+        assert_int_equal(back.cpus, 4);
+        assert_true(back.memory == UINT64_C(4) << 30);
+        assert_int_equal(back.walltime_sec, 3600);
+        assert_int_equal(back.io_write_bw.n, 2);
+        assert_string_equal(back.io_write_bw.items[1].device, "/dev/vdc");
+        assert_int_equal(back.io_write_bw.items[1].limit, 1 << 20);
+        assert_int_equal(back.io_read_iops.items[0].limit, 1000);
+        assert_int_equal(back.io_weight, 200);
+        assert_int_equal(back.tasks_max, 512);
+        assert_string_equal(back.queue, "batch");
+        assert_string_equal(back.project, "physics-1");
+        assert_true(back.exclusive);
+        assert_int_equal(back.rerunnable, 0);
+        assert_true(back.hold);
+        assert_int_equal(back.nice, -5);
+        assert_int_equal(back.n_dependencies, 2);
+        assert_int_equal(back.dependencies[0].type, DEPENDENCY_AFTEROK);
+        assert_int_equal(back.dependencies[1].job_id, 13);
+        assert_int_equal(back.array.step, 3);
+        assert_int_equal(back.array.max_concurrent, 10);
+        assert_int_equal(back.begin_time, 1700000000);
+
+        /* And to JSON again, identically. */
+        assert_int_equal(submit_request_to_json(&back, &o2), 0);
+        assert_string_equal(json_object_to_json_string(o), json_object_to_json_string(o2));
+}
+
+static void test_submit_minimal_and_defaults(void **state) {
+        _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+        _cleanup_json_ json_object *o = NULL;
+        const char *bad = NULL;
+
+        o = json_tokener_parse("{\"script\":\"#!/bin/sh\\necho hi\\n\",\"walltime_sec\":\"infinity\"}");
+        assert_int_equal(submit_request_from_json(o, &req, &bad), 0);
+        assert_string_equal(req.script, "#!/bin/sh\necho hi\n");
+        assert_int_equal(req.rerunnable, -1);
+        assert_int_equal(req.cpus, 0);
+        assert_true(req.walltime_sec == CORRAL_WALLTIME_INFINITY);
+        json_object_put(o);
+        assert_int_equal(submit_request_to_json(&req, &o), 0);
+        assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+                            "{\"script\":\"#!\\/bin\\/sh\\necho hi\\n\",\"walltime_sec\":\"infinity\"}");
+}
+
+static void test_submit_rejections(void **state) {
+        static const struct {
+                const char *json;
+                const char *field;
+        } t[] = {
+                { "[]", "parameters" },
+                { "\"x\"", "parameters" },
+                { "{}", "argv" },
+                { "{\"argv\":[\"a\"],\"script\":\"x\"}", "script" },
+                { "{\"argv\":[]}", "argv" },
+                { "{\"argv\":[\"\"]}", "argv" },
+                { "{\"argv\":\"/bin/true\"}", "argv" },
+                { "{\"argv\":[1]}", "argv" },
+                { "{\"argv\":[\"a\\u0000b\"]}", "argv" },
+                { "{\"script\":\"\"}", "script" },
+                { "{\"script\":\"a\\u0000b\"}", "script" },
+                { "{\"argv\":[\"a\"],\"cpu\":4}", "cpu" }, /* unknown key, named as sent */
+                { "{\"argv\":[\"a\"],\"cpus\":0}", "cpus" },
+                { "{\"argv\":[\"a\"],\"cpus\":4097}", "cpus" },
+                { "{\"argv\":[\"a\"],\"cpus\":-1}", "cpus" },
+                { "{\"argv\":[\"a\"],\"cpus\":2.5}", "cpus" },
+                { "{\"argv\":[\"a\"],\"cpus\":\"4\"}", "cpus" },
+                { "{\"argv\":[\"a\"],\"cpus\":null}", "cpus" },
+                { "{\"argv\":[\"a\"],\"memory\":18446744073709551615}", "memory" },
+                { "{\"argv\":[\"a\"],\"memory\":99999999999999999999999}", "memory" },
+                { "{\"argv\":[\"a\"],\"memory\":0}", "memory" },
+                { "{\"argv\":[\"a\"],\"walltime_sec\":\"forever\"}", "walltime_sec" },
+                { "{\"argv\":[\"a\"],\"walltime_sec\":0}", "walltime_sec" },
+                { "{\"argv\":[\"a\"],\"nice\":10001}", "nice" },
+                { "{\"argv\":[\"a\"],\"nice\":-10001}", "nice" },
+                { "{\"argv\":[\"a\"],\"nice\":-99999999999999999999999}", "nice" },
+                { "{\"argv\":[\"a\"],\"io_weight\":0}", "io_weight" },
+                { "{\"argv\":[\"a\"],\"io_weight\":10001}", "io_weight" },
+                { "{\"argv\":[\"a\"],\"tasks_max\":4194305}", "tasks_max" },
+                { "{\"argv\":[\"a\"],\"io_read_bw\":[{\"device\":\"vdb\",\"limit\":1}]}", "io_read_bw" },
+                { "{\"argv\":[\"a\"],\"io_read_bw\":[{\"device\":\"/dev/vdb\",\"limit\":0}]}", "io_read_bw" },
+                { "{\"argv\":[\"a\"],\"io_write_iops\":[{\"device\":\"/dev/vdb\"}]}", "io_write_iops" },
+                { "{\"argv\":[\"a\"],\"io_write_bw\":[{\"device\":\"/dev/vdb\",\"limit\":1,\"x\":1}]}", "io_write_bw" },
+                { "{\"argv\":[\"a\"],\"io_read_iops\":{}}", "io_read_iops" },
+                { "{\"argv\":[\"a\"],\"env\":[\"NOEQUALS\"]}", "env" },
+                { "{\"argv\":[\"a\"],\"env\":[\"=x\"]}", "env" },
+                { "{\"argv\":[\"a\"],\"env\":[\"1A=x\"]}", "env" },
+                { "{\"argv\":[\"a\"],\"env\":[\"A B=x\"]}", "env" },
+                { "{\"argv\":[\"a\"],\"env\":[\"A=x\\u0000y\"]}", "env" },
+                { "{\"argv\":[\"a\"],\"workdir\":\"relative/dir\"}", "workdir" },
+                { "{\"argv\":[\"a\"],\"workdir\":\"\"}", "workdir" },
+                { "{\"argv\":[\"a\"],\"stdout_path\":\"\"}", "stdout_path" },
+                { "{\"argv\":[\"a\"],\"stderr_path\":\"a\\nb\"}", "stderr_path" },
+                { "{\"argv\":[\"a\"],\"stdin_path\":5}", "stdin_path" },
+                { "{\"argv\":[\"a\"],\"name\":\"a\\tb\"}", "name" },
+                { "{\"argv\":[\"a\"],\"name\":\"\"}", "name" },
+                { "{\"argv\":[\"a\"],\"queue\":\"bad queue\"}", "queue" },
+                { "{\"argv\":[\"a\"],\"project\":\"p/q\"}", "project" },
+                { "{\"argv\":[\"a\"],\"exclusive\":1}", "exclusive" },
+                { "{\"argv\":[\"a\"],\"rerunnable\":\"yes\"}", "rerunnable" },
+                { "{\"argv\":[\"a\"],\"hold\":null}", "hold" },
+                { "{\"argv\":[\"a\"],\"dependencies\":[{\"type\":\"afterwards\",\"job_id\":1}]}", "dependencies" },
+                { "{\"argv\":[\"a\"],\"dependencies\":[{\"type\":\"afterok\",\"job_id\":0}]}", "dependencies" },
+                { "{\"argv\":[\"a\"],\"dependencies\":[{\"type\":\"afterok\"}]}", "dependencies" },
+                { "{\"argv\":[\"a\"],\"dependencies\":{}}", "dependencies" },
+                { "{\"argv\":[\"a\"],\"array\":\"10-1\"}", "array" },
+                { "{\"argv\":[\"a\"],\"array\":5}", "array" },
+                { "{\"argv\":[\"a\"],\"begin_time\":-1}", "begin_time" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+                _cleanup_json_ json_object *o = json_tokener_parse(t[i].json);
+                const char *bad = NULL;
+
+                assert_non_null(o);
+                if (submit_request_from_json(o, &req, &bad) != -EINVAL || !bad || !streq(bad, t[i].field)) {
+                        fprintf(stderr, "case %zu %s: got field %s\n", i, t[i].json, strna(bad));
+                        fail();
+                }
+                /* Nothing is handed out on failure. */
+                assert_null(req.argv);
+                assert_null(req.name);
+        }
+}
+
+static void test_submit_limits(void **state) {
+        _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+        _cleanup_json_ json_object *o = NULL;
+        const char *bad = NULL;
+        _cleanup_free_ char *big = NULL;
+
+        /* A script of exactly the limit passes, one byte more does not. */
+        big = malloc(CORRAL_SCRIPT_SIZE_MAX + 2);
+        memset(big, '#', CORRAL_SCRIPT_SIZE_MAX + 1);
+        big[CORRAL_SCRIPT_SIZE_MAX] = 0;
+        o = json_object_new_object();
+        assert_int_equal(json_add_string(o, "script", big), 0);
+        assert_int_equal(submit_request_from_json(o, &req, &bad), 0);
+        submit_request_done(&req);
+        json_object_put(o);
+
+        big[CORRAL_SCRIPT_SIZE_MAX] = '#';
+        big[CORRAL_SCRIPT_SIZE_MAX + 1] = 0;
+        o = json_object_new_object();
+        assert_int_equal(json_add_string(o, "script", big), 0);
+        assert_int_equal(submit_request_from_json(o, &req, &bad), -EINVAL);
+        assert_string_equal(bad, "script");
+        json_object_put(o);
+
+        /* Too many argv entries. */
+        o = json_object_new_object();
+        {
+                json_object *a = json_object_new_array();
+                for (unsigned i = 0; i <= CORRAL_ARGV_MAX; i++)
+                        json_object_array_add(a, json_object_new_string("x"));
+                json_add(o, "argv", a);
+        }
+        assert_int_equal(submit_request_from_json(o, &req, &bad), -EINVAL);
+        assert_string_equal(bad, "argv");
+        json_object_put(o);
+        o = NULL;
+
+        /* validate() catches what C code builds. */
+        req = full_request();
+        req.cpus = 5000;
+        assert_int_equal(submit_request_validate(&req, &bad), -EINVAL);
+        assert_string_equal(bad, "cpus");
+        req.cpus = 1;
+        req.rerunnable = 2;
+        assert_int_equal(submit_request_validate(&req, &bad), -EINVAL);
+        assert_string_equal(bad, "rerunnable");
+}
+
+static void test_validators(void **state) {
+        assert_true(env_assignment_is_valid("A=1"));
+        assert_true(env_assignment_is_valid("_x="));
+        assert_true(env_assignment_is_valid("A=b=c"));
+        assert_false(env_assignment_is_valid("A"));
+        assert_false(env_assignment_is_valid("=1"));
+        assert_false(env_assignment_is_valid("9A=1"));
+        assert_true(ident_is_valid("gpu.long_q-2"));
+        assert_false(ident_is_valid(""));
+        assert_false(ident_is_valid("a b"));
+        assert_true(job_name_is_valid("my job (2)"));
+        assert_false(job_name_is_valid("a\nb"));
+        assert_string_equal(dependency_type_to_string(DEPENDENCY_AFTERNOTOK), "afternotok");
+        assert_int_equal(dependency_type_from_string("afterany"), DEPENDENCY_AFTERANY);
+}
+
+static void test_job_info_round_trip(void **state) {
+        _cleanup_(job_info_done) JobInfo info = JOB_INFO_INIT, back = JOB_INFO_INIT, pub = JOB_INFO_INIT;
+        _cleanup_json_ json_object *o = NULL, *p = NULL;
+        const char *bad = NULL;
+
+        info.id = 17;
+        info.name = strdup("train");
+        info.user = strdup("ann");
+        info.uid = 1000;
+        info.project = strdup("ml");
+        info.queue = strdup("batch");
+        info.state = strdup("COMPLETED");
+        info.reason = strdup("None");
+        info.cpus = 8;
+        info.memory = UINT64_C(16) << 30;
+        info.walltime_sec = CORRAL_WALLTIME_INFINITY;
+        info.nice = 3;
+        info.submit_time = 1700000000;
+        info.start_time = 1700000010;
+        info.end_time = 1700000100;
+        info.exit_code = 0;
+        info.node = strdup("node1");
+        info.cpus_allocated = strdup("0-7");
+        info.array_job_id = 16;
+        info.array_task_id = 4;
+        info.has_details = true;
+        strv_extend(&info.argv, "/bin/train");
+        strv_extend(&info.env, "A=1");
+        info.workdir = strdup("/home/ann");
+        info.stdout_path = strdup("/home/ann/out-17.log");
+        info.usage = (JobUsage) { .cpu_usec = 123456, .memory_peak = 1 << 30, .io_read_bytes = 5,
+                                  .io_write_bytes = 6, .tasks_peak = 9 };
+
+        assert_int_equal(job_info_to_json(&info, true, &o), 0);
+        assert_int_equal(job_info_from_json(o, &back, &bad), 0);
+        assert_int_equal(back.id, 17);
+        assert_string_equal(back.state, "COMPLETED");
+        assert_int_equal(back.uid, 1000);
+        assert_true(back.walltime_sec == CORRAL_WALLTIME_INFINITY);
+        assert_int_equal(back.exit_code, 0);
+        assert_int_equal(back.exit_signal, 0);
+        assert_string_equal(back.cpus_allocated, "0-7");
+        assert_int_equal(back.array_task_id, 4);
+        assert_true(back.has_details);
+        assert_string_equal(back.argv[0], "/bin/train");
+        assert_string_equal(back.stdout_path, "/home/ann/out-17.log");
+        assert_int_equal(back.usage.cpu_usec, 123456);
+        assert_int_equal(back.usage.tasks_peak, 9);
+
+        /* The public view leaves out everything owner-only. */
+        assert_int_equal(job_info_to_json(&info, false, &p), 0);
+        assert_null(json_object_object_get(p, "argv"));
+        assert_null(json_object_object_get(p, "env"));
+        assert_null(json_object_object_get(p, "workdir"));
+        assert_null(json_object_object_get(p, "stdout_path"));
+        assert_null(json_object_object_get(p, "usage"));
+        assert_int_equal(job_info_from_json(p, &pub, &bad), 0);
+        assert_false(pub.has_details);
+        assert_null(pub.argv);
+        assert_string_equal(pub.user, "ann");
+}
+
+static void test_job_info_rejections(void **state) {
+        static const struct {
+                const char *json;
+                const char *field;
+        } t[] = {
+                { "[]", "job" },
+                { "{\"state\":\"RUNNING\"}", "id" },
+                { "{\"id\":1}", "state" },
+                { "{\"id\":\"1\",\"state\":\"RUNNING\"}", "id" },
+                { "{\"id\":1,\"state\":\"RUNNING\",\"exit_code\":256}", "exit_code" },
+                { "{\"id\":1,\"state\":\"RUNNING\",\"name\":\"a\\u0000\"}", "name" },
+                { "{\"id\":1,\"state\":\"RUNNING\",\"usage\":{\"cpu_usec\":-1}}", "usage" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                _cleanup_(job_info_done) JobInfo info = JOB_INFO_INIT;
+                _cleanup_json_ json_object *o = json_tokener_parse(t[i].json);
+                const char *bad = NULL;
+
+                assert_int_equal(job_info_from_json(o, &info, &bad), -EINVAL);
+                assert_string_equal(bad, t[i].field);
+        }
+
+        /* Unknown keys from a newer daemon are fine. */
+        {
+                _cleanup_(job_info_done) JobInfo info = JOB_INFO_INIT;
+                _cleanup_json_ json_object *o = json_tokener_parse("{\"id\":1,\"state\":\"QUEUED\",\"gpus\":2}");
+                assert_int_equal(job_info_from_json(o, &info, NULL), 0);
+        }
+}
+
+static void test_submit_in_request_envelope(void **state) {
+        /* The path the daemon takes: envelope, then parameters. */
+        static const char text[] = "{\"method\":\"io.corral.Manager.Submit\",\"parameters\":"
+                                   "{\"argv\":[\"/bin/true\"],\"cpus\":2,\"memroy\":5}}";
+        _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+        _cleanup_json_ json_object *reply = NULL;
+        Request r;
+        const char *bad = NULL;
+
+        assert_int_equal(request_parse(text, strlen(text), &r, NULL), 0);
+        assert_int_equal(r.method, CORRAL_METHOD_SUBMIT);
+        assert_int_equal(submit_request_from_json(r.parameters, &req, &bad), -EINVAL);
+        assert_string_equal(bad, "memroy");
+        reply = reply_invalid_parameter(bad, NULL);
+        assert_string_equal(json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN),
+                            "{\"error\":\"io.corral.Manager.InvalidParameter\",\"parameters\":{\"parameter\":\"memroy\"}}");
+        request_done(&r);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_array_spec),
+                cmocka_unit_test(test_submit_round_trip),
+                cmocka_unit_test(test_submit_minimal_and_defaults),
+                cmocka_unit_test(test_submit_rejections),
+                cmocka_unit_test(test_submit_limits),
+                cmocka_unit_test(test_validators),
+                cmocka_unit_test(test_job_info_round_trip),
+                cmocka_unit_test(test_job_info_rejections),
+                cmocka_unit_test(test_submit_in_request_envelope),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
