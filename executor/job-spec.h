@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/types.h>
+
+#include "cpuset.h"
+#include "macro.h"
+#include "strv.h"
+
+/* What the launcher needs to start one job: plain data filled by the daemon from the
+ * queued request and the scheduler's allocation. Everything is owned by the JobSpec and
+ * released by job_spec_free(). */
+
+/* One block device's throttle; 0 in a field means no limit for that direction. */
+typedef struct JobIoLimit {
+        char *device; /* an absolute path such as "/dev/nvme0n1", or "MAJ:MIN" */
+        uint64_t read_bps;
+        uint64_t write_bps;
+        uint64_t read_iops;
+        uint64_t write_iops;
+} JobIoLimit;
+
+typedef struct JobSpec {
+        uint64_t id;
+        char *name;
+        char *user;
+        uid_t uid;
+        gid_t gid;
+        gid_t *supplementary_gids;
+        size_t n_supplementary_gids;
+        char *project; /* NULL or "": no project, the job goes to corral.slice itself */
+        char *queue;
+
+        /* Exactly one of argv and script. A script without a "#!" line runs with /bin/sh. */
+        char **argv;
+        char *script;
+        char **environment; /* KEY=VALUE */
+        char *working_directory;
+        char *stdin_path;  /* NULL: /dev/null */
+        char *stdout_path; /* NULL: the journal */
+        char *stderr_path; /* NULL: the journal */
+
+        /* The allocation. */
+        CpuSet cpus;      /* must not be empty */
+        CpuSet mem_nodes; /* empty: no restriction */
+        uint64_t memory_max; /* bytes; 0: none */
+        JobIoLimit *io_limits;
+        size_t n_io_limits;
+        uint64_t io_weight; /* 1..10000; 0: unset */
+        uint64_t tasks_max; /* 0: unset */
+        uint64_t walltime_sec; /* 0 or DURATION_INFINITY: none; enforced by the supervisor */
+} JobSpec;
+
+static inline JobSpec *job_spec_free(JobSpec *s) {
+        if (!s)
+                return NULL;
+        free(s->name);
+        free(s->user);
+        free(s->supplementary_gids);
+        free(s->project);
+        free(s->queue);
+        strv_free(s->argv);
+        free(s->script);
+        strv_free(s->environment);
+        free(s->working_directory);
+        free(s->stdin_path);
+        free(s->stdout_path);
+        free(s->stderr_path);
+        for (size_t i = 0; i < s->n_io_limits; i++)
+                free(s->io_limits[i].device);
+        free(s->io_limits);
+        free(s);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(JobSpec *, job_spec_free);
+#define _cleanup_job_spec_free_ _cleanup_(job_spec_freep)
