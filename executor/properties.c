@@ -342,7 +342,9 @@ static int append_one(const ExecProperty *prop, sd_bus_message *m) {
                 if (r < 0)
                         return r;
                 for (size_t i = 0; i < prop->io.n; i++) {
-                        r = sd_bus_message_append(m, "(st)", prop->io.items[i].device, prop->io.items[i].value);
+                        const ExecIoLimit *l = &prop->io.items[i];
+
+                        r = sd_bus_message_append(m, "(st)", l->device, l->value);
                         if (r < 0)
                                 return r;
                 }

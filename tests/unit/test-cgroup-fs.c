@@ -84,7 +84,8 @@ static void test_read_usage_full(void **state) {
         CgroupIoDevice total;
 
         mkdirs(t->fd, JOB);
-        put(t->fd, JOB "/cpu.stat", "usage_usec 300\nuser_usec 200\nsystem_usec 100\nnr_periods 0\nnr_throttled 2\nthrottled_usec 50\n");
+        put(t->fd, JOB "/cpu.stat", "usage_usec 300\nuser_usec 200\nsystem_usec 100\n"
+                                    "nr_periods 0\nnr_throttled 2\nthrottled_usec 50\n");
         put(t->fd, JOB "/memory.current", "4096\n");
         put(t->fd, JOB "/memory.peak", "8192\n");
         put(t->fd, JOB "/memory.events", "low 0\nhigh 0\nmax 7\noom 1\noom_kill 1\noom_group_kill 0\n");

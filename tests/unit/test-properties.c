@@ -71,12 +71,12 @@ static const Case cases[] = {
                            "OOMPolicy=continue", ACCOUNTING, "AllowedCPUs=20" },
         },
         {
-                .what = "io limit entry with only zeros, weight bounds",
-                .id = 3, .user = "dave", .project = "x", .cpus = "1023", .io_weight = 10000,
+                .what = "io limit entry with only zeros, weight bounds, CPU past the first word",
+                .id = 3, .user = "dave", .project = "x", .cpus = "64", .io_weight = 10000,
                 .io = { { "/dev/sda", 0, 0, 0, 0 } },
                 .props = { COMMON_HEAD("corral-x.slice", "Corral job 3 of dave"),
                            "OOMPolicy=continue", ACCOUNTING,
-                           "AllowedCPUs=0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000080",
+                           "AllowedCPUs=000000000000000001",
                            "IOWeight=10000" },
         },
         { .what = "empty cpuset", .id = 4, .user = "e", .cpus = "", .r = -EINVAL },
@@ -189,6 +189,17 @@ static void test_get_and_signature(void **state) {
         assert_non_null(x);
         assert_int_equal(x->u64, 512);
         assert_null(exec_properties_get(p, "CPUQuota"));
+        p = exec_properties_free(p);
+
+        /* The highest CPU: a 128-byte mask with only the top bit set. */
+        assert_int_equal(cpu_set_parse("1023", &spec->cpus), 0);
+        assert_int_equal(exec_properties_build(spec, 0, &p), 0);
+        x = exec_properties_get(p, "AllowedCPUs");
+        assert_non_null(x);
+        assert_int_equal(x->type, EXEC_PROPERTY_BYTES);
+        assert_int_equal(x->bytes.size, 128);
+        assert_int_equal(x->bytes.data[127], 0x80);
+        assert_int_equal(x->bytes.data[0], 0);
 
         assert_string_equal(exec_property_signature(EXEC_PROPERTY_BOOL), "b");
         assert_string_equal(exec_property_signature(EXEC_PROPERTY_U64), "t");

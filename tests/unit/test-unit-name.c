@@ -64,7 +64,8 @@ static void test_project_slice(void **state) {
         for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
                 int r = unit_name_project_slice(t[i].in, &s);
                 if (r != t[i].r)
-                        fail_msg("unit_name_project_slice(\"%s\") = %d, want %d", t[i].in ?: "(null)", r, t[i].r);
+                        fail_msg("unit_name_project_slice(\"%s\") = %d, want %d",
+                                 t[i].in ?: "(null)", r, t[i].r);
                 if (r == 0) {
                         assert_string_equal(s, t[i].out);
                         s = (free(s), NULL);
