@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "authz.h"
+
+static const char *const authz_action_table[_AUTHZ_ACTION_MAX] = {
+        [AUTHZ_SUBMIT] = "submit",
+        [AUTHZ_LIST] = "list",
+        [AUTHZ_SHOW_DETAILS] = "show-details",
+        [AUTHZ_CANCEL] = "cancel",
+        [AUTHZ_HOLD] = "hold",
+        [AUTHZ_RELEASE] = "release",
+        [AUTHZ_SUSPEND] = "suspend",
+        [AUTHZ_RESUME] = "resume",
+        [AUTHZ_REQUEUE] = "requeue",
+        [AUTHZ_WAIT] = "wait",
+        [AUTHZ_LOGS] = "logs",
+        [AUTHZ_RELOAD] = "reload",
+        [AUTHZ_SET_PRIORITY] = "set-priority",
+        [AUTHZ_LOWER_PRIORITY] = "lower-priority",
+};
+
+DEFINE_STRING_TABLE_LOOKUP(authz_action, AuthzAction);
+
+bool authz_peer_is_admin(const AuthzPeer *peer, const AuthzPolicy *policy) {
+        if (!peer)
+                return false;
+        if (peer->uid == 0)
+                return true;
+        if (!policy || !policy->have_operator_gid)
+                return false;
+        if (peer->gid == policy->operator_gid)
+                return true;
+        for (size_t i = 0; i < peer->n_groups; i++)
+                if (peer->groups[i] == policy->operator_gid)
+                        return true;
+        return false;
+}
+
+int authz_check(const AuthzPeer *peer, AuthzAction action, const AuthzJob *job, const AuthzPolicy *policy) {
+        bool admin, owner;
+
+        if (!peer || action < 0 || action >= _AUTHZ_ACTION_MAX)
+                return -EINVAL;
+
+        admin = authz_peer_is_admin(peer, policy);
+
+        switch (action) {
+        case AUTHZ_SUBMIT:
+        case AUTHZ_LIST:
+                return 0;
+        case AUTHZ_RELOAD:
+        case AUTHZ_SET_PRIORITY:
+                return admin ? 0 : -EPERM;
+        default:
+                break;
+        }
+
+        /* Everything below acts on one job. */
+        if (!job)
+                return -EINVAL;
+        if (admin)
+                return 0;
+        owner = peer->uid == job->owner_uid;
+        if (!owner)
+                return -EPERM;
+
+        switch (action) {
+        case AUTHZ_RELEASE:
+                return job->held_by_admin ? -EPERM : 0;
+        case AUTHZ_SUSPEND:
+        case AUTHZ_RESUME:
+                return policy && policy->users_may_suspend ? 0 : -EPERM;
+        case AUTHZ_SHOW_DETAILS:
+        case AUTHZ_CANCEL:
+        case AUTHZ_HOLD:
+        case AUTHZ_REQUEUE:
+        case AUTHZ_WAIT:
+        case AUTHZ_LOGS:
+        case AUTHZ_LOWER_PRIORITY:
+                return 0;
+        default:
+                return -EPERM; /* a new action nobody thought about is denied */
+        }
+}

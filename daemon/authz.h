@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* Who may do what, decided in one place and nowhere else. Pure: the caller supplies the
+ * peer's credentials (SO_PEERCRED plus its supplementary groups), the job's owner and the
+ * configured policy, so every rule is testable without sockets or users.
+ *
+ * Rules:
+ *   - "admins" are root and members (primary or supplementary) of the operator group;
+ *     they may do everything;
+ *   - anyone may submit and list (List returns the public queue view);
+ *   - a job's owner may show its details, cancel, hold, release, requeue, wait for it,
+ *     see its logs and lower its priority;
+ *   - suspend/resume: admins, and owners only where policy->users_may_suspend (a
+ *     suspended job keeps its CPUs and memory, which others may be waiting for);
+ *   - a hold placed by an admin is released only by an admin (Slurm's admin hold);
+ *   - raising priority and reloading the configuration: admins only. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "macro.h"
+#include "string-table.h"
+
+typedef struct AuthzPeer {
+        uid_t uid;
+        gid_t gid;
+        const gid_t *groups;    /* supplementary groups */
+        size_t n_groups;
+} AuthzPeer;
+
+typedef struct AuthzJob {
+        uid_t owner_uid;
+        /* The job's project (account). No rule looks at it yet; it is here so project
+         * coordinators can be added without changing every caller. */
+        const char *project;
+        bool held_by_admin;     /* the current hold was placed by an admin */
+} AuthzJob;
+
+typedef struct AuthzPolicy {
+        bool have_operator_gid; /* false: only root is an admin */
+        gid_t operator_gid;
+        bool users_may_suspend;
+} AuthzPolicy;
+
+typedef enum AuthzAction {
+        AUTHZ_SUBMIT,
+        AUTHZ_LIST,             /* the public queue view */
+        AUTHZ_SHOW_DETAILS,     /* argv, environment, paths, usage */
+        AUTHZ_CANCEL,
+        AUTHZ_HOLD,
+        AUTHZ_RELEASE,
+        AUTHZ_SUSPEND,
+        AUTHZ_RESUME,
+        AUTHZ_REQUEUE,
+        AUTHZ_WAIT,
+        AUTHZ_LOGS,
+        AUTHZ_RELOAD,
+        AUTHZ_SET_PRIORITY,     /* raise a job's priority (lower its nice) */
+        AUTHZ_LOWER_PRIORITY,   /* lower it (raise nice): owners may, as in Slurm */
+        _AUTHZ_ACTION_MAX,
+        _AUTHZ_ACTION_INVALID = -EINVAL,
+} AuthzAction;
+
+DECLARE_STRING_TABLE_LOOKUP(authz_action, AuthzAction);
+
+bool authz_peer_is_admin(const AuthzPeer *peer, const AuthzPolicy *policy) _pure_;
+
+/* 0 when allowed, -EPERM when not. -EINVAL for a job-scoped action without a job (a
+ * caller bug, not a denial). job may be NULL for submit, list and reload. */
+int authz_check(const AuthzPeer *peer, AuthzAction action, const AuthzJob *job, const AuthzPolicy *policy);

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+
+#include "daemon/authz.h"
+
+#define OPERATORS 600
+#define OWNER 1000
+#define OTHER 1001
+
+static const gid_t op_supplementary[] = { 100, OPERATORS };
+static const gid_t plain_supplementary[] = { 100, 27 };
+
+static const AuthzPeer root = { .uid = 0, .gid = 0 };
+static const AuthzPeer owner = { .uid = OWNER, .gid = OWNER, .groups = plain_supplementary, .n_groups = 2 };
+static const AuthzPeer other = { .uid = OTHER, .gid = OTHER };
+static const AuthzPeer op_primary = { .uid = 1002, .gid = OPERATORS };
+static const AuthzPeer op_supp = { .uid = 1003, .gid = 1003, .groups = op_supplementary, .n_groups = 2 };
+
+/* Per action, what each kind of peer gets: owner (policy without user suspend), owner
+ * (policy with it), another user, an admin. */
+static const struct {
+        AuthzAction action;
+        bool admin_held;
+        int owner, owner_may_suspend, other, admin;
+} table[] = {
+        { AUTHZ_SUBMIT, false, 0, 0, 0, 0 },
+        { AUTHZ_LIST, false, 0, 0, 0, 0 },
+        { AUTHZ_SHOW_DETAILS, false, 0, 0, -EPERM, 0 },
+        { AUTHZ_CANCEL, false, 0, 0, -EPERM, 0 },
+        { AUTHZ_HOLD, false, 0, 0, -EPERM, 0 },
+        { AUTHZ_RELEASE, false, 0, 0, -EPERM, 0 },
+        { AUTHZ_RELEASE, true, -EPERM, -EPERM, -EPERM, 0 },
+        { AUTHZ_SUSPEND, false, -EPERM, 0, -EPERM, 0 },
+        { AUTHZ_RESUME, false, -EPERM, 0, -EPERM, 0 },
+        { AUTHZ_REQUEUE, false, 0, 0, -EPERM, 0 },
+        { AUTHZ_WAIT, false, 0, 0, -EPERM, 0 },
+        { AUTHZ_LOGS, false, 0, 0, -EPERM, 0 },
+        { AUTHZ_RELOAD, false, -EPERM, -EPERM, -EPERM, 0 },
+        { AUTHZ_SET_PRIORITY, false, -EPERM, -EPERM, -EPERM, 0 },
+        { AUTHZ_LOWER_PRIORITY, false, 0, 0, -EPERM, 0 },
+};
+
+static void test_table(void **state) {
+        const AuthzPolicy strict = { .have_operator_gid = true, .operator_gid = OPERATORS };
+        const AuthzPolicy lenient = { .have_operator_gid = true, .operator_gid = OPERATORS, .users_may_suspend = true };
+        const AuthzPeer *admins[] = { &root, &op_primary, &op_supp };
+        bool seen[_AUTHZ_ACTION_MAX] = {};
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                const AuthzJob job = { .owner_uid = OWNER, .project = "p", .held_by_admin = table[i].admin_held };
+                AuthzAction a = table[i].action;
+
+                fprintf(stderr, "%s%s\n", authz_action_to_string(a), table[i].admin_held ? " (admin hold)" : "");
+                seen[a] = true;
+                assert_int_equal(authz_check(&owner, a, &job, &strict), table[i].owner);
+                assert_int_equal(authz_check(&owner, a, &job, &lenient), table[i].owner_may_suspend);
+                assert_int_equal(authz_check(&other, a, &job, &strict), table[i].other);
+                assert_int_equal(authz_check(&other, a, &job, &lenient), table[i].other);
+                for (size_t j = 0; j < ELEMENTSOF(admins); j++) {
+                        assert_int_equal(authz_check(admins[j], a, &job, &strict), table[i].admin);
+                        assert_int_equal(authz_check(admins[j], a, &job, &lenient), table[i].admin);
+                }
+        }
+        for (int a = 0; a < _AUTHZ_ACTION_MAX; a++)
+                assert_true(seen[a]);
+}
+
+static void test_admin_detection(void **state) {
+        const AuthzPolicy none = {};
+        const AuthzPolicy ops = { .have_operator_gid = true, .operator_gid = OPERATORS };
+        /* gid 0 configured as "no operator group" must not make everyone in group 0 admin
+         * unless asked for. */
+        const AuthzPeer gid0 = { .uid = 5, .gid = 0 };
+
+        assert_true(authz_peer_is_admin(&root, &none));
+        assert_true(authz_peer_is_admin(&root, NULL));
+        assert_false(authz_peer_is_admin(&op_primary, &none));
+        assert_false(authz_peer_is_admin(&op_supp, &none));
+        assert_false(authz_peer_is_admin(&gid0, &none));
+        assert_true(authz_peer_is_admin(&op_primary, &ops));
+        assert_true(authz_peer_is_admin(&op_supp, &ops));
+        assert_false(authz_peer_is_admin(&owner, &ops));
+        assert_false(authz_peer_is_admin(NULL, &ops));
+}
+
+static void test_bad_calls(void **state) {
+        const AuthzPolicy p = {};
+
+        /* Job-scoped actions need the job. */
+        assert_int_equal(authz_check(&owner, AUTHZ_CANCEL, NULL, &p), -EINVAL);
+        assert_int_equal(authz_check(&root, AUTHZ_SHOW_DETAILS, NULL, &p), -EINVAL);
+        assert_int_equal(authz_check(&owner, AUTHZ_SUBMIT, NULL, &p), 0);
+        assert_int_equal(authz_check(&owner, AUTHZ_LIST, NULL, &p), 0);
+        assert_int_equal(authz_check(&owner, AUTHZ_RELOAD, NULL, &p), -EPERM);
+        assert_int_equal(authz_check(&root, AUTHZ_RELOAD, NULL, &p), 0);
+        assert_int_equal(authz_check(NULL, AUTHZ_LIST, NULL, &p), -EINVAL);
+        assert_int_equal(authz_check(&owner, _AUTHZ_ACTION_MAX, NULL, &p), -EINVAL);
+        /* No policy at all: root only, owners still act on their own jobs. */
+        {
+                const AuthzJob job = { .owner_uid = OWNER };
+                assert_int_equal(authz_check(&owner, AUTHZ_CANCEL, &job, NULL), 0);
+                assert_int_equal(authz_check(&owner, AUTHZ_SUSPEND, &job, NULL), -EPERM);
+        }
+        assert_int_equal(authz_action_from_string("set-priority"), AUTHZ_SET_PRIORITY);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_table),
+                cmocka_unit_test(test_admin_detection),
+                cmocka_unit_test(test_bad_calls),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
