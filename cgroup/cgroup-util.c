@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Why not libcgroup (2.0.2, the version Debian ships): every call goes through a global
- * mount table that cgroup_init() fills from /proc/mounts, so nothing can be read relative
- * to a root fd (and a fake tree in a tmpdir cannot be used in tests); errors come back as
- * positive ECG* codes plus a global "last errno"; and it has no cgroup.kill, cgroup.freeze
- * or io.stat support. The files we need are a handful of one-line reads, so we keep this
- * thin *at() layer instead. */
+/* Not libcgroup (2.0.2 in Debian): every call resolves paths through a global mount table
+ * that cgroup_init() builds from /proc/mounts, so nothing can be read below a root fd (nor
+ * from a fake tree in tests); even cgroup_get_current_controller_path() hard-codes /proc.
+ * Errors are positive ECG* codes; it has no freeze/kill calls and its stats reader knows only
+ * flat "key value" files, not io.stat. We need a few small reads: hence this thin *at() layer. */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
