@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The "fcfs" and "easy" policies: start in priority order until a job does not fit;
+ * that job (the top job) gets a reservation; "easy" then lets later jobs start if they
+ * cannot delay it (Lifka's EASY backfilling, over the whole queue every pass). */
+#include <string.h>
+
+#include "sched-internal.h"
+#include "sort.h"
+
+typedef struct Shadow {
+        uint64_t start;                 /* the top job's reserved start */
+        Avail after[SCHED_NODES_MAX];   /* free at that time once the top job is placed */
+        Avail both[SCHED_NODES_MAX];    /* min(now, after): what a job running past it may use */
+} Shadow;
+
+static inline bool eligible(const Cand *c) {
+        return !c->started && c->reason == SCHED_REASON_NONE;
+}
+
+/* Starts eligible jobs in order until one does not fit; returns its position or n. */
+static int start_in_order(SchedPass *p, size_t *ret_top) {
+        size_t i;
+        int r;
+
+        for (i = 0; i < p->n_cands; i++) {
+                Cand *c = &p->cands[i];
+                Plan pl;
+
+                if (!eligible(c))
+                        continue;
+                if (!plan_fit(p, p->avail_now, cand_job(p, c), &pl))
+                        break;
+                r = pass_start(p, c, &pl);
+                if (r < 0)
+                        return r;
+        }
+        *ret_top = i;
+        return 0;
+}
+
+static void rest_wait(SchedPass *p, size_t from) {
+        for (size_t i = from; i < p->n_cands; i++)
+                if (eligible(&p->cands[i]))
+                        p->cands[i].reason = SCHED_REASON_PRIORITY;
+}
+
+/* Reserves for the top job; false if it can never start (holders without a limit). */
+static int reserve_top(SchedPass *p, size_t top, Shadow *sh, bool *ret_have) {
+        Cand *c = &p->cands[top];
+        int r;
+
+        r = pass_sort_releases(p);
+        if (r < 0)
+                return r;
+        *ret_have = pass_reserve(p, cand_job(p, c), &sh->start, sh->after);
+        c->reason = SCHED_REASON_RESOURCES;
+        c->est = *ret_have ? sh->start : SCHED_TIME_INFINITY;
+        if (*ret_have)
+                avail_min(p, sh->both, p->avail_now, sh->after);
+        return 0;
+}
+
+static int plan_fcfs(SchedPass *p) {
+        Shadow sh;
+        size_t top;
+        bool have;
+        int r;
+
+        r = start_in_order(p, &top);
+        if (r < 0)
+                return r;
+        if (top >= p->n_cands)
+                return 0;
+        r = reserve_top(p, top, &sh, &have);
+        if (r < 0)
+                return r;
+        rest_wait(p, top + 1);
+        return 0;
+}
+
+const SchedPolicyOps sched_policy_fcfs = {
+        .name = "fcfs",
+        .plan = plan_fcfs,
+};
+
+static inline bool order_less(const OrderEntry *a, const OrderEntry *b) {
+        return a->key != b->key ? a->key < b->key : a->pos < b->pos;
+}
+DEFINE_MERGE_SORT(sort_order, OrderEntry, order_less);
+
+/* The candidates after the top job, in the configured backfill order. */
+static int backfill_order(SchedPass *p, size_t top, size_t *ret_n) {
+        SchedContext *ctx = p->ctx;
+        bool sjf = p->config->backfill_order == SCHED_BACKFILL_SJF;
+        size_t n = 0;
+
+        if (!GROW(ctx->order, ctx->n_order_alloc, p->n_cands - top))
+                return -ENOMEM;
+        for (size_t i = top + 1; i < p->n_cands; i++)
+                if (eligible(&p->cands[i]))
+                        ctx->order[n++] = (OrderEntry) {
+                                .key = sjf ? cand_job(p, &p->cands[i])->walltime : 0,
+                                .pos = i,
+                        };
+        if (sjf) {
+                if (!GROW(ctx->order_tmp, ctx->n_order_tmp_alloc, n))
+                        return -ENOMEM;
+                sort_order(ctx->order, ctx->order_tmp, n);
+        }
+        *ret_n = n;
+        return 0;
+}
+
+static int plan_easy(SchedPass *p) {
+        size_t top, n, last_started = 0;
+        Shadow sh;
+        bool have;
+        int r;
+
+        r = start_in_order(p, &top);
+        if (r < 0)
+                return r;
+        if (top >= p->n_cands)
+                return 0;
+        r = reserve_top(p, top, &sh, &have);
+        if (r < 0)
+                return r;
+        r = backfill_order(p, top, &n);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < n; i++) {
+                Cand *c = &p->cands[p->ctx->order[i].pos];
+                const SchedJob *j = cand_job(p, c);
+                bool before_shadow = !have || time_add(p->now, j->walltime) <= sh.start;
+                Plan pl;
+
+                /* Every job needs a CPU: with none left the rest of the queue just waits. */
+                if (p->now_cpus == 0)
+                        break;
+                if (MAX(j->cpus, 1u) > p->now_cpus)
+                        continue;
+
+                /* Done by the shadow time: anything free now will do. Running past it:
+                 * only what the top job does not need then. */
+                if (!plan_fit(p, before_shadow ? p->avail_now : sh.both, j, &pl))
+                        continue;
+                r = pass_start(p, c, &pl);
+                if (r < 0)
+                        return r;
+                if (have) {
+                        if (!before_shadow)
+                                avail_sub(p, sh.after, &pl);
+                        avail_min(p, sh.both, p->avail_now, sh.after);
+                }
+                last_started = MAX(last_started, p->ctx->order[i].pos);
+        }
+
+        rest_wait(p, top + 1);
+        for (size_t i = top; i < last_started; i++) {
+                Cand *c = &p->cands[i];
+
+                if (!c->started && (c->reason == SCHED_REASON_RESOURCES || c->reason == SCHED_REASON_PRIORITY))
+                        c->bypassed = true;
+        }
+        return 0;
+}
+
+const SchedPolicyOps sched_policy_easy = {
+        .name = "easy",
+        .plan = plan_easy,
+};

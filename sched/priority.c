@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "sched-internal.h"
+
+static double priority_fcfs(const SchedConfig *c, const SchedJob *j, uint64_t now) {
+        /* Groups by queue; submit order within a group comes from the tie-break. */
+        return (double) j->queue_priority;
+}
+
+const SchedPriorityOps sched_priority_fcfs = {
+        .name = "fcfs",
+        .priority = priority_fcfs,
+};
+
+static double priority_multifactor(const SchedConfig *c, const SchedJob *j, uint64_t now) {
+        const SchedWeights *w = &c->weights;
+        uint64_t since = j->eligible_time ?: j->submit_time;
+        double age = now > since ? (double) (now - since) : 0.0, prio;
+
+        prio = w->queue * (double) j->queue_priority +
+               w->fairshare * j->fairshare +
+               w->age * age +
+               w->size * (double) MAX(j->cpus, 1u) +
+               w->bypass * (double) j->bypass_count;
+
+        if (w->xfactor != 0.0) {
+                double wall = j->walltime == SCHED_TIME_INFINITY || j->walltime == 0 ?
+                              0.0 : (double) j->walltime;
+                double waited = now > j->submit_time ? (double) (now - j->submit_time) : 0.0;
+
+                /* Without a limit the factor is undefined; 1 is its floor. */
+                prio += w->xfactor * (wall > 0.0 ? (waited + wall) / wall : 1.0);
+        }
+
+        return prio - (double) j->nice;
+}
+
+const SchedPriorityOps sched_priority_multifactor = {
+        .name = "multifactor",
+        .priority = priority_multifactor,
+};

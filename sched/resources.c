@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <string.h>
+
+#include "sched-internal.h"
+#include "sort.h"
+
+unsigned sched_machine_cpus(const SchedMachine *m) {
+        unsigned n = 0;
+        for (size_t k = 0; k < m->n_nodes; k++)
+                n += cpu_set_count(&m->nodes[k].cpus);
+        return n;
+}
+
+uint64_t sched_machine_memory(const SchedMachine *m) {
+        uint64_t n = 0;
+        for (size_t k = 0; k < m->n_nodes; k++)
+                n = time_add(n, m->nodes[k].memory);
+        return n;
+}
+
+static bool node_before(const SchedPass *p, size_t a, size_t b) {
+        const SchedNode *x = &p->machine->nodes[a], *y = &p->machine->nodes[b];
+
+        switch (p->config->node_order) {
+        case SCHED_NODE_ORDER_MEMORY_SPEED:
+                if (x->memory != y->memory)
+                        return x->memory > y->memory;
+                if (x->speed != y->speed)
+                        return x->speed > y->speed;
+                break;
+        case SCHED_NODE_ORDER_SPEED_MEMORY:
+                if (x->speed != y->speed)
+                        return x->speed > y->speed;
+                if (x->memory != y->memory)
+                        return x->memory > y->memory;
+                break;
+        default:
+                break;
+        }
+        return a < b;
+}
+
+int pass_setup_machine(SchedPass *p) {
+        const SchedMachine *m = p->machine;
+        CpuSet seen = {};
+
+        if (m->n_nodes == 0 || m->n_nodes > SCHED_NODES_MAX || !m->nodes)
+                return -EINVAL;
+        if ((unsigned) p->config->node_order >= _SCHED_NODE_ORDER_MAX)
+                return -EINVAL;
+
+        p->n_nodes = m->n_nodes;
+        for (size_t k = 0; k < m->n_nodes; k++) {
+                /* Overlapping nodes would let two jobs share a CPU. */
+                if (cpu_set_intersects(&seen, &m->nodes[k].cpus))
+                        return -EINVAL;
+                cpu_set_or(&seen, &m->nodes[k].cpus);
+                p->node_cpus[k] = cpu_set_count(&m->nodes[k].cpus);
+                p->node_mem[k] = m->nodes[k].memory;
+        }
+
+        /* Insertion sort: at most SCHED_NODES_MAX entries. */
+        for (size_t k = 0; k < m->n_nodes; k++) {
+                size_t i = k;
+                while (i > 0 && node_before(p, k, p->node_order[i - 1])) {
+                        p->node_order[i] = p->node_order[i - 1];
+                        i--;
+                }
+                p->node_order[i] = (uint8_t) k;
+        }
+        return 0;
+}
+
+static Avail *release_new(SchedPass *p, uint64_t end) {
+        SchedContext *ctx = p->ctx;
+        Avail *a;
+
+        if (!GROW(ctx->releases, ctx->n_releases_alloc, p->n_releases + 1))
+                return NULL;
+        if (!GROW(ctx->release_avail, ctx->n_release_avail_alloc, p->n_release_avail + p->n_nodes))
+                return NULL;
+
+        /* A job past its limit is about to be killed: treat it as ending right after now. */
+        ctx->releases[p->n_releases++] = (Release) {
+                .end = MAX(end, p->now + 1),
+                .avail_off = p->n_release_avail,
+        };
+        a = ctx->release_avail + p->n_release_avail;
+        p->n_release_avail += p->n_nodes;
+        memset(a, 0, sizeof(Avail) * p->n_nodes);
+        p->releases_sorted = false;
+        return a;
+}
+
+int pass_build_now(SchedPass *p) {
+        const SchedMachine *m = p->machine;
+        CpuSet free_all = {};
+
+        for (size_t k = 0; k < p->n_nodes; k++) {
+                cpu_set_or(&free_all, &m->nodes[k].cpus);
+                p->avail_now[k] = (Avail) { .cpus = p->node_cpus[k], .mem = p->node_mem[k] };
+        }
+
+        for (size_t i = 0; i < p->n_jobs; i++) {
+                const SchedJob *j = &p->jobs[i];
+                const SchedAllocation *a = j->alloc;
+                Avail *rel;
+
+                if (j->state != SCHED_JOB_RUNNING && j->state != SCHED_JOB_SUSPENDED)
+                        continue;
+                if (!a)
+                        return -EINVAL;
+
+                cpu_set_andnot(&free_all, &a->cpus);
+
+                rel = release_new(p, time_add(j->start_time, j->walltime));
+                if (!rel)
+                        return -ENOMEM;
+                for (size_t k = 0; k < p->n_nodes; k++) {
+                        CpuSet on = m->nodes[k].cpus;
+
+                        cpu_set_and(&on, &a->cpus);
+                        rel[k].cpus = cpu_set_count(&on);
+                        if (a->node_mask & (UINT32_C(1) << k)) {
+                                rel[k].mem = a->mem[k];
+                                p->avail_now[k].mem -= MIN(p->avail_now[k].mem, a->mem[k]);
+                        }
+                }
+        }
+
+        p->now_cpus = 0;
+        for (size_t k = 0; k < p->n_nodes; k++) {
+                p->free_cpus[k] = m->nodes[k].cpus;
+                cpu_set_and(&p->free_cpus[k], &free_all);
+                p->avail_now[k].cpus = cpu_set_count(&p->free_cpus[k]);
+                p->now_cpus += p->avail_now[k].cpus;
+        }
+        return 0;
+}
+
+static unsigned job_cpus(const SchedJob *j) {
+        return MAX(j->cpus, 1u);
+}
+
+static bool node_idle(const SchedPass *p, const Avail *st, size_t k) {
+        return st[k].cpus == p->node_cpus[k] && st[k].mem == p->node_mem[k];
+}
+
+bool plan_fit(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret) {
+        uint64_t need_cpus = job_cpus(j), need_mem = j->memory, sum_cpus = 0, sum_mem = 0;
+        uint8_t cand[SCHED_NODES_MAX];
+        size_t n = 0;
+
+        /* Usable nodes in preferred order, and whether they can hold the job at all. */
+        for (size_t i = 0; i < p->n_nodes; i++) {
+                size_t k = p->node_order[i];
+
+                if (j->exclusive ? !node_idle(p, st, k) : st[k].cpus == 0 && st[k].mem == 0)
+                        continue;
+                cand[n++] = (uint8_t) k;
+                sum_cpus += st[k].cpus;
+                sum_mem += st[k].mem;
+        }
+        if (sum_cpus < need_cpus || sum_mem < need_mem)
+                return false;
+
+        *ret = (Plan) {};
+
+        /* One node is best: the first in preferred order that holds it all. */
+        for (size_t i = 0; i < n; i++) {
+                size_t k = cand[i];
+
+                if (st[k].cpus >= need_cpus && st[k].mem >= need_mem) {
+                        ret->node_mask = UINT32_C(1) << k;
+                        ret->cpus[k] = j->exclusive ? st[k].cpus : (uint32_t) need_cpus;
+                        ret->mem[k] = j->exclusive ? st[k].mem : need_mem;
+                        return true;
+                }
+        }
+
+        /* Otherwise spread: the nodes with most free CPUs first (stable, so preferred
+         * order breaks ties) make the fewest nodes for the CPUs, which are usually the
+         * scarce part. Always succeeds, as the sums above suffice. */
+        for (size_t i = 1; i < n; i++) {
+                uint8_t v = cand[i];
+                size_t x = i;
+                while (x > 0 && st[v].cpus > st[cand[x - 1]].cpus) {
+                        cand[x] = cand[x - 1];
+                        x--;
+                }
+                cand[x] = v;
+        }
+        for (size_t i = 0; i < n && (need_cpus > 0 || need_mem > 0); i++) {
+                size_t k = cand[i];
+                uint64_t c = MIN(need_cpus, (uint64_t) st[k].cpus), mm = MIN(need_mem, st[k].mem);
+
+                if (c == 0 && mm == 0)
+                        continue;
+                ret->node_mask |= UINT32_C(1) << k;
+                ret->cpus[k] = j->exclusive ? st[k].cpus : (uint32_t) c;
+                ret->mem[k] = j->exclusive ? st[k].mem : mm;
+                need_cpus -= c;
+                need_mem -= mm;
+        }
+        return true;
+}
+
+void avail_sub(const SchedPass *p, Avail *st, const Plan *pl) {
+        for (size_t k = 0; k < p->n_nodes; k++) {
+                st[k].cpus -= MIN(st[k].cpus, pl->cpus[k]);
+                st[k].mem -= MIN(st[k].mem, pl->mem[k]);
+        }
+}
+
+void avail_add(const SchedPass *p, Avail *st, const Avail *add) {
+        /* Clamped: overlapping allocations from a confused caller must not mint CPUs. */
+        for (size_t k = 0; k < p->n_nodes; k++) {
+                st[k].cpus = (uint32_t) MIN((uint64_t) st[k].cpus + add[k].cpus, (uint64_t) p->node_cpus[k]);
+                st[k].mem = MIN(time_add(st[k].mem, add[k].mem), p->node_mem[k]);
+        }
+}
+
+void avail_min(const SchedPass *p, Avail *dst, const Avail *a, const Avail *b) {
+        for (size_t k = 0; k < p->n_nodes; k++) {
+                dst[k].cpus = MIN(a[k].cpus, b[k].cpus);
+                dst[k].mem = MIN(a[k].mem, b[k].mem);
+        }
+}
+
+int pass_start(SchedPass *p, Cand *c, const Plan *pl) {
+        SchedContext *ctx = p->ctx;
+        const SchedJob *j = cand_job(p, c);
+        SchedDecision *d;
+        Avail *rel;
+
+        if (!GROW(ctx->decisions, ctx->n_decisions_alloc, p->n_decisions + 1))
+                return -ENOMEM;
+        rel = release_new(p, time_add(p->now, j->walltime));
+        if (!rel)
+                return -ENOMEM;
+
+        d = &ctx->decisions[p->n_decisions++];
+        *d = (SchedDecision) {
+                .type = SCHED_DECISION_START,
+                .job_index = c->idx,
+                .job_id = j->id,
+        };
+        d->alloc.node_mask = pl->node_mask;
+
+        for (size_t k = 0; k < p->n_nodes; k++) {
+                uint32_t want = pl->cpus[k];
+
+                if (!(pl->node_mask & (UINT32_C(1) << k)))
+                        continue;
+
+                /* Lowest free ids first: keeps the rest of the node contiguous. */
+                for (int cpu = cpu_set_next(&p->free_cpus[k], 0); cpu >= 0 && want > 0;
+                     cpu = cpu_set_next(&p->free_cpus[k], (unsigned) cpu + 1)) {
+                        cpu_set_add(&d->alloc.cpus, (unsigned) cpu);
+                        want--;
+                }
+                assert(want == 0);
+                cpu_set_andnot(&p->free_cpus[k], &d->alloc.cpus);
+                d->alloc.mem[k] = pl->mem[k];
+                rel[k] = (Avail) { .cpus = pl->cpus[k], .mem = pl->mem[k] };
+        }
+
+        avail_sub(p, p->avail_now, pl);
+        p->now_cpus = 0;
+        for (size_t k = 0; k < p->n_nodes; k++)
+                p->now_cpus += p->avail_now[k].cpus;
+
+        c->started = true;
+        c->reason = SCHED_REASON_NONE;
+        c->est = p->now;
+        return 0;
+}
+
+static inline bool release_less(const Release *a, const Release *b) {
+        return a->end != b->end ? a->end < b->end : a->avail_off < b->avail_off;
+}
+DEFINE_MERGE_SORT(sort_releases, Release, release_less);
+
+int pass_sort_releases(SchedPass *p) {
+        SchedContext *ctx = p->ctx;
+
+        if (p->releases_sorted)
+                return 0;
+        if (!GROW(ctx->releases_tmp, ctx->n_releases_tmp_alloc, p->n_releases))
+                return -ENOMEM;
+        sort_releases(ctx->releases, ctx->releases_tmp, p->n_releases);
+        p->releases_sorted = true;
+        return 0;
+}
+
+bool pass_reserve(SchedPass *p, const SchedJob *j, uint64_t *ret_time, Avail *ret_after) {
+        SchedContext *ctx = p->ctx;
+        Avail st[SCHED_NODES_MAX];
+        Plan pl;
+
+        assert(p->releases_sorted);
+
+        memcpy(st, p->avail_now, sizeof(Avail) * p->n_nodes);
+        if (plan_fit(p, st, j, &pl)) {
+                *ret_time = p->now;
+                goto found;
+        }
+
+        for (size_t i = 0; i < p->n_releases; ) {
+                uint64_t end = ctx->releases[i].end;
+
+                if (end == SCHED_TIME_INFINITY)
+                        break;
+                /* All that ends at the same moment is back at once. */
+                for (; i < p->n_releases && ctx->releases[i].end == end; i++)
+                        avail_add(p, st, ctx->release_avail + ctx->releases[i].avail_off);
+                if (plan_fit(p, st, j, &pl)) {
+                        *ret_time = end;
+                        goto found;
+                }
+        }
+        return false;
+
+found:
+        avail_sub(p, st, &pl);
+        memcpy(ret_after, st, sizeof(Avail) * p->n_nodes);
+        return true;
+}

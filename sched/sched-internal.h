@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* What policies see of a pass. Not installed, not for callers of sched.h. */
+
+#include "sched.h"
+
+/* Free resources of one node, as counts: which CPU ids are free only matters for a job
+ * that starts now (SchedPass.free_cpus); for the future any free CPU of a node will do,
+ * so reservations and profiles plan with counts and never fragment. An exclusive job
+ * takes all CPUs and memory of its nodes, so "nothing else on the node" is simply "all
+ * of it free". */
+typedef struct Avail {
+        uint64_t mem;
+        uint32_t cpus;
+} Avail;
+
+/* A placement in counts: what a job takes from each node. */
+typedef struct Plan {
+        uint32_t node_mask;
+        uint32_t cpus[SCHED_NODES_MAX];
+        uint64_t mem[SCHED_NODES_MAX];
+} Plan;
+
+/* A pending job as the pass sees it. Sorted by priority. */
+typedef struct Cand {
+        double prio;
+        uint64_t submit;
+        uint64_t id;
+        uint32_t idx;        /* into jobs[] */
+        SchedReason reason;  /* preset for ineligible jobs; set by the policy otherwise */
+        uint64_t est;
+        bool started;
+        bool bypassed;
+} Cand;
+
+/* When a running (or just started) job gives back what it holds. */
+typedef struct Release {
+        uint64_t end;
+        size_t avail_off;    /* its per-node holdings: ctx->release_avail[avail_off ...] */
+} Release;
+
+/* A backfill candidate: its position in the priority order, sorted by key. */
+typedef struct OrderEntry {
+        uint64_t key;
+        size_t pos;
+} OrderEntry;
+
+typedef struct SchedContext {
+        Cand *cands, *cands_tmp;
+        size_t n_cands_alloc, n_cands_tmp_alloc;
+        SchedDecision *decisions;
+        size_t n_decisions_alloc;
+        SchedWait *waiting;
+        size_t n_waiting_alloc;
+        Release *releases, *releases_tmp;
+        size_t n_releases_alloc, n_releases_tmp_alloc;
+        Avail *release_avail;
+        size_t n_release_avail_alloc;
+        OrderEntry *order, *order_tmp; /* backfill candidate order */
+        size_t n_order_tmp_alloc;
+        size_t n_order_alloc;
+        /* conservative profile: segment i covers [seg_time[i], seg_time[i+1]) */
+        uint64_t *seg_time;
+        size_t n_seg_time_alloc;
+        Avail *seg_avail;
+        size_t n_seg_avail_alloc;
+} SchedContext;
+
+struct SchedPass {
+        SchedContext *ctx;
+        const SchedConfig *config;
+        const SchedMachine *machine;
+        const SchedJob *jobs;
+        size_t n_jobs;
+        uint64_t now;
+        size_t n_nodes;
+
+        uint8_t node_order[SCHED_NODES_MAX]; /* preferred node order */
+        uint32_t node_cpus[SCHED_NODES_MAX]; /* sizes */
+        uint64_t node_mem[SCHED_NODES_MAX];
+
+        /* free now */
+        CpuSet free_cpus[SCHED_NODES_MAX];
+        Avail avail_now[SCHED_NODES_MAX];
+        uint32_t now_cpus;                   /* sum of avail_now[].cpus */
+
+        Cand *cands;                         /* all pending jobs, priority order */
+        size_t n_cands;
+        size_t n_decisions;
+        size_t n_releases;
+        size_t n_release_avail;
+        bool releases_sorted;
+};
+
+static inline const SchedJob *cand_job(const SchedPass *p, const Cand *c) {
+        return &p->jobs[c->idx];
+}
+
+/* GREEDY_REALLOC gives NULL for an empty never-allocated array: ask for one at least. */
+#define GROW(array, allocated, need) GREEDY_REALLOC(array, allocated, MAX((size_t) (need), (size_t) 1))
+
+static inline uint64_t time_add(uint64_t a, uint64_t b) {
+        return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
+/* resources.c */
+int pass_setup_machine(SchedPass *p);
+int pass_build_now(SchedPass *p);
+/* Finds a placement for j in st (n_nodes entries): fewest nodes, preferred order. */
+bool plan_fit(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret);
+void avail_sub(const SchedPass *p, Avail *st, const Plan *pl);
+void avail_add(const SchedPass *p, Avail *st, const Avail *add);
+void avail_min(const SchedPass *p, Avail *dst, const Avail *a, const Avail *b);
+/* Starts c now on pl: picks CPU ids, records the decision and its release. */
+int pass_start(SchedPass *p, Cand *c, const Plan *pl);
+/* Running and started jobs' releases sorted by end time (ends before now+1 moved there). */
+int pass_sort_releases(SchedPass *p);
+/* The earliest time j fits after releases, and what is free then once j is placed.
+ * false if never (jobs without walltime hold what it needs). */
+bool pass_reserve(SchedPass *p, const SchedJob *j, uint64_t *ret_time, Avail *ret_after);
+
+/* All of pass: nothing may touch the world. */
+#pragma GCC poison time clock_gettime gettimeofday printf fprintf puts syslog getenv

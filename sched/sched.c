@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <string.h>
+
+#include "sched-internal.h"
+#include "sort.h"
+#include "string-table.h"
+
+static const char *const sched_reason_table[_SCHED_REASON_MAX] = {
+        [SCHED_REASON_NONE] = "None",
+        [SCHED_REASON_PRIORITY] = "Priority",
+        [SCHED_REASON_RESOURCES] = "Resources",
+        [SCHED_REASON_HELD] = "Held",
+        [SCHED_REASON_DEPENDENCY] = "Dependency",
+        [SCHED_REASON_DEPENDENCY_NEVER_SATISFIED] = "DependencyNeverSatisfied",
+        [SCHED_REASON_BEGIN_TIME] = "BeginTime",
+        [SCHED_REASON_TOO_BIG] = "TooBig",
+        [SCHED_REASON_TIME_LIMIT] = "TimeLimit",
+};
+
+DEFINE_STRING_TABLE_LOOKUP(sched_reason, SchedReason);
+
+static const SchedPolicyOps *const policies[] = {
+        &sched_policy_fcfs,
+        &sched_policy_easy,
+        &sched_policy_conservative,
+};
+
+static const SchedPriorityOps *const priorities[] = {
+        &sched_priority_fcfs,
+        &sched_priority_multifactor,
+};
+
+const SchedPolicyOps *sched_policy_from_name(const char *name) {
+        for (size_t i = 0; name && i < ELEMENTSOF(policies); i++)
+                if (streq(policies[i]->name, name))
+                        return policies[i];
+        return NULL;
+}
+
+const SchedPriorityOps *sched_priority_from_name(const char *name) {
+        for (size_t i = 0; name && i < ELEMENTSOF(priorities); i++)
+                if (streq(priorities[i]->name, name))
+                        return priorities[i];
+        return NULL;
+}
+
+SchedContext *sched_context_new(void) {
+        return new0(SchedContext, 1);
+}
+
+SchedContext *sched_context_free(SchedContext *ctx) {
+        if (!ctx)
+                return NULL;
+        free(ctx->cands);
+        free(ctx->cands_tmp);
+        free(ctx->decisions);
+        free(ctx->waiting);
+        free(ctx->releases);
+        free(ctx->releases_tmp);
+        free(ctx->release_avail);
+        free(ctx->order);
+        free(ctx->order_tmp);
+        free(ctx->seg_time);
+        free(ctx->seg_avail);
+        return mfree(ctx);
+}
+
+/* SCHED_REASON_NONE when all dependencies are met. */
+static SchedReason deps_reason(const SchedJob *j) {
+        bool waiting = false;
+
+        for (size_t i = 0; i < j->n_deps; i++) {
+                const SchedDep *d = &j->deps[i];
+                SchedDepStatus s = d->status;
+                bool finished = s == SCHED_DEP_FINISHED_OK || s == SCHED_DEP_FINISHED_FAILED;
+
+                switch (d->type) {
+                case SCHED_DEP_AFTER:
+                        if (s == SCHED_DEP_UNKNOWN)
+                                waiting = true;
+                        break;
+                case SCHED_DEP_AFTERANY:
+                        if (!finished)
+                                waiting = true;
+                        break;
+                case SCHED_DEP_AFTEROK:
+                        if (s == SCHED_DEP_FINISHED_FAILED)
+                                return SCHED_REASON_DEPENDENCY_NEVER_SATISFIED;
+                        if (s != SCHED_DEP_FINISHED_OK)
+                                waiting = true;
+                        break;
+                case SCHED_DEP_AFTERNOTOK:
+                        if (s == SCHED_DEP_FINISHED_OK)
+                                return SCHED_REASON_DEPENDENCY_NEVER_SATISFIED;
+                        if (s != SCHED_DEP_FINISHED_FAILED)
+                                waiting = true;
+                        break;
+                default:
+                        /* A dependency we cannot read is one we cannot honour. */
+                        return SCHED_REASON_DEPENDENCY_NEVER_SATISFIED;
+                }
+        }
+        return waiting ? SCHED_REASON_DEPENDENCY : SCHED_REASON_NONE;
+}
+
+static SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, uint64_t *ret_est,
+                                  uint32_t machine_cpus, uint64_t machine_mem) {
+        SchedReason r;
+
+        *ret_est = SCHED_TIME_INFINITY;
+
+        if (MAX(j->cpus, 1u) > machine_cpus || j->memory > machine_mem)
+                return SCHED_REASON_TOO_BIG;
+        if (p->config->max_walltime > 0 && j->walltime > p->config->max_walltime)
+                return SCHED_REASON_TIME_LIMIT;
+        r = deps_reason(j);
+        if (r == SCHED_REASON_DEPENDENCY_NEVER_SATISFIED)
+                return r;
+        if (j->held)
+                return SCHED_REASON_HELD;
+        if (r != SCHED_REASON_NONE)
+                return r;
+        if (j->begin_time > p->now || j->submit_time > p->now) {
+                *ret_est = MAX(j->begin_time, j->submit_time);
+                return SCHED_REASON_BEGIN_TIME;
+        }
+        return SCHED_REASON_NONE;
+}
+
+static inline bool cand_less(const Cand *a, const Cand *b) {
+        if (a->prio != b->prio)
+                return a->prio > b->prio;
+        if (a->submit != b->submit)
+                return a->submit < b->submit;
+        if (a->id != b->id)
+                return a->id < b->id;
+        return a->idx < b->idx;
+}
+DEFINE_MERGE_SORT(sort_cands, Cand, cand_less);
+
+static int pass_collect(SchedPass *p) {
+        SchedContext *ctx = p->ctx;
+        size_t n = 0;
+        uint32_t machine_cpus = 0;
+        uint64_t machine_mem = 0;
+
+        for (size_t k = 0; k < p->n_nodes; k++) {
+                machine_cpus += p->node_cpus[k];
+                machine_mem = time_add(machine_mem, p->node_mem[k]);
+        }
+
+        for (size_t i = 0; i < p->n_jobs; i++)
+                if (p->jobs[i].state == SCHED_JOB_PENDING)
+                        n++;
+        if (!GROW(ctx->cands, ctx->n_cands_alloc, n) ||
+            !GROW(ctx->cands_tmp, ctx->n_cands_tmp_alloc, n))
+                return -ENOMEM;
+
+        n = 0;
+        for (size_t i = 0; i < p->n_jobs; i++) {
+                const SchedJob *j = &p->jobs[i];
+                Cand *c;
+
+                if (j->state != SCHED_JOB_PENDING)
+                        continue;
+                c = &ctx->cands[n++];
+                *c = (Cand) {
+                        .prio = p->config->priority->priority(p->config, j, p->now),
+                        .submit = j->submit_time,
+                        .id = j->id,
+                        .idx = (uint32_t) i,
+                };
+                c->reason = job_ineligible(p, j, &c->est, machine_cpus, machine_mem);
+        }
+
+        sort_cands(ctx->cands, ctx->cands_tmp, n);
+        p->cands = ctx->cands;
+        p->n_cands = n;
+        return 0;
+}
+
+static int pass_result(SchedPass *p, SchedResult *ret) {
+        SchedContext *ctx = p->ctx;
+        size_t n = 0;
+
+        if (!GROW(ctx->waiting, ctx->n_waiting_alloc, p->n_cands))
+                return -ENOMEM;
+
+        for (size_t i = 0; i < p->n_cands; i++) {
+                const Cand *c = &p->cands[i];
+
+                if (c->started)
+                        continue;
+                ctx->waiting[n++] = (SchedWait) {
+                        .job_index = c->idx,
+                        .job_id = c->id,
+                        .reason = c->reason,
+                        .est_start = c->est,
+                        .priority = c->prio,
+                        .bypassed = c->bypassed,
+                };
+        }
+
+        *ret = (SchedResult) {
+                .decisions = ctx->decisions,
+                .n_decisions = p->n_decisions,
+                .waiting = ctx->waiting,
+                .n_waiting = n,
+        };
+        return 0;
+}
+
+int sched_pass(SchedContext *ctx, const SchedConfig *config, const SchedMachine *machine,
+               const SchedJob *jobs, size_t n_jobs, uint64_t now, SchedResult *ret) {
+        SchedPass p = {
+                .ctx = ctx,
+                .config = config,
+                .machine = machine,
+                .jobs = jobs,
+                .n_jobs = n_jobs,
+                .now = now,
+        };
+        int r;
+
+        if (!ctx || !config || !machine || !ret || (!jobs && n_jobs > 0))
+                return -EINVAL;
+        if (!config->policy || !config->policy->plan || !config->priority || !config->priority->priority)
+                return -EINVAL;
+        if ((unsigned) config->backfill_order >= _SCHED_BACKFILL_ORDER_MAX)
+                return -EINVAL;
+        if (n_jobs > UINT32_MAX)
+                return -E2BIG;
+
+        r = pass_setup_machine(&p);
+        if (r < 0)
+                return r;
+        r = pass_build_now(&p);
+        if (r < 0)
+                return r;
+        r = pass_collect(&p);
+        if (r < 0)
+                return r;
+        r = config->policy->plan(&p);
+        if (r < 0)
+                return r;
+        return pass_result(&p, ret);
+}

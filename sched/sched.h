@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* The scheduling core: a pure function from (jobs, machine, now) to decisions.
+ *
+ * No syscalls, no clock, no logging, no globals: the daemon calls sched_pass() with the
+ * real time and applies the decisions; corral-sim calls it with virtual time. Two calls
+ * with equal inputs give equal outputs.
+ *
+ * One pass:
+ *   1. every pending job is classified: Held, Dependency, DependencyNeverSatisfied,
+ *      BeginTime, TooBig, TimeLimit make it ineligible (it neither starts nor blocks);
+ *   2. the eligible ones are ordered by priority (SchedPriorityOps), ties by submit time
+ *      then id;
+ *   3. the policy (SchedPolicyOps: "fcfs", "easy", "conservative") starts what it may now
+ *      and reserves/estimates the rest.
+ *
+ * Typical use:
+ *
+ *         _cleanup_(sched_context_freep) SchedContext *ctx = sched_context_new();
+ *         SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+ *         SchedResult res;
+ *         r = sched_pass(ctx, &cfg, &machine, jobs, n_jobs, now, &res);
+ *         for (size_t i = 0; i < res.n_decisions; i++)
+ *                 start jobs[res.decisions[i].job_index] on res.decisions[i].alloc ...
+ *
+ * The result's arrays live in ctx and stay valid until the next pass or the free. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpuset.h"
+#include "macro.h"
+
+#define SCHED_NODES_MAX 32
+
+/* A walltime without limit, and an estimated start that is unknown or never. */
+#define SCHED_TIME_INFINITY UINT64_MAX
+
+/* One NUMA node: its CPUs (real CPU ids), its memory and a relative speed figure (any
+ * unit, higher is faster; only compared between nodes). */
+typedef struct SchedNode {
+        CpuSet cpus;
+        uint64_t memory;
+        uint32_t speed;
+} SchedNode;
+
+typedef struct SchedMachine {
+        const SchedNode *nodes;
+        size_t n_nodes; /* 1..SCHED_NODES_MAX; node CPU sets must not overlap */
+} SchedMachine;
+
+/* Where a job runs: its CPUs, the nodes it touches and the memory it holds on each. An
+ * exclusive job holds all CPUs and all memory of its nodes. */
+typedef struct SchedAllocation {
+        CpuSet cpus;
+        uint32_t node_mask;              /* bit k: node k */
+        uint64_t mem[SCHED_NODES_MAX];   /* bytes held on node k */
+} SchedAllocation;
+
+typedef enum SchedJobState {
+        SCHED_JOB_PENDING,
+        SCHED_JOB_RUNNING,
+        SCHED_JOB_SUSPENDED, /* keeps its whole allocation until a preemption policy says otherwise */
+        SCHED_JOB_DONE,      /* ignored: callers may leave finished jobs in the array */
+        _SCHED_JOB_STATE_MAX,
+} SchedJobState;
+
+typedef enum SchedDepType {
+        SCHED_DEP_AFTER,      /* once the other job has started */
+        SCHED_DEP_AFTERANY,   /* once it has finished, however */
+        SCHED_DEP_AFTEROK,    /* once it has finished successfully */
+        SCHED_DEP_AFTERNOTOK, /* once it has failed */
+        _SCHED_DEP_TYPE_MAX,
+} SchedDepType;
+
+/* What the daemon knows of the depended-on job right now. */
+typedef enum SchedDepStatus {
+        SCHED_DEP_UNKNOWN,         /* not started yet (or not known yet): the job waits */
+        SCHED_DEP_STARTED,
+        SCHED_DEP_FINISHED_OK,
+        SCHED_DEP_FINISHED_FAILED, /* failed, cancelled or killed */
+        _SCHED_DEP_STATUS_MAX,
+} SchedDepStatus;
+
+typedef struct SchedDep {
+        uint64_t job_id;
+        SchedDepType type;
+        SchedDepStatus status;
+} SchedDep;
+
+typedef struct SchedJob {
+        uint64_t id;              /* unique */
+        SchedJobState state;
+        int32_t queue_priority;   /* express > normal > bonus, e.g. 2/1/0 */
+        int32_t nice;             /* Slurm semantics: subtracted from the priority */
+        uint64_t submit_time;     /* never starts before this */
+        uint64_t eligible_time;   /* since when it has been eligible (priority age); 0: submit_time */
+        uint64_t begin_time;      /* never starts before this ("--begin"); 0: none */
+        unsigned cpus;            /* CPUs wanted (0 counts as 1) */
+        uint64_t memory;          /* bytes wanted in total */
+        uint64_t walltime;        /* requested limit in seconds, or SCHED_TIME_INFINITY */
+        bool exclusive;           /* whole NUMA nodes, shared with nothing */
+        bool held;
+        uint32_t user_id;
+        uint32_t project_id;
+        uint32_t bypass_count;    /* times lower jobs were started ahead of it (see SchedWait.bypassed) */
+        double fairshare;         /* from accounting; 0 until that exists */
+        const SchedDep *deps;
+        size_t n_deps;
+        /* RUNNING and SUSPENDED jobs: */
+        uint64_t start_time;
+        const SchedAllocation *alloc; /* caller-owned */
+} SchedJob;
+
+/* Why a pending job is not started. Names follow Slurm's squeue reasons. */
+typedef enum SchedReason {
+        SCHED_REASON_NONE,                       /* started in this pass */
+        SCHED_REASON_PRIORITY,                   /* waits behind higher priority jobs */
+        SCHED_REASON_RESOURCES,                  /* highest blocked job: waits for resources */
+        SCHED_REASON_HELD,
+        SCHED_REASON_DEPENDENCY,
+        SCHED_REASON_DEPENDENCY_NEVER_SATISFIED, /* the daemon should cancel it */
+        SCHED_REASON_BEGIN_TIME,
+        SCHED_REASON_TOO_BIG,                    /* more CPUs/memory/nodes than the machine has */
+        SCHED_REASON_TIME_LIMIT,                 /* walltime above SchedConfig.max_walltime */
+        _SCHED_REASON_MAX,
+        _SCHED_REASON_INVALID = -EINVAL,
+} SchedReason;
+
+const char *sched_reason_to_string(SchedReason r) _const_;
+SchedReason sched_reason_from_string(const char *s) _pure_;
+
+typedef enum SchedDecisionType {
+        SCHED_DECISION_START,
+        /* Reserved for later policies (preemption): */
+        SCHED_DECISION_SUSPEND,
+        SCHED_DECISION_RESUME,
+        SCHED_DECISION_CANCEL,
+        _SCHED_DECISION_TYPE_MAX,
+} SchedDecisionType;
+
+typedef struct SchedDecision {
+        SchedDecisionType type;
+        size_t job_index;       /* into the jobs array given to sched_pass() */
+        uint64_t job_id;
+        SchedAllocation alloc;  /* START: where */
+} SchedDecision;
+
+/* One entry per pending job that was not started, in priority order (ineligible jobs
+ * after the eligible ones). */
+typedef struct SchedWait {
+        size_t job_index;
+        uint64_t job_id;
+        SchedReason reason;
+        uint64_t est_start;     /* reservation or estimate; SCHED_TIME_INFINITY: unknown */
+        double priority;
+        bool bypassed;          /* a lower priority job was started ahead of it in this pass */
+} SchedWait;
+
+typedef struct SchedResult {
+        const SchedDecision *decisions;
+        size_t n_decisions;
+        const SchedWait *waiting;
+        size_t n_waiting;
+} SchedResult;
+
+typedef struct SchedContext SchedContext;
+typedef struct SchedConfig SchedConfig;
+
+/* Pluggable priority: a job's priority (higher runs first). */
+typedef struct SchedPriorityOps {
+        const char *name;
+        double (*priority)(const SchedConfig *c, const SchedJob *j, uint64_t now);
+} SchedPriorityOps;
+
+/* "fcfs": queue_priority, then submit order. "multifactor": the weighted sum below. */
+extern const SchedPriorityOps sched_priority_fcfs;
+extern const SchedPriorityOps sched_priority_multifactor;
+
+/* Pluggable planning policy, chosen at start-up, OpenSMTPD-backend style. plan() gets
+ * the pass with the eligible jobs already ordered and returns 0 or -errno; see
+ * sched-internal.h for what a plan may use. Fair-share, Maui throttling and preemption
+ * come as further tables. */
+typedef struct SchedPass SchedPass;
+typedef struct SchedPolicyOps {
+        const char *name;
+        int (*plan)(SchedPass *p);
+} SchedPolicyOps;
+
+/* "fcfs": start in order, stop at the first job that does not fit (it gets an estimate).
+ * "easy": the first blocked job gets a reservation; later jobs start if they do not delay it.
+ * "conservative": every job gets a reservation; a job starts now only if that delays none. */
+extern const SchedPolicyOps sched_policy_fcfs;
+extern const SchedPolicyOps sched_policy_easy;
+extern const SchedPolicyOps sched_policy_conservative;
+
+/* NULL if there is no such name. */
+const SchedPolicyOps *sched_policy_from_name(const char *name) _pure_;
+const SchedPriorityOps *sched_priority_from_name(const char *name) _pure_;
+
+typedef enum SchedBackfillOrder {
+        SCHED_BACKFILL_PRIORITY, /* candidates in priority order */
+        SCHED_BACKFILL_SJF,      /* shortest requested walltime first (SJBF); easy only */
+        _SCHED_BACKFILL_ORDER_MAX,
+} SchedBackfillOrder;
+
+typedef enum SchedNodeOrder {
+        SCHED_NODE_ORDER_MEMORY_SPEED, /* WCCS: memory size, then speed, descending */
+        SCHED_NODE_ORDER_SPEED_MEMORY,
+        SCHED_NODE_ORDER_INDEX,        /* as listed in the machine */
+        _SCHED_NODE_ORDER_MAX,
+} SchedNodeOrder;
+
+/* The multifactor weights; the term for each factor is weight * factor:
+ *   queue     job.queue_priority
+ *   fairshare job.fairshare
+ *   age       seconds since eligible_time
+ *   xfactor   expansion factor (waited + walltime) / walltime
+ *   size      CPUs requested
+ *   bypass    job.bypass_count
+ * then job.nice is subtracted. The defaults give IT4I's
+ *   1000*queue_priority + fairshare/1000 + eligible_time/864000. */
+typedef struct SchedWeights {
+        double queue, fairshare, age, xfactor, size, bypass;
+} SchedWeights;
+
+struct SchedConfig {
+        const SchedPolicyOps *policy;
+        const SchedPriorityOps *priority;
+        SchedWeights weights;
+        SchedBackfillOrder backfill_order;
+        SchedNodeOrder node_order;
+        uint64_t max_walltime;  /* jobs asking for more get TimeLimit; 0: no limit */
+};
+
+#define SCHED_WEIGHTS_IT4I                                                                 \
+        ((SchedWeights) { .queue = 1000.0, .fairshare = 1.0 / 1000.0, .age = 1.0 / 864000.0 })
+
+#define SCHED_CONFIG_DEFAULT                                                               \
+        ((SchedConfig) {                                                                   \
+                .policy = &sched_policy_easy,                                              \
+                .priority = &sched_priority_multifactor,                                   \
+                .weights = SCHED_WEIGHTS_IT4I,                                             \
+                .backfill_order = SCHED_BACKFILL_PRIORITY,                                 \
+                .node_order = SCHED_NODE_ORDER_MEMORY_SPEED,                               \
+        })
+
+SchedContext *sched_context_new(void);
+SchedContext *sched_context_free(SchedContext *ctx);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SchedContext *, sched_context_free);
+
+/* One scheduling pass. jobs may hold jobs in any state and any order; only PENDING jobs
+ * are considered for starting, RUNNING and SUSPENDED ones occupy their allocation until
+ * start_time + walltime (or longer: an overdue job is assumed to end any moment).
+ * Returns 0, -EINVAL on a bad machine or config, -ENOMEM. */
+int sched_pass(SchedContext *ctx, const SchedConfig *config, const SchedMachine *machine,
+               const SchedJob *jobs, size_t n_jobs, uint64_t now, SchedResult *ret);
+
+/* Helpers for callers that build machines. */
+unsigned sched_machine_cpus(const SchedMachine *m) _pure_;
+uint64_t sched_machine_memory(const SchedMachine *m) _pure_;

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* corral-sim: replays an SWF trace through the scheduling core in virtual time. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "parse-util.h"
+#include "sim.h"
+
+static void help(void) {
+        printf("Usage: corral-sim [OPTIONS] TRACE.swf\n"
+               "\n"
+               "Replay a Standard Workload Format trace through Corral's scheduler.\n"
+               "\n"
+               "  -p --policy=fcfs|easy|conservative  scheduling policy (default easy)\n"
+               "  -b --backfill-order=priority|sjf    backfill candidate order (default priority)\n"
+               "  -n --procs=N                        machine size (default: trace header)\n"
+               "  -N --numa-nodes=N                   split the processors over N NUMA nodes\n"
+               "  -e --exact-estimates                plan with the actual run times\n"
+               "  -m --missing-estimate=skip|runtime  jobs without requested time (default skip)\n"
+               "  -j --json                           print JSON instead of a table\n"
+               "  -h --help                           show this help\n");
+}
+
+static double now_sec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+static void print_table(const char *path, const char *policy, const SimOptions *o, const SimStats *s, double wall) {
+        printf("%-22s %s\n", "trace", path);
+        printf("%-22s %s (backfill order %s)\n", "policy", policy,
+               o->backfill_order == SCHED_BACKFILL_SJF ? "sjf" : "priority");
+        printf("%-22s %u on %u NUMA node%s\n", "processors", s->procs, s->numa_nodes, s->numa_nodes == 1 ? "" : "s");
+        printf("%-22s %zu\n", "jobs simulated", s->simulated);
+        printf("%-22s %zu (unknown %zu, no estimate %zu, too big %zu)\n", "jobs skipped",
+               s->skipped, s->skipped_unknown, s->skipped_no_estimate, s->skipped_too_big);
+        printf("%-22s %.2f s\n", "average wait", s->avg_wait);
+        printf("%-22s %.3f\n", "average bounded slowdown", s->avg_bsld);
+        printf("%-22s %.3f\n", "max bounded slowdown", s->max_bsld);
+        printf("%-22s %.2f s\n", "average flow time", s->avg_flow);
+        printf("%-22s %.0f s\n", "max flow time", s->max_flow);
+        printf("%-22s %.4f\n", "utilization", s->utilization);
+        printf("%-22s %" PRIu64 " s\n", "makespan", s->makespan);
+        printf("%-22s %zu\n", "scheduling passes", s->passes);
+        printf("%-22s %.3f s\n", "wall-clock time", wall);
+}
+
+static void print_json_string(const char *s) {
+        putchar('"');
+        for (; *s; s++) {
+                if (*s == '"' || *s == '\\')
+                        printf("\\%c", *s);
+                else if ((unsigned char) *s < 0x20)
+                        printf("\\u%04x", (unsigned char) *s);
+                else
+                        putchar(*s);
+        }
+        putchar('"');
+}
+
+static void print_json(const char *path, const char *policy, const SimOptions *o, const SimStats *s, double wall) {
+        printf("{\"trace\":");
+        print_json_string(path);
+        printf(",\"policy\":\"%s\",\"backfill_order\":\"%s\",\"procs\":%u,\"numa_nodes\":%u,"
+               "\"jobs_simulated\":%zu,\"jobs_skipped\":%zu,\"jobs_skipped_unknown\":%zu,"
+               "\"jobs_skipped_no_estimate\":%zu,\"jobs_skipped_too_big\":%zu,"
+               "\"avg_wait\":%.6f,\"avg_bounded_slowdown\":%.6f,\"max_bounded_slowdown\":%.6f,"
+               "\"avg_flow_time\":%.6f,\"max_flow_time\":%.0f,\"utilization\":%.6f,"
+               "\"makespan\":%" PRIu64 ",\"passes\":%zu,\"wall_clock_sec\":%.6f}\n",
+               policy, o->backfill_order == SCHED_BACKFILL_SJF ? "sjf" : "priority",
+               s->procs, s->numa_nodes, s->simulated, s->skipped, s->skipped_unknown,
+               s->skipped_no_estimate, s->skipped_too_big, s->avg_wait, s->avg_bsld,
+               s->max_bsld, s->avg_flow, s->max_flow, s->utilization, s->makespan, s->passes, wall);
+}
+
+int main(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "policy",           required_argument, NULL, 'p' },
+                { "backfill-order",   required_argument, NULL, 'b' },
+                { "procs",            required_argument, NULL, 'n' },
+                { "numa-nodes",       required_argument, NULL, 'N' },
+                { "exact-estimates",  no_argument,       NULL, 'e' },
+                { "missing-estimate", required_argument, NULL, 'm' },
+                { "json",             no_argument,       NULL, 'j' },
+                { "help",             no_argument,       NULL, 'h' },
+                {}
+        };
+        SimOptions o = { .policy = &sched_policy_easy };
+        SwfTrace trace = {};
+        _cleanup_free_ char *err = NULL;
+        bool json = false;
+        SimStats st;
+        double t0, wall;
+        unsigned u;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "p:b:n:N:em:jh", options, NULL)) >= 0)
+                switch (c) {
+                case 'p':
+                        o.policy = sched_policy_from_name(optarg);
+                        if (!o.policy) {
+                                fprintf(stderr, "corral-sim: unknown policy \"%s\" (fcfs, easy, conservative)\n", optarg);
+                                return EXIT_FAILURE;
+                        }
+                        break;
+                case 'b':
+                        if (streq(optarg, "priority"))
+                                o.backfill_order = SCHED_BACKFILL_PRIORITY;
+                        else if (streq(optarg, "sjf"))
+                                o.backfill_order = SCHED_BACKFILL_SJF;
+                        else {
+                                fprintf(stderr, "corral-sim: unknown backfill order \"%s\" (priority, sjf)\n", optarg);
+                                return EXIT_FAILURE;
+                        }
+                        break;
+                case 'n':
+                case 'N':
+                        if (safe_atou(optarg, &u) < 0 || u == 0) {
+                                fprintf(stderr, "corral-sim: --%s wants a positive number, not \"%s\"\n",
+                                        c == 'n' ? "procs" : "numa-nodes", optarg);
+                                return EXIT_FAILURE;
+                        }
+                        if (c == 'n')
+                                o.procs = u;
+                        else
+                                o.numa_nodes = u;
+                        break;
+                case 'e':
+                        o.exact_estimates = true;
+                        break;
+                case 'm':
+                        if (streq(optarg, "skip"))
+                                o.missing_estimate_runtime = false;
+                        else if (streq(optarg, "runtime"))
+                                o.missing_estimate_runtime = true;
+                        else {
+                                fprintf(stderr, "corral-sim: --missing-estimate wants skip or runtime, not \"%s\"\n", optarg);
+                                return EXIT_FAILURE;
+                        }
+                        break;
+                case 'j':
+                        json = true;
+                        break;
+                case 'h':
+                        help();
+                        return EXIT_SUCCESS;
+                default:
+                        return EXIT_FAILURE;
+                }
+
+        if (optind != argc - 1) {
+                fprintf(stderr, "corral-sim: expected one trace file (see --help)\n");
+                return EXIT_FAILURE;
+        }
+
+        t0 = now_sec();
+        r = swf_load(argv[optind], &trace, &err);
+        if (r < 0) {
+                fprintf(stderr, "corral-sim: %s\n", err ?: strerror(-r));
+                return EXIT_FAILURE;
+        }
+        r = sim_run(&trace, &o, &st, &err);
+        swf_trace_done(&trace);
+        if (r < 0) {
+                fprintf(stderr, "corral-sim: %s: %s\n", argv[optind], err ?: strerror(-r));
+                return EXIT_FAILURE;
+        }
+        wall = now_sec() - t0;
+
+        if (json)
+                print_json(argv[optind], o.policy->name, &o, &st, wall);
+        else
+                print_table(argv[optind], o.policy->name, &o, &st, wall);
+        return EXIT_SUCCESS;
+}

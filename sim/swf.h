@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* Standard Workload Format traces (Parallel Workloads Archive): 18 numeric fields per
+ * line, -1 for unknown, ';' header comments. Only the fields the simulator uses are
+ * kept; they are stored as read (rounded to whole numbers), interpretation is sim.c's. */
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "macro.h"
+
+typedef struct SwfJob {
+        int64_t id;          /* field 1 */
+        int64_t submit;      /* field 2 */
+        int64_t run;         /* field 4 */
+        int64_t procs_alloc; /* field 5 */
+        int64_t procs_req;   /* field 8 */
+        int64_t time_req;    /* field 9 */
+        unsigned line;
+} SwfJob;
+
+typedef struct SwfTrace {
+        SwfJob *jobs;
+        size_t n_jobs;
+        int64_t max_procs;   /* "; MaxProcs:", -1 if absent */
+        int64_t max_nodes;   /* "; MaxNodes:", -1 if absent */
+} SwfTrace;
+
+/* Reads a trace. On a malformed line or I/O error returns -EINVAL/-errno and, if
+ * ret_error is given, a malloc'ed "name:line: what" message. */
+int swf_parse(FILE *f, const char *name, SwfTrace *ret, char **ret_error);
+int swf_load(const char *path, SwfTrace *ret, char **ret_error);
+void swf_trace_done(SwfTrace *t);
