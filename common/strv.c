@@ -90,3 +90,12 @@ int strv_split(const char *s, const char *separators, char ***ret) {
         *ret = TAKE_PTR(l);
         return 0;
 }
+
+const char *strv_env_get(char *const *l, const char *name) {
+        size_t n = strlen(name);
+
+        STRV_FOREACH(e, l)
+                if (strneq(*e, name, n) && (*e)[n] == '=')
+                        return *e + n + 1;
+        return NULL;
+}

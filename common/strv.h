@@ -21,4 +21,7 @@ char **strv_copy(char *const *l);
 /* Splits at any of the separator characters, dropping empty fields. */
 int strv_split(const char *s, const char *separators, char ***ret);
 
+/* The value of NAME in a KEY=VALUE list, or NULL. */
+const char *strv_env_get(char *const *l, const char *name) _pure_;
+
 #define STRV_FOREACH(s, l) for (char *const *s = (l); s && *s; s++)

@@ -210,7 +210,10 @@ int exec_properties_build(const JobSpec *spec, unsigned systemd_version, ExecPro
         r = push_string(p, "CollectMode", "inactive-or-failed");
         if (r < 0)
                 return r;
-        r = push_bool(p, "Delegate", false);
+        /* Delegated so the supervisor can keep itself in the scope's root and the job in the
+         * leaf <scope>/job: cancel and cleanup then kill the job's processes only, and the
+         * supervisor lives to record the outcome. */
+        r = push_bool(p, "Delegate", true);
         if (r < 0)
                 return r;
         if (systemd_version == 0 || systemd_version >= EXEC_SYSTEMD_OOMPOLICY_SCOPE) {

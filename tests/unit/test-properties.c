@@ -32,7 +32,7 @@ typedef struct Case {
 } Case;
 
 #define COMMON_HEAD(slice, desc)                                                           \
-        "Slice=" slice, "Description=" desc, "CollectMode=inactive-or-failed", "Delegate=no"
+        "Slice=" slice, "Description=" desc, "CollectMode=inactive-or-failed", "Delegate=yes"
 #define ACCOUNTING "CPUAccounting=yes", "MemoryAccounting=yes", "IOAccounting=yes", "TasksAccounting=yes"
 
 static const Case cases[] = {

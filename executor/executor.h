@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* The executor: runs jobs as transient systemd scopes, asynchronously on the daemon's
+ * sd-event loop. It never blocks: every systemd call is an async sd-bus call, and results
+ * arrive through callbacks.
+ *
+ *   launch.c   StartTransientUnit with the job's limits and its supervisor as the PID
+ *   control.c  freeze/thaw (FreezeUnit/ThawUnit, confirmed in cgroup.events), cancel
+ *   results.c  the supervisors' outcome files, and the running scopes after a restart */
+
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "job-spec.h"
+#include "spec-json.h"
+
+typedef struct Executor Executor;
+
+/* error < 0: the job did not start; message says why in words for the user. */
+typedef void (*executor_started_t)(Executor *e, uint64_t job_id, int error, const char *message, void *userdata);
+/* A job ended (or never launched; see launch_errno). The outcome file stays until
+ * executor_outcome_consumed() so that a daemon that dies before recording it sees it again. */
+typedef void (*executor_finished_t)(Executor *e, const JobOutcome *o, void *userdata);
+/* Completion of freeze/thaw/cancel. */
+typedef void (*executor_done_t)(Executor *e, uint64_t job_id, int error, const char *message, void *userdata);
+
+typedef struct ExecutorConfig {
+        const char *supervisor_path; /* corral-supervisor */
+        const char *run_dir;         /* holds jobs/ (specs) and results/ (outcomes) */
+        const char *cgroup_root;     /* /sys/fs/cgroup */
+        uint64_t kill_wait_sec;      /* SIGTERM → SIGKILL grace */
+        executor_started_t on_started;
+        executor_finished_t on_finished;
+        void *userdata;
+} ExecutorConfig;
+
+int executor_new(sd_event *event, sd_bus *bus, const ExecutorConfig *config, Executor **ret);
+Executor *executor_free(Executor *e);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Executor *, executor_free);
+
+/* Starts the job; on_started reports the result. -EEXIST if it is being launched. */
+int executor_start(Executor *e, const JobSpec *spec);
+bool executor_is_launching(Executor *e, uint64_t job_id);
+
+/* Suspends or resumes the job's scope; done is called once cgroup.events confirms. */
+int executor_freeze(Executor *e, uint64_t job_id, const char *project, bool freeze, executor_done_t done,
+                    void *userdata);
+/* Stops the job: thaws it if frozen, then SIGTERM to the scope (the supervisor gives the
+ * job the grace period and records the outcome), SIGKILL if the scope outlives that. */
+int executor_cancel(Executor *e, uint64_t job_id, executor_done_t done, void *userdata);
+
+/* Reads outcome files already there (after a restart), then watches for new ones. */
+int executor_scan_outcomes(Executor *e);
+int executor_outcome_consumed(Executor *e, uint64_t job_id);
+
+/* The ids of all corral-job-*.scope units systemd has loaded and active, synchronously:
+ * for start-up only, before the daemon serves anyone. */
+int executor_list_running(Executor *e, uint64_t **ret_ids, size_t *ret_n);
+
+/* The cgroup path of a job's scope, relative to the cgroup root. */
+int executor_job_cgroup(uint64_t job_id, const char *project, char **ret);

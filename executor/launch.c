@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Starting a job: write its spec for the supervisor, spawn the supervisor (held on a sync
+ * pipe), ask systemd to create corral-job-<id>.scope around it, and let it go once the
+ * start job has completed. JobRemoved is matched (by unit name) from executor_new() on,
+ * before any StartTransientUnit call, so the completion can never be missed. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "errno-util.h"
+#include "executor-internal.h"
+#include "fd-util.h"
+#include "properties.h"
+#include "unit-name.h"
+
+static Launch *launch_free(Launch *l) {
+        if (!l)
+                return NULL;
+        sd_bus_slot_unref(l->call_slot);
+        sd_event_source_disable_unref(l->child_source);
+        safe_close(l->sync_fd);
+        exec_properties_free(l->props);
+        free(l->unit);
+        free(l);
+        return NULL;
+}
+
+static void launch_unlink(Launch *l) {
+        for (Launch **p = &l->executor->launches; *p; p = &(*p)->next)
+                if (*p == l) {
+                        *p = l->next;
+                        break;
+                }
+}
+
+static Launch *launch_find_unit(Executor *e, const char *unit) {
+        for (Launch *l = e->launches; l; l = l->next)
+                if (streq(l->unit, unit))
+                        return l;
+        return NULL;
+}
+
+bool executor_is_launching(Executor *e, uint64_t job_id) {
+        for (Launch *l = e->launches; l; l = l->next)
+                if (l->job_id == job_id)
+                        return true;
+        return false;
+}
+
+int executor_unit_name(uint64_t job_id, char **ret) {
+        return unit_name_job_scope(job_id, ret);
+}
+
+/* Ends a launch and reports it. On failure the held supervisor sees EOF on its sync pipe
+ * and exits without starting anything. */
+static void launch_finish(Launch *l, int error, const char *message) {
+        Executor *e = l->executor;
+        uint64_t id = l->job_id;
+
+        if (error >= 0) {
+                if (loop_write(l->sync_fd, "G", 1) < 0)
+                        error = -EPIPE, message = "the supervisor went away before the job could start";
+        } else if (l->pid > 0)
+                (void) kill(l->pid, SIGKILL);
+        l->sync_fd = safe_close(l->sync_fd);
+        launch_unlink(l);
+        /* The supervisor's exit is reaped by its own child source, which outlives us if
+         * needed: hand it over to the event loop with a floating reference. */
+        if (l->child_source) {
+                (void) sd_event_source_set_userdata(l->child_source, NULL);
+                (void) sd_event_source_set_floating(l->child_source, true);
+                l->child_source = sd_event_source_unref(l->child_source);
+        }
+        launch_free(l);
+        if (e->config.on_started)
+                e->config.on_started(e, id, error, message, e->config.userdata);
+}
+
+static int on_supervisor_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        /* Reaping is all there is to do: the outcome arrives as a file. A supervisor that
+         * dies while still held means the launch failed. */
+        Launch *l = userdata;
+        if (!l) {
+                /* A floating reaper: take the loop's reference back and drop it. */
+                (void) sd_event_source_set_floating(s, false);
+                sd_event_source_unref(s);
+                return 0;
+        }
+        {
+                l->child_source = sd_event_source_disable_unref(l->child_source);
+                l->pid = 0;
+                launch_finish(l, -ECHILD, "the job's supervisor exited before the scope was started");
+        }
+        return 0;
+}
+
+static int on_reset_failed_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error);
+static int start_transient_unit(Launch *l);
+
+static int on_start_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Launch *l = userdata;
+        const sd_bus_error *err = sd_bus_message_get_error(m);
+
+        l->call_slot = sd_bus_slot_unref(l->call_slot);
+        if (!err)
+                return 0; /* Now wait for JobRemoved. */
+
+        if (sd_bus_error_has_name(err, "org.freedesktop.systemd1.UnitExists") && !l->retried) {
+                /* A failed scope of the same name that has not been collected (a requeued
+                 * job, or a daemon that died mid-launch): reset it and try once more. */
+                int r;
+                l->retried = true;
+                r = sd_bus_call_method_async(l->executor->bus, &l->call_slot, "org.freedesktop.systemd1",
+                                             "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+                                             "ResetFailedUnit", on_reset_failed_reply, l, "s", l->unit);
+                if (r >= 0)
+                        return 0;
+        }
+
+        char msg[512];
+        snprintf(msg, sizeof msg, "systemd refused to start %s: %s", l->unit, err->message ?: err->name);
+        launch_finish(l, -sd_bus_message_get_errno(m) ?: -EIO, msg);
+        return 0;
+}
+
+static int on_reset_failed_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Launch *l = userdata;
+        const sd_bus_error *err = sd_bus_message_get_error(m);
+        int r;
+
+        l->call_slot = sd_bus_slot_unref(l->call_slot);
+        if (err) {
+                char msg[512];
+                /* Not failed but active: a live unit of that name is a real conflict. */
+                snprintf(msg, sizeof msg, "%s already exists and is not a failed unit: %s", l->unit,
+                         err->message ?: err->name);
+                launch_finish(l, -EEXIST, msg);
+                return 0;
+        }
+        r = start_transient_unit(l);
+        if (r < 0)
+                launch_finish(l, r, "cannot ask systemd to start the scope");
+        return 0;
+}
+
+static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Executor *e = userdata;
+        const char *path, *unit, *result;
+        uint32_t id;
+        Launch *l;
+        char msg[256];
+
+        if (sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) < 0)
+                return 0;
+        l = launch_find_unit(e, unit);
+        if (!l || l->call_slot)
+                return 0; /* not ours, or a stale job of a previous attempt */
+        if (streq(result, "done")) {
+                launch_finish(l, 0, NULL);
+                return 0;
+        }
+        snprintf(msg, sizeof msg, "systemd could not start %s (job result: %s)", unit, result);
+        launch_finish(l, -EIO, msg);
+        return 0;
+}
+
+static int start_transient_unit(Launch *l) {
+        Executor *e = l->executor;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(e->bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                           "org.freedesktop.systemd1.Manager", "StartTransientUnit");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "ss", l->unit, "fail");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r < 0)
+                return r;
+        r = exec_properties_append(l->props, m);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "(sv)", "PIDs", "au", 1, (uint32_t) l->pid);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        if (r < 0)
+                return r;
+        return sd_bus_call_async(e->bus, &l->call_slot, m, on_start_reply, l, 0);
+}
+
+static int read_systemd_version(sd_bus *bus, unsigned *ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error err = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *v = NULL;
+        int r;
+
+        r = sd_bus_get_property_string(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                       "org.freedesktop.systemd1.Manager", "Version", &err, &v);
+        if (r < 0)
+                return r;
+        /* "252.39-1~deb12u2" or "253" */
+        *ret = (unsigned) strtoul(v, NULL, 10);
+        return 0;
+}
+
+static int mkdir_p_private(const char *path) {
+        if (mkdir(path, 0700) < 0 && errno != EEXIST)
+                return negative_errno();
+        return 0;
+}
+
+int executor_new(sd_event *event, sd_bus *bus, const ExecutorConfig *config, Executor **ret) {
+        _cleanup_(executor_freep) Executor *e = NULL;
+        _cleanup_free_ char *jobs = NULL, *results = NULL;
+        int r;
+
+        e = new0(Executor, 1);
+        if (!e)
+                return -ENOMEM;
+        e->cgroup_root_fd = -EBADF;
+        e->results_inotify_fd = -EBADF;
+        e->event = sd_event_ref(event);
+        e->bus = sd_bus_ref(bus);
+        e->config = *config;
+        e->supervisor_path = strdup(config->supervisor_path);
+        e->run_dir = strdup(config->run_dir);
+        e->cgroup_root = strdup(config->cgroup_root ?: "/sys/fs/cgroup");
+        if (!e->supervisor_path || !e->run_dir || !e->cgroup_root)
+                return -ENOMEM;
+        e->config.supervisor_path = e->supervisor_path;
+        e->config.run_dir = e->run_dir;
+        e->config.cgroup_root = e->cgroup_root;
+
+        if (asprintf(&jobs, "%s/jobs", e->run_dir) < 0 || asprintf(&results, "%s/results", e->run_dir) < 0)
+                return -ENOMEM;
+        if ((r = mkdir_p_private(e->run_dir)) < 0 || (r = mkdir_p_private(jobs)) < 0 ||
+            (r = mkdir_p_private(results)) < 0)
+                return r;
+        e->cgroup_root_fd = open(e->cgroup_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (e->cgroup_root_fd < 0)
+                return negative_errno();
+
+        r = read_systemd_version(bus, &e->systemd_version);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_match_signal_async(bus, &e->job_removed_slot, "org.freedesktop.systemd1",
+                                      "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+                                      "JobRemoved", on_job_removed, NULL, e);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(e);
+        return 0;
+}
+
+Executor *executor_free(Executor *e) {
+        if (!e)
+                return NULL;
+        while (e->launches) {
+                Launch *l = e->launches;
+                e->launches = l->next;
+                launch_free(l);
+        }
+        executor_drop_force_kills(e);
+        sd_bus_slot_unref(e->job_removed_slot);
+        sd_event_source_disable_unref(e->results_source);
+        safe_close(e->results_inotify_fd);
+        safe_close(e->cgroup_root_fd);
+        sd_bus_unref(e->bus);
+        sd_event_unref(e->event);
+        free(e->supervisor_path);
+        free(e->run_dir);
+        free(e->cgroup_root);
+        free(e);
+        return NULL;
+}
+
+static int write_spec_file(Executor *e, const JobSpec *spec, char **ret_path) {
+        _cleanup_free_ char *json = NULL, *path = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        r = job_spec_to_json(spec, &json);
+        if (r < 0)
+                return r;
+        if (asprintf(&path, "%s/jobs/%" PRIu64 ".json", e->run_dir, spec->id) < 0)
+                return -ENOMEM;
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return negative_errno();
+        r = loop_write(fd, json, strlen(json));
+        if (r < 0)
+                return r;
+        *ret_path = TAKE_PTR(path);
+        return 0;
+}
+
+int executor_start(Executor *e, const JobSpec *spec) {
+        _cleanup_free_ char *spec_path = NULL, *result_dir = NULL, *id = NULL, *kill_wait = NULL;
+        _cleanup_(exec_properties_freep) ExecProperties *props = NULL;
+        posix_spawn_file_actions_t fa;
+        Launch *l;
+        int sync[2], r;
+
+        if (executor_is_launching(e, spec->id))
+                return -EEXIST;
+
+        /* Validate the limits before anything is spawned: a bad spec is the caller's error. */
+        r = exec_properties_build(spec, e->systemd_version, &props);
+        if (r < 0)
+                return r;
+        r = write_spec_file(e, spec, &spec_path);
+        if (r < 0)
+                return r;
+        if (asprintf(&result_dir, "%s/results", e->run_dir) < 0 || asprintf(&id, "%" PRIu64, spec->id) < 0 ||
+            asprintf(&kill_wait, "%" PRIu64, e->config.kill_wait_sec) < 0)
+                return -ENOMEM;
+
+        l = new0(Launch, 1);
+        if (!l)
+                return -ENOMEM;
+        l->executor = e;
+        l->job_id = spec->id;
+        l->sync_fd = -EBADF;
+        l->props = TAKE_PTR(props);
+        r = executor_unit_name(spec->id, &l->unit);
+        if (r < 0)
+                return launch_free(l), r;
+
+        if (pipe2(sync, O_CLOEXEC) < 0)
+                return launch_free(l), negative_errno();
+        /* posix_spawn (vfork underneath): no copy of a daemon holding 100,000 jobs. */
+        char *argv[] = { e->supervisor_path, (char *) "--job-id", id, (char *) "--spec", spec_path,
+                         (char *) "--result-dir", result_dir, (char *) "--sync-fd", (char *) "3",
+                         (char *) "--kill-wait", kill_wait, NULL };
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, sync[0], 3);
+        r = posix_spawn(&l->pid, e->supervisor_path, &fa, NULL, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        safe_close(sync[0]);
+        l->sync_fd = sync[1];
+        if (r != 0)
+                return launch_free(l), -r;
+
+        r = sd_event_add_child(e->event, &l->child_source, l->pid, WEXITED, on_supervisor_exit, l);
+        if (r < 0) {
+                (void) kill(l->pid, SIGKILL);
+                return launch_free(l), r;
+        }
+        l->next = e->launches;
+        e->launches = l;
+
+        r = start_transient_unit(l);
+        if (r < 0) {
+                launch_unlink(l);
+                (void) kill(l->pid, SIGKILL);
+                /* keep the child source so the supervisor is reaped */
+                (void) sd_event_source_set_userdata(l->child_source, NULL);
+                (void) sd_event_source_set_floating(l->child_source, true);
+                l->child_source = sd_event_source_unref(l->child_source);
+                launch_free(l);
+                return r;
+        }
+        return 0;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "job-spec.h"
+
+/* The job spec as the daemon hands it to the per-job supervisor (a root-only file in the
+ * run directory): JSON, so a daemon and a supervisor of different versions can still read
+ * each other and a human can inspect a stuck launch. */
+int job_spec_to_json(const JobSpec *spec, char **ret);
+int job_spec_from_json(const char *text, JobSpec **ret);
+
+/* What the supervisor reports when the job has ended: plain data, also JSON. */
+typedef struct JobOutcome {
+        uint64_t id;
+        int exit_code;       /* valid when signal == 0 and launch_errno == 0 */
+        int signal;          /* the terminating signal, 0 if it exited */
+        bool oom_killed;     /* memory.events oom_kill advanced */
+        bool timed_out;      /* the supervisor killed it at its walltime */
+        bool cancelled;      /* the supervisor was asked to stop it (SIGTERM to the scope) */
+        int launch_errno;    /* > 0: it never ran; launch_error says which step failed */
+        char *launch_error;
+        uint64_t start_usec, end_usec; /* CLOCK_REALTIME */
+        uint64_t suspended_usec;       /* time the scope spent frozen, as the supervisor saw it */
+        /* Accounting from the job's cgroup at its end. */
+        uint64_t cpu_usage_usec, cpu_user_usec, cpu_system_usec;
+        uint64_t memory_peak, io_read_bytes, io_write_bytes, io_read_ios, io_write_ios;
+        uint64_t pids_peak, oom_kills;
+} JobOutcome;
+
+static inline void job_outcome_done(JobOutcome *o) {
+        o->launch_error = mfree(o->launch_error);
+}
+
+int job_outcome_to_json(const JobOutcome *o, char **ret);
+int job_outcome_from_json(const char *text, JobOutcome *ret);

@@ -1,0 +1,581 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* corral-supervisor: the parent of one job, living inside the job's scope.
+ *
+ * corrald spawns it, has systemd move it into corral-job-<id>.scope (StartTransientUnit
+ * with PIDs=), and then tells it to go over the sync pipe. From then on it needs nothing
+ * from the daemon: it starts the job as its user in the leaf cgroup <scope>/job, relays
+ * the job's output to the journal with CORRAL_JOB_ID= (a writer inside the scope, so the
+ * lines belong to the scope), enforces the walltime, and when the job has ended writes the
+ * outcome (exit status, signal, OOM kill, timeout, accounting from the scope's cgroup) to
+ * <result-dir>/<id>.json. The daemon picks that file up whenever it runs — so outcomes
+ * survive a daemon restart or SIGKILL. The supervisor stays in the scope root with
+ * oom_score_adj -1000, so an OOM kill of the job never takes it along (the scope has
+ * OOMPolicy=continue so systemd does not stop the scope either).
+ *
+ * SIGTERM (systemctl stop, or KillUnit from corrald to cancel) is forwarded to the job's
+ * processes; after the grace period the job's cgroup is killed outright. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <systemd/sd-journal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup-kill.h"
+#include "cgroup-pid.h"
+#include "cgroup-usage.h"
+#include "cgroup-util.h"
+#include "errno-util.h"
+#include "fd-util.h"
+#include "log.h"
+#include "parse-util.h"
+#include "spec-json.h"
+#include "unit-name.h"
+
+#define JOB_LEAF "job"
+#define LINE_MAX_RELAY (48 * 1024) /* journald's default LineMax */
+/* A tick that arrives this much later than scheduled means the scope was frozen. */
+#define FROZEN_GAP_USEC (3 * USEC_PER_SEC)
+#define USEC_PER_SEC UINT64_C(1000000)
+
+static uint64_t arg_job_id;
+static const char *arg_spec_path;
+static const char *arg_result_dir;
+static int arg_sync_fd = -EBADF;
+static uint64_t arg_kill_wait_usec = 30 * USEC_PER_SEC;
+
+static uint64_t now_usec(clockid_t c) {
+        struct timespec ts;
+        clock_gettime(c, &ts);
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* Launch failures in the child travel back as one record over a CLOEXEC pipe: an exec
+ * that succeeds closes it, so EOF means the job is running. */
+typedef struct LaunchError {
+        int error;
+        char what[240];
+} LaunchError;
+
+_noreturn_ static void child_fail(int fd, int error, const char *fmt, ...) _printf_(3, 4);
+static void child_fail(int fd, int error, const char *fmt, ...) {
+        LaunchError e = { .error = error < 0 ? -error : error };
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(e.what, sizeof e.what, fmt, ap);
+        va_end(ap);
+        (void) loop_write(fd, &e, sizeof e);
+        _exit(127);
+}
+
+static int open_as_user(const char *path, int flags) {
+        /* The credentials are already the user's: the kernel checks every path component
+         * and a symlink's target as that user, so /etc/shadow stays unreadable. */
+        int fd = open(path, flags | O_CLOEXEC | O_NOCTTY, 0644);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+static char **build_environment(const JobSpec *s, const struct passwd *pw) {
+        _cleanup_strv_free_ char **env = NULL;
+        _cleanup_free_ char *cpus = cpu_set_format(&s->cpus);
+        char buf[64];
+        bool have_path = strv_env_get(s->environment, "PATH");
+
+        if (!cpus)
+                return NULL;
+        /* The job's own variables first; ours cannot be overridden by them. */
+        STRV_FOREACH(e, s->environment)
+                if (!strneq(*e, "CORRAL_", 7) && strv_extend(&env, *e) < 0)
+                        return NULL;
+#define SETENV(fmt, ...)                                                                   \
+        do {                                                                               \
+                char *_v;                                                                  \
+                if (asprintf(&_v, fmt, __VA_ARGS__) < 0 || strv_push(&env, _v) < 0)        \
+                        return NULL;                                                       \
+        } while (0)
+        if (!have_path)
+                SETENV("%s", "PATH=/usr/local/bin:/usr/bin:/bin");
+        if (pw) {
+                if (!strv_env_get(env, "HOME"))
+                        SETENV("HOME=%s", pw->pw_dir);
+                if (!strv_env_get(env, "USER"))
+                        SETENV("USER=%s", pw->pw_name);
+                if (!strv_env_get(env, "LOGNAME"))
+                        SETENV("LOGNAME=%s", pw->pw_name);
+                if (!strv_env_get(env, "SHELL"))
+                        SETENV("SHELL=%s", pw->pw_shell);
+        }
+        SETENV("CORRAL_JOB_ID=%" PRIu64, s->id);
+        SETENV("CORRAL_JOB_NAME=%s", strempty(s->name));
+        SETENV("CORRAL_CPUS=%s", cpus);
+        SETENV("CORRAL_NCPUS=%u", cpu_set_count(&s->cpus));
+        SETENV("CORRAL_PROJECT=%s", strempty(s->project));
+        SETENV("CORRAL_QUEUE=%s", strempty(s->queue));
+        SETENV("CORRAL_USER=%s", strempty(s->user));
+        snprintf(buf, sizeof buf, "%" PRIu64, s->walltime_sec);
+        if (s->walltime_sec > 0 && s->walltime_sec != DURATION_INFINITY)
+                SETENV("CORRAL_WALLTIME=%s", buf);
+#undef SETENV
+        return TAKE_PTR(env);
+}
+
+/* In the forked child: join the job's cgroup, become the user, set up stdio and exec.
+ * Never returns. */
+_noreturn_ static void run_child(const JobSpec *s, int job_procs_fd, int err_fd, int out_pipe, int err_pipe,
+                                 int script_fd) {
+        const struct passwd *pw;
+        _cleanup_strv_free_ char **env = NULL;
+        char *const *argv;
+        char *sh_argv[3];
+        char fdpath[64];
+        int in_fd, out_fd, errout_fd, r;
+        cap_t caps, empty;
+        sigset_t all;
+
+        sigemptyset(&all);
+        (void) sigprocmask(SIG_SETMASK, &all, NULL);
+        for (int sig = 1; sig < _NSIG; sig++)
+                (void) signal(sig, SIG_DFL);
+
+        if (loop_write(job_procs_fd, "0", 1) < 0)
+                child_fail(err_fd, errno, "cannot join the job's cgroup");
+        (void) write_string_file_at(AT_FDCWD, "/proc/self/oom_score_adj", "0");
+        (void) setsid();
+
+        pw = getpwuid(s->uid);
+        if (s->n_supplementary_gids > 0 || !pw) {
+                if (setgroups(s->n_supplementary_gids, s->supplementary_gids) < 0)
+                        child_fail(err_fd, errno, "setgroups failed");
+        } else if (initgroups(pw->pw_name, s->gid) < 0)
+                child_fail(err_fd, errno, "initgroups for %s failed", pw->pw_name);
+        if (setresgid(s->gid, s->gid, s->gid) < 0)
+                child_fail(err_fd, errno, "setresgid(%u) failed", (unsigned) s->gid);
+        if (setresuid(s->uid, s->uid, s->uid) < 0)
+                child_fail(err_fd, errno, "setresuid(%u) failed", (unsigned) s->uid);
+
+        /* No capabilities may survive, not even for a job of uid 0, and nothing the job
+         * execs may gain any (setuid binaries included). */
+        empty = cap_init();
+        if (!empty || cap_set_proc(empty) < 0)
+                child_fail(err_fd, errno, "cannot drop capabilities");
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+                child_fail(err_fd, errno, "cannot clear ambient capabilities");
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                child_fail(err_fd, errno, "cannot set no_new_privs");
+        caps = cap_get_proc();
+        if (!caps || cap_compare(caps, empty) != 0)
+                child_fail(err_fd, EPERM, "capabilities remain after dropping privileges");
+        cap_free(caps);
+        cap_free(empty);
+
+        if (s->working_directory && chdir(s->working_directory) < 0)
+                child_fail(err_fd, errno, "cannot change to working directory %s", s->working_directory);
+        else if (!s->working_directory && pw && chdir(pw->pw_dir) < 0)
+                (void) chdir("/");
+
+        in_fd = open_as_user(s->stdin_path ?: "/dev/null", O_RDONLY);
+        if (in_fd < 0)
+                child_fail(err_fd, in_fd, "cannot open input %s", s->stdin_path ?: "/dev/null");
+        if (s->stdout_path) {
+                out_fd = open_as_user(s->stdout_path, O_WRONLY | O_CREAT | O_TRUNC);
+                if (out_fd < 0)
+                        child_fail(err_fd, out_fd, "cannot open output %s", s->stdout_path);
+        } else
+                out_fd = out_pipe;
+        if (s->stderr_path && s->stdout_path && streq(s->stderr_path, s->stdout_path))
+                errout_fd = out_fd;
+        else if (s->stderr_path) {
+                errout_fd = open_as_user(s->stderr_path, O_WRONLY | O_CREAT | O_TRUNC);
+                if (errout_fd < 0)
+                        child_fail(err_fd, errout_fd, "cannot open error output %s", s->stderr_path);
+        } else
+                errout_fd = err_pipe;
+
+        if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(errout_fd, 2) < 0)
+                child_fail(err_fd, errno, "cannot set up stdio");
+
+        env = build_environment(s, pw);
+        if (!env)
+                child_fail(err_fd, ENOMEM, "cannot build the environment");
+
+        if (s->script) {
+                /* The script is read from a memfd the job inherits: no file of it to leave
+                 * behind, and it works whatever the working directory is. */
+                if (dup2(script_fd, 3) < 0)
+                        child_fail(err_fd, errno, "cannot pass the script");
+                (void) close_range(4, ~0U, CLOSE_RANGE_CLOEXEC);
+                snprintf(fdpath, sizeof fdpath, "/proc/self/fd/3");
+                if (strneq(s->script, "#!", 2)) {
+                        sh_argv[0] = fdpath;
+                        sh_argv[1] = NULL;
+                } else {
+                        sh_argv[0] = (char *) "/bin/sh";
+                        sh_argv[1] = fdpath;
+                        sh_argv[2] = NULL;
+                }
+                argv = sh_argv;
+        } else {
+                (void) close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+                argv = s->argv;
+        }
+
+        r = 0;
+        if (strchr(argv[0], '/'))
+                execve(argv[0], argv, env);
+        else {
+                /* PATH lookup with the job's PATH, as a shell would. */
+                environ = env;
+                execvpe(argv[0], argv, env);
+        }
+        r = errno;
+        child_fail(err_fd, r, "cannot execute %s", s->script ? "the job script" : argv[0]);
+}
+
+typedef struct Relay {
+        int fd;
+        int priority;
+        const char *stream;
+        char buf[LINE_MAX_RELAY];
+        size_t n;
+} Relay;
+
+static const char *relay_ident;
+
+static void relay_emit(Relay *r, const char *p, size_t n) {
+        (void) sd_journal_send("MESSAGE=%.*s", (int) n, p, "PRIORITY=%d", r->priority,
+                               "SYSLOG_IDENTIFIER=%s", relay_ident, "CORRAL_JOB_ID=%" PRIu64, arg_job_id,
+                               "CORRAL_STREAM=%s", r->stream, NULL);
+}
+
+/* Reads what is there; returns false at EOF. */
+static bool relay_read(Relay *r) {
+        ssize_t k = read(r->fd, r->buf + r->n, sizeof r->buf - r->n);
+        char *nl;
+        size_t start = 0;
+
+        if (k < 0 && (errno == EINTR || errno == EAGAIN))
+                return true;
+        if (k <= 0) {
+                if (r->n > 0)
+                        relay_emit(r, r->buf, r->n);
+                r->n = 0;
+                return false;
+        }
+        r->n += (size_t) k;
+        while ((nl = memchr(r->buf + start, '\n', r->n - start))) {
+                relay_emit(r, r->buf + start, (size_t) (nl - (r->buf + start)));
+                start = (size_t) (nl - r->buf) + 1;
+        }
+        if (start == 0 && r->n == sizeof r->buf) {
+                relay_emit(r, r->buf, r->n); /* an over-long line goes out in pieces */
+                r->n = 0;
+        } else if (start > 0) {
+                memmove(r->buf, r->buf + start, r->n - start);
+                r->n -= start;
+        }
+        return true;
+}
+
+static int write_outcome(const JobOutcome *o) {
+        _cleanup_free_ char *json = NULL, *tmp = NULL, *final = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        r = job_outcome_to_json(o, &json);
+        if (r < 0)
+                return r;
+        if (asprintf(&tmp, "%s/.%" PRIu64 ".json.tmp", arg_result_dir, o->id) < 0 ||
+            asprintf(&final, "%s/%" PRIu64 ".json", arg_result_dir, o->id) < 0)
+                return -ENOMEM;
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return negative_errno();
+        if ((r = loop_write(fd, json, strlen(json))) < 0 || (r = loop_write(fd, "\n", 1)) < 0)
+                return r;
+        if (fsync(fd) < 0)
+                return negative_errno();
+        /* Renamed into place: the daemon never sees half a result. */
+        if (rename(tmp, final) < 0)
+                return negative_errno();
+        return 0;
+}
+
+static void fill_accounting(int root_fd, const char *cg, JobOutcome *o) {
+        CgroupUsage u = {};
+
+        if (cg_read_usage(root_fd, cg, &u) < 0)
+                return;
+        if (u.has_cpu) {
+                o->cpu_usage_usec = u.cpu.usage_usec;
+                o->cpu_user_usec = u.cpu.user_usec;
+                o->cpu_system_usec = u.cpu.system_usec;
+        }
+        if (u.has_memory_peak)
+                o->memory_peak = u.memory_peak;
+        if (u.has_memory_events)
+                o->oom_kills = u.memory_events.oom_kill;
+        if (u.has_pids_peak)
+                o->pids_peak = u.pids_peak;
+        if (u.has_io) {
+                CgroupIoDevice t;
+                cgroup_io_stat_total(&u.io, &t);
+                o->io_read_bytes = t.rbytes;
+                o->io_write_bytes = t.wbytes;
+                o->io_read_ios = t.rios;
+                o->io_write_ios = t.wios;
+        }
+        cgroup_usage_done(&u);
+}
+
+static int parse_argv(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "job-id", required_argument, NULL, 'j' },
+                { "spec", required_argument, NULL, 's' },
+                { "result-dir", required_argument, NULL, 'r' },
+                { "sync-fd", required_argument, NULL, 'f' },
+                { "kill-wait", required_argument, NULL, 'k' },
+                {}
+        };
+        int c, r;
+        unsigned fd;
+        uint64_t sec;
+
+        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
+                switch (c) {
+                case 'j':
+                        if ((r = safe_atou64(optarg, &arg_job_id)) < 0)
+                                return log_error_errno(r, "Invalid --job-id: %s", optarg);
+                        break;
+                case 's':
+                        arg_spec_path = optarg;
+                        break;
+                case 'r':
+                        arg_result_dir = optarg;
+                        break;
+                case 'f':
+                        if ((r = safe_atou(optarg, &fd)) < 0)
+                                return log_error_errno(r, "Invalid --sync-fd: %s", optarg);
+                        arg_sync_fd = (int) fd;
+                        break;
+                case 'k':
+                        if ((r = parse_duration(optarg, DURATION_PBS, &sec)) < 0 || sec == DURATION_INFINITY)
+                                return log_error_errno(r < 0 ? r : ERANGE, "Invalid --kill-wait: %s", optarg);
+                        arg_kill_wait_usec = sec * USEC_PER_SEC;
+                        break;
+                default:
+                        return -EINVAL;
+                }
+        if (!arg_job_id || !arg_spec_path || !arg_result_dir)
+                return log_error_errno(EINVAL, "--job-id, --spec and --result-dir are required.");
+        return 0;
+}
+
+int main(int argc, char *argv[]) {
+        _cleanup_job_spec_free_ JobSpec *spec = NULL;
+        _cleanup_free_ char *text = NULL, *cg = NULL, *leaf = NULL, *ident = NULL;
+        _cleanup_close_ int root_fd = -EBADF, procs_fd = -EBADF, sig_fd = -EBADF, timer_fd = -EBADF,
+                            script_fd = -EBADF;
+        int out_pipe[2] = { -EBADF, -EBADF }, err_pipe[2] = { -EBADF, -EBADF }, lerr[2];
+        JobOutcome o = {};
+        Relay relays[2] = {};
+        LaunchError le;
+        uint64_t last_tick, start_mono, kill_at = 0, walltime_usec = 0;
+        bool killing = false, child_done = false;
+        pid_t child;
+        sigset_t mask;
+        char go;
+        ssize_t k;
+        int r, status = 0;
+
+        log_setup("corral-supervisor", LOG_TARGET_AUTO);
+        (void) log_parse_environment();
+        if (parse_argv(argc, argv) < 0)
+                return 2;
+        o.id = arg_job_id;
+
+        r = read_file_at(AT_FDCWD, arg_spec_path, 4 * 1024 * 1024, &text, NULL);
+        if (r < 0)
+                return log_error_errno(r, "Cannot read job spec %s: %m", arg_spec_path), 1;
+        r = job_spec_from_json(text, &spec);
+        if (r < 0)
+                return log_error_errno(r, "Job spec %s is malformed: %m", arg_spec_path), 1;
+        if (spec->id != arg_job_id)
+                return log_error_errno(EINVAL, "Job spec %s is for job %" PRIu64 ", not %" PRIu64 ".",
+                                       arg_spec_path, spec->id, arg_job_id), 1;
+
+        /* Wait until systemd has moved us into the scope; EOF means the launch was abandoned. */
+        if (arg_sync_fd >= 0) {
+                do
+                        k = read(arg_sync_fd, &go, 1);
+                while (k < 0 && errno == EINTR);
+                if (k != 1 || go != 'G')
+                        return log_debug("Launch of job %" PRIu64 " abandoned.", arg_job_id), 1;
+                arg_sync_fd = safe_close(arg_sync_fd);
+        }
+        (void) write_string_file_at(AT_FDCWD, "/proc/self/oom_score_adj", "-1000");
+
+        r = cg_path_of_pid(0, &cg);
+        if (r < 0)
+                return log_error_errno(r, "Cannot find our cgroup: %m"), 1;
+        root_fd = open(CGROUP_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                return log_error_errno(errno, "Cannot open %s: %m", CGROUP_ROOT), 1;
+        if (asprintf(&leaf, "%s/" JOB_LEAF, cg + strspn(cg, "/")) < 0)
+                return log_oom(), 1;
+        if (mkdirat(root_fd, leaf, 0755) < 0 && errno != EEXIST)
+                return log_error_errno(errno, "Cannot create cgroup %s: %m", leaf), 1;
+        {
+                _cleanup_free_ char *p = NULL;
+                if (asprintf(&p, "%s/cgroup.procs", leaf) < 0)
+                        return log_oom(), 1;
+                procs_fd = openat(root_fd, p, O_WRONLY | O_CLOEXEC);
+                if (procs_fd < 0)
+                        return log_error_errno(errno, "Cannot open %s: %m", p), 1;
+        }
+
+        if (spec->script) {
+                script_fd = memfd_create("corral-job-script", 0);
+                if (script_fd < 0 || loop_write(script_fd, spec->script, strlen(spec->script)) < 0 ||
+                    lseek(script_fd, 0, SEEK_SET) < 0)
+                        return log_error_errno(errno, "Cannot stage the job script: %m"), 1;
+        }
+        if ((!spec->stdout_path && pipe2(out_pipe, O_CLOEXEC) < 0) ||
+            (!spec->stderr_path && pipe2(err_pipe, O_CLOEXEC) < 0) || pipe2(lerr, O_CLOEXEC) < 0)
+                return log_error_errno(errno, "Cannot create pipes: %m"), 1;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGCHLD);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+        sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (sig_fd < 0 || timer_fd < 0)
+                return log_error_errno(errno, "Cannot create signalfd/timerfd: %m"), 1;
+
+        o.start_usec = now_usec(CLOCK_REALTIME);
+        start_mono = last_tick = now_usec(CLOCK_MONOTONIC);
+        child = fork();
+        if (child < 0)
+                return log_error_errno(errno, "fork failed: %m"), 1;
+        if (child == 0)
+                run_child(spec, procs_fd, lerr[1], out_pipe[1], err_pipe[1], script_fd);
+        lerr[1] = safe_close(lerr[1]);
+        out_pipe[1] = safe_close(out_pipe[1]);
+        err_pipe[1] = safe_close(err_pipe[1]);
+
+        do
+                k = read(lerr[0], &le, sizeof le);
+        while (k < 0 && errno == EINTR);
+        lerr[0] = safe_close(lerr[0]);
+        if (k == (ssize_t) sizeof le) {
+                le.what[sizeof le.what - 1] = 0;
+                o.launch_errno = le.error;
+                if (asprintf(&o.launch_error, "%s: %s", le.what, strerror(le.error)) < 0)
+                        o.launch_error = NULL;
+                log_debug("Job %" PRIu64 " failed to launch: %s", arg_job_id, strna(o.launch_error));
+        }
+
+        if (asprintf(&ident, "%s", isempty(spec->name) ? "corral-job" : spec->name) < 0)
+                return log_oom(), 1;
+        relay_ident = ident;
+        relays[0] = (Relay) { .fd = out_pipe[0], .priority = LOG_INFO, .stream = "stdout" };
+        relays[1] = (Relay) { .fd = err_pipe[0], .priority = LOG_ERR, .stream = "stderr" };
+
+        if (spec->walltime_sec > 0 && spec->walltime_sec != DURATION_INFINITY)
+                walltime_usec = spec->walltime_sec * USEC_PER_SEC;
+        {
+                struct itimerspec its = { .it_interval = { 1, 0 }, .it_value = { 1, 0 } };
+                (void) timerfd_settime(timer_fd, 0, &its, NULL);
+        }
+
+        while (!child_done || relays[0].fd >= 0 || relays[1].fd >= 0) {
+                struct pollfd p[4] = {
+                        { .fd = sig_fd, .events = POLLIN },
+                        { .fd = timer_fd, .events = POLLIN },
+                        { .fd = relays[0].fd, .events = POLLIN },
+                        { .fd = relays[1].fd, .events = POLLIN },
+                };
+
+                if (poll(p, 4, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return log_error_errno(errno, "poll failed: %m"), 1;
+                }
+                if (p[0].revents) {
+                        struct signalfd_siginfo si;
+                        while (read(sig_fd, &si, sizeof si) == (ssize_t) sizeof si) {
+                                if (si.ssi_signo == SIGCHLD) {
+                                        if (!child_done && waitpid(child, &status, WNOHANG) == child) {
+                                                child_done = true;
+                                                /* What the main process leaves behind goes with it,
+                                                 * as with sbatch; that also closes the pipes. */
+                                                if (cg_kill(root_fd, leaf) < 0)
+                                                        (void) cg_kill_fallback(root_fd, leaf, SIGKILL);
+                                        }
+                                } else if (!killing && !child_done) {
+                                        /* Stop requested: the job gets SIGTERM and a grace period. */
+                                        o.cancelled = true;
+                                        killing = true;
+                                        (void) cg_kill_fallback(root_fd, leaf, SIGTERM);
+                                        kill_at = now_usec(CLOCK_MONOTONIC) + arg_kill_wait_usec;
+                                }
+                        }
+                }
+                if (p[1].revents) {
+                        uint64_t ticks, now = now_usec(CLOCK_MONOTONIC);
+                        (void) read(timer_fd, &ticks, sizeof ticks);
+                        /* We are frozen together with the job: a late tick is suspended time,
+                         * which does not count against the walltime (as in Slurm). */
+                        if (now - last_tick > FROZEN_GAP_USEC)
+                                o.suspended_usec += now - last_tick - USEC_PER_SEC;
+                        last_tick = now;
+                        if (!killing && !child_done && walltime_usec > 0 &&
+                            now - start_mono - o.suspended_usec >= walltime_usec) {
+                                o.timed_out = true;
+                                killing = true;
+                                (void) cg_kill_fallback(root_fd, leaf, SIGTERM);
+                                kill_at = now + arg_kill_wait_usec;
+                        }
+                        if (killing && !child_done && now >= kill_at)
+                                if (cg_kill(root_fd, leaf) < 0)
+                                        (void) cg_kill_fallback(root_fd, leaf, SIGKILL);
+                }
+                for (int i = 0; i < 2; i++)
+                        if (relays[i].fd >= 0 && p[2 + i].revents && !relay_read(&relays[i]))
+                                relays[i].fd = safe_close(relays[i].fd);
+        }
+
+        o.end_usec = now_usec(CLOCK_REALTIME);
+        if (WIFEXITED(status))
+                o.exit_code = WEXITSTATUS(status);
+        else if (WIFSIGNALED(status))
+                o.signal = WTERMSIG(status);
+        fill_accounting(root_fd, cg, &o);
+        o.oom_killed = o.oom_kills > 0;
+        (void) unlinkat(root_fd, leaf, AT_REMOVEDIR);
+
+        r = write_outcome(&o);
+        if (r < 0)
+                log_error_errno(r, "Cannot record the outcome of job %" PRIu64 " in %s: %m", arg_job_id,
+                                arg_result_dir);
+        job_outcome_done(&o);
+        return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <string.h>
+
+#include "spec-json.h"
+
+static void test_spec_round_trip(void **state) {
+        _cleanup_job_spec_free_ JobSpec *s = new0(JobSpec, 1), *t = NULL;
+        _cleanup_free_ char *json = NULL, *json2 = NULL;
+        gid_t gids[] = { 100, 2001 };
+
+        assert_non_null(s);
+        s->id = 42;
+        s->name = strdup("sim \"quoted\"\n");
+        s->user = strdup("alice");
+        s->uid = 2001;
+        s->gid = 2001;
+        s->supplementary_gids = malloc(sizeof gids);
+        memcpy(s->supplementary_gids, gids, sizeof gids);
+        s->n_supplementary_gids = 2;
+        s->project = strdup("physics");
+        s->script = strdup("#!/bin/sh\necho hi\n");
+        assert_int_equal(strv_extend(&s->environment, "A=b=c"), 0);
+        s->stdout_path = strdup("/home/alice/out.%j");
+        assert_int_equal(cpu_set_parse("0-3,8", &s->cpus), 0);
+        assert_int_equal(cpu_set_parse("1", &s->mem_nodes), 0);
+        s->memory_max = UINT64_C(4) << 30;
+        s->walltime_sec = 3600;
+        s->io_limits = new0(JobIoLimit, 1);
+        s->io_limits[0].device = strdup("/dev/vdb");
+        s->io_limits[0].write_bps = 1 << 20;
+        s->n_io_limits = 1;
+
+        assert_int_equal(job_spec_to_json(s, &json), 0);
+        assert_int_equal(job_spec_from_json(json, &t), 0);
+        assert_int_equal(job_spec_to_json(t, &json2), 0);
+        assert_string_equal(json, json2);
+        assert_string_equal(t->name, s->name);
+        assert_true(cpu_set_equal(&t->cpus, &s->cpus));
+        assert_int_equal(t->n_supplementary_gids, 2);
+        assert_int_equal(t->supplementary_gids[1], 2001);
+        assert_int_equal(t->io_limits[0].write_bps, 1 << 20);
+        assert_null(t->argv);
+        assert_null(t->stderr_path);
+}
+
+static void test_spec_rejects(void **state) {
+        JobSpec *t = NULL;
+
+        assert_int_equal(job_spec_from_json("[1]", &t), -EBADMSG);
+        assert_int_equal(job_spec_from_json("{", &t), -EBADMSG);
+        /* neither argv nor script */
+        assert_int_equal(job_spec_from_json("{\"id\":1,\"cpus\":\"0\"}", &t), -EBADMSG);
+        /* both */
+        assert_int_equal(job_spec_from_json("{\"id\":1,\"argv\":[\"x\"],\"script\":\"y\"}", &t), -EBADMSG);
+        assert_int_equal(job_spec_from_json("{\"id\":\"x\",\"argv\":[\"x\"]}", &t), -EINVAL);
+        assert_int_equal(job_spec_from_json("{\"id\":1,\"argv\":[1]}", &t), -EINVAL);
+        assert_int_equal(job_spec_from_json("{\"id\":1,\"argv\":[\"x\"],\"cpus\":\"0-\"}", &t), -EINVAL);
+        assert_null(t);
+}
+
+static void test_outcome_round_trip(void **state) {
+        JobOutcome o = { .id = 7, .exit_code = 3, .oom_killed = true, .start_usec = 1, .end_usec = 2,
+                         .cpu_usage_usec = 123456789012ULL, .memory_peak = 1 << 30 }, p = {};
+        _cleanup_free_ char *json = NULL;
+
+        o.launch_error = strdup("cannot open output /x: Permission denied");
+        assert_int_equal(job_outcome_to_json(&o, &json), 0);
+        assert_int_equal(job_outcome_from_json(json, &p), 0);
+        assert_int_equal(p.id, 7);
+        assert_int_equal(p.exit_code, 3);
+        assert_true(p.oom_killed);
+        assert_false(p.timed_out);
+        assert_true(p.cpu_usage_usec == 123456789012ULL);
+        assert_string_equal(p.launch_error, o.launch_error);
+        job_outcome_done(&o);
+        job_outcome_done(&p);
+        assert_int_equal(job_outcome_from_json("nope", &p), -EBADMSG);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_spec_round_trip),
+                cmocka_unit_test(test_spec_rejects),
+                cmocka_unit_test(test_outcome_round_trip),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
