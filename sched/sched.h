@@ -191,7 +191,12 @@ typedef struct SchedPolicyOps {
 
 /* "fcfs": start in order, stop at the first job that does not fit (it gets an estimate).
  * "easy": the first blocked job gets a reservation; later jobs start if they do not delay it.
- * "conservative": every job gets a reservation; a job starts now only if that delays none. */
+ * "conservative": every job gets a reservation; a job starts now only if that delays none.
+ *   Reservations are recomputed each pass (nothing is remembered between passes): on one
+ *   NUMA node a reservation never moves later while jobs end by their walltime; with
+ *   several nodes a job started meanwhile is placed before the jobs it was planned after,
+ *   and the greedy placement can then push one of them later (rare; sticky reservations
+ *   fed back as input would close this). */
 extern const SchedPolicyOps sched_policy_fcfs;
 extern const SchedPolicyOps sched_policy_easy;
 extern const SchedPolicyOps sched_policy_conservative;

@@ -1,0 +1,464 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Hand-computed scenarios for sched/. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "sched.h"
+#include "test-sched-helpers.h"
+
+typedef struct Run {
+        SchedContext *ctx;
+        SchedResult res;
+} Run;
+
+static SchedAllocation allocs[64];
+
+/* Marks jobs[i] running since start on the given nodes' first cpus CPUs. */
+static void run_on(SchedJob *j, const SchedMachine *m, size_t slot, uint64_t start, uint32_t node_mask,
+                   unsigned cpus, uint64_t mem, bool whole) {
+        SchedAllocation *a = &allocs[slot];
+
+        *a = (SchedAllocation) { .node_mask = node_mask };
+        for (size_t k = 0; k < m->n_nodes; k++) {
+                unsigned taken = 0;
+                if (!(node_mask & (1u << k)))
+                        continue;
+                CPU_SET_FOREACH(c, &m->nodes[k].cpus)
+                        if (whole || taken < cpus) {
+                                cpu_set_add(&a->cpus, (unsigned) c);
+                                taken++;
+                        }
+                a->mem[k] = whole ? m->nodes[k].memory : mem;
+        }
+        j->state = SCHED_JOB_RUNNING;
+        j->start_time = start;
+        j->alloc = a;
+        j->exclusive = whole;
+}
+
+static void pass(Run *r, const SchedConfig *cfg, const SchedMachine *m, SchedJob *jobs, size_t n, uint64_t now) {
+        if (!r->ctx)
+                r->ctx = sched_context_new();
+        assert_non_null(r->ctx);
+        assert_int_equal(sched_pass(r->ctx, cfg, m, jobs, n, now, &r->res), 0);
+}
+
+static bool started(const Run *r, uint64_t id, SchedAllocation *ret) {
+        for (size_t i = 0; i < r->res.n_decisions; i++)
+                if (r->res.decisions[i].job_id == id) {
+                        if (ret)
+                                *ret = r->res.decisions[i].alloc;
+                        return true;
+                }
+        return false;
+}
+
+static const SchedWait *waiting(const Run *r, uint64_t id) {
+        for (size_t i = 0; i < r->res.n_waiting; i++)
+                if (r->res.waiting[i].job_id == id)
+                        return &r->res.waiting[i];
+        fail_msg("job %llu is not waiting", (unsigned long long) id);
+        return NULL;
+}
+
+static void expect_wait(const Run *r, uint64_t id, SchedReason reason, uint64_t est) {
+        const SchedWait *w = waiting(r, id);
+
+        if (w->reason != reason || w->est_start != est)
+                fail_msg("job %llu: reason %s est %llu, want %s est %llu", (unsigned long long) id,
+                         sched_reason_to_string(w->reason), (unsigned long long) w->est_start,
+                         sched_reason_to_string(reason), (unsigned long long) est);
+}
+
+static void run_done(Run *r) {
+        r->ctx = sched_context_free(r->ctx);
+}
+
+/* WCCS's example: 4 nodes, the top job needs all 4 and waits 15 minutes for a running
+ * one; a 1-node job of at most 15 minutes is backfilled, one of 30 minutes is not. */
+static void test_wccs_seed(void **state) {
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedNode nodes[4];
+        SchedMachine m;
+        SchedJob jobs[4];
+        Run r = {};
+
+        machine_uniform(nodes, 4, 4, 16 * GIB, &m);
+        jobs[0] = job_pending(1, 0, 4, 1800);
+        run_on(&jobs[0], &m, 0, 0, 1u << 0, 4, 0, true);
+        jobs[1] = job_pending(2, 100, 16, 3600);
+        jobs[1].exclusive = true;
+        jobs[2] = job_pending(3, 200, 4, 1800);  /* 30 minutes */
+        jobs[2].exclusive = true;
+        jobs[3] = job_pending(4, 300, 4, 900);   /* 15 minutes */
+        jobs[3].exclusive = true;
+
+        pass(&r, &cfg, &m, jobs, 4, 900);
+        expect_wait(&r, 2, SCHED_REASON_RESOURCES, 1800);
+        expect_wait(&r, 3, SCHED_REASON_PRIORITY, SCHED_TIME_INFINITY);
+        assert_true(started(&r, 4, NULL));
+        assert_true(waiting(&r, 3)->bypassed);
+        assert_true(waiting(&r, 2)->bypassed);
+        assert_int_equal(r.res.n_decisions, 1);
+
+        /* With fcfs nothing passes the top job. */
+        cfg.policy = &sched_policy_fcfs;
+        pass(&r, &cfg, &m, jobs, 4, 900);
+        assert_int_equal(r.res.n_decisions, 0);
+        expect_wait(&r, 2, SCHED_REASON_RESOURCES, 1800);
+        expect_wait(&r, 4, SCHED_REASON_PRIORITY, SCHED_TIME_INFINITY);
+        run_done(&r);
+}
+
+/* The 30-minute job does start when it runs on a node the top job will not need. */
+static void test_backfill_spare_node(void **state) {
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedNode nodes[5];
+        SchedMachine m;
+        SchedJob jobs[5];
+        SchedAllocation a;
+        Run r = {};
+
+        machine_uniform(nodes, 5, 4, 16 * GIB, &m);
+        jobs[0] = job_pending(1, 0, 4, 1800);
+        run_on(&jobs[0], &m, 0, 0, 1u << 0, 4, 0, true);
+        jobs[1] = job_pending(2, 0, 4, 1800);
+        run_on(&jobs[1], &m, 1, 0, 1u << 1, 4, 0, true);
+        jobs[2] = job_pending(3, 0, 4, 7200);
+        run_on(&jobs[2], &m, 2, 0, 1u << 2, 4, 0, true);
+        jobs[3] = job_pending(4, 100, 12, 3600);
+        jobs[3].exclusive = true;
+        jobs[4] = job_pending(5, 200, 4, 1800);
+        jobs[4].exclusive = true;
+
+        pass(&r, &cfg, &m, jobs, 5, 900);
+        expect_wait(&r, 4, SCHED_REASON_RESOURCES, 1800);
+        assert_true(started(&r, 5, &a));
+        /* The top job takes nodes 0, 1, 3 then (preferred order); node 4 is spare. */
+        assert_int_equal(a.node_mask, 1u << 4);
+        run_done(&r);
+}
+
+static void test_dependencies(void **state) {
+        static const struct {
+                SchedDepType type;
+                SchedDepStatus status;
+                SchedReason reason; /* NONE: starts */
+        } t[] = {
+                { SCHED_DEP_AFTEROK,    SCHED_DEP_UNKNOWN,         SCHED_REASON_DEPENDENCY },
+                { SCHED_DEP_AFTEROK,    SCHED_DEP_STARTED,         SCHED_REASON_DEPENDENCY },
+                { SCHED_DEP_AFTEROK,    SCHED_DEP_FINISHED_OK,     SCHED_REASON_NONE },
+                { SCHED_DEP_AFTEROK,    SCHED_DEP_FINISHED_FAILED, SCHED_REASON_DEPENDENCY_NEVER_SATISFIED },
+                { SCHED_DEP_AFTERNOTOK, SCHED_DEP_FINISHED_OK,     SCHED_REASON_DEPENDENCY_NEVER_SATISFIED },
+                { SCHED_DEP_AFTERNOTOK, SCHED_DEP_FINISHED_FAILED, SCHED_REASON_NONE },
+                { SCHED_DEP_AFTERNOTOK, SCHED_DEP_STARTED,         SCHED_REASON_DEPENDENCY },
+                { SCHED_DEP_AFTERANY,   SCHED_DEP_STARTED,         SCHED_REASON_DEPENDENCY },
+                { SCHED_DEP_AFTERANY,   SCHED_DEP_FINISHED_FAILED, SCHED_REASON_NONE },
+                { SCHED_DEP_AFTERANY,   SCHED_DEP_FINISHED_OK,     SCHED_REASON_NONE },
+                { SCHED_DEP_AFTER,      SCHED_DEP_UNKNOWN,         SCHED_REASON_DEPENDENCY },
+                { SCHED_DEP_AFTER,      SCHED_DEP_STARTED,         SCHED_REASON_NONE },
+        };
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedNode nodes[1];
+        SchedMachine m;
+        Run r = {};
+
+        machine_uniform(nodes, 1, 4, 16 * GIB, &m);
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                SchedDep d = { .job_id = 99, .type = t[i].type, .status = t[i].status };
+                SchedJob jobs[2] = { job_pending(1, 0, 1, 60), job_pending(2, 10, 1, 60) };
+
+                jobs[0].deps = &d;
+                jobs[0].n_deps = 1;
+                pass(&r, &cfg, &m, jobs, 2, 100);
+                assert_true(started(&r, 2, NULL)); /* never blocked by the other */
+                if (t[i].reason == SCHED_REASON_NONE)
+                        assert_true(started(&r, 1, NULL));
+                else
+                        expect_wait(&r, 1, t[i].reason, SCHED_TIME_INFINITY);
+        }
+        run_done(&r);
+}
+
+static void test_hold_begin_toobig_limit(void **state) {
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedNode nodes[2];
+        SchedMachine m;
+        SchedJob jobs[6];
+        Run r = {};
+
+        machine_uniform(nodes, 2, 4, 16 * GIB, &m);
+        jobs[0] = job_pending(1, 0, 2, 60);
+        jobs[0].held = true;
+        jobs[1] = job_pending(2, 0, 9, 60);      /* 8 CPUs exist */
+        jobs[2] = job_pending(3, 0, 1, 60);
+        jobs[2].memory = 33 * GIB;               /* 32G exist */
+        jobs[3] = job_pending(4, 0, 1, 60);
+        jobs[3].begin_time = 500;
+        jobs[4] = job_pending(5, 0, 1, 7200);
+        jobs[5] = job_pending(6, 0, 8, 60);
+        cfg.max_walltime = 3600;
+
+        pass(&r, &cfg, &m, jobs, 6, 100);
+        expect_wait(&r, 1, SCHED_REASON_HELD, SCHED_TIME_INFINITY);
+        expect_wait(&r, 2, SCHED_REASON_TOO_BIG, SCHED_TIME_INFINITY);
+        expect_wait(&r, 3, SCHED_REASON_TOO_BIG, SCHED_TIME_INFINITY);
+        expect_wait(&r, 4, SCHED_REASON_BEGIN_TIME, 500);
+        expect_wait(&r, 5, SCHED_REASON_TIME_LIMIT, SCHED_TIME_INFINITY);
+        assert_true(started(&r, 6, NULL));
+        assert_int_equal(r.res.n_decisions, 1);
+
+        pass(&r, &cfg, &m, jobs, 5, 500);
+        assert_true(started(&r, 4, NULL));
+        run_done(&r);
+}
+
+static void test_exclusive(void **state) {
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedNode nodes[2];
+        SchedMachine m;
+        SchedJob jobs[4];
+        SchedAllocation a;
+        Run r = {};
+
+        machine_uniform(nodes, 2, 4, 16 * GIB, &m);
+        jobs[0] = job_pending(1, 0, 1, 1000);
+        run_on(&jobs[0], &m, 0, 0, 1u << 0, 1, GIB, false);
+        jobs[1] = job_pending(2, 10, 2, 1000);
+        jobs[1].exclusive = true;
+        jobs[2] = job_pending(3, 20, 1, 1000);
+        jobs[2].exclusive = true;
+        jobs[3] = job_pending(4, 30, 1, 100);
+
+        pass(&r, &cfg, &m, jobs, 4, 50);
+        /* Node 0 is shared by job 1: the exclusive job gets all of node 1. */
+        assert_true(started(&r, 2, &a));
+        assert_int_equal(a.node_mask, 1u << 1);
+        assert_int_equal(cpu_set_count(&a.cpus), 4);
+        assert_true(a.mem[1] == 16 * GIB);
+        expect_wait(&r, 3, SCHED_REASON_RESOURCES, 1000);
+        /* Nonexclusive jobs share node 0 with job 1 but not its CPU; it ends before 1000. */
+        assert_true(started(&r, 4, &a));
+        assert_int_equal(a.node_mask, 1u << 0);
+        assert_false(cpu_set_intersects(&a.cpus, &allocs[0].cpus));
+        run_done(&r);
+}
+
+static void test_memory(void **state) {
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedNode nodes[2];
+        SchedMachine m;
+        SchedJob jobs[3];
+        SchedAllocation a;
+        Run r = {};
+
+        /* One node: 12G of 16G held, a job wanting 8G waits although CPUs are free. */
+        machine_uniform(nodes, 1, 8, 16 * GIB, &m);
+        jobs[0] = job_pending(1, 0, 1, 1000);
+        run_on(&jobs[0], &m, 0, 0, 1u << 0, 1, 12 * GIB, false);
+        jobs[1] = job_pending(2, 10, 1, 100);
+        jobs[1].memory = 8 * GIB;
+        jobs[2] = job_pending(3, 20, 1, 100);
+        jobs[2].memory = 4 * GIB;
+        pass(&r, &cfg, &m, jobs, 3, 50);
+        expect_wait(&r, 2, SCHED_REASON_RESOURCES, 1000);
+        assert_true(started(&r, 3, NULL));
+
+        /* Two nodes: it goes where the memory is. */
+        machine_uniform(nodes, 2, 8, 16 * GIB, &m);
+        pass(&r, &cfg, &m, jobs, 2, 50);
+        assert_true(started(&r, 2, &a));
+        assert_int_equal(a.node_mask, 1u << 1);
+
+        /* More memory than any node: spread over both. */
+        jobs[1].memory = 20 * GIB;
+        jobs[0].state = SCHED_JOB_DONE;
+        pass(&r, &cfg, &m, jobs, 2, 50);
+        assert_true(started(&r, 2, &a));
+        assert_int_equal(a.node_mask, 3u);
+        assert_true(a.mem[0] + a.mem[1] == 20 * GIB);
+        assert_int_equal(cpu_set_count(&a.cpus), 1);
+        run_done(&r);
+}
+
+static void test_node_order(void **state) {
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedNode nodes[3];
+        SchedMachine m;
+        SchedJob jobs[3];
+        SchedAllocation a;
+        Run r = {};
+
+        machine_uniform(nodes, 3, 4, 32 * GIB, &m);
+        nodes[1].memory = 64 * GIB;
+        nodes[2].memory = 64 * GIB;
+        nodes[2].speed = 2;
+
+        /* Memory, then speed, descending: node 2. */
+        jobs[0] = job_pending(1, 0, 1, 100);
+        pass(&r, &cfg, &m, jobs, 1, 0);
+        assert_true(started(&r, 1, &a));
+        assert_int_equal(a.node_mask, 1u << 2);
+
+        cfg.node_order = SCHED_NODE_ORDER_INDEX;
+        pass(&r, &cfg, &m, jobs, 1, 0);
+        assert_true(started(&r, 1, &a));
+        assert_int_equal(a.node_mask, 1u << 0);
+        cfg.node_order = SCHED_NODE_ORDER_MEMORY_SPEED;
+
+        /* Fewest nodes: 3 CPUs free on node 2, all 4 on node 1: a 4-CPU job takes node 1
+         * alone; a 6-CPU one spreads over two nodes, not three. */
+        jobs[0] = job_pending(1, 0, 1, 1000);
+        run_on(&jobs[0], &m, 0, 0, 1u << 2, 1, GIB, false);
+        jobs[1] = job_pending(2, 10, 4, 100);
+        pass(&r, &cfg, &m, jobs, 2, 50);
+        assert_true(started(&r, 2, &a));
+        assert_int_equal(a.node_mask, 1u << 1);
+
+        jobs[1] = job_pending(2, 10, 7, 100);
+        pass(&r, &cfg, &m, jobs, 2, 50);
+        assert_true(started(&r, 2, &a));
+        assert_int_equal(__builtin_popcount(a.node_mask), 2);
+        assert_int_equal(cpu_set_count(&a.cpus), 7);
+        run_done(&r);
+}
+
+static void test_priority(void **state) {
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedNode nodes[1];
+        SchedMachine m;
+        SchedJob jobs[4];
+        Run r = {};
+
+        machine_uniform(nodes, 1, 4, 16 * GIB, &m);
+        jobs[0] = job_pending(1, 0, 4, 1000);
+        run_on(&jobs[0], &m, 0, 0, 1u << 0, 4, 0, false);
+        jobs[1] = job_pending(2, 100, 4, 100);   /* normal, oldest */
+        jobs[1].queue_priority = 1;
+        jobs[2] = job_pending(3, 200, 4, 100);   /* express */
+        jobs[2].queue_priority = 2;
+        jobs[2].fairshare = 5000;
+        jobs[3] = job_pending(4, 50, 4, 100);    /* bonus */
+
+        pass(&r, &cfg, &m, jobs, 4, 864100);
+        assert_int_equal(r.res.n_waiting, 3);
+        assert_int_equal(r.res.waiting[0].job_id, 3);
+        assert_int_equal(r.res.waiting[1].job_id, 2);
+        assert_int_equal(r.res.waiting[2].job_id, 4);
+        /* IT4I: 1000*2 + 5000/1000 + 863900/864000 */
+        assert_float_equal(r.res.waiting[0].priority, 2000.0 + 5.0 + 863900.0 / 864000.0, 1e-9);
+        /* Job 1 is past its limit: expected to end any moment. */
+        expect_wait(&r, 3, SCHED_REASON_RESOURCES, 864101);
+        expect_wait(&r, 2, SCHED_REASON_PRIORITY, SCHED_TIME_INFINITY);
+
+        /* nice pushes the express job below the normal one. */
+        jobs[2].nice = 2000;
+        pass(&r, &cfg, &m, jobs, 4, 864100);
+        assert_int_equal(r.res.waiting[0].job_id, 2);
+
+        /* fcfs priority: queue groups, submit order inside. */
+        cfg.priority = &sched_priority_fcfs;
+        jobs[2].nice = 0;
+        jobs[3].queue_priority = 2;
+        pass(&r, &cfg, &m, jobs, 4, 864100);
+        assert_int_equal(r.res.waiting[0].job_id, 4);
+        assert_int_equal(r.res.waiting[1].job_id, 3);
+        assert_int_equal(r.res.waiting[2].job_id, 2);
+        run_done(&r);
+}
+
+static void test_conservative(void **state) {
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedNode nodes[1];
+        SchedMachine m;
+        SchedJob jobs[5];
+        Run r = {};
+
+        cfg.policy = &sched_policy_conservative;
+        machine_uniform(nodes, 1, 4, 16 * GIB, &m);
+        jobs[0] = job_pending(1, 0, 2, 1000);
+        run_on(&jobs[0], &m, 0, 0, 1u << 0, 2, 0, false);
+        jobs[1] = job_pending(2, 10, 4, 500);  /* [1000, 1500) */
+        jobs[2] = job_pending(3, 20, 2, 2000); /* now would pass 1000: [1500, 3500) */
+        jobs[3] = job_pending(4, 30, 2, 900);  /* fits now till 1000 */
+        jobs[4] = job_pending(5, 40, 2, 600);  /* after 4 the hole is full: [1500, 2100) */
+
+        pass(&r, &cfg, &m, jobs, 5, 100);
+        expect_wait(&r, 2, SCHED_REASON_RESOURCES, 1000);
+        expect_wait(&r, 3, SCHED_REASON_PRIORITY, 1500);
+        assert_true(started(&r, 4, NULL));
+        expect_wait(&r, 5, SCHED_REASON_PRIORITY, 1500);
+        run_done(&r);
+}
+
+static void test_sjf_order(void **state) {
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedNode nodes[1];
+        SchedMachine m;
+        SchedJob jobs[4];
+        Run r = {};
+
+        machine_uniform(nodes, 1, 4, 16 * GIB, &m);
+        jobs[0] = job_pending(1, 0, 2, 1000);
+        run_on(&jobs[0], &m, 0, 0, 1u << 0, 2, 0, false);
+        jobs[1] = job_pending(2, 10, 4, 500);
+        jobs[2] = job_pending(3, 20, 2, 800);
+        jobs[3] = job_pending(4, 30, 2, 300);
+
+        pass(&r, &cfg, &m, jobs, 4, 100);
+        assert_true(started(&r, 3, NULL));
+        assert_false(started(&r, 4, NULL));
+
+        cfg.backfill_order = SCHED_BACKFILL_SJF;
+        pass(&r, &cfg, &m, jobs, 4, 100);
+        assert_true(started(&r, 4, NULL));
+        assert_false(started(&r, 3, NULL));
+        run_done(&r);
+}
+
+static void test_bad_input(void **state) {
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedNode nodes[2];
+        SchedMachine m;
+        SchedJob j = job_pending(1, 0, 1, 10);
+        SchedResult res;
+        SchedContext *ctx = sched_context_new();
+
+        machine_uniform(nodes, 2, 4, GIB, &m);
+        nodes[1].cpus = nodes[0].cpus; /* overlapping nodes */
+        assert_int_equal(sched_pass(ctx, &cfg, &m, &j, 1, 0, &res), -EINVAL);
+        m.n_nodes = 0;
+        assert_int_equal(sched_pass(ctx, &cfg, &m, &j, 1, 0, &res), -EINVAL);
+        machine_uniform(nodes, 2, 4, GIB, &m);
+        j.state = SCHED_JOB_RUNNING; /* without an allocation */
+        assert_int_equal(sched_pass(ctx, &cfg, &m, &j, 1, 0, &res), -EINVAL);
+        assert_int_equal(sched_pass(ctx, &cfg, &m, NULL, 0, 0, &res), 0);
+        assert_int_equal(res.n_decisions + res.n_waiting, 0);
+
+        assert_ptr_equal(sched_policy_from_name("easy"), &sched_policy_easy);
+        assert_null(sched_policy_from_name("nope"));
+        assert_string_equal(sched_reason_to_string(SCHED_REASON_DEPENDENCY_NEVER_SATISFIED), "DependencyNeverSatisfied");
+        assert_int_equal(sched_reason_from_string("TooBig"), SCHED_REASON_TOO_BIG);
+        assert_null(sched_context_free(ctx));
+        assert_null(sched_context_free(NULL));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_wccs_seed),
+                cmocka_unit_test(test_backfill_spare_node),
+                cmocka_unit_test(test_dependencies),
+                cmocka_unit_test(test_hold_begin_toobig_limit),
+                cmocka_unit_test(test_exclusive),
+                cmocka_unit_test(test_memory),
+                cmocka_unit_test(test_node_order),
+                cmocka_unit_test(test_priority),
+                cmocka_unit_test(test_conservative),
+                cmocka_unit_test(test_sjf_order),
+                cmocka_unit_test(test_bad_input),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
