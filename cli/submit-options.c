@@ -1,0 +1,743 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "parse-util.h"
+#include "proto/protocol.h"
+#include "strv.h"
+#include "submit-options.h"
+
+void submit_options_init(SubmitOptions *o, time_t now) {
+        *o = (SubmitOptions) {
+                .req = SUBMIT_REQUEST_INIT,
+                .export_all = -1,
+                .now = now,
+        };
+}
+
+void submit_options_done(SubmitOptions *o) {
+        if (!o)
+                return;
+        submit_request_done(&o->req);
+        strv_free(o->export_vars);
+        submit_options_init(o, o->now);
+}
+
+_printf_(2, 3) static int fail(char **ret_error, const char *fmt, ...) {
+        va_list ap;
+        char *s;
+
+        va_start(ap, fmt);
+        if (vasprintf(&s, fmt, ap) < 0)
+                s = NULL;
+        va_end(ap);
+        if (!s)
+                return -ENOMEM;
+        if (ret_error)
+                *ret_error = s;
+        else
+                free(s);
+        return -EINVAL;
+}
+
+static int replace_string(char **p, const char *s) {
+        char *d = strdup(s);
+        if (!d)
+                return -ENOMEM;
+        free(*p);
+        *p = d;
+        return 0;
+}
+
+static int parse_count(const char *arg, unsigned min, unsigned max, unsigned *ret, char **ret_error) {
+        unsigned v;
+
+        if (safe_atou(arg, &v) < 0 || v < min || v > max)
+                return fail(ret_error, "must be a number between %u and %u", min, max);
+        *ret = v;
+        return 0;
+}
+
+/* ---- Setters ---- */
+
+static int set_ntasks(SubmitOptions *o, const char *arg, char **ret_error) {
+        return parse_count(arg, 1, CORRAL_CPUS_MAX, &o->ntasks, ret_error);
+}
+
+static int set_cpus_per_task(SubmitOptions *o, const char *arg, char **ret_error) {
+        return parse_count(arg, 1, CORRAL_CPUS_MAX, &o->cpus_per_task, ret_error);
+}
+
+static int set_mem(SubmitOptions *o, const char *arg, char **ret_error) {
+        uint64_t v;
+
+        /* Slurm's --mem=0 means "all of the node's memory"; corral has no such request. */
+        if (parse_size(arg, UINT64_C(1) << 20, &v) < 0 || v == 0 || v > CORRAL_SIZE_MAX)
+                return fail(ret_error, "invalid size (a number of megabytes, or with a K, M, G or T suffix)");
+        o->req.memory = v;
+        o->mem_per_cpu = 0;
+        return 0;
+}
+
+static int set_mem_per_cpu(SubmitOptions *o, const char *arg, char **ret_error) {
+        uint64_t v;
+
+        if (parse_size(arg, UINT64_C(1) << 20, &v) < 0 || v == 0 || v > CORRAL_SIZE_MAX)
+                return fail(ret_error, "invalid size (a number of megabytes, or with a K, M, G or T suffix)");
+        o->mem_per_cpu = v;
+        o->req.memory = 0;
+        return 0;
+}
+
+static int set_walltime(SubmitOptions *o, DurationDialect dialect, const char *arg, char **ret_error) {
+        uint64_t v;
+
+        if (parse_duration(arg, dialect, &v) < 0)
+                return fail(ret_error, dialect == DURATION_PBS ? "invalid walltime (HH:MM:SS)"
+                                                              : "invalid time (minutes, M:S, H:M:S, D-H, D-H:M or D-H:M:S)");
+        /* Slurm: "a time limit of zero requests that no time limit be imposed". */
+        if (v == 0 || v == DURATION_INFINITY)
+                v = CORRAL_WALLTIME_INFINITY;
+        else if (v > CORRAL_WALLTIME_MAX)
+                return fail(ret_error, "longer than 100 years");
+        o->req.walltime_sec = v;
+        return 0;
+}
+
+static int set_time(SubmitOptions *o, const char *arg, char **ret_error) {
+        return set_walltime(o, DURATION_SLURM, arg, ret_error);
+}
+
+static int set_io_limit(IoDeviceLimits *l, const char *arg, bool bandwidth, char **ret_error) {
+        _cleanup_free_ char *dev = NULL;
+        const char *colon = strrchr(arg, ':');
+        uint64_t v;
+        int r;
+
+        if (!colon || arg[0] != '/' || colon == arg)
+                return fail(ret_error, "expected DEVICE:%s with an absolute device path, e.g. /dev/vdb:%s",
+                            bandwidth ? "BYTES_PER_SEC" : "IOPS", bandwidth ? "10M" : "500");
+        r = bandwidth ? parse_size(colon + 1, 1, &v) : safe_atou64(colon + 1, &v);
+        if (r < 0 || v == 0 || v > CORRAL_SIZE_MAX)
+                return fail(ret_error, "invalid %s '%s'", bandwidth ? "rate" : "IO count", colon + 1);
+        dev = strndup(arg, (size_t) (colon - arg));
+        if (!dev)
+                return -ENOMEM;
+        if (l->n >= CORRAL_IO_DEVICES_MAX)
+                return fail(ret_error, "too many devices");
+        return io_device_limits_add(l, dev, v);
+}
+
+static int set_io_read_bw(SubmitOptions *o, const char *arg, char **ret_error) {
+        return set_io_limit(&o->req.io_read_bw, arg, true, ret_error);
+}
+static int set_io_write_bw(SubmitOptions *o, const char *arg, char **ret_error) {
+        return set_io_limit(&o->req.io_write_bw, arg, true, ret_error);
+}
+static int set_io_read_iops(SubmitOptions *o, const char *arg, char **ret_error) {
+        return set_io_limit(&o->req.io_read_iops, arg, false, ret_error);
+}
+static int set_io_write_iops(SubmitOptions *o, const char *arg, char **ret_error) {
+        return set_io_limit(&o->req.io_write_iops, arg, false, ret_error);
+}
+
+static int set_io_weight(SubmitOptions *o, const char *arg, char **ret_error) {
+        return parse_count(arg, CORRAL_IO_WEIGHT_MIN, CORRAL_IO_WEIGHT_MAX, &o->req.io_weight, ret_error);
+}
+
+static int set_tasks_max(SubmitOptions *o, const char *arg, char **ret_error) {
+        uint64_t v;
+
+        if (safe_atou64(arg, &v) < 0 || v < 1 || v > CORRAL_TASKS_MAX_MAX)
+                return fail(ret_error, "must be a number between 1 and %" PRIu64, CORRAL_TASKS_MAX_MAX);
+        o->req.tasks_max = v;
+        return 0;
+}
+
+static int set_path(char **p, const char *arg, char **ret_error) {
+        if (isempty(arg) || strlen(arg) > CORRAL_PATH_LENGTH_MAX || strchr(arg, '\n'))
+                return fail(ret_error, "invalid path");
+        return replace_string(p, arg);
+}
+
+static int set_workdir(SubmitOptions *o, const char *arg, char **ret_error) {
+        return set_path(&o->req.workdir, arg, ret_error);
+}
+static int set_output(SubmitOptions *o, const char *arg, char **ret_error) {
+        return set_path(&o->req.stdout_path, arg, ret_error);
+}
+static int set_error(SubmitOptions *o, const char *arg, char **ret_error) {
+        return set_path(&o->req.stderr_path, arg, ret_error);
+}
+static int set_input(SubmitOptions *o, const char *arg, char **ret_error) {
+        return set_path(&o->req.stdin_path, arg, ret_error);
+}
+
+static int set_env(SubmitOptions *o, const char *arg, char **ret_error) {
+        if (!env_assignment_is_valid(arg))
+                return fail(ret_error, "expected NAME=VALUE");
+        if (strv_length(o->req.env) >= CORRAL_ENV_MAX)
+                return fail(ret_error, "too many variables");
+        return strv_extend(&o->req.env, arg);
+}
+
+static int set_export(SubmitOptions *o, const char *arg, char **ret_error) {
+        _cleanup_strv_free_ char **items = NULL, **vars = NULL;
+        int all = 0, r;
+
+        r = strv_split(arg, ",", &items);
+        if (r < 0)
+                return r;
+        STRV_FOREACH(i, items) {
+                const char *eq = strchr(*i, '=');
+
+                if (streq(*i, "ALL"))
+                        all = 1;
+                else if (streq(*i, "NONE") || streq(*i, "NIL")) {
+                        if (strv_length(items) > 1)
+                                return fail(ret_error, "NONE cannot be combined with other entries");
+                } else if (eq ? env_assignment_is_valid(*i) : env_name_is_valid(*i, strlen(*i))) {
+                        r = strv_extend(&vars, *i);
+                        if (r < 0)
+                                return r;
+                } else
+                        return fail(ret_error, "'%s' is neither ALL, NONE, a variable name nor NAME=VALUE", *i);
+        }
+        if (!items || !items[0])
+                return fail(ret_error, "expected ALL, NONE or a list of variables");
+        /* Like sbatch: naming variables without ALL exports only those. */
+        o->export_all = all;
+        strv_free(o->export_vars);
+        o->export_vars = TAKE_PTR(vars);
+        return 0;
+}
+
+static int parse_job_id(const char *s, size_t n, uint64_t *ret) {
+        char buf[32];
+        uint64_t v;
+
+        if (n == 0 || n >= sizeof(buf))
+                return -EINVAL;
+        memcpy(buf, s, n);
+        buf[n] = 0;
+        if (safe_atou64(buf, &v) < 0 || v < 1 || v > CORRAL_JOB_ID_MAX)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int parse_dependency_list(const char *s, SubmitRequest *req, char **ret_error) {
+        _cleanup_strv_free_ char **items = NULL;
+        int r;
+
+        if (isempty(s))
+                return fail(ret_error, "expected TYPE:JOBID[:JOBID...][,TYPE:JOBID...]");
+        if (strchr(s, '?'))
+                return fail(ret_error, "'?' (any of) dependencies are not supported, only ',' (all of)");
+        r = strv_split(s, ",", &items);
+        if (r < 0)
+                return r;
+        STRV_FOREACH(i, items) {
+                const char *colon = strchr(*i, ':'), *p;
+                _cleanup_free_ char *type = NULL;
+                DependencyType t;
+
+                if (streq(*i, "singleton"))
+                        return fail(ret_error, "'singleton' is not supported");
+                if (!colon)
+                        return fail(ret_error, "'%s': expected TYPE:JOBID", *i);
+                type = strndup(*i, (size_t) (colon - *i));
+                if (!type)
+                        return -ENOMEM;
+                t = dependency_type_from_string(type);
+                if (t < 0)
+                        return fail(ret_error, "unknown dependency type '%s' (after, afterany, afterok, afternotok)", type);
+                for (p = colon + 1;;) {
+                        size_t n = strcspn(p, ":");
+                        uint64_t id;
+
+                        if (parse_job_id(p, n, &id) < 0)
+                                return fail(ret_error, "'%.*s' is not a job id", (int) n, p);
+                        if (req->n_dependencies >= CORRAL_DEPENDENCIES_MAX)
+                                return fail(ret_error, "too many dependencies");
+                        r = submit_request_add_dependency(req, t, id);
+                        if (r < 0)
+                                return r;
+                        p += n;
+                        if (*p == '\0')
+                                break;
+                        p++;
+                }
+        }
+        return 0;
+}
+
+static int set_dependency(SubmitOptions *o, const char *arg, char **ret_error) {
+        return parse_dependency_list(arg, &o->req, ret_error);
+}
+
+static int set_hold(SubmitOptions *o, const char *arg, char **ret_error) {
+        o->req.hold = true;
+        return 0;
+}
+
+static int set_ident(char **p, const char *arg, char **ret_error) {
+        if (!ident_is_valid(arg))
+                return fail(ret_error, "invalid name (letters, digits, '_', '.', '-'; at most %u)",
+                            CORRAL_IDENT_LENGTH_MAX);
+        return replace_string(p, arg);
+}
+
+static int set_queue(SubmitOptions *o, const char *arg, char **ret_error) {
+        return set_ident(&o->req.queue, arg, ret_error);
+}
+static int set_project(SubmitOptions *o, const char *arg, char **ret_error) {
+        return set_ident(&o->req.project, arg, ret_error);
+}
+
+static int set_exclusive(SubmitOptions *o, const char *arg, char **ret_error) {
+        if (arg)
+                return fail(ret_error, "only plain --exclusive is supported (the whole machine)");
+        o->req.exclusive = true;
+        return 0;
+}
+
+static int set_rerunnable(SubmitOptions *o, const char *arg, char **ret_error) {
+        o->req.rerunnable = 1;
+        return 0;
+}
+static int set_no_rerunnable(SubmitOptions *o, const char *arg, char **ret_error) {
+        o->req.rerunnable = 0;
+        return 0;
+}
+
+static int set_name(SubmitOptions *o, const char *arg, char **ret_error) {
+        if (!job_name_is_valid(arg))
+                return fail(ret_error, "invalid job name (1-%u characters, no control characters)",
+                            CORRAL_NAME_LENGTH_MAX);
+        return replace_string(&o->req.name, arg);
+}
+
+static int set_nice(SubmitOptions *o, const char *arg, char **ret_error) {
+        int v;
+
+        if (!arg) {
+                o->req.nice = 100; /* sbatch's default adjustment for a bare --nice */
+                return 0;
+        }
+        if (safe_atoi(arg, &v) < 0 || v < CORRAL_NICE_MIN || v > CORRAL_NICE_MAX)
+                return fail(ret_error, "must be a number between %d and %d", CORRAL_NICE_MIN, CORRAL_NICE_MAX);
+        o->req.nice = v;
+        return 0;
+}
+
+static int set_array(SubmitOptions *o, const char *arg, char **ret_error) {
+        int r = array_spec_parse(arg, &o->req.array);
+        if (r == -ERANGE)
+                return fail(ret_error, "too large (at most %u tasks, indexes up to %u)", CORRAL_ARRAY_TASKS_MAX,
+                            CORRAL_ARRAY_INDEX_MAX);
+        if (r < 0)
+                return fail(ret_error, "expected START[-END[:STEP]][%%MAX] (lists with ',' are not supported)");
+        return 0;
+}
+
+static int set_wait(SubmitOptions *o, const char *arg, char **ret_error) {
+        o->wait = true;
+        return 0;
+}
+
+int parse_begin_time(const char *s, time_t now, uint64_t *ret) {
+        struct tm tm;
+        const char *end;
+        uint64_t v;
+
+        if (isempty(s))
+                return -EINVAL;
+        if (streq(s, "now")) {
+                *ret = (uint64_t) now;
+                return 0;
+        }
+        if (strneq(s, "now+", 4)) {
+                const char *d = s + 4;
+                /* sbatch: a bare number counts seconds here, units may follow. */
+                if (safe_atou64(d, &v) < 0 && parse_duration(d, DURATION_SLURM, &v) < 0)
+                        return -EINVAL;
+                if (strpbrk(d, ":-"))
+                        return -EINVAL;
+                if (v > CORRAL_TIME_MAX || (uint64_t) now + v > CORRAL_TIME_MAX)
+                        return -ERANGE;
+                *ret = (uint64_t) now + v;
+                return 0;
+        }
+
+        localtime_r(&now, &tm);
+        tm.tm_isdst = -1;
+        if ((end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) && !*end)
+                ;
+        else if ((localtime_r(&now, &tm), tm.tm_isdst = -1, end = strptime(s, "%Y-%m-%dT%H:%M", &tm)) && !*end)
+                tm.tm_sec = 0;
+        else if ((localtime_r(&now, &tm), tm.tm_isdst = -1, end = strptime(s, "%Y-%m-%d", &tm)) && !*end)
+                tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+        else {
+                bool have_sec = true;
+
+                localtime_r(&now, &tm);
+                tm.tm_isdst = -1;
+                end = strptime(s, "%H:%M:%S", &tm);
+                if (!end || *end) {
+                        localtime_r(&now, &tm);
+                        tm.tm_isdst = -1;
+                        end = strptime(s, "%H:%M", &tm);
+                        have_sec = false;
+                }
+                if (!end || *end)
+                        return -EINVAL;
+                if (!have_sec)
+                        tm.tm_sec = 0;
+                /* A time of day already past means tomorrow, as sbatch does. */
+                time_t t = mktime(&tm);
+                if (t == (time_t) -1)
+                        return -EINVAL;
+                if (t <= now) {
+                        tm.tm_mday++;
+                        tm.tm_isdst = -1;
+                }
+        }
+        time_t t = mktime(&tm);
+        if (t == (time_t) -1 || t < 0)
+                return -EINVAL;
+        if ((uint64_t) t > CORRAL_TIME_MAX)
+                return -ERANGE;
+        *ret = (uint64_t) t;
+        return 0;
+}
+
+static int set_begin(SubmitOptions *o, const char *arg, char **ret_error) {
+        uint64_t v;
+
+        if (parse_begin_time(arg, o->now, &v) < 0)
+                return fail(ret_error, "expected now+SECONDS, now+DURATION, HH:MM[:SS] or YYYY-MM-DD[THH:MM[:SS]]");
+        o->req.begin_time = v;
+        return 0;
+}
+
+static int set_nodes(SubmitOptions *o, const char *arg, char **ret_error) {
+        if (streq(arg, "1") || streq(arg, "1-1"))
+                return 0;
+        return fail(ret_error, "corral runs each job on a single machine; only 1 node can be requested");
+}
+
+static const SubmitOption options[] = {
+        { "cpus", 'n', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_NTASKS, set_ntasks, "CPUs for the job (as --ntasks)" },
+        { "ntasks", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_NTASKS, set_ntasks, NULL },
+        { "ntasks-per-node", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_NTASKS, set_ntasks, NULL },
+        { "cpus-per-task", 'c', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_CPUS_PER_TASK, set_cpus_per_task,
+          "CPUs per task: the job gets ntasks x cpus-per-task" },
+        { "mem", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_MEMORY, set_mem, "memory limit (MB, or K/M/G/T suffix)" },
+        { "mem-per-cpu", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_MEMORY, set_mem_per_cpu, "memory per CPU" },
+        { "time", 't', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_TIME, set_time, "walltime limit ([D-]H:M:S, minutes)" },
+        { "io-read-bw", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_IO_READ_BW, set_io_read_bw,
+          "DEVICE:RATE read bandwidth limit, e.g. /dev/vdb:10M (repeatable)" },
+        { "io-write-bw", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_IO_WRITE_BW, set_io_write_bw,
+          "DEVICE:RATE write bandwidth limit (repeatable)" },
+        { "io-read-iops", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_IO_READ_IOPS, set_io_read_iops,
+          "DEVICE:IOPS read operations limit (repeatable)" },
+        { "io-write-iops", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_IO_WRITE_IOPS, set_io_write_iops,
+          "DEVICE:IOPS write operations limit (repeatable)" },
+        { "io-weight", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_IO_WEIGHT, set_io_weight, "IO weight 1-10000" },
+        { "tasks-max", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_TASKS_MAX, set_tasks_max, "maximum processes/threads" },
+        { "workdir", 'D', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_WORKDIR, set_workdir, "working directory" },
+        { "chdir", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_WORKDIR, set_workdir, NULL },
+        { "output", 'o', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_OUTPUT, set_output, "stdout path (%j = job id)" },
+        { "error", 'e', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_ERROR, set_error, "stderr path" },
+        { "input", 'i', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_INPUT, set_input, "stdin path" },
+        { "env", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_ENV, set_env, "NAME=VALUE for the job (repeatable)" },
+        { "export", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_EXPORT, set_export,
+          "ALL, NONE or [ALL,]VAR[,VAR=value...]: environment to pass" },
+        { "dependency", 'd', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_DEPENDENCY, set_dependency,
+          "afterok:ID[:ID][,afterany:ID...]" },
+        { "depend", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_DEPENDENCY, set_dependency, NULL },
+        { "hold", 'H', SUBMIT_ARG_NONE, SUBMIT_FIELD_HOLD, set_hold, "submit held" },
+        { "queue", 'q', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_QUEUE, set_queue, "queue (partition)" },
+        { "partition", 'p', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_QUEUE, set_queue, NULL },
+        { "project", 'A', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_PROJECT, set_project, "project (account)" },
+        { "account", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_PROJECT, set_project, NULL },
+        { "exclusive", 0, SUBMIT_ARG_OPTIONAL, SUBMIT_FIELD_EXCLUSIVE, set_exclusive, "the machine to itself" },
+        { "rerunnable", 0, SUBMIT_ARG_NONE, SUBMIT_FIELD_RERUNNABLE, set_rerunnable, "may be requeued" },
+        { "requeue", 0, SUBMIT_ARG_NONE, SUBMIT_FIELD_RERUNNABLE, set_rerunnable, NULL },
+        { "no-rerunnable", 0, SUBMIT_ARG_NONE, SUBMIT_FIELD_RERUNNABLE, set_no_rerunnable, "never requeue" },
+        { "no-requeue", 0, SUBMIT_ARG_NONE, SUBMIT_FIELD_RERUNNABLE, set_no_rerunnable, NULL },
+        { "name", 'J', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_NAME, set_name, "job name" },
+        { "job-name", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_NAME, set_name, NULL },
+        { "nice", 0, SUBMIT_ARG_OPTIONAL, SUBMIT_FIELD_NICE, set_nice, "[=N] lower priority (default 100)" },
+        { "array", 'a', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_ARRAY, set_array, "START-END[:STEP][%MAX]" },
+        { "wait", 'W', SUBMIT_ARG_NONE, SUBMIT_FIELD_WAIT, set_wait, "wait for the job to end" },
+        { "begin", 'b', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_BEGIN, set_begin, "start no earlier than this time" },
+        { "nodes", 'N', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_NODES, set_nodes, NULL },
+
+        /* Known to Slurm users, meaningless or not implemented here: say so rather than
+         * "unknown option". */
+        { "mail-type", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
+        { "mail-user", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
+        { "gres", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
+        { "gpus", 'G', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
+        { "constraint", 'C', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
+        { "licenses", 'L', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
+        { "reservation", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
+        { "qos", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
+};
+
+const SubmitOption *submit_options_table(size_t *ret_n) {
+        if (ret_n)
+                *ret_n = ELEMENTSOF(options);
+        return options;
+}
+
+const SubmitOption *submit_option_find_long(const char *name, size_t len) {
+        for (size_t i = 0; i < ELEMENTSOF(options); i++)
+                if (strlen(options[i].long_name) == len && strneq(options[i].long_name, name, len))
+                        return &options[i];
+        return NULL;
+}
+
+const SubmitOption *submit_option_find_short(char c) {
+        if (c == 0)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(options); i++)
+                if (options[i].short_name == c)
+                        return &options[i];
+        return NULL;
+}
+
+int submit_option_apply(SubmitOptions *o, const SubmitOption *opt, const char *arg, SubmitSource source,
+                        char **ret_error) {
+        int r;
+
+        assert(o);
+        assert(opt);
+
+        if (!opt->set)
+                return fail(ret_error, "option not supported");
+        if (source == SUBMIT_SOURCE_DIRECTIVE && o->set_by_command_line[opt->field])
+                return 0;
+        /* Among command line options a repeated list option adds; the first command line
+         * use of a field drops what directives could not have set anyway (they come
+         * later), so nothing to reset here. */
+        r = opt->set(o, arg, ret_error);
+        if (r < 0)
+                return r;
+        if (source == SUBMIT_SOURCE_COMMAND_LINE)
+                o->set_by_command_line[opt->field] = true;
+        return 0;
+}
+
+static int fail_with_option(char **ret_error, const char *written, char *reason) {
+        _cleanup_free_ char *r = reason;
+        return fail(ret_error, "%s: %s", written, r ?: "invalid value");
+}
+
+int submit_options_parse_args(SubmitOptions *o, char *const *args, size_t n, SubmitSource source,
+                              size_t *ret_first_positional, char **ret_error) {
+        size_t i;
+        int r;
+
+        assert(o);
+
+        for (i = 0; i < n; i++) {
+                const char *a = args[i];
+
+                if (streq(a, "--") && source == SUBMIT_SOURCE_COMMAND_LINE) {
+                        i++;
+                        break;
+                }
+                if (a[0] != '-' || a[1] == '\0') {
+                        if (source == SUBMIT_SOURCE_COMMAND_LINE)
+                                break;
+                        return fail(ret_error, "%s: unexpected argument", a);
+                }
+
+                if (a[1] == '-') {
+                        const char *name = a + 2, *eq = strchr(name, '=');
+                        size_t len = eq ? (size_t) (eq - name) : strlen(name);
+                        const SubmitOption *opt = submit_option_find_long(name, len);
+                        const char *arg = eq ? eq + 1 : NULL;
+                        _cleanup_free_ char *written = NULL;
+                        char *reason = NULL;
+
+                        if (!opt)
+                                return fail(ret_error, "--%.*s: unknown option", (int) len, name);
+                        if (opt->arg == SUBMIT_ARG_NONE && eq)
+                                return fail(ret_error, "%s: option takes no value", a);
+                        if (opt->arg == SUBMIT_ARG_REQUIRED && !eq) {
+                                if (i + 1 >= n)
+                                        return fail(ret_error, "%s: option requires a value", a);
+                                arg = args[++i];
+                                if (asprintf(&written, "%s %s", a, arg) < 0)
+                                        return -ENOMEM;
+                        }
+                        r = submit_option_apply(o, opt, arg, source, &reason);
+                        if (r == -EINVAL)
+                                return fail_with_option(ret_error, written ?: a, reason);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+
+                /* Short options, bundled as getopt allows: "-Hn4", "-n 4". */
+                for (const char *p = a + 1; *p; p++) {
+                        const SubmitOption *opt = submit_option_find_short(*p);
+                        _cleanup_free_ char *written = NULL;
+                        const char *arg = NULL;
+                        char *reason = NULL;
+
+                        if (!opt)
+                                return fail(ret_error, "-%c: unknown option", *p);
+                        if (opt->arg != SUBMIT_ARG_NONE) {
+                                if (p[1]) {
+                                        arg = p + 1;
+                                        written = strdup(a);
+                                } else {
+                                        if (i + 1 >= n)
+                                                return fail(ret_error, "-%c: option requires a value", *p);
+                                        arg = args[++i];
+                                        if (asprintf(&written, "%s %s", a, arg) < 0)
+                                                written = NULL;
+                                }
+                                if (!written)
+                                        return -ENOMEM;
+                        }
+                        r = submit_option_apply(o, opt, arg, source, &reason);
+                        if (r == -EINVAL) {
+                                char w[3] = { '-', *p, 0 };
+                                return fail_with_option(ret_error, written ?: (opt->arg == SUBMIT_ARG_NONE ? w : a),
+                                                        reason);
+                        }
+                        if (r < 0)
+                                return r;
+                        if (arg)
+                                break; /* the rest of the word was the value */
+                }
+        }
+
+        if (ret_first_positional)
+                *ret_first_positional = i;
+        return 0;
+}
+
+int submit_options_parse_argv(int argc, char **argv, SubmitOptions *o, int *ret_first_command_arg,
+                              char **ret_error_message) {
+        size_t first;
+        int r;
+
+        if (argc < 1)
+                return -EINVAL;
+        r = submit_options_parse_args(o, argv + 1, (size_t) argc - 1, SUBMIT_SOURCE_COMMAND_LINE, &first,
+                                      ret_error_message);
+        if (r < 0)
+                return r;
+        if (ret_first_command_arg)
+                *ret_first_command_arg = (int) first + 1;
+        return 0;
+}
+
+/* Sets NAME=value in *l, replacing an earlier entry of the same name. */
+static int env_set(char ***l, const char *assignment) {
+        size_t n = strcspn(assignment, "=");
+
+        for (char **e = *l; e && *e; e++)
+                if (strneq(*e, assignment, n) && (*e)[n] == '=') {
+                        char *d = strdup(assignment);
+                        if (!d)
+                                return -ENOMEM;
+                        free(*e);
+                        *e = d;
+                        return 0;
+                }
+        return strv_extend(l, assignment);
+}
+
+static const char *env_lookup(char *const *l, const char *name) {
+        size_t n = strlen(name);
+
+        for (char *const *e = l; e && *e; e++)
+                if (strneq(*e, name, n) && (*e)[n] == '=')
+                        return *e;
+        return NULL;
+}
+
+int submit_options_finalize(SubmitOptions *o, const char *cwd, char *const *environ_list, char **ret_error) {
+        _cleanup_strv_free_ char **env = NULL;
+        const char *bad = NULL;
+        int r;
+
+        assert(o);
+
+        if (o->ntasks > 0 || o->cpus_per_task > 0) {
+                uint64_t cpus = (uint64_t) MAX(o->ntasks, 1U) * MAX(o->cpus_per_task, 1U);
+                if (cpus > CORRAL_CPUS_MAX)
+                        return fail(ret_error, "--ntasks x --cpus-per-task = %" PRIu64 " CPUs, more than %u", cpus,
+                                    CORRAL_CPUS_MAX);
+                o->req.cpus = (unsigned) cpus;
+        }
+        if (o->mem_per_cpu > 0) {
+                uint64_t m;
+                if (__builtin_mul_overflow(o->mem_per_cpu, (uint64_t) MAX(o->req.cpus, 1U), &m) ||
+                    m > CORRAL_SIZE_MAX)
+                        return fail(ret_error, "--mem-per-cpu x CPUs is too large");
+                o->req.memory = m;
+        }
+
+        if (o->join == SUBMIT_JOIN_OUTPUT) {
+                free(o->req.stderr_path);
+                o->req.stderr_path = NULL;
+                if (o->req.stdout_path && !(o->req.stderr_path = strdup(o->req.stdout_path)))
+                        return -ENOMEM;
+        } else if (o->join == SUBMIT_JOIN_ERROR) {
+                free(o->req.stdout_path);
+                o->req.stdout_path = NULL;
+                if (o->req.stderr_path && !(o->req.stdout_path = strdup(o->req.stderr_path)))
+                        return -ENOMEM;
+        }
+
+        if (!o->req.workdir || o->req.workdir[0] != '/') {
+                char *w;
+
+                if (!cwd || cwd[0] != '/')
+                        return fail(ret_error, "cannot resolve the working directory");
+                if (!o->req.workdir)
+                        w = strdup(cwd);
+                else if (asprintf(&w, "%s/%s", cwd, o->req.workdir) < 0)
+                        w = NULL;
+                if (!w)
+                        return -ENOMEM;
+                free(o->req.workdir);
+                o->req.workdir = w;
+        }
+
+        if (o->export_all != 0)
+                for (char *const *e = environ_list; e && *e; e++)
+                        if (env_assignment_is_valid(*e) && (r = env_set(&env, *e)) < 0)
+                                return r;
+        STRV_FOREACH(v, o->export_vars) {
+                const char *a = strchr(*v, '=') ? *v : env_lookup(environ_list, *v);
+                if (a && (r = env_set(&env, a)) < 0)
+                        return r;
+        }
+        STRV_FOREACH(v, o->req.env)
+                if ((r = env_set(&env, *v)) < 0)
+                        return r;
+        if (strv_length(env) > CORRAL_ENV_MAX)
+                return fail(ret_error, "the environment has more than %u variables", CORRAL_ENV_MAX);
+        strv_free(o->req.env);
+        o->req.env = TAKE_PTR(env);
+
+        r = submit_request_validate(&o->req, &bad);
+        if (r < 0)
+                return fail(ret_error, "invalid job request: %s", bad);
+        return 0;
+}

@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/directives.h"
+#include "cli/submit-options.h"
+#include "strv.h"
+
+#define NOW ((time_t) 1700000000)
+#define G (UINT64_C(1) << 30)
+#define M (UINT64_C(1) << 20)
+
+static void dump_errors(const DirectiveErrors *e) {
+        for (size_t i = 0; i < e->n; i++) {
+                _cleanup_free_ char *s = directive_error_format(&e->items[i]);
+                fprintf(stderr, "  %s\n", s);
+        }
+}
+
+static void expect_error(const DirectiveErrors *e, size_t i, unsigned line, bool warning, const char *msg) {
+        _cleanup_free_ char *s = NULL;
+
+        if (i >= e->n || e->items[i].line != line || e->items[i].warning != warning ||
+            !streq(e->items[i].message, msg)) {
+                fprintf(stderr, "want error %zu: %u %s\n", i, line, msg);
+                dump_errors(e);
+                fail();
+        }
+        s = directive_error_format(&e->items[i]);
+        assert_non_null(s);
+}
+
+/* Parses script with the options already given in argv (may be NULL), then finalizes. */
+static int run(const char *script, char **argv, SubmitOptions *o, DirectiveErrors *e) {
+        int r, first;
+        char *err = NULL;
+
+        submit_options_init(o, NOW);
+        if (argv) {
+                assert_int_equal(submit_options_parse_argv((int) strv_length(argv), argv, o, &first, &err), 0);
+        }
+        r = directives_parse(script, "job.sh", o, e);
+        if (r < 0)
+                return r;
+        o->req.script = strdup(script);
+        r = submit_options_finalize(o, "/home/ann", NULL, &err);
+        if (r < 0) {
+                fprintf(stderr, "finalize: %s\n", err);
+                free(err);
+        }
+        return r;
+}
+
+static void test_slurm_basic(void **state) {
+        static const char script[] =
+                "#!/bin/bash\n"
+                "#\n"
+                "#SBATCH --job-name=md-sim\n"
+                "#SBATCH -n 2\n"
+                "#SBATCH --cpus-per-task=4\n"
+                "#SBATCH --mem=8G\n"
+                "#SBATCH -t 1-02:30:00\n"
+                "#SBATCH -o out-%j.log\n"
+                "#SBATCH --error=err-%j.log\n"
+                "#SBATCH -p batch -A chem\n"
+                "#SBATCH --array=1-20%4\n"
+                "#SBATCH --dependency=afterok:10:11,afterany:12\n"
+                "#SBATCH --nodes=1\n"
+                "#SBATCH --requeue --nice=50\n"
+                "\n"
+                "module load gromacs\n"
+                "srun gmx mdrun\n";
+        _cleanup_(submit_options_done) SubmitOptions o;
+        _cleanup_(directive_errors_done) DirectiveErrors e = {};
+
+        assert_int_equal(run(script, NULL, &o, &e), 0);
+        assert_int_equal(e.n, 0);
+        assert_string_equal(o.req.name, "md-sim");
+        assert_int_equal(o.req.cpus, 8);
+        assert_true(o.req.memory == 8 * G);
+        assert_int_equal(o.req.walltime_sec, 86400 + 2 * 3600 + 30 * 60);
+        assert_string_equal(o.req.stdout_path, "out-%j.log"); /* %j stays for the daemon */
+        assert_string_equal(o.req.stderr_path, "err-%j.log");
+        assert_string_equal(o.req.queue, "batch");
+        assert_string_equal(o.req.project, "chem");
+        assert_int_equal(o.req.array.start, 1);
+        assert_int_equal(o.req.array.end, 20);
+        assert_int_equal(o.req.array.max_concurrent, 4);
+        assert_int_equal(o.req.n_dependencies, 3);
+        assert_int_equal(o.req.dependencies[1].type, DEPENDENCY_AFTEROK);
+        assert_int_equal(o.req.dependencies[1].job_id, 11);
+        assert_int_equal(o.req.dependencies[2].type, DEPENDENCY_AFTERANY);
+        assert_int_equal(o.req.rerunnable, 1);
+        assert_int_equal(o.req.nice, 50);
+        assert_string_equal(o.req.workdir, "/home/ann");
+}
+
+static void test_slurm_mem_per_cpu(void **state) {
+        static const char script[] =
+                "#!/bin/sh\n"
+                "#SBATCH --cpus-per-task=4\n"
+                "#SBATCH --mem-per-cpu=2G\n"
+                "#SBATCH --time=90\n"
+                "echo hi\n";
+        _cleanup_(submit_options_done) SubmitOptions o;
+        _cleanup_(directive_errors_done) DirectiveErrors e = {};
+
+        assert_int_equal(run(script, NULL, &o, &e), 0);
+        assert_int_equal(o.req.cpus, 4);
+        assert_true(o.req.memory == 8 * G);
+        assert_int_equal(o.req.walltime_sec, 90 * 60); /* Slurm: bare number = minutes */
+}
+
+static void test_slurm_unsupported(void **state) {
+        static const char script[] =
+                "#!/bin/bash\n"                         /* 1 */
+                "#SBATCH -J ok\n"                       /* 2 */
+                "#SBATCH --mail-type=END\n"             /* 3 */
+                "#SBATCH --mail-user=a@b.c\n"           /* 4 */
+                "## SBATCH --gres=gpu:2 (commented out)\n" /* 5 */
+                "#SBATCH --time=10\n"                   /* 6 */
+                "#SBATCH --gres=gpu:1\n"                /* 7 */
+                "#SBATCH --frobnicate\n"                /* 8 */
+                "#SBATCH --nodes=2\n"                   /* 9 */
+                "#SBATCH --cpus-per-task 0\n"           /* 10 */
+                "#SBATCH stray\n"                       /* 11 */
+                "#SBATCH --name \"unterminated\n"       /* 12 */
+                "hostname\n"                            /* 13 */
+                "#SBATCH --mem=1G\n";                   /* 14 */
+        _cleanup_(submit_options_done) SubmitOptions o;
+        _cleanup_(directive_errors_done) DirectiveErrors e = {};
+
+        submit_options_init(&o, NOW);
+        assert_int_equal(directives_parse(script, "job.sh", &o, &e), -EINVAL);
+        assert_int_equal(e.n, 9);
+        expect_error(&e, 0, 3, false, "#SBATCH --mail-type=END: option not supported");
+        expect_error(&e, 1, 4, false, "#SBATCH --mail-user=a@b.c: option not supported");
+        expect_error(&e, 2, 7, false, "#SBATCH --gres=gpu:1: option not supported");
+        expect_error(&e, 3, 8, false, "#SBATCH --frobnicate: unknown option");
+        expect_error(&e, 4, 9, false,
+                     "#SBATCH --nodes=2: corral runs each job on a single machine; only 1 node can be requested");
+        expect_error(&e, 5, 10, false, "#SBATCH --cpus-per-task 0: must be a number between 1 and 4096");
+        expect_error(&e, 6, 11, false, "#SBATCH stray: unexpected argument");
+        expect_error(&e, 7, 12, false, "#SBATCH --name \"unterminated: unterminated quote");
+        expect_error(&e, 8, 14, true, "#SBATCH --mem=1G: ignored, directives after the first command are not read");
+        {
+                _cleanup_free_ char *s = directive_error_format(&e.items[2]);
+                assert_string_equal(s, "job.sh:7: #SBATCH --gres=gpu:1: option not supported");
+        }
+        /* The good lines still applied; the late one did not. */
+        assert_string_equal(o.req.name, "ok");
+        assert_int_equal(o.req.walltime_sec, 600);
+        assert_int_equal(o.req.memory, 0);
+}
+
+static void test_pbs_torque(void **state) {
+        static const char script[] =
+                "#!/bin/bash\r\n"
+                "#PBS -N blast_run\r\n"
+                "#PBS -l nodes=1:ppn=4\r\n"
+                "#PBS -l walltime=01:00:00,mem=4gb\r\n"
+                "#PBS -q long\r\n"
+                "#PBS -j oe\r\n"
+                "#PBS -o /scratch/ann/blast.out\r\n"
+                "#PBS -A bio\r\n"
+                "#PBS -r n\r\n"
+                "cd $PBS_O_WORKDIR\r\n";
+        _cleanup_(submit_options_done) SubmitOptions o;
+        _cleanup_(directive_errors_done) DirectiveErrors e = {};
+
+        assert_int_equal(run(script, NULL, &o, &e), 0);
+        assert_int_equal(e.n, 0);
+        assert_string_equal(o.req.name, "blast_run");
+        assert_int_equal(o.req.cpus, 4);
+        assert_int_equal(o.req.walltime_sec, 3600); /* PBS duration: H:M:S */
+        assert_true(o.req.memory == 4 * G);
+        assert_string_equal(o.req.queue, "long");
+        assert_string_equal(o.req.stdout_path, "/scratch/ann/blast.out");
+        assert_string_equal(o.req.stderr_path, "/scratch/ann/blast.out");
+        assert_string_equal(o.req.project, "bio");
+        assert_int_equal(o.req.rerunnable, 0);
+}
+
+static void test_pbs_pro_select(void **state) {
+        static const char script[] =
+                "#!/bin/bash\n"
+                "#PBS -l select=2:ncpus=4:mem=4gb\n"
+                "#PBS -l place=scatter:excl\n"
+                "#PBS -l walltime=45:00\n"
+                "#PBS -W depend=afterok:123.pbs01:124.pbs01\n"
+                "#PBS -J 1-10:2\n"
+                "#PBS -h\n"
+                "#PBS -V\n"
+                "#PBS -v INPUT=/data/x,EXTRA\n"
+                "#PBS -d /scratch/run\n"
+                "#PBS -P proj-7\n"
+                "./run\n";
+        _cleanup_(submit_options_done) SubmitOptions o;
+        _cleanup_(directive_errors_done) DirectiveErrors e = {};
+
+        assert_int_equal(run(script, NULL, &o, &e), 0);
+        assert_int_equal(o.req.cpus, 8);
+        assert_true(o.req.memory == 8 * G);
+        assert_true(o.req.exclusive);
+        assert_int_equal(o.req.walltime_sec, 45 * 60);
+        assert_int_equal(o.req.n_dependencies, 2);
+        assert_int_equal(o.req.dependencies[0].job_id, 123);
+        assert_int_equal(o.req.dependencies[1].job_id, 124);
+        assert_int_equal(o.req.array.step, 2);
+        assert_true(o.req.hold);
+        assert_int_equal(o.export_all, 1);
+        assert_string_equal(o.req.env[0], "INPUT=/data/x"); /* EXTRA is not in the (empty) environ */
+        assert_int_equal(strv_length(o.req.env), 1);
+        assert_string_equal(o.req.workdir, "/scratch/run");
+        assert_string_equal(o.req.project, "proj-7");
+}
+
+static void test_pbs_unsupported(void **state) {
+        static const char script[] =
+                "#!/bin/sh\n"                           /* 1 */
+                "#PBS -m abe\n"                         /* 2 */
+                "#PBS -M ann@example.org\n"             /* 3 */
+                "#PBS -l vmem=8gb\n"                    /* 4 */
+                "#PBS -l nodes=2:ppn=8\n"               /* 5 */
+                "#PBS -l select=1:ncpus=2:ngpus=1\n"    /* 6 */
+                "#PBS -W group_list=staff\n"            /* 7 */
+                "#PBS -Z\n"                             /* 8 */
+                "#PBS -r maybe\n"                       /* 9 */
+                "#PBS -l walltime=1:00:00\n"            /* 10 */
+                "true\n";
+        _cleanup_(submit_options_done) SubmitOptions o;
+        _cleanup_(directive_errors_done) DirectiveErrors e = {};
+
+        submit_options_init(&o, NOW);
+        assert_int_equal(directives_parse(script, "pbs.sh", &o, &e), -EINVAL);
+        assert_int_equal(e.n, 8);
+        expect_error(&e, 0, 2, false, "#PBS -m abe: option not supported");
+        expect_error(&e, 1, 3, false, "#PBS -M ann@example.org: option not supported");
+        expect_error(&e, 2, 4, false, "#PBS -l vmem=8gb: resource 'vmem' not supported");
+        expect_error(&e, 3, 5, false,
+                     "#PBS -l nodes=2:ppn=8: corral runs each job on a single machine; only nodes=1 can be requested");
+        expect_error(&e, 4, 6, false, "#PBS -l select=1:ncpus=2:ngpus=1: select: resource 'ngpus' not supported");
+        expect_error(&e, 5, 7, false, "#PBS -W group_list=staff: attribute 'group_list' not supported");
+        expect_error(&e, 6, 8, false, "#PBS -Z: unknown option");
+        expect_error(&e, 7, 9, false, "#PBS -r maybe: expected y or n");
+        assert_int_equal(o.req.walltime_sec, 3600);
+}
+
+static void test_native_directives(void **state) {
+        static const char script[] =
+                "#!/usr/bin/env python3\n"
+                "# A comment before the directives is fine.\n"
+                "#CORRAL --cpus=2 --mem=512  # megabytes, as sbatch\n"
+                "#CORRAL --io-read-bw=/dev/vdb:10M --io-write-bw /dev/vdb:5M\n"
+                "#CORRAL --io-write-iops=/dev/vdb:300 --io-weight=50 --tasks-max=64\n"
+                "#CORRAL --env 'GREETING=hello world' --env=\"N=1\"\n"
+                "#CORRAL --export=NONE --exclusive --no-rerunnable\n"
+                "#CORRAL -D sub/dir -i in.txt\n"
+                "#CORRAL --begin=now+3600 -W\n"
+                "import sys\n";
+        _cleanup_(submit_options_done) SubmitOptions o;
+        _cleanup_(directive_errors_done) DirectiveErrors e = {};
+        char *env[] = { (char *) "HOME=/home/ann", (char *) "PATH=/bin", NULL };
+        char *err = NULL;
+
+        submit_options_init(&o, NOW);
+        assert_int_equal(directives_parse(script, "x.py", &o, &e), 0);
+        o.req.script = strdup(script);
+        assert_int_equal(submit_options_finalize(&o, "/home/ann", env, &err), 0);
+        assert_int_equal(o.req.cpus, 2);
+        assert_true(o.req.memory == 512 * M);
+        assert_int_equal(o.req.io_read_bw.items[0].limit, 10 * M);
+        assert_string_equal(o.req.io_write_bw.items[0].device, "/dev/vdb");
+        assert_int_equal(o.req.io_write_bw.items[0].limit, 5 * M);
+        assert_int_equal(o.req.io_write_iops.items[0].limit, 300);
+        assert_int_equal(o.req.io_weight, 50);
+        assert_int_equal(o.req.tasks_max, 64);
+        /* --export=NONE: only the explicit --env. */
+        assert_int_equal(strv_length(o.req.env), 2);
+        assert_string_equal(o.req.env[0], "GREETING=hello world");
+        assert_string_equal(o.req.env[1], "N=1");
+        assert_true(o.req.exclusive);
+        assert_int_equal(o.req.rerunnable, 0);
+        assert_string_equal(o.req.workdir, "/home/ann/sub/dir");
+        assert_string_equal(o.req.stdin_path, "in.txt");
+        assert_int_equal(o.req.begin_time, NOW + 3600);
+        assert_true(o.wait);
+}
+
+static void test_command_line_wins(void **state) {
+        static const char script[] =
+                "#!/bin/bash\n"
+                "#SBATCH --mem-per-cpu=4G\n"
+                "#SBATCH --time=2:00:00\n"
+                "#SBATCH -c 2\n"
+                "#SBATCH -J from-script\n"
+                "#SBATCH --env=A=script --env=B=script\n"
+                "#PBS -q pbsq\n"
+                "#PBS -j oe\n"
+                "run\n";
+        char *argv[] = { (char *) "submit", (char *) "--mem=1G", (char *) "-t", (char *) "10", (char *) "-n4",
+                         (char *) "--env", (char *) "A=cli", (char *) "-q", (char *) "fast", (char *) "job.sh",
+                         (char *) "arg1", NULL };
+        _cleanup_(submit_options_done) SubmitOptions o;
+        _cleanup_(directive_errors_done) DirectiveErrors e = {};
+
+        assert_int_equal(run(script, argv, &o, &e), 0);
+        assert_int_equal(o.req.cpus, 8);               /* -n 4 from the CLI x -c 2 from the script */
+        assert_true(o.req.memory == 1 * G);            /* --mem wins over the script's --mem-per-cpu */
+        assert_int_equal(o.req.walltime_sec, 600);
+        assert_string_equal(o.req.name, "from-script");
+        assert_int_equal(strv_length(o.req.env), 1);   /* the CLI's --env replaces the script's */
+        assert_string_equal(o.req.env[0], "A=cli");
+        assert_string_equal(o.req.queue, "fast");      /* also over PBS directives */
+        assert_int_equal(o.join, SUBMIT_JOIN_OUTPUT);
+}
+
+static void test_argv(void **state) {
+        _cleanup_(submit_options_done) SubmitOptions o;
+        char *err = NULL;
+        int first = -1;
+
+        {
+                char *argv[] = { (char *) "submit", (char *) "-Hn", (char *) "3", (char *) "--nice",
+                                 (char *) "--exclusive", (char *) "--", (char *) "--not-an-option", NULL };
+                submit_options_init(&o, NOW);
+                assert_int_equal(submit_options_parse_argv(7, argv, &o, &first, &err), 0);
+                assert_int_equal(first, 6);
+                assert_true(o.req.hold);
+                assert_int_equal(o.ntasks, 3);
+                assert_int_equal(o.req.nice, 100);
+                assert_true(o.req.exclusive);
+                submit_options_done(&o);
+        }
+        {
+                char *argv[] = { (char *) "submit", (char *) "-J", (char *) "x", (char *) "/bin/sleep",
+                                 (char *) "-n", (char *) "5", NULL };
+                submit_options_init(&o, NOW);
+                assert_int_equal(submit_options_parse_argv(6, argv, &o, &first, &err), 0);
+                assert_int_equal(first, 3);     /* options after the command are the command's */
+                assert_int_equal(o.ntasks, 0);
+                submit_options_done(&o);
+        }
+        {
+                char *argv[] = { (char *) "submit", NULL };
+                submit_options_init(&o, NOW);
+                assert_int_equal(submit_options_parse_argv(1, argv, &o, &first, &err), 0);
+                assert_int_equal(first, 1);
+                submit_options_done(&o);
+        }
+
+        static const struct {
+                const char *args[4];
+                const char *error;
+        } bad[] = {
+                { { "--cpus=0" }, "--cpus=0: must be a number between 1 and 4096" },
+                { { "-n", "x" }, "-n x: must be a number between 1 and 4096" },
+                { { "--mem" }, "--mem: option requires a value" },
+                { { "--hold=yes" }, "--hold=yes: option takes no value" },
+                { { "--bogus" }, "--bogus: unknown option" },
+                { { "-Z" }, "-Z: unknown option" },
+                { { "--gpus=1" }, "--gpus=1: option not supported" },
+                { { "--time", "soon" }, "--time soon: invalid time (minutes, M:S, H:M:S, D-H, D-H:M or D-H:M:S)" },
+                { { "--env", "NOEQ" }, "--env NOEQ: expected NAME=VALUE" },
+                { { "--io-read-bw=10M" }, "--io-read-bw=10M: expected DEVICE:BYTES_PER_SEC with an absolute device path, e.g. /dev/vdb:10M" },
+                { { "--io-weight=0" }, "--io-weight=0: must be a number between 1 and 10000" },
+                { { "--nice=-10001" }, "--nice=-10001: must be a number between -10000 and 10000" },
+                { { "-d", "afterok:x" }, "-d afterok:x: 'x' is not a job id" },
+                { { "-d", "afterfoo:1" }, "-d afterfoo:1: unknown dependency type 'afterfoo' (after, afterany, afterok, afternotok)" },
+                { { "-d", "afterok:1?afterany:2" }, "-d afterok:1?afterany:2: '?' (any of) dependencies are not supported, only ',' (all of)" },
+                { { "--array=1,3" }, "--array=1,3: expected START[-END[:STEP]][%MAX] (lists with ',' are not supported)" },
+                { { "-q", "bad queue" }, "-q bad queue: invalid name (letters, digits, '_', '.', '-'; at most 64)" },
+                { { "--export=NONE,A" }, "--export=NONE,A: NONE cannot be combined with other entries" },
+                { { "--exclusive=user" }, "--exclusive=user: only plain --exclusive is supported (the whole machine)" },
+                { { "--begin=tomorrowish" }, "--begin=tomorrowish: expected now+SECONDS, now+DURATION, HH:MM[:SS] or YYYY-MM-DD[THH:MM[:SS]]" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                char *argv[6] = { (char *) "submit" };
+                int argc = 1;
+
+                for (size_t j = 0; bad[i].args[j]; j++)
+                        argv[argc++] = (char *) bad[i].args[j];
+                err = NULL;
+                submit_options_init(&o, NOW);
+                assert_int_equal(submit_options_parse_argv(argc, argv, &o, &first, &err), -EINVAL);
+                if (!err || !streq(err, bad[i].error)) {
+                        fprintf(stderr, "case %zu: got '%s'\n", i, strna(err));
+                        fail();
+                }
+                free(err);
+                submit_options_done(&o);
+        }
+}
+
+static void test_finalize(void **state) {
+        _cleanup_(submit_options_done) SubmitOptions o;
+        char *env[] = { (char *) "HOME=/home/ann", (char *) "PATH=/bin", (char *) "BAD NAME=x",
+                        (char *) "BASH_FUNC_f%%=() { :; }", NULL };
+        char *err = NULL;
+
+        /* Default: all of environ (valid entries), then --env on top. */
+        {
+                char *argv[] = { (char *) "submit", (char *) "--env=PATH=/opt/bin", (char *) "-c", (char *) "4",
+                                 (char *) "--mem-per-cpu=100", (char *) "-o", (char *) "o.log", NULL };
+                submit_options_init(&o, NOW);
+                assert_int_equal(submit_options_parse_argv(7, argv, &o, NULL, &err), 0);
+                assert_int_equal(strv_extend(&o.req.argv, "/bin/true"), 0);
+                assert_int_equal(submit_options_finalize(&o, "/home/ann", env, &err), 0);
+                assert_int_equal(strv_length(o.req.env), 3);
+                assert_string_equal(o.req.env[0], "HOME=/home/ann");
+                assert_string_equal(o.req.env[1], "PATH=/opt/bin");
+                assert_string_equal(o.req.env[2], "BASH_FUNC_f%%=() { :; }");
+                assert_true(o.req.memory == 400 * M);
+                assert_null(o.req.stderr_path); /* the daemon's default: with stdout */
+                submit_options_done(&o);
+        }
+        /* --export=VAR,VAR=val: only those. */
+        {
+                char *argv[] = { (char *) "submit", (char *) "--export=HOME,X=1,MISSING", NULL };
+                submit_options_init(&o, NOW);
+                assert_int_equal(submit_options_parse_argv(2, argv, &o, NULL, &err), 0);
+                assert_int_equal(strv_extend(&o.req.argv, "/bin/true"), 0);
+                assert_int_equal(submit_options_finalize(&o, "/", env, &err), 0);
+                assert_int_equal(strv_length(o.req.env), 2);
+                assert_string_equal(o.req.env[0], "HOME=/home/ann");
+                assert_string_equal(o.req.env[1], "X=1");
+                submit_options_done(&o);
+        }
+        /* Too many CPUs in the product. */
+        {
+                char *argv[] = { (char *) "submit", (char *) "-n", (char *) "100", (char *) "-c", (char *) "100", NULL };
+                submit_options_init(&o, NOW);
+                assert_int_equal(submit_options_parse_argv(5, argv, &o, NULL, &err), 0);
+                assert_int_equal(strv_extend(&o.req.argv, "/bin/true"), 0);
+                assert_int_equal(submit_options_finalize(&o, "/", NULL, &err), -EINVAL);
+                assert_string_equal(err, "--ntasks x --cpus-per-task = 10000 CPUs, more than 4096");
+                free(err);
+                submit_options_done(&o);
+        }
+        /* No command nor script: the request is invalid. */
+        {
+                submit_options_init(&o, NOW);
+                assert_int_equal(submit_options_finalize(&o, "/", NULL, &err), -EINVAL);
+                assert_string_equal(err, "invalid job request: argv");
+                free(err);
+        }
+}
+
+static void test_begin_time(void **state) {
+        uint64_t t;
+
+        assert_int_equal(parse_begin_time("now", NOW, &t), 0);
+        assert_int_equal(t, NOW);
+        assert_int_equal(parse_begin_time("now+60", NOW, &t), 0);
+        assert_int_equal(t, NOW + 60);
+        assert_int_equal(parse_begin_time("now+2hours", NOW, &t), 0);
+        assert_int_equal(t, NOW + 7200);
+        assert_int_equal(parse_begin_time("2030-01-02T03:04:05", NOW, &t), 0);
+        assert_true(t > (uint64_t) NOW);
+        assert_int_equal(parse_begin_time("2030-01-02", NOW, &t), 0);
+        /* A time of day is within the next 24 hours. */
+        assert_int_equal(parse_begin_time("16:00", NOW, &t), 0);
+        assert_true(t > (uint64_t) NOW && t <= (uint64_t) NOW + 86400 + 3600);
+        assert_int_equal(parse_begin_time("now+1:00", NOW, &t), -EINVAL);
+        assert_int_equal(parse_begin_time("25:00", NOW, &t), -EINVAL);
+        assert_int_equal(parse_begin_time("", NOW, &t), -EINVAL);
+}
+
+static void test_option_table(void **state) {
+        size_t n;
+        const SubmitOption *t = submit_options_table(&n);
+
+        /* Names and short letters are unique: one table, no ambiguity. */
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = i + 1; j < n; j++) {
+                        assert_false(streq(t[i].long_name, t[j].long_name));
+                        assert_true(t[i].short_name == 0 || t[i].short_name != t[j].short_name);
+                }
+        assert_ptr_equal(submit_option_find_short('p'), submit_option_find_long("partition", 9));
+        assert_null(submit_option_find_long("cpu", 3)); /* no prefix matching */
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_slurm_basic),
+                cmocka_unit_test(test_slurm_mem_per_cpu),
+                cmocka_unit_test(test_slurm_unsupported),
+                cmocka_unit_test(test_pbs_torque),
+                cmocka_unit_test(test_pbs_pro_select),
+                cmocka_unit_test(test_pbs_unsupported),
+                cmocka_unit_test(test_native_directives),
+                cmocka_unit_test(test_command_line_wins),
+                cmocka_unit_test(test_argv),
+                cmocka_unit_test(test_finalize),
+                cmocka_unit_test(test_begin_time),
+                cmocka_unit_test(test_option_table),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
