@@ -465,11 +465,13 @@ static int dependencies_from_json(json_object *a, SubmitRequest *req) {
 }
 
 static int submit_request_field_from_json(const char *key, json_object *v, SubmitRequest *req) {
-        uint64_t u;
-        int64_t i;
-        bool b;
+        uint64_t u = 0;
+        int64_t i = 0;
+        bool b = false;
         int r;
 
+        /* The locals are assigned to req even when parsing failed: harmless, the whole
+         * request is thrown away then, but they must hold defined values. */
         if (streq(key, "name")) {
                 r = json_dup_string(v, 1, CORRAL_NAME_LENGTH_MAX, &req->name);
                 if (r >= 0 && !job_name_is_valid(req->name))
@@ -682,8 +684,8 @@ int job_info_to_json(const JobInfo *info, bool details, json_object **ret) {
 #define JSON_U64_MAX ((uint64_t) INT64_MAX - 1)
 
 static int job_info_field_from_json(const char *key, json_object *v, JobInfo *info) {
-        uint64_t u;
-        int64_t i;
+        uint64_t u = 0;
+        int64_t i = 0;
         int r;
 
         if (streq(key, "id"))
