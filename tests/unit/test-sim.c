@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* SWF parsing, the simulator on hand-made traces, and a smoke run on the shared traces. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim.h"
+#include "swf.h"
+
+static int parse_string(const char *text, SwfTrace *t, char **err) {
+        FILE *f = fmemopen((void *) text, strlen(text), "r");
+        int r;
+
+        assert_non_null(f);
+        r = swf_parse(f, "mem.swf", t, err);
+        fclose(f);
+        return r;
+}
+
+static void test_parse(void **state) {
+        SwfTrace t;
+        char *err = NULL;
+
+        assert_int_equal(parse_string("; Version: 2.2\n"
+                                      "; MaxNodes: 128\n"
+                                      ";   MaxProcs: 256\n"
+                                      "\n"
+                                      "1 0 5 100 4 100.5 -1 8 200 -1 1 1 1 -1 -1 1 -1 -1\n"
+                                      "   2 10 -1 50 2 -1 -1 -1 -1 -1 1 1 1 -1 -1 1 -1 -1   \n", &t, &err), 0);
+        assert_null(err);
+        assert_int_equal(t.max_procs, 256);
+        assert_int_equal(t.max_nodes, 128);
+        assert_int_equal(t.n_jobs, 2);
+        assert_int_equal(t.jobs[0].procs_req, 8);
+        assert_int_equal(t.jobs[0].time_req, 200);
+        assert_int_equal(t.jobs[1].procs_req, -1);
+        assert_int_equal(t.jobs[1].run, 50);
+        assert_int_equal(t.jobs[1].line, 6);
+        swf_trace_done(&t);
+
+        assert_int_equal(parse_string("; x\n1 0 5 100 4\n", &t, &err), -EINVAL);
+        assert_string_equal(err, "mem.swf:2: fewer than 18 fields");
+        free(err);
+        err = NULL;
+        assert_int_equal(parse_string("1 0 5 100 4 1 1 1 1 1 1 1 1 1 1 1 1 x\n", &t, &err), -EINVAL);
+        assert_string_equal(err, "mem.swf:1: field is not a number");
+        free(err);
+        err = NULL;
+        assert_int_equal(swf_load("/nonexistent/trace.swf", &t, &err), -ENOENT);
+        assert_non_null(strstr(err, "/nonexistent/trace.swf"));
+        free(err);
+}
+
+/* Two jobs on 4 processors: job 1 (4 procs, 100 s) blocks job 2 (2 procs) for 100 s;
+ * job 3 (2 procs, requests 50 s but its run is clipped from 80 to 50) is skipped for
+ * lack of a request unless planned with its runtime. */
+static const char small_trace[] =
+        "; MaxProcs: 4\n"
+        "1 0 -1 100 4 -1 -1 4 100 -1 1 1 1 -1 -1 1 -1 -1\n"
+        "2 0 -1 10 2 -1 -1 2 20 -1 1 1 1 -1 -1 1 -1 -1\n"
+        "3 5 -1 80 -1 -1 -1 2 50 -1 1 1 1 -1 -1 1 -1 -1\n"
+        "4 5 -1 -1 2 -1 -1 2 50 -1 1 1 1 -1 -1 1 -1 -1\n"
+        "5 5 -1 10 2 -1 -1 -1 -1 -1 1 1 1 -1 -1 1 -1 -1\n"
+        "6 5 -1 10 8 -1 -1 8 10 -1 1 1 1 -1 -1 1 -1 -1\n";
+
+static void test_small(void **state) {
+        SimOptions o = { .policy = &sched_policy_easy };
+        SimStats st;
+        SwfTrace t;
+        char *err = NULL;
+
+        assert_int_equal(parse_string(small_trace, &t, &err), 0);
+        assert_int_equal(sim_run(&t, &o, &st, &err), 0);
+        assert_int_equal(st.procs, 4);
+        assert_int_equal(st.simulated, 3);
+        assert_int_equal(st.skipped_unknown, 1);
+        assert_int_equal(st.skipped_no_estimate, 1);
+        assert_int_equal(st.skipped_too_big, 1);
+        /* job 1 [0,100); job 2 [100,110); job 3 [100,150) (clipped to its 50 s). */
+        assert_float_equal(st.avg_wait, (0 + 100 + 95) / 3.0, 1e-9);
+        assert_float_equal(st.max_flow, 145, 1e-9);
+        assert_int_equal(st.makespan, 150);
+        assert_float_equal(st.utilization, (100.0 * 4 + 10 * 2 + 50 * 2) / (4 * 150.0), 1e-9);
+        /* bsld: 1, 110/10 = 11, 145/50 = 2.9 */
+        assert_float_equal(st.avg_bsld, (1 + 11 + 2.9) / 3, 1e-9);
+        assert_float_equal(st.max_bsld, 11, 1e-9);
+
+        o.missing_estimate_runtime = true;
+        assert_int_equal(sim_run(&t, &o, &st, &err), 0);
+        assert_int_equal(st.simulated, 4);
+
+        o.procs = 2000;
+        assert_int_equal(sim_run(&t, &o, &st, &err), -EINVAL);
+        assert_non_null(err);
+        free(err);
+        swf_trace_done(&t);
+}
+
+static bool strict(void) {
+        const char *e = getenv("CORRAL_TEST_STRICT");
+        return e && streq(e, "1");
+}
+
+static void stats_equal(const SimStats *a, const SimStats *b) {
+        /* Everything but wall time is in SimStats: runs must agree exactly. */
+        assert_memory_equal(a, b, sizeof *a);
+}
+
+static void smoke(const char *name, bool runtime, size_t want_jobs) {
+        static const SchedPolicyOps *const policies[] = {
+                &sched_policy_fcfs, &sched_policy_easy, &sched_policy_conservative,
+        };
+        const char *src = getenv("CORRAL_SRCDIR");
+        _cleanup_free_ char *path = NULL;
+        SwfTrace t;
+        char *err = NULL;
+
+        if (!src || asprintf(&path, "%s/../shared/traces/%s", src, name) < 0 || access(path, R_OK) < 0) {
+                if (strict())
+                        fail_msg("trace %s not found (CORRAL_SRCDIR=%s) and CORRAL_TEST_STRICT=1", name, strna(src));
+                print_message("SKIP: trace %s not found under $CORRAL_SRCDIR/../shared/traces\n", name);
+                skip();
+        }
+        if (swf_load(path, &t, &err) < 0)
+                fail_msg("%s", err);
+
+        for (size_t i = 0; i < ELEMENTSOF(policies); i++) {
+                SimOptions o = { .policy = policies[i], .missing_estimate_runtime = runtime };
+                SimStats a, b;
+
+                assert_int_equal(sim_run(&t, &o, &a, &err), 0);
+                assert_int_equal(sim_run(&t, &o, &b, &err), 0);
+                stats_equal(&a, &b);
+                assert_int_equal(a.simulated + a.skipped, t.n_jobs);
+                assert_int_equal(a.simulated, want_jobs);
+                assert_true(a.avg_wait >= 0);
+                assert_true(a.avg_bsld >= 1 && a.max_bsld >= a.avg_bsld);
+                assert_true(a.max_flow >= a.avg_flow);
+                assert_true(a.utilization > 0 && a.utilization <= 1);
+                print_message("%s %s: jobs %zu wait %.0f bsld %.2f util %.3f\n", name, policies[i]->name,
+                              a.simulated, a.avg_wait, a.avg_bsld, a.utilization);
+        }
+        swf_trace_done(&t);
+}
+
+static void test_trace_hpc2n(void **state) {
+        smoke("hpc2n-2002-first3170.swf", false, 3145);
+}
+
+static void test_trace_lublin(void **state) {
+        smoke("lublin_256.swf", true, 10000);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_parse),
+                cmocka_unit_test(test_small),
+                cmocka_unit_test(test_trace_hpc2n),
+                cmocka_unit_test(test_trace_lublin),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
