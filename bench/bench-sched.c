@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* One full scheduling pass (multifactor priority + EASY over the whole queue) on a
+ * 2-NUMA-node, 128-CPU model, with 1,000 / 10,000 / 100,000 waiting jobs. Prints the
+ * median of several passes. Not run by `meson test`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "sched.h"
+
+#define GIB (UINT64_C(1) << 30)
+#define REPEAT 9
+
+static double now_sec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+        return x < y ? -1 : x > y;
+}
+
+static uint64_t rng_state = 42;
+static uint64_t rnd(uint64_t n) {
+        rng_state ^= rng_state >> 12;
+        rng_state ^= rng_state << 25;
+        rng_state ^= rng_state >> 27;
+        return (rng_state * UINT64_C(2685821657736338717)) % n;
+}
+
+static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
+        SchedNode nodes[2] = {};
+        SchedMachine m = { .nodes = nodes, .n_nodes = 2 };
+        const unsigned running_cpus = 120; /* CPUs are never shared: at most 128 running */
+        size_t n_running = running_cpus, n = n_waiting + n_running;
+        SchedJob *jobs = calloc(n, sizeof(SchedJob));
+        SchedAllocation *allocs = calloc(n_running, sizeof(SchedAllocation));
+        SchedContext *ctx = sched_context_new();
+        double t[REPEAT];
+        SchedResult res = {};
+        const uint64_t now = 1000000;
+
+        if (!jobs || !allocs || !ctx)
+                return -ENOMEM;
+
+        for (unsigned k = 0; k < 2; k++) {
+                for (unsigned c = 0; c < 64; c++)
+                        cpu_set_add(&nodes[k].cpus, k * 64 + c);
+                nodes[k].memory = 256 * GIB;
+                nodes[k].speed = 1;
+        }
+
+        /* One CPU and 1G each, ending over the next day. */
+        for (size_t i = 0; i < n_running; i++) {
+                unsigned cpu = (unsigned) i, k = cpu / 64;
+
+                cpu_set_add(&allocs[i].cpus, cpu);
+                allocs[i].node_mask = 1u << k;
+                allocs[i].mem[k] = GIB;
+                jobs[i] = (SchedJob) {
+                        .id = i + 1, .state = SCHED_JOB_RUNNING, .cpus = 1, .memory = GIB,
+                        .submit_time = now - 100000, .start_time = now - rnd(3600),
+                        .walltime = 3600 + rnd(86400), .alloc = &allocs[i],
+                };
+        }
+        for (size_t i = n_running; i < n; i++)
+                jobs[i] = (SchedJob) {
+                        .id = i + 1, .state = SCHED_JOB_PENDING,
+                        .queue_priority = (int32_t) rnd(3),
+                        .submit_time = now - rnd(500000),
+                        .cpus = 1 + (unsigned) (rnd(4) == 0 ? rnd(128) : rnd(16)),
+                        .memory = rnd(8) * GIB,
+                        .walltime = 60 + rnd(2 * 86400),
+                        .exclusive = rnd(20) == 0,
+                };
+
+        for (int i = 0; i < REPEAT; i++) {
+                double t0 = now_sec();
+                if (sched_pass(ctx, cfg, &m, jobs, n, now, &res) < 0)
+                        return -EIO;
+                t[i] = now_sec() - t0;
+        }
+        qsort(t, REPEAT, sizeof(double), cmp_double);
+        printf("%-28s waiting %7zu running %4zu: median %8.3f ms/pass (min %.3f, max %.3f), %zu started\n",
+               label, n_waiting, n_running, t[REPEAT / 2] * 1e3, t[0] * 1e3, t[REPEAT - 1] * 1e3, res.n_decisions);
+
+        sched_context_free(ctx);
+        free(allocs);
+        free(jobs);
+        return 0;
+}
+
+int main(void) {
+        static const size_t sizes[] = { 1000, 10000, 100000 };
+        SchedConfig easy = SCHED_CONFIG_DEFAULT, sjf = SCHED_CONFIG_DEFAULT, fcfs = SCHED_CONFIG_DEFAULT;
+
+        sjf.backfill_order = SCHED_BACKFILL_SJF;
+        fcfs.policy = &sched_policy_fcfs;
+        for (size_t i = 0; i < ELEMENTSOF(sizes); i++) {
+                if (bench("easy, priority order", &easy, sizes[i]) < 0 ||
+                    bench("easy, sjf order", &sjf, sizes[i]) < 0 ||
+                    bench("fcfs", &fcfs, sizes[i]) < 0)
+                        return EXIT_FAILURE;
+        }
+        return EXIT_SUCCESS;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* corral-sim's engine on the shared traces, and on a 30,000-job trace made by laying
+ * lublin_256 three times end to end: wall time and jobs/s per policy. Not run by
+ * `meson test`. Usage: bench-sim [TRACES_DIR] (default $CORRAL_SRCDIR/../shared/traces). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim.h"
+#include "swf.h"
+
+static double now_sec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+static int run(const char *label, const SwfTrace *t, bool runtime) {
+        static const SchedPolicyOps *const policies[] = {
+                &sched_policy_fcfs, &sched_policy_easy, &sched_policy_conservative,
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(policies); i++) {
+                SimOptions o = { .policy = policies[i], .missing_estimate_runtime = runtime };
+                char *err = NULL;
+                SimStats st;
+                double t0 = now_sec(), wall;
+
+                if (sim_run(t, &o, &st, &err) < 0) {
+                        fprintf(stderr, "%s: %s\n", label, err ?: "failed");
+                        return -EIO;
+                }
+                wall = now_sec() - t0;
+                printf("%-26s %-12s jobs %6zu passes %6zu  %8.3f s  %10.0f jobs/s\n",
+                       label, policies[i]->name, st.simulated, st.passes, wall, (double) st.simulated / wall);
+        }
+        return 0;
+}
+
+int main(int argc, char *argv[]) {
+        const char *src = getenv("CORRAL_SRCDIR");
+        char dir[4096], path[8192];
+        SwfTrace h = {}, l = {}, big = {};
+        char *err = NULL;
+        int64_t span = 0;
+
+        if (argc > 1)
+                snprintf(dir, sizeof dir, "%s", argv[1]);
+        else
+                snprintf(dir, sizeof dir, "%s/../shared/traces", src ?: ".");
+
+        snprintf(path, sizeof path, "%s/hpc2n-2002-first3170.swf", dir);
+        if (swf_load(path, &h, &err) < 0) {
+                fprintf(stderr, "%s\n", err);
+                return EXIT_FAILURE;
+        }
+        snprintf(path, sizeof path, "%s/lublin_256.swf", dir);
+        if (swf_load(path, &l, &err) < 0) {
+                fprintf(stderr, "%s\n", err);
+                return EXIT_FAILURE;
+        }
+
+        big = l;
+        big.n_jobs = 3 * l.n_jobs;
+        big.jobs = calloc(big.n_jobs, sizeof(SwfJob));
+        if (!big.jobs)
+                return EXIT_FAILURE;
+        for (size_t i = 0; i < l.n_jobs; i++)
+                span = MAX(span, l.jobs[i].submit);
+        for (size_t c = 0; c < 3; c++)
+                for (size_t i = 0; i < l.n_jobs; i++) {
+                        big.jobs[c * l.n_jobs + i] = l.jobs[i];
+                        big.jobs[c * l.n_jobs + i].submit += (int64_t) c * (span + 1);
+                }
+
+        if (run("hpc2n-2002-first3170", &h, false) < 0 ||
+            run("lublin_256 (est=run)", &l, true) < 0 ||
+            run("lublin_256 x3 (est=run)", &big, true) < 0)
+                return EXIT_FAILURE;
+
+        swf_trace_done(&h);
+        swf_trace_done(&l);
+        swf_trace_done(&big);
+        return EXIT_SUCCESS;
+}
