@@ -83,7 +83,7 @@ const SchedPolicyOps sched_policy_fcfs = {
         .plan = plan_fcfs,
 };
 
-static inline bool order_less(const OrderEntry *a, const OrderEntry *b) {
+static inline bool order_less(const void *ctx, const OrderEntry *a, const OrderEntry *b) {
         return a->key != b->key ? a->key < b->key : a->pos < b->pos;
 }
 DEFINE_MERGE_SORT(sort_order, OrderEntry, order_less);
@@ -105,7 +105,7 @@ static int backfill_order(SchedPass *p, size_t top, size_t *ret_n) {
         if (sjf) {
                 if (!GROW(ctx->order_tmp, ctx->n_order_tmp_alloc, n))
                         return -ENOMEM;
-                sort_order(ctx->order, ctx->order_tmp, n);
+                sort_order(ctx->order, ctx->order_tmp, n, NULL);
         }
         *ret_n = n;
         return 0;

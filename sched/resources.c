@@ -276,7 +276,7 @@ int pass_start(SchedPass *p, Cand *c, const Plan *pl) {
         return 0;
 }
 
-static inline bool release_less(const Release *a, const Release *b) {
+static inline bool release_less(const void *ctx, const Release *a, const Release *b) {
         return a->end != b->end ? a->end < b->end : a->avail_off < b->avail_off;
 }
 DEFINE_MERGE_SORT(sort_releases, Release, release_less);
@@ -288,7 +288,7 @@ int pass_sort_releases(SchedPass *p) {
                 return 0;
         if (!GROW(ctx->releases_tmp, ctx->n_releases_tmp_alloc, p->n_releases))
                 return -ENOMEM;
-        sort_releases(ctx->releases, ctx->releases_tmp, p->n_releases);
+        sort_releases(ctx->releases, ctx->releases_tmp, p->n_releases, NULL);
         p->releases_sorted = true;
         return 0;
 }

@@ -46,9 +46,17 @@ typedef struct OrderEntry {
         size_t pos;
 } OrderEntry;
 
+/* Sorting moves these, not the wider Cand. */
+typedef struct SortKey {
+        double prio;
+        uint32_t cand;
+} SortKey;
+
 typedef struct SchedContext {
         Cand *cands, *cands_tmp;
         size_t n_cands_alloc, n_cands_tmp_alloc;
+        SortKey *keys, *keys_tmp;
+        size_t n_keys_alloc, n_keys_tmp_alloc;
         SchedDecision *decisions;
         size_t n_decisions_alloc;
         SchedWait *waiting;

@@ -53,6 +53,8 @@ SchedContext *sched_context_free(SchedContext *ctx) {
                 return NULL;
         free(ctx->cands);
         free(ctx->cands_tmp);
+        free(ctx->keys);
+        free(ctx->keys_tmp);
         free(ctx->decisions);
         free(ctx->waiting);
         free(ctx->releases);
@@ -127,16 +129,23 @@ static SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, uint64_
         return SCHED_REASON_NONE;
 }
 
-static inline bool cand_less(const Cand *a, const Cand *b) {
-        if (a->prio != b->prio)
-                return a->prio > b->prio;
+static inline bool key_less(const void *ctx, const SortKey *x, const SortKey *y) {
+        const Cand *a, *b;
+
+        if (x->prio != y->prio)
+                return x->prio > y->prio;
+        a = (const Cand *) ctx + x->cand;
+        b = (const Cand *) ctx + y->cand;
         if (a->submit != b->submit)
                 return a->submit < b->submit;
         if (a->id != b->id)
                 return a->id < b->id;
         return a->idx < b->idx;
 }
-DEFINE_MERGE_SORT(sort_cands, Cand, cand_less);
+DEFINE_MERGE_SORT(sort_keys, SortKey, key_less);
+
+#define SWAP_PTR(a, b) do { typeof(a) _t_ = (a); (a) = (b); (b) = _t_; } while (0)
+#define SWAP_SIZE(a, b) SWAP_PTR(a, b)
 
 static int pass_collect(SchedPass *p) {
         SchedContext *ctx = p->ctx;
@@ -153,7 +162,9 @@ static int pass_collect(SchedPass *p) {
                 if (p->jobs[i].state == SCHED_JOB_PENDING)
                         n++;
         if (!GROW(ctx->cands, ctx->n_cands_alloc, n) ||
-            !GROW(ctx->cands_tmp, ctx->n_cands_tmp_alloc, n))
+            !GROW(ctx->cands_tmp, ctx->n_cands_tmp_alloc, n) ||
+            !GROW(ctx->keys, ctx->n_keys_alloc, n) ||
+            !GROW(ctx->keys_tmp, ctx->n_keys_tmp_alloc, n))
                 return -ENOMEM;
 
         n = 0;
@@ -171,9 +182,14 @@ static int pass_collect(SchedPass *p) {
                         .idx = (uint32_t) i,
                 };
                 c->reason = job_ineligible(p, j, &c->est, machine_cpus, machine_mem);
+                ctx->keys[n - 1] = (SortKey) { .prio = c->prio, .cand = (uint32_t) (n - 1) };
         }
 
-        sort_cands(ctx->cands, ctx->cands_tmp, n);
+        sort_keys(ctx->keys, ctx->keys_tmp, n, ctx->cands);
+        for (size_t i = 0; i < n; i++)
+                ctx->cands_tmp[i] = ctx->cands[ctx->keys[i].cand];
+        SWAP_PTR(ctx->cands, ctx->cands_tmp);
+        SWAP_SIZE(ctx->n_cands_alloc, ctx->n_cands_tmp_alloc);
         p->cands = ctx->cands;
         p->n_cands = n;
         return 0;
