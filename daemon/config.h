@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* corrald's configuration: <confdir>/corral.conf and then <confdir>/corral.conf.d/NAME.conf
+ * in lexical order, INI as systemd writes it. Later files override earlier ones; [Queue]
+ * sections with the same Name= merge. Errors name file:line. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "macro.h"
+#include "sched/sched.h"
+
+typedef struct QueueConfig {
+        char *name;
+        int32_t priority;       /* express > normal > bonus */
+        bool rerunnable;        /* default for jobs that do not say */
+        uint64_t max_walltime;  /* seconds; 0: none */
+        uint64_t default_walltime; /* seconds; 0: unlimited */
+} QueueConfig;
+
+typedef struct Config {
+        char *operator_group;   /* NULL: only root is an admin */
+        bool users_may_suspend;
+        uint64_t kill_wait_sec;
+        char *default_queue;
+        uint32_t max_jobs_per_user; /* queued+running; 0: no limit */
+        char *policy;           /* fcfs | easy | conservative */
+        char *backfill_order;   /* priority | sjf */
+        QueueConfig *queues;
+        size_t n_queues;
+} Config;
+
+Config *config_free(Config *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Config *, config_free);
+
+/* Loads the configuration from confdir (a missing corral.conf means defaults). On a
+ * syntax or value error returns -EINVAL and a message "file:line: what" in *ret_error. */
+int config_load(const char *confdir, Config **ret, char **ret_error);
+
+const QueueConfig *config_find_queue(const Config *c, const char *name) _pure_;
+/* Fills a SchedConfig from the policy settings. */
+int config_sched(const Config *c, SchedConfig *ret);

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <string.h>
+
+#include "job.h"
+#include "strv.h"
+
+Job *job_free(Job *j) {
+        if (!j)
+                return NULL;
+        free(j->user);
+        free(j->project);
+        free(j->queue);
+        free(j->reason);
+        free(j->deps);
+        submit_request_done(&j->req);
+        free(j);
+        return NULL;
+}
+
+int job_set_reason(Job *j, const char *reason) {
+        char *r = NULL;
+
+        if (reason && j->reason && streq(reason, j->reason))
+                return 0;
+        if (reason && !(r = strdup(reason)))
+                return -ENOMEM;
+        free(j->reason);
+        j->reason = r;
+        return 1;
+}
+
+static int dup_or_null(const char *s, char **ret) {
+        if (!s) {
+                *ret = NULL;
+                return 0;
+        }
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int job_to_info(const Job *j, bool details, const char *hostname, JobInfo *ret) {
+        JobInfo i = JOB_INFO_INIT;
+        int r = 0;
+
+        i.id = j->id;
+        i.uid = j->uid;
+        i.cpus = j->req.cpus ?: 1;
+        i.memory = j->req.memory;
+        i.walltime_sec = j->req.walltime_sec;
+        i.nice = j->req.nice;
+        i.submit_time = j->submit_time;
+        i.start_time = j->start_time;
+        i.end_time = j->end_time;
+        i.exit_code = j->exit_code;
+        i.exit_signal = j->exit_signal;
+        i.array_job_id = j->array_job_id;
+        i.array_task_id = j->array_task_id;
+        r |= dup_or_null(j->req.name, &i.name);
+        r |= dup_or_null(j->user, &i.user);
+        r |= dup_or_null(j->project, &i.project);
+        r |= dup_or_null(j->queue, &i.queue);
+        r |= dup_or_null(job_state_to_string(j->state), &i.state);
+        r |= dup_or_null(j->reason, &i.reason);
+        if (job_state_is_active(j->state) || (j->start_time && !cpu_set_is_empty(&j->alloc.cpus))) {
+                r |= dup_or_null(hostname, &i.node);
+                i.cpus_allocated = cpu_set_format(&j->alloc.cpus);
+                if (!i.cpus_allocated)
+                        r = -ENOMEM;
+        }
+        if (details) {
+                i.has_details = true;
+                if (j->req.argv && !(i.argv = strv_copy(j->req.argv)))
+                        r = -ENOMEM;
+                i.has_script = !!j->req.script;
+                if (j->req.env && !(i.env = strv_copy(j->req.env)))
+                        r = -ENOMEM;
+                r |= dup_or_null(j->req.workdir, &i.workdir);
+                r |= dup_or_null(j->req.stdin_path, &i.stdin_path);
+                r |= dup_or_null(j->req.stdout_path, &i.stdout_path);
+                r |= dup_or_null(j->req.stderr_path, &i.stderr_path);
+                i.usage = j->usage;
+        }
+        if (r < 0) {
+                job_info_done(&i);
+                return -ENOMEM;
+        }
+        *ret = i;
+        return 0;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* A job as corrald keeps it: the user's request (as submitted, validated), who submitted
+ * it, where it is in its life, and what it used. */
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cpuset.h"
+#include "job-request.h"
+#include "job-state.h"
+#include "sched/sched.h"
+
+typedef struct Job {
+        uint64_t id;
+        uid_t uid;
+        gid_t gid;
+        char *user;
+        char *project;
+        char *queue;
+        JobState state;
+        char *reason; /* why it waits, or how it ended */
+        SubmitRequest req;
+        bool rerunnable;
+        bool held_by_admin;
+        uint32_t requeue_count;
+        uint64_t array_job_id;
+        uint32_t array_task_id;
+
+        uint64_t submit_time, eligible_time, start_time, end_time; /* seconds since the epoch */
+        uint64_t suspended_usec;
+        uint64_t suspend_start; /* seconds; while suspended */
+        int exit_code;          /* -1: none */
+        int exit_signal;
+        SchedAllocation alloc;  /* while running or suspended */
+        JobUsage usage;
+
+        /* Not stored: */
+        bool cancel_requested;  /* a cancel is under way: the outcome says Cancelled */
+        bool launching;
+        uint64_t est_start;
+        double priority;
+        uint32_t bypass_count;
+        SchedDep *deps; /* refreshed before every pass */
+        size_t slot;    /* index in Manager.jobs */
+} Job;
+
+Job *job_free(Job *j);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Job *, job_free);
+
+int job_set_reason(Job *j, const char *reason);
+/* The public queue view, and with details the owner/admin view. */
+int job_to_info(const Job *j, bool details, const char *hostname, JobInfo *ret);

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* The manager: corrald's state and policy. It owns the jobs (mirrored in the store), runs
+ * a scheduling pass after every event that can change a decision, applies the decisions
+ * through the executor, and answers the methods the server hands it. */
+
+#include <json-c/json.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "authz.h"
+#include "config.h"
+#include "executor.h"
+#include "job.h"
+#include "protocol.h"
+#include "store.h"
+
+typedef struct Server Server;
+typedef struct Call Call;
+
+typedef struct Manager {
+        sd_event *event;
+        sd_bus *bus;
+        Store *store;
+        Executor *executor;
+        Config *config;
+        Server *server;
+        char *confdir, *statedir, *rundir;
+        char hostname[256];
+
+        Job **jobs;          /* sorted by id */
+        size_t n_jobs, allocated_jobs;
+        uint64_t next_id;
+
+        SchedContext *sched;
+        SchedConfig sched_config;
+        SchedNode *nodes;
+        unsigned *numa_ids; /* the kernel's NUMA node id of each SchedNode */
+        SchedMachine machine;
+        bool sched_needed;
+        SchedJob *sched_jobs;
+        size_t allocated_sched_jobs;
+        uint64_t *to_launch;
+        size_t n_to_launch, allocated_to_launch;
+        uint64_t *outcomes_done; /* outcome files to remove once the store has committed */
+        size_t n_outcomes_done, allocated_outcomes_done;
+
+        AuthzPolicy authz;
+        sd_event_source *post_source, *sched_timer;
+        unsigned n_running;
+} Manager;
+
+int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *statedir, const char *rundir,
+                Manager **ret);
+Manager *manager_free(Manager *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
+
+/* Loads jobs, re-adopts running scopes and settles the ones lost while we were down. */
+int manager_startup(Manager *m);
+int manager_reload(Manager *m, char **ret_error);
+/* A status line for sd_notify. */
+void manager_status(Manager *m, char *buf, size_t size);
+
+typedef struct Peer {
+        uid_t uid;
+        gid_t gid;
+        gid_t *groups;
+        size_t n_groups;
+} Peer;
+
+/* Handles one request. Either returns a reply now (*ret_reply set) or keeps the call and
+ * answers later with server_call_reply() (for Suspend/Resume/Wait); returns -errno only for
+ * internal failures, which the server turns into InternalError. */
+int manager_dispatch(Manager *m, Call *call, const Peer *peer, CorralMethod method, json_object *params,
+                     bool more, json_object **ret_reply);
+
+/* The server tells the manager a call is gone (client disconnected). */
+void manager_call_gone(Manager *m, Call *call);
+Job *manager_find_job(Manager *m, uint64_t id);
+int manager_add_job(Manager *m, Job *j);
+
+/* State changes (stored in the open transaction, waiters told). */
+int manager_job_save(Manager *m, Job *j);
+int manager_job_finish(Manager *m, Job *j, JobState state, const char *reason);
+int manager_job_requeue(Manager *m, Job *j, bool hold, const char *reason);
+json_object *manager_job_json(Manager *m, const Job *j, bool details);

@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The methods of io.corral.Manager: validate, authorize (authz.c, the one place that
+ * decides), change state through the manager, reply. Every reply is queued and goes out
+ * only after the post-iteration commit. */
+
+#include <errno.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "json-util.h"
+#include "log.h"
+#include "manager.h"
+#include "message.h"
+#include "server.h"
+#include "strv.h"
+
+static json_object *ok_reply(json_object *p) {
+        return reply_new(p ?: json_object_new_object(), false);
+}
+
+static json_object *permission_denied(const char *what) {
+        json_object *p = json_object_new_object();
+        json_add_string(p, CORRAL_FIELD_MESSAGE, what);
+        return reply_error_new(CORRAL_ERROR_PERMISSION_DENIED, p);
+}
+
+static json_object *quota_exceeded(uint32_t limit) {
+        json_object *p = json_object_new_object();
+        json_add_u64(p, CORRAL_FIELD_LIMIT, limit);
+        return reply_error_new(CORRAL_ERROR_QUOTA_EXCEEDED, p);
+}
+
+static AuthzPeer authz_peer(const Peer *p) {
+        return (AuthzPeer) { .uid = p->uid, .gid = p->gid, .groups = p->groups, .n_groups = p->n_groups };
+}
+
+static AuthzJob authz_job(const Job *j) {
+        return (AuthzJob) { .owner_uid = j->uid, .project = j->project, .held_by_admin = j->held_by_admin };
+}
+
+static bool peer_is_admin(Manager *m, const Peer *p) {
+        AuthzPeer ap = authz_peer(p);
+        return authz_peer_is_admin(&ap, &m->authz);
+}
+
+/* Reads {"job_id": N} and finds the job, or produces the error reply. */
+static Job *get_job(Manager *m, json_object *params, json_object **ret_error) {
+        json_object *v;
+        uint64_t id;
+
+        if (!json_object_object_get_ex(params, CORRAL_FIELD_JOB_ID, &v) ||
+            json_get_u64(v, 1, CORRAL_JOB_ID_MAX, &id) < 0) {
+                *ret_error = reply_invalid_parameter(CORRAL_FIELD_JOB_ID, "a job id (a positive number) is required");
+                return NULL;
+        }
+        Job *j = manager_find_job(m, id);
+        if (!j)
+                *ret_error = reply_no_such_job(id);
+        return j;
+}
+
+static json_object *check(Manager *m, const Peer *peer, AuthzAction a, const Job *j, const char *what) {
+        AuthzPeer ap = authz_peer(peer);
+        AuthzJob aj = j ? authz_job(j) : (AuthzJob) {};
+        if (authz_check(&ap, a, j ? &aj : NULL, &m->authz) < 0)
+                return permission_denied(what);
+        return NULL;
+}
+
+static bool peer_in_group(const Peer *p, gid_t g) {
+        if (p->gid == g)
+                return true;
+        for (size_t i = 0; i < p->n_groups; i++)
+                if (p->groups[i] == g)
+                        return true;
+        return false;
+}
+
+static json_object *method_submit(Manager *m, const Peer *peer, json_object *params) {
+        SubmitRequest req = SUBMIT_REQUEST_INIT;
+        const char *bad = NULL;
+        struct passwd *pw;
+        struct group *gr;
+        json_object *err, *ids, *p;
+        uint32_t n_tasks = 1;
+        uint64_t now = (uint64_t) time(NULL), first_id = 0;
+        const QueueConfig *q;
+        char *project = NULL;
+        int r;
+
+        if ((err = check(m, peer, AUTHZ_SUBMIT, NULL, "you may not submit jobs")))
+                return err;
+        r = submit_request_from_json(params, &req, &bad);
+        if (r < 0) {
+                submit_request_done(&req);
+                return reply_invalid_parameter(bad ?: "parameters", strerror(-r));
+        }
+#define INVALID(field, msg)                                                                \
+        do {                                                                               \
+                submit_request_done(&req);                                                 \
+                free(project);                                                             \
+                return reply_invalid_parameter(field, msg);                                \
+        } while (0)
+
+        pw = getpwuid(peer->uid);
+        if (!pw)
+                INVALID("user", "your user id has no passwd entry on the scheduler's machine");
+        if (!req.workdir || req.workdir[0] != '/')
+                INVALID("workdir", "the working directory must be an absolute path");
+        q = config_find_queue(m->config, req.queue ?: m->config->default_queue);
+        if (!q)
+                INVALID("queue", "no such queue (corral info lists them)");
+        if (q->max_walltime && req.walltime_sec != 0 && req.walltime_sec > q->max_walltime)
+                INVALID("walltime_sec", "longer than the queue's maximum walltime");
+        if ((req.cpus ?: 1) > sched_machine_cpus(&m->machine))
+                INVALID("cpus", "more CPUs than this machine has");
+        if (req.memory > sched_machine_memory(&m->machine))
+                INVALID("memory", "more memory than this machine has");
+        for (size_t i = 0; i < req.n_dependencies; i++)
+                if (!manager_find_job(m, req.dependencies[i].job_id))
+                        INVALID("dependencies", "a job it depends on does not exist");
+
+        /* The project defaults to the user's primary group, as an account defaults in Slurm;
+         * naming another one requires membership (or admin rights). */
+        if (req.project) {
+                gr = getgrnam(req.project);
+                if (!peer_is_admin(m, peer) && (!gr || !peer_in_group(peer, gr->gr_gid))) {
+                        submit_request_done(&req);
+                        return permission_denied("you are not a member of that project (group)");
+                }
+                project = strdup(req.project);
+        } else {
+                gr = getgrgid(pw->pw_gid);
+                project = strdup(gr ? gr->gr_name : "default");
+        }
+        if (!project) {
+                submit_request_done(&req);
+                return NULL;
+        }
+        if (req.array.set)
+                n_tasks = array_spec_count(&req.array);
+        if (m->config->max_jobs_per_user) {
+                uint32_t have = 0;
+                for (size_t i = 0; i < m->n_jobs; i++)
+                        if (m->jobs[i]->uid == peer->uid && !job_state_is_final(m->jobs[i]->state))
+                                have++;
+                if (have + n_tasks > m->config->max_jobs_per_user) {
+                        submit_request_done(&req);
+                        free(project);
+                        return quota_exceeded(m->config->max_jobs_per_user);
+                }
+        }
+#undef INVALID
+
+        ids = json_object_new_array();
+        for (uint32_t t = 0; t < n_tasks; t++) {
+                Job *j = new0(Job, 1);
+                if (!j)
+                        break;
+                j->id = m->next_id++;
+                if (t == 0)
+                        first_id = j->id;
+                j->uid = peer->uid;
+                j->gid = pw->pw_gid;
+                j->user = strdup(pw->pw_name);
+                j->project = strdup(project);
+                j->queue = strdup(q->name);
+                j->state = req.hold ? JOB_HELD : JOB_QUEUED;
+                j->rerunnable = req.rerunnable < 0 ? q->rerunnable : req.rerunnable;
+                j->submit_time = j->eligible_time = now;
+                j->exit_code = -1;
+                if (req.array.set) {
+                        j->array_job_id = first_id;
+                        j->array_task_id = req.array.start + t * (req.array.step ?: 1);
+                }
+                if (t + 1 == n_tasks)
+                        j->req = req, req = (SubmitRequest) SUBMIT_REQUEST_INIT;
+                else {
+                        /* Each task owns its copy of the request. */
+                        json_object *o = NULL;
+                        const char *b;
+                        j->req = (SubmitRequest) SUBMIT_REQUEST_INIT;
+                        if (submit_request_to_json(&req, &o) < 0 || submit_request_from_json(o, &j->req, &b) < 0) {
+                                json_object_put(o);
+                                job_free(j);
+                                break;
+                        }
+                        json_object_put(o);
+                }
+                if (req.hold)
+                        (void) job_set_reason(j, "Held");
+                if (!j->user || !j->project || !j->queue || store_insert_job(m->store, j) < 0 ||
+                    manager_add_job(m, j) < 0) {
+                        log_error("Cannot record job %" PRIu64 ": %s", j->id, store_error(m->store));
+                        job_free(j);
+                        json_object_put(ids);
+                        submit_request_done(&req);
+                        free(project);
+                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+                }
+                json_object_array_add(ids, json_object_new_uint64(j->id));
+        }
+        submit_request_done(&req);
+        free(project);
+        {
+                char last[32];
+                snprintf(last, sizeof last, "%" PRIu64, m->next_id - 1);
+                (void) store_set_meta(m->store, "last_job_id", last);
+        }
+        log_debug("Job %" PRIu64 " submitted by uid %u (%u tasks).", first_id, (unsigned) peer->uid, n_tasks);
+        m->sched_needed = true;
+        p = json_object_new_object();
+        json_add_u64(p, "job_id", first_id);
+        if (n_tasks > 1)
+                json_add(p, "job_ids", ids);
+        else
+                json_object_put(ids);
+        return ok_reply(p);
+}
+
+static bool state_matches(const Job *j, char *const *states) {
+        if (!states)
+                return !job_state_is_final(j->state);
+        STRV_FOREACH(s, states)
+                if (strcasecmp(*s, job_state_to_string(j->state)) == 0 ||
+                    strcasecmp(*s, job_state_to_short_string(j->state)) == 0 || strcasecmp(*s, "all") == 0)
+                        return true;
+        return false;
+}
+
+static json_object *method_list(Manager *m, const Peer *peer, json_object *params) {
+        _cleanup_strv_free_ char **states = NULL;
+        const char *user = NULL, *queue = NULL, *project = NULL;
+        json_object *v, *jobs, *p;
+        size_t n = 0;
+
+        if (json_object_object_get_ex(params, "user", &v) && json_get_string(v, 1, CORRAL_IDENT_LENGTH_MAX, &user) < 0)
+                return reply_invalid_parameter("user", "a user name");
+        if (json_object_object_get_ex(params, "queue", &v) && json_get_string(v, 1, CORRAL_IDENT_LENGTH_MAX, &queue) < 0)
+                return reply_invalid_parameter("queue", "a queue name");
+        if (json_object_object_get_ex(params, "project", &v) &&
+            json_get_string(v, 1, CORRAL_IDENT_LENGTH_MAX, &project) < 0)
+                return reply_invalid_parameter("project", "a project name");
+        if (json_object_object_get_ex(params, "states", &v) && json_get_strv(v, 32, 32, &states) < 0)
+                return reply_invalid_parameter("states", "a list of state names");
+        STRV_FOREACH(s, states)
+                if (job_state_from_string(*s) < 0 && strcasecmp(*s, "all") != 0) {
+                        bool ok = false;
+                        for (JobState st = 0; st < _JOB_STATE_MAX; st++)
+                                if (strcasecmp(*s, job_state_to_string(st)) == 0 ||
+                                    strcasecmp(*s, job_state_to_short_string(st)) == 0)
+                                        ok = true;
+                        if (!ok)
+                                return reply_invalid_parameter("states", "unknown state name");
+                }
+
+        jobs = json_object_new_array();
+        for (size_t i = 0; i < m->n_jobs && n < CORRAL_LIST_JOBS_MAX; i++) {
+                Job *j = m->jobs[i];
+                json_object *o;
+                if ((user && !streq(user, j->user)) || (queue && !streq(queue, j->queue)) ||
+                    (project && !streq(project, strempty(j->project))) || !state_matches(j, states))
+                        continue;
+                o = manager_job_json(m, j, false);
+                if (o) {
+                        json_object_array_add(jobs, o);
+                        n++;
+                }
+        }
+        p = json_object_new_object();
+        json_add(p, "jobs", jobs);
+        return ok_reply(p);
+}
+
+static json_object *method_show(Manager *m, const Peer *peer, json_object *params) {
+        json_object *err = NULL, *p;
+        AuthzPeer ap = authz_peer(peer);
+        Job *j = get_job(m, params, &err);
+        AuthzJob aj;
+
+        if (!j)
+                return err;
+        aj = authz_job(j);
+        p = json_object_new_object();
+        json_add(p, "job", manager_job_json(m, j, authz_check(&ap, AUTHZ_SHOW_DETAILS, &aj, &m->authz) >= 0));
+        return ok_reply(p);
+}
+
+static json_object *invalid_state(const Job *j) {
+        return reply_invalid_state(job_state_to_string(j->state));
+}
+
+static json_object *method_cancel(Manager *m, const Peer *peer, json_object *params) {
+        json_object *err = NULL;
+        Job *j = get_job(m, params, &err);
+
+        if (!j)
+                return err;
+        if ((err = check(m, peer, AUTHZ_CANCEL, j, "you can only cancel your own jobs")))
+                return err;
+        if (job_state_is_final(j->state))
+                return invalid_state(j);
+        if (job_state_is_pending(j->state)) {
+                (void) manager_job_finish(m, j, JOB_CANCELLED, "Cancelled");
+                return ok_reply(NULL);
+        }
+        j->cancel_requested = true;
+        (void) job_set_reason(j, "Cancelling");
+        if (!j->launching && executor_cancel(m->executor, j->id, NULL, NULL) < 0)
+                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+        return ok_reply(NULL);
+}
+
+static json_object *method_hold(Manager *m, const Peer *peer, json_object *params, bool hold) {
+        json_object *err = NULL;
+        Job *j = get_job(m, params, &err);
+
+        if (!j)
+                return err;
+        if ((err = check(m, peer, hold ? AUTHZ_HOLD : AUTHZ_RELEASE, j,
+                         hold ? "you can only hold your own jobs"
+                              : "only an administrator can release a job an administrator held")))
+                return err;
+        if (hold) {
+                if (j->state != JOB_QUEUED && j->state != JOB_BLOCKED)
+                        return invalid_state(j);
+                j->state = JOB_HELD;
+                j->held_by_admin = peer_is_admin(m, peer) && peer->uid != j->uid;
+                (void) job_set_reason(j, j->held_by_admin ? "JobHeldAdmin" : "JobHeldUser");
+        } else {
+                if (j->state != JOB_HELD)
+                        return invalid_state(j);
+                j->state = JOB_QUEUED;
+                j->held_by_admin = false;
+                j->eligible_time = (uint64_t) time(NULL);
+                (void) job_set_reason(j, NULL);
+        }
+        m->sched_needed = true;
+        if (manager_job_save(m, j) < 0)
+                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+        return ok_reply(NULL);
+}
+
+typedef struct FreezeCall {
+        Manager *m;
+        Call *call;
+        bool freeze;
+} FreezeCall;
+
+static void on_freeze_done(Executor *e, uint64_t id, int error, const char *message, void *userdata) {
+        FreezeCall *fc = userdata;
+        Manager *m = fc->m;
+        Job *j = manager_find_job(m, id);
+        json_object *reply;
+
+        if (error < 0) {
+                json_object *p = json_object_new_object();
+                json_add_string(p, CORRAL_FIELD_MESSAGE, message);
+                reply = reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, p);
+                log_warning_errno(error, "Cannot %s job %" PRIu64 ": %s", fc->freeze ? "suspend" : "resume", id,
+                                  strna(message));
+        } else {
+                uint64_t now = (uint64_t) time(NULL);
+                if (j && fc->freeze && j->state == JOB_RUNNING) {
+                        j->state = JOB_SUSPENDED;
+                        j->suspend_start = now;
+                        (void) job_set_reason(j, "Suspended");
+                        (void) manager_job_save(m, j);
+                } else if (j && !fc->freeze && j->state == JOB_SUSPENDED) {
+                        j->state = JOB_RUNNING;
+                        j->suspended_usec += (now - j->suspend_start) * UINT64_C(1000000);
+                        j->suspend_start = 0;
+                        (void) job_set_reason(j, NULL);
+                        (void) manager_job_save(m, j);
+                }
+                reply = ok_reply(NULL);
+        }
+        if (fc->call) {
+                server_call_set_data(fc->call, NULL);
+                (void) server_call_reply(fc->call, reply, false);
+        } else
+                json_object_put(reply);
+        m->sched_needed = true;
+        free(fc);
+}
+
+static json_object *method_suspend(Manager *m, Call *call, const Peer *peer, json_object *params, bool freeze) {
+        json_object *err = NULL;
+        Job *j = get_job(m, params, &err);
+        FreezeCall *fc;
+
+        if (!j)
+                return err;
+        if ((err = check(m, peer, freeze ? AUTHZ_SUSPEND : AUTHZ_RESUME, j,
+                         "suspend and resume are for administrators (or owners, where UsersMaySuspend=yes)")))
+                return err;
+        if (j->state != (freeze ? JOB_RUNNING : JOB_SUSPENDED) || j->launching || j->cancel_requested)
+                return invalid_state(j);
+        fc = new0(FreezeCall, 1);
+        if (!fc)
+                return NULL;
+        *fc = (FreezeCall) { .m = m, .call = call, .freeze = freeze };
+        if (executor_freeze(m->executor, j->id, j->project, freeze, on_freeze_done, fc) < 0) {
+                free(fc);
+                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+        }
+        server_call_set_data(call, fc); /* so a disconnect detaches it */
+        return NULL; /* answered when the freezer confirms */
+}
+
+static json_object *method_requeue(Manager *m, const Peer *peer, json_object *params) {
+        json_object *err = NULL, *v;
+        Job *j = get_job(m, params, &err);
+        bool hold = false;
+
+        if (!j)
+                return err;
+        if (json_object_object_get_ex(params, "hold", &v) && json_get_bool(v, &hold) < 0)
+                return reply_invalid_parameter("hold", "a boolean");
+        if ((err = check(m, peer, AUTHZ_REQUEUE, j, "you can only requeue your own jobs")))
+                return err;
+        if (job_state_is_pending(j->state) || j->cancel_requested)
+                return invalid_state(j);
+        if (job_state_is_final(j->state)) {
+                (void) manager_job_requeue(m, j, hold, "Requeued");
+                return ok_reply(NULL);
+        }
+        /* Running: stop it, and the outcome puts it back in the queue. */
+        j->cancel_requested = true;
+        (void) job_set_reason(j, hold ? "RequeueHold" : "Requeue");
+        if (!j->launching && executor_cancel(m->executor, j->id, NULL, NULL) < 0)
+                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+        return ok_reply(NULL);
+}
+
+static json_object *method_wait(Manager *m, Call *call, const Peer *peer, json_object *params, bool more) {
+        json_object *err = NULL, *p;
+        Job *j = get_job(m, params, &err);
+
+        if (!j)
+                return err;
+        if ((err = check(m, peer, AUTHZ_WAIT, j, "you can only wait for your own jobs")))
+                return err;
+        if (job_state_is_final(j->state)) {
+                p = json_object_new_object();
+                json_add(p, "job", manager_job_json(m, j, true));
+                return ok_reply(p);
+        }
+        server_call_set_job_id(call, j->id);
+        server_call_set_data(call, more ? (void *) 1 : NULL);
+        if (more) {
+                /* The current state first, then every change. */
+                p = json_object_new_object();
+                json_add(p, "job", manager_job_json(m, j, true));
+                (void) server_call_reply(call, reply_new(p, true), true);
+        }
+        return NULL;
+}
+
+static json_object *method_logs(Manager *m, const Peer *peer, json_object *params) {
+        json_object *err = NULL, *p;
+        Job *j = get_job(m, params, &err);
+        char unit[64];
+
+        if (!j)
+                return err;
+        if ((err = check(m, peer, AUTHZ_LOGS, j, "you can only read your own jobs' output")))
+                return err;
+        p = json_object_new_object();
+        snprintf(unit, sizeof unit, "corral-job-%" PRIu64 ".scope", j->id);
+        json_add_string(p, "unit", unit);
+        json_add_string(p, "workdir", j->req.workdir);
+        json_add_string(p, "stdout_path", j->req.stdout_path);
+        json_add_string(p, "stderr_path", j->req.stderr_path ?: j->req.stdout_path);
+        return ok_reply(p);
+}
+
+static json_object *method_get_info(Manager *m) {
+        json_object *p = json_object_new_object(), *qs = json_object_new_array();
+
+        json_add_string(p, "version", PACKAGE_VERSION);
+        json_add_u64(p, "protocol_version", CORRAL_PROTOCOL_VERSION);
+        json_add_string(p, "hostname", m->hostname);
+        json_add_u64(p, "cpus", sched_machine_cpus(&m->machine));
+        json_add_u64(p, "memory", sched_machine_memory(&m->machine));
+        json_add_u64(p, "numa_nodes", m->machine.n_nodes);
+        json_add_string(p, "policy", m->sched_config.policy->name);
+        for (size_t i = 0; i < m->config->n_queues; i++) {
+                json_object *q = json_object_new_object();
+                json_add_string(q, "name", m->config->queues[i].name);
+                json_add_i64(q, "priority", m->config->queues[i].priority);
+                json_add_bool(q, "default", streq(m->config->queues[i].name, m->config->default_queue));
+                json_object_array_add(qs, q);
+        }
+        json_add(p, "queues", qs);
+        return ok_reply(p);
+}
+
+static json_object *method_reload(Manager *m, const Peer *peer) {
+        _cleanup_free_ char *error = NULL;
+        json_object *err;
+
+        if ((err = check(m, peer, AUTHZ_RELOAD, NULL, "only administrators can reload the configuration")))
+                return err;
+        if (manager_reload(m, &error) < 0) {
+                json_object *p = json_object_new_object();
+                json_add_string(p, CORRAL_FIELD_MESSAGE, error);
+                return reply_error_new(CORRAL_ERROR_INVALID_PARAMETER, p);
+        }
+        return ok_reply(NULL);
+}
+
+int manager_dispatch(Manager *m, Call *call, const Peer *peer, CorralMethod method, json_object *params,
+                     bool more, json_object **ret_reply) {
+        json_object *r = NULL;
+
+        switch (method) {
+        case CORRAL_METHOD_SUBMIT: r = method_submit(m, peer, params); break;
+        case CORRAL_METHOD_LIST: r = method_list(m, peer, params); break;
+        case CORRAL_METHOD_SHOW: r = method_show(m, peer, params); break;
+        case CORRAL_METHOD_CANCEL: r = method_cancel(m, peer, params); break;
+        case CORRAL_METHOD_HOLD: r = method_hold(m, peer, params, true); break;
+        case CORRAL_METHOD_RELEASE: r = method_hold(m, peer, params, false); break;
+        case CORRAL_METHOD_SUSPEND: r = method_suspend(m, call, peer, params, true); if (!r) goto deferred; break;
+        case CORRAL_METHOD_RESUME: r = method_suspend(m, call, peer, params, false); if (!r) goto deferred; break;
+        case CORRAL_METHOD_REQUEUE: r = method_requeue(m, peer, params); break;
+        case CORRAL_METHOD_WAIT: r = method_wait(m, call, peer, params, more); if (!r) goto deferred; break;
+        case CORRAL_METHOD_LOGS: r = method_logs(m, peer, params); break;
+        case CORRAL_METHOD_GET_INFO: r = method_get_info(m); break;
+        case CORRAL_METHOD_RELOAD: r = method_reload(m, peer); break;
+        default: r = reply_method_not_found(corral_method_to_string(method)); break;
+        }
+        if (!r)
+                return -ENOMEM;
+        *ret_reply = r;
+        return 0;
+deferred:
+        *ret_reply = NULL;
+        return 0;
+}
+
+void manager_call_gone(Manager *m, Call *call) {
+        FreezeCall *fc = server_call_get_data(call);
+
+        /* A suspend/resume still in flight answers nobody; the state change still lands. */
+        if (fc && fc != (void *) 1 && server_call_job_id(call) == 0)
+                fc->call = NULL;
+}

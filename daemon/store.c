@@ -1,0 +1,461 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "job-request.h"
+#include "store.h"
+
+struct Store {
+        sqlite3 *db;
+        sqlite3_stmt *insert, *update;
+        bool in_txn;
+};
+
+/* Migrations, in order: schema version N is reached by running migrations[N-1]. Never
+ * edit one that has shipped; append a new one. */
+static const char *const migrations[] = {
+        /* 1 */
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "CREATE TABLE jobs ("
+        "  id INTEGER PRIMARY KEY,"
+        "  uid INTEGER NOT NULL, gid INTEGER NOT NULL, user TEXT NOT NULL,"
+        "  project TEXT, queue TEXT NOT NULL,"
+        "  state TEXT NOT NULL, reason TEXT,"
+        "  request TEXT NOT NULL,"
+        "  rerunnable INTEGER NOT NULL, held_by_admin INTEGER NOT NULL DEFAULT 0,"
+        "  requeue_count INTEGER NOT NULL DEFAULT 0,"
+        "  array_job_id INTEGER NOT NULL DEFAULT 0, array_task_id INTEGER NOT NULL DEFAULT 0,"
+        "  submit_time INTEGER NOT NULL, eligible_time INTEGER NOT NULL DEFAULT 0,"
+        "  start_time INTEGER NOT NULL DEFAULT 0, end_time INTEGER NOT NULL DEFAULT 0,"
+        "  suspended_usec INTEGER NOT NULL DEFAULT 0, suspend_start INTEGER NOT NULL DEFAULT 0,"
+        "  exit_code INTEGER NOT NULL DEFAULT -1, exit_signal INTEGER NOT NULL DEFAULT 0,"
+        "  alloc_cpus TEXT, alloc_mem TEXT,"
+        "  usage_cpu_usec INTEGER NOT NULL DEFAULT 0, usage_memory_peak INTEGER NOT NULL DEFAULT 0,"
+        "  usage_io_read INTEGER NOT NULL DEFAULT 0, usage_io_write INTEGER NOT NULL DEFAULT 0,"
+        "  usage_tasks_peak INTEGER NOT NULL DEFAULT 0"
+        ");"
+        "CREATE INDEX jobs_state ON jobs (state);"
+        "CREATE INDEX jobs_uid ON jobs (uid);",
+};
+
+static int sqlite_to_errno(int rc) {
+        switch (rc & 0xff) {
+        case SQLITE_OK:
+        case SQLITE_DONE:
+        case SQLITE_ROW:
+                return 0;
+        case SQLITE_NOMEM:
+                return -ENOMEM;
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+                return -EBUSY;
+        case SQLITE_READONLY:
+        case SQLITE_PERM:
+        case SQLITE_AUTH:
+                return -EACCES;
+        case SQLITE_FULL:
+                return -ENOSPC;
+        case SQLITE_CANTOPEN:
+                return -ENOENT;
+        case SQLITE_CORRUPT:
+        case SQLITE_NOTADB:
+                return -EBADMSG;
+        case SQLITE_CONSTRAINT:
+                return -EEXIST;
+        default:
+                return -EIO;
+        }
+}
+
+const char *store_error(Store *s) {
+        return s && s->db ? sqlite3_errmsg(s->db) : "no database";
+}
+
+static int exec_sql(Store *s, const char *sql) {
+        return sqlite_to_errno(sqlite3_exec(s->db, sql, NULL, NULL, NULL));
+}
+
+int store_schema_version(Store *s) {
+        sqlite3_stmt *st;
+        int v = -EIO;
+
+        if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        if (sqlite3_step(st) == SQLITE_ROW)
+                v = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        return v;
+}
+
+static int migrate(Store *s) {
+        int v = store_schema_version(s), r;
+
+        if (v < 0)
+                return v;
+        if ((size_t) v > ELEMENTSOF(migrations))
+                return -EPROTO; /* written by a newer corrald: refuse rather than damage it */
+        for (size_t i = (size_t) v; i < ELEMENTSOF(migrations); i++) {
+                char pragma[64];
+                if ((r = exec_sql(s, "BEGIN IMMEDIATE")) < 0)
+                        return r;
+                snprintf(pragma, sizeof pragma, "PRAGMA user_version = %zu", i + 1);
+                if ((r = exec_sql(s, migrations[i])) < 0 || (r = exec_sql(s, pragma)) < 0) {
+                        (void) exec_sql(s, "ROLLBACK");
+                        return r;
+                }
+                if ((r = exec_sql(s, "COMMIT")) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static const char update_sql[] =
+        "UPDATE jobs SET state=?2, reason=?3, rerunnable=?4, held_by_admin=?5, requeue_count=?6,"
+        " eligible_time=?7, start_time=?8, end_time=?9, suspended_usec=?10, suspend_start=?11,"
+        " exit_code=?12, exit_signal=?13, alloc_cpus=?14, alloc_mem=?15, usage_cpu_usec=?16,"
+        " usage_memory_peak=?17, usage_io_read=?18, usage_io_write=?19, usage_tasks_peak=?20,"
+        " queue=?21 WHERE id=?1";
+static const char insert_sql[] =
+        "INSERT INTO jobs (id, state, reason, rerunnable, held_by_admin, requeue_count, eligible_time,"
+        " start_time, end_time, suspended_usec, suspend_start, exit_code, exit_signal, alloc_cpus,"
+        " alloc_mem, usage_cpu_usec, usage_memory_peak, usage_io_read, usage_io_write,"
+        " usage_tasks_peak, queue, uid, gid, user, project, request, array_job_id, array_task_id,"
+        " submit_time) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
+        " ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)";
+
+int store_open(const char *dir, Store **ret) {
+        _cleanup_(store_closep) Store *s = NULL;
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        if (asprintf(&path, "%s/corral.db", dir) < 0)
+                return -ENOMEM;
+        s = new0(Store, 1);
+        if (!s)
+                return -ENOMEM;
+        r = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+        if (r != SQLITE_OK)
+                return sqlite_to_errno(r);
+        /* WAL with synchronous=FULL: a committed transaction survives power loss; one
+         * fsync of the WAL per commit. */
+        if ((r = exec_sql(s, "PRAGMA journal_mode=WAL")) < 0 || (r = exec_sql(s, "PRAGMA synchronous=FULL")) < 0 ||
+            (r = exec_sql(s, "PRAGMA foreign_keys=ON")) < 0)
+                return r;
+        (void) sqlite3_busy_timeout(s->db, 5000);
+        if ((r = migrate(s)) < 0)
+                return r;
+        if ((r = sqlite_to_errno(sqlite3_prepare_v2(s->db, insert_sql, -1, &s->insert, NULL))) < 0 ||
+            (r = sqlite_to_errno(sqlite3_prepare_v2(s->db, update_sql, -1, &s->update, NULL))) < 0)
+                return r;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+Store *store_close(Store *s) {
+        if (!s)
+                return NULL;
+        if (s->in_txn)
+                (void) store_commit(s);
+        sqlite3_finalize(s->insert);
+        sqlite3_finalize(s->update);
+        sqlite3_close(s->db);
+        free(s);
+        return NULL;
+}
+
+bool store_in_transaction(Store *s) {
+        return s->in_txn;
+}
+
+static int begin(Store *s) {
+        int r;
+
+        if (s->in_txn)
+                return 0;
+        r = exec_sql(s, "BEGIN IMMEDIATE");
+        if (r < 0)
+                return r;
+        s->in_txn = true;
+        return 0;
+}
+
+int store_commit(Store *s) {
+        int r;
+
+        if (!s->in_txn)
+                return 0;
+        r = exec_sql(s, "COMMIT");
+        if (r < 0)
+                return r;
+        s->in_txn = false;
+        return 0;
+}
+
+static int bind_text(sqlite3_stmt *st, int i, const char *v) {
+        return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+}
+
+/* The allocation's memory per node as "bytes,bytes,..." (node index = position). */
+static char *format_alloc_mem(const SchedAllocation *a) {
+        char *buf = malloc(SCHED_NODES_MAX * 21 + 1), *p = buf;
+        if (!buf)
+                return NULL;
+        *p = 0;
+        for (size_t i = 0; i < SCHED_NODES_MAX; i++)
+                if (a->node_mask & (UINT32_C(1) << i))
+                        p += sprintf(p, "%s%zu:%" PRIu64, p == buf ? "" : ",", i, a->mem[i]);
+        return buf;
+}
+
+static int parse_alloc_mem(const char *s, SchedAllocation *a) {
+        const char *p = s;
+
+        a->node_mask = 0;
+        while (p && *p) {
+                unsigned node;
+                uint64_t bytes;
+                int n = 0;
+                if (sscanf(p, "%u:%" SCNu64 "%n", &node, &bytes, &n) != 2 || node >= SCHED_NODES_MAX)
+                        return -EBADMSG;
+                a->node_mask |= UINT32_C(1) << node;
+                a->mem[node] = bytes;
+                p += n;
+                if (*p == ',')
+                        p++;
+        }
+        return 0;
+}
+
+static int bind_mutable(sqlite3_stmt *st, const Job *j) {
+        _cleanup_free_ char *cpus = cpu_set_format(&j->alloc.cpus), *mem = format_alloc_mem(&j->alloc);
+        int rc = 0;
+
+        if (!cpus || !mem)
+                return -ENOMEM;
+        rc |= sqlite3_bind_int64(st, 1, (sqlite3_int64) j->id);
+        rc |= bind_text(st, 2, job_state_to_string(j->state));
+        rc |= bind_text(st, 3, j->reason);
+        rc |= sqlite3_bind_int(st, 4, j->rerunnable);
+        rc |= sqlite3_bind_int(st, 5, j->held_by_admin);
+        rc |= sqlite3_bind_int64(st, 6, j->requeue_count);
+        rc |= sqlite3_bind_int64(st, 7, (sqlite3_int64) j->eligible_time);
+        rc |= sqlite3_bind_int64(st, 8, (sqlite3_int64) j->start_time);
+        rc |= sqlite3_bind_int64(st, 9, (sqlite3_int64) j->end_time);
+        rc |= sqlite3_bind_int64(st, 10, (sqlite3_int64) j->suspended_usec);
+        rc |= sqlite3_bind_int64(st, 11, (sqlite3_int64) j->suspend_start);
+        rc |= sqlite3_bind_int(st, 12, j->exit_code);
+        rc |= sqlite3_bind_int(st, 13, j->exit_signal);
+        rc |= bind_text(st, 14, cpus);
+        rc |= bind_text(st, 15, mem);
+        rc |= sqlite3_bind_int64(st, 16, (sqlite3_int64) j->usage.cpu_usec);
+        rc |= sqlite3_bind_int64(st, 17, (sqlite3_int64) j->usage.memory_peak);
+        rc |= sqlite3_bind_int64(st, 18, (sqlite3_int64) j->usage.io_read_bytes);
+        rc |= sqlite3_bind_int64(st, 19, (sqlite3_int64) j->usage.io_write_bytes);
+        rc |= sqlite3_bind_int64(st, 20, (sqlite3_int64) j->usage.tasks_peak);
+        rc |= bind_text(st, 21, j->queue);
+        return rc ? -EIO : 0;
+}
+
+static int step_done(Store *s, sqlite3_stmt *st) {
+        int rc = sqlite3_step(st);
+        (void) sqlite3_reset(st);
+        (void) sqlite3_clear_bindings(st);
+        return rc == SQLITE_DONE ? 0 : sqlite_to_errno(rc) ?: -EIO;
+}
+
+int store_insert_job(Store *s, const Job *j) {
+        _cleanup_free_ char *request = NULL;
+        json_object *o = NULL;
+        int r, rc = 0;
+
+        r = submit_request_to_json(&j->req, &o);
+        if (r < 0)
+                return r;
+        request = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+        json_object_put(o);
+        if (!request)
+                return -ENOMEM;
+        if ((r = begin(s)) < 0)
+                return r;
+        r = bind_mutable(s->insert, j);
+        if (r < 0) {
+                (void) sqlite3_reset(s->insert);
+                return r;
+        }
+        rc |= sqlite3_bind_int64(s->insert, 22, j->uid);
+        rc |= sqlite3_bind_int64(s->insert, 23, j->gid);
+        rc |= bind_text(s->insert, 24, j->user);
+        rc |= bind_text(s->insert, 25, j->project);
+        rc |= bind_text(s->insert, 26, request);
+        rc |= sqlite3_bind_int64(s->insert, 27, (sqlite3_int64) j->array_job_id);
+        rc |= sqlite3_bind_int64(s->insert, 28, j->array_task_id);
+        rc |= sqlite3_bind_int64(s->insert, 29, (sqlite3_int64) j->submit_time);
+        if (rc) {
+                (void) sqlite3_reset(s->insert);
+                return -EIO;
+        }
+        return step_done(s, s->insert);
+}
+
+int store_update_job(Store *s, const Job *j) {
+        int r;
+
+        if ((r = begin(s)) < 0)
+                return r;
+        r = bind_mutable(s->update, j);
+        if (r < 0) {
+                (void) sqlite3_reset(s->update);
+                return r;
+        }
+        return step_done(s, s->update);
+}
+
+static char *col_strdup(sqlite3_stmt *st, int i) {
+        const unsigned char *t = sqlite3_column_text(st, i);
+        return t ? strdup((const char *) t) : NULL;
+}
+
+int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata) {
+        static const char sql[] =
+                "SELECT id, uid, gid, user, project, queue, state, reason, request, rerunnable, held_by_admin,"
+                " requeue_count, array_job_id, array_task_id, submit_time, eligible_time, start_time,"
+                " end_time, suspended_usec, suspend_start, exit_code, exit_signal, alloc_cpus, alloc_mem,"
+                " usage_cpu_usec, usage_memory_peak, usage_io_read, usage_io_write, usage_tasks_peak"
+                " FROM jobs ORDER BY id";
+        sqlite3_stmt *st;
+        int rc, r = 0;
+
+        rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return sqlite_to_errno(rc);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                _cleanup_(job_freep) Job *j = new0(Job, 1);
+                _cleanup_free_ char *state = NULL, *cpus = NULL, *mem = NULL;
+                const char *request, *bad = NULL;
+                json_object *o;
+
+                if (!j) {
+                        r = -ENOMEM;
+                        break;
+                }
+                j->req = (SubmitRequest) SUBMIT_REQUEST_INIT;
+                j->id = (uint64_t) sqlite3_column_int64(st, 0);
+                j->uid = (uid_t) sqlite3_column_int64(st, 1);
+                j->gid = (gid_t) sqlite3_column_int64(st, 2);
+                j->user = col_strdup(st, 3);
+                j->project = col_strdup(st, 4);
+                j->queue = col_strdup(st, 5);
+                state = col_strdup(st, 6);
+                j->reason = col_strdup(st, 7);
+                request = (const char *) sqlite3_column_text(st, 8);
+                j->rerunnable = sqlite3_column_int(st, 9);
+                j->held_by_admin = sqlite3_column_int(st, 10);
+                j->requeue_count = (uint32_t) sqlite3_column_int64(st, 11);
+                j->array_job_id = (uint64_t) sqlite3_column_int64(st, 12);
+                j->array_task_id = (uint32_t) sqlite3_column_int64(st, 13);
+                j->submit_time = (uint64_t) sqlite3_column_int64(st, 14);
+                j->eligible_time = (uint64_t) sqlite3_column_int64(st, 15);
+                j->start_time = (uint64_t) sqlite3_column_int64(st, 16);
+                j->end_time = (uint64_t) sqlite3_column_int64(st, 17);
+                j->suspended_usec = (uint64_t) sqlite3_column_int64(st, 18);
+                j->suspend_start = (uint64_t) sqlite3_column_int64(st, 19);
+                j->exit_code = sqlite3_column_int(st, 20);
+                j->exit_signal = sqlite3_column_int(st, 21);
+                cpus = col_strdup(st, 22);
+                mem = col_strdup(st, 23);
+                j->usage.cpu_usec = (uint64_t) sqlite3_column_int64(st, 24);
+                j->usage.memory_peak = (uint64_t) sqlite3_column_int64(st, 25);
+                j->usage.io_read_bytes = (uint64_t) sqlite3_column_int64(st, 26);
+                j->usage.io_write_bytes = (uint64_t) sqlite3_column_int64(st, 27);
+                j->usage.tasks_peak = (uint64_t) sqlite3_column_int64(st, 28);
+
+                if (!j->user || !j->queue || !state || !request) {
+                        r = -EBADMSG;
+                        break;
+                }
+                j->state = job_state_from_string(state);
+                if ((int) j->state < 0 || (cpus && cpu_set_parse(cpus, &j->alloc.cpus) < 0) ||
+                    (mem && parse_alloc_mem(mem, &j->alloc) < 0)) {
+                        r = -EBADMSG;
+                        break;
+                }
+                o = json_tokener_parse(request);
+                if (!o) {
+                        r = -EBADMSG;
+                        break;
+                }
+                r = submit_request_from_json(o, &j->req, &bad);
+                json_object_put(o);
+                if (r < 0)
+                        break;
+                r = cb(TAKE_PTR(j), userdata);
+                if (r < 0)
+                        break;
+        }
+        if (r == 0 && rc != SQLITE_DONE)
+                r = sqlite_to_errno(rc) ?: -EIO;
+        sqlite3_finalize(st);
+        return r;
+}
+
+int store_get_meta(Store *s, const char *key, char **ret) {
+        sqlite3_stmt *st;
+        int rc, r = 0;
+
+        rc = sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key=?1", -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return sqlite_to_errno(rc);
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+                *ret = col_strdup(st, 0);
+                r = *ret ? 1 : -ENOMEM;
+        } else if (rc == SQLITE_DONE)
+                *ret = NULL;
+        else
+                r = sqlite_to_errno(rc);
+        sqlite3_finalize(st);
+        return r;
+}
+
+int store_set_meta(Store *s, const char *key, const char *value) {
+        sqlite3_stmt *st;
+        int rc, r;
+
+        if ((r = begin(s)) < 0)
+                return r;
+        rc = sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)", -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return sqlite_to_errno(rc);
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        return rc == SQLITE_DONE ? 0 : sqlite_to_errno(rc);
+}
+
+int store_next_job_id(Store *s, uint64_t *ret) {
+        _cleanup_free_ char *v = NULL;
+        sqlite3_stmt *st;
+        uint64_t max = 0, meta = 0;
+        int r;
+
+        if (sqlite3_prepare_v2(s->db, "SELECT MAX(id) FROM jobs", -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        if (sqlite3_step(st) == SQLITE_ROW)
+                max = (uint64_t) sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        r = store_get_meta(s, "last_job_id", &v);
+        if (r < 0)
+                return r;
+        if (v)
+                meta = strtoull(v, NULL, 10);
+        *ret = MAX(max, meta) + 1;
+        return 0;
+}
