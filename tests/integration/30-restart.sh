@@ -1,0 +1,57 @@
+#!/bin/bash
+# Restart safety: jobs keep running through `systemctl restart corrald` and `kill -9`,
+# are re-adopted and recorded when they end; queued jobs are neither lost nor started
+# twice. A machine that went down (a different boot id, the scopes gone) leaves
+# rerunnable jobs requeued and the others NODE_FAIL.
+# timeout: 400
+. "$CORRAL_TEST_LIB"
+sock=/run/corral/io.corral.Manager
+client=$(dirname "$0")/proto-client.py
+db=/var/lib/corral/corral.db
+systemctl start corrald.socket
+q() { sqlite3 "$db" "$1"; }
+submit() { # USER JSON-PARAMS -> id
+    as_user "$1" python3 "$client" "$sock" <<<"{\"method\":\"io.corral.Manager.Submit\",\"parameters\":$2}" \
+        | jq -r .parameters.job_id
+}
+state_is() { [ "$(q "select state from jobs where id=$1")" = "$2" ]; }
+
+# Two 1-CPU sleepers fill the 2 CPUs; a third waits in the queue.
+a=$(submit "$USER_A" '{"argv":["sh","-c","sleep 12; exit 3"],"workdir":"/tmp","cpus":1}')
+b=$(submit "$USER_B" '{"argv":["sleep","25"],"workdir":"/tmp","cpus":1}')
+c=$(submit "$USER_A" '{"argv":["sh","-c","echo third"],"workdir":"/tmp","cpus":2}')
+wait_for 60 state_is "$a" RUNNING || fail "job $a not running"
+wait_for 60 state_is "$b" RUNNING || fail "job $b not running"
+state_is "$c" PENDING || fail "job $c should wait for resources, is $(q "select state from jobs where id=$c")"
+
+log "systemctl restart corrald while $a and $b run"
+systemctl restart corrald
+systemctl is-active -q "corral-job-$a.scope" || fail "job $a's scope died with the daemon"
+log "kill -9 corrald"
+kill -9 "$(systemctl show -P MainPID corrald)"
+sleep 1
+systemctl is-active -q "corral-job-$b.scope" || fail "job $b's scope died with the daemon"
+# Socket activation brings it back at the next request (and Restart=on-failure anyway).
+as_user "$USER_A" python3 "$client" "$sock" <<<'{"method":"io.corral.Manager.GetInfo","parameters":{}}' >/dev/null
+wait_for 60 state_is "$a" FAILED || fail "job $a's end not recorded: $(q "select state, reason from jobs where id=$a")"
+assert_eq "$(q "select exit_code from jobs where id=$a")" 3 "exit code of job $a recorded after two daemon deaths"
+wait_for 90 state_is "$c" COMPLETED || fail "queued job $c lost: $(q "select state, reason from jobs where id=$c")"
+assert_eq "$(journalctl -b -q -o cat CORRAL_JOB_ID="$c" | grep -c third)" 1 "job $c ran exactly once"
+wait_for 90 state_is "$b" COMPLETED || fail "job $b not recorded"
+
+log "machine failure: a different boot id and no scopes left"
+r=$(submit "$USER_A" '{"argv":["sleep","300"],"workdir":"/tmp","cpus":1,"rerunnable":true}')
+n=$(submit "$USER_B" '{"argv":["sleep","300"],"workdir":"/tmp","cpus":1,"rerunnable":false}')
+wait_for 60 state_is "$r" RUNNING || fail "job $r not running"
+wait_for 60 state_is "$n" RUNNING || fail "job $n not running"
+systemctl stop corrald.socket corrald.service
+# As after a power cut: the jobs' processes and /run are gone, the database remains.
+systemctl kill -s KILL "corral-job-$r.scope" "corral-job-$n.scope"
+wait_for 30 sh -c "! systemctl is-active -q corral-job-$r.scope && ! systemctl is-active -q corral-job-$n.scope"
+rm -rf /run/corral
+q "update meta set value='00000000-dead-beef-0000-000000000000' where key='boot_id'"
+systemctl start corrald.socket corrald.service
+wait_for 30 state_is "$n" NODE_FAIL || fail "non-rerunnable job $n: $(q "select state, reason from jobs where id=$n")"
+assert_match "$(q "select reason from jobs where id=$r")" 'NodeFail' "reason of the requeued job"
+assert_eq "$(q "select requeue_count from jobs where id=$r")" 1 "requeue count of job $r"
+wait_for 60 state_is "$r" RUNNING || fail "requeued job $r did not run again: $(q "select state, reason from jobs where id=$r")"
