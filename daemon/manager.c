@@ -755,6 +755,9 @@ int manager_startup(Manager *m) {
                 /* Running when the machine (or, with no scope left and no outcome, the
                  * supervisor) went down: requeue if it may run again, else NodeFail. */
                 lost++;
+                log_notice("Job %" PRIu64 " was running when %s: %s.", j->id,
+                           rebooted ? "the machine went down" : "its supervisor was lost",
+                           j->rerunnable ? "requeued (NodeFail)" : "NODE_FAIL, it is not rerunnable");
                 if (j->rerunnable)
                         (void) manager_job_requeue(m, j, false, "NodeFail: requeued");
                 else

@@ -88,9 +88,9 @@ static int on_supervisor_exit(sd_event_source *s, const siginfo_t *si, void *use
          * dies while still held means the launch failed. */
         Launch *l = userdata;
         if (!l) {
-                /* A floating reaper: take the loop's reference back and drop it. */
+                /* A floating reaper: dropping the loop's reference frees it (sd-event defers
+                 * that until this dispatch is over). */
                 (void) sd_event_source_set_floating(s, false);
-                sd_event_source_unref(s);
                 return 0;
         }
         {

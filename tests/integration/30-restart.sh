@@ -52,6 +52,7 @@ rm -rf /run/corral
 q "update meta set value='00000000-dead-beef-0000-000000000000' where key='boot_id'"
 systemctl start corrald.socket corrald.service
 wait_for 30 state_is "$n" NODE_FAIL || fail "non-rerunnable job $n: $(q "select state, reason from jobs where id=$n")"
-assert_match "$(q "select reason from jobs where id=$r")" 'NodeFail' "reason of the requeued job"
+journalctl -b -q -u corrald -o cat | grep -q "Job $r was running when the machine went down: requeued" \
+    || fail "no log line about requeueing job $r"
 assert_eq "$(q "select requeue_count from jobs where id=$r")" 1 "requeue count of job $r"
 wait_for 60 state_is "$r" RUNNING || fail "requeued job $r did not run again: $(q "select state, reason from jobs where id=$r")"
