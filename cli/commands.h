@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* The verbs of corral(1). Each takes its own argv (argv[0] is the verb) and returns the
+ * process's exit status (cli-util.h), having reported any problem itself. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "cli-util.h"
+#include "client.h"
+#include "proto/job-request.h"
+
+/* Runs corral(1) with argv as main() gets it. */
+int corral_run(int argc, char **argv);
+
+int verb_submit(Cli *cli, int argc, char **argv);
+int verb_queue(Cli *cli, int argc, char **argv);
+int verb_show(Cli *cli, int argc, char **argv);
+int verb_cancel(Cli *cli, int argc, char **argv);
+int verb_job_action(Cli *cli, int argc, char **argv); /* hold, release, suspend, resume, requeue */
+int verb_wait(Cli *cli, int argc, char **argv);
+int verb_logs(Cli *cli, int argc, char **argv);
+int verb_info(Cli *cli, int argc, char **argv);
+int verb_reload(Cli *cli, int argc, char **argv);
+
+/* A job as List and Show describe it, with the scheduler's extras that JobInfo does not
+ * carry. */
+typedef struct JobEntry {
+        JobInfo info;
+        bool has_est_start;
+        uint64_t est_start;
+        bool has_priority;
+        double priority;
+} JobEntry;
+
+typedef struct JobList {
+        JobEntry *items;
+        size_t n, allocated;
+} JobList;
+
+void job_entry_done(JobEntry *e);
+void job_list_done(JobList *l);
+/* Parses one job object of a reply, tolerating fields it does not know. */
+int job_entry_from_json(json_object *o, JobEntry *ret);
+/* Parses {"jobs": [...]}. -EBADMSG when the shape is wrong. */
+int job_list_from_reply(json_object *parameters, JobList *ret);
+
+/* Calls List. filter: the parameters (taken), NULL for all unfinished jobs. Returns 0, a
+ * negative errno (already logged), or a positive exit status after an error reply. */
+int cli_list_jobs(Cli *cli, json_object *filter, JobList *ret);
+
+/* Turns job arguments ("42", "42_3") into ids. Malformed arguments fail the whole
+ * command with CLI_EXIT_USAGE (returned as positive); array tasks that do not exist are
+ * reported and counted in *ret_failed. Returns 0, a positive exit status, or a negative
+ * errno (already logged). */
+int cli_resolve_jobs(Cli *cli, char *const *args, size_t n, uint64_t **ret_ids, size_t *ret_n, size_t *ret_failed);
+
+/* Follows job id with Wait until it ends. Returns the job's exit status (job_exit_status)
+ * after printing its outcome to stderr; or CLI_EXIT_FAILURE after an error reply; or a
+ * negative errno (already logged) when the daemon could not be reached. */
+int cli_wait_job(Cli *cli, uint64_t id);
+
+/* Options of `corral submit` that concern the client, not the job: they stay out of the
+ * shared option table so that "#SBATCH --parsable" keeps meaning nothing to a job. */
+typedef struct SubmitClientFlags {
+        bool help;
+        bool parsable;
+        bool json;
+} SubmitClientFlags;
+
+/* Moves the client's own options out of argv (up to the command), keeping the order of
+ * the rest; *ret_argv holds argv's pointers (free only the array). Walks the words as
+ * submit_options_parse_args() will, so an option's value ("--name --json") is never
+ * mistaken for an option. */
+int submit_split_client_flags(int argc, char **argv, int *ret_argc, char ***ret_argv, SubmitClientFlags *flags);
+
+/* Sorts jobs into the queue's sections and, within each, the order shown. */
+void queue_sort(JobEntry *jobs, size_t n);
+/* Prints the queue view of jobs (sorted in place). show_sections: a mask of
+ * (1 << QueueSection) printed even when empty. utf8: cut long names with "…". */
+int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sections, bool utf8);
+/* Prints one job as `corral show` does. */
+int job_show_print(FILE *f, const JobEntry *e, time_t now);
+
+/* getopt_long state is global: each verb starts a fresh scan. */
+void cli_reset_getopt(void);
+
+/* Helpers for verbs' JSON parameters. NULL on OOM. */
+json_object *json_job_id(uint64_t id);

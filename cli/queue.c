@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* corral queue (squeue's columns, grouped as Maui's showq) and corral show (scontrol
+ * show job's content, one "Key: value" per line). */
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <langinfo.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "log.h"
+#include "parse-util.h"
+#include "strv.h"
+#include "table.h"
+
+static int cmp_u64(uint64_t a, uint64_t b) {
+        return a < b ? -1 : a > b;
+}
+
+/* Within a section: active jobs by start, eligible ones in the order the scheduler will
+ * consider them (priority, then estimated start), the rest by id. */
+static int job_entry_compare(const void *pa, const void *pb) {
+        const JobEntry *a = pa, *b = pb;
+        QueueSection sa = queue_section_of_state(a->info.state), sb = queue_section_of_state(b->info.state);
+        int c;
+
+        if (sa != sb)
+                return sa < sb ? -1 : 1;
+        if (sa == QUEUE_SECTION_ACTIVE && (c = cmp_u64(a->info.start_time, b->info.start_time)) != 0)
+                return c;
+        if (sa == QUEUE_SECTION_ELIGIBLE) {
+                if (a->has_priority && b->has_priority && a->priority != b->priority)
+                        return a->priority > b->priority ? -1 : 1;
+                if (a->has_est_start != b->has_est_start)
+                        return a->has_est_start ? -1 : 1;
+                if (a->has_est_start && (c = cmp_u64(a->est_start, b->est_start)) != 0)
+                        return c;
+        }
+        return cmp_u64(a->info.id, b->info.id);
+}
+
+void queue_sort(JobEntry *jobs, size_t n) {
+        if (n > 1)
+                qsort(jobs, n, sizeof(JobEntry), job_entry_compare);
+}
+
+static bool utf8_output(void) {
+        const char *cs = nl_langinfo(CODESET);
+        return cs && streq(cs, "UTF-8");
+}
+
+int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sections, bool utf8) {
+        static const char *const headers[] = {
+                "JOBID", "NAME", "USER", "PROJECT", "QUEUE", "STATE", "TIME", "CPUS", "MEM", "START",
+                "NODELIST(REASON)", NULL,
+        };
+        enum { COL_JOBID, COL_NAME, COL_TIME = 6, COL_CPUS, COL_MEM };
+        _cleanup_table_ Table *t = NULL;
+        size_t first[_QUEUE_SECTION_MAX + 1] = {}, cpus[_QUEUE_SECTION_MAX] = {};
+        int r;
+
+        queue_sort(jobs, n);
+
+        t = table_new(headers);
+        if (!t)
+                return -ENOMEM;
+        table_set_align_right(t, COL_JOBID, true);
+        table_set_align_right(t, COL_TIME, true);
+        table_set_align_right(t, COL_CPUS, true);
+        table_set_align_right(t, COL_MEM, true);
+        table_set_max_width(t, COL_NAME, 24);
+        if (utf8)
+                table_set_ellipsis(t, "…");
+
+        for (size_t i = 0; i < n; i++) {
+                const JobEntry *e = &jobs[i];
+                const JobInfo *j = &e->info;
+                QueueSection s = queue_section_of_state(j->state);
+                char id[32], elapsed[32], ncpus[16], mem[16], start[32], where[1100];
+
+                snprintf(id, sizeof(id), "%" PRIu64, j->id);
+                format_elapsed(elapsed, sizeof(elapsed), job_elapsed(j, now));
+                snprintf(ncpus, sizeof(ncpus), "%u", j->cpus);
+                if (j->memory > 0)
+                        format_size(mem, sizeof(mem), j->memory);
+                else
+                        mem[0] = 0;
+                if (s == QUEUE_SECTION_ELIGIBLE && e->has_est_start)
+                        format_start_estimate(start, sizeof(start), e->est_start, now);
+                else if (s != QUEUE_SECTION_ELIGIBLE && s != QUEUE_SECTION_BLOCKED && j->start_time > 0)
+                        format_short_time(start, sizeof(start), j->start_time, now);
+                else
+                        start[0] = 0;
+                if (s == QUEUE_SECTION_ACTIVE)
+                        snprintf(where, sizeof(where), "%s", strempty(j->node));
+                else if (!isempty(j->reason))
+                        snprintf(where, sizeof(where), "(%s)", j->reason);
+                else
+                        where[0] = 0;
+
+                r = table_add_row(t, (const char *const[]) { id, j->name, j->user, j->project, j->queue, j->state,
+                                                             elapsed, ncpus, mem, start, where });
+                if (r < 0)
+                        return r;
+                cpus[s] += j->cpus;
+                for (QueueSection k = s + 1; k <= _QUEUE_SECTION_MAX; k++)
+                        first[k] = i + 1;
+        }
+
+        for (QueueSection s = 0; s < _QUEUE_SECTION_MAX; s++) {
+                size_t count = first[s + 1] - first[s];
+                const char *name = queue_section_name(s);
+
+                if (count == 0 && !(show_sections & (1U << s)))
+                        continue;
+                fprintf(f, "%s jobs", name);
+                for (size_t k = strlen(name) + 5; k < 40; k++)
+                        fputc('-', f);
+                fputc('\n', f);
+                if (count > 0) {
+                        r = table_print(t, f, true, first[s], first[s + 1]);
+                        if (r < 0)
+                                return r;
+                }
+                fprintf(f, "\n%zu %s job%s", count, name, count == 1 ? "" : "s");
+                if (s == QUEUE_SECTION_ACTIVE)
+                        fprintf(f, " using %zu CPU%s", cpus[s], cpus[s] == 1 ? "" : "s");
+                fputs("\n\n", f);
+        }
+        fprintf(f, "Total jobs: %zu\n", n);
+        return ferror(f) ? -EIO : 0;
+}
+
+static void queue_help(void) {
+        printf("Usage: corral queue [OPTIONS]\n"
+               "       corral jobs [OPTIONS]\n\n"
+               "List the jobs that are running (active), waiting to be scheduled (eligible), and\n"
+               "held or blocked by policy (blocked). START is when a job started, or for\n"
+               "eligible jobs when the scheduler expects to start it.\n\n"
+               "Options:\n"
+               "  -u, --user USER        only jobs of USER\n"
+               "      --me               only your own jobs\n"
+               "  -t, --state STATES     only jobs in these states, e.g. RUNNING,HELD or R,PD\n"
+               "                         (finished states too: COMPLETED, FAILED, CD, F, ...)\n"
+               "  -p, --project PROJECT  only jobs of PROJECT (also -A, --account)\n"
+               "  -q, --queue QUEUE      only jobs in QUEUE (also --partition)\n"
+               "  -a, --all              also recently finished jobs\n"
+               "      --json             print the reply as JSON\n"
+               "  -h, --help             show this help\n");
+}
+
+int verb_queue(Cli *cli, int argc, char **argv) {
+        enum { ARG_ME = 0x100, ARG_JSON };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "json", no_argument, NULL, ARG_JSON },
+                { "user", required_argument, NULL, 'u' },
+                { "me", no_argument, NULL, ARG_ME },
+                { "state", required_argument, NULL, 't' },
+                { "states", required_argument, NULL, 't' },
+                { "project", required_argument, NULL, 'p' },
+                { "account", required_argument, NULL, 'A' },
+                { "queue", required_argument, NULL, 'q' },
+                { "partition", required_argument, NULL, 'q' },
+                { "all", no_argument, NULL, 'a' },
+                {},
+        };
+        _cleanup_strv_free_ char **states = NULL;
+        _cleanup_free_ char *user = NULL;
+        _cleanup_(job_list_done) JobList l = {};
+        _cleanup_(reply_done) Reply reply = {};
+        const char *project = NULL, *queue = NULL;
+        bool all = false, retried = false;
+        unsigned show = 0;
+        size_t kept = 0;
+        int c, r;
+
+        cli_reset_getopt();
+        while ((c = getopt_long(argc, argv, "hu:t:p:A:q:a", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        queue_help();
+                        return CLI_EXIT_SUCCESS;
+                case ARG_JSON:
+                        cli->json = true;
+                        break;
+                case 'u':
+                case ARG_ME:
+                        free(user);
+                        if (c == 'u')
+                                user = strdup(optarg);
+                        else {
+                                struct passwd *pw = getpwuid(getuid());
+                                if (!pw) {
+                                        log_error("queue: --me: cannot find the name of uid %u", (unsigned) getuid());
+                                        return CLI_EXIT_FAILURE;
+                                }
+                                user = strdup(pw->pw_name);
+                        }
+                        if (!user)
+                                return cli_oom();
+                        break;
+                case 't': {
+                        _cleanup_free_ char *bad = NULL;
+                        states = strv_free(states);
+                        r = job_states_parse(optarg, &states, &bad);
+                        if (r == -ENOMEM)
+                                return cli_oom();
+                        if (r < 0) {
+                                log_error("queue: unknown state '%s' (e.g. PENDING, RUNNING, HELD, COMPLETED, "
+                                          "or PD, R, CD, or all)", strempty(bad));
+                                return CLI_EXIT_USAGE;
+                        }
+                        break;
+                }
+                case 'p':
+                case 'A':
+                        project = optarg;
+                        break;
+                case 'q':
+                        queue = optarg;
+                        break;
+                case 'a':
+                        all = true;
+                        break;
+                default:
+                        log_error("queue: see corral queue --help");
+                        return CLI_EXIT_USAGE;
+                }
+        if (optind < argc) {
+                log_error("queue: unexpected argument '%s' (to see one job: corral show %s)", argv[optind],
+                          argv[optind]);
+                return CLI_EXIT_USAGE;
+        }
+        if (all && !states && !(states = strv_copy((char **) cli_job_states)))
+                return cli_oom();
+
+        for (;;) {
+                _cleanup_json_ json_object *f = json_object_new_object();
+
+                if (!f || json_add_string(f, "user", user) < 0 || json_add_strv(f, "states", states) < 0 ||
+                    json_add_string(f, "queue", queue) < 0 || (!retried && json_add_string(f, "project", project) < 0))
+                        return cli_oom();
+                reply_done(&reply);
+                r = cli_call(cli, CORRAL_METHOD_LIST, TAKE_PTR(f), &reply);
+                if (r < 0)
+                        return cli_exit_status_from_errno(r);
+                /* "project" came after the first protocol version: a daemon that refuses it
+                 * still lists, and we filter here. */
+                if (reply.error && project && !retried &&
+                    corral_error_from_string(reply.error) == CORRAL_ERROR_INVALID_PARAMETER) {
+                        json_object *p;
+                        if (json_object_object_get_ex(reply.parameters, CORRAL_FIELD_PARAMETER, &p) &&
+                            streq_ptr(json_object_get_string(p), "project")) {
+                                retried = true;
+                                continue;
+                        }
+                }
+                break;
+        }
+        if (reply.error)
+                return cli_report_error(cli, NULL, &reply);
+        if (cli->json)
+                return cli_print_json(reply.parameters) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
+
+        r = job_list_from_reply(reply.parameters, &l);
+        if (r == -ENOMEM)
+                return cli_oom();
+        if (r < 0) {
+                log_error("queue: corrald sent a job list this corral cannot read (are corral and corrald the "
+                          "same version? corral info)");
+                return CLI_EXIT_FAILURE;
+        }
+
+        /* The daemon filters; these only matter for one that ignores a filter it does not
+         * know. */
+        for (size_t i = 0; i < l.n; i++) {
+                const JobInfo *j = &l.items[i].info;
+                bool keep = (!project || streq_ptr(j->project, project)) && (!queue || streq_ptr(j->queue, queue)) &&
+                            (!user || streq_ptr(j->user, user)) && (!states || strv_contains(states, j->state));
+
+                if (!keep) {
+                        job_info_done(&l.items[i].info);
+                        continue;
+                }
+                if (kept != i)
+                        l.items[kept] = l.items[i];
+                kept++;
+        }
+        l.n = kept;
+
+        if (!states)
+                show = (1U << QUEUE_SECTION_ACTIVE) | (1U << QUEUE_SECTION_ELIGIBLE) | (1U << QUEUE_SECTION_BLOCKED);
+        r = queue_print(stdout, l.items, l.n, time(NULL), show, utf8_output());
+        if (r == -ENOMEM)
+                return cli_oom();
+        return r < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
+}
+
+/* ---- show ---- */
+
+static void field(FILE *f, const char *key, const char *fmt, ...) _printf_(3, 4);
+static void field(FILE *f, const char *key, const char *fmt, ...) {
+        va_list ap;
+
+        fprintf(f, "%14s: ", key);
+        va_start(ap, fmt);
+        vfprintf(f, fmt, ap);
+        va_end(ap);
+        fputc('\n', f);
+}
+
+int job_show_print(FILE *f, const JobEntry *e, time_t now) {
+        const JobInfo *j = &e->info;
+        char a[64], b[64];
+
+        field(f, "JobId", "%" PRIu64, j->id);
+        if (j->array_job_id > 0)
+                field(f, "ArrayJob", "%" PRIu64 "_%" PRIu32 " (task %" PRIu32 " of array job %" PRIu64 ")",
+                      j->array_job_id, j->array_task_id, j->array_task_id, j->array_job_id);
+        field(f, "Name", "%s", strna(j->name));
+        field(f, "User", "%s (%u)", strna(j->user), (unsigned) j->uid);
+        field(f, "Project", "%s", strna(j->project));
+        field(f, "Queue", "%s", strna(j->queue));
+        field(f, "State", "%s", strna(j->state));
+        if (!isempty(j->reason))
+                field(f, "Reason", "%s", j->reason);
+        if (e->has_priority)
+                field(f, "Priority", "%g", e->priority);
+        field(f, "Nice", "%d", j->nice);
+        field(f, "CPUs", "%u%s%s%s", j->cpus, j->cpus_allocated ? " (CPU " : "", strempty(j->cpus_allocated),
+              j->cpus_allocated ? ")" : "");
+        field(f, "Memory", "%s", j->memory > 0 ? format_size(a, sizeof(a), j->memory) : "queue default");
+        field(f, "TimeLimit", "%s",
+              j->walltime_sec > 0 ? format_duration(a, sizeof(a), j->walltime_sec) : "queue default");
+        field(f, "SubmitTime", "%s", format_timestamp(a, sizeof(a), j->submit_time));
+        if (j->start_time > 0)
+                field(f, "StartTime", "%s", format_timestamp(a, sizeof(a), j->start_time));
+        else if (e->has_est_start)
+                field(f, "EstStartTime", "%s (estimate)", format_timestamp(a, sizeof(a), e->est_start));
+        if (j->end_time > 0)
+                field(f, "EndTime", "%s", format_timestamp(a, sizeof(a), j->end_time));
+        if (j->start_time > 0)
+                field(f, "RunTime", "%s", format_elapsed(a, sizeof(a), job_elapsed(j, now)));
+        if (j->exit_code >= 0 || j->exit_signal > 0)
+                /* Slurm's "code:signal". */
+                field(f, "ExitCode", "%d:%d%s%s%s", MAX(j->exit_code, 0), j->exit_signal,
+                      j->exit_signal > 0 ? " (SIG" : "", j->exit_signal > 0 ? strna(signal_to_string(j->exit_signal)) : "",
+                      j->exit_signal > 0 ? ")" : "");
+        if (!isempty(j->node))
+                field(f, "Node", "%s", j->node);
+        snprintf(b, sizeof(b), "corral-job-%" PRIu64 ".scope", j->id);
+        field(f, "Unit", "%s", b);
+
+        if (!j->has_details)
+                return ferror(f) ? -EIO : 0;
+
+        if (j->has_script)
+                field(f, "Command", "(batch script)");
+        else if (j->argv) {
+                _cleanup_free_ char *cmd = argv_to_display(j->argv);
+                if (!cmd)
+                        return -ENOMEM;
+                field(f, "Command", "%s", cmd);
+        }
+        field(f, "WorkDir", "%s", strna(j->workdir));
+        field(f, "StdIn", "%s", j->stdin_path ?: "/dev/null");
+        field(f, "StdOut", "%s", j->stdout_path ?: "the journal (corral logs)");
+        field(f, "StdErr", "%s", j->stderr_path ?: (j->stdout_path ? "with StdOut" : "the journal (corral logs)"));
+        field(f, "Environment", "%zu variables (corral show --json lists them)", strv_length(j->env));
+        if (j->start_time > 0) {
+                field(f, "CPUTime", "%s", format_elapsed(a, sizeof(a), j->usage.cpu_usec / 1000000));
+                field(f, "MemoryPeak", "%s", format_size(a, sizeof(a), j->usage.memory_peak));
+                field(f, "IO", "%s read, %s written", format_size(a, sizeof(a), j->usage.io_read_bytes),
+                      format_size(b, sizeof(b), j->usage.io_write_bytes));
+                field(f, "TasksPeak", "%" PRIu64, j->usage.tasks_peak);
+        }
+        return ferror(f) ? -EIO : 0;
+}
+
+int verb_show(Cli *cli, int argc, char **argv) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "json", no_argument, NULL, 'j' },
+                {},
+        };
+        _cleanup_free_ uint64_t *ids = NULL;
+        size_t n = 0, failed = 0;
+        int c, r, status;
+
+        cli_reset_getopt();
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        printf("Usage: corral show [--json] JOBID...\n\n"
+                               "Show everything about jobs. Command, paths, environment and usage are\n"
+                               "shown to the job's owner and administrators only.\n");
+                        return CLI_EXIT_SUCCESS;
+                case 'j':
+                        cli->json = true;
+                        break;
+                default:
+                        log_error("show: see corral show --help");
+                        return CLI_EXIT_USAGE;
+                }
+        if (optind >= argc) {
+                log_error("show: no job given (corral show JOBID...; corral queue lists them)");
+                return CLI_EXIT_USAGE;
+        }
+
+        r = cli_resolve_jobs(cli, argv + optind, (size_t) (argc - optind), &ids, &n, &failed);
+        if (r < 0)
+                return cli_exit_status_from_errno(r);
+        if (r > 0)
+                return r;
+        status = failed > 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
+
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_(reply_done) Reply reply = {};
+                _cleanup_(job_entry_done) JobEntry e = { .info = JOB_INFO_INIT };
+                json_object *job;
+                char subject[64];
+
+                snprintf(subject, sizeof(subject), "job %" PRIu64, ids[i]);
+                r = cli_call(cli, CORRAL_METHOD_SHOW, json_job_id(ids[i]), &reply);
+                if (r < 0)
+                        return cli_exit_status_from_errno(r);
+                if (reply.error) {
+                        r = cli_report_error(cli, subject, &reply); /* MAX() evaluates twice */
+                        status = MAX(status, r);
+                        continue;
+                }
+                if (cli->json) {
+                        (void) cli_print_json(reply.parameters);
+                        continue;
+                }
+                if (!json_object_object_get_ex(reply.parameters, "job", &job) || job_entry_from_json(job, &e) < 0) {
+                        log_error("%s: corrald sent a reply this corral cannot read (are corral and corrald the "
+                                  "same version? corral info)", subject);
+                        status = MAX(status, CLI_EXIT_FAILURE);
+                        continue;
+                }
+                if (i > 0)
+                        putchar('\n');
+                r = job_show_print(stdout, &e, time(NULL));
+                if (r == -ENOMEM)
+                        return cli_oom();
+        }
+        return status;
+}

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* corral submit: sbatch's behaviour with the one option table of submit-options.h. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "directives.h"
+#include "errno-util.h"
+#include "fd-util.h"
+#include "log.h"
+#include "strv.h"
+#include "submit-options.h"
+
+extern char **environ;
+
+static bool client_flag(const char *a, SubmitClientFlags *f) {
+        if (streq(a, "-h") || streq(a, "--help"))
+                f->help = true;
+        else if (streq(a, "--parsable"))
+                f->parsable = true;
+        else if (streq(a, "--json"))
+                f->json = true;
+        else
+                return false;
+        return true;
+}
+
+int submit_split_client_flags(int argc, char **argv, int *ret_argc, char ***ret_argv, SubmitClientFlags *flags) {
+        _cleanup_free_ char **out = NULL;
+        int n = 0, i;
+
+        out = new0(char *, argc + 1);
+        if (!out)
+                return -ENOMEM;
+        if (argc > 0)
+                out[n++] = argv[0];
+        for (i = 1; i < argc; i++) {
+                const char *a = argv[i];
+
+                if (streq(a, "--") || a[0] != '-' || a[1] == '\0')
+                        break;
+                if (client_flag(a, flags))
+                        continue;
+                out[n++] = argv[i];
+                if (a[1] == '-') {
+                        const char *name = a + 2;
+                        const SubmitOption *opt = submit_option_find_long(name, strcspn(name, "="));
+                        if (opt && opt->arg == SUBMIT_ARG_REQUIRED && !strchr(name, '=') && i + 1 < argc)
+                                out[n++] = argv[++i];
+                        continue;
+                }
+                for (const char *p = a + 1; *p; p++) {
+                        const SubmitOption *opt = submit_option_find_short(*p);
+                        if (!opt)
+                                break; /* the parser reports it */
+                        if (opt->arg != SUBMIT_ARG_NONE) {
+                                if (!p[1] && i + 1 < argc)
+                                        out[n++] = argv[++i];
+                                break;
+                        }
+                }
+        }
+        for (; i < argc; i++)
+                out[n++] = argv[i];
+        out[n] = NULL;
+        *ret_argc = n;
+        *ret_argv = TAKE_PTR(out);
+        return 0;
+}
+
+static void submit_help(void) {
+        size_t n;
+        const SubmitOption *t = submit_options_table(&n);
+
+        printf("Usage: corral submit [OPTIONS] SCRIPT\n"
+               "       corral submit [OPTIONS] [--] COMMAND [ARGS...]\n"
+               "       corral submit [OPTIONS] < SCRIPT\n\n"
+               "Submit a batch job. A SCRIPT is a file that starts with #! or carries #SBATCH,\n"
+               "#PBS or #CORRAL directives; options on the command line win over directives.\n"
+               "The job runs in the current directory with your current environment unless\n"
+               "told otherwise.\n\n"
+               "Options:\n");
+        for (size_t i = 0; i < n; i++) {
+                char lhs[64];
+
+                if (!t[i].help)
+                        continue;
+                if (t[i].short_name)
+                        snprintf(lhs, sizeof(lhs), "-%c, --%s%s", t[i].short_name, t[i].long_name,
+                                 t[i].arg == SUBMIT_ARG_REQUIRED ? " VALUE" : "");
+                else
+                        snprintf(lhs, sizeof(lhs), "    --%s%s", t[i].long_name,
+                                 t[i].arg == SUBMIT_ARG_REQUIRED ? " VALUE" : "");
+                printf("  %-28s %s\n", lhs, t[i].help);
+        }
+        printf("  %-28s %s\n", "    --parsable", "print only the job id");
+        printf("  %-28s %s\n", "    --json", "print the reply as JSON");
+        printf("  %-28s %s\n", "-h, --help", "show this help");
+        printf("\nSlurm spellings work too: --ntasks, --job-name, --partition (-p), --account,\n"
+               "--chdir, --requeue, --dependency. See corral(1) for the directive dialects.\n");
+}
+
+/* Reads at most max bytes (+1 to detect more) from fd into a NUL-terminated buffer.
+ * -EFBIG past max. */
+static int read_all(int fd, size_t max, char **ret, size_t *ret_size) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, allocated = 0;
+
+        for (;;) {
+                ssize_t k;
+
+                if (!GREEDY_REALLOC(buf, allocated, size + 64 * 1024 + 1))
+                        return -ENOMEM;
+                k = read(fd, buf + size, MIN(allocated - size - 1, max + 1 - size));
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                size += (size_t) k;
+                if (size > max)
+                        return -EFBIG;
+        }
+        if (!buf && !(buf = strdup("")))
+                return -ENOMEM;
+        buf[size] = 0;
+        *ret = TAKE_PTR(buf);
+        *ret_size = size;
+        return 0;
+}
+
+typedef enum ScriptProbe {
+        PROBE_NOT_A_FILE,
+        PROBE_NOT_A_SCRIPT,
+        PROBE_SCRIPT,
+} ScriptProbe;
+
+/* Whether path names a script file; reads it whole when it does. */
+static int probe_script(const char *path, char **ret_text, size_t *ret_size) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *text = NULL;
+        struct stat st;
+        size_t size;
+        int r;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return errno == ENOENT || errno == ENOTDIR ? PROBE_NOT_A_FILE : -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return PROBE_NOT_A_FILE;
+
+        r = read_all(fd, CORRAL_SCRIPT_SIZE_MAX, &text, &size);
+        if (r == -EFBIG) {
+                /* Too big to be sent; but is it a script at all, or a big binary? */
+                char head[4096];
+                ssize_t k = pread(fd, head, sizeof(head), 0);
+                if (k > 0 && text_is_script(head, (size_t) k))
+                        return -EFBIG;
+                return PROBE_NOT_A_SCRIPT;
+        }
+        if (r < 0)
+                return r;
+        if (!text_is_script(text, size))
+                return PROBE_NOT_A_SCRIPT;
+        *ret_text = TAKE_PTR(text);
+        *ret_size = size;
+        return PROBE_SCRIPT;
+}
+
+static const char *path_basename(const char *p) {
+        const char *s = strrchr(p, '/');
+        return s && s[1] ? s + 1 : p;
+}
+
+static int submit_wait_all(Cli *cli, const uint64_t *ids, size_t n) {
+        int status = CLI_EXIT_SUCCESS;
+
+        for (size_t i = 0; i < n; i++) {
+                int r = cli_wait_job(cli, ids[i]);
+                if (r < 0)
+                        return cli_exit_status_from_errno(r);
+                status = MAX(status, r);
+        }
+        return status;
+}
+
+int verb_submit(Cli *cli, int argc, char **argv) {
+        _cleanup_(submit_options_done) SubmitOptions o;
+        _cleanup_(directive_errors_done) DirectiveErrors errs = {};
+        _cleanup_(reply_done) Reply reply = {};
+        _cleanup_json_ json_object *params = NULL;
+        _cleanup_free_ char **args = NULL;
+        _cleanup_free_ char *error = NULL, *text = NULL, *cwd = NULL;
+        _cleanup_free_ uint64_t *ids = NULL;
+        SubmitClientFlags flags = {};
+        const char *script_name = NULL;
+        size_t size = 0, n_ids = 0;
+        json_object *v;
+        int n, first, n_pos, r;
+
+        submit_options_init(&o, time(NULL));
+
+        r = submit_split_client_flags(argc, argv, &n, &args, &flags);
+        if (r < 0)
+                return cli_oom();
+        if (flags.help) {
+                submit_help();
+                return CLI_EXIT_SUCCESS;
+        }
+        cli->json = cli->json || flags.json;
+
+        r = submit_options_parse_argv(n, args, &o, &first, &error);
+        if (r == -ENOMEM)
+                return cli_oom();
+        if (r < 0) {
+                log_error("submit: %s (see corral submit --help)", strna(error));
+                return CLI_EXIT_USAGE;
+        }
+        n_pos = n - first;
+
+        if (n_pos == 0) {
+                if (isatty(STDIN_FILENO)) {
+                        log_error("submit: no script or command given (corral submit SCRIPT, corral submit "
+                                  "COMMAND [ARGS...], or a script on stdin)");
+                        return CLI_EXIT_USAGE;
+                }
+                r = read_all(STDIN_FILENO, CORRAL_SCRIPT_SIZE_MAX, &text, &size);
+                if (r == -EFBIG) {
+                        log_error("submit: the script on stdin is larger than %" PRIu64 " KiB",
+                                  CORRAL_SCRIPT_SIZE_MAX >> 10);
+                        return CLI_EXIT_USAGE;
+                }
+                if (r < 0) {
+                        log_error_errno(r, "submit: cannot read the script from stdin: %m");
+                        return CLI_EXIT_FAILURE;
+                }
+                script_name = "<stdin>";
+        } else if (n_pos == 1) {
+                /* A lone argument that is a script file is the job script; anything else
+                 * (a program on $PATH, a binary, a script given arguments) is a command. */
+                r = probe_script(args[first], &text, &size);
+                if (r == -EFBIG) {
+                        log_error("submit: %s: script larger than %" PRIu64 " KiB (run it as a command "
+                                  "instead: corral submit -- /bin/sh %s)", args[first],
+                                  CORRAL_SCRIPT_SIZE_MAX >> 10, args[first]);
+                        return CLI_EXIT_USAGE;
+                }
+                if (r < 0) {
+                        log_error_errno(r, "submit: cannot read %s: %m", args[first]);
+                        return CLI_EXIT_USAGE;
+                }
+                if (r == PROBE_SCRIPT)
+                        script_name = args[first];
+        }
+
+        if (script_name) {
+                if (size == 0 || memchr(text, 0, size)) {
+                        log_error("submit: %s: empty or not a text file", script_name);
+                        return CLI_EXIT_USAGE;
+                }
+                if (!text_has_shebang(text, size)) {
+                        /* As sbatch: the daemon runs the script by its interpreter line. */
+                        log_error("submit: %s: not a batch script: the first line must start with #! and an "
+                                  "interpreter, e.g. #!/bin/bash", script_name);
+                        return CLI_EXIT_USAGE;
+                }
+                r = directives_parse(text, script_name, &o, &errs);
+                if (r == -ENOMEM)
+                        return cli_oom();
+                for (size_t i = 0; i < errs.n; i++) {
+                        _cleanup_free_ char *s = directive_error_format(&errs.items[i]);
+                        if (!s)
+                                return cli_oom();
+                        fprintf(stderr, "%s\n", s);
+                }
+                if (r < 0) {
+                        log_error("submit: not submitted: fix the directives above or override them on the "
+                                  "command line");
+                        return CLI_EXIT_USAGE;
+                }
+                if (!o.req.name && strcmp(script_name, "<stdin>") != 0 && job_name_is_valid(path_basename(script_name)))
+                        o.req.name = strdup(path_basename(script_name));
+                o.req.script = TAKE_PTR(text);
+        } else {
+                o.req.argv = strv_copy(args + first);
+                if (!o.req.argv)
+                        return cli_oom();
+                if (!o.req.name && job_name_is_valid(path_basename(args[first])))
+                        o.req.name = strdup(path_basename(args[first]));
+        }
+
+        cwd = getcwd(NULL, 0); /* NULL is fine if --workdir is absolute; finalize says so otherwise */
+        error = mfree(error);
+        r = submit_options_finalize(&o, cwd, environ, &error);
+        if (r == -ENOMEM)
+                return cli_oom();
+        if (r < 0) {
+                log_error("submit: %s", strna(error));
+                return CLI_EXIT_USAGE;
+        }
+
+        r = submit_request_to_json(&o.req, &params);
+        if (r < 0)
+                return cli_oom();
+        r = cli_call(cli, CORRAL_METHOD_SUBMIT, TAKE_PTR(params), &reply);
+        if (r < 0)
+                return cli_exit_status_from_errno(r);
+        if (reply.error)
+                return cli_report_error(cli, NULL, &reply);
+
+        /* One id, or for an array one per task (also when the daemon sends both). */
+        if (json_object_object_get_ex(reply.parameters, "job_ids", &v) && json_object_is_type(v, json_type_array)) {
+                size_t k = json_object_array_length(v);
+
+                ids = new0(uint64_t, k + 1);
+                if (!ids)
+                        return cli_oom();
+                for (size_t i = 0; i < k; i++) {
+                        uint64_t id;
+                        if (json_get_u64(json_object_array_get_idx(v, i), 1, CORRAL_JOB_ID_MAX, &id) >= 0)
+                                ids[n_ids++] = id;
+                }
+        }
+        if (n_ids == 0 && json_object_object_get_ex(reply.parameters, "job_id", &v)) {
+                uint64_t id;
+                if (json_get_u64(v, 1, CORRAL_JOB_ID_MAX, &id) >= 0) {
+                        free(ids);
+                        ids = new(uint64_t, 1);
+                        if (!ids)
+                                return cli_oom();
+                        ids[n_ids++] = id;
+                }
+        }
+        if (n_ids == 0) {
+                log_error("submit: corrald accepted the job but sent no job id this corral can read "
+                          "(corral queue --me shows it)");
+                return CLI_EXIT_FAILURE;
+        }
+
+        if (cli->json)
+                (void) cli_print_json(reply.parameters);
+        else if (flags.parsable)
+                printf("%" PRIu64 "\n", ids[0]);
+        else if (n_ids == 1)
+                printf("Submitted batch job %" PRIu64 "\n", ids[0]);
+        else
+                printf("Submitted batch job %" PRIu64 " (array of %zu jobs: %" PRIu64 " to %" PRIu64 ")\n",
+                       ids[0], n_ids, ids[0], ids[n_ids - 1]);
+        fflush(stdout);
+
+        if (o.wait)
+                return submit_wait_all(cli, ids, n_ids);
+        return CLI_EXIT_SUCCESS;
+}
