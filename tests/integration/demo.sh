@@ -1,8 +1,17 @@
 #!/bin/bash
-# The README's demo (run by scripts/demo; not part of the suite): shows the environment
-# Corral runs in. It grows with the product.
+# The README's demo (run by scripts/demo; not part of the suite): an unprivileged user
+# submits a real job to the installed, socket-activated corrald, and we look at it with
+# corral, systemctl and journalctl.
 # timeout: 300
 . "$CORRAL_TEST_LIB"
-log "Corral demo on $(uname -n): systemd $(systemctl --version | head -n1 | cut -d' ' -f2), cgroup2, $(nproc) CPUs"
-numactl --hardware | sed -n '1,3p'
-bash "$(dirname "$0")/00-environment.sh"
+set -x
+systemctl start corrald.socket
+corral info
+id=$(as_user alice corral submit --parsable -n 1 --mem 128M --time 2:00 --name demo -- \
+     sh -c 'echo "hello from job $CORRAL_JOB_ID as $(id -un) on CPUs $CORRAL_CPUS"; sleep 5')
+sleep 2
+as_user alice corral queue
+systemctl status --no-pager "corral-job-$id.scope" || true
+as_user alice corral wait "$id"
+as_user alice corral show "$id"
+journalctl --no-pager -u "corral-job-$id.scope"

@@ -1,0 +1,74 @@
+#!/bin/bash
+# The corral CLI as users type it, against the installed, socket-activated corrald:
+# submit (command line and #SBATCH/#PBS scripts), queue, show, hold/release,
+# suspend/resume, cancel, requeue, wait, logs; a second user can neither see the details
+# of nor touch the first one's jobs; the job is a unit systemctl and journalctl know.
+# timeout: 500
+. "$CORRAL_TEST_LIB"
+systemctl start corrald.socket
+A() { as_user "$USER_A" "$@"; }
+B() { as_user "$USER_B" "$@"; }
+jstate() { corral show --json "$1" | jq -r .parameters.job.state; }
+state_is() { [ "$(jstate "$1")" = "$2" ]; }
+
+log "submit a command and --wait for it"
+out=$(A corral submit --wait -n 1 --mem 64M --time 5:00 --name hello -- sh -c 'echo "hello from $CORRAL_JOB_ID on $CORRAL_CPUS"; exit 4') && rc=0 || rc=$?
+assert_eq "$rc" 4 "corral submit --wait exit code"
+
+log "a Slurm script with directives"
+cat > /tmp/job.sbatch <<'S'
+#!/bin/sh
+#SBATCH --job-name=slurmish
+#SBATCH --cpus-per-task=1
+#SBATCH --mem=32M
+#SBATCH --time=00:05:00
+#SBATCH --output=/tmp/slurmish-%j.out
+echo "script $CORRAL_JOB_NAME $(id -un)"
+S
+chmod 644 /tmp/job.sbatch
+id=$(A corral submit --parsable /tmp/job.sbatch)
+A corral wait "$id" >/dev/null
+assert_eq "$(cat /tmp/slurmish-$id.out)" "script slurmish $USER_A" "output of the #SBATCH job"
+assert_eq "$(stat -c %U /tmp/slurmish-$id.out)" "$USER_A" "owner of the output file"
+printf '#!/bin/sh\n#SBATCH --gres=gpu:1\ntrue\n' > /tmp/bad.sbatch
+out=$(A corral submit /tmp/bad.sbatch 2>&1) && fail "a script with --gres was accepted"
+assert_match "$out" 'bad.sbatch:2:' "the unsupported directive is reported with its line"
+
+log "hold, release, queue, show; the other user is kept out"
+id=$(A corral submit --parsable --hold -- sleep 60)
+state_is "$id" HELD || fail "held job is $(jstate "$id")"
+A corral queue | grep -q "^ *$id " || fail "corral queue does not list job $id: $(A corral queue)"
+B corral show --json "$id" | jq -e '.parameters.job.argv' >/dev/null && fail "bob sees alice's argv"
+B corral cancel "$id" 2>/dev/null && fail "bob cancelled alice's job"
+B corral hold "$id" 2>/dev/null && fail "bob held alice's job"
+B corral suspend "$id" 2>/dev/null && fail "bob suspended alice's job"
+A corral release "$id"
+wait_for 60 state_is "$id" RUNNING || fail "released job not running: $(jstate "$id")"
+
+log "the job is a unit: systemctl status and journalctl"
+systemctl status "corral-job-$id.scope" | grep -q "corral-physics.slice" || fail "systemctl status does not show the scope in its project slice"
+A corral suspend "$id" 2>/dev/null && fail "alice may not suspend (UsersMaySuspend=no)"
+corral suspend "$id"
+state_is "$id" SUSPENDED || fail "job not suspended: $(jstate "$id")"
+assert_eq "$(systemctl show -P FreezerState "corral-job-$id.scope")" frozen "FreezerState of the suspended job"
+corral resume "$id"
+state_is "$id" RUNNING || fail "job not resumed"
+A corral cancel "$id"
+wait_for 60 state_is "$id" CANCELLED || fail "cancelled job is $(jstate "$id")"
+wait_for 20 sh -c "! systemctl is-active -q corral-job-$id.scope" || fail "scope left after cancel"
+
+log "logs of a journal job"
+id=$(A corral submit --parsable -- sh -c 'echo line-one; echo line-two >&2')
+A corral wait "$id" >/dev/null
+A corral logs "$id" | grep -q line-one || fail "corral logs misses stdout: $(A corral logs "$id" 2>&1)"
+journalctl -q -u "corral-job-$id.scope" -o cat | grep -q line-two || fail "journalctl -u misses stderr"
+
+log "requeue a finished job; bad input gets clear errors"
+A corral requeue "$id"
+wait_for 60 state_is "$id" COMPLETED || fail "requeued job did not complete again"
+out=$(A corral submit --mem 4X -- true 2>&1) && fail "--mem 4X accepted"
+assert_match "$out" 'mem' "error names the option"
+out=$(A corral submit -n 999 -- true 2>&1) && fail "999 CPUs accepted"
+assert_match "$out" 'cpus' "error names cpus"
+out=$(A corral show 999999 2>&1) && fail "show of a missing job succeeded"
+assert_match "$out" '999999' "error names the job"
