@@ -1,5 +1,363 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Whole corral commands against a fake corrald: a child process on a unix socket in a
+ * tmpdir that checks each request it gets and answers with canned replies. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
-int main(void){return 0;}
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "fd-util.h"
+#include "proto/job-request.h"
+#include "proto/message.h"
+#include "strv.h"
+
+typedef struct Exchange {
+        CorralMethod method;
+        /* Checks the request's parameters in the child; returns false to fail the test. */
+        bool (*check)(json_object *parameters, bool more);
+        const char *replies[4];         /* sent in order, NULL-terminated */
+} Exchange;
+
+static char tmpdir[] = "/tmp/test-cli-client-XXXXXX";
+static char socket_path[128];
+
+static int setup(void **state) {
+        assert_non_null(mkdtemp(tmpdir));
+        snprintf(socket_path, sizeof(socket_path), "%s/sock", tmpdir);
+        setenv("CORRAL_SOCKET", socket_path, 1);
+        return 0;
+}
+
+static int teardown(void **state) {
+        unlink(socket_path);
+        rmdir(tmpdir);
+        return 0;
+}
+
+static int listen_socket(void) {
+        struct sockaddr_un a = { .sun_family = AF_UNIX };
+        int fd;
+
+        unlink(socket_path);
+        strcpy(a.sun_path, socket_path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(fd >= 0);
+        assert_int_equal(bind(fd, (struct sockaddr *) &a, sizeof(a)), 0);
+        assert_int_equal(listen(fd, 4), 0);
+        return fd;
+}
+
+/* The child's whole life: no cmocka in here, only exit statuses. */
+_noreturn_ static void serve(int listen_fd, const Exchange *ex, size_t n, bool hang) {
+        _cleanup_message_reader_ MessageReader *reader = message_reader_new(CORRAL_MESSAGE_SIZE_MAX);
+        int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+        if (fd < 0 || !reader)
+                _exit(10);
+        if (hang)
+                for (;;)
+                        pause();
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *text = NULL;
+                Request req = {};
+                CorralError e;
+                size_t len;
+                int r;
+
+                while ((r = message_reader_next(reader, &text, &len)) == 0)
+                        if (message_reader_fill(reader, fd) <= 0)
+                                _exit(11);
+                if (r < 0 || request_parse(text, len, &req, &e) < 0)
+                        _exit(12);
+                if (req.method != ex[i].method)
+                        _exit(13);
+                if (ex[i].check && !ex[i].check(req.parameters, req.more))
+                        _exit(14);
+                request_done(&req);
+                for (size_t k = 0; ex[i].replies[k]; k++)
+                        if (loop_write(fd, ex[i].replies[k], strlen(ex[i].replies[k]) + 1) < 0)
+                                _exit(15);
+        }
+        _exit(0);
+}
+
+static pid_t start_server(const Exchange *ex, size_t n, bool hang) {
+        int fd = listen_socket();
+        pid_t pid = fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0)
+                serve(fd, ex, n, hang);
+        close(fd);
+        return pid;
+}
+
+static int server_status(pid_t pid) {
+        int status;
+
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
+
+/* Runs corral with args, capturing stdout into *ret_out. */
+static int run(const char *const *const_args, char **ret_out) {
+        _cleanup_strv_free_ char **args = strv_copy((char *const *) const_args);
+        char path[160];
+        int saved, fd, status;
+        size_t size;
+
+        assert_non_null(args);
+        snprintf(path, sizeof(path), "%s/stdout", tmpdir);
+        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        fflush(stdout);
+        saved = dup(STDOUT_FILENO);
+        assert_true(saved >= 0);
+        assert_true(dup2(fd, STDOUT_FILENO) >= 0);
+
+        status = corral_run((int) strv_length(args), args);
+
+        fflush(stdout);
+        assert_true(dup2(saved, STDOUT_FILENO) >= 0);
+        close(saved);
+        close(fd);
+        assert_int_equal(read_file_at(AT_FDCWD, path, 1 << 20, ret_out, &size), 0);
+        unlink(path);
+        return status;
+}
+
+#define ARGS(...) ((const char *const[]) { "corral", __VA_ARGS__, NULL })
+
+static bool check_submit(json_object *p, bool more) {
+        _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+        _cleanup_free_ char *cwd = getcwd(NULL, 0);
+        const char *bad;
+
+        if (more || submit_request_from_json(p, &req, &bad) < 0)
+                return false;
+        return strv_length(req.argv) == 2 && streq(req.argv[0], "sleep") && streq(req.argv[1], "1") &&
+               !req.script && req.cpus == 6 && req.memory == (UINT64_C(1) << 30) && streq_ptr(req.name, "sleep") &&
+               cwd && streq_ptr(req.workdir, cwd) &&
+               /* --export defaults to ALL, as sbatch */
+               streq_ptr(strv_env_get(req.env, "CLI_TEST_VAR"), "yes");
+}
+
+static void test_submit(void **state) {
+        static const Exchange ex[] = {
+                { CORRAL_METHOD_SUBMIT, check_submit, { "{\"parameters\":{\"job_id\":42}}" } },
+        };
+        _cleanup_free_ char *out = NULL;
+        pid_t pid;
+
+        setenv("CLI_TEST_VAR", "yes", 1);
+        pid = start_server(ex, ELEMENTSOF(ex), false);
+        assert_int_equal(run(ARGS("submit", "-n", "3", "-c2", "--mem=1G", "sleep", "1"), &out), 0);
+        assert_int_equal(server_status(pid), 0);
+        assert_string_equal(out, "Submitted batch job 42\n");
+}
+
+static bool check_array(json_object *p, bool more) {
+        json_object *a;
+        return json_object_object_get_ex(p, "array", &a);
+}
+
+static void test_submit_array_parsable(void **state) {
+        static const Exchange ex[] = {
+                { CORRAL_METHOD_SUBMIT, check_array, { "{\"parameters\":{\"job_id\":7,\"job_ids\":[7,8,9]}}" } },
+        };
+        _cleanup_free_ char *out = NULL;
+        pid_t pid = start_server(ex, ELEMENTSOF(ex), false);
+
+        assert_int_equal(run(ARGS("submit", "--parsable", "--array=1-3", "--", "true"), &out), 0);
+        assert_int_equal(server_status(pid), 0);
+        assert_string_equal(out, "7\n");
+}
+
+static bool check_script(json_object *p, bool more) {
+        _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+        const char *bad;
+
+        if (submit_request_from_json(p, &req, &bad) < 0)
+                return false;
+        /* -n on the command line beats the script's #SBATCH -n 8 */
+        return req.script && strstr(req.script, "#SBATCH") && !req.argv && req.cpus == 2 &&
+               req.walltime_sec == 3600 && streq_ptr(req.name, "job.sh") && !req.env;
+}
+
+static void test_submit_script(void **state) {
+        static const Exchange ex[] = {
+                { CORRAL_METHOD_SUBMIT, check_script, { "{\"parameters\":{\"job_id\":3}}" } },
+        };
+        _cleanup_free_ char *out = NULL, *script = NULL;
+        pid_t pid;
+        FILE *f;
+
+        assert_true(asprintf(&script, "%s/job.sh", tmpdir) > 0);
+        f = fopen(script, "we");
+        assert_non_null(f);
+        fputs("#!/bin/sh\n#SBATCH -n 8\n#PBS -l walltime=01:00:00\nhostname\n", f);
+        fclose(f);
+
+        pid = start_server(ex, ELEMENTSOF(ex), false);
+        assert_int_equal(run(ARGS("submit", "-n", "2", "--export=NONE", script), &out), 0);
+        assert_int_equal(server_status(pid), 0);
+        assert_string_equal(out, "Submitted batch job 3\n");
+        unlink(script);
+}
+
+static void test_submit_bad_directive(void **state) {
+        _cleanup_free_ char *out = NULL, *script = NULL;
+        FILE *f;
+
+        /* No server: a directive error must stop before connecting (else: exit 3). */
+        assert_true(asprintf(&script, "%s/bad.sh", tmpdir) > 0);
+        f = fopen(script, "we");
+        assert_non_null(f);
+        fputs("#!/bin/sh\n#SBATCH --gres=gpu:1\nhostname\n", f);
+        fclose(f);
+        unlink(socket_path);
+        assert_int_equal(run(ARGS("submit", script), &out), 2);
+        assert_int_equal(run(ARGS("submit", "--mem=lots", "true"), &out), 2);
+        assert_int_equal(run(ARGS("submit", "--frobnicate", "true"), &out), 2);
+        assert_string_equal(out, "");
+        unlink(script);
+}
+
+static bool check_job_5(json_object *p, bool more) {
+        json_object *id;
+        return json_object_object_get_ex(p, "job_id", &id) && json_object_get_int64(id) == 5;
+}
+
+static void test_cancel_errors(void **state) {
+        static const Exchange ex[] = {
+                { CORRAL_METHOD_CANCEL, check_job_5,
+                  { "{\"error\":\"io.corral.Manager.NoSuchJob\",\"parameters\":{\"job_id\":5}}" } },
+                /* the next job is still cancelled */
+                { CORRAL_METHOD_CANCEL, NULL, { "{\"parameters\":{}}" } },
+        };
+        _cleanup_free_ char *out = NULL;
+        pid_t pid = start_server(ex, ELEMENTSOF(ex), false);
+
+        assert_int_equal(run(ARGS("cancel", "5", "6"), &out), 1);
+        assert_int_equal(server_status(pid), 0);
+        assert_string_equal(out, "");
+}
+
+static void test_invalid_parameter_is_usage(void **state) {
+        static const Exchange ex[] = {
+                { CORRAL_METHOD_SUBMIT, NULL,
+                  { "{\"error\":\"io.corral.Manager.InvalidParameter\",\"parameters\":{\"parameter\":\"queue\"}}" } },
+        };
+        _cleanup_free_ char *out = NULL;
+        pid_t pid = start_server(ex, ELEMENTSOF(ex), false);
+
+        assert_int_equal(run(ARGS("submit", "-q", "nosuch", "true"), &out), 2);
+        assert_int_equal(server_status(pid), 0);
+}
+
+static bool check_wait(json_object *p, bool more) {
+        return more && check_job_5(p, more);
+}
+
+static void test_wait_stream(void **state) {
+        static const Exchange ex[] = {
+                { CORRAL_METHOD_WAIT, check_wait,
+                  { "{\"parameters\":{\"job\":{\"id\":5,\"state\":\"RUNNING\",\"future_field\":1}},\"continues\":true}",
+                    "{\"parameters\":{\"job\":{\"id\":5,\"state\":\"FAILED\",\"exit_code\":3}}}" } },
+        };
+        _cleanup_free_ char *out = NULL;
+        pid_t pid = start_server(ex, ELEMENTSOF(ex), false);
+
+        assert_int_equal(run(ARGS("wait", "5"), &out), 3);
+        assert_int_equal(server_status(pid), 0);
+}
+
+static void test_queue_roundtrip(void **state) {
+        static const Exchange ex[] = {
+                { CORRAL_METHOD_LIST, NULL,
+                  { "{\"parameters\":{\"jobs\":[{\"id\":9,\"name\":\"x\",\"user\":\"ann\",\"state\":\"PENDING\","
+                    "\"cpus\":1,\"est_start\":\"soon\",\"priority\":2.5}]}}" } },
+        };
+        _cleanup_free_ char *out = NULL;
+        pid_t pid = start_server(ex, ELEMENTSOF(ex), false);
+
+        assert_int_equal(run(ARGS("queue"), &out), 0);
+        assert_int_equal(server_status(pid), 0);
+        assert_non_null(strstr(out, "eligible jobs"));
+        assert_non_null(strstr(out, "1 eligible job\n"));
+        assert_non_null(strstr(out, "0 active jobs"));
+        assert_non_null(strstr(out, "Total jobs: 1\n"));
+}
+
+static void test_unreachable(void **state) {
+        _cleanup_free_ char *out = NULL;
+
+        unlink(socket_path);
+        assert_int_equal(run(ARGS("queue"), &out), 3);
+        assert_int_equal(run(ARGS("cancel", "1"), &out), 3);
+        assert_int_equal(run(ARGS("frobnicate"), &out), 2);
+        assert_int_equal(run(ARGS("cancel", "x"), &out), 2);
+        assert_int_equal(run(ARGS("--version"), &out), 0);
+        assert_non_null(strstr(out, PACKAGE_VERSION));
+}
+
+static void test_hangup_and_timeout(void **state) {
+        static const Exchange none[] = {};
+        _cleanup_(reply_done) Reply reply = {};
+        _cleanup_free_ char *out = NULL;
+        Client *c = NULL;
+        pid_t pid;
+
+        /* The daemon hangs up without answering. */
+        pid = start_server(none, 0, false);
+        assert_int_equal(run(ARGS("info"), &out), 3);
+        assert_int_equal(server_status(pid), 0);
+
+        /* The daemon accepts and never answers: the call gives up at its deadline. */
+        pid = start_server(none, 0, true);
+        assert_int_equal(client_connect(socket_path, 1000, &c), 0);
+        assert_int_equal(client_send(c, CORRAL_METHOD_GET_INFO, NULL, false, 1000), 0);
+        assert_int_equal(client_receive(c, 200, &reply), -ETIMEDOUT);
+        client_free(c);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+
+        assert_int_equal(client_connect("/nonexistent/sock", 1000, &c), -ENOENT);
+        {
+                char long_path[200];
+                memset(long_path, 'a', sizeof(long_path) - 1);
+                long_path[sizeof(long_path) - 1] = 0;
+                assert_int_equal(client_connect(long_path, 1000, &c), -ENAMETOOLONG);
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_submit),
+                cmocka_unit_test(test_submit_array_parsable),
+                cmocka_unit_test(test_submit_script),
+                cmocka_unit_test(test_submit_bad_directive),
+                cmocka_unit_test(test_cancel_errors),
+                cmocka_unit_test(test_invalid_parameter_is_usage),
+                cmocka_unit_test(test_wait_stream),
+                cmocka_unit_test(test_queue_roundtrip),
+                cmocka_unit_test(test_unreachable),
+                cmocka_unit_test(test_hangup_and_timeout),
+        };
+
+        /* A child that exits while we write must not kill the test with SIGPIPE. */
+        signal(SIGPIPE, SIG_IGN);
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
