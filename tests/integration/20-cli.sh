@@ -8,7 +8,7 @@
 systemctl start corrald.socket
 A() { as_user "$USER_A" "$@"; }
 B() { as_user "$USER_B" "$@"; }
-jstate() { corral show --json "$1" | jq -r .parameters.job.state; }
+jstate() { corral show --json "$1" | jq -r .job.state; }
 state_is() { [ "$(jstate "$1")" = "$2" ]; }
 
 log "submit a command and --wait for it"
@@ -38,7 +38,7 @@ log "hold, release, queue, show; the other user is kept out"
 id=$(A corral submit --parsable --hold -- sleep 60)
 state_is "$id" HELD || fail "held job is $(jstate "$id")"
 A corral queue | grep -q "^ *$id " || fail "corral queue does not list job $id: $(A corral queue)"
-B corral show --json "$id" | jq -e '.parameters.job.argv' >/dev/null && fail "bob sees alice's argv"
+B corral show --json "$id" | jq -e '.job.argv' >/dev/null && fail "bob sees alice's argv"
 B corral cancel "$id" 2>/dev/null && fail "bob cancelled alice's job"
 B corral hold "$id" 2>/dev/null && fail "bob held alice's job"
 B corral suspend "$id" 2>/dev/null && fail "bob suspended alice's job"

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/config.h"
+
+static char dir[64];
+
+static void put(const char *name, const char *text) {
+        char p[256];
+        FILE *f;
+
+        snprintf(p, sizeof p, "%s/%s", dir, name);
+        f = fopen(p, "we");
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+}
+
+static int setup(void **state) {
+        char p[128];
+        strcpy(dir, "/tmp/corral-config-XXXXXX");
+        assert_non_null(mkdtemp(dir));
+        snprintf(p, sizeof p, "%s/corral.conf.d", dir);
+        assert_int_equal(mkdir(p, 0755), 0);
+        return 0;
+}
+
+static int teardown(void **state) {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_defaults(void **state) {
+        Config *c = NULL;
+        char *err = NULL;
+
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_null(err);
+        assert_int_equal(c->n_queues, 3);
+        assert_string_equal(c->default_queue, "normal");
+        assert_int_equal(config_find_queue(c, "express")->priority, 2);
+        assert_int_equal(c->kill_wait_sec, 30);
+        assert_false(c->users_may_suspend);
+        config_free(c);
+}
+
+static void test_dropins_override(void **state) {
+        Config *c = NULL;
+        char *err = NULL;
+
+        put("corral.conf", "# site config\n[Manager]\nOperatorGroup=hpcadmin\nKillWaitSec=10s\n\n"
+                           "[Queue]\nName=normal\nPriority=1\nMaxWalltime=2d\n\n[Queue]\nName=long\nPriority=0\n");
+        put("corral.conf.d/10-a.conf", "[Manager]\nUsersMaySuspend=yes\n[Queue]\nName=normal\nPriority=5\n");
+        put("corral.conf.d/20-b.conf", "[Manager]\nKillWaitSec=1min\nPolicy=conservative\n");
+        put("corral.conf.d/ignored.txt", "this is not read\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_string_equal(c->operator_group, "hpcadmin");
+        assert_true(c->users_may_suspend);
+        assert_int_equal(c->kill_wait_sec, 60);
+        assert_int_equal(c->n_queues, 2);
+        assert_int_equal(config_find_queue(c, "normal")->priority, 5);
+        assert_string_equal(c->policy, "conservative");
+        config_free(c);
+        unlink("corral.conf");
+}
+
+static void test_errors(void **state) {
+        static const struct {
+                const char *text, *want;
+        } t[] = {
+                { "[Manager]\nKillWaitSec=soon\n", "corral.conf:2: invalid value for KillWaitSec=" },
+                { "[Manager]\nFrobnicate=1\n", "corral.conf:2: unknown key Frobnicate=" },
+                { "\n\n[Nope]\n", "corral.conf:3: unknown section [Nope]" },
+                { "Policy=easy\n", "corral.conf:1: Policy= outside of a section" },
+                { "[Manager]\njust words\n", "corral.conf:2: expected KEY=VALUE" },
+                { "[Manager\n", "corral.conf:1: section header without ']'" },
+                { "[Manager]\nPolicy=random\n", "corral.conf:2: invalid value for Policy=, expected fcfs, easy or conservative" },
+                { "[Queue]\nName=bad name!\n", "corral.conf:2: invalid value for Name=" },
+                { "[Queue]\nPriority=3\n", "a [Queue] section has no Name=" },
+                { "[Manager]\nDefaultQueue=nosuch\n", "DefaultQueue=nosuch names no configured queue" },
+        };
+
+        for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+                Config *c = NULL;
+                char *err = NULL;
+
+                put("corral.conf", t[i].text);
+                assert_int_equal(config_load(dir, &c, &err), -EINVAL);
+                assert_null(c);
+                assert_non_null(err);
+                if (!strstr(err, t[i].want))
+                        fail_msg("case %zu: error '%s' does not contain '%s'", i, err, t[i].want);
+                free(err);
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_defaults),
+                cmocka_unit_test(test_dropins_override),
+                cmocka_unit_test(test_errors),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon/store.h"
+#include "strv.h"
+
+static char dir[64];
+
+static int setup(void **state) {
+        strcpy(dir, "/tmp/corral-store-XXXXXX");
+        return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+static Job *make_job(uint64_t id) {
+        Job *j = new0(Job, 1);
+
+        j->id = id;
+        j->uid = 2001;
+        j->gid = 2001;
+        j->user = strdup("alice");
+        j->project = strdup("physics");
+        j->queue = strdup("normal");
+        j->state = JOB_QUEUED;
+        j->rerunnable = true;
+        j->submit_time = 1700000000 + id;
+        j->exit_code = -1;
+        j->req = (SubmitRequest) SUBMIT_REQUEST_INIT;
+        strv_extend(&j->req.argv, "/bin/echo");
+        strv_extend(&j->req.argv, "hello \"world\"");
+        j->req.workdir = strdup("/home/alice");
+        j->req.cpus = 4;
+        j->req.memory = UINT64_C(4) << 30;
+        j->req.walltime_sec = 3600;
+        return j;
+}
+
+static int collect(Job *j, void *userdata) {
+        Job ***l = userdata;
+        size_t n = 0;
+        while ((*l)[n])
+                n++;
+        (*l)[n] = j;
+        return 0;
+}
+
+static void test_round_trip(void **state) {
+        Store *s = NULL;
+        Job *a = make_job(1), *b = make_job(2), *loaded[4] = {}, **l = loaded;
+        uint64_t next;
+        char *v = NULL;
+
+        assert_int_equal(store_open(dir, &s), 0);
+        assert_int_equal(store_schema_version(s), 1);
+        assert_int_equal(store_insert_job(s, a), 0);
+        assert_int_equal(store_insert_job(s, b), 0);
+        assert_true(store_in_transaction(s));
+        assert_int_equal(store_insert_job(s, a), -EEXIST); /* same id twice */
+        /* b runs on CPUs 2-3 of node 1 and ends */
+        b->state = JOB_FAILED;
+        b->exit_code = 3;
+        b->start_time = 1700000100;
+        b->end_time = 1700000200;
+        cpu_set_parse("2-3", &b->alloc.cpus);
+        b->alloc.node_mask = 2;
+        b->alloc.mem[1] = 1 << 30;
+        b->usage.cpu_usec = 123456;
+        job_set_reason(b, "NonZeroExitCode");
+        assert_int_equal(store_update_job(s, b), 0);
+        assert_int_equal(store_set_meta(s, "boot_id", "abc"), 0);
+        assert_int_equal(store_commit(s), 0);
+        assert_false(store_in_transaction(s));
+        store_close(s);
+
+        /* Reopened: everything that was committed is there. */
+        assert_int_equal(store_open(dir, &s), 0);
+        assert_int_equal(store_load_jobs(s, collect, &l), 0);
+        assert_non_null(loaded[0]);
+        assert_non_null(loaded[1]);
+        assert_null(loaded[2]);
+        assert_int_equal(loaded[0]->id, 1);
+        assert_int_equal(loaded[0]->state, JOB_QUEUED);
+        assert_string_equal(loaded[0]->req.argv[1], "hello \"world\"");
+        assert_int_equal(loaded[0]->req.memory, UINT64_C(4) << 30);
+        assert_int_equal(loaded[1]->state, JOB_FAILED);
+        assert_int_equal(loaded[1]->exit_code, 3);
+        assert_string_equal(loaded[1]->reason, "NonZeroExitCode");
+        assert_true(cpu_set_equal(&loaded[1]->alloc.cpus, &b->alloc.cpus));
+        assert_int_equal(loaded[1]->alloc.node_mask, 2);
+        assert_int_equal(loaded[1]->alloc.mem[1], 1 << 30);
+        assert_int_equal(loaded[1]->usage.cpu_usec, 123456);
+        assert_int_equal(store_get_meta(s, "boot_id", &v), 1);
+        assert_string_equal(v, "abc");
+        free(v);
+        assert_int_equal(store_next_job_id(s, &next), 0);
+        assert_int_equal(next, 3);
+        store_close(s);
+        for (int i = 0; loaded[i]; i++)
+                job_free(loaded[i]);
+        job_free(a);
+        job_free(b);
+}
+
+static void test_uncommitted_is_lost(void **state) {
+        Store *s = NULL;
+        Job *loaded[8] = {}, **l = loaded;
+        pid_t pid;
+        int status;
+
+        /* A daemon that dies before its end-of-iteration commit: nothing of that iteration
+         * may appear afterwards (and nothing of it was acknowledged). */
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                Job *c = make_job(8);
+                if (store_open(dir, &s) < 0 || store_insert_job(s, c) < 0)
+                        _exit(1);
+                _exit(0); /* no commit, no close */
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_int_equal(WEXITSTATUS(status), 0);
+        assert_int_equal(store_open(dir, &s), 0);
+        assert_int_equal(store_load_jobs(s, collect, &l), 0);
+        for (int i = 0; loaded[i]; i++) {
+                assert_int_not_equal(loaded[i]->id, 8);
+                job_free(loaded[i]);
+        }
+        store_close(s);
+}
+
+static void test_refuses_newer_schema(void **state) {
+        char cmd[256];
+        Store *s = NULL;
+
+        sqlite3 *db;
+
+        snprintf(cmd, sizeof cmd, "%s/corral.db", dir);
+        assert_int_equal(sqlite3_open(cmd, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+        assert_int_equal(store_open(dir, &s), -EPROTO);
+        assert_null(s);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_round_trip),
+                cmocka_unit_test(test_uncommitted_is_lost),
+                cmocka_unit_test(test_refuses_newer_schema),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
