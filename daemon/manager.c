@@ -234,8 +234,12 @@ static uint64_t job_walltime(Manager *m, const Job *j) {
         const QueueConfig *q = job_queue(m, j);
         uint64_t w = j->req.walltime_sec;
 
-        if (w == 0 && q && q->default_walltime)
+        if ((w == 0 || w == CORRAL_WALLTIME_INFINITY) && q && q->default_walltime)
                 w = q->default_walltime;
+        /* A job that names no limit gets the queue's maximum, as under a Slurm partition's
+         * MaxTime; longer requests were refused at submission. */
+        if ((w == 0 || w == CORRAL_WALLTIME_INFINITY) && q && q->max_walltime)
+                w = q->max_walltime;
         return w == 0 || w == CORRAL_WALLTIME_INFINITY ? SCHED_TIME_INFINITY : w;
 }
 
@@ -320,8 +324,6 @@ static int manager_schedule(Manager *m) {
                         s->deps = d;
                         s->n_deps = j->req.n_dependencies;
                 }
-                if (q && q->max_walltime && s->walltime > q->max_walltime)
-                        s->walltime = SCHED_TIME_INFINITY; /* lets the core say TimeLimit */
         }
 
         r = sched_pass(m->sched, &m->sched_config, &m->machine, m->sched_jobs, n, now, &res);

@@ -9,6 +9,7 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
+#include <systemd/sd-journal.h>
 #include <time.h>
 
 #include "json-util.h"
@@ -191,8 +192,8 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
                         }
                         json_object_put(o);
                 }
-                if (req.hold)
-                        (void) job_set_reason(j, "Held");
+                if (j->state == JOB_HELD)
+                        (void) job_set_reason(j, "JobHeldUser");
                 if (!j->user || !j->project || !j->queue || store_insert_job(m->store, j) < 0 ||
                     manager_add_job(m, j) < 0) {
                         log_error("Cannot record job %" PRIu64 ": %s", j->id, store_error(m->store));
@@ -461,21 +462,75 @@ static json_object *method_wait(Manager *m, Call *call, const Peer *peer, json_o
         return NULL;
 }
 
+/* The job's journal output, newest last, at most budget bytes: the user cannot read the
+ * system journal, so the daemon reads it for them once authz has said yes. */
+#define LOGS_BUDGET (768U << 10)
+static json_object *journal_lines(uint64_t job_id, uint64_t max_lines, bool *ret_truncated) {
+        _cleanup_(sd_journal_closep) sd_journal *jr = NULL;
+        json_object *lines;
+        char match[64];
+        size_t used = 0, n = 0;
+        int r;
+
+        *ret_truncated = false;
+        if (sd_journal_open(&jr, SD_JOURNAL_LOCAL_ONLY | SD_JOURNAL_SYSTEM) < 0)
+                return NULL;
+        snprintf(match, sizeof match, "CORRAL_JOB_ID=%" PRIu64, job_id);
+        if (sd_journal_add_match(jr, match, 0) < 0 || sd_journal_seek_tail(jr) < 0)
+                return NULL;
+        lines = json_object_new_array();
+        if (!lines)
+                return NULL;
+        while ((r = sd_journal_previous(jr)) > 0) {
+                const void *d;
+                size_t l;
+
+                if (sd_journal_get_data(jr, "MESSAGE", &d, &l) < 0 || l < 8)
+                        continue;
+                if (used + l > LOGS_BUDGET || (max_lines && n >= max_lines)) {
+                        *ret_truncated = true;
+                        break;
+                }
+                used += l;
+                n++;
+                json_object_array_add(lines, json_object_new_string_len((const char *) d + 8, (int) (l - 8)));
+        }
+        /* Collected newest first. */
+        for (size_t i = 0; i < n / 2; i++) {
+                json_object *a = json_object_get(json_object_array_get_idx(lines, i));
+                json_object *b = json_object_get(json_object_array_get_idx(lines, n - 1 - i));
+                json_object_array_put_idx(lines, i, b);
+                json_object_array_put_idx(lines, n - 1 - i, a);
+        }
+        return lines;
+}
+
 static json_object *method_logs(Manager *m, const Peer *peer, json_object *params) {
-        json_object *err = NULL, *p;
+        json_object *err = NULL, *p, *v, *lines;
         Job *j = get_job(m, params, &err);
+        uint64_t max_lines = 0;
+        bool truncated;
         char unit[64];
 
         if (!j)
                 return err;
         if ((err = check(m, peer, AUTHZ_LOGS, j, "you can only read your own jobs' output")))
                 return err;
+        if (json_object_object_get_ex(params, "lines", &v) && json_get_u64(v, 1, 1000000, &max_lines) < 0)
+                return reply_invalid_parameter("lines", "a number of lines, 1 to 1000000");
         p = json_object_new_object();
         snprintf(unit, sizeof unit, "corral-job-%" PRIu64 ".scope", j->id);
         json_add_string(p, "unit", unit);
         json_add_string(p, "workdir", j->req.workdir);
         json_add_string(p, "stdout_path", j->req.stdout_path);
         json_add_string(p, "stderr_path", j->req.stderr_path ?: j->req.stdout_path);
+        if (!j->req.stdout_path || !j->req.stderr_path) {
+                lines = journal_lines(j->id, max_lines, &truncated);
+                if (lines) {
+                        json_add(p, "lines", lines);
+                        json_add_bool(p, "truncated", truncated);
+                }
+        }
         return ok_reply(p);
 }
 

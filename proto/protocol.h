@@ -35,8 +35,10 @@ typedef enum CorralMethod {
         CORRAL_METHOD_REQUEUE,  /* {"job_id", "hold"?} -> {} */
         CORRAL_METHOD_WAIT,     /* {"job_id"}, usually with "more": state changes stream as
                                  * {"job": JobInfo} with "continues" until a final state */
-        CORRAL_METHOD_LOGS,     /* {"job_id"} -> {"stdout_path", "stderr_path"}: where output is;
-                                 * the client reads the files itself, with its own permissions */
+        CORRAL_METHOD_LOGS,     /* {"job_id", "lines"?} -> {"unit", "workdir", "stdout_path"?, "stderr_path"?,
+                                 * "lines"?: [..], "truncated"?}: files are read by the client with its
+                                 * own permissions; output that went to the journal (which users
+                                 * cannot read) comes back as "lines", the newest last */
         CORRAL_METHOD_GET_INFO, /* {} -> {"version", "protocol_version", "hostname", "cpus", "memory"} */
         CORRAL_METHOD_RELOAD,   /* {} -> {}: re-read configuration (admin only) */
         _CORRAL_METHOD_MAX,
