@@ -272,6 +272,49 @@ const char *signal_to_string(int sig) {
         return sig > 0 ? sigabbrev_np(sig) : NULL;
 }
 
+char *output_path_expand(const char *pattern, const JobInfo *info) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return NULL;
+        for (const char *p = pattern; *p; p++) {
+                if (*p != '%' || !p[1]) {
+                        fputc(*p, f);
+                        continue;
+                }
+                switch (*++p) {
+                case 'j':
+                        fprintf(f, "%" PRIu64, info->id);
+                        break;
+                case 'x':
+                        fputs(strempty(info->name), f);
+                        break;
+                case 'u':
+                        fputs(strempty(info->user), f);
+                        break;
+                case 'A':
+                        fprintf(f, "%" PRIu64, info->array_job_id ?: info->id);
+                        break;
+                case 'a':
+                        fprintf(f, "%" PRIu32, info->array_task_id);
+                        break;
+                case '%':
+                        fputc('%', f);
+                        break;
+                default:
+                        fputc('%', f);
+                        fputc(*p, f);
+                        break;
+                }
+        }
+        if (fclose(f) != 0)
+                return NULL;
+        return TAKE_PTR(buf);
+}
+
 static bool word_needs_quotes(const char *w) {
         if (!*w)
                 return true;

@@ -99,5 +99,10 @@ uint64_t job_elapsed(const JobInfo *info, time_t now) _pure_;
 int signal_from_string(const char *s);
 const char *signal_to_string(int sig) _const_;
 
+/* Expands Slurm's output file patterns as corrald does when the job starts: %j job id,
+ * %x name, %u user, %A array job id (the job's own id outside arrays), %a task index,
+ * %% a percent sign; any other %c stays as written. NULL on OOM. */
+char *output_path_expand(const char *pattern, const JobInfo *info);
+
 /* Shell-quotes argv into one line for display ("echo 'a b'"). NULL on OOM. */
 char *argv_to_display(char *const *argv);

@@ -571,32 +571,87 @@ static int copy_file(const char *path, int out_fd) {
         }
 }
 
-/* Output paths are absolute once the daemon has substituted them; a relative one is
- * taken against the job's working directory, as the job itself opened it. */
-static int absolute_output_path(Cli *cli, uint64_t id, const char *path, char **workdir, char **ret) {
+/* Where a job's output file is, as the job opened it: Logs hands back the path as
+ * submitted, so Slurm's patterns are expanded here the way corrald expands them for the
+ * executor, and a relative path is taken against the job's working directory. The
+ * job's details come from Show, fetched once and only when needed. */
+typedef struct OutputContext {
+        uint64_t id;
+        char *workdir;          /* from the Logs reply, else from Show */
+        JobInfo info;
+        bool have_info;
+} OutputContext;
+
+static void output_context_done(OutputContext *c) {
+        free(c->workdir);
+        job_info_done(&c->info);
+}
+
+static int output_context_fetch(Cli *cli, OutputContext *c) {
+        _cleanup_(reply_done) Reply reply = {};
+        char subject[64];
+        json_object *job;
         int r;
 
-        if (path[0] == '/') {
-                *ret = strdup(path);
-                return *ret ? 0 : log_oom();
+        if (c->have_info)
+                return 0;
+        snprintf(subject, sizeof(subject), "job %" PRIu64, c->id);
+        r = cli_call(cli, CORRAL_METHOD_SHOW, json_job_id(c->id), &reply);
+        if (r < 0)
+                return r;
+        if (reply.error) {
+                (void) cli_report_error(cli, subject, &reply);
+                return -EBADE;
         }
-        if (!*workdir) {
-                _cleanup_(reply_done) Reply reply = {};
-                _cleanup_(job_info_done) JobInfo info = JOB_INFO_INIT;
-                json_object *job;
-
-                r = cli_call(cli, CORRAL_METHOD_SHOW, json_job_id(id), &reply);
-                if (r < 0)
-                        return r;
-                if (reply.error || !json_object_object_get_ex(reply.parameters, "job", &job) ||
-                    job_info_from_json(job, &info, NULL) < 0 || !info.workdir)
-                        return log_error_errno(EINVAL, "job %" PRIu64 ": output path '%s' is relative and "
-                                               "the job's working directory is unknown", id, path);
-                *workdir = TAKE_PTR(info.workdir);
-        }
-        if (asprintf(ret, "%s/%s", *workdir, path) < 0)
+        if (!json_object_object_get_ex(reply.parameters, "job", &job) || job_info_from_json(job, &c->info, NULL) < 0)
+                return log_error_errno(EBADMSG, "%s: corrald sent a reply this corral cannot read", subject);
+        c->have_info = true;
+        if (!c->workdir && c->info.workdir && !(c->workdir = strdup(c->info.workdir)))
                 return log_oom();
         return 0;
+}
+
+static int output_path(Cli *cli, OutputContext *c, const char *path, char **ret) {
+        _cleanup_free_ char *expanded = NULL;
+        int r;
+
+        if (strchr(path, '%')) {
+                r = output_context_fetch(cli, c);
+                if (r < 0)
+                        return r;
+                expanded = output_path_expand(path, &c->info);
+        } else
+                expanded = strdup(path);
+        if (!expanded)
+                return log_oom();
+        if (expanded[0] == '/') {
+                *ret = TAKE_PTR(expanded);
+                return 0;
+        }
+        if (!c->workdir) {
+                r = output_context_fetch(cli, c);
+                if (r < 0)
+                        return r;
+                if (!c->workdir)
+                        return log_error_errno(EINVAL, "job %" PRIu64 ": output path '%s' is relative and the "
+                                               "job's working directory is unknown", c->id, expanded);
+        }
+        if (asprintf(ret, "%s/%s", c->workdir, expanded) < 0)
+                return log_oom();
+        return 0;
+}
+
+/* Only transport failures mean the daemon is unreachable; the rest were answers. */
+static int logs_exit_status(int r) {
+        return r == -EBADE || r == -EINVAL || r == -EBADMSG ? CLI_EXIT_FAILURE : cli_exit_status_from_errno(r);
+}
+
+static const char *reply_string(const Reply *reply, const char *key) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(reply->parameters, key, &v) || !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
 }
 
 static void logs_help(void) {
@@ -621,12 +676,12 @@ int verb_logs(Cli *cli, int argc, char **argv) {
         };
         _cleanup_(reply_done) Reply reply = {};
         _cleanup_free_ uint64_t *ids = NULL;
-        _cleanup_free_ char *out = NULL, *err = NULL, *workdir = NULL, *match = NULL;
+        _cleanup_(output_context_done) OutputContext ctx = { .info = JOB_INFO_INIT };
+        _cleanup_free_ char *out = NULL, *err = NULL, *match = NULL;
         _cleanup_strv_free_ char **args = NULL;
         const char *lines = NULL, *unit = NULL, *p;
         bool follow = false;
         size_t n = 0, failed = 0;
-        json_object *v;
         char subject[64];
         unsigned u;
         int c, r;
@@ -675,16 +730,14 @@ int verb_logs(Cli *cli, int argc, char **argv) {
         if (cli->json)
                 return cli_print_json(reply.parameters) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
 
-        if (json_object_object_get_ex(reply.parameters, "stdout_path", &v) && (p = json_object_get_string(v)) &&
-            json_object_is_type(v, json_type_string) && *p &&
-            (r = absolute_output_path(cli, ids[0], p, &workdir, &out)) < 0)
-                return cli_exit_status_from_errno(r);
-        if (json_object_object_get_ex(reply.parameters, "stderr_path", &v) && (p = json_object_get_string(v)) &&
-            json_object_is_type(v, json_type_string) && *p &&
-            (r = absolute_output_path(cli, ids[0], p, &workdir, &err)) < 0)
-                return cli_exit_status_from_errno(r);
-        if (json_object_object_get_ex(reply.parameters, "unit", &v) && json_object_is_type(v, json_type_string))
-                unit = json_object_get_string(v);
+        ctx.id = ids[0];
+        if ((p = reply_string(&reply, "workdir")) && *p && !(ctx.workdir = strdup(p)))
+                return cli_oom();
+        if ((p = reply_string(&reply, "stdout_path")) && *p && (r = output_path(cli, &ctx, p, &out)) < 0)
+                return logs_exit_status(r);
+        if ((p = reply_string(&reply, "stderr_path")) && *p && (r = output_path(cli, &ctx, p, &err)) < 0)
+                return logs_exit_status(r);
+        unit = reply_string(&reply, "unit");
         if (err && out && streq(err, out))
                 err = mfree(err);
 

@@ -229,6 +229,23 @@ static void test_argv_display(void **state) {
         assert_string_equal(c, "");
 }
 
+static void test_output_path_expand(void **state) {
+        JobInfo j = { .id = 42, .name = (char *) "md", .user = (char *) "ann", .exit_code = -1 };
+        char *p;
+
+        p = output_path_expand("out-%j-%x-%u.log", &j);
+        assert_string_equal(p, "out-42-md-ann.log");
+        free(p);
+        p = output_path_expand("%A_%a 100%% %q %", &j);
+        assert_string_equal(p, "42_0 100% %q %"); /* outside arrays %A is the job's own id */
+        free(p);
+        j.array_job_id = 40;
+        j.array_task_id = 3;
+        p = output_path_expand("/d/%A_%a.out", &j);
+        assert_string_equal(p, "/d/40_3.out");
+        free(p);
+}
+
 /* Runs print and returns what it wrote. */
 static char *capture_table(const Table *t, bool header, size_t from, size_t to) {
         char *buf = NULL;
@@ -464,6 +481,7 @@ int main(void) {
                 cmocka_unit_test(test_time_formatting),
                 cmocka_unit_test(test_signals),
                 cmocka_unit_test(test_argv_display),
+                cmocka_unit_test(test_output_path_expand),
                 cmocka_unit_test(test_table),
                 cmocka_unit_test(test_queue_print),
                 cmocka_unit_test(test_show_print),
