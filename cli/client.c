@@ -375,7 +375,8 @@ char *cli_error_message(const char *verb, const char *subject, const Reply *repl
                 r = asprintf(&what, "no such job (it may have finished and been purged; corral queue --all)");
                 break;
         case CORRAL_ERROR_PERMISSION_DENIED: {
-                const char *hint = verb_permission_hint(verb);
+                /* corrald knows which rule refused; our guess by verb is the fallback. */
+                const char *hint = m ?: verb_permission_hint(verb);
                 if (hint)
                         r = asprintf(&what, "permission denied (%s)", hint);
                 else if (verb)

@@ -290,7 +290,7 @@ static int act_on_jobs(Cli *cli, const uint64_t *ids, size_t n, int signal, bool
 static void action_help(const char *verb) {
         bool requeue = streq(verb, "requeue");
 
-        printf("Usage: corral %s [OPTIONS] JOBID...\n\n", verb);
+        printf("Usage: corral %s [OPTIONS] JOBID...\n\n", strempty(verb));
         if (streq(verb, "hold"))
                 printf("Keep pending jobs from starting until they are released.\n");
         else if (streq(verb, "release"))

@@ -119,6 +119,7 @@ static int run(const char *const *const_args, char **ret_out) {
         size_t size;
 
         assert_non_null(args);
+        *ret_out = mfree(*ret_out); /* tests run several commands into one buffer */
         snprintf(path, sizeof(path), "%s/stdout", tmpdir);
         fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         assert_true(fd >= 0);

@@ -453,6 +453,10 @@ static void test_error_messages(void **state) {
         expect_message("cancel", "job 42",
                        "{\"error\":\"io.corral.Manager.PermissionDenied\",\"parameters\":{}}",
                        "job 42: permission denied (you can only cancel your own jobs)", 1);
+        expect_message("suspend", "job 42",
+                       "{\"error\":\"io.corral.Manager.PermissionDenied\",\"parameters\":{\"message\":"
+                       "\"only administrators may suspend jobs\"}}",
+                       "job 42: permission denied (only administrators may suspend jobs)", 1);
         expect_message("release", "job 7",
                        "{\"error\":\"io.corral.Manager.InvalidState\",\"parameters\":{\"state\":\"RUNNING\"}}",
                        "job 7: cannot release a job that is RUNNING (only held jobs can be released)", 1);
