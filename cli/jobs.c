@@ -258,7 +258,7 @@ static CorralMethod action_method(const char *verb) {
 }
 
 /* Applies the verb's method to each id, going on after failures as scancel does. */
-static int act_on_jobs(Cli *cli, const uint64_t *ids, size_t n, int signal, bool hold, int status) {
+static int act_on_jobs(Cli *cli, const uint64_t *ids, size_t n, bool hold, int status) {
         CorralMethod m = action_method(cli->verb);
 
         assert(m >= 0);
@@ -269,8 +269,7 @@ static int act_on_jobs(Cli *cli, const uint64_t *ids, size_t n, int signal, bool
                 char subject[64];
                 int r;
 
-                if (!p || (signal > 0 && json_add_i64(p, "signal", signal) < 0) ||
-                    (hold && json_add_bool(p, "hold", true) < 0))
+                if (!p || (hold && json_add_bool(p, "hold", true) < 0))
                         return cli_oom();
                 r = cli_call(cli, m, TAKE_PTR(p), &reply);
                 if (r < 0)
@@ -351,7 +350,7 @@ int verb_job_action(Cli *cli, int argc, char **argv) {
                 return cli_exit_status_from_errno(r);
         if (r > 0)
                 return r;
-        return act_on_jobs(cli, ids, n, 0, hold, failed > 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS);
+        return act_on_jobs(cli, ids, n, hold, failed > 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS);
 }
 
 static void cancel_help(void) {
@@ -364,7 +363,6 @@ static void cancel_help(void) {
                "  -u, --user USER      only jobs of this user\n"
                "      --me             only your own jobs\n"
                "  -t, --state STATES   only jobs in these states (e.g. PENDING,HELD or PD)\n"
-               "  -s, --signal SIGNAL  send this signal instead of cancelling (e.g. USR1)\n"
                "      --json           print the replies as JSON\n"
                "  -h, --help           show this help\n");
 }
@@ -385,7 +383,6 @@ int verb_cancel(Cli *cli, int argc, char **argv) {
                 { "me", no_argument, NULL, ARG_ME },
                 { "state", required_argument, NULL, 't' },
                 { "states", required_argument, NULL, 't' },
-                { "signal", required_argument, NULL, 's' },
                 {},
         };
         _cleanup_strv_free_ char **states = NULL;
@@ -393,10 +390,10 @@ int verb_cancel(Cli *cli, int argc, char **argv) {
         _cleanup_free_ uint64_t *ids = NULL;
         const char *name = NULL;
         size_t n = 0, failed = 0;
-        int c, r, signal = 0;
+        int c, r;
 
         cli_reset_getopt();
-        while ((c = getopt_long(argc, argv, "hn:u:t:s:", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "hn:u:t:", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         cancel_help();
@@ -428,13 +425,6 @@ int verb_cancel(Cli *cli, int argc, char **argv) {
                         }
                         break;
                 }
-                case 's':
-                        signal = signal_from_string(optarg);
-                        if (signal < 0) {
-                                log_error("cancel: unknown signal '%s' (e.g. TERM, USR1, 10)", optarg);
-                                return CLI_EXIT_USAGE;
-                        }
-                        break;
                 default:
                         log_error("cancel: see corral cancel --help");
                         return CLI_EXIT_USAGE;
@@ -494,7 +484,7 @@ int verb_cancel(Cli *cli, int argc, char **argv) {
                 n = n_match;
         }
 
-        return act_on_jobs(cli, ids, n, signal, false, failed > 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS);
+        return act_on_jobs(cli, ids, n, false, failed > 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS);
 }
 
 /* ---- wait ---- */
