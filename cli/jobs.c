@@ -712,7 +712,13 @@ int verb_logs(Cli *cli, int argc, char **argv) {
                 return CLI_EXIT_FAILURE;
         snprintf(subject, sizeof(subject), "job %" PRIu64, ids[0]);
 
-        r = cli_call(cli, CORRAL_METHOD_LOGS, json_job_id(ids[0]), &reply);
+        {
+                json_object *params = json_job_id(ids[0]);
+                uint64_t nl;
+                if (params && lines && safe_atou64(lines, &nl) >= 0 && nl > 0)
+                        (void) json_add_u64(params, "lines", nl);
+                r = cli_call(cli, CORRAL_METHOD_LOGS, params, &reply);
+        }
         if (r < 0)
                 return cli_exit_status_from_errno(r);
         if (reply.error)
@@ -733,6 +739,23 @@ int verb_logs(Cli *cli, int argc, char **argv) {
 
         cli_done(cli);
         fflush(stdout);
+
+        /* Journal output comes back in the reply: corrald reads the system journal, which
+         * users cannot, once it has checked the job is theirs. Following it live needs
+         * journalctl and read access to the journal (root, adm, systemd-journal). */
+        json_object *jl;
+        if (!follow && json_object_object_get_ex(reply.parameters, "lines", &jl) &&
+            json_object_is_type(jl, json_type_array)) {
+                size_t n_lines = json_object_array_length(jl);
+                for (size_t i = 0; i < n_lines; i++) {
+                        json_object *e = json_object_array_get_idx(jl, i);
+                        if (json_object_is_type(e, json_type_string))
+                                printf("%s\n", json_object_get_string(e));
+                }
+                fflush(stdout);
+                if (!out && !err)
+                        return CLI_EXIT_SUCCESS;
+        }
 
         if (!out && !err) {
                 /* The journal: its access rules, not ours, decide what the user sees. */
