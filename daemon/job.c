@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "job.h"
@@ -87,4 +90,35 @@ int job_to_info(const Job *j, bool details, const char *hostname, JobInfo *ret) 
         }
         *ret = i;
         return 0;
+}
+
+/* Slurm's filename patterns: %j job id, %x name, %u user, %A array job, %a task, %% a %. */
+char *job_expand_path(const Job *j, const char *p) {
+        char *out, *q;
+        size_t n = 0;
+
+        if (!p)
+                return NULL;
+        out = malloc(strlen(p) * 4 + 512);
+        if (!out)
+                return NULL;
+        q = out;
+        for (; *p && n < 4000; p++) {
+                if (*p != '%' || !p[1]) {
+                        *q++ = *p;
+                        continue;
+                }
+                p++;
+                switch (*p) {
+                case 'j': q += sprintf(q, "%" PRIu64, j->id); break;
+                case 'x': q += sprintf(q, "%.255s", strempty(j->req.name)); break;
+                case 'u': q += sprintf(q, "%.64s", j->user); break;
+                case 'A': q += sprintf(q, "%" PRIu64, j->array_job_id ?: j->id); break;
+                case 'a': q += sprintf(q, "%" PRIu32, j->array_task_id); break;
+                case '%': *q++ = '%'; break;
+                default: *q++ = '%'; *q++ = *p; break;
+                }
+        }
+        *q = 0;
+        return out;
 }

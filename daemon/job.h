@@ -50,5 +50,7 @@ Job *job_free(Job *j);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Job *, job_free);
 
 int job_set_reason(Job *j, const char *reason);
+/* An output path with Slurm's patterns expanded (%j %x %u %A %a %%); malloc'ed, or NULL. */
+char *job_expand_path(const Job *j, const char *p);
 /* The public queue view, and with details the owner/admin view. */
 int job_to_info(const Job *j, bool details, const char *hostname, JobInfo *ret);

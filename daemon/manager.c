@@ -437,37 +437,6 @@ static int on_sched_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
 /* ---- the spec handed to the executor ---- */
 
-/* Slurm's filename patterns: %j job id, %x name, %u user, %A array job, %a task, %% a %. */
-static char *expand_path(const Job *j, const char *p) {
-        char *out, *q;
-        size_t n = 0;
-
-        if (!p)
-                return NULL;
-        out = malloc(strlen(p) * 4 + 512);
-        if (!out)
-                return NULL;
-        q = out;
-        for (; *p && n < 4000; p++) {
-                if (*p != '%' || !p[1]) {
-                        *q++ = *p;
-                        continue;
-                }
-                p++;
-                switch (*p) {
-                case 'j': q += sprintf(q, "%" PRIu64, j->id); break;
-                case 'x': q += sprintf(q, "%.255s", strempty(j->req.name)); break;
-                case 'u': q += sprintf(q, "%.64s", j->user); break;
-                case 'A': q += sprintf(q, "%" PRIu64, j->array_job_id ?: j->id); break;
-                case 'a': q += sprintf(q, "%" PRIu32, j->array_task_id); break;
-                case '%': *q++ = '%'; break;
-                default: *q++ = '%'; *q++ = *p; break;
-                }
-        }
-        *q = 0;
-        return out;
-}
-
 static int build_spec(Manager *m, Job *j, JobSpec **ret) {
         _cleanup_(job_spec_freep) JobSpec *s = new0(JobSpec, 1);
         struct passwd *pw;
@@ -513,10 +482,10 @@ static int build_spec(Manager *m, Job *j, JobSpec **ret) {
         }
         if (j->req.workdir && !(s->working_directory = strdup(j->req.workdir)))
                 return -ENOMEM;
-        s->stdin_path = expand_path(j, j->req.stdin_path);
-        s->stdout_path = expand_path(j, j->req.stdout_path);
+        s->stdin_path = job_expand_path(j, j->req.stdin_path);
+        s->stdout_path = job_expand_path(j, j->req.stdout_path);
         /* As in Slurm: without --error, stderr goes where stdout goes. */
-        s->stderr_path = expand_path(j, j->req.stderr_path ?: j->req.stdout_path);
+        s->stderr_path = job_expand_path(j, j->req.stderr_path ?: j->req.stdout_path);
         s->cpus = j->alloc.cpus;
         for (unsigned k = 0; k < m->machine.n_nodes; k++)
                 if (j->alloc.node_mask & (UINT32_C(1) << k))

@@ -301,6 +301,10 @@ static json_object *method_cancel(Manager *m, const Peer *peer, json_object *par
 
         if (!j)
                 return err;
+        if (json_object_object_get_ex(params, "signal", NULL))
+                /* Refused rather than ignored: a caller asking for a signal must not get a
+                 * cancellation instead. */
+                return reply_invalid_parameter("signal", "sending a signal without cancelling is not supported yet");
         if ((err = check(m, peer, AUTHZ_CANCEL, j, "you can only cancel your own jobs")))
                 return err;
         if (job_state_is_final(j->state))
@@ -522,8 +526,16 @@ static json_object *method_logs(Manager *m, const Peer *peer, json_object *param
         snprintf(unit, sizeof unit, "corral-job-%" PRIu64 ".scope", j->id);
         json_add_string(p, "unit", unit);
         json_add_string(p, "workdir", j->req.workdir);
-        json_add_string(p, "stdout_path", j->req.stdout_path);
-        json_add_string(p, "stderr_path", j->req.stderr_path ?: j->req.stdout_path);
+        /* Where the files really are: patterns expanded, relative to the working directory. */
+        for (int k = 0; k < 2; k++) {
+                const char *raw = k == 0 ? j->req.stdout_path : (j->req.stderr_path ?: j->req.stdout_path);
+                _cleanup_free_ char *x = job_expand_path(j, raw), *abs = NULL;
+                if (!x)
+                        continue;
+                if (x[0] != '/' && j->req.workdir && asprintf(&abs, "%s/%s", j->req.workdir, x) < 0)
+                        abs = NULL;
+                json_add_string(p, k == 0 ? "stdout_path" : "stderr_path", abs ?: x);
+        }
         if (!j->req.stdout_path || !j->req.stderr_path) {
                 lines = journal_lines(j->id, max_lines, &truncated);
                 if (lines) {
