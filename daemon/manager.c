@@ -121,10 +121,11 @@ static void job_changed(Manager *m, Job *j) {
                 server_foreach_waiting(m->server, j->id, wait_notify, m);
 }
 
+/* The allocation stays on a finished job, for the record (show lists its CPUs); only
+ * active jobs' allocations count in a scheduling pass. */
 static void job_release_allocation(Manager *m, Job *j) {
         if (job_state_is_active(j->state) && m->n_running > 0)
                 m->n_running--;
-        j->alloc = (SchedAllocation) {};
 }
 
 int manager_job_finish(Manager *m, Job *j, JobState state, const char *reason) {
@@ -140,6 +141,7 @@ int manager_job_finish(Manager *m, Job *j, JobState state, const char *reason) {
 /* Back to the queue after a requeue or a node failure: a new run from scratch. */
 int manager_job_requeue(Manager *m, Job *j, bool hold, const char *reason) {
         job_release_allocation(m, j);
+        j->alloc = (SchedAllocation) {};
         j->state = hold ? JOB_HELD : JOB_QUEUED;
         j->held_by_admin = false;
         j->requeue_count++;
