@@ -208,8 +208,11 @@ static void on_job_finished(Executor *e, const JobOutcome *o, void *userdata) {
                 bool hold = streq(j->reason, "RequeueHold");
                 (void) manager_job_requeue(m, j, hold, "Requeued");
                 return;
-        } else if (j->cancel_requested || (o->cancelled && !o->timed_out && !o->oom_killed))
+        } else if (j->cancel_requested)
                 state = JOB_CANCELLED, reason = "Cancelled";
+        else if (o->cancelled && !o->timed_out && !o->oom_killed)
+                /* Its scope was stopped from outside (systemctl stop, KillUnit). */
+                state = JOB_CANCELLED, reason = "StoppedBySystemd";
         else if (o->timed_out)
                 state = JOB_TIMEOUT, reason = "TimeLimit";
         else if (o->oom_killed)
@@ -617,6 +620,7 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
                 .supervisor_path = getenv("CORRAL_SUPERVISOR") ?: CORRAL_LIBEXECDIR "/corral-supervisor",
                 .run_dir = rundir,
                 .kill_wait_sec = m->config->kill_wait_sec,
+                .before_unit = "corrald.service",
                 .on_started = on_job_started,
                 .on_finished = on_job_finished,
                 .userdata = m,

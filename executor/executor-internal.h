@@ -10,7 +10,7 @@ struct Executor {
         sd_event *event;
         sd_bus *bus;
         ExecutorConfig config;
-        char *supervisor_path, *run_dir, *cgroup_root;
+        char *supervisor_path, *run_dir, *cgroup_root, *before_unit;
         int cgroup_root_fd;
         sd_bus_slot *job_removed_slot;
         unsigned systemd_version;

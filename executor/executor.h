@@ -30,6 +30,10 @@ typedef struct ExecutorConfig {
         const char *run_dir;         /* holds jobs/ (specs) and results/ (outcomes) */
         const char *cgroup_root;     /* /sys/fs/cgroup */
         uint64_t kill_wait_sec;      /* SIGTERM → SIGKILL grace */
+        /* Scopes are ordered Before= this unit (the daemon's own), so that at shutdown the
+         * daemon stops first and never mistakes the jobs being stopped for cancellations:
+         * they are found lost after the reboot and requeued or marked NodeFail. */
+        const char *before_unit;
         executor_started_t on_started;
         executor_finished_t on_finished;
         void *userdata;

@@ -192,6 +192,11 @@ static int start_transient_unit(Launch *l) {
         r = sd_bus_message_append(m, "(sv)", "PIDs", "au", 1, (uint32_t) l->pid);
         if (r < 0)
                 return r;
+        if (e->before_unit) {
+                r = sd_bus_message_append(m, "(sv)", "Before", "as", 1, e->before_unit);
+                if (r < 0)
+                        return r;
+        }
         r = sd_bus_message_close_container(m);
         if (r < 0)
                 return r;
@@ -239,6 +244,9 @@ int executor_new(sd_event *event, sd_bus *bus, const ExecutorConfig *config, Exe
         e->cgroup_root = strdup(config->cgroup_root ?: "/sys/fs/cgroup");
         if (!e->supervisor_path || !e->run_dir || !e->cgroup_root)
                 return -ENOMEM;
+        if (config->before_unit && !(e->before_unit = strdup(config->before_unit)))
+                return -ENOMEM;
+        e->config.before_unit = e->before_unit;
         e->config.supervisor_path = e->supervisor_path;
         e->config.run_dir = e->run_dir;
         e->config.cgroup_root = e->cgroup_root;
@@ -283,6 +291,7 @@ Executor *executor_free(Executor *e) {
         free(e->supervisor_path);
         free(e->run_dir);
         free(e->cgroup_root);
+        free(e->before_unit);
         free(e);
         return NULL;
 }

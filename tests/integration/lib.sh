@@ -32,3 +32,18 @@ wait_for() {
 
 # The cgroup directory of a unit.
 unit_cgroup() { echo "/sys/fs/cgroup$(systemctl show -P ControlGroup "$1")"; }
+
+# For a test that needs a reboot: `if [ "${CORRAL_TEST_PHASE:-}" != after-reboot ]; then
+# ...; reboot_and_continue; fi; ...after the reboot...`. The guest reboots (the disk's
+# snapshot lives on in qemu) and the runner calls this test again in its second phase.
+reboot_and_continue() {
+    [ -n "${CORRAL_TEST_OUT:-}" ] || skip "this runner cannot resume after a reboot"
+    [ "$(cat /proc/1/comm)" = systemd ] || skip "not under systemd"
+    [ "${CORRAL_TEST_IN_GUEST:-0}" = 1 ] || skip "rebooting is for the test guest only, not a native host"
+    touch "$CORRAL_TEST_OUT/resume"
+    sync
+    log "rebooting the guest"
+    systemctl reboot
+    sleep 600
+    fail "the guest did not reboot"
+}
