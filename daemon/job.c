@@ -16,6 +16,7 @@ Job *job_free(Job *j) {
         free(j->queue);
         free(j->reason);
         free(j->deps);
+        free(j->alloc);
         submit_request_done(&j->req);
         free(j);
         return NULL;
@@ -42,7 +43,14 @@ static int dup_or_null(const char *s, char **ret) {
         return *ret ? 0 : -ENOMEM;
 }
 
-int job_to_info(const Job *j, bool details, const char *hostname, JobInfo *ret) {
+void job_trim_request(Job *j) {
+        j->has_script = j->has_script || j->req.script;
+        j->req.argv = strv_free(j->req.argv);
+        j->req.script = mfree(j->req.script);
+        j->req.env = strv_free(j->req.env);
+}
+
+int job_to_info(const Job *j, bool details, const SubmitRequest *full, const char *hostname, JobInfo *ret) {
         JobInfo i = JOB_INFO_INIT;
         int r = 0;
 
@@ -65,18 +73,19 @@ int job_to_info(const Job *j, bool details, const char *hostname, JobInfo *ret) 
         r |= dup_or_null(j->queue, &i.queue);
         r |= dup_or_null(job_state_to_string(j->state), &i.state);
         r |= dup_or_null(j->reason, &i.reason);
-        if (job_state_is_active(j->state) || (j->start_time && !cpu_set_is_empty(&j->alloc.cpus))) {
+        if (j->alloc && !cpu_set_is_empty(&j->alloc->cpus)) {
                 r |= dup_or_null(hostname, &i.node);
-                i.cpus_allocated = cpu_set_format(&j->alloc.cpus);
+                i.cpus_allocated = cpu_set_format(&j->alloc->cpus);
                 if (!i.cpus_allocated)
                         r = -ENOMEM;
         }
         if (details) {
                 i.has_details = true;
-                if (j->req.argv && !(i.argv = strv_copy(j->req.argv)))
+                const SubmitRequest *q = full ?: &j->req;
+                if (q->argv && !(i.argv = strv_copy(q->argv)))
                         r = -ENOMEM;
-                i.has_script = !!j->req.script;
-                if (j->req.env && !(i.env = strv_copy(j->req.env)))
+                i.has_script = j->has_script || q->script;
+                if (q->env && !(i.env = strv_copy(q->env)))
                         r = -ENOMEM;
                 r |= dup_or_null(j->req.workdir, &i.workdir);
                 r |= dup_or_null(j->req.stdin_path, &i.stdin_path);

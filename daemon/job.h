@@ -21,7 +21,11 @@ typedef struct Job {
         char *queue;
         JobState state;
         char *reason; /* why it waits, or how it ended */
+        /* The request, without argv, script and environment once stored: with 100,000
+         * queued jobs those would dominate memory, and they are only needed to launch or
+         * to show details, when they are read back from the store. */
         SubmitRequest req;
+        bool has_script;
         bool rerunnable;
         bool held_by_admin;
         uint32_t requeue_count;
@@ -33,7 +37,7 @@ typedef struct Job {
         uint64_t suspend_start; /* seconds; while suspended */
         int exit_code;          /* -1: none */
         int exit_signal;
-        SchedAllocation alloc;  /* while running or suspended */
+        SchedAllocation *alloc; /* once started; NULL before (most jobs of a long queue) */
         JobUsage usage;
 
         /* Not stored: */
@@ -50,7 +54,10 @@ Job *job_free(Job *j);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Job *, job_free);
 
 int job_set_reason(Job *j, const char *reason);
+/* Drops argv, script and environment from the in-memory request (the store has them). */
+void job_trim_request(Job *j);
 /* An output path with Slurm's patterns expanded (%j %x %u %A %a %%); malloc'ed, or NULL. */
 char *job_expand_path(const Job *j, const char *p);
 /* The public queue view, and with details the owner/admin view. */
-int job_to_info(const Job *j, bool details, const char *hostname, JobInfo *ret);
+/* full: the complete request read back from the store, for details (may be NULL). */
+int job_to_info(const Job *j, bool details, const SubmitRequest *full, const char *hostname, JobInfo *ret);

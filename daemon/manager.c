@@ -86,7 +86,11 @@ json_object *manager_job_json(Manager *m, const Job *j, bool details) {
         JobInfo info;
         json_object *o = NULL;
 
-        if (job_to_info(j, details, m->hostname, &info) < 0)
+        SubmitRequest full = SUBMIT_REQUEST_INIT;
+        bool have_full = details && store_load_request(m->store, j->id, &full) >= 0;
+        int r = job_to_info(j, details, have_full ? &full : NULL, m->hostname, &info);
+        submit_request_done(&full);
+        if (r < 0)
                 return NULL;
         if (job_info_to_json(&info, details, &o) < 0)
                 o = NULL;
@@ -141,7 +145,7 @@ int manager_job_finish(Manager *m, Job *j, JobState state, const char *reason) {
 /* Back to the queue after a requeue or a node failure: a new run from scratch. */
 int manager_job_requeue(Manager *m, Job *j, bool hold, const char *reason) {
         job_release_allocation(m, j);
-        j->alloc = (SchedAllocation) {};
+        j->alloc = mfree(j->alloc);
         j->state = hold ? JOB_HELD : JOB_QUEUED;
         j->held_by_admin = false;
         j->requeue_count++;
@@ -315,7 +319,7 @@ static int manager_schedule(Manager *m) {
                         .user_id = j->uid,
                         .bypass_count = j->bypass_count,
                         .start_time = j->start_time,
-                        .alloc = job_state_is_active(j->state) ? &j->alloc : NULL,
+                        .alloc = job_state_is_active(j->state) ? j->alloc : NULL,
                 };
                 if (j->req.n_dependencies > 0 && j->state == JOB_QUEUED) {
                         SchedDep *d = reallocarray(j->deps, j->req.n_dependencies, sizeof *d);
@@ -331,9 +335,14 @@ static int manager_schedule(Manager *m) {
                 }
         }
 
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         r = sched_pass(m->sched, &m->sched_config, &m->machine, m->sched_jobs, n, now, &res);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
         if (r < 0)
                 return r;
+        m->last_pass_usec = (uint64_t) ((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000);
+        m->last_pass_jobs = n;
 
         for (size_t i = 0; i < res.n_waiting; i++) {
                 const SchedWait *w = &res.waiting[i];
@@ -357,7 +366,9 @@ static int manager_schedule(Manager *m) {
 
                 if (d->type != SCHED_DECISION_START || !j || j->state != JOB_QUEUED)
                         continue;
-                j->alloc = d->alloc;
+                if (!j->alloc && !(j->alloc = new(SchedAllocation, 1)))
+                        return -ENOMEM;
+                *j->alloc = d->alloc;
                 j->state = JOB_RUNNING;
                 j->start_time = now;
                 j->launching = true;
@@ -471,12 +482,18 @@ static int build_spec(Manager *m, Job *j, JobSpec **ret) {
                         return -EIO;
         }
         s->n_supplementary_gids = (size_t) ngroups;
-        if (j->req.argv && !(s->argv = strv_copy(j->req.argv)))
-                return -ENOMEM;
-        if (j->req.script && !(s->script = strdup(j->req.script)))
-                return -ENOMEM;
-        if (j->req.env && !(s->environment = strv_copy(j->req.env)))
-                return -ENOMEM;
+        {
+                /* argv, script and environment live in the store until the job runs. */
+                _cleanup_(submit_request_done) SubmitRequest full = SUBMIT_REQUEST_INIT;
+                int r = store_load_request(m->store, j->id, &full);
+                if (r < 0)
+                        return r;
+                s->argv = TAKE_PTR(full.argv);
+                s->script = TAKE_PTR(full.script);
+                s->environment = TAKE_PTR(full.env);
+                if (!s->argv == !s->script)
+                        return -EBADMSG;
+        }
         if (j->array_job_id) {
                 snprintf(buf, sizeof buf, "CORRAL_ARRAY_JOB_ID=%" PRIu64, j->array_job_id);
                 if (strv_extend(&s->environment, buf) < 0)
@@ -491,9 +508,11 @@ static int build_spec(Manager *m, Job *j, JobSpec **ret) {
         s->stdout_path = job_expand_path(j, j->req.stdout_path);
         /* As in Slurm: without --error, stderr goes where stdout goes. */
         s->stderr_path = job_expand_path(j, j->req.stderr_path ?: j->req.stdout_path);
-        s->cpus = j->alloc.cpus;
+        if (!j->alloc)
+                return -EINVAL;
+        s->cpus = j->alloc->cpus;
         for (unsigned k = 0; k < m->machine.n_nodes; k++)
-                if (j->alloc.node_mask & (UINT32_C(1) << k))
+                if (j->alloc->node_mask & (UINT32_C(1) << k))
                         cpu_set_add(&s->mem_nodes, m->numa_ids[k]);
         s->memory_max = j->req.memory;
         s->io_weight = j->req.io_weight;
@@ -671,7 +690,10 @@ Manager *manager_free(Manager *m) {
 
 static int load_one(Job *j, void *userdata) {
         Manager *m = userdata;
-        int r = manager_add_job(m, j);
+        int r;
+
+        job_trim_request(j);
+        r = manager_add_job(m, j);
         if (r < 0)
                 job_free(j);
         else if (job_state_is_active(j->state))

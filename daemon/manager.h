@@ -49,6 +49,8 @@ typedef struct Manager {
         AuthzPolicy authz;
         sd_event_source *post_source, *sched_timer;
         unsigned n_running;
+        uint64_t last_pass_usec; /* wall time of the last scheduling pass, for GetInfo */
+        size_t last_pass_jobs;
 } Manager;
 
 int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *statedir, const char *rundir,

@@ -203,6 +203,7 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
                         free(project);
                         return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
                 }
+                job_trim_request(j);
                 json_object_array_add(ids, json_object_new_uint64(j->id));
         }
         submit_request_done(&req);
@@ -556,6 +557,8 @@ static json_object *method_get_info(Manager *m) {
         json_add_u64(p, "memory", sched_machine_memory(&m->machine));
         json_add_u64(p, "numa_nodes", m->machine.n_nodes);
         json_add_string(p, "policy", m->sched_config.policy->name);
+        json_add_u64(p, "last_pass_usec", m->last_pass_usec);
+        json_add_u64(p, "last_pass_jobs", m->last_pass_jobs);
         for (size_t i = 0; i < m->config->n_queues; i++) {
                 json_object *q = json_object_new_object();
                 json_add_string(q, "name", m->config->queues[i].name);

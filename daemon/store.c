@@ -233,10 +233,10 @@ static int parse_alloc_mem(const char *s, SchedAllocation *a) {
 }
 
 static int bind_mutable(sqlite3_stmt *st, const Job *j) {
-        _cleanup_free_ char *cpus = cpu_set_format(&j->alloc.cpus), *mem = format_alloc_mem(&j->alloc);
+        _cleanup_free_ char *cpus = NULL, *mem = NULL;
         int rc = 0;
 
-        if (!cpus || !mem)
+        if (j->alloc && (!(cpus = cpu_set_format(&j->alloc->cpus)) || !(mem = format_alloc_mem(j->alloc))))
                 return -ENOMEM;
         rc |= sqlite3_bind_int64(st, 1, (sqlite3_int64) j->id);
         rc |= bind_text(st, 2, job_state_to_string(j->state));
@@ -380,10 +380,20 @@ int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata)
                         break;
                 }
                 j->state = job_state_from_string(state);
-                if ((int) j->state < 0 || (cpus && cpu_set_parse(cpus, &j->alloc.cpus) < 0) ||
-                    (mem && parse_alloc_mem(mem, &j->alloc) < 0)) {
+                if ((int) j->state < 0) {
                         r = -EBADMSG;
                         break;
+                }
+                if (!isempty(cpus)) {
+                        j->alloc = new0(SchedAllocation, 1);
+                        if (!j->alloc) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        if (cpu_set_parse(cpus, &j->alloc->cpus) < 0 || (mem && parse_alloc_mem(mem, j->alloc) < 0)) {
+                                r = -EBADMSG;
+                                break;
+                        }
                 }
                 o = json_tokener_parse(request);
                 if (!o) {
@@ -458,4 +468,27 @@ int store_next_job_id(Store *s, uint64_t *ret) {
                 meta = strtoull(v, NULL, 10);
         *ret = MAX(max, meta) + 1;
         return 0;
+}
+
+int store_load_request(Store *s, uint64_t id, SubmitRequest *ret) {
+        sqlite3_stmt *st;
+        json_object *o = NULL;
+        const char *bad = NULL;
+        int rc, r;
+
+        rc = sqlite3_prepare_v2(s->db, "SELECT request FROM jobs WHERE id=?1", -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return sqlite_to_errno(rc);
+        sqlite3_bind_int64(st, 1, (sqlite3_int64) id);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+                o = json_tokener_parse((const char *) sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        if (rc == SQLITE_DONE)
+                return -ENOENT;
+        if (!o)
+                return rc == SQLITE_ROW ? -EBADMSG : sqlite_to_errno(rc);
+        r = submit_request_from_json(o, ret, &bad);
+        json_object_put(o);
+        return r;
 }

@@ -23,6 +23,8 @@ int store_insert_job(Store *s, const Job *j);
 /* Writes the job's changing columns (state, reason, times, allocation, outcome). */
 int store_update_job(Store *s, const Job *j);
 int store_commit(Store *s);
+/* Reads back a job's complete request (argv, script, environment included). */
+int store_load_request(Store *s, uint64_t id, SubmitRequest *ret);
 bool store_in_transaction(Store *s);
 
 /* Calls cb for every job, in id order; cb takes ownership of the job. */

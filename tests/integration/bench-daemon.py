@@ -1,31 +1,46 @@
 #!/usr/bin/env python3
-"""Durable submissions per second through corrald's socket with C concurrent clients,
-each submitting N/C held jobs one request at a time (reply = committed). Then RSS."""
+"""corrald submission benchmark. Usage: bench-daemon.py rate N | fill N [begin]
+rate: durable submits/s with 1 and with 8 concurrent clients, N jobs each run (held jobs,
+      one request at a time per client: a reply means the job was committed).
+fill: submit N jobs with 8 clients (held, or with a begin time a day away so that every
+      scheduling pass has to consider them), printing the rate."""
 import json, socket, sys, time, multiprocessing as mp
 
 SOCK = "/run/corral/io.corral.Manager"
-REQ = json.dumps({"method": "io.corral.Manager.Submit",
-                  "parameters": {"argv": ["/bin/true"], "workdir": "/tmp", "cpus": 1, "hold": True}}).encode() + b"\0"
 
-def client(n):
+def request(begin):
+    p = {"argv": ["/bin/true"], "workdir": "/tmp", "cpus": 1}
+    if begin:
+        p["begin_time"] = int(time.time()) + 86400
+    else:
+        p["hold"] = True
+    return json.dumps({"method": "io.corral.Manager.Submit", "parameters": p}).encode() + b"\0"
+
+def client(args):
+    n, begin = args
+    req = request(begin)
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(SOCK)
     buf = b""
     for _ in range(n):
-        s.sendall(REQ)
+        s.sendall(req)
         while b"\0" not in buf:
             buf += s.recv(65536)
         msg, buf = buf.split(b"\0", 1)
-        if b"error" in msg:
+        if b'"error"' in msg:
             raise SystemExit(msg.decode())
 
-def run(total, c):
+def run(total, c, begin=False):
     t0 = time.time()
     with mp.Pool(c) as p:
-        p.map(client, [total // c] * c)
+        p.map(client, [(total // c, begin)] * c)
     return total / (time.time() - t0)
 
 if __name__ == "__main__":
-    total = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
-    for c in (1, 8):
-        print(f"durable submits/s with {c} client(s): {run(total, c):.0f}")
+    mode, n = sys.argv[1], int(sys.argv[2])
+    if mode == "rate":
+        for c in (1, 8):
+            print(f"durable submits/s with {c} client(s): {run(n, c):.0f}")
+    else:
+        begin = len(sys.argv) > 3 and sys.argv[3] == "begin"
+        print(f"filled {n} {'begin-time' if begin else 'held'} jobs at {run(n, 8, begin):.0f} submits/s")

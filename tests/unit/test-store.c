@@ -76,9 +76,10 @@ static void test_round_trip(void **state) {
         b->exit_code = 3;
         b->start_time = 1700000100;
         b->end_time = 1700000200;
-        cpu_set_parse("2-3", &b->alloc.cpus);
-        b->alloc.node_mask = 2;
-        b->alloc.mem[1] = 1 << 30;
+        b->alloc = new0(SchedAllocation, 1);
+        cpu_set_parse("2-3", &b->alloc->cpus);
+        b->alloc->node_mask = 2;
+        b->alloc->mem[1] = 1 << 30;
         b->usage.cpu_usec = 123456;
         job_set_reason(b, "NonZeroExitCode");
         assert_int_equal(store_update_job(s, b), 0);
@@ -100,13 +101,21 @@ static void test_round_trip(void **state) {
         assert_int_equal(loaded[1]->state, JOB_FAILED);
         assert_int_equal(loaded[1]->exit_code, 3);
         assert_string_equal(loaded[1]->reason, "NonZeroExitCode");
-        assert_true(cpu_set_equal(&loaded[1]->alloc.cpus, &b->alloc.cpus));
-        assert_int_equal(loaded[1]->alloc.node_mask, 2);
-        assert_int_equal(loaded[1]->alloc.mem[1], 1 << 30);
+        assert_null(loaded[0]->alloc); /* never started */
+        assert_true(cpu_set_equal(&loaded[1]->alloc->cpus, &b->alloc->cpus));
+        assert_int_equal(loaded[1]->alloc->node_mask, 2);
+        assert_int_equal(loaded[1]->alloc->mem[1], 1 << 30);
         assert_int_equal(loaded[1]->usage.cpu_usec, 123456);
         assert_int_equal(store_get_meta(s, "boot_id", &v), 1);
         assert_string_equal(v, "abc");
         free(v);
+        {
+                SubmitRequest full = SUBMIT_REQUEST_INIT;
+                assert_int_equal(store_load_request(s, 1, &full), 0);
+                assert_string_equal(full.argv[1], "hello \"world\"");
+                submit_request_done(&full);
+                assert_int_equal(store_load_request(s, 99, &full), -ENOENT);
+        }
         assert_int_equal(store_next_job_id(s, &next), 0);
         assert_int_equal(next, 3);
         store_close(s);
