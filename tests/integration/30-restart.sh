@@ -56,3 +56,6 @@ journalctl -b -q -u corrald -o cat | grep -q "Job $r was running when the machin
     || fail "no log line about requeueing job $r"
 assert_eq "$(q "select requeue_count from jobs where id=$r")" 1 "requeue count of job $r"
 wait_for 60 state_is "$r" RUNNING || fail "requeued job $r did not run again: $(q "select state, reason from jobs where id=$r")"
+# Leave the machine as we found it for the tests that follow.
+as_user "$USER_A" corral cancel "$r"
+wait_for 60 sh -c "! systemctl is-active -q corral-job-$r.scope"

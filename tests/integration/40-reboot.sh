@@ -10,6 +10,8 @@ state_is() { [ "$(q "select state from jobs where id=$1")" = "$2" ]; }
 
 if [ "${CORRAL_TEST_PHASE:-}" != after-reboot ]; then
     systemctl enable --now corrald.socket  # as an admin would: it comes back after the reboot
+    busy=$(corral queue --json -t RUNNING,SUSPENDED | jq -r '.jobs[].id')
+    [ -z "$busy" ] || fail "jobs left running by an earlier test: $busy"
     r=$(as_user "$USER_A" corral submit --parsable --rerunnable -n 1 -- sleep 600)
     n=$(as_user "$USER_B" corral submit --parsable --no-rerunnable -n 1 -- sleep 600)
     p=$(as_user "$USER_A" corral submit --parsable --hold -- true)
