@@ -669,7 +669,7 @@ int verb_logs(Cli *cli, int argc, char **argv) {
         _cleanup_(output_context_done) OutputContext ctx = { .info = JOB_INFO_INIT };
         _cleanup_free_ char *out = NULL, *err = NULL, *match = NULL;
         _cleanup_strv_free_ char **args = NULL;
-        const char *lines = NULL, *unit = NULL, *p;
+        const char *lines = NULL, *p;
         bool follow = false;
         size_t n = 0, failed = 0;
         char subject[64];
@@ -733,7 +733,6 @@ int verb_logs(Cli *cli, int argc, char **argv) {
                 return logs_exit_status(r);
         if ((p = reply_string(&reply, "stderr_path")) && *p && (r = output_path(cli, &ctx, p, &err)) < 0)
                 return logs_exit_status(r);
-        unit = reply_string(&reply, "unit");
         if (err && out && streq(err, out))
                 err = mfree(err);
 
@@ -764,8 +763,9 @@ int verb_logs(Cli *cli, int argc, char **argv) {
                     strv_extend(&args, "cat") < 0 || (follow && strv_extend(&args, "-f") < 0) ||
                     (lines && (strv_extend(&args, "-n") < 0 || strv_extend(&args, lines) < 0)))
                         return cli_oom();
-                if (unit ? asprintf(&match, "_SYSTEMD_UNIT=%s", unit) < 0
-                         : asprintf(&match, "CORRAL_JOB_ID=%" PRIu64, ids[0]) < 0)
+                /* The relayed lines carry the job's id: that also finds them after the
+                 * scope is gone and across requeues. */
+                if (asprintf(&match, "CORRAL_JOB_ID=%" PRIu64, ids[0]) < 0)
                         return cli_oom();
                 if (strv_push(&args, match) < 0)
                         return cli_oom();
