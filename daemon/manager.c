@@ -26,6 +26,12 @@ static uint64_t now_sec(void) {
         return (uint64_t) time(NULL);
 }
 
+static uint64_t now_usec_monotonic(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
 /* ---- the job table: sorted by id, binary search ---- */
 
 Job *manager_find_job(Manager *m, uint64_t id) {
@@ -268,18 +274,34 @@ static SchedDepStatus dep_status(Manager *m, uint64_t id) {
 
 static int build_spec(Manager *m, Job *j, JobSpec **ret);
 
-/* Array throttle ("%N"): tasks beyond the limit wait with this reason. */
-static bool array_throttled(Manager *m, Job *j) {
-        unsigned active = 0;
+/* Array throttle ("%N"): tasks beyond the limit wait with reason JobArrayTaskLimit. The
+ * active tasks per array are counted once per pass (sorted ids, then binary search), not
+ * per waiting task: an array of 100,000 tasks must not make a pass quadratic. */
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+        return x < y ? -1 : x > y;
+}
 
-        if (!j->array_job_id || !j->req.array.max_concurrent)
-                return false;
-        for (size_t i = 0; i < m->n_jobs; i++) {
-                Job *o = m->jobs[i];
-                if (o->array_job_id == j->array_job_id && (job_state_is_active(o->state)))
-                        active++;
+static size_t count_in_sorted(const uint64_t *v, size_t n, uint64_t key) {
+        size_t lo = 0, hi = n, first;
+
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (v[mid] < key)
+                        lo = mid + 1;
+                else
+                        hi = mid;
         }
-        return active >= j->req.array.max_concurrent;
+        first = lo;
+        hi = n;
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (v[mid] <= key)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo - first;
 }
 
 static int manager_schedule(Manager *m) {
@@ -288,8 +310,24 @@ static int manager_schedule(Manager *m) {
         size_t n = 0;
         int r;
 
+        _cleanup_free_ uint64_t *active_arrays = NULL;
+        size_t n_active_arrays = 0;
+
         if (!GREEDY_REALLOC(m->sched_jobs, m->allocated_sched_jobs, m->n_jobs + 1))
                 return -ENOMEM;
+        for (size_t i = 0; i < m->n_jobs; i++)
+                if (m->jobs[i]->array_job_id && job_state_is_active(m->jobs[i]->state)) {
+                        uint64_t *v = reallocarray(active_arrays, n_active_arrays + 1, sizeof *v);
+                        if (!v)
+                                return -ENOMEM;
+                        active_arrays = v;
+                        active_arrays[n_active_arrays++] = m->jobs[i]->array_job_id;
+                }
+        qsort(active_arrays, n_active_arrays, sizeof(uint64_t), cmp_u64);
+
+        /* Tasks of one array have consecutive ids: count the ones let into this pass. */
+        uint64_t cur_array = 0;
+        size_t admitted = 0;
         for (size_t i = 0; i < m->n_jobs; i++) {
                 Job *j = m->jobs[i];
                 const QueueConfig *q;
@@ -297,9 +335,16 @@ static int manager_schedule(Manager *m) {
 
                 if (j->state != JOB_QUEUED && !job_state_is_active(j->state))
                         continue;
-                if (j->state == JOB_QUEUED && array_throttled(m, j)) {
-                        (void) job_set_reason(j, "JobArrayTaskLimit");
-                        continue;
+                if (j->state == JOB_QUEUED && j->array_job_id && j->req.array.max_concurrent) {
+                        if (j->array_job_id != cur_array) {
+                                cur_array = j->array_job_id;
+                                admitted = count_in_sorted(active_arrays, n_active_arrays, cur_array);
+                        }
+                        if (admitted >= j->req.array.max_concurrent) {
+                                (void) job_set_reason(j, "JobArrayTaskLimit");
+                                continue;
+                        }
+                        admitted++;
                 }
                 q = job_queue(m, j);
                 s = &m->sched_jobs[n++];
@@ -342,6 +387,7 @@ static int manager_schedule(Manager *m) {
         if (r < 0)
                 return r;
         m->last_pass_usec = (uint64_t) ((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000);
+        m->last_pass_end = now_usec_monotonic();
         m->last_pass_jobs = n;
 
         for (size_t i = 0; i < res.n_waiting; i++) {
@@ -407,6 +453,35 @@ static void launch_pending(Manager *m) {
         m->n_to_launch = 0;
 }
 
+static int on_sched_defer(sd_event_source *s, uint64_t usec, void *userdata) {
+        /* Nothing to do here: the post source that follows this dispatch runs the pass. */
+        return 0;
+}
+
+/* Passes are coalesced within a loop iteration, and when a pass is expensive (a queue of
+ * 100,000 jobs) also spaced out, so that scheduling takes at most about a fifth of the
+ * daemon's time whatever the submission rate (Slurm's sched_min_interval, made
+ * adaptive). Returns true when the pass has to wait; a timer brings it back. */
+#define SCHED_SPACING_FACTOR 4
+#define SCHED_SPACING_MAX_USEC (2 * UINT64_C(1000000))
+static bool sched_deferred(Manager *m) {
+        uint64_t now, earliest;
+
+        if (m->last_pass_usec < 1000)
+                return false; /* cheap passes run every iteration */
+        now = now_usec_monotonic();
+        earliest = m->last_pass_end + MIN(m->last_pass_usec * SCHED_SPACING_FACTOR, SCHED_SPACING_MAX_USEC);
+        if (now >= earliest)
+                return false;
+        if (!m->sched_defer)
+                (void) sd_event_add_time(m->event, &m->sched_defer, CLOCK_MONOTONIC, earliest, 0, on_sched_defer, m);
+        else {
+                (void) sd_event_source_set_time(m->sched_defer, earliest);
+                (void) sd_event_source_set_enabled(m->sched_defer, SD_EVENT_ONESHOT);
+        }
+        return true;
+}
+
 /* After every event-loop iteration that did something: commit, schedule, commit, act,
  * answer. This is where "committed before acknowledged or acted on" holds. */
 static int on_post(sd_event_source *s, void *userdata) {
@@ -419,7 +494,7 @@ static int on_post(sd_event_source *s, void *userdata) {
                                 store_error(m->store));
                 return sd_event_exit(m->event, EXIT_FAILURE);
         }
-        if (m->sched_needed) {
+        if (m->sched_needed && !sched_deferred(m)) {
                 m->sched_needed = false;
                 r = manager_schedule(m);
                 if (r < 0)
@@ -457,7 +532,6 @@ static int build_spec(Manager *m, Job *j, JobSpec **ret) {
         _cleanup_(job_spec_freep) JobSpec *s = new0(JobSpec, 1);
         struct passwd *pw;
         int ngroups = 64;
-        char buf[64];
 
         if (!s)
                 return -ENOMEM;
@@ -494,14 +568,8 @@ static int build_spec(Manager *m, Job *j, JobSpec **ret) {
                 if (!s->argv == !s->script)
                         return -EBADMSG;
         }
-        if (j->array_job_id) {
-                snprintf(buf, sizeof buf, "CORRAL_ARRAY_JOB_ID=%" PRIu64, j->array_job_id);
-                if (strv_extend(&s->environment, buf) < 0)
-                        return -ENOMEM;
-                snprintf(buf, sizeof buf, "CORRAL_ARRAY_TASK_ID=%" PRIu32, j->array_task_id);
-                if (strv_extend(&s->environment, buf) < 0)
-                        return -ENOMEM;
-        }
+        s->array_job_id = j->array_job_id;
+        s->array_task_id = j->array_task_id;
         if (j->req.workdir && !(s->working_directory = strdup(j->req.workdir)))
                 return -ENOMEM;
         s->stdin_path = job_expand_path(j, j->req.stdin_path);
@@ -667,6 +735,7 @@ Manager *manager_free(Manager *m) {
                 (void) store_commit(m->store);
         sd_event_source_disable_unref(m->post_source);
         sd_event_source_disable_unref(m->sched_timer);
+        sd_event_source_disable_unref(m->sched_defer);
         executor_free(m->executor);
         store_close(m->store);
         for (size_t i = 0; i < m->n_jobs; i++)

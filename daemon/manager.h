@@ -50,6 +50,8 @@ typedef struct Manager {
         sd_event_source *post_source, *sched_timer;
         unsigned n_running;
         uint64_t last_pass_usec; /* wall time of the last scheduling pass, for GetInfo */
+        uint64_t last_pass_end;  /* CLOCK_MONOTONIC µs */
+        sd_event_source *sched_defer;
         size_t last_pass_jobs;
 } Manager;
 

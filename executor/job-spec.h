@@ -51,6 +51,8 @@ typedef struct JobSpec {
         uint64_t io_weight; /* 1..10000; 0: unset */
         uint64_t tasks_max; /* 0: unset */
         uint64_t walltime_sec; /* 0 or DURATION_INFINITY: none; enforced by the supervisor */
+        uint64_t array_job_id; /* 0: not part of an array */
+        uint32_t array_task_id;
 } JobSpec;
 
 static inline JobSpec *job_spec_free(JobSpec *s) {

@@ -83,6 +83,8 @@ int job_spec_to_json(const JobSpec *s, char **ret) {
         r |= add_u64(o, "io_weight", s->io_weight);
         r |= add_u64(o, "tasks_max", s->tasks_max);
         r |= add_u64(o, "walltime_sec", s->walltime_sec);
+        r |= add_u64(o, "array_job_id", s->array_job_id);
+        r |= add_u64(o, "array_task_id", s->array_task_id);
         if (r < 0)
                 return -ENOMEM;
 
@@ -204,8 +206,14 @@ int job_spec_from_json(const char *text, JobSpec **ret) {
             (r = get_cpuset(o, "mem_nodes", &s->mem_nodes)) < 0 ||
             (r = get_u64(o, "memory_max", &s->memory_max)) < 0 ||
             (r = get_u64(o, "io_weight", &s->io_weight)) < 0 || (r = get_u64(o, "tasks_max", &s->tasks_max)) < 0 ||
-            (r = get_u64(o, "walltime_sec", &s->walltime_sec)) < 0)
+            (r = get_u64(o, "walltime_sec", &s->walltime_sec)) < 0 ||
+            (r = get_u64(o, "array_job_id", &s->array_job_id)) < 0)
                 return r;
+        u = 0;
+        if ((r = get_u64(o, "array_task_id", &u)) < 0)
+                return r;
+        s->array_task_id = (uint32_t) u;
+        u = 0;
         if ((r = get_u64(o, "uid", &u)) < 0)
                 return r;
         s->uid = (uid_t) u;

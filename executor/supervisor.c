@@ -128,6 +128,11 @@ static char **build_environment(const JobSpec *s, const struct passwd *pw) {
         SETENV("CORRAL_PROJECT=%s", strempty(s->project));
         SETENV("CORRAL_QUEUE=%s", strempty(s->queue));
         SETENV("CORRAL_USER=%s", strempty(s->user));
+        if (s->array_job_id) {
+                /* Slurm's SLURM_ARRAY_JOB_ID / SLURM_ARRAY_TASK_ID. */
+                SETENV("CORRAL_ARRAY_JOB_ID=%" PRIu64, s->array_job_id);
+                SETENV("CORRAL_ARRAY_TASK_ID=%" PRIu32, s->array_task_id);
+        }
         snprintf(buf, sizeof buf, "%" PRIu64, s->walltime_sec);
         if (s->walltime_sec > 0 && s->walltime_sec != DURATION_INFINITY)
                 SETENV("CORRAL_WALLTIME=%s", buf);

@@ -63,6 +63,20 @@ A corral wait "$id" >/dev/null
 A corral logs "$id" | grep -q line-one || fail "corral logs misses stdout: $(A corral logs "$id" 2>&1)"
 journalctl -q -u "corral-job-$id.scope" -o cat | grep -q line-two || fail "journalctl -u misses stderr"
 
+log "an array of 4 tasks, at most 2 at a time"
+first=$(A corral submit --parsable --array 1-4%2 -- sh -c 'echo "task $CORRAL_ARRAY_TASK_ID of $CORRAL_ARRAY_JOB_ID"; sleep 3')
+peak=0
+for i in $(seq 150); do
+    n=$(corral queue --json -t RUNNING | jq "[.jobs[] | select(.array_job_id == $first)] | length")
+    [ "$n" -le "$peak" ] || peak=$n
+    done_n=$(corral queue --json -t COMPLETED | jq "[.jobs[] | select(.array_job_id == $first)] | length")
+    [ "$done_n" = 4 ] && break
+    sleep 0.2
+done
+assert_eq "$done_n" 4 "array tasks completed"
+assert_le "$peak" 2 "array tasks running at once"
+journalctl -q -o cat CORRAL_JOB_ID=$((first + 3)) | grep -qx "task 4 of $first" || fail "CORRAL_ARRAY_TASK_ID of the last task"
+
 log "requeue a finished job; bad input gets clear errors"
 A corral requeue "$id"
 wait_for 60 state_is "$id" COMPLETED || fail "requeued job did not complete again"
