@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "cpuset.h"
+#include "intern.h"
 #include "job-request.h"
 #include "job-state.h"
 #include "sched/sched.h"
@@ -16,16 +17,18 @@ typedef struct Job {
         uint64_t id;
         uid_t uid;
         gid_t gid;
-        char *user;
-        char *project;
-        char *queue;
+        /* Interned (intern.h): shared by all jobs, never freed. */
+        const char *user;
+        const char *project;
+        const char *queue;
         JobState state;
-        char *reason; /* why it waits, or how it ended */
+        const char *reason; /* why it waits, or how it ended; interned too */
         /* The request, without argv, script and environment once stored: with 100,000
          * queued jobs those would dominate memory, and they are only needed to launch or
          * to show details, when they are read back from the store. */
         SubmitRequest req;
         bool has_script;
+        char *packed; /* one block holding the request's remaining strings, see job_trim_request() */
         bool rerunnable;
         bool held_by_admin;
         uint32_t requeue_count;
@@ -50,6 +53,8 @@ typedef struct Job {
         size_t slot;    /* index in Manager.jobs */
 } Job;
 
+/* A zeroed job (exit_code -1, an empty request) from the job slabs. */
+Job *job_new(void);
 Job *job_free(Job *j);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Job *, job_free);
 

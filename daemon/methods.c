@@ -159,7 +159,7 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
 
         ids = json_object_new_array();
         for (uint32_t t = 0; t < n_tasks; t++) {
-                Job *j = new0(Job, 1);
+                Job *j = job_new();
                 if (!j)
                         break;
                 j->id = m->next_id++;
@@ -167,9 +167,9 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
                         first_id = j->id;
                 j->uid = peer->uid;
                 j->gid = pw->pw_gid;
-                j->user = strdup(pw->pw_name);
-                j->project = strdup(project);
-                j->queue = strdup(q->name);
+                j->user = intern(pw->pw_name);
+                j->project = intern(project);
+                j->queue = intern(q->name);
                 j->state = req.hold ? JOB_HELD : JOB_QUEUED;
                 j->rerunnable = req.rerunnable < 0 ? q->rerunnable : req.rerunnable;
                 j->submit_time = j->eligible_time = now;

@@ -335,7 +335,7 @@ int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata)
         if (rc != SQLITE_OK)
                 return sqlite_to_errno(rc);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                _cleanup_(job_freep) Job *j = new0(Job, 1);
+                _cleanup_(job_freep) Job *j = job_new();
                 _cleanup_free_ char *state = NULL, *cpus = NULL, *mem = NULL;
                 const char *request, *bad = NULL;
                 json_object *o;
@@ -348,11 +348,11 @@ int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata)
                 j->id = (uint64_t) sqlite3_column_int64(st, 0);
                 j->uid = (uid_t) sqlite3_column_int64(st, 1);
                 j->gid = (gid_t) sqlite3_column_int64(st, 2);
-                j->user = col_strdup(st, 3);
-                j->project = col_strdup(st, 4);
-                j->queue = col_strdup(st, 5);
+                j->user = intern((const char *) sqlite3_column_text(st, 3));
+                j->project = intern((const char *) sqlite3_column_text(st, 4));
+                j->queue = intern((const char *) sqlite3_column_text(st, 5));
                 state = col_strdup(st, 6);
-                j->reason = col_strdup(st, 7);
+                j->reason = intern((const char *) sqlite3_column_text(st, 7));
                 request = (const char *) sqlite3_column_text(st, 8);
                 j->rerunnable = sqlite3_column_int(st, 9);
                 j->held_by_admin = sqlite3_column_int(st, 10);

@@ -28,14 +28,14 @@ static int teardown(void **state) {
 }
 
 static Job *make_job(uint64_t id) {
-        Job *j = new0(Job, 1);
+        Job *j = job_new();
 
         j->id = id;
         j->uid = 2001;
         j->gid = 2001;
-        j->user = strdup("alice");
-        j->project = strdup("physics");
-        j->queue = strdup("normal");
+        j->user = intern("alice");
+        j->project = intern("physics");
+        j->queue = intern("normal");
         j->state = JOB_QUEUED;
         j->rerunnable = true;
         j->submit_time = 1700000000 + id;

@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* String interning: one shared copy of each distinct string, kept for the life of the
+ * process. For the few names that 100,000 jobs repeat (users, projects, queues, the
+ * scheduler's reasons), so that each job holds pointers instead of copies. Not for
+ * strings of unbounded variety. Returns NULL on allocation failure (or for NULL). */
+const char *intern(const char *s);
