@@ -50,7 +50,6 @@ typedef struct Job {
         double priority;
         uint32_t bypass_count;
         SchedDep *deps; /* refreshed before every pass */
-        size_t slot;    /* index in Manager.jobs */
 } Job;
 
 /* A zeroed job (exit_code -1, an empty request) from the job slabs. */

@@ -15,11 +15,6 @@ pass() { corral info --json | jq -r '"\(.last_pass_jobs) jobs in \(.last_pass_us
 
 python3 "$py" rate "$N"
 echo "corrald RSS with $(sqlite3 $db 'select count(*) from jobs') jobs: $(rss)"
-python3 "$py" fill "$Q" begin
-corral info >/dev/null   # one more pass, over everything queued
-echo "corrald RSS with $(sqlite3 $db 'select count(*) from jobs') jobs ($Q of them waiting for a begin time): $(rss)"
-echo "last scheduling pass: $(pass)"
-
 sqlite3 $db "select 1" >/dev/null
 t0=$(date +%s%N)
 for i in $(seq "$E"); do systemd-run --quiet --scope /bin/true; done
@@ -32,3 +27,9 @@ t2=$(date +%s%N)
 bare=$(awk -v n="$E" -v ns=$((t1 - t0)) 'BEGIN {printf "%.1f", n / (ns / 1e9)}')
 ours=$(awk -v n="$E" -v ns=$((t2 - t1)) 'BEGIN {printf "%.1f", n / (ns / 1e9)}')
 echo "end to end, $E trivial jobs (each submitted by its own corral process): corral $ours jobs/s, bare systemd-run --scope $bare jobs/s, ratio $(awk -v a="$ours" -v b="$bare" 'BEGIN {printf "%.2f", a / b}')"
+
+python3 "$py" fill "$Q" begin
+corral info >/dev/null   # one more pass, over everything queued
+echo "corrald RSS with $(sqlite3 $db 'select count(*) from jobs') jobs ($Q of them waiting for a begin time): $(rss)"
+echo "last scheduling pass: $(pass)"
+
