@@ -19,34 +19,10 @@
 #include "cgroup/cgroup-pid.h"
 #include "cgroup/cgroup-usage.h"
 #include "fd-util.h"
-
-/* A fake cgroup2 (or procfs) tree in a tmpdir; cgroupfs files are ordinary files here. */
-typedef struct Tree {
-        char dir[64];
-        int fd;
-} Tree;
+#include "tmp-tree.h"
 
 static int tree_setup(void **state) {
-        Tree *t = calloc(1, sizeof *t);
-
-        assert_non_null(t);
-        strcpy(t->dir, "/tmp/test-cgroup-fs.XXXXXX");
-        assert_non_null(mkdtemp(t->dir));
-        t->fd = open(t->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(t->fd >= 0);
-        *state = t;
-        return 0;
-}
-
-static int tree_teardown(void **state) {
-        Tree *t = *state;
-        char cmd[128];
-
-        safe_close(t->fd);
-        (void) snprintf(cmd, sizeof cmd, "rm -rf '%s'", t->dir);
-        assert_int_equal(system(cmd), 0);
-        free(t);
-        return 0;
+        return tree_setup_prefix(state, "test-cgroup-fs");
 }
 
 static void mkdirs(int root, const char *path) {

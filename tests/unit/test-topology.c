@@ -13,33 +13,10 @@
 
 #include "executor/topology.h"
 #include "fd-util.h"
-
-typedef struct Tree {
-        char dir[64];
-        int fd;
-} Tree;
+#include "tmp-tree.h"
 
 static int tree_setup(void **state) {
-        Tree *t = calloc(1, sizeof *t);
-
-        assert_non_null(t);
-        strcpy(t->dir, "/tmp/test-topology.XXXXXX");
-        assert_non_null(mkdtemp(t->dir));
-        t->fd = open(t->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(t->fd >= 0);
-        *state = t;
-        return 0;
-}
-
-static int tree_teardown(void **state) {
-        Tree *t = *state;
-        char cmd[128];
-
-        safe_close(t->fd);
-        (void) snprintf(cmd, sizeof cmd, "rm -rf '%s'", t->dir);
-        assert_int_equal(system(cmd), 0);
-        free(t);
-        return 0;
+        return tree_setup_prefix(state, "test-topology");
 }
 
 static void put(int root, const char *path, const char *content) {
