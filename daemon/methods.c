@@ -408,7 +408,7 @@ static json_object *method_suspend(Manager *m, Call *call, const Peer *peer, jso
                 return invalid_state(j);
         fc = new0(FreezeCall, 1);
         if (!fc)
-                return NULL;
+                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         *fc = (FreezeCall) { .m = m, .call = call, .freeze = freeze };
         if (executor_freeze(m->executor, j->id, j->project, freeze, on_freeze_done, fc) < 0) {
                 free(fc);
