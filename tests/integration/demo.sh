@@ -4,14 +4,21 @@
 # corral, systemctl and journalctl.
 # timeout: 300
 . "$CORRAL_TEST_LIB"
-set -x
-systemctl start corrald.socket
-corral info
+# Shows each command as it would be typed, with the prompt of who types it.
+say() { local who=$1; shift; printf '\n%s$ %s\n' "$who" "$*"; }
+as() { local u=$1; shift; say "$u" "$@"; as_user "$u" "$@"; }
+root() { say root "$@"; "$@"; }
+
+root systemctl start corrald.socket
+as alice corral info
+say alice "corral submit -n 1 --mem 128M --time 2:00 --name demo -- sh -c '...'"
 id=$(as_user alice corral submit --parsable -n 1 --mem 128M --time 2:00 --name demo -- \
      sh -c 'echo "hello from job $CORRAL_JOB_ID as $(id -un) on CPUs $CORRAL_CPUS"; sleep 5')
+echo "$id"
 sleep 2
-as_user alice corral queue
-systemctl status --no-pager "corral-job-$id.scope" || true
-as_user alice corral wait "$id"
-as_user alice corral show "$id"
-journalctl --no-pager -u "corral-job-$id.scope"
+as alice corral queue
+root systemctl status --no-pager "corral-job-$id.scope" || true
+as alice corral wait "$id"
+as alice corral show "$id"
+as alice corral logs "$id"
+root journalctl --no-pager -u "corral-job-$id.scope"
