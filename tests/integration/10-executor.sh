@@ -98,3 +98,11 @@ free_ms=$(( (t1 - t0) / 1000000 )); thr_ms=$(( (t2 - t1) / 1000000 ))
 log "16 MiB direct write: ${free_ms} ms unthrottled, ${thr_ms} ms at 2 MiB/s"
 [ "$thr_ms" -ge 6000 ] || fail "throttled write took ${thr_ms} ms, expected >= 6 s at 2 MiB/s"
 [ "$thr_ms" -ge $((free_ms * 2)) ] || fail "throttled run not measurably slower (${thr_ms} vs ${free_ms} ms)"
+
+log "a stale failed unit of the same name is reset, and the job starts"
+systemd-run --quiet --scope --unit=corral-job-120 -p RuntimeMaxSec=1 sleep 30 || true
+wait_for 20 sh -c '[ "$(systemctl show -P ActiveState corral-job-120.scope)" = failed ]' \
+    || fail "could not make a failed corral-job-120.scope: $(systemctl show -P ActiveState corral-job-120.scope)"
+out=$($run --id 120 --user "$USER_A" -- echo recovered)
+assert_eq "$(field "$out" exit_code)" 0 "job 120 after its name was taken by a failed unit"
+journalctl -b -q -o cat CORRAL_JOB_ID=120 | grep -qx recovered || fail "job 120 did not run"

@@ -46,3 +46,31 @@ EOF2
 mapfile -t r <<<"$out"
 assert_match "${r[0]}" 'PermissionDenied' "bob cancelling alice's job"
 if jq -e '.parameters.job.argv' <<<"${r[1]}" >/dev/null; then fail "bob sees alice's job details: ${r[1]}"; fi
+
+# One user cannot take every connection: past the per-user cap bob is refused with a named
+# error, while alice is still served.
+out=$(as_user "$USER_B" python3 - "$sock" <<'PY'
+import socket, sys
+conns = []
+for i in range(70):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    conns.append(s)
+last = conns[-1]
+last.settimeout(10)
+last.sendall(b'{"method":"io.corral.Manager.GetInfo","parameters":{}}\0')
+data = b""
+try:
+    while b"\0" not in data:
+        chunk = last.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+except OSError as e:
+    data = str(e).encode()
+print(data.split(b"\0")[0].decode())
+PY
+)
+assert_match "$out" 'TooManyConnections' "the 70th connection of one user"
+out=$(as_user "$USER_A" python3 "$client" "$sock" <<<'{"method":"io.corral.Manager.GetInfo","parameters":{}}')
+assert_match "$out" '"hostname"' "another user is still served"
