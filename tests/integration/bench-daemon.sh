@@ -28,6 +28,15 @@ bare=$(awk -v n="$E" -v ns=$((t1 - t0)) 'BEGIN {printf "%.1f", n / (ns / 1e9)}')
 ours=$(awk -v n="$E" -v ns=$((t2 - t1)) 'BEGIN {printf "%.1f", n / (ns / 1e9)}')
 echo "end to end, $E trivial jobs (each submitted by its own corral process): corral $ours jobs/s, bare systemd-run --scope $bare jobs/s, ratio $(awk -v a="$ours" -v b="$bare" 'BEGIN {printf "%.2f", a / b}')"
 
+# The same E jobs as one array: submitted at once, run two at a time on the 2 CPUs.
+t3=$(date +%s%N)
+first=$(as_user "$USER_A" corral submit --parsable --array 1-"$E" -- /bin/true)
+last=$((first + E - 1))
+until [ "$(sqlite3 $db "select count(*) from jobs where id between $first and $last and state in ('COMPLETED','FAILED')")" = "$E" ]; do sleep 0.2; done
+t4=$(date +%s%N)
+arr=$(awk -v n="$E" -v ns=$((t4 - t3)) 'BEGIN {printf "%.1f", n / (ns / 1e9)}')
+echo "end to end, an array of $E trivial jobs: corral $arr jobs/s, ratio to bare systemd-run $(awk -v a="$arr" -v b="$bare" 'BEGIN {printf "%.2f", a / b}')"
+
 python3 "$py" fill "$Q" begin
 corral info >/dev/null   # one more pass, over everything queued
 echo "corrald RSS with $(sqlite3 $db 'select count(*) from jobs') jobs ($Q of them waiting for a begin time): $(rss)"
