@@ -14,6 +14,49 @@
 #define JOB_SLAB 1024
 static Job *job_free_list;
 
+/* The packed string blocks come from 64 KiB chunks too, each freed when the last job
+ * using it is: no small long-lived allocation is left between the parser's. */
+#define STR_CHUNK_SIZE (64U * 1024U)
+typedef struct StrChunk {
+        size_t used, live;
+        char data[];
+} StrChunk;
+static StrChunk *str_chunk_current;
+
+static char *str_chunk_alloc(size_t n, StrChunk **ret_chunk) {
+        StrChunk *c = str_chunk_current;
+        char *p;
+
+        n = (n + 7) & ~(size_t) 7;
+        if (n > (STR_CHUNK_SIZE - sizeof(StrChunk)) / 4) {
+                *ret_chunk = NULL; /* rare and big: on its own */
+                return malloc(n);
+        }
+        if (!c || c->used + n > STR_CHUNK_SIZE - sizeof(StrChunk)) {
+                if (c && c->live == 0)
+                        free(c);
+                c = malloc(STR_CHUNK_SIZE);
+                if (!c)
+                        return NULL;
+                c->used = c->live = 0;
+                str_chunk_current = c;
+        }
+        p = c->data + c->used;
+        c->used += n;
+        c->live++;
+        *ret_chunk = c;
+        return p;
+}
+
+static void str_chunk_free(char *p, StrChunk *c) {
+        if (!c) {
+                free(p);
+                return;
+        }
+        if (--c->live == 0 && c != str_chunk_current)
+                free(c);
+}
+
 Job *job_new(void) {
         Job *j;
 
@@ -41,7 +84,7 @@ Job *job_free(Job *j) {
                 /* These point into the packed block. */
                 j->req.name = j->req.workdir = NULL;
                 j->req.stdin_path = j->req.stdout_path = j->req.stderr_path = NULL;
-                free(j->packed);
+                str_chunk_free(j->packed, j->packed_chunk);
         }
         submit_request_done(&j->req);
         *(Job **) j = job_free_list;
@@ -91,7 +134,7 @@ void job_trim_request(Job *j) {
         for (size_t i = 0; i < ELEMENTSOF(f); i++)
                 if (*f[i])
                         total += strlen(*f[i]) + 1;
-        if (total == 0 || !(j->packed = malloc(total)))
+        if (total == 0 || !(j->packed = str_chunk_alloc(total, &j->packed_chunk)))
                 return; /* unpacked strings work as well */
         p = j->packed;
         for (size_t i = 0; i < ELEMENTSOF(f); i++)

@@ -29,6 +29,7 @@ typedef struct Job {
         SubmitRequest req;
         bool has_script;
         char *packed; /* one block holding the request's remaining strings, see job_trim_request() */
+        struct StrChunk *packed_chunk;
         bool rerunnable;
         bool held_by_admin;
         uint32_t requeue_count;
