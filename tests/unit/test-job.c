@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/job.h"
+#include "strv.h"
+
+/* Jobs come from slabs and keep their request's strings in shared chunks: many jobs,
+ * freed in a scrambled order and reallocated, must each keep exactly their own strings. */
+static void test_trim_and_pack(void **state) {
+        enum { N = 5000 };
+        Job **jobs = calloc(N, sizeof *jobs);
+        char buf[128];
+
+        assert_non_null(jobs);
+        for (int round = 0; round < 3; round++) {
+                for (int i = 0; i < N; i++) {
+                        if (jobs[i])
+                                continue;
+                        Job *j = job_new();
+                        assert_non_null(j);
+                        assert_int_equal(j->exit_code, -1);
+                        assert_null(j->packed);
+                        j->id = (uint64_t) i + 1;
+                        snprintf(buf, sizeof buf, "job-%d-%d", round, i);
+                        j->req.name = strdup(buf);
+                        snprintf(buf, sizeof buf, "/home/u%d/dir", i);
+                        j->req.workdir = strdup(buf);
+                        if (i % 3 == 0)
+                                j->req.stdout_path = strdup("out.%j");
+                        if (i % 7 == 0) /* a big one takes the rare path */
+                                j->req.stderr_path = calloc(1, 20000), memset(j->req.stderr_path, 'e', 19999);
+                        assert_int_equal(strv_extend(&j->req.argv, "/bin/true"), 0);
+                        j->req.script = strdup("#!/bin/sh\n");
+                        j->req.queue = strdup("normal");
+                        job_trim_request(j);
+                        assert_null(j->req.argv);
+                        assert_null(j->req.script);
+                        assert_null(j->req.queue);
+                        assert_true(j->has_script);
+                        jobs[i] = j;
+                }
+                for (int i = 0; i < N; i++) {
+                        Job *j = jobs[i];
+                        snprintf(buf, sizeof buf, "/home/u%d/dir", i);
+                        assert_string_equal(j->req.workdir, buf);
+                        assert_int_equal(j->id, i + 1);
+                        if (i % 3 == 0)
+                                assert_string_equal(j->req.stdout_path, "out.%j");
+                        else
+                                assert_null(j->req.stdout_path);
+                        if (i % 7 == 0)
+                                assert_int_equal(strlen(j->req.stderr_path), 19999);
+                }
+                /* free two thirds in a scrambled order */
+                for (int i = 0; i < N; i++)
+                        if ((i * 7919 + round) % 3 != 0)
+                                jobs[i] = job_free(jobs[i]);
+        }
+        for (int i = 0; i < N; i++)
+                job_free(jobs[i]);
+        free(jobs);
+}
+
+static void test_reason_and_info(void **state) {
+        Job *j = job_new();
+        JobInfo info;
+
+        j->id = 7;
+        j->user = intern("alice");
+        j->project = intern("physics");
+        j->queue = intern("normal");
+        j->state = JOB_QUEUED;
+        j->req.name = strdup("sim");
+        j->req.workdir = strdup("/home/alice");
+        j->req.cpus = 4;
+        assert_int_equal(job_set_reason(j, "Priority"), 1);
+        assert_int_equal(job_set_reason(j, "Priority"), 0); /* unchanged: no write */
+        assert_ptr_equal(j->reason, intern("Priority"));
+        job_trim_request(j);
+
+        assert_int_equal(job_to_info(j, false, NULL, "host", &info), 0);
+        assert_string_equal(info.state, "PENDING");
+        assert_string_equal(info.reason, "Priority");
+        assert_null(info.workdir); /* public view */
+        assert_null(info.node);    /* not started */
+        job_info_done(&info);
+        assert_int_equal(job_to_info(j, true, NULL, "host", &info), 0);
+        assert_string_equal(info.workdir, "/home/alice");
+        job_info_done(&info);
+        job_free(j);
+}
+
+static void test_expand_path(void **state) {
+        Job *j = job_new();
+        char *p;
+
+        j->id = 42;
+        j->user = intern("bob");
+        j->req.name = strdup("run");
+        j->array_job_id = 40;
+        j->array_task_id = 3;
+        p = job_expand_path(j, "out-%j-%x-%u-%A_%a-%%-%q.txt");
+        assert_string_equal(p, "out-42-run-bob-40_3-%-%q.txt");
+        free(p);
+        assert_null(job_expand_path(j, NULL));
+        job_free(j);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_trim_and_pack),
+                cmocka_unit_test(test_reason_and_info),
+                cmocka_unit_test(test_expand_path),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
