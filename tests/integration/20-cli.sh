@@ -86,3 +86,18 @@ out=$(A corral submit -n 999 -- true 2>&1) && fail "999 CPUs accepted"
 assert_match "$out" 'cpus' "error names cpus"
 out=$(A corral show 999999 2>&1) && fail "show of a missing job succeeded"
 assert_match "$out" '999999' "error names the job"
+
+log "configuration: a bad file is refused with file:line and the old one kept; OperatorGroup"
+mkdir -p /etc/corral
+printf '[Manager]\nOperatorGroup=%s\nKillWaitSec=soon\n' "$PROJECT_B" > /etc/corral/corral.conf
+out=$(corral reload 2>&1) && fail "a bad configuration was accepted"
+assert_match "$out" 'corral.conf:3' "the reload error names file and line"
+out=$(A corral reload 2>&1) && fail "alice reloaded the configuration"
+printf '[Manager]\nOperatorGroup=%s\n' "$PROJECT_B" > /etc/corral/corral.conf
+corral reload   # synchronous, unlike SIGHUP through systemctl reload
+id=$(A corral submit --parsable --hold -- true)
+B corral cancel "$id" || fail "an operator (group $PROJECT_B) could not cancel alice's job"
+state_is "$id" CANCELLED || fail "job $id not cancelled by the operator"
+rm -f /etc/corral/corral.conf
+systemctl reload corrald   # and the SIGHUP path: check that the daemon answers afterwards
+wait_for 10 sh -c "corral info >/dev/null" || fail "corrald does not answer after SIGHUP"
