@@ -16,6 +16,7 @@
 #include "message.h"
 #include "server.h"
 #include "strv.h"
+#include "time-util.h"
 #include "topology.h"
 
 /* Final jobs stay in memory (for show/wait/dependencies) this long. */
@@ -26,11 +27,7 @@ static uint64_t now_sec(void) {
         return (uint64_t) time(NULL);
 }
 
-static uint64_t now_usec_monotonic(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
+
 
 /* ---- the job table: sorted by id, binary search ---- */
 
@@ -380,14 +377,12 @@ static int manager_schedule(Manager *m) {
                 }
         }
 
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        uint64_t t0 = now_usec(CLOCK_MONOTONIC);
         r = sched_pass(m->sched, &m->sched_config, &m->machine, m->sched_jobs, n, now, &res);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
+        m->last_pass_end = now_usec(CLOCK_MONOTONIC);
         if (r < 0)
                 return r;
-        m->last_pass_usec = (uint64_t) ((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000);
-        m->last_pass_end = now_usec_monotonic();
+        m->last_pass_usec = m->last_pass_end - t0;
         m->last_pass_jobs = n;
 
         for (size_t i = 0; i < res.n_waiting; i++) {
@@ -469,7 +464,7 @@ static bool sched_deferred(Manager *m) {
 
         if (m->last_pass_usec < 1000)
                 return false; /* cheap passes run every iteration */
-        now = now_usec_monotonic();
+        now = now_usec(CLOCK_MONOTONIC);
         earliest = m->last_pass_end + MIN(m->last_pass_usec * SCHED_SPACING_FACTOR, SCHED_SPACING_MAX_USEC);
         if (now >= earliest)
                 return false;

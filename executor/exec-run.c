@@ -23,6 +23,7 @@
 #include "executor.h"
 #include "log.h"
 #include "parse-util.h"
+#include "time-util.h"
 
 static JobSpec spec;
 static uint64_t arg_repeat = 1, arg_parallel = 1, arg_kill_wait = 30;
@@ -31,12 +32,6 @@ static bool arg_latency;
 static uint64_t started_n, finished_n, failed_n;
 static int last_status;
 static uint64_t *t_start, *lat;
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
 
 static int launch_next(Executor *e);
 
@@ -65,7 +60,7 @@ static void on_finished(Executor *e, const JobOutcome *o, void *userdata) {
         if (o->id < spec.id || i >= arg_repeat)
                 return; /* an outcome left behind by an earlier run */
         if (i < arg_repeat)
-                lat[i] = now_usec() - t_start[i];
+                lat[i] = now_usec(CLOCK_MONOTONIC) - t_start[i];
         if (!arg_latency && job_outcome_to_json(o, &json) >= 0)
                 printf("%s\n", json);
         (void) executor_outcome_consumed(e, o->id);
@@ -84,7 +79,7 @@ static int launch_next(Executor *e) {
                 return 0;
         JobSpec s = spec;
         s.id = spec.id + started_n;
-        t_start[started_n] = now_usec();
+        t_start[started_n] = now_usec(CLOCK_MONOTONIC);
         r = executor_start(e, &s);
         if (r < 0)
                 return log_error_errno(r, "Cannot start job %" PRIu64 ": %m", s.id);

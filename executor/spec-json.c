@@ -3,48 +3,14 @@
 #include <json-c/json.h>
 #include <string.h>
 
+#include "json-util.h"
 #include "spec-json.h"
-
-static inline void json_putp(json_object **o) {
-        if (*o)
-                json_object_put(*o);
-}
-#define _cleanup_json_ _cleanup_(json_putp)
-
-static int add_str(json_object *o, const char *k, const char *v) {
-        if (!v)
-                return 0;
-        json_object *s = json_object_new_string(v);
-        if (!s)
-                return -ENOMEM;
-        return json_object_object_add(o, k, s) < 0 ? -ENOMEM : 0;
-}
-
-static int add_u64(json_object *o, const char *k, uint64_t v) {
-        json_object *n = json_object_new_uint64(v);
-        if (!n)
-                return -ENOMEM;
-        return json_object_object_add(o, k, n) < 0 ? -ENOMEM : 0;
-}
-
-static int add_strv(json_object *o, const char *k, char **l) {
-        json_object *a;
-
-        if (!l)
-                return 0;
-        a = json_object_new_array();
-        if (!a)
-                return -ENOMEM;
-        STRV_FOREACH(s, l)
-                json_object_array_add(a, json_object_new_string(*s));
-        return json_object_object_add(o, k, a) < 0 ? -ENOMEM : 0;
-}
 
 static int add_cpuset(json_object *o, const char *k, const CpuSet *s) {
         _cleanup_free_ char *f = cpu_set_format(s);
         if (!f)
                 return -ENOMEM;
-        return add_str(o, k, f);
+        return json_add_string(o, k, f);
 }
 
 static int to_string(json_object *o, char **ret) {
@@ -63,28 +29,28 @@ int job_spec_to_json(const JobSpec *s, char **ret) {
 
         if (!o)
                 return -ENOMEM;
-        r |= add_u64(o, "id", s->id);
-        r |= add_str(o, "name", s->name);
-        r |= add_str(o, "user", s->user);
-        r |= add_u64(o, "uid", s->uid);
-        r |= add_u64(o, "gid", s->gid);
-        r |= add_str(o, "project", s->project);
-        r |= add_str(o, "queue", s->queue);
-        r |= add_strv(o, "argv", s->argv);
-        r |= add_str(o, "script", s->script);
-        r |= add_strv(o, "environment", s->environment);
-        r |= add_str(o, "working_directory", s->working_directory);
-        r |= add_str(o, "stdin", s->stdin_path);
-        r |= add_str(o, "stdout", s->stdout_path);
-        r |= add_str(o, "stderr", s->stderr_path);
+        r |= json_add_u64(o, "id", s->id);
+        r |= json_add_string(o, "name", s->name);
+        r |= json_add_string(o, "user", s->user);
+        r |= json_add_u64(o, "uid", s->uid);
+        r |= json_add_u64(o, "gid", s->gid);
+        r |= json_add_string(o, "project", s->project);
+        r |= json_add_string(o, "queue", s->queue);
+        r |= json_add_strv(o, "argv", s->argv);
+        r |= json_add_string(o, "script", s->script);
+        r |= json_add_strv(o, "environment", s->environment);
+        r |= json_add_string(o, "working_directory", s->working_directory);
+        r |= json_add_string(o, "stdin", s->stdin_path);
+        r |= json_add_string(o, "stdout", s->stdout_path);
+        r |= json_add_string(o, "stderr", s->stderr_path);
         r |= add_cpuset(o, "cpus", &s->cpus);
         r |= add_cpuset(o, "mem_nodes", &s->mem_nodes);
-        r |= add_u64(o, "memory_max", s->memory_max);
-        r |= add_u64(o, "io_weight", s->io_weight);
-        r |= add_u64(o, "tasks_max", s->tasks_max);
-        r |= add_u64(o, "walltime_sec", s->walltime_sec);
-        r |= add_u64(o, "array_job_id", s->array_job_id);
-        r |= add_u64(o, "array_task_id", s->array_task_id);
+        r |= json_add_u64(o, "memory_max", s->memory_max);
+        r |= json_add_u64(o, "io_weight", s->io_weight);
+        r |= json_add_u64(o, "tasks_max", s->tasks_max);
+        r |= json_add_u64(o, "walltime_sec", s->walltime_sec);
+        r |= json_add_u64(o, "array_job_id", s->array_job_id);
+        r |= json_add_u64(o, "array_task_id", s->array_task_id);
         if (r < 0)
                 return -ENOMEM;
 
@@ -102,11 +68,11 @@ int job_spec_to_json(const JobSpec *s, char **ret) {
                 if (!l)
                         return -ENOMEM;
                 json_object_array_add(io, l);
-                r |= add_str(l, "device", s->io_limits[i].device);
-                r |= add_u64(l, "read_bps", s->io_limits[i].read_bps);
-                r |= add_u64(l, "write_bps", s->io_limits[i].write_bps);
-                r |= add_u64(l, "read_iops", s->io_limits[i].read_iops);
-                r |= add_u64(l, "write_iops", s->io_limits[i].write_iops);
+                r |= json_add_string(l, "device", s->io_limits[i].device);
+                r |= json_add_u64(l, "read_bps", s->io_limits[i].read_bps);
+                r |= json_add_u64(l, "write_bps", s->io_limits[i].write_bps);
+                r |= json_add_u64(l, "read_iops", s->io_limits[i].read_iops);
+                r |= json_add_u64(l, "write_iops", s->io_limits[i].write_iops);
         }
         if (r < 0)
                 return -ENOMEM;
@@ -262,27 +228,27 @@ int job_outcome_to_json(const JobOutcome *x, char **ret) {
 
         if (!o)
                 return -ENOMEM;
-        r |= add_u64(o, "id", x->id);
+        r |= json_add_u64(o, "id", x->id);
         r |= json_object_object_add(o, "exit_code", json_object_new_int(x->exit_code));
         r |= json_object_object_add(o, "signal", json_object_new_int(x->signal));
         r |= json_object_object_add(o, "oom_killed", json_object_new_boolean(x->oom_killed));
         r |= json_object_object_add(o, "timed_out", json_object_new_boolean(x->timed_out));
         r |= json_object_object_add(o, "cancelled", json_object_new_boolean(x->cancelled));
         r |= json_object_object_add(o, "launch_errno", json_object_new_int(x->launch_errno));
-        r |= add_str(o, "launch_error", x->launch_error);
-        r |= add_u64(o, "start_usec", x->start_usec);
-        r |= add_u64(o, "end_usec", x->end_usec);
-        r |= add_u64(o, "suspended_usec", x->suspended_usec);
-        r |= add_u64(o, "cpu_usage_usec", x->cpu_usage_usec);
-        r |= add_u64(o, "cpu_user_usec", x->cpu_user_usec);
-        r |= add_u64(o, "cpu_system_usec", x->cpu_system_usec);
-        r |= add_u64(o, "memory_peak", x->memory_peak);
-        r |= add_u64(o, "io_read_bytes", x->io_read_bytes);
-        r |= add_u64(o, "io_write_bytes", x->io_write_bytes);
-        r |= add_u64(o, "io_read_ios", x->io_read_ios);
-        r |= add_u64(o, "io_write_ios", x->io_write_ios);
-        r |= add_u64(o, "pids_peak", x->pids_peak);
-        r |= add_u64(o, "oom_kills", x->oom_kills);
+        r |= json_add_string(o, "launch_error", x->launch_error);
+        r |= json_add_u64(o, "start_usec", x->start_usec);
+        r |= json_add_u64(o, "end_usec", x->end_usec);
+        r |= json_add_u64(o, "suspended_usec", x->suspended_usec);
+        r |= json_add_u64(o, "cpu_usage_usec", x->cpu_usage_usec);
+        r |= json_add_u64(o, "cpu_user_usec", x->cpu_user_usec);
+        r |= json_add_u64(o, "cpu_system_usec", x->cpu_system_usec);
+        r |= json_add_u64(o, "memory_peak", x->memory_peak);
+        r |= json_add_u64(o, "io_read_bytes", x->io_read_bytes);
+        r |= json_add_u64(o, "io_write_bytes", x->io_write_bytes);
+        r |= json_add_u64(o, "io_read_ios", x->io_read_ios);
+        r |= json_add_u64(o, "io_write_ios", x->io_write_ios);
+        r |= json_add_u64(o, "pids_peak", x->pids_peak);
+        r |= json_add_u64(o, "oom_kills", x->oom_kills);
         if (r < 0)
                 return -ENOMEM;
         return to_string(o, ret);

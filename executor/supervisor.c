@@ -45,25 +45,19 @@
 #include "log.h"
 #include "parse-util.h"
 #include "spec-json.h"
+#include "time-util.h"
 #include "unit-name.h"
 
 #define JOB_LEAF "job"
 #define LINE_MAX_RELAY (48 * 1024) /* journald's default LineMax */
 /* A tick that arrives this much later than scheduled means the scope was frozen. */
 #define FROZEN_GAP_USEC (3 * USEC_PER_SEC)
-#define USEC_PER_SEC UINT64_C(1000000)
 
 static uint64_t arg_job_id;
 static const char *arg_spec_path;
 static const char *arg_result_dir;
 static int arg_sync_fd = -EBADF;
 static uint64_t arg_kill_wait_usec = 30 * USEC_PER_SEC;
-
-static uint64_t now_usec(clockid_t c) {
-        struct timespec ts;
-        clock_gettime(c, &ts);
-        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
-}
 
 /* Launch failures in the child travel back as one record over a CLOEXEC pipe: an exec
  * that succeeds closes it, so EOF means the job is running. */
