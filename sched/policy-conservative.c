@@ -1,12 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The "conservative" policy: every eligible job, in priority order, gets the earliest
- * reservation that fits the availability profile left by running jobs and by the
- * reservations of the jobs before it; those whose reservation is now start. A job thus
- * never delays one before it. Each pass rebuilds the profile from scratch: the work is
- * O(queue x profile), meant for queues of hundreds to a few thousand. */
+/* The "conservative" policy (Mu'alem & Feitelson): every eligible job holds a reservation,
+ * and no job ever moves one before it later.
+ *
+ * The context remembers each waiting job's reservation (its start and what it takes from
+ * each node) from one pass to the next. A pass:
+ *   1. builds the availability profile from the running jobs;
+ *   2. puts every remembered reservation back, in priority order, where it still fits
+ *      (one that no longer does - a job overran its limit, the machine changed - is
+ *      dropped and its job planned afresh below);
+ *   3. in priority order, takes each job's own reservation out and gives it the earliest
+ *      slot that fits. Its old slot is still free - everything else in the profile was
+ *      there when that slot was chosen, and every job moved before it had to fit around
+ *      it - so a job only ever moves earlier ("compression"), and a job without a
+ *      reservation (new, released, or dropped in 2) fits around all the others;
+ *   4. those whose slot is now start; the others' slots are remembered.
+ * Re-planning from scratch instead would let a greedy placement on several NUMA nodes
+ * push a reservation later. A fresh context (corrald restarted) starts from step 3.
+ * The work is O(queue x profile): meant for queues of hundreds to a few thousand. */
 #include <string.h>
 
 #include "sched-internal.h"
+#include "sort.h"
 
 typedef struct Profile {
         SchedPass *p;
@@ -17,10 +31,23 @@ static Avail *seg(const Profile *pr, size_t i) {
         return pr->p->ctx->seg_avail + i * pr->p->n_nodes;
 }
 
+/* Sums over the nodes, kept per segment: the cheap test before a per-node one. */
+static void seg_sum(const Profile *pr, size_t i) {
+        const Avail *a = seg(pr, i);
+        Avail *t = &pr->p->ctx->seg_total[i];
+
+        *t = (Avail) {};
+        for (size_t k = 0; k < pr->p->n_nodes; k++) {
+                t->cpus += a[k].cpus;
+                t->mem = time_add(t->mem, a[k].mem);
+        }
+}
+
 static int profile_grow(Profile *pr, size_t n) {
         SchedContext *ctx = pr->p->ctx;
 
         if (!GROW(ctx->seg_time, ctx->n_seg_time_alloc, n) ||
+            !GROW(ctx->seg_total, ctx->n_seg_total_alloc, n) ||
             !GROW(ctx->seg_avail, ctx->n_seg_avail_alloc, n * pr->p->n_nodes))
                 return -ENOMEM;
         return 0;
@@ -48,12 +75,54 @@ static int profile_build(Profile *pr) {
                 if (rel->end == SCHED_TIME_INFINITY)
                         break;
                 if (rel->end != ctx->seg_time[pr->n - 1]) {
+                        seg_sum(pr, pr->n - 1);
                         ctx->seg_time[pr->n] = rel->end;
                         memcpy(seg(pr, pr->n), seg(pr, pr->n - 1), sizeof(Avail) * p->n_nodes);
                         pr->n++;
                 }
                 avail_add(p, seg(pr, pr->n - 1), ctx->release_avail + rel->avail_off);
         }
+        seg_sum(pr, pr->n - 1);
+        return 0;
+}
+
+/* The index of the segment that starts at t, splitting the one containing t if needed;
+ * pr->n for SCHED_TIME_INFINITY. t must not be before now. */
+static int profile_split(Profile *pr, uint64_t t, size_t *ret) {
+        SchedContext *ctx = pr->p->ctx;
+        size_t lo = 0, hi = pr->n;
+        int r;
+
+        assert(t >= ctx->seg_time[0]);
+        if (t == SCHED_TIME_INFINITY) {
+                *ret = pr->n;
+                return 0;
+        }
+        /* The last segment starting at or before t. */
+        while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (ctx->seg_time[mid] <= t)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        if (ctx->seg_time[lo] == t) {
+                *ret = lo;
+                return 0;
+        }
+
+        r = profile_grow(pr, pr->n + 1);
+        if (r < 0)
+                return r;
+        lo++;
+        memmove(ctx->seg_time + lo + 1, ctx->seg_time + lo, sizeof(uint64_t) * (pr->n - lo));
+        memmove(ctx->seg_total + lo + 1, ctx->seg_total + lo, sizeof(Avail) * (pr->n - lo));
+        memmove(seg(pr, lo + 1), seg(pr, lo), sizeof(Avail) * pr->p->n_nodes * (pr->n - lo));
+        ctx->seg_time[lo] = t;
+        ctx->seg_total[lo] = ctx->seg_total[lo - 1];
+        memcpy(seg(pr, lo), seg(pr, lo - 1), sizeof(Avail) * pr->p->n_nodes);
+        pr->n++;
+        *ret = lo;
         return 0;
 }
 
@@ -63,14 +132,8 @@ static uint64_t job_span(const SchedJob *j) {
 }
 
 static bool seg_may_fit(const Profile *pr, size_t i, const SchedJob *j) {
-        const Avail *a = seg(pr, i);
-        uint64_t cpus = 0, mem = 0;
-
-        for (size_t k = 0; k < pr->p->n_nodes; k++) {
-                cpus += a[k].cpus;
-                mem += a[k].mem;
-        }
-        return cpus >= MAX(j->cpus, 1u) && mem >= j->memory;
+        const Avail *t = &pr->p->ctx->seg_total[i];
+        return t->cpus >= MAX(j->cpus, 1u) && t->mem >= j->memory;
 }
 
 /* The first segment at which j fits for its whole walltime, with its placement. */
@@ -86,17 +149,17 @@ static bool profile_find(const Profile *pr, const SchedJob *j, size_t *ret_seg, 
                         s++;
                         continue;
                 }
-                memcpy(m, seg(pr, s), sizeof(Avail) * pr->p->n_nodes);
-                for (k = s + 1; k < pr->n && t[k] < end; k++) {
+                for (k = s + 1; k < pr->n && t[k] < end; k++)
                         if (!seg_may_fit(pr, k, j))
                                 break;
-                        avail_min(pr->p, m, m, seg(pr, k));
-                }
                 if (k < pr->n && t[k] < end) {
                         /* No window containing segment k can work: skip past it. */
                         s = k + 1;
                         continue;
                 }
+                memcpy(m, seg(pr, s), sizeof(Avail) * pr->p->n_nodes);
+                for (k = s + 1; k < pr->n && t[k] < end; k++)
+                        avail_min(pr->p, m, m, seg(pr, k));
                 if (plan_fit(pr->p, m, j, ret_plan)) {
                         *ret_seg = s;
                         return true;
@@ -106,70 +169,463 @@ static bool profile_find(const Profile *pr, const SchedJob *j, size_t *ret_seg, 
         return false;
 }
 
-/* Takes pl out of the profile over [time[s], time[s] + walltime). */
-static int profile_reserve(Profile *pr, size_t s, const SchedJob *j, const Plan *pl) {
-        SchedContext *ctx = pr->p->ctx;
-        uint64_t end = time_add(ctx->seg_time[s], job_span(j));
-        size_t e;
+/* Does pl fit in segments [s, e)? */
+static bool profile_has(const Profile *pr, size_t s, size_t e, const Plan *pl) {
+        for (size_t i = s; i < e; i++) {
+                const Avail *a = seg(pr, i);
+
+                for (size_t k = 0; k < pr->p->n_nodes; k++)
+                        if (a[k].cpus < pl->cpus[k] || a[k].mem < pl->mem[k])
+                                return false;
+        }
+        return true;
+}
+
+/* Takes pl out of (take) or gives it back to (!take) segments [s, e). */
+static void profile_apply(Profile *pr, size_t s, size_t e, const Plan *pl, bool take) {
+        Avail give[SCHED_NODES_MAX];
+
+        if (!take)
+                for (size_t k = 0; k < pr->p->n_nodes; k++)
+                        give[k] = (Avail) { .cpus = pl->cpus[k], .mem = pl->mem[k] };
+        for (size_t i = s; i < e; i++) {
+                if (take)
+                        avail_sub(pr->p, seg(pr, i), pl);
+                else
+                        avail_add(pr->p, seg(pr, i), give);
+                seg_sum(pr, i);
+        }
+}
+
+/* The segments [*ret_s, *ret_e) that j holds from start, split out of the profile. */
+static int profile_span(Profile *pr, uint64_t start, const SchedJob *j, size_t *ret_s, size_t *ret_e) {
         int r;
 
-        for (e = s + 1; e < pr->n && ctx->seg_time[e] < end; e++)
-                ;
-        if (end != SCHED_TIME_INFINITY && (e >= pr->n || ctx->seg_time[e] != end)) {
-                /* Split: a new segment starting at end, as free as the one it cuts. */
-                r = profile_grow(pr, pr->n + 1);
-                if (r < 0)
-                        return r;
-                memmove(ctx->seg_time + e + 1, ctx->seg_time + e, sizeof(uint64_t) * (pr->n - e));
-                memmove(seg(pr, e + 1), seg(pr, e), sizeof(Avail) * pr->p->n_nodes * (pr->n - e));
-                ctx->seg_time[e] = end;
-                memcpy(seg(pr, e), seg(pr, e - 1), sizeof(Avail) * pr->p->n_nodes);
-                pr->n++;
+        /* The start first: splitting at the end, later, cannot move it. */
+        r = profile_split(pr, start, ret_s);
+        if (r < 0)
+                return r;
+        return profile_split(pr, time_add(start, job_span(j)), ret_e);
+}
+
+/* Remembered reservations, sorted by job id, double-buffered in the context. */
+static Resv *resv_find(const SchedContext *ctx, uint64_t id) {
+        size_t lo = 0, hi = ctx->n_resv;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (ctx->resv[mid].id < id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
         }
-        for (size_t i = s; i < e; i++)
-                avail_sub(pr->p, seg(pr, i), pl);
+        return lo < ctx->n_resv && ctx->resv[lo].id == id ? &ctx->resv[lo] : NULL;
+}
+
+static void resv_plan(const SchedContext *ctx, const Resv *rv, Plan *ret) {
+        *ret = (Plan) {};
+        for (size_t i = 0; i < rv->n_parts; i++) {
+                const ResvPart *x = &ctx->resv_parts[rv->parts + i];
+                ret->node_mask |= UINT32_C(1) << x->node;
+                ret->cpus[x->node] = x->cpus;
+                ret->mem[x->node] = x->mem;
+        }
+}
+
+/* Points rv (of the last pass's table) at new parts describing pl. */
+static int resv_set_parts(SchedContext *ctx, Resv *rv, size_t n_nodes, const Plan *pl) {
+        unsigned n = (unsigned) __builtin_popcount(pl->node_mask);
+
+        if (!GROW(ctx->resv_parts, ctx->n_resv_parts_alloc, ctx->n_resv_parts + n))
+                return -ENOMEM;
+        rv->parts = (uint32_t) ctx->n_resv_parts;
+        rv->n_parts = n;
+        for (size_t k = 0; k < n_nodes; k++)
+                if (pl->node_mask & (UINT32_C(1) << k))
+                        ctx->resv_parts[ctx->n_resv_parts++] = (ResvPart) {
+                                .node = (uint8_t) k,
+                                .cpus = pl->cpus[k],
+                                .mem = pl->mem[k],
+                        };
         return 0;
 }
 
-static int plan_conservative(SchedPass *p) {
-        Profile pr = { .p = p };
-        bool first_blocked = true;
-        int r;
+static int resv_remember(SchedPass *p, const SchedJob *j, uint64_t start, const Plan *pl) {
+        SchedContext *ctx = p->ctx;
+        unsigned n = (unsigned) __builtin_popcount(pl->node_mask);
 
-        r = profile_build(&pr);
-        if (r < 0)
-                return r;
+        if (!GROW(ctx->resv_next, ctx->n_resv_next_alloc, ctx->n_resv_next + 1) ||
+            !GROW(ctx->resv_parts_next, ctx->n_resv_parts_next_alloc, ctx->n_resv_parts_next + n))
+                return -ENOMEM;
+        ctx->resv_next[ctx->n_resv_next++] = (Resv) {
+                .id = j->id,
+                .start = start,
+                .parts = ctx->n_resv_parts_next,
+                .n_parts = n,
+        };
+        for (size_t k = 0; k < p->n_nodes; k++)
+                if (pl->node_mask & (UINT32_C(1) << k))
+                        ctx->resv_parts_next[ctx->n_resv_parts_next++] = (ResvPart) {
+                                .node = (uint8_t) k,
+                                .cpus = pl->cpus[k],
+                                .mem = pl->mem[k],
+                        };
+        return 0;
+}
+
+/* Remembers rv again as it is. */
+static int resv_keep(SchedContext *ctx, const Resv *rv) {
+        if (!GROW(ctx->resv_next, ctx->n_resv_next_alloc, ctx->n_resv_next + 1) ||
+            !GROW(ctx->resv_parts_next, ctx->n_resv_parts_next_alloc, ctx->n_resv_parts_next + rv->n_parts))
+                return -ENOMEM;
+        ctx->resv_next[ctx->n_resv_next] = *rv;
+        ctx->resv_next[ctx->n_resv_next++].parts = ctx->n_resv_parts_next;
+        memcpy(ctx->resv_parts_next + ctx->n_resv_parts_next, ctx->resv_parts + rv->parts,
+               sizeof(ResvPart) * rv->n_parts);
+        ctx->n_resv_parts_next += rv->n_parts;
+        return 0;
+}
+
+static inline bool resv_less(const void *ctx _unused_, const Resv *a, const Resv *b) {
+        return a->id < b->id;
+}
+DEFINE_MERGE_SORT(sort_resv, Resv, resv_less);
+
+static int resv_commit(SchedContext *ctx) {
+        if (!GROW(ctx->resv_tmp, ctx->n_resv_tmp_alloc, ctx->n_resv_next))
+                return -ENOMEM;
+        sort_resv(ctx->resv_next, ctx->resv_tmp, ctx->n_resv_next, NULL);
+
+#define SWAP(a, b) do { typeof(a) _t_ = (a); (a) = (b); (b) = _t_; } while (0)
+        SWAP(ctx->resv, ctx->resv_next);
+        SWAP(ctx->n_resv_alloc, ctx->n_resv_next_alloc);
+        SWAP(ctx->resv_parts, ctx->resv_parts_next);
+        SWAP(ctx->n_resv_parts_alloc, ctx->n_resv_parts_next_alloc);
+#undef SWAP
+        ctx->n_resv = ctx->n_resv_next;
+        ctx->n_resv_parts = ctx->n_resv_parts_next;
+        ctx->n_resv_next = ctx->n_resv_parts_next = 0;
+        return 0;
+}
+
+static bool planned(const Cand *c) {
+        return !c->started && c->reason == SCHED_REASON_NONE;
+}
+
+/* Step 2, one at a time, in priority order: each remembered reservation that still fits
+ * goes back into the profile; held[i] says which did. A job whose slot has passed
+ * without a pass to start it (a job killed at its limit took a moment to go) is due:
+ * it gets the earliest slot left by the jobs before it, so a few seconds' delay does not
+ * put it behind every job planned after it; those that no longer fit are planned
+ * afresh after it. */
+static int reinstate_each(Profile *pr, bool *held) {
+        SchedPass *p = pr->p;
+        SchedContext *ctx = p->ctx;
+        int r;
 
         for (size_t i = 0; i < p->n_cands; i++) {
                 Cand *c = &p->cands[i];
                 const SchedJob *j = cand_job(p, c);
-                size_t s;
+                Resv *rv;
+                size_t s, e;
                 Plan pl;
 
-                if (c->started || c->reason != SCHED_REASON_NONE)
+                held[i] = false;
+                if (!planned(c))
+                        continue;
+                rv = resv_find(ctx, j->id);
+                if (!rv)
+                        continue;
+                if (rv->start < p->now) {
+                        if (!profile_find(pr, j, &s, &pl))
+                                continue;
+                        /* The entry now describes the new slot; phase 3 treats it as any other. */
+                        rv->start = ctx->seg_time[s];
+                        r = resv_set_parts(ctx, rv, p->n_nodes, &pl);
+                        if (r < 0)
+                                return r;
+                } else {
+                        bool bad = false;
+                        for (size_t x = 0; x < rv->n_parts; x++)
+                                bad = bad || ctx->resv_parts[rv->parts + x].node >= p->n_nodes;
+                        if (bad) /* the machine changed */
+                                continue;
+                        resv_plan(ctx, rv, &pl);
+                }
+                r = profile_span(pr, rv->start, j, &s, &e);
+                if (r < 0)
+                        return r;
+                if (!profile_has(pr, s, e, &pl))
+                        continue;
+                profile_apply(pr, s, e, &pl, true);
+                held[i] = true;
+                ctx->resv_of[i] = (uint32_t) (rv - ctx->resv);
+                c->est = rv->start;
+        }
+        return 0;
+}
+
+static inline bool event_less(const void *ctx _unused_, const ProfEvent *a, const ProfEvent *b) {
+        /* At one instant what ends is free before what starts takes. */
+        return a->t != b->t ? a->t < b->t : a->take < b->take;
+}
+DEFINE_MERGE_SORT(sort_events, ProfEvent, event_less);
+
+/* Step 2, the usual case: running jobs' ends and all remembered reservations swept into
+ * the profile at once, O((jobs) log + segments) instead of a split per reservation.
+ * false (and pr->n == 0) if some reservation no longer fits: then reinstate_each(). */
+static int reinstate_all(Profile *pr, bool *held, bool *ret_ok) {
+        SchedPass *p = pr->p;
+        SchedContext *ctx = p->ctx;
+        size_t n = 0;
+        int r;
+
+        r = pass_sort_releases(p);
+        if (r < 0)
+                return r;
+        if (!GROW(ctx->events, ctx->n_events_alloc, p->n_releases + 2 * p->n_cands) ||
+            !GROW(ctx->events_tmp, ctx->n_events_tmp_alloc, p->n_releases + 2 * p->n_cands))
+                return -ENOMEM;
+
+        for (size_t i = 0; i < p->n_releases; i++)
+                if (ctx->releases[i].end != SCHED_TIME_INFINITY)
+                        ctx->events[n++] = (ProfEvent) { .t = ctx->releases[i].end, .ref = i, .release = true };
+        for (size_t i = 0; i < p->n_cands; i++) {
+                Cand *c = &p->cands[i];
+                const Resv *rv;
+                uint64_t end;
+
+                held[i] = false;
+                if (!planned(c))
+                        continue;
+                rv = resv_find(ctx, c->id);
+                if (!rv)
+                        continue;
+                if (rv->start < p->now) {
+                        *ret_ok = false; /* due: needs its turn in priority order */
+                        return 0;
+                }
+                for (size_t x = 0; x < rv->n_parts; x++)
+                        if (ctx->resv_parts[rv->parts + x].node >= p->n_nodes) {
+                                *ret_ok = false; /* the machine changed */
+                                return 0;
+                        }
+                held[i] = true;
+                ctx->resv_of[i] = (uint32_t) (rv - ctx->resv);
+                c->est = rv->start;
+                ctx->events[n++] = (ProfEvent) { .t = rv->start, .ref = i, .take = true };
+                end = time_add(rv->start, job_span(cand_job(p, c)));
+                if (end != SCHED_TIME_INFINITY)
+                        ctx->events[n++] = (ProfEvent) { .t = end, .ref = i };
+        }
+        sort_events(ctx->events, ctx->events_tmp, n, NULL);
+
+        r = profile_grow(pr, n + 1);
+        if (r < 0)
+                return r;
+        ctx->seg_time[0] = p->now;
+        memcpy(seg(pr, 0), p->avail_now, sizeof(Avail) * p->n_nodes);
+        pr->n = 1;
+        for (size_t i = 0; i < n; i++) {
+                const ProfEvent *ev = &ctx->events[i];
+                Avail *a;
+
+                if (ev->t != ctx->seg_time[pr->n - 1]) {
+                        seg_sum(pr, pr->n - 1);
+                        ctx->seg_time[pr->n] = ev->t;
+                        memcpy(seg(pr, pr->n), seg(pr, pr->n - 1), sizeof(Avail) * p->n_nodes);
+                        pr->n++;
+                }
+                a = seg(pr, pr->n - 1);
+                if (ev->release)
+                        avail_add(p, a, ctx->release_avail + ctx->releases[ev->ref].avail_off);
+                else {
+                        const Resv *rv = &ctx->resv[ctx->resv_of[ev->ref]];
+                        const ResvPart *x = ctx->resv_parts + rv->parts;
+
+                        for (size_t q = 0; q < rv->n_parts; q++) {
+                                Avail *an = &a[x[q].node];
+
+                                if (!ev->take) {
+                                        an->cpus = MIN(an->cpus + x[q].cpus, p->node_cpus[x[q].node]);
+                                        an->mem = MIN(time_add(an->mem, x[q].mem), p->node_mem[x[q].node]);
+                                } else if (an->cpus < x[q].cpus || an->mem < x[q].mem) {
+                                        *ret_ok = false;
+                                        pr->n = 0;
+                                        return 0;
+                                } else {
+                                        an->cpus -= x[q].cpus;
+                                        an->mem -= x[q].mem;
+                                }
+                        }
+                }
+        }
+        seg_sum(pr, pr->n - 1);
+        *ret_ok = true;
+        return 0;
+}
+
+/* The first instant from now at which the profile has more of anything free than the
+ * last pass left: a job reserved to end by then cannot have a better slot now. */
+static uint64_t first_gain(const Profile *pr) {
+        const SchedPass *p = pr->p;
+        const SchedContext *ctx = p->ctx;
+        size_t i = 0, j = 0;
+        uint64_t t = p->now;
+
+        if (ctx->n_prev == 0 || ctx->prev_nodes != p->n_nodes || ctx->prev_time[0] > p->now)
+                return p->now;
+        /* The last pass's segment holding now. */
+        while (j + 1 < ctx->n_prev && ctx->prev_time[j + 1] <= t)
+                j++;
+        for (;;) {
+                const Avail *a = seg(pr, i), *b = ctx->prev_avail + j * p->n_nodes;
+                uint64_t next_a, next_b;
+
+                for (size_t k = 0; k < p->n_nodes; k++)
+                        if (a[k].cpus > b[k].cpus || a[k].mem > b[k].mem)
+                                return t;
+                next_a = i + 1 < pr->n ? ctx->seg_time[i + 1] : SCHED_TIME_INFINITY;
+                next_b = j + 1 < ctx->n_prev ? ctx->prev_time[j + 1] : SCHED_TIME_INFINITY;
+                t = MIN(next_a, next_b);
+                if (t == SCHED_TIME_INFINITY)
+                        return SCHED_TIME_INFINITY;
+                if (next_a == t)
+                        i++;
+                if (next_b == t)
+                        j++;
+        }
+}
+
+static int profile_save(const Profile *pr) {
+        SchedContext *ctx = pr->p->ctx;
+
+        if (!GROW(ctx->prev_time, ctx->n_prev_time_alloc, pr->n) ||
+            !GROW(ctx->prev_avail, ctx->n_prev_avail_alloc, pr->n * pr->p->n_nodes))
+                return -ENOMEM;
+        memcpy(ctx->prev_time, ctx->seg_time, sizeof(uint64_t) * pr->n);
+        memcpy(ctx->prev_avail, ctx->seg_avail, sizeof(Avail) * pr->n * pr->p->n_nodes);
+        ctx->n_prev = pr->n;
+        ctx->prev_nodes = pr->p->n_nodes;
+        return 0;
+}
+
+static bool plan_equal(const SchedPass *p, const Plan *a, const Plan *b) {
+        if (a->node_mask != b->node_mask)
+                return false;
+        for (size_t k = 0; k < p->n_nodes; k++)
+                if (a->cpus[k] != b->cpus[k] || a->mem[k] != b->mem[k])
+                        return false;
+        return true;
+}
+
+static int plan_conservative(SchedPass *p) {
+        SchedContext *ctx = p->ctx;
+        Profile pr = { .p = p };
+        bool first_blocked = true, ok = false;
+        uint64_t gain;
+        int r;
+
+        if (!GROW(ctx->resv_held, ctx->n_resv_held_alloc, p->n_cands) ||
+            !GROW(ctx->resv_of, ctx->n_resv_of_alloc, p->n_cands))
+                return -ENOMEM;
+        /* What the context remembers is only good if the last pass was ours. */
+        if (ctx->resv_pass + 1 != ctx->n_passes) {
+                ctx->n_resv = ctx->n_resv_parts = 0;
+                ctx->n_prev = 0;
+        }
+        r = reinstate_all(&pr, ctx->resv_held, &ok);
+        if (r < 0)
+                return r;
+        if (!ok) {
+                r = profile_build(&pr);
+                if (r < 0)
+                        return r;
+                r = reinstate_each(&pr, ctx->resv_held);
+                if (r < 0)
+                        return r;
+        }
+        gain = first_gain(&pr);
+
+        ctx->n_resv_next = ctx->n_resv_parts_next = 0;
+        for (size_t i = 0; i < p->n_cands; i++) {
+                Cand *c = &p->cands[i];
+                const SchedJob *j = cand_job(p, c);
+                uint64_t start = SCHED_TIME_INFINITY;
+                Plan pl, old;
+                size_t s, e;
+
+                if (!planned(c))
                         continue;
 
-                if (!profile_find(&pr, j, &s, &pl)) {
+                if (ctx->resv_held[i]) {
+                        const Resv *rv = &ctx->resv[ctx->resv_of[i]];
+
+                        if (time_add(c->est, job_span(j)) <= gain) {
+                                /* Nothing was freed before its slot ends: it stays. */
+                                if (c->est == p->now) {
+                                        resv_plan(ctx, rv, &old);
+                                        r = pass_start(p, c, &old);
+                                } else {
+                                        c->reason = first_blocked ? SCHED_REASON_RESOURCES : SCHED_REASON_PRIORITY;
+                                        first_blocked = false;
+                                        r = resv_keep(ctx, rv);
+                                }
+                                if (r < 0)
+                                        return r;
+                                continue;
+                        }
+                        resv_plan(ctx, rv, &old);
+                        r = profile_span(&pr, c->est, j, &s, &e);
+                        if (r < 0)
+                                return r;
+                        profile_apply(&pr, s, e, &old, false);
+                }
+
+                if (profile_find(&pr, j, &s, &pl))
+                        start = ctx->seg_time[s];
+                if (ctx->resv_held[i]) {
+                        if (start > c->est) {
+                                /* Cannot be (its old slot is free and plan_fit takes any fit), but
+                                 * if it were, the promise still holds: keep the old slot. */
+                                start = c->est;
+                                pl = old;
+                        }
+                        if (start != c->est || !plan_equal(p, &pl, &old))
+                                /* Its old slot is free now: later jobs may move into it. */
+                                gain = MIN(gain, c->est);
+                }
+                if (start == SCHED_TIME_INFINITY) {
                         c->reason = first_blocked ? SCHED_REASON_RESOURCES : SCHED_REASON_PRIORITY;
                         c->est = SCHED_TIME_INFINITY;
                         first_blocked = false;
                         continue;
                 }
+
+                r = profile_span(&pr, start, j, &s, &e);
+                if (r < 0)
+                        return r;
                 if (s == 0) {
-                        /* Segment 0 is now, and it mirrors p->avail_now: the plan fits there. */
+                        /* Segment 0 is now, and holds no more than p->avail_now: the plan fits there. */
                         r = pass_start(p, c, &pl);
                         if (r < 0)
                                 return r;
                 } else {
                         c->reason = first_blocked ? SCHED_REASON_RESOURCES : SCHED_REASON_PRIORITY;
-                        c->est = p->ctx->seg_time[s];
+                        c->est = start;
                         first_blocked = false;
+                        r = resv_remember(p, j, start, &pl);
+                        if (r < 0)
+                                return r;
                 }
-                r = profile_reserve(&pr, s, j, &pl);
-                if (r < 0)
-                        return r;
+                profile_apply(&pr, s, e, &pl, true);
         }
-        return 0;
+
+        r = profile_save(&pr);
+        if (r < 0)
+                return r;
+        ctx->resv_pass = ctx->n_passes;
+        return resv_commit(ctx);
 }
 
 const SchedPolicyOps sched_policy_conservative = {

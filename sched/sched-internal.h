@@ -52,7 +52,32 @@ typedef struct SortKey {
         uint32_t cand;
 } SortKey;
 
+/* A conservative reservation remembered between passes: its start, and what it takes
+ * from each node it touches (n_parts entries of SchedContext.resv_parts from parts). */
+typedef struct Resv {
+        uint64_t id;
+        uint64_t start;
+        uint32_t parts;
+        uint32_t n_parts;
+} Resv;
+
+typedef struct ResvPart {
+        uint64_t mem;
+        uint32_t cpus;
+        uint8_t node;
+} ResvPart;
+
+/* A change in the conservative profile: a running job's end (release: ref into
+ * releases), or a reservation's start (take) or end (ref: the candidate). */
+typedef struct ProfEvent {
+        uint64_t t;
+        uint32_t ref;
+        bool take;
+        bool release;
+} ProfEvent;
+
 typedef struct SchedContext {
+        uint64_t n_passes;     /* passes run with this context, this one included */
         Cand *cands, *cands_tmp;
         size_t n_cands_alloc, n_cands_tmp_alloc;
         SortKey *keys, *keys_tmp;
@@ -73,6 +98,24 @@ typedef struct SchedContext {
         size_t n_seg_time_alloc;
         Avail *seg_avail;
         size_t n_seg_avail_alloc;
+        Avail *seg_total;      /* per segment, summed over the nodes */
+        size_t n_seg_total_alloc;
+        /* conservative reservations: of the last pass (sorted by id), and of this one */
+        Resv *resv, *resv_next, *resv_tmp;
+        size_t n_resv, n_resv_alloc, n_resv_next, n_resv_next_alloc, n_resv_tmp_alloc;
+        ResvPart *resv_parts, *resv_parts_next;
+        size_t n_resv_parts, n_resv_parts_alloc, n_resv_parts_next, n_resv_parts_next_alloc;
+        bool *resv_held;       /* per candidate: its remembered reservation is in the profile */
+        size_t n_resv_held_alloc;
+        uint32_t *resv_of;     /* per held candidate: its entry in resv */
+        size_t n_resv_of_alloc;
+        uint64_t resv_pass;    /* n_passes of the pass that left them */
+        ProfEvent *events, *events_tmp;
+        size_t n_events_alloc, n_events_tmp_alloc;
+        /* the profile the last conservative pass ended with */
+        uint64_t *prev_time;
+        Avail *prev_avail;
+        size_t n_prev, prev_nodes, n_prev_time_alloc, n_prev_avail_alloc;
 } SchedContext;
 
 struct SchedPass {

@@ -64,6 +64,18 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->order_tmp);
         free(ctx->seg_time);
         free(ctx->seg_avail);
+        free(ctx->seg_total);
+        free(ctx->resv);
+        free(ctx->resv_next);
+        free(ctx->resv_tmp);
+        free(ctx->resv_parts);
+        free(ctx->resv_parts_next);
+        free(ctx->resv_held);
+        free(ctx->resv_of);
+        free(ctx->events);
+        free(ctx->events_tmp);
+        free(ctx->prev_time);
+        free(ctx->prev_avail);
         return mfree(ctx);
 }
 
@@ -185,11 +197,12 @@ static int pass_collect(SchedPass *p) {
                 ctx->keys[n - 1] = (SortKey) { .prio = c->prio, .cand = (uint32_t) (n - 1) };
         }
 
-        sort_keys(ctx->keys, ctx->keys_tmp, n, ctx->cands);
-        for (size_t i = 0; i < n; i++)
-                ctx->cands_tmp[i] = ctx->cands[ctx->keys[i].cand];
-        SWAP_PTR(ctx->cands, ctx->cands_tmp);
-        SWAP_SIZE(ctx->n_cands_alloc, ctx->n_cands_tmp_alloc);
+        if (sort_keys(ctx->keys, ctx->keys_tmp, n, ctx->cands)) {
+                for (size_t i = 0; i < n; i++)
+                        ctx->cands_tmp[i] = ctx->cands[ctx->keys[i].cand];
+                SWAP_PTR(ctx->cands, ctx->cands_tmp);
+                SWAP_SIZE(ctx->n_cands_alloc, ctx->n_cands_tmp_alloc);
+        }
         p->cands = ctx->cands;
         p->n_cands = n;
         return 0;
@@ -247,6 +260,7 @@ int sched_pass(SchedContext *ctx, const SchedConfig *config, const SchedMachine 
         if (n_jobs > UINT32_MAX)
                 return -E2BIG;
 
+        ctx->n_passes++;
         r = pass_setup_machine(&p);
         if (r < 0)
                 return r;

@@ -5,7 +5,8 @@
  *
  * No syscalls, no clock, no logging, no globals: the daemon calls sched_pass() with the
  * real time and applies the decisions; corral-sim calls it with virtual time. Two calls
- * with equal inputs give equal outputs.
+ * with equal inputs on equal contexts give equal outputs (only "conservative" keeps
+ * anything in the context: its reservations).
  *
  * One pass:
  *   1. every pending job is classified: Held, Dependency, DependencyNeverSatisfied,
@@ -192,11 +193,10 @@ typedef struct SchedPolicyOps {
 /* "fcfs": start in order, stop at the first job that does not fit (it gets an estimate).
  * "easy": the first blocked job gets a reservation; later jobs start if they do not delay it.
  * "conservative": every job gets a reservation; a job starts now only if that delays none.
- *   Reservations are recomputed each pass (nothing is remembered between passes): on one
- *   NUMA node a reservation never moves later while jobs end by their walltime; with
- *   several nodes a job started meanwhile is placed before the jobs it was planned after,
- *   and the greedy placement can then push one of them later (rare; sticky reservations
- *   fed back as input would close this). */
+ *   The context remembers the reservations between passes and only ever moves one
+ *   earlier, so while running jobs end by their walltime no reservation moves later. The
+ *   only state a context keeps: a fresh context (or one used with another policy) plans
+ *   afresh, and equal inputs on equal contexts still give equal outputs. */
 extern const SchedPolicyOps sched_policy_fcfs;
 extern const SchedPolicyOps sched_policy_easy;
 extern const SchedPolicyOps sched_policy_conservative;

@@ -26,6 +26,7 @@ typedef struct Sim {
         SchedJob *active;    /* pending and running jobs, as sched/ sees them */
         size_t *active_job;  /* active[i] is jobs[active_job[i]] */
         size_t n_active;
+        size_t n_done;       /* DONE entries among them */
         Event *heap;
         size_t n_heap;
         SchedAllocation *allocs; /* one per CPU at most: each running job holds one */
@@ -80,14 +81,25 @@ static Event heap_pop(Sim *s) {
         return top;
 }
 
+/* Finished jobs stay in place as DONE (sched/ skips them) and are squeezed out once they
+ * are half the array: the array stays in submission order, which is nearly priority order,
+ * so a pass's sort has little to do; swapping the last job in would scramble it. */
 static void active_remove(Sim *s, size_t i) {
-        size_t last = --s->n_active;
+        size_t n = 0;
 
-        if (i != last) {
-                s->active[i] = s->active[last];
-                s->active_job[i] = s->active_job[last];
-                s->jobs[s->active_job[i]].active = i;
+        s->active[i].state = SCHED_JOB_DONE;
+        if (++s->n_done * 2 < s->n_active)
+                return;
+        for (size_t k = 0; k < s->n_active; k++) {
+                if (s->active[k].state == SCHED_JOB_DONE)
+                        continue;
+                s->active[n] = s->active[k];
+                s->active_job[n] = s->active_job[k];
+                s->jobs[s->active_job[n]].active = n;
+                n++;
         }
+        s->n_active = n;
+        s->n_done = 0;
 }
 
 static void sim_done(Sim *s) {

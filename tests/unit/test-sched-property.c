@@ -282,13 +282,9 @@ static void simulate(Scenario *s) {
                 for (size_t i = 0; i < res.n_waiting; i++) {
                         const SchedWait *w = &res.waiting[i];
                         TJob *x = &s->t[map[w->job_index]];
-                        /* Conservative re-plans every pass; with several NUMA nodes a job
-                         * that started meanwhile is placed before the higher ones it was
-                         * planned after, and the greedy placement may then shift one of
-                         * those (see sched.h). The promise is kept on one node; EASY's top
-                         * job keeps its reservation on any machine. */
+                        /* Conservative: every reservation, on any machine; EASY: the top job's. */
                         bool tracked = s->cfg.policy == &sched_policy_conservative ?
-                                       s->m.n_nodes == 1 && w->est_start != SCHED_TIME_INFINITY &&
+                                       w->est_start != SCHED_TIME_INFINITY &&
                                        w->reason != SCHED_REASON_BEGIN_TIME :
                                        w->reason == SCHED_REASON_RESOURCES;
 

@@ -394,6 +394,82 @@ static void test_conservative(void **state) {
         run_done(&r);
 }
 
+/* The context remembers reservations: what frees up early lets later jobs move earlier
+ * (never later), in priority order, and a released hold does not jump the queue. */
+static void test_conservative_compression(void **state) {
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedNode nodes[2];
+        SchedMachine m;
+        SchedJob jobs[5];
+        Run r = {};
+
+        cfg.policy = &sched_policy_conservative;
+        machine_uniform(nodes, 1, 4, 16 * GIB, &m);
+        jobs[0] = job_pending(1, 0, 2, 1000);
+        run_on(&jobs[0], &m, 0, 0, 1u << 0, 2, 0, false);
+        jobs[1] = job_pending(2, 10, 4, 500);
+        jobs[2] = job_pending(3, 20, 2, 2000);
+        jobs[3] = job_pending(4, 30, 2, 900);
+        jobs[4] = job_pending(5, 40, 2, 600);
+        pass(&r, &cfg, &m, jobs, 5, 100);
+        assert_true(started(&r, 4, NULL));
+        run_on(&jobs[3], &m, 1, 100, 1u << 0, 2, 0, false);
+        allocs[1].cpus = (CpuSet) {};
+        cpu_set_add(&allocs[1].cpus, 2);
+        cpu_set_add(&allocs[1].cpus, 3);
+        expect_wait(&r, 5, SCHED_REASON_PRIORITY, 1500);
+
+        /* Job 1 ends at 300 instead of 1000: job 5 now fits before 1000, and job 3, which
+         * needs CPUs through job 2's slot, stays where it was. */
+        jobs[0].state = SCHED_JOB_DONE;
+        pass(&r, &cfg, &m, jobs, 5, 300);
+        expect_wait(&r, 2, SCHED_REASON_RESOURCES, 1000);
+        expect_wait(&r, 3, SCHED_REASON_PRIORITY, 1500);
+        assert_true(started(&r, 5, NULL));
+        run_on(&jobs[4], &m, 0, 300, 1u << 0, 2, 0, false);
+
+        /* Nothing changed: the same answer from the remembered reservations. */
+        pass(&r, &cfg, &m, jobs, 5, 350);
+        expect_wait(&r, 2, SCHED_REASON_RESOURCES, 1000);
+        expect_wait(&r, 3, SCHED_REASON_PRIORITY, 1500);
+
+        /* Job 2 held: its slot is free, job 3 moves up to when job 5 is done. */
+        jobs[1].held = true;
+        pass(&r, &cfg, &m, jobs, 5, 400);
+        expect_wait(&r, 2, SCHED_REASON_HELD, SCHED_TIME_INFINITY);
+        expect_wait(&r, 3, SCHED_REASON_RESOURCES, 900);
+
+        /* Released, it does not take the slot back: it goes after job 3 (and, being of
+         * higher priority, it is the one said to wait for resources, as in Slurm). */
+        jobs[1].held = false;
+        pass(&r, &cfg, &m, jobs, 5, 500);
+        expect_wait(&r, 3, SCHED_REASON_PRIORITY, 900);
+        expect_wait(&r, 2, SCHED_REASON_RESOURCES, 2900);
+
+        /* A pass under another policy makes the context forget; planning afresh by
+         * priority, job 2 comes first again. */
+        cfg.policy = &sched_policy_easy;
+        pass(&r, &cfg, &m, jobs, 5, 510);
+        cfg.policy = &sched_policy_conservative;
+        pass(&r, &cfg, &m, jobs, 5, 520);
+        expect_wait(&r, 2, SCHED_REASON_RESOURCES, 1000);
+        expect_wait(&r, 3, SCHED_REASON_PRIORITY, 1500);
+
+        /* Jobs 4 and 5 are past their limits (being killed) and job 2's slot at 1000 has
+         * passed: it is due and keeps its turn, job 3 no longer fits and comes after. */
+        pass(&r, &cfg, &m, jobs, 5, 1200);
+        expect_wait(&r, 2, SCHED_REASON_RESOURCES, 1201);
+        expect_wait(&r, 3, SCHED_REASON_PRIORITY, 1701);
+
+        /* The machine changes under remembered reservations (a reload): planned afresh. */
+        machine_uniform(nodes, 2, 2, 8 * GIB, &m);
+        jobs[3].state = jobs[4].state = SCHED_JOB_DONE;
+        pass(&r, &cfg, &m, jobs, 5, 1300);
+        assert_true(started(&r, 2, NULL));
+        expect_wait(&r, 3, SCHED_REASON_RESOURCES, 1800);
+        run_done(&r);
+}
+
 static void test_sjf_order(void **state) {
         SchedConfig cfg = SCHED_CONFIG_DEFAULT;
         SchedNode nodes[1];
@@ -457,6 +533,7 @@ int main(void) {
                 cmocka_unit_test(test_node_order),
                 cmocka_unit_test(test_priority),
                 cmocka_unit_test(test_conservative),
+                cmocka_unit_test(test_conservative_compression),
                 cmocka_unit_test(test_sjf_order),
                 cmocka_unit_test(test_bad_input),
         };
