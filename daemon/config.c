@@ -259,11 +259,16 @@ int config_load(const char *confdir, Config **ret, char **ret_error) {
                         size_t n = strlen(de->d_name);
                         if (n > 5 && streq(de->d_name + n - 5, ".conf") && de->d_name[0] != '.') {
                                 char *f;
-                                if (asprintf(&f, "%s/%s", dropdir, de->d_name) < 0 || strv_push(&files, f) < 0)
+                                if (asprintf(&f, "%s/%s", dropdir, de->d_name) < 0)
                                         return -ENOMEM;
+                                if (strv_push(&files, f) < 0) {
+                                        free(f);
+                                        return -ENOMEM;
+                                }
                         }
                 }
-                qsort(files, strv_length(files), sizeof(char *), filename_cmp);
+                if (files) /* qsort() wants an array, even of none */
+                        qsort(files, strv_length(files), sizeof(char *), filename_cmp);
                 STRV_FOREACH(f, files)
                         if ((r = load_file(c, *f, ret_error)) < 0)
                                 return r;

@@ -7,7 +7,8 @@
  *   1. builds the availability profile from the running jobs;
  *   2. puts every remembered reservation back, in priority order, where it still fits
  *      (one that no longer does - a job overran its limit, the machine changed - is
- *      dropped and its job planned afresh below);
+ *      dropped and its job planned afresh below; one whose start passed without a pass
+ *      gets the earliest slot in its turn);
  *   3. in priority order, takes each job's own reservation out and gives it the earliest
  *      slot that fits. Its old slot is still free - everything else in the profile was
  *      there when that slot was chosen, and every job moved before it had to fit around
