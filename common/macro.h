@@ -79,5 +79,13 @@ static inline void *mfree(void *p) {
 
 /* Grows *p (of *allocated elements of size sz) to hold at least need elements. */
 void *greedy_realloc(void **p, size_t *allocated, size_t need, size_t sz);
+/* Exchanges two lvalues of one type. */
+#define SWAP_TWO(a, b)                                                                     \
+        do {                                                                               \
+                typeof(a) _swap_ = (a);                                                    \
+                (a) = (b);                                                                 \
+                (b) = _swap_;                                                              \
+        } while (0)
+
 #define GREEDY_REALLOC(array, allocated, need)                                             \
         greedy_realloc((void **) &(array), &(allocated), (need), sizeof((array)[0]))

@@ -297,12 +297,10 @@ static int resv_commit(SchedContext *ctx) {
                 return -ENOMEM;
         sort_resv(ctx->resv_next, ctx->resv_tmp, ctx->n_resv_next, NULL);
 
-#define SWAP(a, b) do { typeof(a) _t_ = (a); (a) = (b); (b) = _t_; } while (0)
-        SWAP(ctx->resv, ctx->resv_next);
-        SWAP(ctx->n_resv_alloc, ctx->n_resv_next_alloc);
-        SWAP(ctx->resv_parts, ctx->resv_parts_next);
-        SWAP(ctx->n_resv_parts_alloc, ctx->n_resv_parts_next_alloc);
-#undef SWAP
+        SWAP_TWO(ctx->resv, ctx->resv_next);
+        SWAP_TWO(ctx->n_resv_alloc, ctx->n_resv_next_alloc);
+        SWAP_TWO(ctx->resv_parts, ctx->resv_parts_next);
+        SWAP_TWO(ctx->n_resv_parts_alloc, ctx->n_resv_parts_next_alloc);
         ctx->n_resv = ctx->n_resv_next;
         ctx->n_resv_parts = ctx->n_resv_parts_next;
         ctx->n_resv_next = ctx->n_resv_parts_next = 0;

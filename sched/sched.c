@@ -156,8 +156,6 @@ static inline bool key_less(const void *ctx, const SortKey *x, const SortKey *y)
 }
 DEFINE_MERGE_SORT(sort_keys, SortKey, key_less);
 
-#define SWAP_PTR(a, b) do { typeof(a) _t_ = (a); (a) = (b); (b) = _t_; } while (0)
-#define SWAP_SIZE(a, b) SWAP_PTR(a, b)
 
 static int pass_collect(SchedPass *p) {
         SchedContext *ctx = p->ctx;
@@ -200,8 +198,8 @@ static int pass_collect(SchedPass *p) {
         if (sort_keys(ctx->keys, ctx->keys_tmp, n, ctx->cands)) {
                 for (size_t i = 0; i < n; i++)
                         ctx->cands_tmp[i] = ctx->cands[ctx->keys[i].cand];
-                SWAP_PTR(ctx->cands, ctx->cands_tmp);
-                SWAP_SIZE(ctx->n_cands_alloc, ctx->n_cands_tmp_alloc);
+                SWAP_TWO(ctx->cands, ctx->cands_tmp);
+                SWAP_TWO(ctx->n_cands_alloc, ctx->n_cands_tmp_alloc);
         }
         p->cands = ctx->cands;
         p->n_cands = n;
