@@ -75,7 +75,7 @@ static int plan_fcfs(SchedPass *p) {
         if (r < 0)
                 return r;
         rest_wait(p, top + 1);
-        return 0;
+        return pass_estimate(p, true);
 }
 
 const SchedPolicyOps sched_policy_fcfs = {
@@ -163,7 +163,7 @@ static int plan_easy(SchedPass *p) {
                 if (!c->started && (c->reason == SCHED_REASON_RESOURCES || c->reason == SCHED_REASON_PRIORITY))
                         c->bypassed = true;
         }
-        return 0;
+        return pass_estimate(p, false);
 }
 
 const SchedPolicyOps sched_policy_easy = {

@@ -171,5 +171,46 @@ int pass_sort_releases(SchedPass *p);
  * false if never (jobs without walltime hold what it needs). */
 bool pass_reserve(SchedPass *p, const SchedJob *j, uint64_t *ret_time, Avail *ret_after);
 
+/* profile.c: the availability profile, segment i covering [seg_time[i], seg_time[i+1]) of
+ * the context (the last never ends), with per-node and summed availability. */
+typedef struct Profile {
+        SchedPass *p;
+        size_t n;        /* segments */
+} Profile;
+
+static inline Avail *seg(const Profile *pr, size_t i) {
+        return pr->p->ctx->seg_avail + i * pr->p->n_nodes;
+}
+
+/* A zero walltime still occupies its start instant. */
+static inline uint64_t job_span(const SchedJob *j) {
+        return MAX(j->walltime, (uint64_t) 1);
+}
+
+/* The cheap test before a per-node one. */
+static inline bool seg_may_fit(const Profile *pr, size_t i, const SchedJob *j) {
+        const Avail *t = &pr->p->ctx->seg_total[i];
+        return t->cpus >= MAX(j->cpus, 1u) && t->mem >= j->memory;
+}
+
+void seg_sum(const Profile *pr, size_t i);
+int profile_grow(Profile *pr, size_t n);
+/* From the running (and just started) jobs' releases. */
+int profile_build(Profile *pr);
+/* The index of the segment starting at t (split out if needed); pr->n for infinity. */
+int profile_split(Profile *pr, uint64_t t, size_t *ret);
+/* The first segment from from on at which j fits for its whole walltime, with its placement. */
+bool profile_find(const Profile *pr, const SchedJob *j, size_t from, size_t *ret_seg, Plan *ret_plan);
+/* Does pl fit in segments [s, e)? */
+bool profile_has(const Profile *pr, size_t s, size_t e, const Plan *pl);
+/* Takes pl out of (take) or gives it back to (!take) segments [s, e). */
+void profile_apply(Profile *pr, size_t s, size_t e, const Plan *pl, bool take);
+/* The segments [*ret_s, *ret_e) that j holds from start, split out of the profile. */
+int profile_span(Profile *pr, uint64_t start, const SchedJob *j, size_t *ret_s, size_t *ret_e);
+
+/* estimate.c: estimated starts for waiting jobs behind the top one (easy, fcfs); in_order:
+ * none before the one above it (no backfilling). */
+int pass_estimate(SchedPass *p, bool in_order);
+
 /* All of pass: nothing may touch the world. */
 #pragma GCC poison time clock_gettime gettimeofday printf fprintf puts syslog getenv

@@ -238,6 +238,10 @@ struct SchedConfig {
         SchedBackfillOrder backfill_order;
         SchedNodeOrder node_order;
         uint64_t max_walltime;  /* jobs asking for more get TimeLimit; 0: no limit */
+        /* "easy" and "fcfs": how many waiting jobs behind the top one get an estimated
+         * start (SchedWait.est_start; conservative gives every job a reservation). The
+         * rest are SCHED_TIME_INFINITY. Costs up to depth x profile work per pass. */
+        size_t estimate_depth;
 };
 
 #define SCHED_WEIGHTS_IT4I                                                                 \
@@ -250,6 +254,7 @@ struct SchedConfig {
                 .weights = SCHED_WEIGHTS_IT4I,                                             \
                 .backfill_order = SCHED_BACKFILL_PRIORITY,                                 \
                 .node_order = SCHED_NODE_ORDER_MEMORY_SPEED,                               \
+                .estimate_depth = 500,                                                     \
         })
 
 SchedContext *sched_context_new(void);

@@ -154,6 +154,7 @@ int sim_run(const SwfTrace *t, const SimOptions *o, SimStats *ret, char **ret_er
 
         cfg.policy = o->policy ?: &sched_policy_easy;
         cfg.backfill_order = o->backfill_order;
+        cfg.estimate_depth = 0; /* nobody reads the estimates of simulated jobs */
         st.procs = procs;
         st.numa_nodes = n_nodes;
 

@@ -98,7 +98,8 @@ static void test_wccs_seed(void **state) {
 
         pass(&r, &cfg, &m, jobs, 4, 900);
         expect_wait(&r, 2, SCHED_REASON_RESOURCES, 1800);
-        expect_wait(&r, 3, SCHED_REASON_PRIORITY, SCHED_TIME_INFINITY);
+        /* An estimate, after the top job's hour on the whole machine. */
+        expect_wait(&r, 3, SCHED_REASON_PRIORITY, 5400);
         assert_true(started(&r, 4, NULL));
         assert_true(waiting(&r, 3)->bypassed);
         assert_true(waiting(&r, 2)->bypassed);
@@ -109,7 +110,19 @@ static void test_wccs_seed(void **state) {
         pass(&r, &cfg, &m, jobs, 4, 900);
         assert_int_equal(r.res.n_decisions, 0);
         expect_wait(&r, 2, SCHED_REASON_RESOURCES, 1800);
+        /* Job 4 would fit the hole now, but in order it comes after job 3. */
+        expect_wait(&r, 3, SCHED_REASON_PRIORITY, 5400);
+        expect_wait(&r, 4, SCHED_REASON_PRIORITY, 5400);
+
+        /* Estimates for the first estimate_depth jobs behind the top one only. */
+        cfg.estimate_depth = 1;
+        pass(&r, &cfg, &m, jobs, 4, 900);
+        expect_wait(&r, 3, SCHED_REASON_PRIORITY, 5400);
         expect_wait(&r, 4, SCHED_REASON_PRIORITY, SCHED_TIME_INFINITY);
+        cfg.estimate_depth = 0;
+        pass(&r, &cfg, &m, jobs, 4, 900);
+        expect_wait(&r, 2, SCHED_REASON_RESOURCES, 1800);
+        expect_wait(&r, 3, SCHED_REASON_PRIORITY, SCHED_TIME_INFINITY);
         run_done(&r);
 }
 
@@ -352,7 +365,9 @@ static void test_priority(void **state) {
         assert_float_equal(r.res.waiting[0].priority, 2000.0 + 5.0 + 863900.0 / 864000.0, 1e-9);
         /* Job 1 is past its limit: expected to end any moment. */
         expect_wait(&r, 3, SCHED_REASON_RESOURCES, 864101);
-        expect_wait(&r, 2, SCHED_REASON_PRIORITY, SCHED_TIME_INFINITY);
+        /* Estimates: one after another, as each needs the whole node. */
+        expect_wait(&r, 2, SCHED_REASON_PRIORITY, 864201);
+        expect_wait(&r, 4, SCHED_REASON_PRIORITY, 864301);
 
         /* nice pushes the express job below the normal one. */
         jobs[2].nice = 2000;

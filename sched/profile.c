@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The availability profile: what is free on each node over time, as running jobs end and
+ * planned jobs come and go. Conservative backfilling plans every job in it; EASY and FCFS
+ * use it to estimate when the jobs behind the top one may start. */
+#include <string.h>
+
+#include "sched-internal.h"
+
+/* Sums over the nodes, kept per segment: the cheap test before a per-node one. */
+void seg_sum(const Profile *pr, size_t i) {
+        const Avail *a = seg(pr, i);
+        Avail *t = &pr->p->ctx->seg_total[i];
+
+        *t = (Avail) {};
+        for (size_t k = 0; k < pr->p->n_nodes; k++) {
+                t->cpus += a[k].cpus;
+                t->mem = time_add(t->mem, a[k].mem);
+        }
+}
+
+int profile_grow(Profile *pr, size_t n) {
+        SchedContext *ctx = pr->p->ctx;
+
+        if (!GROW(ctx->seg_time, ctx->n_seg_time_alloc, n) ||
+            !GROW(ctx->seg_total, ctx->n_seg_total_alloc, n) ||
+            !GROW(ctx->seg_avail, ctx->n_seg_avail_alloc, n * pr->p->n_nodes))
+                return -ENOMEM;
+        return 0;
+}
+
+int profile_build(Profile *pr) {
+        SchedPass *p = pr->p;
+        SchedContext *ctx = p->ctx;
+        int r;
+
+        r = pass_sort_releases(p);
+        if (r < 0)
+                return r;
+        r = profile_grow(pr, p->n_releases + 1);
+        if (r < 0)
+                return r;
+
+        ctx->seg_time[0] = p->now;
+        memcpy(seg(pr, 0), p->avail_now, sizeof(Avail) * p->n_nodes);
+        pr->n = 1;
+
+        for (size_t i = 0; i < p->n_releases; i++) {
+                const Release *rel = &ctx->releases[i];
+
+                if (rel->end == SCHED_TIME_INFINITY)
+                        break;
+                if (rel->end != ctx->seg_time[pr->n - 1]) {
+                        seg_sum(pr, pr->n - 1);
+                        ctx->seg_time[pr->n] = rel->end;
+                        memcpy(seg(pr, pr->n), seg(pr, pr->n - 1), sizeof(Avail) * p->n_nodes);
+                        pr->n++;
+                }
+                avail_add(p, seg(pr, pr->n - 1), ctx->release_avail + rel->avail_off);
+        }
+        seg_sum(pr, pr->n - 1);
+        return 0;
+}
+
+/* The index of the segment that starts at t, splitting the one containing t if needed;
+ * pr->n for SCHED_TIME_INFINITY. t must not be before now. */
+int profile_split(Profile *pr, uint64_t t, size_t *ret) {
+        SchedContext *ctx = pr->p->ctx;
+        size_t lo = 0, hi = pr->n;
+        int r;
+
+        assert(t >= ctx->seg_time[0]);
+        if (t == SCHED_TIME_INFINITY) {
+                *ret = pr->n;
+                return 0;
+        }
+        /* The last segment starting at or before t. */
+        while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (ctx->seg_time[mid] <= t)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        if (ctx->seg_time[lo] == t) {
+                *ret = lo;
+                return 0;
+        }
+
+        r = profile_grow(pr, pr->n + 1);
+        if (r < 0)
+                return r;
+        lo++;
+        memmove(ctx->seg_time + lo + 1, ctx->seg_time + lo, sizeof(uint64_t) * (pr->n - lo));
+        memmove(ctx->seg_total + lo + 1, ctx->seg_total + lo, sizeof(Avail) * (pr->n - lo));
+        memmove(seg(pr, lo + 1), seg(pr, lo), sizeof(Avail) * pr->p->n_nodes * (pr->n - lo));
+        ctx->seg_time[lo] = t;
+        ctx->seg_total[lo] = ctx->seg_total[lo - 1];
+        memcpy(seg(pr, lo), seg(pr, lo - 1), sizeof(Avail) * pr->p->n_nodes);
+        pr->n++;
+        *ret = lo;
+        return 0;
+}
+
+/* The first segment at which j fits for its whole walltime, with its placement. */
+bool profile_find(const Profile *pr, const SchedJob *j, size_t from, size_t *ret_seg, Plan *ret_plan) {
+        const uint64_t *t = pr->p->ctx->seg_time;
+        Avail m[SCHED_NODES_MAX];
+
+        for (size_t s = from; s < pr->n; ) {
+                uint64_t end = time_add(t[s], job_span(j));
+                size_t k;
+
+                if (!seg_may_fit(pr, s, j)) {
+                        s++;
+                        continue;
+                }
+                for (k = s + 1; k < pr->n && t[k] < end; k++)
+                        if (!seg_may_fit(pr, k, j))
+                                break;
+                if (k < pr->n && t[k] < end) {
+                        /* No window containing segment k can work: skip past it. */
+                        s = k + 1;
+                        continue;
+                }
+                memcpy(m, seg(pr, s), sizeof(Avail) * pr->p->n_nodes);
+                for (k = s + 1; k < pr->n && t[k] < end; k++)
+                        avail_min(pr->p, m, m, seg(pr, k));
+                if (plan_fit(pr->p, m, j, ret_plan)) {
+                        *ret_seg = s;
+                        return true;
+                }
+                s++;
+        }
+        return false;
+}
+
+/* Does pl fit in segments [s, e)? */
+bool profile_has(const Profile *pr, size_t s, size_t e, const Plan *pl) {
+        for (size_t i = s; i < e; i++) {
+                const Avail *a = seg(pr, i);
+
+                for (size_t k = 0; k < pr->p->n_nodes; k++)
+                        if (a[k].cpus < pl->cpus[k] || a[k].mem < pl->mem[k])
+                                return false;
+        }
+        return true;
+}
+
+/* Takes pl out of (take) or gives it back to (!take) segments [s, e). */
+void profile_apply(Profile *pr, size_t s, size_t e, const Plan *pl, bool take) {
+        Avail give[SCHED_NODES_MAX];
+
+        if (!take)
+                for (size_t k = 0; k < pr->p->n_nodes; k++)
+                        give[k] = (Avail) { .cpus = pl->cpus[k], .mem = pl->mem[k] };
+        for (size_t i = s; i < e; i++) {
+                if (take)
+                        avail_sub(pr->p, seg(pr, i), pl);
+                else
+                        avail_add(pr->p, seg(pr, i), give);
+                seg_sum(pr, i);
+        }
+}
+
+/* The segments [*ret_s, *ret_e) that j holds from start, split out of the profile. */
+int profile_span(Profile *pr, uint64_t start, const SchedJob *j, size_t *ret_s, size_t *ret_e) {
+        int r;
+
+        /* The start first: splitting at the end, later, cannot move it. */
+        r = profile_split(pr, start, ret_s);
+        if (r < 0)
+                return r;
+        return profile_split(pr, time_add(start, job_span(j)), ret_e);
+}
+
