@@ -39,13 +39,32 @@ static int run(const char *label, const SwfTrace *t, bool runtime) {
         return 0;
 }
 
+/* t laid end to end n times: the 30,000-job case from lublin_256, and from the hpc2n
+ * excerpt (real requested times) about 315,000 jobs over some 17 years, for "hundreds of
+ * thousands of jobs". */
+static int repeat(const SwfTrace *t, size_t n, SwfTrace *ret) {
+        int64_t span = 0;
+
+        *ret = *t;
+        ret->n_jobs = n * t->n_jobs;
+        ret->jobs = calloc(ret->n_jobs, sizeof(SwfJob));
+        if (!ret->jobs)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n_jobs; i++)
+                span = MAX(span, t->jobs[i].submit);
+        for (size_t c = 0; c < n; c++)
+                for (size_t i = 0; i < t->n_jobs; i++) {
+                        ret->jobs[c * t->n_jobs + i] = t->jobs[i];
+                        ret->jobs[c * t->n_jobs + i].submit += (int64_t) c * (span + 1);
+                }
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
         const char *src = getenv("CORRAL_SRCDIR");
         char dir[4096], path[8192];
-        SwfTrace h = {}, l = {}, big = {};
+        SwfTrace h = {}, l = {}, big = {}, year = {};
         char *err = NULL;
-        int64_t span = 0;
-
         if (argc > 1)
                 snprintf(dir, sizeof dir, "%s", argv[1]);
         else
@@ -62,26 +81,18 @@ int main(int argc, char *argv[]) {
                 return EXIT_FAILURE;
         }
 
-        big = l;
-        big.n_jobs = 3 * l.n_jobs;
-        big.jobs = calloc(big.n_jobs, sizeof(SwfJob));
-        if (!big.jobs)
+        if (repeat(&l, 3, &big) < 0 || repeat(&h, 100, &year) < 0)
                 return EXIT_FAILURE;
-        for (size_t i = 0; i < l.n_jobs; i++)
-                span = MAX(span, l.jobs[i].submit);
-        for (size_t c = 0; c < 3; c++)
-                for (size_t i = 0; i < l.n_jobs; i++) {
-                        big.jobs[c * l.n_jobs + i] = l.jobs[i];
-                        big.jobs[c * l.n_jobs + i].submit += (int64_t) c * (span + 1);
-                }
 
         if (run("hpc2n-2002-first3170", &h, false) < 0 ||
             run("lublin_256 (est=run)", &l, true) < 0 ||
-            run("lublin_256 x3 (est=run)", &big, true) < 0)
+            run("lublin_256 x3 (est=run)", &big, true) < 0 ||
+            run("hpc2n x100", &year, false) < 0)
                 return EXIT_FAILURE;
 
         swf_trace_done(&h);
         swf_trace_done(&l);
         swf_trace_done(&big);
+        swf_trace_done(&year);
         return EXIT_SUCCESS;
 }
