@@ -5,8 +5,8 @@
 # timeout: 3000
 . "$CORRAL_TEST_LIB"
 N=${CORRAL_BENCH_N:-2000}
-Q=${CORRAL_BENCH_Q:-20000}
-E=${CORRAL_BENCH_E:-100}
+Q=${CORRAL_BENCH_Q:-100000}
+E=${CORRAL_BENCH_E:-1000}
 py=$(dirname "$0")/bench-daemon.py
 db=/var/lib/corral/corral.db
 systemctl start corrald.socket
