@@ -47,17 +47,18 @@ static void resv_plan(const SchedContext *ctx, const Resv *rv, Plan *ret) {
         }
 }
 
-/* Points rv (of the last pass's table) at new parts describing pl. */
-static int resv_set_parts(SchedContext *ctx, Resv *rv, size_t n_nodes, const Plan *pl) {
+/* Appends pl's per-node holdings to a parts pool; *ret_off: where they start. */
+static int parts_append(ResvPart **parts, size_t *n_used, size_t *n_alloc, size_t n_nodes,
+                        const Plan *pl, uint32_t *ret_off, uint32_t *ret_n) {
         unsigned n = (unsigned) __builtin_popcount(pl->node_mask);
 
-        if (!GROW(ctx->resv_parts, ctx->n_resv_parts_alloc, ctx->n_resv_parts + n))
+        if (!GROW(*parts, *n_alloc, *n_used + n))
                 return -ENOMEM;
-        rv->parts = (uint32_t) ctx->n_resv_parts;
-        rv->n_parts = n;
+        *ret_off = (uint32_t) *n_used;
+        *ret_n = n;
         for (size_t k = 0; k < n_nodes; k++)
                 if (pl->node_mask & (UINT32_C(1) << k))
-                        ctx->resv_parts[ctx->n_resv_parts++] = (ResvPart) {
+                        (*parts)[(*n_used)++] = (ResvPart) {
                                 .node = (uint8_t) k,
                                 .cpus = pl->cpus[k],
                                 .mem = pl->mem[k],
@@ -65,26 +66,24 @@ static int resv_set_parts(SchedContext *ctx, Resv *rv, size_t n_nodes, const Pla
         return 0;
 }
 
+/* Points rv (of the last pass's table) at new parts describing pl. */
+static int resv_set_parts(SchedContext *ctx, Resv *rv, size_t n_nodes, const Plan *pl) {
+        return parts_append(&ctx->resv_parts, &ctx->n_resv_parts, &ctx->n_resv_parts_alloc, n_nodes, pl,
+                            &rv->parts, &rv->n_parts);
+}
+
 static int resv_remember(SchedPass *p, const SchedJob *j, uint64_t start, const Plan *pl) {
         SchedContext *ctx = p->ctx;
-        unsigned n = (unsigned) __builtin_popcount(pl->node_mask);
+        Resv rv = { .id = j->id, .start = start };
+        int r;
 
-        if (!GROW(ctx->resv_next, ctx->n_resv_next_alloc, ctx->n_resv_next + 1) ||
-            !GROW(ctx->resv_parts_next, ctx->n_resv_parts_next_alloc, ctx->n_resv_parts_next + n))
+        if (!GROW(ctx->resv_next, ctx->n_resv_next_alloc, ctx->n_resv_next + 1))
                 return -ENOMEM;
-        ctx->resv_next[ctx->n_resv_next++] = (Resv) {
-                .id = j->id,
-                .start = start,
-                .parts = ctx->n_resv_parts_next,
-                .n_parts = n,
-        };
-        for (size_t k = 0; k < p->n_nodes; k++)
-                if (pl->node_mask & (UINT32_C(1) << k))
-                        ctx->resv_parts_next[ctx->n_resv_parts_next++] = (ResvPart) {
-                                .node = (uint8_t) k,
-                                .cpus = pl->cpus[k],
-                                .mem = pl->mem[k],
-                        };
+        r = parts_append(&ctx->resv_parts_next, &ctx->n_resv_parts_next, &ctx->n_resv_parts_next_alloc,
+                         p->n_nodes, pl, &rv.parts, &rv.n_parts);
+        if (r < 0)
+                return r;
+        ctx->resv_next[ctx->n_resv_next++] = rv;
         return 0;
 }
 

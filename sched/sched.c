@@ -156,7 +156,6 @@ static inline bool key_less(const void *ctx, const SortKey *x, const SortKey *y)
 }
 DEFINE_MERGE_SORT(sort_keys, SortKey, key_less);
 
-
 static int pass_collect(SchedPass *p) {
         SchedContext *ctx = p->ctx;
         size_t n = 0;
