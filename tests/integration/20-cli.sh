@@ -57,6 +57,19 @@ A corral cancel "$id"
 wait_for 60 state_is "$id" CANCELLED || fail "cancelled job is $(jstate "$id")"
 wait_for 20 sh -c "! systemctl is-active -q corral-job-$id.scope" || fail "scope left after cancel"
 
+log "waiting jobs: the top one's reservation, an estimate for the one behind it"
+big=$(A corral submit --parsable -n 2 --time 2:00 -- sleep 100)
+wait_for 60 state_is "$big" RUNNING || fail "job $big not running: $(jstate "$big")"
+top=$(A corral submit --parsable -n 2 --time 1:00 -- true)
+next=$(B corral submit --parsable -n 1 --time 1:00 -- true)
+started=$(corral show --json "$big" | jq .job.start_time)
+corral show --json "$top" | jq -e '.job.reason == "Resources"' >/dev/null || fail "top job: $(corral show --json "$top")"
+corral show --json "$next" | jq -e '.job.reason == "Priority"' >/dev/null || fail "next job: $(corral show --json "$next")"
+assert_eq "$(( $(corral show --json "$top" | jq .job.est_start) - started ))" 120 "top job reserved for when the running job's 2 minutes are up"
+assert_eq "$(( $(corral show --json "$next" | jq .job.est_start) - started ))" 180 "the next job estimated after the top one's minute"
+A corral queue | grep -E "^ *$next " | grep -q "$(date -d "@$((started + 180))" +%H:%M)" || fail "corral queue does not show the estimate: $(A corral queue)"
+corral cancel "$big" "$top" "$next"
+
 log "logs of a journal job"
 id=$(A corral submit --parsable -- sh -c 'echo line-one; echo line-two >&2')
 A corral wait "$id" >/dev/null
