@@ -279,6 +279,25 @@ static void simulate(Scenario *s) {
                 }
                 check_running(s);
 
+                /* Estimates and reservations are never in the past; FCFS's follow priority
+                 * order, as its starts do. */
+                uint64_t last_est = 0;
+                for (size_t i = 0; i < res.n_waiting; i++) {
+                        const SchedWait *w = &res.waiting[i];
+                        bool queued = w->reason == SCHED_REASON_RESOURCES || w->reason == SCHED_REASON_PRIORITY;
+
+                        if (w->est_start != SCHED_TIME_INFINITY)
+                                CHECK(s, w->est_start >= now, "job %llu estimated at %llu, before now %llu",
+                                      (unsigned long long) w->job_id, (unsigned long long) w->est_start,
+                                      (unsigned long long) now);
+                        if (s->cfg.policy == &sched_policy_fcfs && queued && w->est_start != SCHED_TIME_INFINITY) {
+                                CHECK(s, w->est_start >= last_est, "fcfs: job %llu estimated at %llu, before %llu above it",
+                                      (unsigned long long) w->job_id, (unsigned long long) w->est_start,
+                                      (unsigned long long) last_est);
+                                last_est = w->est_start;
+                        }
+                }
+
                 for (size_t i = 0; i < res.n_waiting; i++) {
                         const SchedWait *w = &res.waiting[i];
                         TJob *x = &s->t[map[w->job_index]];
