@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <assert.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "job.h"
+#include "protocol.h"
 #include "strv.h"
 
 /* Jobs come from slabs: a long queue's records sit together instead of between the
@@ -198,33 +201,58 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
         return 0;
 }
 
-/* Slurm's filename patterns: %j job id, %x name, %u user, %A array job, %a task, %% a %. */
-char *job_expand_path(const Job *j, const char *p) {
-        char *out, *q;
-        size_t n = 0;
+/* Slurm's filename patterns: %j job id, %x name, %u user, %A array job, %a task, %% a %.
+ * Every piece goes through one bounded append: the name and the pattern are the user's,
+ * so the result is checked against PATH_MAX instead of trusted to fit a guess. */
+static int append(char *buf, size_t *n, const char *s, size_t l) {
+        if (l > PATH_MAX - 1 - *n)
+                return -ENAMETOOLONG;
+        memcpy(buf + *n, s, l);
+        *n += l;
+        return 0;
+}
 
-        if (!p)
-                return NULL;
-        out = malloc(strlen(p) * 4 + 512);
-        if (!out)
-                return NULL;
-        q = out;
-        for (; *p && n < 4000; p++) {
-                if (*p != '%' || !p[1]) {
-                        *q++ = *p;
-                        continue;
-                }
-                p++;
-                switch (*p) {
-                case 'j': q += sprintf(q, "%" PRIu64, j->id); break;
-                case 'x': q += sprintf(q, "%.255s", strempty(j->req.name)); break;
-                case 'u': q += sprintf(q, "%.64s", j->user); break;
-                case 'A': q += sprintf(q, "%" PRIu64, j->array_job_id ?: j->id); break;
-                case 'a': q += sprintf(q, "%" PRIu32, j->array_task_id); break;
-                case '%': *q++ = '%'; break;
-                default: *q++ = '%'; *q++ = *p; break;
-                }
+int job_expand_path(const Job *j, const char *pattern, char **ret) {
+        _cleanup_free_ char *out = NULL;
+        size_t n = 0;
+        int r;
+
+        assert(j);
+        assert(ret);
+
+        if (!pattern) {
+                *ret = NULL;
+                return 0;
         }
-        *q = 0;
-        return out;
+        out = malloc(PATH_MAX);
+        if (!out)
+                return -ENOMEM;
+        for (const char *p = pattern; *p; p++) {
+                char num[32];
+                const char *s = num;
+                size_t l;
+
+                if (*p != '%' || !p[1]) {
+                        s = p, l = 1;
+                } else {
+                        p++;
+                        switch (*p) {
+                        case 'j': l = (size_t) snprintf(num, sizeof num, "%" PRIu64, j->id); break;
+                        case 'x': s = strempty(j->req.name), l = strnlen(s, CORRAL_NAME_LENGTH_MAX); break;
+                        case 'u': s = strempty(j->user), l = strnlen(s, CORRAL_IDENT_LENGTH_MAX); break;
+                        case 'A':
+                                l = (size_t) snprintf(num, sizeof num, "%" PRIu64, j->array_job_id ?: j->id);
+                                break;
+                        case 'a': l = (size_t) snprintf(num, sizeof num, "%" PRIu32, j->array_task_id); break;
+                        case '%': s = "%", l = 1; break;
+                        default: s = p - 1, l = 2; break; /* unknown: kept as written */
+                        }
+                }
+                r = append(out, &n, s, l);
+                if (r < 0)
+                        return r;
+        }
+        out[n] = 0;
+        *ret = TAKE_PTR(out);
+        return 0;
 }

@@ -61,8 +61,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Job *, job_free);
 int job_set_reason(Job *j, const char *reason);
 /* Drops argv, script and environment from the in-memory request (the store has them). */
 void job_trim_request(Job *j);
-/* An output path with Slurm's patterns expanded (%j %x %u %A %a %%); malloc'ed, or NULL. */
-char *job_expand_path(const Job *j, const char *p);
+/* An output path with Slurm's patterns expanded (%j %x %u %A %a %%). *ret is malloc'ed, or
+ * NULL for a NULL pattern. -ENAMETOOLONG when the expansion would not fit in PATH_MAX. */
+int job_expand_path(const Job *j, const char *pattern, char **ret);
 /* The public queue view, and with details the owner/admin view. */
 /* full: the complete request read back from the store, for details (may be NULL). */
 int job_to_info(const Job *j, bool details, const SubmitRequest *full, const char *hostname, JobInfo *ret);

@@ -567,10 +567,14 @@ static int build_spec(Manager *m, Job *j, JobSpec **ret) {
         s->array_task_id = j->array_task_id;
         if (j->req.workdir && !(s->working_directory = strdup(j->req.workdir)))
                 return -ENOMEM;
-        s->stdin_path = job_expand_path(j, j->req.stdin_path);
-        s->stdout_path = job_expand_path(j, j->req.stdout_path);
-        /* As in Slurm: without --error, stderr goes where stdout goes. */
-        s->stderr_path = job_expand_path(j, j->req.stderr_path ?: j->req.stdout_path);
+        {
+                int r;
+                if ((r = job_expand_path(j, j->req.stdin_path, &s->stdin_path)) < 0 ||
+                    (r = job_expand_path(j, j->req.stdout_path, &s->stdout_path)) < 0 ||
+                    /* As in Slurm: without --error, stderr goes where stdout goes. */
+                    (r = job_expand_path(j, j->req.stderr_path ?: j->req.stdout_path, &s->stderr_path)) < 0)
+                        return r;
+        }
         if (!j->alloc)
                 return -EINVAL;
         s->cpus = j->alloc->cpus;
@@ -671,7 +675,7 @@ int manager_reload(Manager *m, char **ret_error) {
 int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *statedir, const char *rundir,
                 Manager **ret) {
         _cleanup_(manager_freep) Manager *m = new0(Manager, 1);
-        _cleanup_free_ char *err = NULL, *execrun = NULL;
+        _cleanup_free_ char *err = NULL;
         int r;
 
         if (!m)

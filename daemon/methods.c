@@ -530,8 +530,8 @@ static json_object *method_logs(Manager *m, const Peer *peer, json_object *param
         /* Where the files really are: patterns expanded, relative to the working directory. */
         for (int k = 0; k < 2; k++) {
                 const char *raw = k == 0 ? j->req.stdout_path : (j->req.stderr_path ?: j->req.stdout_path);
-                _cleanup_free_ char *x = job_expand_path(j, raw), *abs = NULL;
-                if (!x)
+                _cleanup_free_ char *x = NULL, *abs = NULL;
+                if (job_expand_path(j, raw, &x) < 0 || !x)
                         continue;
                 if (x[0] != '/' && j->req.workdir && asprintf(&abs, "%s/%s", j->req.workdir, x) < 0)
                         abs = NULL;

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -105,10 +106,47 @@ static void test_expand_path(void **state) {
         j->req.name = strdup("run");
         j->array_job_id = 40;
         j->array_task_id = 3;
-        p = job_expand_path(j, "out-%j-%x-%u-%A_%a-%%-%q.txt");
-        assert_string_equal(p, "out-42-run-bob-40_3-%-%q.txt");
+        assert_int_equal(job_expand_path(j, "out-%j-%x-%u-%A_%a-%%-%q.txt%", &p), 0);
+        assert_string_equal(p, "out-42-run-bob-40_3-%-%q.txt%");
         free(p);
-        assert_null(job_expand_path(j, NULL));
+        assert_int_equal(job_expand_path(j, NULL, &p), 0);
+        assert_null(p);
+        job_free(j);
+}
+
+/* The overflow of the old code: each two-byte %x grew into the 255-byte name inside a
+ * buffer sized for four bytes per pattern byte. Now the result is bounded by PATH_MAX. */
+static void test_expand_path_bounded(void **state) {
+        Job *j = job_new();
+        char name[256], pattern[4200], *p;
+        size_t n;
+
+        memset(name, 'n', 255);
+        name[255] = 0;
+        j->id = 7;
+        j->user = intern("bob");
+        j->req.name = strdup(name);
+        /* 15 × 255 + 15 = 3840 bytes: fits. */
+        n = 0;
+        for (int i = 0; i < 15; i++)
+                n += (size_t) sprintf(pattern + n, "%%x/");
+        assert_int_equal(job_expand_path(j, pattern, &p), 0);
+        assert_int_equal(strlen(p), 15 * 256);
+        free(p);
+        /* 2047 × %x: 520 KB in the old code; refused now. */
+        for (n = 0; n + 2 < sizeof pattern; n += 2)
+                memcpy(pattern + n, "%x", 2);
+        pattern[n] = 0;
+        p = (char *) 0x1;
+        assert_int_equal(job_expand_path(j, pattern, &p), -ENAMETOOLONG);
+        /* Exactly PATH_MAX - 1 bytes fit, one more does not. */
+        memset(pattern, 'a', 4095);
+        pattern[4095] = 0;
+        assert_int_equal(job_expand_path(j, pattern, &p), 0);
+        assert_int_equal(strlen(p), 4095);
+        free(p);
+        memcpy(pattern + 4095, "b", 2);
+        assert_int_equal(job_expand_path(j, pattern, &p), -ENAMETOOLONG);
         job_free(j);
 }
 
@@ -117,6 +155,7 @@ int main(void) {
                 cmocka_unit_test(test_trim_and_pack),
                 cmocka_unit_test(test_reason_and_info),
                 cmocka_unit_test(test_expand_path),
+                cmocka_unit_test(test_expand_path_bounded),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
