@@ -289,6 +289,48 @@ int cli_call(Cli *cli, CorralMethod method, json_object *parameters, Reply *ret)
         return cli_receive(cli, cli->timeout_ms, ret);
 }
 
+int cli_call_list(Cli *cli, json_object *filter, Reply *ret) {
+        _cleanup_json_ json_object *f = filter, *all = NULL;
+        uint64_t after = 0;
+        int r;
+
+        for (;;) {
+                _cleanup_(reply_done) Reply page = {};
+                json_object *fc = NULL, *jobs, *next, *into;
+                uint64_t n;
+
+                if (json_object_deep_copy(f, &fc, NULL) < 0 || (after && json_add_u64(fc, "after_id", after) < 0)) {
+                        json_object_put(fc);
+                        return -ENOMEM;
+                }
+                r = cli_call(cli, CORRAL_METHOD_LIST, fc, &page);
+                if (r < 0)
+                        return r;
+                if (page.error || !json_object_object_get_ex(page.parameters, "jobs", &jobs) ||
+                    !json_object_is_type(jobs, json_type_array)) {
+                        /* An error, or a reply the caller will find malformed: as it came. */
+                        *ret = page;
+                        page = (Reply) {};
+                        return 0;
+                }
+                if (!all)
+                        all = json_object_get(page.parameters);
+                else if (json_object_object_get_ex(all, "jobs", &into))
+                        for (size_t i = 0, k = json_object_array_length(jobs); i < k; i++)
+                                if (json_object_array_add(into, json_object_get(json_object_array_get_idx(jobs, i))) < 0)
+                                        return -ENOMEM;
+                if (!json_object_object_get_ex(page.parameters, "next_after_id", &next))
+                        break;
+                /* Pages move forward or it is not a list we can trust to end. */
+                if (json_get_u64(next, after + 1, CORRAL_JOB_ID_MAX, &n) < 0)
+                        return -EBADMSG;
+                after = n;
+        }
+        json_object_object_del(all, "next_after_id");
+        *ret = (Reply) { .parameters = TAKE_PTR(all) };
+        return 0;
+}
+
 int cli_exit_status_from_errno(int r) {
         return r == -ENOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_UNREACHABLE;
 }

@@ -50,6 +50,9 @@ void cli_done(Cli *cli);
  * the reply. Returns 0 when a reply came (it may be an error reply: check ret->error),
  * or a negative errno after logging why the daemon could not be reached. */
 int cli_call(Cli *cli, CorralMethod method, json_object *parameters, Reply *ret);
+/* List, page after page (corrald answers at most about 768 KiB at a time), as one reply
+ * with all the jobs. Takes filter. An error reply is returned as the daemon sent it. */
+int cli_call_list(Cli *cli, json_object *filter, Reply *ret);
 /* For streams: cli_send(..., more=true), then cli_receive() with no deadline. */
 int cli_send(Cli *cli, CorralMethod method, json_object *parameters, bool more);
 int cli_receive(Cli *cli, int timeout_ms, Reply *ret);

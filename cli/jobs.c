@@ -85,8 +85,6 @@ int job_list_from_reply(json_object *parameters, JobList *ret) {
         if (!json_object_object_get_ex(parameters, "jobs", &jobs) || !json_object_is_type(jobs, json_type_array))
                 return -EBADMSG;
         n = json_object_array_length(jobs);
-        if (n > CORRAL_LIST_JOBS_MAX)
-                return -EBADMSG;
         l.items = new0(JobEntry, n);
         if (!l.items)
                 return -ENOMEM;
@@ -108,7 +106,7 @@ int cli_list_jobs(Cli *cli, json_object *filter, JobList *ret) {
         _cleanup_(reply_done) Reply reply = {};
         int r;
 
-        r = cli_call(cli, CORRAL_METHOD_LIST, filter, &reply);
+        r = cli_call_list(cli, filter, &reply);
         if (r < 0)
                 return r;
         if (reply.error)
@@ -764,8 +762,15 @@ int verb_logs(Cli *cli, int argc, char **argv) {
                     (lines && (strv_extend(&args, "-n") < 0 || strv_extend(&args, lines) < 0)))
                         return cli_oom();
                 /* The relayed lines carry the job's id: that also finds them after the
-                 * scope is gone and across requeues. */
+                 * scope is gone and across requeues. The field alone is the writer's word
+                 * (any job can log CORRAL_JOB_ID=7); journald's own _SYSTEMD_UNIT= says the
+                 * line really came from inside job 7's scope. */
                 if (asprintf(&match, "CORRAL_JOB_ID=%" PRIu64, ids[0]) < 0)
+                        return cli_oom();
+                if (strv_push(&args, match) < 0)
+                        return cli_oom();
+                TAKE_PTR(match);
+                if (asprintf(&match, "_SYSTEMD_UNIT=corral-job-%" PRIu64 ".scope", ids[0]) < 0)
                         return cli_oom();
                 if (strv_push(&args, match) < 0)
                         return cli_oom();

@@ -247,7 +247,7 @@ int verb_queue(Cli *cli, int argc, char **argv) {
                     json_add_string(f, "queue", queue) < 0 || (!retried && json_add_string(f, "project", project) < 0))
                         return cli_oom();
                 reply_done(&reply);
-                r = cli_call(cli, CORRAL_METHOD_LIST, TAKE_PTR(f), &reply);
+                r = cli_call_list(cli, TAKE_PTR(f), &reply);
                 if (r < 0)
                         return cli_exit_status_from_errno(r);
                 /* "project" came after the first protocol version: a daemon that refuses it

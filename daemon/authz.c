@@ -16,9 +16,23 @@ static const char *const authz_action_table[_AUTHZ_ACTION_MAX] = {
         [AUTHZ_RELOAD] = "reload",
         [AUTHZ_SET_PRIORITY] = "set-priority",
         [AUTHZ_LOWER_PRIORITY] = "lower-priority",
+        [AUTHZ_USE_PROJECT] = "use-project",
 };
 
 DEFINE_STRING_TABLE_LOOKUP(authz_action, AuthzAction);
+
+static bool peer_in_group(const AuthzPeer *peer, gid_t g) {
+        if (peer->gid == g)
+                return true;
+        for (size_t i = 0; i < peer->n_groups; i++)
+                if (peer->groups[i] == g)
+                        return true;
+        return false;
+}
+
+bool authz_is_admin_action(const AuthzPeer *peer, const AuthzJob *job, const AuthzPolicy *policy) {
+        return peer && job && authz_peer_is_admin(peer, policy) && peer->uid != job->owner_uid;
+}
 
 bool authz_peer_is_admin(const AuthzPeer *peer, const AuthzPolicy *policy) {
         if (!peer)
@@ -27,12 +41,7 @@ bool authz_peer_is_admin(const AuthzPeer *peer, const AuthzPolicy *policy) {
                 return true;
         if (!policy || !policy->have_operator_gid)
                 return false;
-        if (peer->gid == policy->operator_gid)
-                return true;
-        for (size_t i = 0; i < peer->n_groups; i++)
-                if (peer->groups[i] == policy->operator_gid)
-                        return true;
-        return false;
+        return peer_in_group(peer, policy->operator_gid);
 }
 
 int authz_check(const AuthzPeer *peer, AuthzAction action, const AuthzJob *job, const AuthzPolicy *policy) {
@@ -64,11 +73,14 @@ int authz_check(const AuthzPeer *peer, AuthzAction action, const AuthzJob *job, 
                 return -EPERM;
 
         switch (action) {
+        case AUTHZ_USE_PROJECT:
+                return job->have_project_gid && peer_in_group(peer, job->project_gid) ? 0 : -EPERM;
         case AUTHZ_RELEASE:
                 return job->held_by_admin ? -EPERM : 0;
         case AUTHZ_SUSPEND:
-        case AUTHZ_RESUME:
                 return policy && policy->users_may_suspend ? 0 : -EPERM;
+        case AUTHZ_RESUME:
+                return policy && policy->users_may_suspend && !job->suspended_by_admin ? 0 : -EPERM;
         case AUTHZ_SHOW_DETAILS:
         case AUTHZ_CANCEL:
         case AUTHZ_HOLD:

@@ -9,11 +9,15 @@
  *   - "admins" are root and members (primary or supplementary) of the operator group;
  *     they may do everything;
  *   - anyone may submit and list (List returns the public queue view);
+ *   - a job may be charged to a project (unix group) only by its members, or by admins;
+ *   - a job's priority may be raised (negative nice) only by admins;
  *   - a job's owner may show its details, cancel, hold, release, requeue, wait for it,
  *     see its logs and lower its priority;
  *   - suspend/resume: admins, and owners only where policy->users_may_suspend (a
  *     suspended job keeps its CPUs and memory, which others may be waiting for);
- *   - a hold placed by an admin is released only by an admin (Slurm's admin hold);
+ *   - a suspension by an admin is resumed only by an admin;
+ *   - a hold placed by an admin on someone else's job is an admin hold, released only
+ *     by an admin (Slurm's admin hold): authz_hold_is_admin_hold();
  *   - raising priority and reloading the configuration: admins only. */
 
 #include <stdbool.h>
@@ -35,7 +39,10 @@ typedef struct AuthzJob {
         /* The job's project (account). No rule looks at it yet; it is here so project
          * coordinators can be added without changing every caller. */
         const char *project;
+        bool have_project_gid;  /* AUTHZ_USE_PROJECT: the project's unix group, if it exists */
+        gid_t project_gid;
         bool held_by_admin;     /* the current hold was placed by an admin */
+        bool suspended_by_admin;
 } AuthzJob;
 
 typedef struct AuthzPolicy {
@@ -59,6 +66,7 @@ typedef enum AuthzAction {
         AUTHZ_RELOAD,
         AUTHZ_SET_PRIORITY,     /* raise a job's priority (lower its nice) */
         AUTHZ_LOWER_PRIORITY,   /* lower it (raise nice): owners may, as in Slurm */
+        AUTHZ_USE_PROJECT,      /* charge a job to job->project (job: the job being submitted) */
         _AUTHZ_ACTION_MAX,
         _AUTHZ_ACTION_INVALID = -EINVAL,
 } AuthzAction;
@@ -70,3 +78,7 @@ bool authz_peer_is_admin(const AuthzPeer *peer, const AuthzPolicy *policy) _pure
 /* 0 when allowed, -EPERM when not. -EINVAL for a job-scoped action without a job (a
  * caller bug, not a denial). job may be NULL for submit, list and reload. */
 int authz_check(const AuthzPeer *peer, AuthzAction action, const AuthzJob *job, const AuthzPolicy *policy);
+
+/* Whether a hold (or a suspension) this peer places on this job binds its owner: an
+ * admin acting on somebody else's job. */
+bool authz_is_admin_action(const AuthzPeer *peer, const AuthzJob *job, const AuthzPolicy *policy) _pure_;

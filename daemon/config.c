@@ -92,21 +92,35 @@ static int parse_ident(const char *v, void *data) {
         return parse_string(v, data);
 }
 
+static int parse_bytes(const char *v, void *data) {
+        uint64_t b;
+        int r = parse_size(v, 1, &b);
+        if (r < 0)
+                return r;
+        *(uint64_t *) data = b;
+        return 0;
+}
+
 typedef struct ConfigItem {
         const char *section, *key;
         ConfigParser parse;
-        size_t offset;
+        size_t offset, size;
         const char *expect; /* for the error message */
 } ConfigItem;
 
-#define MGR(k, p, f, e) { "Manager", k, p, offsetof(Config, f), e }
-#define QUE(k, p, f, e) { "Queue", k, p, offsetof(QueueConfig, f), e }
+#define MGR(k, p, f, e) { "Manager", k, p, offsetof(Config, f), sizeof(((Config *) 0)->f), e }
+#define QUE(k, p, f, e) { "Queue", k, p, offsetof(QueueConfig, f), sizeof(((QueueConfig *) 0)->f), e }
 static const ConfigItem items[] = {
         MGR("OperatorGroup", parse_string, operator_group, "a group name"),
         MGR("UsersMaySuspend", parse_bool, users_may_suspend, "a boolean"),
         MGR("KillWaitSec", parse_sec, kill_wait_sec, "a duration"),
         MGR("DefaultQueue", parse_ident, default_queue, "a queue name"),
-        MGR("MaxJobsPerUser", parse_u32, max_jobs_per_user, "a number"),
+        MGR("MaxJobsPerUser", parse_u32, max_jobs_per_user, "a number (0: no limit)"),
+        MGR("MaxArraySize", parse_u32, max_array_size, "a number of tasks (0: no limit)"),
+        MGR("MaxStoredBytesPerUser", parse_bytes, max_stored_bytes_per_user, "a size such as 256M (0: no limit)"),
+        MGR("MaxConnectionsPerUser", parse_u32, max_connections_per_user, "a number"),
+        MGR("MaxWaitsPerConnection", parse_u32, max_waits_per_connection, "a number"),
+        MGR("MaxConnectionOutput", parse_bytes, max_connection_output, "a size such as 4M"),
         MGR("Policy", parse_policy, policy, "fcfs, easy or conservative"),
         MGR("BackfillOrder", parse_backfill_order, backfill_order, "priority or sjf"),
         QUE("Name", parse_ident, name, "a queue name ([A-Za-z0-9_.-], up to 64)"),
@@ -139,9 +153,46 @@ _printf_(4, 0) static int error_at(char **ret_error, const char *file, unsigned 
         return -EINVAL;
 }
 
+/* A [Queue] section is collected whole, then merged into the queue of the same Name=
+ * from an earlier file or section key by key, so a drop-in that sets only Priority=
+ * keeps the MaxWalltime= the main file gave (systemd's drop-in semantics). */
+typedef struct QueueSection {
+        bool open;
+        QueueConfig q;
+        uint64_t set; /* bit i: items[i] was given */
+        unsigned line;
+} QueueSection;
+
+static int queue_section_close(Config *c, QueueSection *sec, const char *path, char **ret_error) {
+        QueueConfig *into;
+
+        if (!sec->open)
+                return 0;
+        sec->open = false;
+        if (!sec->q.name)
+                return error_at(ret_error, path, sec->line, "a [Queue] section has no Name=%s%s", "", "");
+        into = (QueueConfig *) config_find_queue(c, sec->q.name);
+        if (!into) {
+                QueueConfig *q = reallocarray(c->queues, c->n_queues + 1, sizeof *q);
+                if (!q) {
+                        free(sec->q.name);
+                        return -ENOMEM;
+                }
+                c->queues = q;
+                c->queues[c->n_queues++] = sec->q;
+                return 0;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(items); i++)
+                if ((sec->set & (UINT64_C(1) << i)) && streq(items[i].section, "Queue") &&
+                    items[i].offset != offsetof(QueueConfig, name))
+                        memcpy((char *) into + items[i].offset, (char *) &sec->q + items[i].offset, items[i].size);
+        free(sec->q.name);
+        return 0;
+}
+
 static int load_file(Config *c, const char *path, char **ret_error) {
         _cleanup_free_ char *text = NULL;
-        QueueConfig *queue = NULL;
+        QueueSection sec = {};
         const char *section = NULL;
         unsigned line = 0;
         char *p, *next;
@@ -168,72 +219,62 @@ static int load_file(Config *c, const char *path, char **ret_error) {
                 if (*l == '[') {
                         size_t n = strlen(l);
                         if (l[n - 1] != ']')
-                                return error_at(ret_error, path, line, "section header without ']': %s%s", l, "");
-                        l[n - 1] = 0;
-                        if (streq(l + 1, "Manager"))
-                                section = "Manager";
-                        else if (streq(l + 1, "Queue")) {
-                                QueueConfig *q = reallocarray(c->queues, c->n_queues + 1, sizeof *q);
-                                if (!q)
-                                        return -ENOMEM;
-                                c->queues = q;
-                                queue = &c->queues[c->n_queues++];
-                                *queue = (QueueConfig) { .rerunnable = true };
-                                section = "Queue";
-                        } else
-                                return error_at(ret_error, path, line,
-                                                "unknown section [%s] (known: [Manager], [Queue])%s", l + 1, "");
+                                r = error_at(ret_error, path, line, "section header without ']': %s%s", l, "");
+                        else if ((r = queue_section_close(c, &sec, path, ret_error)) >= 0) {
+                                l[n - 1] = 0;
+                                if (streq(l + 1, "Manager"))
+                                        section = "Manager";
+                                else if (streq(l + 1, "Queue")) {
+                                        sec = (QueueSection) { .open = true, .q.rerunnable = true, .line = line };
+                                        section = "Queue";
+                                } else
+                                        r = error_at(ret_error, path, line,
+                                                     "unknown section [%s] (known: [Manager], [Queue])%s", l + 1, "");
+                        }
+                        if (r < 0)
+                                goto fail;
                         continue;
                 }
                 eq = strchr(l, '=');
-                if (!eq)
-                        return error_at(ret_error, path, line, "expected KEY=VALUE, got '%s'%s", l, "");
+                if (!eq) {
+                        r = error_at(ret_error, path, line, "expected KEY=VALUE, got '%s'%s", l, "");
+                        goto fail;
+                }
                 *eq = 0;
                 key = strip(l);
                 value = strip(eq + 1);
-                if (!section)
-                        return error_at(ret_error, path, line, "%s= outside of a section%s", key, "");
+                if (!section) {
+                        r = error_at(ret_error, path, line, "%s= outside of a section%s", key, "");
+                        goto fail;
+                }
                 size_t i;
                 for (i = 0; i < ELEMENTSOF(items); i++)
                         if (streq(items[i].section, section) && streq(items[i].key, key))
                                 break;
-                if (i >= ELEMENTSOF(items))
-                        return error_at(ret_error, path, line, "unknown key %s= in this section%s", key, "");
-                r = items[i].parse(value, (char *) (streq(section, "Queue") ? (void *) queue : (void *) c) +
+                if (i >= ELEMENTSOF(items)) {
+                        r = error_at(ret_error, path, line, "unknown key %s= in this section%s", key, "");
+                        goto fail;
+                }
+                r = items[i].parse(value, (char *) (streq(section, "Queue") ? (void *) &sec.q : (void *) c) +
                                                   items[i].offset);
                 if (r == -ENOMEM)
-                        return r;
-                if (r < 0)
-                        return error_at(ret_error, path, line, "invalid value for %s=, expected %s", key,
-                                        items[i].expect);
+                        goto fail;
+                if (r < 0) {
+                        r = error_at(ret_error, path, line, "invalid value for %s=, expected %s", key,
+                                     items[i].expect);
+                        goto fail;
+                }
+                if (streq(section, "Queue"))
+                        sec.set |= UINT64_C(1) << i;
         }
-        return 0;
+        return queue_section_close(c, &sec, path, ret_error);
+fail:
+        free(sec.q.name);
+        return r;
 }
 
 static int filename_cmp(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
-/* Queues of the same name merge: the later definition's settings win, and a queue
- * without Name= is an error. */
-static int check_queues(Config *c, char **ret_error) {
-        for (size_t i = 0; i < c->n_queues; i++) {
-                if (!c->queues[i].name) {
-                        if (asprintf(ret_error, "a [Queue] section has no Name=") < 0)
-                                *ret_error = NULL;
-                        return -EINVAL;
-                }
-                for (size_t k = 0; k < i; k++)
-                        if (streq(c->queues[k].name, c->queues[i].name)) {
-                                free(c->queues[k].name);
-                                c->queues[k] = c->queues[i];
-                                memmove(&c->queues[i], &c->queues[i + 1], (c->n_queues - i - 1) * sizeof c->queues[0]);
-                                c->n_queues--;
-                                i--;
-                                break;
-                        }
-        }
-        return 0;
 }
 
 int config_load(const char *confdir, Config **ret, char **ret_error) {
@@ -247,6 +288,12 @@ int config_load(const char *confdir, Config **ret, char **ret_error) {
         if (!c)
                 return -ENOMEM;
         c->kill_wait_sec = 30;
+        c->max_jobs_per_user = 20000;
+        c->max_array_size = 10000;
+        c->max_stored_bytes_per_user = UINT64_C(256) << 20;
+        c->max_connections_per_user = 32;
+        c->max_waits_per_connection = 64;
+        c->max_connection_output = UINT64_C(4) << 20;
         if (asprintf(&main_path, "%s/corral.conf", confdir) < 0 || asprintf(&dropdir, "%s/corral.conf.d", confdir) < 0)
                 return -ENOMEM;
         r = load_file(c, main_path, ret_error);
@@ -273,8 +320,6 @@ int config_load(const char *confdir, Config **ret, char **ret_error) {
                         if ((r = load_file(c, *f, ret_error)) < 0)
                                 return r;
         }
-        if ((r = check_queues(c, ret_error)) < 0)
-                return r;
 
         if (c->n_queues == 0) {
                 /* The seeds' three queues. */

@@ -2,8 +2,8 @@
 #pragma once
 
 /* corrald's configuration: <confdir>/corral.conf and then <confdir>/corral.conf.d/NAME.conf
- * in lexical order, INI as systemd writes it. Later files override earlier ones; [Queue]
- * sections with the same Name= merge. Errors name file:line. */
+ * in lexical order, INI as systemd writes it. Later files override earlier ones key by key;
+ * [Queue] sections with the same Name= merge key by key too. Errors name file:line. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,7 +25,13 @@ typedef struct Config {
         bool users_may_suspend;
         uint64_t kill_wait_sec;
         char *default_queue;
-        uint32_t max_jobs_per_user; /* queued+running; 0: no limit */
+        /* Bounds on what one user may make corrald hold (corrald(8), "LIMITS"). */
+        uint32_t max_jobs_per_user; /* not yet final (queued, held, running); 0: no limit */
+        uint32_t max_array_size;    /* tasks in one array; 0: CORRAL_ARRAY_TASKS_MAX */
+        uint64_t max_stored_bytes_per_user; /* stored requests of unfinished jobs; 0: no limit */
+        uint32_t max_connections_per_user;  /* root is exempt */
+        uint32_t max_waits_per_connection;
+        uint64_t max_connection_output;     /* unread reply bytes before a client is dropped */
         char *policy;           /* fcfs | easy | conservative */
         char *backfill_order;   /* priority | sjf */
         QueueConfig *queues;

@@ -83,6 +83,7 @@ Job *job_free(Job *j) {
                 return NULL;
         free(j->deps);
         free(j->alloc);
+        free(j->launch_error);
         if (j->packed) {
                 /* These point into the packed block. */
                 j->req.name = j->req.workdir = NULL;
@@ -172,7 +173,11 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
         r |= dup_or_null(j->project, &i.project);
         r |= dup_or_null(j->queue, &i.queue);
         r |= dup_or_null(job_state_to_string(j->state), &i.state);
-        r |= dup_or_null(j->reason, &i.reason);
+        if (details && j->launch_error) {
+                if (asprintf(&i.reason, "%s: %s", strempty(j->reason), j->launch_error) < 0)
+                        r = -ENOMEM, i.reason = NULL;
+        } else
+                r |= dup_or_null(j->reason, &i.reason);
         if (j->alloc && !cpu_set_is_empty(&j->alloc->cpus)) {
                 r |= dup_or_null(hostname, &i.node);
                 i.cpus_allocated = cpu_set_format(&j->alloc->cpus);

@@ -30,8 +30,17 @@ typedef struct Job {
         bool has_script;
         char *packed; /* one block holding the request's remaining strings, see job_trim_request() */
         struct StrChunk *packed_chunk;
+        /* Array tasks share one stored request, their first task's: request_id names it
+         * (0: the job's own). request_bytes is its stored size, counted once per array
+         * against MaxStoredBytesPerUser=. */
+        uint64_t request_id;
+        size_t request_bytes;
         bool rerunnable;
         bool held_by_admin;
+        bool suspended_by_admin;
+        /* Why the launch failed, in words that may name the user's paths: shown to the
+         * owner and admins only, the public reason says just "LaunchFailed". */
+        char *launch_error;
         uint32_t requeue_count;
         uint64_t array_job_id;
         uint32_t array_task_id;

@@ -106,26 +106,45 @@ json_object *manager_job_json(Manager *m, const Job *j, bool details) {
         return o;
 }
 
-static void wait_notify(Call *c, void *userdata) {
-        Manager *m = userdata;
-        Job *j = manager_find_job(m, server_call_job_id(c));
-        bool final = !j || job_state_is_final(j->state);
-        json_object *p = json_object_new_object(), *jo = j ? manager_job_json(m, j, true) : NULL;
-        bool more = server_call_get_data(c) != NULL;
+/* One change, any number of waiters: the job's view is built once, from memory (no
+ * store read, no parse of the stored request), and shared by every reply. */
+typedef struct WaitNotify {
+        Manager *m;
+        Job *job;
+        json_object *view;
+} WaitNotify;
 
+static void wait_notify(Call *c, void *userdata) {
+        WaitNotify *w = userdata;
+        bool final = job_state_is_final(w->job->state);
+        bool more = server_call_get_data(c) != NULL;
+        json_object *p;
+
+        if (!final && !more)
+                return;
+        if (!w->view) {
+                JobInfo info;
+                if (job_to_info(w->job, true, NULL, w->m->hostname, &info) < 0)
+                        return;
+                if (job_info_to_json(&info, true, &w->view) < 0)
+                        w->view = NULL;
+                job_info_done(&info);
+                if (!w->view)
+                        return;
+        }
+        p = json_object_new_object();
         if (!p)
                 return;
-        if (jo)
-                json_object_object_add(p, "job", jo);
-        if (final || more)
-                (void) server_call_reply(c, reply_new(p, !final), !final);
-        else
-                json_object_put(p);
+        json_object_object_add(p, "job", json_object_get(w->view));
+        (void) server_call_reply(c, reply_new(p, !final), !final);
 }
 
 static void job_changed(Manager *m, Job *j) {
+        WaitNotify w = { .m = m, .job = j };
+
         if (m->server)
-                server_foreach_waiting(m->server, j->id, wait_notify, m);
+                server_foreach_waiting(m->server, j->id, wait_notify, &w);
+        json_object_put(w.view);
 }
 
 /* The allocation stays on a finished job, for the record (show lists its CPUs); only
@@ -150,7 +169,8 @@ int manager_job_requeue(Manager *m, Job *j, bool hold, const char *reason) {
         job_release_allocation(m, j);
         j->alloc = mfree(j->alloc);
         j->state = hold ? JOB_HELD : JOB_QUEUED;
-        j->held_by_admin = false;
+        j->held_by_admin = j->suspended_by_admin = false;
+        j->launch_error = mfree(j->launch_error);
         j->requeue_count++;
         j->start_time = j->end_time = 0;
         j->eligible_time = now_sec();
@@ -163,6 +183,15 @@ int manager_job_requeue(Manager *m, Job *j, bool hold, const char *reason) {
         return manager_job_save(m, j);
 }
 
+/* A launch that failed: the words (systemd's refusal, the supervisor's "cannot open
+ * /home/alice/out: Permission denied") may name paths and argv, so they go to the owner's
+ * view and the log only; the public queue says "LaunchFailed". */
+static int job_launch_failed(Manager *m, Job *j, JobState state, const char *detail) {
+        free(j->launch_error);
+        j->launch_error = detail ? strndup(detail, 1024) : NULL;
+        return manager_job_finish(m, j, state, "LaunchFailed");
+}
+
 /* ---- executor callbacks ---- */
 
 static void on_job_started(Executor *e, uint64_t id, int error, const char *message, void *userdata) {
@@ -173,10 +202,9 @@ static void on_job_started(Executor *e, uint64_t id, int error, const char *mess
                 return;
         j->launching = false;
         if (error < 0) {
-                char reason[512];
                 log_error_errno(error, "Job %" PRIu64 " could not be started: %s", id, strna(message));
-                snprintf(reason, sizeof reason, "LaunchFailed: %s", strna(message));
-                (void) manager_job_finish(m, j, j->cancel_requested ? JOB_CANCELLED : JOB_FAILED, reason);
+                (void) job_launch_failed(m, j, j->cancel_requested ? JOB_CANCELLED : JOB_FAILED,
+                                         message ?: strerror(-error));
                 return;
         }
         log_info("Job %" PRIu64 " started in corral-job-%" PRIu64 ".scope.", id, id);
@@ -209,8 +237,9 @@ static void on_job_finished(Executor *e, const JobOutcome *o, void *userdata) {
         if (j->launching)
                 j->launching = false;
         if (o->launch_errno) {
-                snprintf(buf, sizeof buf, "LaunchFailed: %s", strna(o->launch_error));
-                state = JOB_FAILED, reason = buf;
+                log_info("Job %" PRIu64 " could not be launched: %s.", j->id, strna(o->launch_error));
+                (void) job_launch_failed(m, j, JOB_FAILED, o->launch_error ?: strerror(o->launch_errno));
+                return;
         } else if (j->cancel_requested && strneq(strempty(j->reason), "Requeue", 7)) {
                 bool hold = streq(j->reason, "RequeueHold");
                 (void) manager_job_requeue(m, j, hold, "Requeued");
@@ -438,11 +467,9 @@ static void launch_pending(Manager *m) {
                 if (r >= 0)
                         r = executor_start(m->executor, spec);
                 if (r < 0) {
-                        char reason[128];
                         j->launching = false;
-                        snprintf(reason, sizeof reason, "LaunchFailed: %s", strerror(-r));
                         log_error_errno(r, "Cannot launch job %" PRIu64 ": %m", j->id);
-                        (void) manager_job_finish(m, j, JOB_FAILED, reason);
+                        (void) job_launch_failed(m, j, JOB_FAILED, strerror(-r));
                 }
         }
         m->n_to_launch = 0;

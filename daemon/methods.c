@@ -29,10 +29,46 @@ static json_object *permission_denied(const char *what) {
         return reply_error_new(CORRAL_ERROR_PERMISSION_DENIED, p);
 }
 
-static json_object *quota_exceeded(uint32_t limit) {
+/* Which bound, its value, and what it is in words: a user over a limit learns which one
+ * and an admin can grep the name in corrald(8). */
+static json_object *quota_exceeded(const char *setting, uint64_t limit, const char *what) {
         json_object *p = json_object_new_object();
+        char msg[256];
+
+        snprintf(msg, sizeof msg, "%s (%s=%" PRIu64 ")", what, setting, limit);
         json_add_u64(p, CORRAL_FIELD_LIMIT, limit);
+        json_add_string(p, CORRAL_FIELD_MESSAGE, msg);
         return reply_error_new(CORRAL_ERROR_QUOTA_EXCEEDED, p);
+}
+
+/* What one user keeps in corrald: jobs not yet final, and the bytes of their stored
+ * requests (an array's once). Root is not limited, as in Slurm. */
+static json_object *check_user_limits(Manager *m, uid_t uid, uint64_t new_jobs, uint64_t new_bytes) {
+        const Config *c = m->config;
+        uint64_t jobs = 0, bytes = 0, last_array = 0;
+
+        if (uid == 0 || (!c->max_jobs_per_user && !c->max_stored_bytes_per_user))
+                return NULL;
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                const Job *j = m->jobs[i];
+                if (j->uid != uid || job_state_is_final(j->state))
+                        continue;
+                jobs++;
+                if (!j->array_job_id)
+                        bytes += j->request_bytes;
+                else if (j->array_job_id != last_array) { /* tasks have consecutive ids */
+                        bytes += j->request_bytes;
+                        last_array = j->array_job_id;
+                }
+        }
+        if (c->max_jobs_per_user && jobs + new_jobs > c->max_jobs_per_user)
+                return quota_exceeded("MaxJobsPerUser", c->max_jobs_per_user,
+                                      "you would have more unfinished jobs than allowed");
+        if (c->max_stored_bytes_per_user && bytes + new_bytes > c->max_stored_bytes_per_user)
+                return quota_exceeded("MaxStoredBytesPerUser", c->max_stored_bytes_per_user,
+                                      "your unfinished jobs' scripts, arguments and environments would take "
+                                      "more bytes than allowed");
+        return NULL;
 }
 
 static AuthzPeer authz_peer(const Peer *p) {
@@ -40,12 +76,8 @@ static AuthzPeer authz_peer(const Peer *p) {
 }
 
 static AuthzJob authz_job(const Job *j) {
-        return (AuthzJob) { .owner_uid = j->uid, .project = j->project, .held_by_admin = j->held_by_admin };
-}
-
-static bool peer_is_admin(Manager *m, const Peer *p) {
-        AuthzPeer ap = authz_peer(p);
-        return authz_peer_is_admin(&ap, &m->authz);
+        return (AuthzJob) { .owner_uid = j->uid, .project = j->project, .held_by_admin = j->held_by_admin,
+                            .suspended_by_admin = j->suspended_by_admin };
 }
 
 /* Reads {"job_id": N} and finds the job, or produces the error reply. */
@@ -72,142 +104,171 @@ static json_object *check(Manager *m, const Peer *peer, AuthzAction a, const Job
         return NULL;
 }
 
-static bool peer_in_group(const Peer *p, gid_t g) {
-        if (p->gid == g)
-                return true;
-        for (size_t i = 0; i < p->n_groups; i++)
-                if (p->groups[i] == g)
-                        return true;
-        return false;
+/* The longest expansion a pattern can have, checked at submission so that a path too long
+ * for the kernel is the submitter's error now, not a failed launch later. */
+static bool output_paths_fit(const SubmitRequest *req, const char *user) {
+        _cleanup_(job_freep) Job *probe = job_new();
+        const char *paths[] = { req->stdin_path, req->stdout_path, req->stderr_path };
+
+        if (!probe)
+                return false;
+        probe->id = probe->array_job_id = CORRAL_JOB_ID_MAX;
+        probe->array_task_id = UINT32_MAX;
+        probe->user = user;
+        probe->req.name = req->name; /* borrowed */
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                _cleanup_free_ char *x = NULL;
+                if (paths[i] && job_expand_path(probe, paths[i], &x) < 0) {
+                        probe->req.name = NULL;
+                        return false;
+                }
+        }
+        probe->req.name = NULL;
+        return true;
+}
+
+static Job *submit_new_job(Manager *m, const Peer *peer, const struct passwd *pw, const char *project,
+                           const QueueConfig *q, const SubmitRequest *req, uint64_t now) {
+        Job *j = job_new();
+
+        if (!j)
+                return NULL;
+        j->id = m->next_id++;
+        j->uid = peer->uid;
+        j->gid = pw->pw_gid;
+        j->user = intern(pw->pw_name);
+        j->project = intern(project);
+        j->queue = intern(q->name);
+        j->state = req->hold ? JOB_HELD : JOB_QUEUED;
+        j->rerunnable = req->rerunnable < 0 ? q->rerunnable : req->rerunnable;
+        j->submit_time = j->eligible_time = now;
+        j->exit_code = -1;
+        if (j->state == JOB_HELD)
+                (void) job_set_reason(j, "JobHeldUser");
+        if (!j->user || !j->project || !j->queue)
+                return job_free(j);
+        return j;
 }
 
 static json_object *method_submit(Manager *m, const Peer *peer, json_object *params) {
-        SubmitRequest req = SUBMIT_REQUEST_INIT;
+        _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+        _cleanup_free_ char *project = NULL;
         const char *bad = NULL;
         struct passwd *pw;
         struct group *gr;
-        json_object *err, *ids, *p;
-        uint32_t n_tasks = 1;
-        uint64_t now = (uint64_t) time(NULL), first_id = 0;
+        json_object *err, *p;
+        uint32_t n_tasks = 1, max_tasks;
+        uint64_t now = (uint64_t) time(NULL), first_id = m->next_id;
+        size_t n_jobs_before = m->n_jobs, bytes = 0;
         const QueueConfig *q;
-        char *project = NULL;
         int r;
 
         if ((err = check(m, peer, AUTHZ_SUBMIT, NULL, "you may not submit jobs")))
                 return err;
         r = submit_request_from_json(params, &req, &bad);
-        if (r < 0) {
-                submit_request_done(&req);
+        if (r < 0)
                 return reply_invalid_parameter(bad ?: "parameters", strerror(-r));
-        }
-#define INVALID(field, msg)                                                                \
-        do {                                                                               \
-                submit_request_done(&req);                                                 \
-                free(project);                                                             \
-                return reply_invalid_parameter(field, msg);                                \
-        } while (0)
 
         pw = getpwuid(peer->uid);
         if (!pw)
-                INVALID("user", "your user id has no passwd entry on the scheduler's machine");
+                return reply_invalid_parameter("user", "your user id has no passwd entry on the scheduler's machine");
         if (!req.workdir || req.workdir[0] != '/')
-                INVALID("workdir", "the working directory must be an absolute path");
+                return reply_invalid_parameter("workdir", "the working directory must be an absolute path");
         q = config_find_queue(m->config, req.queue ?: m->config->default_queue);
         if (!q)
-                INVALID("queue", "no such queue (corral info lists them)");
+                return reply_invalid_parameter("queue", "no such queue (corral info lists them)");
         if (q->max_walltime && req.walltime_sec != 0 && req.walltime_sec > q->max_walltime)
-                INVALID("walltime_sec", "longer than the queue's maximum walltime");
+                return reply_invalid_parameter("walltime_sec", "longer than the queue's maximum walltime");
         if ((req.cpus ?: 1) > sched_machine_cpus(&m->machine))
-                INVALID("cpus", "more CPUs than this machine has");
+                return reply_invalid_parameter("cpus", "more CPUs than this machine has");
         if (req.memory > sched_machine_memory(&m->machine))
-                INVALID("memory", "more memory than this machine has");
+                return reply_invalid_parameter("memory", "more memory than this machine has");
         for (size_t i = 0; i < req.n_dependencies; i++)
                 if (!manager_find_job(m, req.dependencies[i].job_id))
-                        INVALID("dependencies", "a job it depends on does not exist");
+                        return reply_invalid_parameter("dependencies", "a job it depends on does not exist");
+        if (!output_paths_fit(&req, pw->pw_name))
+                return reply_invalid_parameter("stdout_path", "an output path with its patterns expanded "
+                                                              "would be longer than PATH_MAX");
+        if (req.nice < 0 && (err = check(m, peer, AUTHZ_SET_PRIORITY, NULL,
+                                         "only administrators may raise a job's priority (a negative nice)")))
+                return err;
 
         /* The project defaults to the user's primary group, as an account defaults in Slurm;
          * naming another one requires membership (or admin rights). */
         if (req.project) {
+                AuthzJob aj = { .owner_uid = peer->uid, .project = req.project };
+                AuthzPeer ap = authz_peer(peer);
                 gr = getgrnam(req.project);
-                if (!peer_is_admin(m, peer) && (!gr || !peer_in_group(peer, gr->gr_gid))) {
-                        submit_request_done(&req);
+                if (gr)
+                        aj.have_project_gid = true, aj.project_gid = gr->gr_gid;
+                if (authz_check(&ap, AUTHZ_USE_PROJECT, &aj, &m->authz) < 0)
                         return permission_denied("you are not a member of that project (group)");
-                }
                 project = strdup(req.project);
         } else {
                 gr = getgrgid(pw->pw_gid);
                 project = strdup(gr ? gr->gr_name : "default");
         }
-        if (!project) {
-                submit_request_done(&req);
+        if (!project)
                 return NULL;
-        }
-        if (req.array.set)
-                n_tasks = array_spec_count(&req.array);
-        if (m->config->max_jobs_per_user) {
-                uint32_t have = 0;
-                for (size_t i = 0; i < m->n_jobs; i++)
-                        if (m->jobs[i]->uid == peer->uid && !job_state_is_final(m->jobs[i]->state))
-                                have++;
-                if (have + n_tasks > m->config->max_jobs_per_user) {
-                        submit_request_done(&req);
-                        free(project);
-                        return quota_exceeded(m->config->max_jobs_per_user);
-                }
-        }
-#undef INVALID
 
-        ids = json_object_new_array();
+        max_tasks = m->config->max_array_size ?: CORRAL_ARRAY_TASKS_MAX;
+        if (req.array.set) {
+                n_tasks = array_spec_count(&req.array);
+                if (peer->uid != 0 && n_tasks > max_tasks)
+                        return quota_exceeded("MaxArraySize", max_tasks, "the array has more tasks than allowed");
+        }
+        if (m->config->max_stored_bytes_per_user && peer->uid != 0) {
+                /* The size as stored: one serialization more, only when it is limited. */
+                json_object *o = NULL;
+                if (submit_request_to_json(&req, &o) < 0)
+                        return NULL;
+                bytes = strlen(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+                json_object_put(o);
+        }
+        if ((err = check_user_limits(m, peer->uid, n_tasks, bytes)))
+                return err;
+
+        /* All tasks or none: a failure half way (out of memory, a full disk) rolls the
+         * store back to here and forgets the jobs already made. */
+        if (store_savepoint(m->store) < 0) {
+                log_error("Cannot record a submission: %s", store_error(m->store));
+                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+        }
         for (uint32_t t = 0; t < n_tasks; t++) {
-                Job *j = job_new();
+                Job *j = submit_new_job(m, peer, pw, project, q, &req, now);
+                Job *first = t > 0 ? manager_find_job(m, first_id) : NULL;
+
                 if (!j)
-                        break;
-                j->id = m->next_id++;
-                if (t == 0)
-                        first_id = j->id;
-                j->uid = peer->uid;
-                j->gid = pw->pw_gid;
-                j->user = intern(pw->pw_name);
-                j->project = intern(project);
-                j->queue = intern(q->name);
-                j->state = req.hold ? JOB_HELD : JOB_QUEUED;
-                j->rerunnable = req.rerunnable < 0 ? q->rerunnable : req.rerunnable;
-                j->submit_time = j->eligible_time = now;
-                j->exit_code = -1;
+                        goto fail;
                 if (req.array.set) {
                         j->array_job_id = first_id;
                         j->array_task_id = req.array.start + t * (req.array.step ?: 1);
                 }
-                if (t + 1 == n_tasks)
-                        j->req = req, req = (SubmitRequest) SUBMIT_REQUEST_INIT;
-                else {
-                        /* Each task owns its copy of the request. */
-                        json_object *o = NULL;
-                        const char *b;
-                        j->req = (SubmitRequest) SUBMIT_REQUEST_INIT;
-                        if (submit_request_to_json(&req, &o) < 0 || submit_request_from_json(o, &j->req, &b) < 0) {
-                                json_object_put(o);
+                if (t == 0) {
+                        /* The first (or only) job owns the request; the store keeps it once. */
+                        j->req = req;
+                        req = (SubmitRequest) SUBMIT_REQUEST_INIT;
+                } else {
+                        /* The rest copy what the first kept in memory (its trimmed request)
+                         * and refer to its stored request. */
+                        j->request_id = first_id;
+                        j->request_bytes = first->request_bytes;
+                        j->has_script = first->has_script;
+                        if (submit_request_copy(&first->req, &j->req) < 0) {
                                 job_free(j);
-                                break;
+                                goto fail;
                         }
-                        json_object_put(o);
                 }
-                if (j->state == JOB_HELD)
-                        (void) job_set_reason(j, "JobHeldUser");
-                if (!j->user || !j->project || !j->queue || store_insert_job(m->store, j) < 0 ||
+                if (store_insert_job(m->store, j, t == 0 ? &j->request_bytes : NULL) < 0 ||
                     manager_add_job(m, j) < 0) {
                         log_error("Cannot record job %" PRIu64 ": %s", j->id, store_error(m->store));
                         job_free(j);
-                        json_object_put(ids);
-                        submit_request_done(&req);
-                        free(project);
-                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+                        goto fail;
                 }
                 job_trim_request(j);
-                json_object_array_add(ids, json_object_new_uint64(j->id));
         }
-        submit_request_done(&req);
-        free(project);
+        if (store_release(m->store) < 0)
+                goto fail;
         {
                 char last[32];
                 snprintf(last, sizeof last, "%" PRIu64, m->next_id - 1);
@@ -217,11 +278,20 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
         m->sched_needed = true;
         p = json_object_new_object();
         json_add_u64(p, "job_id", first_id);
-        if (n_tasks > 1)
+        if (n_tasks > 1) {
+                json_object *ids = json_object_new_array_ext((int) n_tasks);
+                for (uint32_t t = 0; ids && t < n_tasks; t++)
+                        json_object_array_add(ids, json_object_new_uint64(first_id + t));
                 json_add(p, "job_ids", ids);
-        else
-                json_object_put(ids);
+        }
         return ok_reply(p);
+
+fail:
+        (void) store_rollback(m->store);
+        while (m->n_jobs > n_jobs_before)
+                job_free(m->jobs[--m->n_jobs]);
+        m->next_id = first_id;
+        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
 }
 
 static bool state_matches(const Job *j, char *const *states) {
@@ -234,11 +304,29 @@ static bool state_matches(const Job *j, char *const *states) {
         return false;
 }
 
+/* The reply's budget: below CORRAL_MESSAGE_SIZE_MAX with room for the envelope. */
+#define LIST_PAGE_BYTES (768U << 10)
+
+static size_t first_job_after(Manager *m, uint64_t after) {
+        size_t lo = 0, hi = m->n_jobs;
+
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (m->jobs[mid]->id <= after)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
 static json_object *method_list(Manager *m, const Peer *peer, json_object *params) {
         _cleanup_strv_free_ char **states = NULL;
         const char *user = NULL, *queue = NULL, *project = NULL;
         json_object *v, *jobs, *p;
-        size_t n = 0;
+        uint64_t after = 0, limit = CORRAL_LIST_JOBS_MAX, last = 0;
+        size_t n = 0, bytes = 0;
+        bool more = false;
 
         if (json_object_object_get_ex(params, "user", &v) && json_get_string(v, 1, CORRAL_IDENT_LENGTH_MAX, &user) < 0)
                 return reply_invalid_parameter("user", "a user name");
@@ -260,21 +348,44 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
                                 return reply_invalid_parameter("states", "unknown state name");
                 }
 
+        if (json_object_object_get_ex(params, "after_id", &v) && json_get_u64(v, 0, CORRAL_JOB_ID_MAX, &after) < 0)
+                return reply_invalid_parameter("after_id", "a job id: list the jobs after it");
+        if (json_object_object_get_ex(params, "limit", &v) && json_get_u64(v, 1, CORRAL_LIST_JOBS_MAX, &limit) < 0)
+                return reply_invalid_parameter("limit", "a number of jobs, 1 to 100000");
+
+        /* A page ends at the job count or at LIST_PAGE_BYTES of JSON, whichever comes first,
+         * so a reply always fits in a message however long the queue; next_after_id says
+         * where the next page starts. */
         jobs = json_object_new_array();
-        for (size_t i = 0; i < m->n_jobs && n < CORRAL_LIST_JOBS_MAX; i++) {
+        if (!jobs)
+                return NULL;
+        for (size_t i = first_job_after(m, after); i < m->n_jobs; i++) {
                 Job *j = m->jobs[i];
                 json_object *o;
+                size_t len;
                 if ((user && !streq(user, j->user)) || (queue && !streq(queue, j->queue)) ||
                     (project && !streq(project, strempty(j->project))) || !state_matches(j, states))
                         continue;
-                o = manager_job_json(m, j, false);
-                if (o) {
-                        json_object_array_add(jobs, o);
-                        n++;
+                if (n >= limit || bytes >= LIST_PAGE_BYTES) {
+                        more = true;
+                        break;
                 }
+                o = manager_job_json(m, j, false);
+                if (!o) {
+                        json_object_put(jobs);
+                        return NULL;
+                }
+                if (!json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len))
+                        len = 512;
+                json_object_array_add(jobs, o);
+                bytes += len + 1;
+                last = j->id;
+                n++;
         }
         p = json_object_new_object();
         json_add(p, "jobs", jobs);
+        if (more)
+                json_add_u64(p, "next_after_id", last);
         return ok_reply(p);
 }
 
@@ -334,8 +445,10 @@ static json_object *method_hold(Manager *m, const Peer *peer, json_object *param
         if (hold) {
                 if (j->state != JOB_QUEUED && j->state != JOB_BLOCKED)
                         return invalid_state(j);
+                AuthzPeer ap = authz_peer(peer);
+                AuthzJob aj = authz_job(j);
                 j->state = JOB_HELD;
-                j->held_by_admin = peer_is_admin(m, peer) && peer->uid != j->uid;
+                j->held_by_admin = authz_is_admin_action(&ap, &aj, &m->authz);
                 (void) job_set_reason(j, j->held_by_admin ? "JobHeldAdmin" : "JobHeldUser");
         } else {
                 if (j->state != JOB_HELD)
@@ -355,6 +468,7 @@ typedef struct FreezeCall {
         Manager *m;
         Call *call;
         bool freeze;
+        bool by_admin; /* an admin suspending somebody else's job: only an admin resumes it */
 } FreezeCall;
 
 static void on_freeze_done(Executor *e, uint64_t id, int error, const char *message, void *userdata) {
@@ -373,11 +487,13 @@ static void on_freeze_done(Executor *e, uint64_t id, int error, const char *mess
                 uint64_t now = (uint64_t) time(NULL);
                 if (j && fc->freeze && j->state == JOB_RUNNING) {
                         j->state = JOB_SUSPENDED;
+                        j->suspended_by_admin = fc->by_admin;
                         j->suspend_start = now;
                         (void) job_set_reason(j, "Suspended");
                         (void) manager_job_save(m, j);
                 } else if (j && !fc->freeze && j->state == JOB_SUSPENDED) {
                         j->state = JOB_RUNNING;
+                        j->suspended_by_admin = false;
                         j->suspended_usec += (now - j->suspend_start) * UINT64_C(1000000);
                         j->suspend_start = 0;
                         (void) job_set_reason(j, NULL);
@@ -409,7 +525,12 @@ static json_object *method_suspend(Manager *m, Call *call, const Peer *peer, jso
         fc = new0(FreezeCall, 1);
         if (!fc)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
-        *fc = (FreezeCall) { .m = m, .call = call, .freeze = freeze };
+        {
+                AuthzPeer ap = authz_peer(peer);
+                AuthzJob aj = authz_job(j);
+                *fc = (FreezeCall) { .m = m, .call = call, .freeze = freeze,
+                                     .by_admin = freeze && authz_is_admin_action(&ap, &aj, &m->authz) };
+        }
         if (executor_freeze(m->executor, j->id, j->project, freeze, on_freeze_done, fc) < 0) {
                 free(fc);
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
@@ -432,6 +553,10 @@ static json_object *method_requeue(Manager *m, const Peer *peer, json_object *pa
         if (job_state_is_pending(j->state) || j->cancel_requested)
                 return invalid_state(j);
         if (job_state_is_final(j->state)) {
+                /* Back among the unfinished jobs: it counts against its owner's limits
+                 * again, as a new submission would. */
+                if ((err = check_user_limits(m, j->uid, 1, j->request_bytes)))
+                        return err;
                 (void) manager_job_requeue(m, j, hold, "Requeued");
                 return ok_reply(NULL);
         }
@@ -451,6 +576,12 @@ static json_object *method_wait(Manager *m, Call *call, const Peer *peer, json_o
                 return err;
         if ((err = check(m, peer, AUTHZ_WAIT, j, "you can only wait for your own jobs")))
                 return err;
+        /* Every pending Wait is answered on every change of its job: bounded per
+         * connection, as connections are per user. */
+        if (!job_state_is_final(j->state) && m->config->max_waits_per_connection &&
+            server_call_n_deferred(call) >= m->config->max_waits_per_connection)
+                return quota_exceeded("MaxWaitsPerConnection", m->config->max_waits_per_connection,
+                                      "too many Wait calls pending on this connection");
         if (job_state_is_final(j->state)) {
                 p = json_object_new_object();
                 json_add(p, "job", manager_job_json(m, j, true));
@@ -480,7 +611,13 @@ static json_object *journal_lines(uint64_t job_id, uint64_t max_lines, bool *ret
         *ret_truncated = false;
         if (sd_journal_open(&jr, SD_JOURNAL_LOCAL_ONLY | SD_JOURNAL_SYSTEM) < 0)
                 return NULL;
+        /* Two fields of one entry must both match. CORRAL_JOB_ID= is what the job's
+         * supervisor writes, but any process may write it; _SYSTEMD_UNIT= is journald's
+         * own record of the sender's cgroup, so another user's job cannot put lines here. */
         snprintf(match, sizeof match, "CORRAL_JOB_ID=%" PRIu64, job_id);
+        if (sd_journal_add_match(jr, match, 0) < 0)
+                return NULL;
+        snprintf(match, sizeof match, "_SYSTEMD_UNIT=corral-job-%" PRIu64 ".scope", job_id);
         if (sd_journal_add_match(jr, match, 0) < 0 || sd_journal_seek_tail(jr) < 0)
                 return NULL;
         lines = json_object_new_array();

@@ -16,10 +16,10 @@
 #include "message.h"
 #include "server.h"
 
-#define CONNECTIONS_PER_UID_MAX 64U
 #define IDLE_TIMEOUT_USEC (120 * UINT64_C(1000000))
-/* Replies a slow client may leave unread before it is dropped (Wait streams, big lists). */
-#define PENDING_OUTPUT_MAX (64U << 20)
+/* Connections beyond CORRAL_CONNECTIONS_MAX kept for root: when users have filled every
+ * slot, the admin can still look and act. */
+#define ROOT_RESERVED_CONNECTIONS 16U
 
 typedef struct Connection Connection;
 
@@ -249,7 +249,7 @@ static void refuse(int fd, json_object *reply) {
 static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         Server *s = userdata;
         Connection *c;
-        unsigned same_uid = 0;
+        unsigned same_uid = 0, per_uid;
         int cfd, r;
         Peer peer = {};
 
@@ -263,10 +263,15 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
         for (Connection *k = s->conns; k; k = k->next)
                 if (k->peer.uid == peer.uid)
                         same_uid++;
-        if (s->n_conns >= CORRAL_CONNECTIONS_MAX || (peer.uid != 0 && same_uid >= CONNECTIONS_PER_UID_MAX)) {
+        per_uid = s->manager->config->max_connections_per_user;
+        if (peer.uid == 0 ? s->n_conns >= CORRAL_CONNECTIONS_MAX + ROOT_RESERVED_CONNECTIONS
+                          : s->n_conns >= CORRAL_CONNECTIONS_MAX || (per_uid && same_uid >= per_uid)) {
                 json_object *p = json_object_new_object();
-                json_add_u64(p, CORRAL_FIELD_LIMIT, s->n_conns >= CORRAL_CONNECTIONS_MAX ? CORRAL_CONNECTIONS_MAX
-                                                                                      : CONNECTIONS_PER_UID_MAX);
+                bool global = s->n_conns >= CORRAL_CONNECTIONS_MAX;
+                json_add_u64(p, CORRAL_FIELD_LIMIT, global ? CORRAL_CONNECTIONS_MAX : per_uid);
+                json_add_string(p, CORRAL_FIELD_MESSAGE,
+                                global ? "corrald has as many connections as it serves at once"
+                                       : "you have as many connections open as allowed (MaxConnectionsPerUser=)");
                 log_warning("Refusing a connection of uid %u: too many connections.", (unsigned) peer.uid);
                 free(peer.groups);
                 refuse(cfd, reply_error_new(CORRAL_ERROR_TOO_MANY_CONNECTIONS, p));
@@ -282,7 +287,10 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
         c->fd = cfd;
         c->peer = peer;
         c->reader = message_reader_new(CORRAL_MESSAGE_SIZE_MAX);
-        c->writer = message_writer_new(PENDING_OUTPUT_MAX);
+        /* Replies a slow client may leave unread before it is dropped (Wait streams, list
+         * pages): bounded per connection, so the daemon's memory is bounded by the
+         * connection caps times this. */
+        c->writer = message_writer_new(MAX(s->manager->config->max_connection_output, CORRAL_MESSAGE_SIZE_MAX + 1));
         c->next = s->conns;
         s->conns = c;
         s->n_conns++;
@@ -334,6 +342,12 @@ void *server_call_get_data(Call *c) {
 }
 void server_call_set_data(Call *c, void *data) {
         c->data = data;
+}
+unsigned server_call_n_deferred(Call *c) {
+        unsigned n = 0;
+        for (Call *k = c->conn->calls; k; k = k->next)
+                n++;
+        return n;
 }
 uint64_t server_call_job_id(Call *c) {
         return c->job_id;

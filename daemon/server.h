@@ -23,6 +23,8 @@ int server_call_reply(Call *c, json_object *reply, bool continues);
 void *server_call_get_data(Call *c);
 void server_call_set_data(Call *c, void *data);
 uint64_t server_call_job_id(Call *c);
+/* Calls of c's connection that wait for a later answer (not counting c itself). */
+unsigned server_call_n_deferred(Call *c);
 void server_call_set_job_id(Call *c, uint64_t id);
 /* Iterates over deferred calls waiting on job id (Wait). */
 void server_foreach_waiting(Server *s, uint64_t job_id, void (*cb)(Call *c, void *userdata), void *userdata);

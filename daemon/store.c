@@ -40,6 +40,11 @@ static const char *const migrations[] = {
         ");"
         "CREATE INDEX jobs_state ON jobs (state);"
         "CREATE INDEX jobs_uid ON jobs (uid);",
+        /* 2: array tasks share their first task's request (request_id, with an empty
+         * request of their own); who suspended; the owner-only launch error. */
+        "ALTER TABLE jobs ADD COLUMN request_id INTEGER NOT NULL DEFAULT 0;"
+        "ALTER TABLE jobs ADD COLUMN suspended_by_admin INTEGER NOT NULL DEFAULT 0;"
+        "ALTER TABLE jobs ADD COLUMN launch_error TEXT;",
 };
 
 static int sqlite_to_errno(int rc) {
@@ -118,14 +123,15 @@ static const char update_sql[] =
         " eligible_time=?7, start_time=?8, end_time=?9, suspended_usec=?10, suspend_start=?11,"
         " exit_code=?12, exit_signal=?13, alloc_cpus=?14, alloc_mem=?15, usage_cpu_usec=?16,"
         " usage_memory_peak=?17, usage_io_read=?18, usage_io_write=?19, usage_tasks_peak=?20,"
-        " queue=?21 WHERE id=?1";
+        " queue=?21, suspended_by_admin=?22, launch_error=?23 WHERE id=?1";
 static const char insert_sql[] =
         "INSERT INTO jobs (id, state, reason, rerunnable, held_by_admin, requeue_count, eligible_time,"
         " start_time, end_time, suspended_usec, suspend_start, exit_code, exit_signal, alloc_cpus,"
         " alloc_mem, usage_cpu_usec, usage_memory_peak, usage_io_read, usage_io_write,"
-        " usage_tasks_peak, queue, uid, gid, user, project, request, array_job_id, array_task_id,"
-        " submit_time) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
-        " ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)";
+        " usage_tasks_peak, queue, suspended_by_admin, launch_error, uid, gid, user, project, request,"
+        " array_job_id, array_task_id, submit_time, request_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+        " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27,"
+        " ?28, ?29, ?30, ?31, ?32)";
 
 int store_open(const char *dir, Store **ret) {
         _cleanup_(store_closep) Store *s = NULL;
@@ -197,6 +203,20 @@ int store_commit(Store *s) {
         return 0;
 }
 
+int store_savepoint(Store *s) {
+        int r = begin(s);
+        return r < 0 ? r : exec_sql(s, "SAVEPOINT corral_sp");
+}
+
+int store_release(Store *s) {
+        return exec_sql(s, "RELEASE corral_sp");
+}
+
+int store_rollback(Store *s) {
+        int r = exec_sql(s, "ROLLBACK TO corral_sp");
+        return r < 0 ? r : exec_sql(s, "RELEASE corral_sp");
+}
+
 static int bind_text(sqlite3_stmt *st, int i, const char *v) {
         return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
 }
@@ -259,6 +279,8 @@ static int bind_mutable(sqlite3_stmt *st, const Job *j) {
         rc |= sqlite3_bind_int64(st, 19, (sqlite3_int64) j->usage.io_write_bytes);
         rc |= sqlite3_bind_int64(st, 20, (sqlite3_int64) j->usage.tasks_peak);
         rc |= bind_text(st, 21, j->queue);
+        rc |= sqlite3_bind_int(st, 22, j->suspended_by_admin);
+        rc |= bind_text(st, 23, j->launch_error);
         return rc ? -EIO : 0;
 }
 
@@ -269,18 +291,22 @@ static int step_done(Store *s, sqlite3_stmt *st) {
         return rc == SQLITE_DONE ? 0 : sqlite_to_errno(rc) ?: -EIO;
 }
 
-int store_insert_job(Store *s, const Job *j) {
+int store_insert_job(Store *s, const Job *j, size_t *ret_request_bytes) {
         _cleanup_free_ char *request = NULL;
-        json_object *o = NULL;
+        size_t bytes = 0;
         int r, rc = 0;
 
-        r = submit_request_to_json(&j->req, &o);
-        if (r < 0)
-                return r;
-        request = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-        json_object_put(o);
-        if (!request)
-                return -ENOMEM;
+        if (j->request_id == 0 || j->request_id == j->id) {
+                json_object *o = NULL;
+                r = submit_request_to_json(&j->req, &o);
+                if (r < 0)
+                        return r;
+                request = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+                json_object_put(o);
+                if (!request)
+                        return -ENOMEM;
+                bytes = strlen(request);
+        }
         if ((r = begin(s)) < 0)
                 return r;
         r = bind_mutable(s->insert, j);
@@ -288,19 +314,23 @@ int store_insert_job(Store *s, const Job *j) {
                 (void) sqlite3_reset(s->insert);
                 return r;
         }
-        rc |= sqlite3_bind_int64(s->insert, 22, j->uid);
-        rc |= sqlite3_bind_int64(s->insert, 23, j->gid);
-        rc |= bind_text(s->insert, 24, j->user);
-        rc |= bind_text(s->insert, 25, j->project);
-        rc |= bind_text(s->insert, 26, request);
-        rc |= sqlite3_bind_int64(s->insert, 27, (sqlite3_int64) j->array_job_id);
-        rc |= sqlite3_bind_int64(s->insert, 28, j->array_task_id);
-        rc |= sqlite3_bind_int64(s->insert, 29, (sqlite3_int64) j->submit_time);
+        rc |= sqlite3_bind_int64(s->insert, 24, j->uid);
+        rc |= sqlite3_bind_int64(s->insert, 25, j->gid);
+        rc |= bind_text(s->insert, 26, j->user);
+        rc |= bind_text(s->insert, 27, j->project);
+        rc |= bind_text(s->insert, 28, request ?: "");
+        rc |= sqlite3_bind_int64(s->insert, 29, (sqlite3_int64) j->array_job_id);
+        rc |= sqlite3_bind_int64(s->insert, 30, j->array_task_id);
+        rc |= sqlite3_bind_int64(s->insert, 31, (sqlite3_int64) j->submit_time);
+        rc |= sqlite3_bind_int64(s->insert, 32, (sqlite3_int64) (request ? 0 : j->request_id));
         if (rc) {
                 (void) sqlite3_reset(s->insert);
                 return -EIO;
         }
-        return step_done(s, s->insert);
+        r = step_done(s, s->insert);
+        if (r >= 0 && ret_request_bytes)
+                *ret_request_bytes = bytes;
+        return r;
 }
 
 int store_update_job(Store *s, const Job *j) {
@@ -326,8 +356,14 @@ int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata)
                 "SELECT id, uid, gid, user, project, queue, state, reason, request, rerunnable, held_by_admin,"
                 " requeue_count, array_job_id, array_task_id, submit_time, eligible_time, start_time,"
                 " end_time, suspended_usec, suspend_start, exit_code, exit_signal, alloc_cpus, alloc_mem,"
-                " usage_cpu_usec, usage_memory_peak, usage_io_read, usage_io_write, usage_tasks_peak"
+                " usage_cpu_usec, usage_memory_peak, usage_io_read, usage_io_write, usage_tasks_peak,"
+                " request_id, suspended_by_admin, launch_error"
                 " FROM jobs ORDER BY id";
+        /* Array tasks refer to their first task's request, which comes first in id order:
+         * it is parsed once and copied, not parsed again per task. */
+        _cleanup_(submit_request_done) SubmitRequest shared = SUBMIT_REQUEST_INIT;
+        uint64_t shared_id = 0;
+        size_t shared_bytes = 0;
         sqlite3_stmt *st;
         int rc, r = 0;
 
@@ -374,6 +410,12 @@ int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata)
                 j->usage.io_read_bytes = (uint64_t) sqlite3_column_int64(st, 26);
                 j->usage.io_write_bytes = (uint64_t) sqlite3_column_int64(st, 27);
                 j->usage.tasks_peak = (uint64_t) sqlite3_column_int64(st, 28);
+                j->request_id = (uint64_t) sqlite3_column_int64(st, 29);
+                j->suspended_by_admin = sqlite3_column_int(st, 30);
+                if (sqlite3_column_type(st, 31) != SQLITE_NULL && !(j->launch_error = col_strdup(st, 31))) {
+                        r = -ENOMEM;
+                        break;
+                }
 
                 if (!j->user || !j->queue || !state || !request) {
                         r = -EBADMSG;
@@ -395,15 +437,35 @@ int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata)
                                 break;
                         }
                 }
-                o = json_tokener_parse(request);
-                if (!o) {
-                        r = -EBADMSG;
-                        break;
+                if (j->request_id != 0) {
+                        if (j->request_id != shared_id) {
+                                r = -EBADMSG; /* its array's first task is missing */
+                                break;
+                        }
+                        r = submit_request_copy(&shared, &j->req);
+                        if (r < 0)
+                                break;
+                        j->request_bytes = shared_bytes;
+                } else {
+                        o = json_tokener_parse(request);
+                        if (!o) {
+                                r = -EBADMSG;
+                                break;
+                        }
+                        r = submit_request_from_json(o, &j->req, &bad);
+                        json_object_put(o);
+                        if (r < 0)
+                                break;
+                        j->request_bytes = strlen(request);
+                        if (j->array_job_id == j->id) {
+                                submit_request_done(&shared);
+                                r = submit_request_copy(&j->req, &shared);
+                                if (r < 0)
+                                        break;
+                                shared_id = j->id;
+                                shared_bytes = j->request_bytes;
+                        }
                 }
-                r = submit_request_from_json(o, &j->req, &bad);
-                json_object_put(o);
-                if (r < 0)
-                        break;
                 r = cb(TAKE_PTR(j), userdata);
                 if (r < 0)
                         break;
@@ -476,12 +538,16 @@ int store_load_request(Store *s, uint64_t id, SubmitRequest *ret) {
         const char *bad = NULL;
         int rc, r;
 
-        rc = sqlite3_prepare_v2(s->db, "SELECT request FROM jobs WHERE id=?1", -1, &st, NULL);
+        rc = sqlite3_prepare_v2(s->db,
+                                "SELECT CASE WHEN j.request_id = 0 THEN j.request"
+                                " ELSE (SELECT r.request FROM jobs r WHERE r.id = j.request_id) END"
+                                " FROM jobs j WHERE j.id=?1",
+                                -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return sqlite_to_errno(rc);
         sqlite3_bind_int64(st, 1, (sqlite3_int64) id);
         rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW)
+        if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
                 o = json_tokener_parse((const char *) sqlite3_column_text(st, 0));
         sqlite3_finalize(st);
         if (rc == SQLITE_DONE)

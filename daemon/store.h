@@ -19,11 +19,20 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Store *, store_close);
 const char *store_error(Store *s);
 int store_schema_version(Store *s);
 
-int store_insert_job(Store *s, const Job *j);
+/* Stores the job with its request, or, for an array task whose request_id names another
+ * job, with a reference to that job's request. *ret_request_bytes (may be NULL): the size
+ * of the request text stored, 0 for a reference. */
+int store_insert_job(Store *s, const Job *j, size_t *ret_request_bytes);
 /* Writes the job's changing columns (state, reason, times, allocation, outcome). */
 int store_update_job(Store *s, const Job *j);
 int store_commit(Store *s);
-/* Reads back a job's complete request (argv, script, environment included). */
+/* A unit of work inside the open transaction that lands whole or not at all (an array
+ * Submit that runs out of memory half way): savepoint, then release or roll back. */
+int store_savepoint(Store *s);
+int store_release(Store *s);
+int store_rollback(Store *s);
+/* Reads back a job's complete request (argv, script, environment included), an array
+ * task's from the request it shares. */
 int store_load_request(Store *s, uint64_t id, SubmitRequest *ret);
 bool store_in_transaction(Store *s);
 

@@ -287,6 +287,7 @@ int submit_request_validate(const SubmitRequest *req, const char **ret_bad_field
         CHECK(req->io_weight == 0 || (req->io_weight >= CORRAL_IO_WEIGHT_MIN && req->io_weight <= CORRAL_IO_WEIGHT_MAX),
               "io_weight");
         CHECK(req->tasks_max <= CORRAL_TASKS_MAX_MAX, "tasks_max");
+        CHECK(req->umask <= CORRAL_UMASK_MAX, "umask");
         CHECK(!req->queue || ident_is_valid(req->queue), "queue");
         CHECK(!req->project || ident_is_valid(req->project), "project");
         CHECK(req->rerunnable >= -1 && req->rerunnable <= 1, "rerunnable");
@@ -371,6 +372,8 @@ int submit_request_to_json(const SubmitRequest *req, json_object **ret) {
                 ADD(json_add_u64(o, "io_weight", req->io_weight));
         if (req->tasks_max > 0)
                 ADD(json_add_u64(o, "tasks_max", req->tasks_max));
+        if (req->umask != CORRAL_UMASK_DEFAULT)
+                ADD(json_add_u64(o, "umask", req->umask));
         ADD(json_add_string(o, "queue", req->queue));
         ADD(json_add_string(o, "project", req->project));
         if (req->exclusive)
@@ -519,7 +522,11 @@ static int submit_request_field_from_json(const char *key, json_object *v, Submi
                 req->io_weight = (unsigned) u;
         } else if (streq(key, "tasks_max"))
                 r = json_get_u64(v, 1, CORRAL_TASKS_MAX_MAX, &req->tasks_max);
-        else if (streq(key, "queue") || streq(key, "project")) {
+        else if (streq(key, "umask")) {
+                /* A number, as umask(2) has it; 0 is a valid umask. */
+                r = json_get_u64(v, 0, CORRAL_UMASK_MAX, &u);
+                req->umask = (mode_t) u;
+        } else if (streq(key, "queue") || streq(key, "project")) {
                 char **p = key[0] == 'q' ? &req->queue : &req->project;
                 r = json_dup_string(v, 1, CORRAL_IDENT_LENGTH_MAX, p);
                 if (r >= 0 && !ident_is_valid(*p))
@@ -807,5 +814,65 @@ int job_info_from_json(json_object *o, JobInfo *ret, const char **ret_bad_field)
 
         *ret = info;
         info = (JobInfo) JOB_INFO_INIT;
+        return 0;
+}
+
+/* A real deep copy, for array tasks: a JSON round trip costs a full serialize and parse of
+ * a request that may carry 1.5 MiB of script and environment, per task. */
+static int dup_str(const char *s, char **ret) {
+        *ret = NULL;
+        if (!s)
+                return 0;
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int dup_io(const IoDeviceLimits *src, IoDeviceLimits *dst) {
+        *dst = (IoDeviceLimits) {};
+        for (size_t i = 0; i < src->n; i++)
+                if (io_device_limits_add(dst, src->items[i].device, src->items[i].limit) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
+int submit_request_copy(const SubmitRequest *src, SubmitRequest *ret) {
+        _cleanup_(submit_request_done) SubmitRequest c = SUBMIT_REQUEST_INIT;
+        int r = 0;
+
+        /* Scalars by assignment; every pointer is replaced below before anything can
+         * free it twice. A new pointer field must be added here. */
+        c = *src;
+        c.name = c.script = c.workdir = c.stdin_path = c.stdout_path = c.stderr_path = NULL;
+        c.queue = c.project = NULL;
+        c.argv = c.env = NULL;
+        c.io_read_bw = c.io_write_bw = c.io_read_iops = c.io_write_iops = (IoDeviceLimits) {};
+        c.dependencies = NULL;
+        c.n_dependencies = 0;
+
+        r |= dup_str(src->name, &c.name);
+        r |= dup_str(src->script, &c.script);
+        r |= dup_str(src->workdir, &c.workdir);
+        r |= dup_str(src->stdin_path, &c.stdin_path);
+        r |= dup_str(src->stdout_path, &c.stdout_path);
+        r |= dup_str(src->stderr_path, &c.stderr_path);
+        r |= dup_str(src->queue, &c.queue);
+        r |= dup_str(src->project, &c.project);
+        r |= dup_io(&src->io_read_bw, &c.io_read_bw);
+        r |= dup_io(&src->io_write_bw, &c.io_write_bw);
+        r |= dup_io(&src->io_read_iops, &c.io_read_iops);
+        r |= dup_io(&src->io_write_iops, &c.io_write_iops);
+        if (r < 0)
+                return -ENOMEM;
+        if ((src->argv && !(c.argv = strv_copy(src->argv))) || (src->env && !(c.env = strv_copy(src->env))))
+                return -ENOMEM;
+        if (src->n_dependencies > 0) {
+                c.dependencies = new(JobDependency, src->n_dependencies);
+                if (!c.dependencies)
+                        return -ENOMEM;
+                memcpy(c.dependencies, src->dependencies, src->n_dependencies * sizeof(JobDependency));
+                c.n_dependencies = src->n_dependencies;
+        }
+        *ret = c;
+        c = (SubmitRequest) SUBMIT_REQUEST_INIT;
         return 0;
 }

@@ -35,6 +35,8 @@
 #define CORRAL_ARRAY_INDEX_MAX 4000000U
 #define CORRAL_ARRAY_TASKS_MAX 100000U
 #define CORRAL_TIME_MAX (UINT64_C(1) << 40)             /* seconds since the epoch, year ~36800 */
+#define CORRAL_UMASK_MAX 0777U
+#define CORRAL_UMASK_DEFAULT 0022U                      /* what a request without "umask" gets */
 
 typedef enum DependencyType {
         DEPENDENCY_AFTER,       /* the other job started (or ended) */
@@ -90,6 +92,10 @@ typedef struct SubmitRequest {
         IoDeviceLimits io_read_bw, io_write_bw, io_read_iops, io_write_iops;
         unsigned io_weight;
         uint64_t tasks_max;
+        /* The submitter's umask, which the job runs with (as sbatch passes it on). On the
+         * wire only when it is not CORRAL_UMASK_DEFAULT, so an older daemon still takes the
+         * common case; a request without it gets the default. */
+        mode_t umask;
 
         char *queue;
         char *project;
@@ -104,9 +110,11 @@ typedef struct SubmitRequest {
         uint64_t begin_time;
 } SubmitRequest;
 
-#define SUBMIT_REQUEST_INIT { .rerunnable = -1 }
+#define SUBMIT_REQUEST_INIT { .rerunnable = -1, .umask = CORRAL_UMASK_DEFAULT }
 
 void submit_request_done(SubmitRequest *req);
+/* A deep copy into *ret (which is overwritten, not freed). -ENOMEM leaves *ret untouched. */
+int submit_request_copy(const SubmitRequest *src, SubmitRequest *ret);
 
 int io_device_limits_add(IoDeviceLimits *l, const char *device, uint64_t limit);
 void io_device_limits_done(IoDeviceLimits *l);

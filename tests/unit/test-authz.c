@@ -23,9 +23,15 @@ static const AuthzPeer op_supp = { .uid = 1003, .gid = 1003, .groups = op_supple
 
 /* Per action, what each kind of peer gets: owner (policy without user suspend), owner
  * (policy with it), another user, an admin. */
+enum {
+        ADMIN_HELD = 1 << 0,
+        ADMIN_SUSPENDED = 1 << 1,
+        PROJECT_OWNERS = 1 << 2,        /* the project's group is one the owner is in */
+        PROJECT_FOREIGN = 1 << 3,       /* a group nobody here is in */
+};
 static const struct {
         AuthzAction action;
-        bool admin_held;
+        unsigned job;
         int owner, owner_may_suspend, other, admin;
 } table[] = {
         { AUTHZ_SUBMIT, false, 0, 0, 0, 0 },
@@ -34,15 +40,20 @@ static const struct {
         { AUTHZ_CANCEL, false, 0, 0, -EPERM, 0 },
         { AUTHZ_HOLD, false, 0, 0, -EPERM, 0 },
         { AUTHZ_RELEASE, false, 0, 0, -EPERM, 0 },
-        { AUTHZ_RELEASE, true, -EPERM, -EPERM, -EPERM, 0 },
+        { AUTHZ_RELEASE, ADMIN_HELD, -EPERM, -EPERM, -EPERM, 0 },
         { AUTHZ_SUSPEND, false, -EPERM, 0, -EPERM, 0 },
         { AUTHZ_RESUME, false, -EPERM, 0, -EPERM, 0 },
+        { AUTHZ_RESUME, ADMIN_SUSPENDED, -EPERM, -EPERM, -EPERM, 0 },
+        { AUTHZ_SUSPEND, ADMIN_SUSPENDED, -EPERM, 0, -EPERM, 0 },
         { AUTHZ_REQUEUE, false, 0, 0, -EPERM, 0 },
         { AUTHZ_WAIT, false, 0, 0, -EPERM, 0 },
         { AUTHZ_LOGS, false, 0, 0, -EPERM, 0 },
         { AUTHZ_RELOAD, false, -EPERM, -EPERM, -EPERM, 0 },
         { AUTHZ_SET_PRIORITY, false, -EPERM, -EPERM, -EPERM, 0 },
         { AUTHZ_LOWER_PRIORITY, false, 0, 0, -EPERM, 0 },
+        { AUTHZ_USE_PROJECT, PROJECT_OWNERS, 0, 0, -EPERM, 0 },
+        { AUTHZ_USE_PROJECT, PROJECT_FOREIGN, -EPERM, -EPERM, -EPERM, 0 },
+        { AUTHZ_USE_PROJECT, false, -EPERM, -EPERM, -EPERM, 0 }, /* no such group */
 };
 
 static void test_table(void **state) {
@@ -52,10 +63,15 @@ static void test_table(void **state) {
         bool seen[_AUTHZ_ACTION_MAX] = {};
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                const AuthzJob job = { .owner_uid = OWNER, .project = "p", .held_by_admin = table[i].admin_held };
+                const unsigned f = table[i].job;
+                const AuthzJob job = { .owner_uid = OWNER, .project = "p",
+                                       .held_by_admin = f & ADMIN_HELD,
+                                       .suspended_by_admin = f & ADMIN_SUSPENDED,
+                                       .have_project_gid = f & (PROJECT_OWNERS | PROJECT_FOREIGN),
+                                       .project_gid = f & PROJECT_OWNERS ? 100 : 555 };
                 AuthzAction a = table[i].action;
 
-                fprintf(stderr, "%s%s\n", authz_action_to_string(a), table[i].admin_held ? " (admin hold)" : "");
+                fprintf(stderr, "%s (job flags %u)\n", authz_action_to_string(a), f);
                 seen[a] = true;
                 assert_int_equal(authz_check(&owner, a, &job, &strict), table[i].owner);
                 assert_int_equal(authz_check(&owner, a, &job, &lenient), table[i].owner_may_suspend);
@@ -109,11 +125,25 @@ static void test_bad_calls(void **state) {
         assert_int_equal(authz_action_from_string("set-priority"), AUTHZ_SET_PRIORITY);
 }
 
+static void test_admin_action(void **state) {
+        const AuthzPolicy ops = { .have_operator_gid = true, .operator_gid = OPERATORS };
+        const AuthzJob mine = { .owner_uid = OWNER }, ops_own = { .owner_uid = 1003 };
+
+        /* An admin holding somebody else's job places an admin hold; on their own job, a
+         * user hold; a user never does. */
+        assert_true(authz_is_admin_action(&op_supp, &mine, &ops));
+        assert_true(authz_is_admin_action(&root, &mine, &ops));
+        assert_false(authz_is_admin_action(&op_supp, &ops_own, &ops));
+        assert_false(authz_is_admin_action(&owner, &mine, &ops));
+        assert_false(authz_is_admin_action(&op_supp, &mine, NULL));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_table),
                 cmocka_unit_test(test_admin_detection),
                 cmocka_unit_test(test_bad_calls),
+                cmocka_unit_test(test_admin_action),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

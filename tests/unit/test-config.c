@@ -59,16 +59,24 @@ static void test_dropins_override(void **state) {
         char *err = NULL;
 
         put("corral.conf", "# site config\n[Manager]\nOperatorGroup=hpcadmin\nKillWaitSec=10s\n\n"
-                           "[Queue]\nName=normal\nPriority=1\nMaxWalltime=2d\n\n[Queue]\nName=long\nPriority=0\n");
+                           "[Queue]\nName=normal\nPriority=1\nMaxWalltime=2d\nRerunnable=no\n\n[Queue]\nName=long\nPriority=0\n");
         put("corral.conf.d/10-a.conf", "[Manager]\nUsersMaySuspend=yes\n[Queue]\nName=normal\nPriority=5\n");
-        put("corral.conf.d/20-b.conf", "[Manager]\nKillWaitSec=1min\nPolicy=conservative\n");
+        put("corral.conf.d/20-b.conf", "[Manager]\nKillWaitSec=1min\nPolicy=conservative\nMaxArraySize=500\n"
+                                       "MaxStoredBytesPerUser=1G\n[Queue]\nPriority=7\nName=normal\nMaxWalltime=3d\n");
         put("corral.conf.d/ignored.txt", "this is not read\n");
         assert_int_equal(config_load(dir, &c, &err), 0);
         assert_string_equal(c->operator_group, "hpcadmin");
         assert_true(c->users_may_suspend);
         assert_int_equal(c->kill_wait_sec, 60);
         assert_int_equal(c->n_queues, 2);
-        assert_int_equal(config_find_queue(c, "normal")->priority, 5);
+        assert_int_equal(config_find_queue(c, "normal")->priority, 7);
+        /* The drop-in named only Priority=: the rest of the queue stays as the main file
+         * set it (it used to be replaced whole, dropping the walltime limit). */
+        assert_int_equal(config_find_queue(c, "normal")->max_walltime, 3 * 86400);
+        assert_int_equal(c->max_array_size, 500);
+        assert_int_equal(c->max_stored_bytes_per_user, UINT64_C(1) << 30);
+        assert_false(config_find_queue(c, "normal")->rerunnable);
+        assert_true(config_find_queue(c, "long")->rerunnable);
         assert_string_equal(c->policy, "conservative");
         config_free(c);
         unlink("corral.conf");
@@ -86,7 +94,9 @@ static void test_errors(void **state) {
                 { "[Manager\n", "corral.conf:1: section header without ']'" },
                 { "[Manager]\nPolicy=random\n", "corral.conf:2: invalid value for Policy=, expected fcfs, easy or conservative" },
                 { "[Queue]\nName=bad name!\n", "corral.conf:2: invalid value for Name=" },
-                { "[Queue]\nPriority=3\n", "a [Queue] section has no Name=" },
+                { "[Queue]\nPriority=3\n", "corral.conf:1: a [Queue] section has no Name=" },
+                { "[Queue]\nName=a\n[Queue]\nPriority=3\n[Manager]\n", "corral.conf:3: a [Queue] section has no Name=" },
+                { "[Manager]\nMaxStoredBytesPerUser=lots\n", "corral.conf:2: invalid value for MaxStoredBytesPerUser=" },
                 { "[Manager]\nDefaultQueue=nosuch\n", "DefaultQueue=nosuch names no configured queue" },
         };
 

@@ -150,12 +150,33 @@ static void test_expand_path_bounded(void **state) {
         job_free(j);
 }
 
+/* A launch error names the owner's paths: the public view must not carry it. */
+static void test_launch_error_private(void **state) {
+        Job *j = job_new();
+        JobInfo pub, mine;
+
+        j->id = 9;
+        j->user = intern("alice");
+        j->queue = intern("normal");
+        j->state = JOB_FAILED;
+        j->launch_error = strdup("cannot open /home/alice/secret/out.txt: Permission denied");
+        assert_int_equal(job_set_reason(j, "LaunchFailed"), 1);
+        assert_int_equal(job_to_info(j, false, NULL, "host", &pub), 0);
+        assert_string_equal(pub.reason, "LaunchFailed");
+        assert_int_equal(job_to_info(j, true, NULL, "host", &mine), 0);
+        assert_string_equal(mine.reason, "LaunchFailed: cannot open /home/alice/secret/out.txt: Permission denied");
+        job_info_done(&pub);
+        job_info_done(&mine);
+        job_free(j);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_trim_and_pack),
                 cmocka_unit_test(test_reason_and_info),
                 cmocka_unit_test(test_expand_path),
                 cmocka_unit_test(test_expand_path_bounded),
+                cmocka_unit_test(test_launch_error_private),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

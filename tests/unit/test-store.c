@@ -66,11 +66,11 @@ static void test_round_trip(void **state) {
         char *v = NULL;
 
         assert_int_equal(store_open(dir, &s), 0);
-        assert_int_equal(store_schema_version(s), 1);
-        assert_int_equal(store_insert_job(s, a), 0);
-        assert_int_equal(store_insert_job(s, b), 0);
+        assert_int_equal(store_schema_version(s), 2);
+        assert_int_equal(store_insert_job(s, a, NULL), 0);
+        assert_int_equal(store_insert_job(s, b, NULL), 0);
         assert_true(store_in_transaction(s));
-        assert_int_equal(store_insert_job(s, a), -EEXIST); /* same id twice */
+        assert_int_equal(store_insert_job(s, a, NULL), -EEXIST); /* same id twice */
         /* b runs on CPUs 2-3 of node 1 and ends */
         b->state = JOB_FAILED;
         b->exit_code = 3;
@@ -137,7 +137,7 @@ static void test_uncommitted_is_lost(void **state) {
         assert_true(pid >= 0);
         if (pid == 0) {
                 Job *c = make_job(8);
-                if (store_open(dir, &s) < 0 || store_insert_job(s, c) < 0)
+                if (store_open(dir, &s) < 0 || store_insert_job(s, c, NULL) < 0)
                         _exit(1);
                 _exit(0); /* no commit, no close */
         }
@@ -150,6 +150,94 @@ static void test_uncommitted_is_lost(void **state) {
                 job_free(loaded[i]);
         }
         store_close(s);
+}
+
+/* An array's tasks store one request between them; each loads (and launches) with it. */
+static void test_array_shares_request(void **state) {
+        Store *s = NULL;
+        Job *loaded[8] = {}, **l = loaded;
+        Job *t[3];
+        size_t bytes = 0, none = 7;
+        char big[4096];
+
+        memset(big, 'x', sizeof big - 1);
+        big[sizeof big - 1] = 0;
+        assert_int_equal(store_open(dir, &s), 0);
+        for (int i = 0; i < 3; i++) {
+                t[i] = make_job(20 + i);
+                t[i]->array_job_id = 20;
+                t[i]->array_task_id = (uint32_t) i;
+                strv_extend(&t[i]->req.argv, big);
+                if (i > 0)
+                        t[i]->request_id = 20;
+        }
+        assert_int_equal(store_insert_job(s, t[0], &bytes), 0);
+        assert_true(bytes > sizeof big);
+        assert_int_equal(store_insert_job(s, t[1], &none), 0);
+        assert_int_equal(none, 0); /* a reference stores no request of its own */
+        assert_int_equal(store_insert_job(s, t[2], NULL), 0);
+        assert_int_equal(store_commit(s), 0);
+        {
+                sqlite3 *db;
+                sqlite3_stmt *st;
+                char p[256];
+                snprintf(p, sizeof p, "%s/corral.db", dir);
+                assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+                assert_int_equal(sqlite3_prepare_v2(db, "SELECT SUM(LENGTH(request)) FROM jobs WHERE array_job_id=20",
+                                                    -1, &st, NULL), SQLITE_OK);
+                assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+                assert_int_equal((size_t) sqlite3_column_int64(st, 0), bytes); /* once, not three times */
+                sqlite3_finalize(st);
+                sqlite3_close(db);
+        }
+        {
+                SubmitRequest full = SUBMIT_REQUEST_INIT;
+                assert_int_equal(store_load_request(s, 22, &full), 0);
+                assert_string_equal(full.argv[2], big);
+                submit_request_done(&full);
+        }
+        store_close(s);
+        assert_int_equal(store_open(dir, &s), 0);
+        assert_int_equal(store_load_jobs(s, collect, &l), 0);
+        for (int i = 0; loaded[i]; i++) {
+                if (loaded[i]->array_job_id == 20) {
+                        assert_int_equal(loaded[i]->request_bytes, bytes);
+                        assert_int_equal(loaded[i]->req.cpus, 4);
+                        assert_string_equal(loaded[i]->req.workdir, "/home/alice");
+                        assert_int_equal(loaded[i]->request_id, loaded[i]->id == 20 ? 0 : 20);
+                }
+                job_free(loaded[i]);
+        }
+        store_close(s);
+        for (int i = 0; i < 3; i++)
+                job_free(t[i]);
+}
+
+/* A unit of work rolled back leaves nothing, and the rest of the transaction stands. */
+static void test_savepoint(void **state) {
+        Store *s = NULL;
+        Job *a = make_job(30), *b = make_job(31), *loaded[16] = {}, **l = loaded;
+        bool saw_a = false, saw_b = false;
+
+        assert_int_equal(store_open(dir, &s), 0);
+        assert_int_equal(store_insert_job(s, a, NULL), 0);
+        assert_int_equal(store_savepoint(s), 0);
+        assert_int_equal(store_insert_job(s, b, NULL), 0);
+        assert_int_equal(store_rollback(s), 0);
+        assert_int_equal(store_commit(s), 0);
+        store_close(s);
+        assert_int_equal(store_open(dir, &s), 0);
+        assert_int_equal(store_load_jobs(s, collect, &l), 0);
+        for (int i = 0; loaded[i]; i++) {
+                saw_a |= loaded[i]->id == 30;
+                saw_b |= loaded[i]->id == 31;
+                job_free(loaded[i]);
+        }
+        assert_true(saw_a);
+        assert_false(saw_b);
+        store_close(s);
+        job_free(a);
+        job_free(b);
 }
 
 static void test_refuses_newer_schema(void **state) {
@@ -170,6 +258,8 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_round_trip),
                 cmocka_unit_test(test_uncommitted_is_lost),
+                cmocka_unit_test(test_array_shares_request),
+                cmocka_unit_test(test_savepoint),
                 cmocka_unit_test(test_refuses_newer_schema),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
