@@ -464,6 +464,11 @@ char *cli_error_message(const char *verb, const char *subject, const Reply *repl
                 r = asprintf(&what, "corrald is busy (reloading?); try again shortly");
                 break;
         case CORRAL_ERROR_QUOTA_EXCEEDED:
+                /* corrald names the bound (MaxArraySize=, ...); older ones only its value. */
+                if ((s = param_string(reply, CORRAL_FIELD_MESSAGE))) {
+                        r = asprintf(&what, "%s", s);
+                        break;
+                }
                 r = param_i64(reply, CORRAL_FIELD_LIMIT, &n)
                             ? asprintf(&what, "job limit reached (at most %" PRIi64 " jobs per user; "
                                        "wait for some to finish)", n)

@@ -24,8 +24,11 @@
 
 /* Methods. Parameters are documented next to each; "job_id" is always an integer >= 1. */
 typedef enum CorralMethod {
-        CORRAL_METHOD_SUBMIT,   /* SubmitRequest (job-request.h) -> {"job_id"} ({"job_ids"} never: arrays get one id) */
-        CORRAL_METHOD_LIST,     /* {"user"?, "states"?: [..], "queue"?} -> {"jobs": [JobInfo public view]} */
+        CORRAL_METHOD_SUBMIT,   /* SubmitRequest (job-request.h) -> {"job_id", "job_ids"?: every task's id, for arrays} */
+        CORRAL_METHOD_LIST,     /* {"user"?, "states"?: [..], "queue"?, "project"?, "after_id"?, "limit"?}
+                                 * -> {"jobs": [JobInfo public view], "next_after_id"?}: jobs in id
+                                 * order after after_id; a page ends at limit jobs or ~768 KiB, and
+                                 * next_after_id, present when more match, is the next after_id */
         CORRAL_METHOD_SHOW,     /* {"job_id"} -> {"job": JobInfo, details for owner/admin} */
         CORRAL_METHOD_CANCEL,   /* {"job_id", "signal"?} -> {} */
         CORRAL_METHOD_HOLD,     /* {"job_id"} -> {} */
@@ -62,7 +65,8 @@ typedef enum CorralError {
         CORRAL_ERROR_INVALID_REQUEST,            /* {"message"?}: malformed JSON or envelope */
         CORRAL_ERROR_PROTOCOL_VERSION_MISMATCH,  /* {"server": n, "client": n} */
         CORRAL_ERROR_BUSY,                       /* {}: try again (e.g. during reload) */
-        CORRAL_ERROR_QUOTA_EXCEEDED,             /* {"limit"?}: per-user job limit */
+        CORRAL_ERROR_QUOTA_EXCEEDED,             /* {"limit"?, "message"?}: a per-user or per-connection
+                                                  * bound; the message names its setting */
         CORRAL_ERROR_INTERNAL_ERROR,             /* {"message"?} */
         _CORRAL_ERROR_MAX,
         _CORRAL_ERROR_INVALID = -EINVAL,
@@ -93,4 +97,4 @@ DECLARE_STRING_TABLE_LOOKUP(corral_error, CorralError);
 #define CORRAL_DEPENDENCIES_MAX 1024U
 #define CORRAL_IO_DEVICES_MAX 64U                       /* entries per io limit list */
 #define CORRAL_CONNECTIONS_MAX 512U
-#define CORRAL_LIST_JOBS_MAX 100000U                    /* jobs in one List reply */
+#define CORRAL_LIST_JOBS_MAX 100000U                    /* List's "limit": jobs in one page */
