@@ -73,18 +73,6 @@ static void schedule_soon(Manager *m) {
         m->sched_needed = true;
 }
 
-/* ---- state changes: every one goes to the store in the open transaction ---- */
-
-static void job_changed(Manager *m, Job *j);
-
-int manager_job_save(Manager *m, Job *j) {
-        int r = store_update_job(m->store, j);
-        if (r < 0)
-                return log_error_errno(r, "Cannot store job %" PRIu64 ": %s", j->id, store_error(m->store));
-        job_changed(m, j);
-        return 0;
-}
-
 json_object *manager_job_json(Manager *m, const Job *j, bool details) {
         JobInfo info;
         json_object *o = NULL;
@@ -106,90 +94,13 @@ json_object *manager_job_json(Manager *m, const Job *j, bool details) {
         return o;
 }
 
-/* One change, any number of waiters: the job's view is built once, from memory (no
- * store read, no parse of the stored request), and shared by every reply. */
-typedef struct WaitNotify {
-        Manager *m;
-        Job *job;
-        json_object *view;
-} WaitNotify;
-
-static void wait_notify(Call *c, void *userdata) {
-        WaitNotify *w = userdata;
-        bool final = job_state_is_final(w->job->state);
-        bool more = server_call_get_data(c) != NULL;
-        json_object *p;
-
-        if (!final && !more)
-                return;
-        if (!w->view) {
-                JobInfo info;
-                if (job_to_info(w->job, true, NULL, w->m->hostname, &info) < 0)
-                        return;
-                if (job_info_to_json(&info, true, &w->view) < 0)
-                        w->view = NULL;
-                job_info_done(&info);
-                if (!w->view)
-                        return;
-        }
-        p = json_object_new_object();
-        if (!p)
-                return;
-        json_object_object_add(p, "job", json_object_get(w->view));
-        (void) server_call_reply(c, reply_new(p, !final), !final);
-}
-
-static void job_changed(Manager *m, Job *j) {
-        WaitNotify w = { .m = m, .job = j };
-
-        if (m->server)
-                server_foreach_waiting(m->server, j->id, wait_notify, &w);
-        json_object_put(w.view);
-}
-
-/* The allocation stays on a finished job, for the record (show lists its CPUs); only
- * active jobs' allocations count in a scheduling pass. */
-static void job_release_allocation(Manager *m, Job *j) {
-        if (job_state_is_active(j->state) && m->n_running > 0)
-                m->n_running--;
-}
-
-int manager_job_finish(Manager *m, Job *j, JobState state, const char *reason) {
-        job_release_allocation(m, j);
-        j->state = state;
-        j->end_time = now_sec();
-        (void) job_set_reason(j, reason);
-        j->cancel_requested = false;
-        schedule_soon(m);
-        return manager_job_save(m, j);
-}
-
-/* Back to the queue after a requeue or a node failure: a new run from scratch. */
-int manager_job_requeue(Manager *m, Job *j, bool hold, const char *reason) {
-        job_release_allocation(m, j);
-        j->alloc = mfree(j->alloc);
-        j->state = hold ? JOB_HELD : JOB_QUEUED;
-        j->held_by_admin = j->suspended_by_admin = false;
-        j->launch_error = mfree(j->launch_error);
-        j->requeue_count++;
-        j->start_time = j->end_time = 0;
-        j->eligible_time = now_sec();
-        j->exit_code = -1;
-        j->exit_signal = 0;
-        j->suspended_usec = j->suspend_start = 0;
-        j->usage = (JobUsage) {};
-        (void) job_set_reason(j, reason);
-        schedule_soon(m);
-        return manager_job_save(m, j);
-}
-
 /* A launch that failed: the words (systemd's refusal, the supervisor's "cannot open
  * /home/alice/out: Permission denied") may name paths and argv, so they go to the owner's
  * view and the log only; the public queue says "LaunchFailed". */
 static int job_launch_failed(Manager *m, Job *j, JobState state, const char *detail) {
         free(j->launch_error);
         j->launch_error = detail ? strndup(detail, 1024) : NULL;
-        return manager_job_finish(m, j, state, "LaunchFailed");
+        return manager_job_transition(m, j, JOB_EVENT_END, state, "LaunchFailed");
 }
 
 /* ---- executor callbacks ---- */
@@ -230,8 +141,8 @@ static void on_job_finished(Executor *e, const JobOutcome *o, void *userdata) {
                                 .tasks_peak = o->pids_peak };
         j->exit_code = o->launch_errno ? -1 : o->signal ? -1 : o->exit_code;
         j->exit_signal = o->signal;
-        if (j->state == JOB_SUSPENDED && j->suspend_start)
-                j->suspended_usec += (now_sec() - j->suspend_start) * UINT64_C(1000000);
+        /* The supervisor's count, which also covers the time we were not running; the
+         * transition adds a suspension still open. */
         j->suspended_usec = MAX(j->suspended_usec, o->suspended_usec);
 
         if (j->launching)
@@ -242,7 +153,7 @@ static void on_job_finished(Executor *e, const JobOutcome *o, void *userdata) {
                 return;
         } else if (j->cancel_requested && strneq(strempty(j->reason), "Requeue", 7)) {
                 bool hold = streq(j->reason, "RequeueHold");
-                (void) manager_job_requeue(m, j, hold, "Requeued");
+                (void) manager_job_transition(m, j, JOB_EVENT_REQUEUE, hold ? JOB_HELD : JOB_QUEUED, "Requeued");
                 return;
         } else if (j->cancel_requested)
                 state = JOB_CANCELLED, reason = "Cancelled";
@@ -262,7 +173,7 @@ static void on_job_finished(Executor *e, const JobOutcome *o, void *userdata) {
                 state = JOB_COMPLETED, reason = NULL;
         log_info("Job %" PRIu64 " ended: %s%s%s.", j->id, job_state_to_string(state), reason ? ", " : "",
                  strempty(reason));
-        (void) manager_job_finish(m, j, state, reason);
+        (void) manager_job_transition(m, j, JOB_EVENT_END, state, reason);
 }
 
 /* ---- the scheduling pass ---- */
@@ -425,7 +336,8 @@ static int manager_schedule(Manager *m) {
                         j->bypass_count++;
                 if (w->reason == SCHED_REASON_DEPENDENCY_NEVER_SATISFIED) {
                         log_info("Job %" PRIu64 " cancelled: its dependency can never be satisfied.", j->id);
-                        (void) manager_job_finish(m, j, JOB_CANCELLED, "DependencyNeverSatisfied");
+                        (void) manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED,
+                                                      "DependencyNeverSatisfied");
                         continue;
                 }
                 (void) job_set_reason(j, sched_reason_to_string(w->reason));
@@ -439,13 +351,7 @@ static int manager_schedule(Manager *m) {
                 if (!j->alloc && !(j->alloc = new(SchedAllocation, 1)))
                         return -ENOMEM;
                 *j->alloc = d->alloc;
-                j->state = JOB_RUNNING;
-                j->start_time = now;
-                j->launching = true;
-                j->est_start = 0;
-                (void) job_set_reason(j, NULL);
-                m->n_running++;
-                if (manager_job_save(m, j) < 0)
+                if (manager_job_transition(m, j, JOB_EVENT_START, JOB_RUNNING, NULL) < 0)
                         continue;
                 /* Launched only after the commit that records it as running. */
                 if (!GREEDY_REALLOC(m->to_launch, m->allocated_to_launch, m->n_to_launch + 1))
@@ -852,10 +758,8 @@ int manager_startup(Manager *m) {
                 log_notice("Job %" PRIu64 " was running when %s: %s.", j->id,
                            rebooted ? "the machine went down" : "its supervisor was lost",
                            j->rerunnable ? "requeued (NodeFail)" : "NODE_FAIL, it is not rerunnable");
-                if (j->rerunnable)
-                        (void) manager_job_requeue(m, j, false, "NodeFail: requeued");
-                else
-                        (void) manager_job_finish(m, j, JOB_NODE_FAIL, "NodeFail");
+                (void) manager_job_transition(m, j, JOB_EVENT_NODE_FAIL, j->rerunnable ? JOB_QUEUED : JOB_NODE_FAIL,
+                                              j->rerunnable ? "NodeFail: requeued" : "NodeFail");
         }
         r = store_commit(m->store);
         if (r < 0)

@@ -84,8 +84,13 @@ void manager_call_gone(Manager *m, Call *call);
 Job *manager_find_job(Manager *m, uint64_t id);
 int manager_add_job(Manager *m, Job *j);
 
-/* State changes (stored in the open transaction, waiters told). */
+/* Every state change of a job, and only here (job-transition.c): checks the transition
+ * table (-EBUSY/-EALREADY/-EINVAL as job_state_transition_allowed() says, nothing
+ * changed), sets what goes with the event (start and end times, suspended time, a fresh
+ * run on requeue, the running count), sets the reason, writes the job into the open
+ * transaction (SUBMIT: inserts it and adds it to the table), tells waiters and asks for a
+ * scheduling pass. */
+int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, const char *reason);
+/* Stores a change that is not a state change (a reason, a flag) and tells waiters. */
 int manager_job_save(Manager *m, Job *j);
-int manager_job_finish(Manager *m, Job *j, JobState state, const char *reason);
-int manager_job_requeue(Manager *m, Job *j, bool hold, const char *reason);
 json_object *manager_job_json(Manager *m, const Job *j, bool details);

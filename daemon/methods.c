@@ -139,12 +139,9 @@ static Job *submit_new_job(Manager *m, const Peer *peer, const struct passwd *pw
         j->user = intern(pw->pw_name);
         j->project = intern(project);
         j->queue = intern(q->name);
-        j->state = req->hold ? JOB_HELD : JOB_QUEUED;
         j->rerunnable = req->rerunnable < 0 ? q->rerunnable : req->rerunnable;
         j->submit_time = j->eligible_time = now;
         j->exit_code = -1;
-        if (j->state == JOB_HELD)
-                (void) job_set_reason(j, "JobHeldUser");
         if (!j->user || !j->project || !j->queue)
                 return job_free(j);
         return j;
@@ -160,6 +157,7 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
         uint32_t n_tasks = 1, max_tasks;
         uint64_t now = (uint64_t) time(NULL), first_id = m->next_id;
         size_t n_jobs_before = m->n_jobs, bytes = 0;
+        bool req_hold;
         const QueueConfig *q;
         int r;
 
@@ -234,6 +232,7 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
                 log_error("Cannot record a submission: %s", store_error(m->store));
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         }
+        req_hold = req.hold;
         for (uint32_t t = 0; t < n_tasks; t++) {
                 Job *j = submit_new_job(m, peer, pw, project, q, &req, now);
                 Job *first = t > 0 ? manager_find_job(m, first_id) : NULL;
@@ -259,9 +258,8 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
                                 goto fail;
                         }
                 }
-                if (store_insert_job(m->store, j, t == 0 ? &j->request_bytes : NULL) < 0 ||
-                    manager_add_job(m, j) < 0) {
-                        log_error("Cannot record job %" PRIu64 ": %s", j->id, store_error(m->store));
+                if (manager_job_transition(m, j, JOB_EVENT_SUBMIT, req_hold ? JOB_HELD : JOB_QUEUED,
+                                           req_hold ? "JobHeldUser" : NULL) < 0) {
                         job_free(j);
                         goto fail;
                 }
@@ -422,7 +420,8 @@ static json_object *method_cancel(Manager *m, const Peer *peer, json_object *par
         if (job_state_is_final(j->state))
                 return invalid_state(j);
         if (job_state_is_pending(j->state)) {
-                (void) manager_job_finish(m, j, JOB_CANCELLED, "Cancelled");
+                if (manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled") < 0)
+                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
                 return ok_reply(NULL);
         }
         j->cancel_requested = true;
@@ -435,6 +434,7 @@ static json_object *method_cancel(Manager *m, const Peer *peer, json_object *par
 static json_object *method_hold(Manager *m, const Peer *peer, json_object *params, bool hold) {
         json_object *err = NULL;
         Job *j = get_job(m, params, &err);
+        int r;
 
         if (!j)
                 return err;
@@ -443,23 +443,20 @@ static json_object *method_hold(Manager *m, const Peer *peer, json_object *param
                               : "only an administrator can release a job an administrator held")))
                 return err;
         if (hold) {
-                if (j->state != JOB_QUEUED && j->state != JOB_BLOCKED)
-                        return invalid_state(j);
                 AuthzPeer ap = authz_peer(peer);
                 AuthzJob aj = authz_job(j);
-                j->state = JOB_HELD;
-                j->held_by_admin = authz_is_admin_action(&ap, &aj, &m->authz);
-                (void) job_set_reason(j, j->held_by_admin ? "JobHeldAdmin" : "JobHeldUser");
-        } else {
-                if (j->state != JOB_HELD)
-                        return invalid_state(j);
-                j->state = JOB_QUEUED;
-                j->held_by_admin = false;
-                j->eligible_time = (uint64_t) time(NULL);
-                (void) job_set_reason(j, NULL);
-        }
-        m->sched_needed = true;
-        if (manager_job_save(m, j) < 0)
+                bool by_admin = authz_is_admin_action(&ap, &aj, &m->authz);
+                JobState was = j->state;
+
+                j->held_by_admin = by_admin;
+                r = manager_job_transition(m, j, JOB_EVENT_HOLD, JOB_HELD, by_admin ? "JobHeldAdmin" : "JobHeldUser");
+                if (r < 0 && was != JOB_HELD)
+                        j->held_by_admin = false;
+        } else
+                r = manager_job_transition(m, j, JOB_EVENT_RELEASE, JOB_QUEUED, NULL);
+        if (r == -EBUSY || r == -EALREADY)
+                return invalid_state(j);
+        if (r < 0)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         return ok_reply(NULL);
 }
@@ -484,21 +481,11 @@ static void on_freeze_done(Executor *e, uint64_t id, int error, const char *mess
                 log_warning_errno(error, "Cannot %s job %" PRIu64 ": %s", fc->freeze ? "suspend" : "resume", id,
                                   strna(message));
         } else {
-                uint64_t now = (uint64_t) time(NULL);
                 if (j && fc->freeze && j->state == JOB_RUNNING) {
-                        j->state = JOB_SUSPENDED;
                         j->suspended_by_admin = fc->by_admin;
-                        j->suspend_start = now;
-                        (void) job_set_reason(j, "Suspended");
-                        (void) manager_job_save(m, j);
-                } else if (j && !fc->freeze && j->state == JOB_SUSPENDED) {
-                        j->state = JOB_RUNNING;
-                        j->suspended_by_admin = false;
-                        j->suspended_usec += (now - j->suspend_start) * UINT64_C(1000000);
-                        j->suspend_start = 0;
-                        (void) job_set_reason(j, NULL);
-                        (void) manager_job_save(m, j);
-                }
+                        (void) manager_job_transition(m, j, JOB_EVENT_SUSPEND, JOB_SUSPENDED, "Suspended");
+                } else if (j && !fc->freeze && j->state == JOB_SUSPENDED)
+                        (void) manager_job_transition(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL);
                 reply = ok_reply(NULL);
         }
         if (fc->call) {
@@ -557,7 +544,8 @@ static json_object *method_requeue(Manager *m, const Peer *peer, json_object *pa
                  * again, as a new submission would. */
                 if ((err = check_user_limits(m, j->uid, 1, j->request_bytes)))
                         return err;
-                (void) manager_job_requeue(m, j, hold, "Requeued");
+                if (manager_job_transition(m, j, JOB_EVENT_REQUEUE, hold ? JOB_HELD : JOB_QUEUED, "Requeued") < 0)
+                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
                 return ok_reply(NULL);
         }
         /* Running: stop it, and the outcome puts it back in the queue. */

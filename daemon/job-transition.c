@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The one place a job's state changes (as systemd funnels every unit's through
+ * unit_notify()): the transition table is asked, the fields that go with the event are
+ * set, the change is written into the open store transaction, waiters are told and a
+ * scheduling pass is asked for. tests/unit/test-state-writes.sh fails the build's tests
+ * if any other daemon file assigns a job's state. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <time.h>
+
+#include "log.h"
+#include "manager.h"
+#include "message.h"
+#include "server.h"
+
+/* One change, any number of waiters: the job's view is built once, from memory (no
+ * store read, no parse of the stored request), and shared by every reply. */
+typedef struct WaitNotify {
+        Manager *m;
+        Job *job;
+        json_object *view;
+} WaitNotify;
+
+static void wait_notify(Call *c, void *userdata) {
+        WaitNotify *w = userdata;
+        bool final = job_state_is_final(w->job->state);
+        bool more = server_call_get_data(c) != NULL;
+        json_object *p;
+
+        if (!final && !more)
+                return;
+        if (!w->view) {
+                JobInfo info;
+                if (job_to_info(w->job, true, NULL, w->m->hostname, &info) < 0)
+                        return;
+                if (job_info_to_json(&info, true, &w->view) < 0)
+                        w->view = NULL;
+                job_info_done(&info);
+                if (!w->view)
+                        return;
+        }
+        p = json_object_new_object();
+        if (!p)
+                return;
+        json_object_object_add(p, "job", json_object_get(w->view));
+        (void) server_call_reply(c, reply_new(p, !final), !final);
+}
+
+static void job_changed(Manager *m, Job *j) {
+        WaitNotify w = { .m = m, .job = j };
+
+        if (m->server)
+                server_foreach_waiting(m->server, j->id, wait_notify, &w);
+        json_object_put(w.view);
+}
+
+int manager_job_save(Manager *m, Job *j) {
+        int r = store_update_job(m->store, j);
+        if (r < 0)
+                return log_error_errno(r, "Cannot store job %" PRIu64 ": %s", j->id, store_error(m->store));
+        job_changed(m, j);
+        return 0;
+}
+
+/* A new run from scratch: what the last one left is forgotten. */
+static void job_reset_run(Job *j, uint64_t now) {
+        j->alloc = mfree(j->alloc);
+        j->held_by_admin = j->suspended_by_admin = false;
+        j->launch_error = mfree(j->launch_error);
+        j->requeue_count++;
+        j->start_time = j->end_time = 0;
+        j->eligible_time = now;
+        j->exit_code = -1;
+        j->exit_signal = 0;
+        j->suspended_usec = j->suspend_start = 0;
+        j->usage = (JobUsage) {};
+        j->cancel_requested = j->launching = false;
+}
+
+int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, const char *reason) {
+        uint64_t now = (uint64_t) time(NULL);
+        JobState from = event == JOB_EVENT_SUBMIT ? _JOB_STATE_INVALID : j->state;
+        int r;
+
+        r = job_state_transition_allowed(from, to, event);
+        if (r < 0) {
+                log_debug("Job %" PRIu64 ": %s from %s to %s refused: %s", j->id, job_event_to_string(event),
+                          strna(job_state_to_string(from)), strna(job_state_to_string(to)), strerror(-r));
+                return r;
+        }
+
+        /* The allocation stays on a finished job, for the record (show lists its CPUs);
+         * only active jobs count as running. */
+        if (job_state_is_active(from) && !job_state_is_active(to) && m->n_running > 0)
+                m->n_running--;
+        if (!job_state_is_active(from) && job_state_is_active(to))
+                m->n_running++;
+
+        switch (event) {
+        case JOB_EVENT_START:
+                j->start_time = now;
+                j->launching = true;
+                j->est_start = 0;
+                break;
+        case JOB_EVENT_RELEASE:
+                j->held_by_admin = false;
+                j->eligible_time = now;
+                break;
+        case JOB_EVENT_SUSPEND:
+                j->suspend_start = now;
+                break;
+        case JOB_EVENT_RESUME:
+                if (j->suspend_start && now > j->suspend_start)
+                        j->suspended_usec += (now - j->suspend_start) * UINT64_C(1000000);
+                j->suspend_start = 0;
+                j->suspended_by_admin = false;
+                break;
+        case JOB_EVENT_END:
+        case JOB_EVENT_CANCEL:
+                if (j->state == JOB_SUSPENDED && j->suspend_start && now > j->suspend_start)
+                        j->suspended_usec += (now - j->suspend_start) * UINT64_C(1000000);
+                j->suspend_start = 0;
+                j->end_time = now;
+                j->cancel_requested = j->launching = false;
+                break;
+        case JOB_EVENT_NODE_FAIL:
+                if (to == JOB_NODE_FAIL) {
+                        j->end_time = now;
+                        j->cancel_requested = j->launching = false;
+                } else
+                        job_reset_run(j, now);
+                break;
+        case JOB_EVENT_REQUEUE:
+                job_reset_run(j, now);
+                break;
+        default:
+                break;
+        }
+
+        j->state = to;
+        (void) job_set_reason(j, reason);
+        m->sched_needed = true;
+
+        if (event == JOB_EVENT_SUBMIT) {
+                /* The first job of an array stores the request; the rest refer to it. */
+                r = store_insert_job(m->store, j, j->request_id ? NULL : &j->request_bytes);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot store job %" PRIu64 ": %s", j->id,
+                                               store_error(m->store));
+                return manager_add_job(m, j);
+        }
+        return manager_job_save(m, j);
+}
