@@ -11,7 +11,6 @@
 
 #include "log.h"
 #include "manager.h"
-#include "server.h"
 
 static const char *arg_socket;
 static const char *arg_state_dir = CORRAL_STATEDIR;
@@ -97,7 +96,6 @@ int main(int argc, char *argv[]) {
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(manager_freep) Manager *m = NULL;
-        _cleanup_(server_freep) Server *server = NULL;
         sigset_t mask;
         char status[256];
         int r;
@@ -136,10 +134,9 @@ int main(int argc, char *argv[]) {
         r = manager_startup(m);
         if (r < 0)
                 return 1;
-        r = server_new(m, arg_socket, &server);
+        r = manager_listen(m, arg_socket);
         if (r < 0)
                 return log_error_errno(r, "Cannot listen on %s: %m", arg_socket ?: "the activated socket"), 1;
-        m->server = server;
 
         if ((r = sd_event_add_signal(event, NULL, SIGTERM, on_sigterm, m)) < 0 ||
             (r = sd_event_add_signal(event, NULL, SIGINT, on_sigterm, m)) < 0 ||
@@ -151,8 +148,7 @@ int main(int argc, char *argv[]) {
         (void) sd_notifyf(false, "READY=1\nSTATUS=%s", status);
         log_info("corrald %s ready.", PACKAGE_VERSION);
         r = sd_event_loop(event);
-        m->server = NULL;
-        server = server_free(server);
+        m = manager_free(m);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m"), 1;
         return r;

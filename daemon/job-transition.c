@@ -25,7 +25,7 @@ typedef struct WaitNotify {
 static void wait_notify(Call *c, void *userdata) {
         WaitNotify *w = userdata;
         bool final = job_state_is_final(w->job->state);
-        bool more = server_call_get_data(c) != NULL;
+        bool more = server_call_more(c);
         json_object *p;
 
         if (!final && !more)

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <grp.h>
 #include <inttypes.h>
@@ -574,6 +575,25 @@ static int load_machine(Manager *m) {
         return 0;
 }
 
+static void apply_server_limits(Manager *m) {
+        if (m->server)
+                server_set_limits(m->server, &(ServerLimits) {
+                        .connections_per_user = m->config->max_connections_per_user,
+                        .connection_output = m->config->max_connection_output,
+                });
+}
+
+int manager_listen(Manager *m, const char *socket_path) {
+        int r;
+
+        assert(!m->server);
+        r = server_new(m->event, socket_path, &manager_server_ops, m, &m->server);
+        if (r < 0)
+                return r;
+        apply_server_limits(m);
+        return 0;
+}
+
 static int apply_config(Manager *m, Config *c) {
         struct group *g;
 
@@ -590,6 +610,7 @@ static int apply_config(Manager *m, Config *c) {
         config_sched(c, &m->sched_config);
         config_free(m->config);
         m->config = c;
+        apply_server_limits(m);
         return 0;
 }
 
@@ -663,6 +684,8 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
+        /* Calls still open refer to jobs: the server goes first. */
+        m->server = server_free(m->server);
         if (m->store)
                 (void) store_commit(m->store);
         sd_event_source_disable_unref(m->post_source);

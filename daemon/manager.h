@@ -14,10 +14,8 @@
 #include "executor.h"
 #include "job.h"
 #include "protocol.h"
+#include "server.h"
 #include "store.h"
-
-typedef struct Server Server;
-typedef struct Call Call;
 
 typedef struct Manager {
         sd_event *event;
@@ -66,21 +64,11 @@ int manager_reload(Manager *m, char **ret_error);
 /* A status line for sd_notify. */
 void manager_status(Manager *m, char *buf, size_t size);
 
-typedef struct Peer {
-        uid_t uid;
-        gid_t gid;
-        gid_t *groups;
-        size_t n_groups;
-} Peer;
-
-/* Handles one request. Either returns a reply now (*ret_reply set) or keeps the call and
- * answers later with server_call_reply() (for Suspend/Resume/Wait); returns -errno only for
- * internal failures, which the server turns into InternalError. */
-int manager_dispatch(Manager *m, Call *call, const Peer *peer, CorralMethod method, json_object *params,
-                     bool more, json_object **ret_reply);
-
-/* The server tells the manager a call is gone (client disconnected). */
-void manager_call_gone(Manager *m, Call *call);
+/* Listens on socket_path (NULL: the socket systemd passed) and serves the methods
+ * (methods.c) there. The manager owns the server. */
+int manager_listen(Manager *m, const char *socket_path);
+/* The methods, for the server's ops table (methods.c). */
+extern const ServerOps manager_server_ops;
 Job *manager_find_job(Manager *m, uint64_t id);
 int manager_add_job(Manager *m, Job *j);
 

@@ -576,7 +576,6 @@ static json_object *method_wait(Manager *m, Call *call, const Peer *peer, json_o
                 return ok_reply(p);
         }
         server_call_set_job_id(call, j->id);
-        server_call_set_data(call, more ? (void *) 1 : NULL);
         if (more) {
                 /* The current state first, then every change. */
                 p = json_object_new_object();
@@ -709,39 +708,73 @@ static json_object *method_reload(Manager *m, const Peer *peer) {
         return ok_reply(NULL);
 }
 
-int manager_dispatch(Manager *m, Call *call, const Peer *peer, CorralMethod method, json_object *params,
-                     bool more, json_object **ret_reply) {
-        json_object *r = NULL;
+/* Every method with one signature, so the dispatch is a table. */
+typedef json_object *(*MethodHandler)(Manager *m, Call *call, const Peer *peer, json_object *params);
 
-        switch (method) {
-        case CORRAL_METHOD_SUBMIT: r = method_submit(m, peer, params); break;
-        case CORRAL_METHOD_LIST: r = method_list(m, peer, params); break;
-        case CORRAL_METHOD_SHOW: r = method_show(m, peer, params); break;
-        case CORRAL_METHOD_CANCEL: r = method_cancel(m, peer, params); break;
-        case CORRAL_METHOD_HOLD: r = method_hold(m, peer, params, true); break;
-        case CORRAL_METHOD_RELEASE: r = method_hold(m, peer, params, false); break;
-        case CORRAL_METHOD_SUSPEND: r = method_suspend(m, call, peer, params, true); if (!r) goto deferred; break;
-        case CORRAL_METHOD_RESUME: r = method_suspend(m, call, peer, params, false); if (!r) goto deferred; break;
-        case CORRAL_METHOD_REQUEUE: r = method_requeue(m, peer, params); break;
-        case CORRAL_METHOD_WAIT: r = method_wait(m, call, peer, params, more); if (!r) goto deferred; break;
-        case CORRAL_METHOD_LOGS: r = method_logs(m, peer, params); break;
-        case CORRAL_METHOD_GET_INFO: r = method_get_info(m); break;
-        case CORRAL_METHOD_RELOAD: r = method_reload(m, peer); break;
-        default: r = reply_method_not_found(corral_method_to_string(method)); break;
+#define SIMPLE(name, expr)                                                                          \
+        static json_object *name(Manager *m, Call *call, const Peer *peer, json_object *params) { \
+                return expr;                                                                        \
         }
-        if (!r)
+SIMPLE(do_submit, method_submit(m, peer, params))
+SIMPLE(do_list, method_list(m, peer, params))
+SIMPLE(do_show, method_show(m, peer, params))
+SIMPLE(do_cancel, method_cancel(m, peer, params))
+SIMPLE(do_hold, method_hold(m, peer, params, true))
+SIMPLE(do_release, method_hold(m, peer, params, false))
+SIMPLE(do_suspend, method_suspend(m, call, peer, params, true))
+SIMPLE(do_resume, method_suspend(m, call, peer, params, false))
+SIMPLE(do_requeue, method_requeue(m, peer, params))
+SIMPLE(do_wait, method_wait(m, call, peer, params, server_call_more(call)))
+SIMPLE(do_logs, method_logs(m, peer, params))
+SIMPLE(do_get_info, method_get_info(m))
+SIMPLE(do_reload, method_reload(m, peer))
+#undef SIMPLE
+
+static const struct {
+        MethodHandler handler;
+        bool deferrable; /* NULL from the handler: answered later, not out of memory */
+} methods[_CORRAL_METHOD_MAX] = {
+        [CORRAL_METHOD_SUBMIT] = { do_submit },
+        [CORRAL_METHOD_LIST] = { do_list },
+        [CORRAL_METHOD_SHOW] = { do_show },
+        [CORRAL_METHOD_CANCEL] = { do_cancel },
+        [CORRAL_METHOD_HOLD] = { do_hold },
+        [CORRAL_METHOD_RELEASE] = { do_release },
+        [CORRAL_METHOD_SUSPEND] = { do_suspend, true },
+        [CORRAL_METHOD_RESUME] = { do_resume, true },
+        [CORRAL_METHOD_REQUEUE] = { do_requeue },
+        [CORRAL_METHOD_WAIT] = { do_wait, true },
+        [CORRAL_METHOD_LOGS] = { do_logs },
+        [CORRAL_METHOD_GET_INFO] = { do_get_info },
+        [CORRAL_METHOD_RELOAD] = { do_reload },
+};
+
+static int dispatch(void *userdata, Call *call, const Peer *peer, CorralMethod method, json_object *params,
+                    json_object **ret_reply) {
+        Manager *m = userdata;
+        json_object *r;
+
+        if (method < 0 || method >= _CORRAL_METHOD_MAX || !methods[method].handler) {
+                *ret_reply = reply_method_not_found(strempty(corral_method_to_string(method)));
+                return *ret_reply ? 0 : -ENOMEM;
+        }
+        r = methods[method].handler(m, call, peer, params);
+        if (!r && !methods[method].deferrable)
                 return -ENOMEM;
         *ret_reply = r;
         return 0;
-deferred:
-        *ret_reply = NULL;
-        return 0;
 }
 
-void manager_call_gone(Manager *m, Call *call) {
+static void call_gone(void *userdata, Call *call) {
+        /* Only Suspend/Resume keep data: the freeze in flight answers nobody now, and its
+         * state change still lands. */
         FreezeCall *fc = server_call_get_data(call);
 
-        /* A suspend/resume still in flight answers nobody; the state change still lands. */
-        if (fc && fc != (void *) 1 && server_call_job_id(call) == 0)
+        if (fc)
                 fc->call = NULL;
 }
+
+const ServerOps manager_server_ops = {
+        .dispatch = dispatch,
+        .call_gone = call_gone,
+};

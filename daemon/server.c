@@ -27,6 +27,7 @@ struct Call {
         Connection *conn;
         uint64_t job_id;
         void *data;
+        bool more;
         Call *next;
 };
 
@@ -43,7 +44,10 @@ struct Connection {
 };
 
 struct Server {
-        Manager *manager;
+        sd_event *event;
+        const ServerOps *ops;
+        void *userdata;
+        ServerLimits limits;
         int listen_fd;
         sd_event_source *listen_source;
         Connection *conns;
@@ -63,7 +67,7 @@ static void connection_free(Connection *c) {
         while (c->calls) {
                 Call *k = c->calls;
                 c->calls = k->next;
-                manager_call_gone(s->manager, k);
+                s->ops->call_gone(s->userdata, k);
                 free(k);
         }
         sd_event_source_disable_unref(c->io);
@@ -126,7 +130,8 @@ static void handle_message(Connection *c, const char *text, size_t len) {
                 return;
         }
         call->conn = c;
-        r = manager_dispatch(c->server->manager, call, &c->peer, req.method, req.parameters, req.more, &reply);
+        call->more = req.more;
+        r = c->server->ops->dispatch(c->server->userdata, call, &c->peer, req.method, req.parameters, &reply);
         if (r < 0)
                 reply = reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         if (reply) {
@@ -263,7 +268,7 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
         for (Connection *k = s->conns; k; k = k->next)
                 if (k->peer.uid == peer.uid)
                         same_uid++;
-        per_uid = s->manager->config->max_connections_per_user;
+        per_uid = s->limits.connections_per_user;
         if (peer.uid == 0 ? s->n_conns >= CORRAL_CONNECTIONS_MAX + ROOT_RESERVED_CONNECTIONS
                           : s->n_conns >= CORRAL_CONNECTIONS_MAX || (per_uid && same_uid >= per_uid)) {
                 json_object *p = json_object_new_object();
@@ -290,13 +295,13 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
         /* Replies a slow client may leave unread before it is dropped (Wait streams, list
          * pages): bounded per connection, so the daemon's memory is bounded by the
          * connection caps times this. */
-        c->writer = message_writer_new(MAX(s->manager->config->max_connection_output, CORRAL_MESSAGE_SIZE_MAX + 1));
+        c->writer = message_writer_new(MAX(s->limits.connection_output, CORRAL_MESSAGE_SIZE_MAX + 1));
         c->next = s->conns;
         s->conns = c;
         s->n_conns++;
         if (!c->reader || !c->writer ||
-            (r = sd_event_add_io(s->manager->event, &c->io, cfd, EPOLLIN, on_connection, c)) < 0 ||
-            (r = sd_event_add_time_relative(s->manager->event, &c->idle, CLOCK_MONOTONIC, IDLE_TIMEOUT_USEC, 0,
+            (r = sd_event_add_io(s->event, &c->io, cfd, EPOLLIN, on_connection, c)) < 0 ||
+            (r = sd_event_add_time_relative(s->event, &c->idle, CLOCK_MONOTONIC, IDLE_TIMEOUT_USEC, 0,
                                             on_idle, c)) < 0) {
                 connection_free(c);
                 return 0;
@@ -337,6 +342,9 @@ int server_call_reply(Call *call, json_object *reply, bool continues) {
         return r;
 }
 
+bool server_call_more(Call *c) {
+        return c->more;
+}
 void *server_call_get_data(Call *c) {
         return c->data;
 }
@@ -394,16 +402,24 @@ static int bind_socket(const char *path) {
         return TAKE_FD(fd);
 }
 
-int server_new(Manager *m, const char *socket_path, Server **ret) {
+void server_set_limits(Server *s, const ServerLimits *limits) {
+        s->limits = *limits;
+}
+
+int server_new(sd_event *event, const char *socket_path, const ServerOps *ops, void *userdata, Server **ret) {
         Server *s = new0(Server, 1);
         int n, r;
 
         if (!s)
                 return -ENOMEM;
-        s->manager = m;
+        s->event = sd_event_ref(event);
+        s->ops = ops;
+        s->userdata = userdata;
+        s->limits = (ServerLimits) { .connections_per_user = 32, .connection_output = 4U << 20 };
         s->listen_fd = -EBADF;
         n = socket_path ? 0 : sd_listen_fds(true);
         if (n > 1) {
+                sd_event_unref(s->event);
                 free(s);
                 return -E2BIG;
         }
@@ -414,13 +430,14 @@ int server_new(Manager *m, const char *socket_path, Server **ret) {
                 s->listen_fd = bind_socket(p);
                 if (s->listen_fd < 0) {
                         r = s->listen_fd;
+                        sd_event_unref(s->event);
                         free(s);
                         return r;
                 }
                 s->path = strdup(p);
         }
         (void) fcntl(s->listen_fd, F_SETFL, fcntl(s->listen_fd, F_GETFL) | O_NONBLOCK);
-        r = sd_event_add_io(m->event, &s->listen_source, s->listen_fd, EPOLLIN, on_accept, s);
+        r = sd_event_add_io(event, &s->listen_source, s->listen_fd, EPOLLIN, on_accept, s);
         if (r < 0) {
                 server_free(s);
                 return r;
@@ -439,6 +456,7 @@ Server *server_free(Server *s) {
         if (s->path)
                 (void) unlink(s->path);
         free(s->path);
+        sd_event_unref(s->event);
         free(s);
         return NULL;
 }

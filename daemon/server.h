@@ -3,15 +3,46 @@
 
 /* The varlink-style socket: accepts connections (socket-activated or bound by us),
  * frames messages, learns the peer from SO_PEERCRED/SO_PEERGROUPS, enforces size, count
- * and idle limits, and hands requests to the manager. Replies are queued and only sent
- * after the manager has committed the state they acknowledge (server_flush). */
+ * and idle limits, and hands requests to its owner through an ops table (it knows
+ * nothing of jobs). Replies are queued and only sent after the owner has committed the
+ * state they acknowledge (server_flush). */
 
 #include <json-c/json.h>
+#include <stdbool.h>
+#include <sys/types.h>
 #include <systemd/sd-event.h>
 
-#include "manager.h"
+#include "macro.h"
+#include "protocol.h"
 
-int server_new(Manager *m, const char *socket_path, Server **ret);
+typedef struct Server Server;
+typedef struct Call Call;
+
+/* Who is calling, as the kernel said at connect time. */
+typedef struct Peer {
+        uid_t uid;
+        gid_t gid;
+        gid_t *groups;
+        size_t n_groups;
+} Peer;
+
+typedef struct ServerOps {
+        /* One request. Either sets *ret_reply now or keeps call and answers later with
+         * server_call_reply(); returns -errno only for internal failures, which the
+         * server turns into InternalError. */
+        int (*dispatch)(void *userdata, Call *call, const Peer *peer, CorralMethod method, json_object *params,
+                        json_object **ret_reply);
+        /* A kept call's client went away: the call is freed after this returns. */
+        void (*call_gone)(void *userdata, Call *call);
+} ServerOps;
+
+typedef struct ServerLimits {
+        unsigned connections_per_user;  /* root is exempt; 0: no limit but the global one */
+        size_t connection_output;       /* unread reply bytes before a client is dropped */
+} ServerLimits;
+
+int server_new(sd_event *event, const char *socket_path, const ServerOps *ops, void *userdata, Server **ret);
+void server_set_limits(Server *s, const ServerLimits *limits);
 Server *server_free(Server *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Server *, server_free);
 
@@ -20,6 +51,8 @@ void server_flush(Server *s);
 
 /* Deferred replies. continues: more replies follow (streaming). Takes ownership of reply. */
 int server_call_reply(Call *c, json_object *reply, bool continues);
+/* The request asked for more replies (a stream). */
+bool server_call_more(Call *c);
 void *server_call_get_data(Call *c);
 void server_call_set_data(Call *c, void *data);
 uint64_t server_call_job_id(Call *c);
