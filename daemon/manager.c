@@ -183,18 +183,20 @@ static const QueueConfig *job_queue(Manager *m, const Job *j) {
         return config_find_queue(m->config, j->queue);
 }
 
+/* The limit the job runs under, decided in sched/ from the request and the queue. */
 static uint64_t job_walltime(Manager *m, const Job *j) {
         const QueueConfig *q = job_queue(m, j);
-        uint64_t w = j->req.walltime_sec;
+        uint64_t w = j->req.walltime_sec == CORRAL_WALLTIME_INFINITY ? 0 : j->req.walltime_sec;
 
-        if ((w == 0 || w == CORRAL_WALLTIME_INFINITY) && q && q->default_walltime)
-                w = q->default_walltime;
-        /* A job that names no limit gets the queue's maximum, as under a Slurm partition's
-         * MaxTime; longer requests were refused at submission. */
-        if ((w == 0 || w == CORRAL_WALLTIME_INFINITY) && q && q->max_walltime)
-                w = q->max_walltime;
-        return w == 0 || w == CORRAL_WALLTIME_INFINITY ? SCHED_TIME_INFINITY : w;
+        return sched_effective_walltime(w, q ? q->default_walltime : 0, q ? q->max_walltime : 0);
 }
+
+/* Dependencies cross from proto's enum to sched's by value. */
+_Static_assert((int) SCHED_DEP_AFTER == (int) DEPENDENCY_AFTER, "dependency types");
+_Static_assert((int) SCHED_DEP_AFTERANY == (int) DEPENDENCY_AFTERANY, "dependency types");
+_Static_assert((int) SCHED_DEP_AFTEROK == (int) DEPENDENCY_AFTEROK, "dependency types");
+_Static_assert((int) SCHED_DEP_AFTERNOTOK == (int) DEPENDENCY_AFTERNOTOK, "dependency types");
+_Static_assert((int) _SCHED_DEP_TYPE_MAX == (int) _DEPENDENCY_TYPE_MAX, "dependency types");
 
 static SchedDepStatus dep_status(Manager *m, uint64_t id) {
         Job *d = manager_find_job(m, id);
@@ -212,60 +214,14 @@ static SchedDepStatus dep_status(Manager *m, uint64_t id) {
 
 static int build_spec(Manager *m, Job *j, JobSpec **ret);
 
-/* Array throttle ("%N"): tasks beyond the limit wait with reason JobArrayTaskLimit. The
- * active tasks per array are counted once per pass (sorted ids, then binary search), not
- * per waiting task: an array of 100,000 tasks must not make a pass quadratic. */
-static int cmp_u64(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-        return x < y ? -1 : x > y;
-}
-
-static size_t count_in_sorted(const uint64_t *v, size_t n, uint64_t key) {
-        size_t lo = 0, hi = n, first;
-
-        while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (v[mid] < key)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        first = lo;
-        hi = n;
-        while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (v[mid] <= key)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return lo - first;
-}
-
 static int manager_schedule(Manager *m) {
         SchedResult res;
         uint64_t now = now_sec();
         size_t n = 0;
         int r;
 
-        _cleanup_free_ uint64_t *active_arrays = NULL;
-        size_t n_active_arrays = 0;
-
         if (!GREEDY_REALLOC(m->sched_jobs, m->allocated_sched_jobs, m->n_jobs + 1))
                 return -ENOMEM;
-        for (size_t i = 0; i < m->n_jobs; i++)
-                if (m->jobs[i]->array_job_id && job_state_is_active(m->jobs[i]->state)) {
-                        uint64_t *v = reallocarray(active_arrays, n_active_arrays + 1, sizeof *v);
-                        if (!v)
-                                return -ENOMEM;
-                        active_arrays = v;
-                        active_arrays[n_active_arrays++] = m->jobs[i]->array_job_id;
-                }
-        qsort(active_arrays, n_active_arrays, sizeof(uint64_t), cmp_u64);
-
-        /* Tasks of one array have consecutive ids: count the ones let into this pass. */
-        uint64_t cur_array = 0;
-        size_t admitted = 0;
         for (size_t i = 0; i < m->n_jobs; i++) {
                 Job *j = m->jobs[i];
                 const QueueConfig *q;
@@ -273,17 +229,6 @@ static int manager_schedule(Manager *m) {
 
                 if (j->state != JOB_QUEUED && !job_state_is_active(j->state))
                         continue;
-                if (j->state == JOB_QUEUED && j->array_job_id && j->req.array.max_concurrent) {
-                        if (j->array_job_id != cur_array) {
-                                cur_array = j->array_job_id;
-                                admitted = count_in_sorted(active_arrays, n_active_arrays, cur_array);
-                        }
-                        if (admitted >= j->req.array.max_concurrent) {
-                                (void) job_set_reason(j, "JobArrayTaskLimit");
-                                continue;
-                        }
-                        admitted++;
-                }
                 q = job_queue(m, j);
                 s = &m->sched_jobs[n++];
                 *s = (SchedJob) {
@@ -297,7 +242,11 @@ static int manager_schedule(Manager *m) {
                         .begin_time = j->req.begin_time,
                         .cpus = j->req.cpus ?: 1,
                         .memory = j->req.memory,
-                        .walltime = job_walltime(m, j),
+                        .walltime = j->req.walltime_sec == CORRAL_WALLTIME_INFINITY ? 0 : j->req.walltime_sec,
+                        .default_walltime = q ? q->default_walltime : 0,
+                        .max_walltime = q ? q->max_walltime : 0,
+                        .array_id = j->array_job_id,
+                        .array_max_running = j->array_job_id ? j->req.array.max_concurrent : 0,
                         .exclusive = j->req.exclusive,
                         .user_id = j->uid,
                         .bypass_count = j->bypass_count,

@@ -99,7 +99,7 @@ static int backfill_order(SchedPass *p, size_t top, size_t *ret_n) {
         for (size_t i = top + 1; i < p->n_cands; i++)
                 if (eligible(&p->cands[i]))
                         ctx->order[n++] = (OrderEntry) {
-                                .key = sjf ? cand_job(p, &p->cands[i])->walltime : 0,
+                                .key = sjf ? sched_job_walltime(cand_job(p, &p->cands[i])) : 0,
                                 .pos = i,
                         };
         if (sjf) {
@@ -132,7 +132,7 @@ static int plan_easy(SchedPass *p) {
         for (size_t i = 0; i < n; i++) {
                 Cand *c = &p->cands[p->ctx->order[i].pos];
                 const SchedJob *j = cand_job(p, c);
-                bool before_shadow = !have || time_add(p->now, j->walltime) <= sh.start;
+                bool before_shadow = !have || time_add(p->now, sched_job_walltime(j)) <= sh.start;
                 Plan pl;
 
                 /* Every job needs a CPU: with none left the rest of the queue just waits. */

@@ -23,8 +23,8 @@ static double priority_multifactor(const SchedConfig *c, const SchedJob *j, uint
                w->bypass * (double) j->bypass_count;
 
         if (w->xfactor != 0.0) {
-                double wall = j->walltime == SCHED_TIME_INFINITY || j->walltime == 0 ?
-                              0.0 : (double) j->walltime;
+                uint64_t limit = sched_job_walltime(j);
+                double wall = limit == SCHED_TIME_INFINITY ? 0.0 : (double) limit;
                 double waited = now > j->submit_time ? (double) (now - j->submit_time) : 0.0;
 
                 /* Without a limit the factor is undefined; 1 is its floor. */

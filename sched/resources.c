@@ -113,7 +113,7 @@ int pass_build_now(SchedPass *p) {
 
                 cpu_set_andnot(&free_all, &a->cpus);
 
-                rel = release_new(p, time_add(j->start_time, j->walltime));
+                rel = release_new(p, time_add(j->start_time, sched_job_walltime(j)));
                 if (!rel)
                         return -ENOMEM;
                 for (size_t k = 0; k < p->n_nodes; k++) {
@@ -235,7 +235,7 @@ int pass_start(SchedPass *p, Cand *c, const Plan *pl) {
 
         if (!GROW(ctx->decisions, ctx->n_decisions_alloc, p->n_decisions + 1))
                 return -ENOMEM;
-        rel = release_new(p, time_add(p->now, j->walltime));
+        rel = release_new(p, time_add(p->now, sched_job_walltime(j)));
         if (!rel)
                 return -ENOMEM;
 

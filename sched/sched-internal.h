@@ -106,6 +106,10 @@ typedef struct SchedContext {
         ResvPart *resv_parts, *resv_parts_next;
         size_t n_resv_parts, n_resv_parts_alloc, n_resv_parts_next, n_resv_parts_next_alloc;
         bool *resv_held;       /* per candidate: its remembered reservation is in the profile */
+        uint64_t *array_ids;   /* throttled arrays of this pass, sorted, and their counts */
+        size_t n_array_ids_alloc;
+        uint32_t *array_count;
+        size_t n_array_count_alloc;
         size_t n_resv_held_alloc;
         uint32_t *resv_of;     /* per held candidate: its entry in resv */
         size_t n_resv_of_alloc;
@@ -184,7 +188,7 @@ static inline Avail *seg(const Profile *pr, size_t i) {
 
 /* A zero walltime still occupies its start instant. */
 static inline uint64_t job_span(const SchedJob *j) {
-        return MAX(j->walltime, (uint64_t) 1);
+        return MAX(sched_job_walltime(j), (uint64_t) 1);
 }
 
 /* The cheap test before a per-node one. */

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdlib.h>
 #include <string.h>
 
 #include "sched-internal.h"
@@ -15,6 +16,7 @@ static const char *const sched_reason_table[_SCHED_REASON_MAX] = {
         [SCHED_REASON_BEGIN_TIME] = "BeginTime",
         [SCHED_REASON_TOO_BIG] = "TooBig",
         [SCHED_REASON_TIME_LIMIT] = "TimeLimit",
+        [SCHED_REASON_ARRAY_TASK_LIMIT] = "JobArrayTaskLimit",
 };
 
 DEFINE_STRING_TABLE_LOOKUP(sched_reason, SchedReason);
@@ -71,6 +73,8 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->resv_parts);
         free(ctx->resv_parts_next);
         free(ctx->resv_held);
+        free(ctx->array_ids);
+        free(ctx->array_count);
         free(ctx->resv_of);
         free(ctx->events);
         free(ctx->events_tmp);
@@ -125,7 +129,10 @@ static SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, uint64_
 
         if (MAX(j->cpus, 1u) > machine_cpus || j->memory > machine_mem)
                 return SCHED_REASON_TOO_BIG;
-        if (p->config->max_walltime > 0 && j->walltime > p->config->max_walltime)
+        if (p->config->max_walltime > 0 && sched_job_walltime(j) != SCHED_TIME_INFINITY &&
+            sched_job_walltime(j) > p->config->max_walltime)
+                return SCHED_REASON_TIME_LIMIT;
+        if (j->max_walltime > 0 && j->walltime != SCHED_TIME_INFINITY && j->walltime > j->max_walltime)
                 return SCHED_REASON_TIME_LIMIT;
         r = deps_reason(j);
         if (r == SCHED_REASON_DEPENDENCY_NEVER_SATISFIED)
@@ -155,6 +162,68 @@ static inline bool key_less(const void *ctx, const SortKey *x, const SortKey *y)
         return a->idx < b->idx;
 }
 DEFINE_MERGE_SORT(sort_keys, SortKey, key_less);
+
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+        return x < y ? -1 : x > y;
+}
+
+static size_t array_slot(const uint64_t *ids, size_t n, uint64_t id) {
+        size_t lo = 0, hi = n;
+
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (ids[mid] < id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
+/* Array throttles ("%N"): per array, its running tasks plus those let through so far in
+ * priority order; the rest wait. One sort of the throttled arrays' ids per pass, so an
+ * array of 100,000 tasks costs n log n, not n². */
+static int pass_array_limits(SchedPass *p) {
+        SchedContext *ctx = p->ctx;
+        size_t n = 0, k = 0;
+
+        for (size_t i = 0; i < p->n_jobs; i++)
+                if (p->jobs[i].array_max_running && p->jobs[i].state != SCHED_JOB_DONE)
+                        n++;
+        if (n == 0)
+                return 0;
+        if (!GROW(ctx->array_ids, ctx->n_array_ids_alloc, n) || !GROW(ctx->array_count, ctx->n_array_count_alloc, n))
+                return -ENOMEM;
+        for (size_t i = 0; i < p->n_jobs; i++)
+                if (p->jobs[i].array_max_running && p->jobs[i].state != SCHED_JOB_DONE)
+                        ctx->array_ids[k++] = p->jobs[i].array_id;
+        qsort(ctx->array_ids, k, sizeof(uint64_t), cmp_u64);
+        n = 0;
+        for (size_t i = 0; i < k; i++)
+                if (n == 0 || ctx->array_ids[n - 1] != ctx->array_ids[i])
+                        ctx->array_ids[n++] = ctx->array_ids[i];
+        memset(ctx->array_count, 0, n * sizeof(uint32_t));
+        for (size_t i = 0; i < p->n_jobs; i++) {
+                const SchedJob *j = &p->jobs[i];
+                if (j->array_max_running && (j->state == SCHED_JOB_RUNNING || j->state == SCHED_JOB_SUSPENDED))
+                        ctx->array_count[array_slot(ctx->array_ids, n, j->array_id)]++;
+        }
+        for (size_t i = 0; i < p->n_cands; i++) {
+                Cand *c = &p->cands[i];
+                const SchedJob *j = &p->jobs[c->idx];
+                uint32_t *count;
+
+                if (!j->array_max_running || c->reason != SCHED_REASON_NONE)
+                        continue;
+                count = &ctx->array_count[array_slot(ctx->array_ids, n, j->array_id)];
+                if (*count >= j->array_max_running)
+                        c->reason = SCHED_REASON_ARRAY_TASK_LIMIT;
+                else
+                        (*count)++;
+        }
+        return 0;
+}
 
 static int pass_collect(SchedPass *p) {
         SchedContext *ctx = p->ctx;
@@ -202,7 +271,7 @@ static int pass_collect(SchedPass *p) {
         }
         p->cands = ctx->cands;
         p->n_cands = n;
-        return 0;
+        return pass_array_limits(p);
 }
 
 static int pass_result(SchedPass *p, SchedResult *ret) {

@@ -39,6 +39,16 @@
 /* A walltime without limit, and an estimated start that is unknown or never. */
 #define SCHED_TIME_INFINITY UINT64_MAX
 
+/* The limit a job runs under: requested, else the queue's default, else the queue's
+ * maximum, else SCHED_TIME_INFINITY. */
+static inline uint64_t sched_effective_walltime(uint64_t requested, uint64_t dflt, uint64_t max) {
+        if (requested != 0 && requested != SCHED_TIME_INFINITY)
+                return requested;
+        if (dflt)
+                return dflt;
+        return max ?: SCHED_TIME_INFINITY;
+}
+
 /* One NUMA node: its CPUs (real CPU ids), its memory and a relative speed figure (any
  * unit, higher is faster; only compared between nodes). */
 typedef struct SchedNode {
@@ -101,7 +111,17 @@ typedef struct SchedJob {
         uint64_t begin_time;      /* never starts before this ("--begin"); 0: none */
         unsigned cpus;            /* CPUs wanted (0 counts as 1) */
         uint64_t memory;          /* bytes wanted in total */
-        uint64_t walltime;        /* requested limit in seconds, or SCHED_TIME_INFINITY */
+        uint64_t walltime;        /* requested limit in seconds; 0 or SCHED_TIME_INFINITY: none */
+        /* The queue's walltime limits (0: none): a job that asks for none gets the
+         * default, else the maximum (as under a Slurm partition's DefaultTime/MaxTime);
+         * one that asks for more than the maximum waits with TimeLimit. The limit the
+         * job runs under is sched_job_walltime(). */
+        uint64_t default_walltime, max_walltime;
+        /* Array tasks: the array (its first task's id) and the most of its tasks that may
+         * run at once (Slurm's "%N"; 0: no limit). Tasks beyond it wait with
+         * JobArrayTaskLimit, the first in priority order go first. */
+        uint64_t array_id;
+        uint32_t array_max_running;
         bool exclusive;           /* whole NUMA nodes, shared with nothing */
         bool held;
         uint32_t user_id;
@@ -115,6 +135,10 @@ typedef struct SchedJob {
         const SchedAllocation *alloc; /* caller-owned */
 } SchedJob;
 
+static inline uint64_t sched_job_walltime(const SchedJob *j) {
+        return sched_effective_walltime(j->walltime, j->default_walltime, j->max_walltime);
+}
+
 /* Why a pending job is not started. Names follow Slurm's squeue reasons. */
 typedef enum SchedReason {
         SCHED_REASON_NONE,                       /* started in this pass */
@@ -125,7 +149,8 @@ typedef enum SchedReason {
         SCHED_REASON_DEPENDENCY_NEVER_SATISFIED, /* the daemon should cancel it */
         SCHED_REASON_BEGIN_TIME,
         SCHED_REASON_TOO_BIG,                    /* more CPUs/memory/nodes than the machine has */
-        SCHED_REASON_TIME_LIMIT,                 /* walltime above SchedConfig.max_walltime */
+        SCHED_REASON_TIME_LIMIT,                 /* walltime above the queue's or SchedConfig.max_walltime */
+        SCHED_REASON_ARRAY_TASK_LIMIT,           /* its array runs as many tasks as its %N allows */
         _SCHED_REASON_MAX,
         _SCHED_REASON_INVALID = -EINVAL,
 } SchedReason;

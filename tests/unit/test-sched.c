@@ -229,6 +229,69 @@ static void test_hold_begin_toobig_limit(void **state) {
         run_done(&r);
 }
 
+/* Queue walltime limits are the scheduler's to apply: a job without a limit runs under
+ * the queue's default, else its maximum; one asking for more than the maximum waits
+ * with TimeLimit. The reservation of the top job shows which limit was planned with. */
+static void test_queue_walltime(void **state) {
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedNode nodes[1];
+        SchedMachine m;
+        SchedJob jobs[4];
+        Run r = {};
+
+        assert_int_equal(sched_effective_walltime(0, 600, 3600), 600);
+        assert_int_equal(sched_effective_walltime(SCHED_TIME_INFINITY, 0, 3600), 3600);
+        assert_int_equal(sched_effective_walltime(0, 0, 0), SCHED_TIME_INFINITY);
+        assert_int_equal(sched_effective_walltime(100, 600, 3600), 100);
+
+        machine_uniform(nodes, 1, 4, 16 * GIB, &m);
+        jobs[0] = job_pending(1, 0, 4, 0);               /* no limit: the default, 600 */
+        jobs[0].default_walltime = 600;
+        jobs[0].max_walltime = 3600;
+        jobs[1] = job_pending(2, 1, 4, 0);               /* no default: the maximum */
+        jobs[1].max_walltime = 3600;
+        jobs[2] = job_pending(3, 2, 1, 7200);            /* over its queue's maximum */
+        jobs[2].max_walltime = 3600;
+        jobs[3] = job_pending(4, 3, 4, 60);
+        pass(&r, &cfg, &m, jobs, 4, 100);
+        assert_true(started(&r, 1, NULL));
+        expect_wait(&r, 3, SCHED_REASON_TIME_LIMIT, SCHED_TIME_INFINITY);
+        /* Job 1 ends by 100 + 600: that is when job 2 can start. */
+        expect_wait(&r, 2, SCHED_REASON_RESOURCES, 700);
+        run_done(&r);
+}
+
+/* "%2": at most two tasks of the array run at once, the first in priority order first;
+ * a running task counts; other arrays and plain jobs are not held back. */
+static void test_array_throttle(void **state) {
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedNode nodes[1];
+        SchedMachine m;
+        SchedJob jobs[7];
+        Run r = {};
+
+        machine_uniform(nodes, 1, 8, 16 * GIB, &m);
+        for (int i = 0; i < 5; i++) {
+                jobs[i] = job_pending(10 + (uint64_t) i, 0, 1, 60);
+                jobs[i].array_id = 10;
+                jobs[i].array_max_running = 2;
+        }
+        run_on(&jobs[0], &m, 0, 50, 1, 1, 0, false);
+        jobs[5] = job_pending(20, 0, 1, 60);             /* another array, unthrottled */
+        jobs[5].array_id = 20;
+        jobs[6] = job_pending(30, 0, 1, 60);
+        pass(&r, &cfg, &m, jobs, 7, 100);
+        assert_true(started(&r, 11, NULL));
+        assert_false(started(&r, 12, NULL));
+        expect_wait(&r, 12, SCHED_REASON_ARRAY_TASK_LIMIT, SCHED_TIME_INFINITY);
+        expect_wait(&r, 13, SCHED_REASON_ARRAY_TASK_LIMIT, SCHED_TIME_INFINITY);
+        expect_wait(&r, 14, SCHED_REASON_ARRAY_TASK_LIMIT, SCHED_TIME_INFINITY);
+        assert_true(started(&r, 20, NULL));
+        assert_true(started(&r, 30, NULL));
+        assert_string_equal(sched_reason_to_string(SCHED_REASON_ARRAY_TASK_LIMIT), "JobArrayTaskLimit");
+        run_done(&r);
+}
+
 static void test_exclusive(void **state) {
         SchedConfig cfg = SCHED_CONFIG_DEFAULT;
         SchedNode nodes[2];
@@ -524,6 +587,8 @@ int main(void) {
                 cmocka_unit_test(test_backfill_spare_node),
                 cmocka_unit_test(test_dependencies),
                 cmocka_unit_test(test_hold_begin_toobig_limit),
+                cmocka_unit_test(test_queue_walltime),
+                cmocka_unit_test(test_array_throttle),
                 cmocka_unit_test(test_exclusive),
                 cmocka_unit_test(test_memory),
                 cmocka_unit_test(test_node_order),
