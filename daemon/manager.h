@@ -69,8 +69,11 @@ void manager_status(Manager *m, char *buf, size_t size);
 int manager_listen(Manager *m, const char *socket_path);
 /* The methods, for the server's ops table (methods.c). */
 extern const ServerOps manager_server_ops;
+/* The job table (job-table.c). */
 Job *manager_find_job(Manager *m, uint64_t id);
 int manager_add_job(Manager *m, Job *j);
+/* Forgets final jobs that ended more than a day ago (the store keeps them). */
+void manager_purge_finished(Manager *m, uint64_t now);
 
 /* Every state change of a job, and only here (job-transition.c): checks the transition
  * table (-EBUSY/-EALREADY/-EINVAL as job_state_transition_allowed() says, nothing
@@ -82,3 +85,20 @@ int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, cons
 /* Stores a change that is not a state change (a reason, a flag) and tells waiters. */
 int manager_job_save(Manager *m, Job *j);
 json_object *manager_job_json(Manager *m, const Job *j, bool details);
+
+/* The adapter to sched/ (sched-driver.c): one pass over the queue, its starts recorded;
+ * the recorded starts launched once committed; whether a pass must wait (spacing). */
+int manager_schedule(Manager *m);
+void manager_launch_pending(Manager *m);
+bool manager_sched_deferred(Manager *m);
+/* The walltime limit a job runs under (sched_effective_walltime() with its queue's). */
+uint64_t manager_job_walltime(Manager *m, const Job *j);
+
+/* The spec the executor starts a job from (job-spec-build.c). */
+int manager_build_spec(Manager *m, Job *j, JobSpec **ret);
+
+/* The executor's reports (job-outcome.c). */
+void manager_on_job_started(Executor *e, uint64_t id, int error, const char *message, void *userdata);
+void manager_on_job_finished(Executor *e, const JobOutcome *o, void *userdata);
+/* Ends a job whose launch failed: the details stay out of the public reason. */
+int manager_job_launch_failed(Manager *m, Job *j, JobState state, const char *detail);

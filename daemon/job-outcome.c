@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What the executor reports: a job started (or could not be), a job ended with an
+ * outcome; each becomes a transition with the state and reason Slurm users expect. */
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "manager.h"
+
+int manager_job_launch_failed(Manager *m, Job *j, JobState state, const char *detail) {
+        free(j->launch_error);
+        j->launch_error = detail ? strndup(detail, 1024) : NULL;
+        return manager_job_transition(m, j, JOB_EVENT_END, state, "LaunchFailed");
+}
+
+
+void manager_on_job_started(Executor *e, uint64_t id, int error, const char *message, void *userdata) {
+        Manager *m = userdata;
+        Job *j = manager_find_job(m, id);
+
+        if (!j)
+                return;
+        j->launching = false;
+        if (error < 0) {
+                log_error_errno(error, "Job %" PRIu64 " could not be started: %s", id, strna(message));
+                (void) manager_job_launch_failed(m, j, j->cancel_requested ? JOB_CANCELLED : JOB_FAILED,
+                                         message ?: strerror(-error));
+                return;
+        }
+        log_info("Job %" PRIu64 " started in corral-job-%" PRIu64 ".scope.", id, id);
+        if (j->cancel_requested && executor_cancel(m->executor, id, NULL, NULL) < 0)
+                log_warning("Cannot cancel job %" PRIu64 " right after its start.", id);
+}
+
+void manager_on_job_finished(Executor *e, const JobOutcome *o, void *userdata) {
+        Manager *m = userdata;
+        Job *j = manager_find_job(m, o->id);
+        const char *reason = NULL;
+        char buf[512];
+        JobState state;
+
+        if (!GREEDY_REALLOC(m->outcomes_done, m->allocated_outcomes_done, m->n_outcomes_done + 1))
+                return;
+        m->outcomes_done[m->n_outcomes_done++] = o->id;
+        if (!j || !job_state_is_active(j->state))
+                return; /* recorded before (seen twice after a restart), or not ours */
+
+        j->usage = (JobUsage) { .cpu_usec = o->cpu_usage_usec, .memory_peak = o->memory_peak,
+                                .io_read_bytes = o->io_read_bytes, .io_write_bytes = o->io_write_bytes,
+                                .tasks_peak = o->pids_peak };
+        j->exit_code = o->launch_errno ? -1 : o->signal ? -1 : o->exit_code;
+        j->exit_signal = o->signal;
+        /* The supervisor's count, which also covers the time we were not running; the
+         * transition adds a suspension still open. */
+        j->suspended_usec = MAX(j->suspended_usec, o->suspended_usec);
+
+        if (j->launching)
+                j->launching = false;
+        if (o->launch_errno) {
+                log_info("Job %" PRIu64 " could not be launched: %s.", j->id, strna(o->launch_error));
+                (void) manager_job_launch_failed(m, j, JOB_FAILED, o->launch_error ?: strerror(o->launch_errno));
+                return;
+        } else if (j->cancel_requested && strneq(strempty(j->reason), "Requeue", 7)) {
+                bool hold = streq(j->reason, "RequeueHold");
+                (void) manager_job_transition(m, j, JOB_EVENT_REQUEUE, hold ? JOB_HELD : JOB_QUEUED, "Requeued");
+                return;
+        } else if (j->cancel_requested)
+                state = JOB_CANCELLED, reason = "Cancelled";
+        else if (o->cancelled && !o->timed_out && !o->oom_killed)
+                /* Its scope was stopped from outside (systemctl stop, KillUnit). */
+                state = JOB_CANCELLED, reason = "StoppedBySystemd";
+        else if (o->timed_out)
+                state = JOB_TIMEOUT, reason = "TimeLimit";
+        else if (o->oom_killed)
+                state = JOB_OUT_OF_MEMORY, reason = "OutOfMemory";
+        else if (o->signal) {
+                snprintf(buf, sizeof buf, "Signal %d", o->signal);
+                state = JOB_FAILED, reason = buf;
+        } else if (o->exit_code != 0)
+                state = JOB_FAILED, reason = "NonZeroExitCode";
+        else
+                state = JOB_COMPLETED, reason = NULL;
+        log_info("Job %" PRIu64 " ended: %s%s%s.", j->id, job_state_to_string(state), reason ? ", " : "",
+                 strempty(reason));
+        (void) manager_job_transition(m, j, JOB_EVENT_END, state, reason);
+}

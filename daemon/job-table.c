@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The job table: every job corrald knows, sorted by id (new ids are the highest, so a
+ * submission is an append and a lookup a binary search), and the view of one job that
+ * the methods send. */
+
+#include <errno.h>
+
+#include "manager.h"
+
+/* Final jobs stay in memory (for show/wait/dependencies) this long. */
+#define FINISHED_KEEP_SEC (24 * 3600)
+
+
+Job *manager_find_job(Manager *m, uint64_t id) {
+        size_t lo = 0, hi = m->n_jobs;
+
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (m->jobs[mid]->id < id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo < m->n_jobs && m->jobs[lo]->id == id ? m->jobs[lo] : NULL;
+}
+
+int manager_add_job(Manager *m, Job *j) {
+        /* New ids are the highest: an append. Loading from the store is in id order too. */
+        if (m->n_jobs > 0 && m->jobs[m->n_jobs - 1]->id >= j->id)
+                return -EINVAL;
+        if (!GREEDY_REALLOC(m->jobs, m->allocated_jobs, m->n_jobs + 1))
+                return -ENOMEM;
+        m->jobs[m->n_jobs++] = j;
+        if (j->id >= m->next_id)
+                m->next_id = j->id + 1;
+        return 0;
+}
+
+void manager_purge_finished(Manager *m, uint64_t now) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                Job *j = m->jobs[i];
+                if (job_state_is_final(j->state) && j->end_time + FINISHED_KEEP_SEC < now)
+                        job_free(j);
+                else
+                        m->jobs[k++] = j;
+        }
+        m->n_jobs = k;
+}
+
+
+json_object *manager_job_json(Manager *m, const Job *j, bool details) {
+        JobInfo info;
+        json_object *o = NULL;
+
+        SubmitRequest full = SUBMIT_REQUEST_INIT;
+        bool have_full = details && store_load_request(m->store, j->id, &full) >= 0;
+        int r = job_to_info(j, details, have_full ? &full : NULL, m->hostname, &info);
+        submit_request_done(&full);
+        if (r < 0)
+                return NULL;
+        if (job_info_to_json(&info, details, &o) < 0)
+                o = NULL;
+        job_info_done(&info);
+        if (o && job_state_is_pending(j->state)) {
+                if (j->est_start && j->est_start != SCHED_TIME_INFINITY)
+                        json_object_object_add(o, "est_start", json_object_new_uint64(j->est_start));
+                json_object_object_add(o, "priority", json_object_new_double(j->priority));
+        }
+        return o;
+}
+
+/* A launch that failed: the words (systemd's refusal, the supervisor's "cannot open
+ * /home/alice/out: Permission denied") may name paths and argv, so they go to the owner's
+ * view and the log only; the public queue says "LaunchFailed". */

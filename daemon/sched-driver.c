@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The adapter to sched/: the jobs as the scheduler sees them (queue priorities and
+ * walltime limits, dependencies' status, array throttles), a pass, and its decisions
+ * applied (starts recorded, then launched after the commit); expensive passes are
+ * spaced out. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "manager.h"
+#include "time-util.h"
+
+
+static const QueueConfig *job_queue(Manager *m, const Job *j) {
+        return config_find_queue(m->config, j->queue);
+}
+
+/* The limit the job runs under, decided in sched/ from the request and the queue. */
+uint64_t manager_job_walltime(Manager *m, const Job *j) {
+        const QueueConfig *q = job_queue(m, j);
+        uint64_t w = j->req.walltime_sec == CORRAL_WALLTIME_INFINITY ? 0 : j->req.walltime_sec;
+
+        return sched_effective_walltime(w, q ? q->default_walltime : 0, q ? q->max_walltime : 0);
+}
+
+/* Dependencies cross from proto's enum to sched's by value. */
+_Static_assert((int) SCHED_DEP_AFTER == (int) DEPENDENCY_AFTER, "dependency types");
+_Static_assert((int) SCHED_DEP_AFTERANY == (int) DEPENDENCY_AFTERANY, "dependency types");
+_Static_assert((int) SCHED_DEP_AFTEROK == (int) DEPENDENCY_AFTEROK, "dependency types");
+_Static_assert((int) SCHED_DEP_AFTERNOTOK == (int) DEPENDENCY_AFTERNOTOK, "dependency types");
+_Static_assert((int) _SCHED_DEP_TYPE_MAX == (int) _DEPENDENCY_TYPE_MAX, "dependency types");
+
+static SchedDepStatus dep_status(Manager *m, uint64_t id) {
+        Job *d = manager_find_job(m, id);
+
+        if (!d)
+                return SCHED_DEP_FINISHED_FAILED; /* purged long ago: it can no longer be waited for */
+        if (job_state_is_active(d->state))
+                return SCHED_DEP_STARTED;
+        if (d->state == JOB_COMPLETED)
+                return SCHED_DEP_FINISHED_OK;
+        if (job_state_is_final(d->state))
+                return SCHED_DEP_FINISHED_FAILED;
+        return SCHED_DEP_UNKNOWN;
+}
+
+
+int manager_schedule(Manager *m) {
+        SchedResult res;
+        uint64_t now = (uint64_t) time(NULL);
+        size_t n = 0;
+        int r;
+
+        if (!GREEDY_REALLOC(m->sched_jobs, m->allocated_sched_jobs, m->n_jobs + 1))
+                return -ENOMEM;
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                Job *j = m->jobs[i];
+                const QueueConfig *q;
+                SchedJob *s;
+
+                if (j->state != JOB_QUEUED && !job_state_is_active(j->state))
+                        continue;
+                q = job_queue(m, j);
+                s = &m->sched_jobs[n++];
+                *s = (SchedJob) {
+                        .id = j->id,
+                        .state = j->state == JOB_QUEUED ? SCHED_JOB_PENDING
+                                 : j->state == JOB_RUNNING ? SCHED_JOB_RUNNING : SCHED_JOB_SUSPENDED,
+                        .queue_priority = q ? q->priority : 0,
+                        .nice = j->req.nice,
+                        .submit_time = j->submit_time,
+                        .eligible_time = j->eligible_time,
+                        .begin_time = j->req.begin_time,
+                        .cpus = j->req.cpus ?: 1,
+                        .memory = j->req.memory,
+                        .walltime = j->req.walltime_sec == CORRAL_WALLTIME_INFINITY ? 0 : j->req.walltime_sec,
+                        .default_walltime = q ? q->default_walltime : 0,
+                        .max_walltime = q ? q->max_walltime : 0,
+                        .array_id = j->array_job_id,
+                        .array_max_running = j->array_job_id ? j->req.array.max_concurrent : 0,
+                        .exclusive = j->req.exclusive,
+                        .user_id = j->uid,
+                        .bypass_count = j->bypass_count,
+                        .start_time = j->start_time,
+                        .alloc = job_state_is_active(j->state) ? j->alloc : NULL,
+                };
+                if (j->req.n_dependencies > 0 && j->state == JOB_QUEUED) {
+                        SchedDep *d = reallocarray(j->deps, j->req.n_dependencies, sizeof *d);
+                        if (!d)
+                                return -ENOMEM;
+                        j->deps = d;
+                        for (size_t k = 0; k < j->req.n_dependencies; k++)
+                                d[k] = (SchedDep) { .job_id = j->req.dependencies[k].job_id,
+                                                    .type = (SchedDepType) j->req.dependencies[k].type,
+                                                    .status = dep_status(m, j->req.dependencies[k].job_id) };
+                        s->deps = d;
+                        s->n_deps = j->req.n_dependencies;
+                }
+        }
+
+        uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+        r = sched_pass(m->sched, &m->sched_config, &m->machine, m->sched_jobs, n, now, &res);
+        m->last_pass_end = now_usec(CLOCK_MONOTONIC);
+        if (r < 0)
+                return r;
+        m->last_pass_usec = m->last_pass_end - t0;
+        m->last_pass_jobs = n;
+
+        for (size_t i = 0; i < res.n_waiting; i++) {
+                const SchedWait *w = &res.waiting[i];
+                Job *j = manager_find_job(m, w->job_id);
+                if (!j)
+                        continue;
+                j->est_start = w->est_start;
+                j->priority = w->priority;
+                if (w->bypassed)
+                        j->bypass_count++;
+                if (w->reason == SCHED_REASON_DEPENDENCY_NEVER_SATISFIED) {
+                        log_info("Job %" PRIu64 " cancelled: its dependency can never be satisfied.", j->id);
+                        (void) manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED,
+                                                      "DependencyNeverSatisfied");
+                        continue;
+                }
+                (void) job_set_reason(j, sched_reason_to_string(w->reason));
+        }
+        for (size_t i = 0; i < res.n_decisions; i++) {
+                const SchedDecision *d = &res.decisions[i];
+                Job *j = manager_find_job(m, d->job_id);
+
+                if (d->type != SCHED_DECISION_START || !j || j->state != JOB_QUEUED)
+                        continue;
+                if (!j->alloc && !(j->alloc = new(SchedAllocation, 1)))
+                        return -ENOMEM;
+                *j->alloc = d->alloc;
+                if (manager_job_transition(m, j, JOB_EVENT_START, JOB_RUNNING, NULL) < 0)
+                        continue;
+                /* Launched only after the commit that records it as running. */
+                if (!GREEDY_REALLOC(m->to_launch, m->allocated_to_launch, m->n_to_launch + 1))
+                        return -ENOMEM;
+                m->to_launch[m->n_to_launch++] = j->id;
+        }
+        return 0;
+}
+
+void manager_launch_pending(Manager *m) {
+        for (size_t i = 0; i < m->n_to_launch; i++) {
+                _cleanup_(job_spec_freep) JobSpec *spec = NULL;
+                Job *j = manager_find_job(m, m->to_launch[i]);
+                int r;
+
+                if (!j || j->state != JOB_RUNNING)
+                        continue;
+                r = manager_build_spec(m, j, &spec);
+                if (r >= 0)
+                        r = executor_start(m->executor, spec);
+                if (r < 0) {
+                        j->launching = false;
+                        log_error_errno(r, "Cannot launch job %" PRIu64 ": %m", j->id);
+                        (void) manager_job_launch_failed(m, j, JOB_FAILED, strerror(-r));
+                }
+        }
+        m->n_to_launch = 0;
+}
+
+static int on_sched_defer(sd_event_source *s, uint64_t usec, void *userdata) {
+        /* Nothing to do here: the post source that follows this dispatch runs the pass. */
+        return 0;
+}
+
+/* Passes are coalesced within a loop iteration, and when a pass is expensive (a queue of
+ * 100,000 jobs) also spaced out, so that scheduling takes at most about a fifth of the
+ * daemon's time whatever the submission rate (Slurm's sched_min_interval, made
+ * adaptive). Returns true when the pass has to wait; a timer brings it back. */
+#define SCHED_SPACING_FACTOR 4
+#define SCHED_SPACING_MAX_USEC (2 * UINT64_C(1000000))
+bool manager_sched_deferred(Manager *m) {
+        uint64_t now, earliest;
+
+        if (m->last_pass_usec < 1000)
+                return false; /* cheap passes run every iteration */
+        now = now_usec(CLOCK_MONOTONIC);
+        earliest = m->last_pass_end + MIN(m->last_pass_usec * SCHED_SPACING_FACTOR, SCHED_SPACING_MAX_USEC);
+        if (now >= earliest)
+                return false;
+        if (!m->sched_defer)
+                (void) sd_event_add_time(m->event, &m->sched_defer, CLOCK_MONOTONIC, earliest, 0, on_sched_defer, m);
+        else {
+                (void) sd_event_source_set_time(m->sched_defer, earliest);
+                (void) sd_event_source_set_enabled(m->sched_defer, SD_EVENT_ONESHOT);
+        }
+        return true;
+}
+
