@@ -158,6 +158,7 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
         uint64_t now = (uint64_t) time(NULL), first_id = m->next_id;
         size_t n_jobs_before = m->n_jobs, bytes = 0;
         bool req_hold;
+        ArraySpec array;
         const QueueConfig *q;
         int r;
 
@@ -232,16 +233,18 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
                 log_error("Cannot record a submission: %s", store_error(m->store));
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         }
+        /* The first job takes req over: what the rest need of it is kept here. */
         req_hold = req.hold;
+        array = req.array;
         for (uint32_t t = 0; t < n_tasks; t++) {
                 Job *j = submit_new_job(m, peer, pw, project, q, &req, now);
                 Job *first = t > 0 ? manager_find_job(m, first_id) : NULL;
 
                 if (!j)
                         goto fail;
-                if (req.array.set) {
+                if (array.set) {
                         j->array_job_id = first_id;
-                        j->array_task_id = req.array.start + t * (req.array.step ?: 1);
+                        j->array_task_id = array.start + t * (array.step ?: 1);
                 }
                 if (t == 0) {
                         /* The first (or only) job owns the request; the store keeps it once. */

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The daemon's methods and its state choke point, against a store in a tmpdir and a
+ * manager with no executor, bus or socket: submit's validation and bounds, the
+ * authorization rules the methods apply, List's pages, hold/release/requeue, and every
+ * transition through manager_job_transition(). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/manager.h"
+#include "json-util.h"
+#include "tmp-tree.h"
+
+#define NOBODY 65534
+
+static SchedNode nodes[2];
+
+static Manager *manager_for_test(const char *dir) {
+        Manager *m = calloc(1, sizeof *m);
+        char *err = NULL;
+
+        assert_non_null(m);
+        assert_int_equal(config_load(dir, &m->config, &err), 0); /* no corral.conf: defaults */
+        assert_int_equal(config_sched(m->config, &m->sched_config), 0);
+        assert_int_equal(store_open(dir, &m->store), 0);
+        for (unsigned k = 0; k < 2; k++) {
+                nodes[k] = (SchedNode) { .memory = UINT64_C(8) << 30, .speed = 1 };
+                for (unsigned c = 0; c < 4; c++)
+                        cpu_set_add(&nodes[k].cpus, k * 4 + c);
+        }
+        m->machine = (SchedMachine) { .nodes = nodes, .n_nodes = 2 };
+        m->next_id = 1;
+        strcpy(m->hostname, "testhost");
+        return m;
+}
+
+static void manager_for_test_free(Manager *m) {
+        for (size_t i = 0; i < m->n_jobs; i++)
+                job_free(m->jobs[i]);
+        free(m->jobs);
+        store_close(m->store);
+        config_free(m->config);
+        free(m);
+}
+
+/* Calls a method as peer; returns the reply (owned). */
+static json_object *call(Manager *m, uid_t uid, CorralMethod method, const char *params) {
+        Peer peer = { .uid = uid, .gid = uid };
+        json_object *p = json_tokener_parse(params), *reply = NULL;
+
+        assert_non_null(p);
+        assert_int_equal(manager_server_ops.dispatch(m, NULL, &peer, method, p, &reply), 0);
+        json_object_put(p);
+        assert_non_null(reply);
+        return reply;
+}
+
+static const char *error_of(json_object *reply) {
+        json_object *e;
+        return json_object_object_get_ex(reply, "error", &e) ? json_object_get_string(e) : NULL;
+}
+
+static const char *message_of(json_object *reply) {
+        json_object *p, *v;
+        if (json_object_object_get_ex(reply, "parameters", &p) && json_object_object_get_ex(p, "message", &v))
+                return json_object_get_string(v);
+        return "";
+}
+
+static uint64_t job_id_of(json_object *reply) {
+        json_object *p, *v;
+        assert_null(error_of(reply));
+        assert_true(json_object_object_get_ex(reply, "parameters", &p));
+        assert_true(json_object_object_get_ex(p, "job_id", &v));
+        return (uint64_t) json_object_get_int64(v);
+}
+
+static void expect_error(json_object *reply, const char *error, const char *in_message) {
+        if (!error_of(reply) || !strstr(error_of(reply), error))
+                fail_msg("expected %s, got %s", error, json_object_to_json_string(reply));
+        if (in_message && !strstr(message_of(reply), in_message))
+                fail_msg("expected '%s' in the message: %s", in_message, json_object_to_json_string(reply));
+        json_object_put(reply);
+}
+
+#define SUBMIT_TRUE "\"argv\":[\"/bin/true\"],\"workdir\":\"/tmp\""
+
+static void test_submit_bounds(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        json_object *r;
+
+        /* A user may not raise a job's priority; root may. */
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"nice\":-10000}"),
+                     "PermissionDenied", "administrators");
+        r = call(m, 0, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"nice\":-10000,\"hold\":true}");
+        assert_int_equal(job_id_of(r), 1);
+        json_object_put(r);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"nice\":100,\"hold\":true}");
+        assert_int_equal(job_id_of(r), 2);
+        json_object_put(r);
+
+        /* Arrays: over MaxArraySize refused by name; within it, one stored request. */
+        m->config->max_array_size = 10;
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"array\":\"1-11\"}"),
+                     "QuotaExceeded", "MaxArraySize=10");
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"array\":\"1-10\"}");
+        assert_int_equal(job_id_of(r), 3);
+        json_object_put(r);
+        assert_int_equal(m->n_jobs, 12);
+        assert_int_equal(m->jobs[11]->request_id, 3);
+        assert_int_equal(m->jobs[11]->array_task_id, 10);
+        assert_int_equal(m->jobs[11]->state, JOB_HELD);
+        assert_int_equal(m->jobs[11]->request_bytes, m->jobs[2]->request_bytes);
+
+        /* MaxJobsPerUser: 11 unfinished; the 12th is fine at 12, not at 11. */
+        m->config->max_jobs_per_user = 11;
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}"), "QuotaExceeded", "MaxJobsPerUser=11");
+        m->config->max_jobs_per_user = 0;
+
+        /* MaxStoredBytesPerUser: the array counts once. */
+        /* Room for one more request like job 2's (the next is smaller), not for two:
+         * counted per task, the array alone would be over. */
+        m->config->max_stored_bytes_per_user = 2 * m->jobs[1]->request_bytes + m->jobs[2]->request_bytes;
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}");
+        json_object_put(r);
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"name\":\"longer\"}"),
+                     "QuotaExceeded", "MaxStoredBytesPerUser");
+        m->config->max_stored_bytes_per_user = 0;
+
+        /* Root is not limited. */
+        m->config->max_jobs_per_user = 1;
+        r = call(m, 0, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}");
+        assert_null(error_of(r));
+        json_object_put(r);
+
+        /* An output path that expands past PATH_MAX: the submitter's error, now. */
+        {
+                char params[8192];
+                size_t n = (size_t) snprintf(params, sizeof params, "{" SUBMIT_TRUE ",\"name\":\"%0255d\",\"stdout_path\":\"", 0);
+                for (int i = 0; i < 20; i++)
+                        n += (size_t) snprintf(params + n, sizeof params - n, "%%x");
+                snprintf(params + n, sizeof params - n, "\"}");
+                expect_error(call(m, 0, CORRAL_METHOD_SUBMIT, params), "InvalidParameter", NULL);
+        }
+        manager_for_test_free(m);
+}
+
+static size_t page_len(json_object *reply, uint64_t *ret_next) {
+        json_object *p, *jobs, *next;
+        assert_null(error_of(reply));
+        assert_true(json_object_object_get_ex(reply, "parameters", &p));
+        assert_true(json_object_object_get_ex(p, "jobs", &jobs));
+        *ret_next = json_object_object_get_ex(p, "next_after_id", &next) ? (uint64_t) json_object_get_int64(next) : 0;
+        return json_object_array_length(jobs);
+}
+
+/* List answers in pages that always fit a message, however many jobs there are. */
+static void test_list_pages(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        json_object *r;
+        uint64_t next = 0, seen = 0;
+        char params[128];
+        size_t pages = 0;
+
+        m->config->max_array_size = 0;
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"array\":\"1-6000\"}");
+        json_object_put(r);
+        assert_int_equal(m->n_jobs, 6000);
+
+        r = call(m, NOBODY, CORRAL_METHOD_LIST, "{\"limit\":10}");
+        assert_int_equal(page_len(r, &next), 10);
+        assert_int_equal(next, 10);
+        json_object_put(r);
+
+        next = 0;
+        do {
+                size_t len;
+                snprintf(params, sizeof params, "{\"after_id\":%llu}", (unsigned long long) next);
+                r = call(m, NOBODY, CORRAL_METHOD_LIST, params);
+                assert_true(strlen(json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN)) < (1U << 20));
+                len = page_len(r, &next);
+                seen += len;
+                pages++;
+                json_object_put(r);
+        } while (next);
+        assert_int_equal(seen, 6000);
+        assert_true(pages > 1);
+        manager_for_test_free(m);
+}
+
+/* Every state change goes through the table: refused ones change nothing. */
+static void test_transitions(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        Job *j = job_new();
+        SubmitRequest full = SUBMIT_REQUEST_INIT;
+
+        j->id = m->next_id++;
+        j->uid = NOBODY;
+        j->user = intern("nobody");
+        j->queue = intern("normal");
+        j->project = intern("nogroup");
+        j->req.workdir = strdup("/tmp");
+        assert_int_equal(strv_extend(&j->req.argv, "/bin/true"), 0);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_SUBMIT, JOB_QUEUED, NULL), 0);
+        assert_ptr_equal(manager_find_job(m, j->id), j);
+        assert_int_equal(store_load_request(m->store, j->id, &full), 0);
+        submit_request_done(&full);
+
+        /* Refused: nothing moves. */
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL), -EBUSY);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_END, JOB_COMPLETED, NULL), -EBUSY);
+        assert_int_equal(j->state, JOB_QUEUED);
+
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_HOLD, JOB_HELD, "JobHeldUser"), 0);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_HOLD, JOB_HELD, "JobHeldUser"), -EALREADY);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_RELEASE, JOB_QUEUED, NULL), 0);
+        assert_true(j->eligible_time > 0);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_START, JOB_RUNNING, NULL), 0);
+        assert_int_equal(m->n_running, 1);
+        assert_true(j->start_time > 0);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_SUSPEND, JOB_SUSPENDED, "Suspended"), 0);
+        assert_int_equal(m->n_running, 1); /* a suspended job keeps its resources */
+        j->suspend_start -= 5;             /* as if frozen for five seconds */
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL), 0);
+        assert_true(j->suspended_usec >= 5 * UINT64_C(1000000));
+        j->exit_code = 3;
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_END, JOB_FAILED, "NonZeroExitCode"), 0);
+        assert_int_equal(m->n_running, 0);
+        assert_true(j->end_time >= j->start_time);
+
+        /* A requeue is a fresh run; the store has it. */
+        j->requeue_count = 0;
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_REQUEUE, JOB_QUEUED, "Requeued"), 0);
+        assert_int_equal(j->exit_code, -1);
+        assert_int_equal(j->start_time, 0);
+        assert_int_equal(j->requeue_count, 1);
+        assert_string_equal(j->reason, "Requeued");
+        assert_int_equal(store_commit(m->store), 0);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled"), 0);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled"), -EALREADY);
+        manager_for_test_free(m);
+}
+
+/* Hold, release, requeue as the methods apply the authorization table. */
+static void test_hold_requeue_rules(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        json_object *r;
+        uint64_t id;
+        char params[64];
+
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}");
+        id = job_id_of(r);
+        json_object_put(r);
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) id);
+
+        /* An admin's hold binds the owner. */
+        json_object_put(call(m, 0, CORRAL_METHOD_HOLD, params));
+        assert_true(manager_find_job(m, id)->held_by_admin);
+        expect_error(call(m, NOBODY, CORRAL_METHOD_RELEASE, params), "PermissionDenied", NULL);
+        r = call(m, 0, CORRAL_METHOD_RELEASE, params);
+        assert_null(error_of(r));
+        json_object_put(r);
+        /* The owner's own hold is theirs to release. */
+        json_object_put(call(m, NOBODY, CORRAL_METHOD_HOLD, params));
+        assert_false(manager_find_job(m, id)->held_by_admin);
+        r = call(m, NOBODY, CORRAL_METHOD_RELEASE, params);
+        assert_null(error_of(r));
+        json_object_put(r);
+        /* Releasing a queued job is an invalid state, not a silent success. */
+        expect_error(call(m, NOBODY, CORRAL_METHOD_RELEASE, params), "InvalidState", NULL);
+
+        /* Cancel, then a requeue past the job limit is refused like a submission. */
+        json_object_put(call(m, NOBODY, CORRAL_METHOD_CANCEL, params));
+        assert_int_equal(manager_find_job(m, id)->state, JOB_CANCELLED);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}");
+        json_object_put(r);
+        m->config->max_jobs_per_user = 1;
+        expect_error(call(m, NOBODY, CORRAL_METHOD_REQUEUE, params), "QuotaExceeded", "MaxJobsPerUser");
+        m->config->max_jobs_per_user = 2;
+        r = call(m, NOBODY, CORRAL_METHOD_REQUEUE, params);
+        assert_null(error_of(r));
+        json_object_put(r);
+        assert_int_equal(manager_find_job(m, id)->state, JOB_QUEUED);
+
+        /* Another user may neither cancel nor hold it. */
+        expect_error(call(m, NOBODY - 1, CORRAL_METHOD_CANCEL, params), "PermissionDenied", NULL);
+        expect_error(call(m, NOBODY - 1, CORRAL_METHOD_HOLD, params), "PermissionDenied", NULL);
+        manager_for_test_free(m);
+}
+
+static int setup(void **state) {
+        return tree_setup_prefix(state, "corral-methods");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_submit_bounds, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_list_pages, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_transitions, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_hold_requeue_rules, setup, tree_teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
