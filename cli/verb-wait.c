@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+
+#include "commands.h"
+#include "log.h"
+
+/* corral wait: until every job given has ended; the exit status says how. */
+
+
+
+int verb_wait(Cli *cli, int argc, char **argv) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "json", no_argument, NULL, 'j' },
+                {},
+        };
+        _cleanup_free_ uint64_t *ids = NULL;
+        size_t n = 0, failed = 0;
+        int c, r, status;
+
+        cli_reset_getopt();
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        printf("Usage: corral wait [--json] JOBID...\n\n"
+                               "Wait until the jobs have ended, print how each ended to stderr, and exit\n"
+                               "with the highest of their exit statuses (128+N for a job killed by\n"
+                               "signal N, 1 for one that failed without a code or could not be waited for).\n");
+                        return CLI_EXIT_SUCCESS;
+                case 'j':
+                        cli->json = true;
+                        break;
+                default:
+                        log_error("wait: see corral wait --help");
+                        return CLI_EXIT_USAGE;
+                }
+        if (optind >= argc) {
+                log_error("wait: no job given (corral wait JOBID...)");
+                return CLI_EXIT_USAGE;
+        }
+
+        r = cli_resolve_jobs(cli, argv + optind, (size_t) (argc - optind), &ids, &n, &failed);
+        if (r < 0)
+                return cli_exit_status_from_errno(r);
+        if (r > 0)
+                return r;
+        status = failed > 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
+        for (size_t i = 0; i < n; i++) {
+                r = cli_wait_job(cli, ids[i]);
+                if (r < 0)
+                        return cli_exit_status_from_errno(r);
+                status = MAX(status, r);
+        }
+        return status;
+}
