@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <sys/inotify.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cgroup-freezer.h"
@@ -93,68 +90,3 @@ int cg_events_watch_fd(int root_fd, const char *path) {
         return TAKE_FD(ifd);
 }
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
-static void drain(int fd) {
-        uint8_t buf[4096] __attribute__((__aligned__(__alignof__(struct inotify_event))));
-
-        while (read(fd, buf, sizeof buf) > 0)
-                ;
-}
-
-int cg_wait_frozen(int root_fd, const char *path, bool want, uint64_t timeout_usec) {
-        _cleanup_close_ int fd = -EBADF, ifd = -EBADF;
-        uint64_t deadline;
-        int r;
-
-        fd = cg_open(root_fd, path);
-        if (fd < 0)
-                return fd;
-        r = has_freezer(fd);
-        if (r < 0)
-                return r;
-
-        ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-        if (ifd < 0)
-                return negative_errno();
-        /* Watch before the first read, so a change in between is not lost. */
-        r = watch_events_file(ifd, fd);
-        if (r < 0)
-                return r;
-
-        deadline = timeout_usec == UINT64_MAX ? UINT64_MAX : now_usec() + timeout_usec;
-        for (;;) {
-                struct pollfd pfd = { .fd = ifd, .events = POLLIN };
-                CgroupEvents ev;
-                uint64_t n;
-                int ms;
-
-                r = read_events(fd, &ev);
-                if (r < 0)
-                        return r;
-                if (ev.frozen == want)
-                        return 0;
-
-                if (deadline == UINT64_MAX)
-                        ms = -1;
-                else {
-                        n = now_usec();
-                        if (n >= deadline)
-                                return -ETIMEDOUT;
-                        ms = (int) MIN(DIV_ROUND_UP(deadline - n, 1000u), (uint64_t) INT_MAX);
-                }
-
-                r = poll(&pfd, 1, ms);
-                if (r < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                drain(ifd);
-        }
-}

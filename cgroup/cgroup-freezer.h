@@ -17,14 +17,6 @@ int cg_freeze(int root_fd, const char *path, bool freeze);
 /* 1 if cgroup.events says frozen, 0 if not. */
 int cg_is_frozen(int root_fd, const char *path);
 
-/* Blocks until cgroup.events reports frozen == want, watching it with inotify (cgroupfs
- * signals IN_MODIFY on every change of cgroup.events). timeout_usec UINT64_MAX waits
- * forever. Returns 0 once reached; -ETIMEDOUT if the state was not reached in time (the
- * request stays in force and the kernel may still get there later; the caller decides
- * whether to keep waiting or escalate to cg_kill()); -ENOENT if the cgroup went away.
- * For the per-job supervisor, which has nothing else to do meanwhile. */
-int cg_wait_frozen(int root_fd, const char *path, bool want, uint64_t timeout_usec);
-
 /* A fresh inotify fd (non-blocking, close-on-exec) that becomes readable whenever the
  * cgroup.events of path changes (populated or frozen flipping), for an event loop such as
  * sd-event. Read and discard the events, then re-read cgroup.events. */

@@ -20,6 +20,7 @@ Config *config_free(Config *c) {
         free(c->default_queue);
         free(c->policy);
         free(c->backfill_order);
+        free(c->priority_type);
         for (size_t i = 0; i < c->n_queues; i++)
                 free(c->queues[i].name);
         free(c->queues);
@@ -81,6 +82,11 @@ static int parse_policy(const char *v, void *data) {
                 return -EINVAL;
         return parse_string(v, data);
 }
+static int parse_priority_type(const char *v, void *data) {
+        if (!sched_priority_from_name(v))
+                return -EINVAL;
+        return parse_string(v, data);
+}
 static int parse_backfill_order(const char *v, void *data) {
         if (!streq(v, "priority") && !streq(v, "sjf"))
                 return -EINVAL;
@@ -123,6 +129,7 @@ static const ConfigItem items[] = {
         MGR("MaxConnectionOutput", parse_bytes, max_connection_output, "a size such as 4M"),
         MGR("Policy", parse_policy, policy, "fcfs, easy or conservative"),
         MGR("BackfillOrder", parse_backfill_order, backfill_order, "priority or sjf"),
+        MGR("PriorityType", parse_priority_type, priority_type, "multifactor or fcfs"),
         QUE("Name", parse_ident, name, "a queue name ([A-Za-z0-9_.-], up to 64)"),
         QUE("Priority", parse_i32, priority, "an integer"),
         QUE("Rerunnable", parse_bool, rerunnable, "a boolean"),
@@ -352,6 +359,8 @@ int config_sched(const Config *c, SchedConfig *ret) {
 
         if (c->policy)
                 s.policy = sched_policy_from_name(c->policy);
+        if (c->priority_type)
+                s.priority = sched_priority_from_name(c->priority_type);
         if (c->backfill_order && streq(c->backfill_order, "sjf"))
                 s.backfill_order = SCHED_BACKFILL_SJF;
         *ret = s;

@@ -34,6 +34,7 @@ typedef struct Config {
         uint64_t max_connection_output;     /* unread reply bytes before a client is dropped */
         char *policy;           /* fcfs | easy | conservative */
         char *backfill_order;   /* priority | sjf */
+        char *priority_type;    /* multifactor | fcfs (Slurm's priority/multifactor, priority/basic) */
         QueueConfig *queues;
         size_t n_queues;
 } Config;

@@ -175,32 +175,6 @@ static void test_freeze(void **state) {
         assert_true(b[0] == '0');
 }
 
-static void test_wait_frozen(void **state) {
-        Tree *t = *state;
-        pid_t pid;
-        int status;
-
-        mkdirs(t->fd, JOB);
-        put(t->fd, JOB "/cgroup.freeze", "1\n");
-        put(t->fd, JOB "/cgroup.events", "populated 1\nfrozen 1\n");
-        assert_int_equal(cg_wait_frozen(t->fd, JOB, true, 0), 0);
-        assert_int_equal(cg_wait_frozen(t->fd, JOB, false, 20 * 1000), -ETIMEDOUT);
-
-        /* Someone else (the kernel, here a child) flips the state while we wait. */
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-                usleep(50 * 1000);
-                put(t->fd, JOB "/cgroup.events", "populated 1\nfrozen 0\n");
-                _exit(0);
-        }
-        assert_int_equal(cg_wait_frozen(t->fd, JOB, false, 10 * 1000 * 1000), 0);
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-
-        assert_int_equal(cg_wait_frozen(t->fd, "nope", false, 0), -ENOENT);
-}
-
 static void test_events_watch(void **state) {
         Tree *t = *state;
         struct pollfd p;
@@ -318,7 +292,6 @@ int main(void) {
                 T(test_read_usage_optional_missing),
                 T(test_read_usage_errors),
                 T(test_freeze),
-                T(test_wait_frozen),
                 T(test_events_watch),
                 T(test_kill),
                 T(test_kill_fallback),

@@ -61,7 +61,7 @@ static void test_dropins_override(void **state) {
         put("corral.conf", "# site config\n[Manager]\nOperatorGroup=hpcadmin\nKillWaitSec=10s\n\n"
                            "[Queue]\nName=normal\nPriority=1\nMaxWalltime=2d\nRerunnable=no\n\n[Queue]\nName=long\nPriority=0\n");
         put("corral.conf.d/10-a.conf", "[Manager]\nUsersMaySuspend=yes\n[Queue]\nName=normal\nPriority=5\n");
-        put("corral.conf.d/20-b.conf", "[Manager]\nKillWaitSec=1min\nPolicy=conservative\nMaxArraySize=500\n"
+        put("corral.conf.d/20-b.conf", "[Manager]\nKillWaitSec=1min\nPolicy=conservative\nMaxArraySize=500\nPriorityType=fcfs\n"
                                        "MaxStoredBytesPerUser=1G\n[Queue]\nPriority=7\nName=normal\nMaxWalltime=3d\n");
         put("corral.conf.d/ignored.txt", "this is not read\n");
         assert_int_equal(config_load(dir, &c, &err), 0);
@@ -78,6 +78,12 @@ static void test_dropins_override(void **state) {
         assert_false(config_find_queue(c, "normal")->rerunnable);
         assert_true(config_find_queue(c, "long")->rerunnable);
         assert_string_equal(c->policy, "conservative");
+        {
+                SchedConfig sc;
+                assert_int_equal(config_sched(c, &sc), 0);
+                assert_ptr_equal(sc.priority, &sched_priority_fcfs);
+                assert_ptr_equal(sc.policy, &sched_policy_conservative);
+        }
         config_free(c);
         unlink("corral.conf");
 }
@@ -93,6 +99,7 @@ static void test_errors(void **state) {
                 { "[Manager]\njust words\n", "corral.conf:2: expected KEY=VALUE" },
                 { "[Manager\n", "corral.conf:1: section header without ']'" },
                 { "[Manager]\nPolicy=random\n", "corral.conf:2: invalid value for Policy=, expected fcfs, easy or conservative" },
+                { "[Manager]\nPriorityType=basic\n", "corral.conf:2: invalid value for PriorityType=, expected multifactor or fcfs" },
                 { "[Queue]\nName=bad name!\n", "corral.conf:2: invalid value for Name=" },
                 { "[Queue]\nPriority=3\n", "corral.conf:1: a [Queue] section has no Name=" },
                 { "[Queue]\nName=a\n[Queue]\nPriority=3\n[Manager]\n", "corral.conf:3: a [Queue] section has no Name=" },
