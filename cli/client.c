@@ -281,11 +281,19 @@ int cli_receive(Cli *cli, int timeout_ms, Reply *ret) {
 }
 
 int cli_call(Cli *cli, CorralMethod method, json_object *parameters, Reply *ret) {
+        _cleanup_json_ json_object *p = parameters;
         int r;
 
-        r = cli_send(cli, method, parameters, false);
+        r = cli_ensure_connected(cli);
         if (r < 0)
                 return r;
+        r = client_send(cli->client, method, TAKE_PTR(p), false, cli->timeout_ms);
+        /* A connection over a limit is answered with the reason and closed at once, so our
+         * request may meet a closed socket: the answer is still there to read. */
+        if ((r == -EPIPE || r == -ECONNRESET) && client_receive(cli->client, 1000, ret) >= 0)
+                return 0;
+        if (r < 0)
+                return log_transport_error(cli, r);
         return cli_receive(cli, cli->timeout_ms, ret);
 }
 
@@ -442,7 +450,8 @@ char *cli_error_message(const char *verb, const char *subject, const Reply *repl
                                        "try --export=NONE)");
                 break;
         case CORRAL_ERROR_TOO_MANY_CONNECTIONS:
-                r = asprintf(&what, "corrald has too many connections open; try again shortly");
+                s = param_string(reply, CORRAL_FIELD_MESSAGE);
+                r = asprintf(&what, "%s; try again shortly", s ?: "corrald has too many connections open");
                 break;
         case CORRAL_ERROR_METHOD_NOT_FOUND:
                 s = param_string(reply, CORRAL_FIELD_METHOD);

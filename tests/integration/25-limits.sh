@@ -105,9 +105,17 @@ assert_eq "$kept" 32 "connections one user keeps"
 assert_eq "$refused" 8 "connections refused to that user"
 as_user "$USER_B" corral info >/dev/null || fail "bob not served while alice holds her connections"
 corral info >/dev/null || fail "root not served while alice holds her connections"
+# Alice's own next connection is refused by name, not by a dropped connection.
+if out=$(as_user "$USER_A" corral info 2>&1); then
+    fail "alice got a 33rd connection: $out"
+fi
+assert_match "$out" 'MaxConnectionsPerUser' "the refusal names the bound"
 kill "$holder" 2>/dev/null || true
 wait "$holder" 2>/dev/null || true
 rm -f "$held"
+# The daemon sees the holder's connections close asynchronously.
+wait_for 30 sh -c "setpriv --reuid=$USER_A --regid=\$(id -g $USER_A) --init-groups corral info >/dev/null 2>&1" \
+    || fail "alice not served again after closing her connections"
 
 # 6. MaxStoredBytesPerUser: with 1M, a third 400 KiB job is refused, by name.
 printf '[Manager]\nMaxStoredBytesPerUser=1M\n' >"$dropin/50-limits-test.conf"
