@@ -26,7 +26,7 @@ static int start_in_order(SchedPass *p, size_t *ret_top) {
                 Cand *c = &p->cands[i];
                 Plan pl;
 
-                if (!eligible(c))
+                if (!eligible(c) || limits_block(p, c))
                         continue;
                 if (!plan_fit(p, p->avail_now, cand_job(p, c), &pl))
                         break;
@@ -138,7 +138,7 @@ static int plan_easy(SchedPass *p) {
                 /* Every job needs a CPU: with none left the rest of the queue just waits. */
                 if (p->now_cpus == 0)
                         break;
-                if (MAX(j->cpus, 1u) > p->now_cpus)
+                if (MAX(j->cpus, 1u) > p->now_cpus || limits_block(p, c))
                         continue;
 
                 /* Done by the shadow time: anything free now will do. Running past it:

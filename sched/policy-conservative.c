@@ -375,7 +375,10 @@ static int plan_conservative(SchedPass *p) {
 
                         if (time_add(c->est, job_span(j)) <= gain) {
                                 /* Nothing was freed before its slot ends: it stays. */
-                                if (c->est == p->now) {
+                                if (c->est == p->now && limits_block(p, c)) {
+                                        /* Due, but a limit holds it now: its slot goes. */
+                                        continue;
+                                } else if (c->est == p->now) {
                                         resv_plan(ctx, rv, &old);
                                         r = pass_start(p, c, &old);
                                 } else {
@@ -417,7 +420,10 @@ static int plan_conservative(SchedPass *p) {
                 r = profile_span(&pr, start, j, &s, &e);
                 if (r < 0)
                         return r;
-                if (s == 0) {
+                if (s == 0 && limits_block(p, c)) {
+                        /* It could start now but a limit holds it: no slot, nothing taken. */
+                        continue;
+                } else if (s == 0) {
                         /* Segment 0 is now, and holds no more than p->avail_now: the plan fits there. */
                         r = pass_start(p, c, &pl);
                         if (r < 0)

@@ -32,7 +32,28 @@ typedef struct Cand {
         uint64_t est;
         bool started;
         bool bypassed;
+        int32_t proj;        /* index into config->projects, -1: not limited */
+        uint32_t group;      /* its (project, user) in the pass's limit groups */
+        uint64_t limit, wanted; /* for a limit reason */
 } Cand;
+
+/* What running jobs (and those started in this pass) hold against a limit. */
+typedef struct LimitUse {
+        uint64_t cpus, mem, running, ps;
+} LimitUse;
+
+/* A member of a project, as limits count it. */
+typedef struct LimitGroup {
+        uint32_t proj;
+        uint32_t user;
+} LimitGroup;
+
+/* For the idle/blocked partition: eligible jobs by group, then submission. */
+typedef struct IdleEntry {
+        uint32_t group;
+        uint64_t submit, id;
+        uint32_t cand;
+} IdleEntry;
 
 /* When a running (or just started) job gives back what it holds. */
 typedef struct Release {
@@ -106,6 +127,12 @@ typedef struct SchedContext {
         ResvPart *resv_parts, *resv_parts_next;
         size_t n_resv_parts, n_resv_parts_alloc, n_resv_parts_next, n_resv_parts_next_alloc;
         bool *resv_held;       /* per candidate: its remembered reservation is in the profile */
+        LimitGroup *groups;    /* this pass's (project, user) pairs, sorted */
+        size_t n_groups_alloc;
+        LimitUse *group_use, *proj_use;
+        size_t n_group_use_alloc, n_proj_use_alloc;
+        IdleEntry *idle;
+        size_t n_idle_alloc;
         uint64_t *array_ids;   /* throttled arrays of this pass, sorted, and their counts */
         size_t n_array_ids_alloc;
         uint32_t *array_count;
@@ -142,6 +169,9 @@ struct SchedPass {
 
         Cand *cands;                         /* all pending jobs, priority order */
         size_t n_cands;
+        size_t n_groups;                     /* limit groups (limits.c) */
+        bool limits;                         /* some project has limits */
+        bool ps_hard_only;                   /* no job within the soft MAXPS is eligible */
         size_t n_decisions;
         size_t n_releases;
         size_t n_release_avail;
@@ -211,6 +241,15 @@ bool profile_has(const Profile *pr, size_t s, size_t e, const Plan *pl);
 void profile_apply(Profile *pr, size_t s, size_t e, const Plan *pl, bool take);
 /* The segments [*ret_s, *ret_e) that j holds from start, split out of the profile. */
 int profile_span(Profile *pr, uint64_t start, const SchedJob *j, size_t *ret_s, size_t *ret_e);
+
+/* limits.c: throttling limits. Setup groups the jobs by project and user, counts what
+ * running jobs hold, splits each user's eligible jobs into idle and blocked, and blocks
+ * those that break a limit now. limits_block() says (and records in c) whether starting
+ * c now would break one, counting the jobs started so far in the pass; pass_start()
+ * charges each start with limits_charge(). */
+int pass_limits_setup(SchedPass *p);
+bool limits_block(SchedPass *p, Cand *c);
+void limits_charge(SchedPass *p, const Cand *c);
 
 /* estimate.c: estimated starts for waiting jobs behind the top one (easy, fcfs); in_order:
  * none before the one above it (no backfilling). */

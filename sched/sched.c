@@ -17,9 +17,21 @@ static const char *const sched_reason_table[_SCHED_REASON_MAX] = {
         [SCHED_REASON_TOO_BIG] = "TooBig",
         [SCHED_REASON_TIME_LIMIT] = "TimeLimit",
         [SCHED_REASON_ARRAY_TASK_LIMIT] = "JobArrayTaskLimit",
+        [SCHED_REASON_MAX_CPUS] = "MaxCPUs",
+        [SCHED_REASON_MAX_MEMORY] = "MaxMemory",
+        [SCHED_REASON_MAX_RUNNING_JOBS] = "MaxRunningJobs",
+        [SCHED_REASON_MAX_JOBS_PER_USER] = "MaxJobsPerUser",
+        [SCHED_REASON_MAX_IDLE_JOBS_PER_USER] = "MaxIdleJobsPerUser",
+        [SCHED_REASON_MAX_PS_SOFT] = "MaxPSSoft",
+        [SCHED_REASON_MAX_PS_HARD] = "MaxPSHard",
+        [SCHED_REASON_MAX_WALLTIME] = "MaxWalltime",
 };
 
 DEFINE_STRING_TABLE_LOOKUP(sched_reason, SchedReason);
+
+bool sched_reason_is_limit(SchedReason r) {
+        return r >= SCHED_REASON_MAX_CPUS && r <= SCHED_REASON_MAX_WALLTIME;
+}
 
 static const SchedPolicyOps *const policies[] = {
         &sched_policy_fcfs,
@@ -73,6 +85,10 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->resv_parts);
         free(ctx->resv_parts_next);
         free(ctx->resv_held);
+        free(ctx->groups);
+        free(ctx->group_use);
+        free(ctx->proj_use);
+        free(ctx->idle);
         free(ctx->array_ids);
         free(ctx->array_count);
         free(ctx->resv_of);
@@ -228,6 +244,7 @@ static int pass_array_limits(SchedPass *p) {
 static int pass_collect(SchedPass *p) {
         SchedContext *ctx = p->ctx;
         size_t n = 0;
+        int r;
         uint32_t machine_cpus = 0;
         uint64_t machine_mem = 0;
 
@@ -271,7 +288,10 @@ static int pass_collect(SchedPass *p) {
         }
         p->cands = ctx->cands;
         p->n_cands = n;
-        return pass_array_limits(p);
+        r = pass_array_limits(p);
+        if (r < 0)
+                return r;
+        return pass_limits_setup(p);
 }
 
 static int pass_result(SchedPass *p, SchedResult *ret) {
@@ -293,6 +313,8 @@ static int pass_result(SchedPass *p, SchedResult *ret) {
                         .est_start = c->est,
                         .priority = c->prio,
                         .bypassed = c->bypassed,
+                        .limit = sched_reason_is_limit(c->reason) ? c->limit : 0,
+                        .wanted = sched_reason_is_limit(c->reason) ? c->wanted : 0,
                 };
         }
 

@@ -122,6 +122,10 @@ typedef struct SchedJob {
          * JobArrayTaskLimit, the first in priority order go first. */
         uint64_t array_id;
         uint32_t array_max_running;
+        /* In the blocked part of the queue since the last pass (the daemon's BLOCKED
+         * state): when a user is over MaxIdleJobsPerUser, the jobs already idle stay
+         * idle, and as room frees up the newest blocked job is promoted first (HPC2N). */
+        bool blocked;
         bool exclusive;           /* whole NUMA nodes, shared with nothing */
         bool held;
         uint32_t user_id;
@@ -151,11 +155,23 @@ typedef enum SchedReason {
         SCHED_REASON_TOO_BIG,                    /* more CPUs/memory/nodes than the machine has */
         SCHED_REASON_TIME_LIMIT,                 /* walltime above the queue's or SchedConfig.max_walltime */
         SCHED_REASON_ARRAY_TASK_LIMIT,           /* its array runs as many tasks as its %N allows */
+        /* Throttling limits (SchedLimits), named as the keys that set them. A job held
+         * back by one is in the blocked part of the queue, never refused: */
+        SCHED_REASON_MAX_CPUS,                   /* MaxCPUs: CPUs in use */
+        SCHED_REASON_MAX_MEMORY,                 /* MaxMemory: memory in use */
+        SCHED_REASON_MAX_RUNNING_JOBS,           /* MaxRunningJobs */
+        SCHED_REASON_MAX_JOBS_PER_USER,          /* MaxJobsPerUser: running + idle */
+        SCHED_REASON_MAX_IDLE_JOBS_PER_USER,     /* MaxIdleJobsPerUser: the rest are blocked */
+        SCHED_REASON_MAX_PS_SOFT,                /* MaxPSSoft: processor-seconds, see SchedLimits */
+        SCHED_REASON_MAX_PS_HARD,                /* MaxPSHard */
+        SCHED_REASON_MAX_WALLTIME,               /* MaxWalltime of its project */
         _SCHED_REASON_MAX,
         _SCHED_REASON_INVALID = -EINVAL,
 } SchedReason;
 
 const char *sched_reason_to_string(SchedReason r) _const_;
+/* A throttling limit: the job belongs in the blocked part of the queue. */
+bool sched_reason_is_limit(SchedReason r) _const_;
 SchedReason sched_reason_from_string(const char *s) _pure_;
 
 typedef enum SchedDecisionType {
@@ -183,6 +199,9 @@ typedef struct SchedWait {
         uint64_t est_start;     /* reservation or estimate; SCHED_TIME_INFINITY: unknown */
         double priority;
         bool bypassed;          /* a lower priority job was started ahead of it in this pass */
+        /* For a limit reason: the limit and what the job would have made of it (e.g.
+         * MaxPSSoft: 72000 and 98696). */
+        uint64_t limit, wanted;
 } SchedWait;
 
 typedef struct SchedResult {
@@ -256,6 +275,35 @@ typedef struct SchedWeights {
         double queue, fairshare, age, xfactor, size, bypass;
 } SchedWeights;
 
+/* Throttling limits, Maui's as HPC2N sets them; 0: none. For a project they bound its
+ * jobs together, per user the jobs of one member in it. Running includes suspended (they
+ * keep their resources). */
+typedef struct SchedLimits {
+        uint32_t max_cpus;              /* CPUs of running jobs */
+        uint64_t max_memory;            /* bytes of running jobs */
+        uint32_t max_running_jobs;
+        uint32_t max_jobs;              /* running + idle (MaxJobsPerUser) */
+        uint32_t max_idle_jobs;         /* idle: eligible and waiting; the rest are blocked */
+        /* Processor-seconds: the job's walltime × CPUs plus the remaining walltime × CPUs
+         * of the running jobs it is counted with. Above hard: never. Between soft and
+         * hard: only in a pass where no job within every soft limit is eligible. */
+        uint64_t max_ps_soft, max_ps_hard;
+        uint64_t max_walltime;
+} SchedLimits;
+
+typedef struct SchedUserLimits {
+        uint32_t user_id;
+        SchedLimits limits;             /* replaces the project's per_user for this user */
+} SchedUserLimits;
+
+typedef struct SchedProject {
+        uint32_t id;                    /* SchedJob.project_id */
+        SchedLimits total;              /* all its jobs together */
+        SchedLimits per_user;           /* each member's jobs in it */
+        const SchedUserLimits *users;   /* per-user overrides, sorted by user_id */
+        size_t n_users;
+} SchedProject;
+
 struct SchedConfig {
         const SchedPolicyOps *policy;
         const SchedPriorityOps *priority;
@@ -267,6 +315,9 @@ struct SchedConfig {
          * start (SchedWait.est_start; conservative gives every job a reservation). The
          * rest are SCHED_TIME_INFINITY. Costs up to depth x profile work per pass. */
         size_t estimate_depth;
+        /* Projects with limits, sorted by id; jobs of others are not limited. */
+        const SchedProject *projects;
+        size_t n_projects;
 };
 
 #define SCHED_WEIGHTS_IT4I                                                                 \
