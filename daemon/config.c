@@ -23,8 +23,41 @@ Config *config_free(Config *c) {
         for (size_t i = 0; i < c->n_queues; i++)
                 free(c->queues[i].name);
         free(c->queues);
+        for (size_t i = 0; i < c->n_projects; i++)
+                project_config_done(&c->projects[i]);
+        free(c->projects);
         free(c);
         return NULL;
+}
+
+const ProjectConfig *config_find_project(const Config *c, const char *name) {
+        for (size_t i = 0; i < c->n_projects; i++)
+                if (streq(c->projects[i].name, name))
+                        return &c->projects[i];
+        return NULL;
+}
+
+/* What no single file can check: project queues exist, a user has one default. */
+static int check_projects(Config *c, const char *dir, char **ret_error) {
+        for (size_t i = 0; i < c->n_projects; i++) {
+                const ProjectConfig *p = &c->projects[i];
+                STRV_FOREACH(q, p->queues)
+                        if (!config_find_queue(c, *q)) {
+                                if (asprintf(ret_error, "%s/%s.conf: Queues= names %s, which is no queue", dir, p->name,
+                                             *q) < 0)
+                                        *ret_error = NULL;
+                                return -EINVAL;
+                        }
+                STRV_FOREACH(u, p->default_for)
+                        for (size_t k = 0; k < i; k++)
+                                if (strv_contains(c->projects[k].default_for, *u)) {
+                                        if (asprintf(ret_error, "%s/%s.conf: DefaultFor= %s, who already has %s as "
+                                                     "default project", dir, p->name, *u, c->projects[k].name) < 0)
+                                                *ret_error = NULL;
+                                        return -EINVAL;
+                                }
+        }
+        return 0;
 }
 
 const QueueConfig *config_find_queue(const Config *c, const char *name) {
@@ -204,6 +237,21 @@ int config_load(const char *confdir, Config **ret, char **ret_error) {
                                 return -ENOMEM;
                         c->n_queues++;
                 }
+        }
+        {
+                _cleanup_free_ char *pdir = NULL;
+                if (asprintf(&pdir, "%s/projects.d", confdir) < 0)
+                        return -ENOMEM;
+                r = projects_load(pdir, &c->projects, &c->n_projects, ret_error);
+                if (r < 0) {
+                        if (r != -EINVAL && r != -ENOMEM && !*ret_error &&
+                            asprintf(ret_error, "%s: cannot read: %s", pdir, strerror(-r)) < 0)
+                                *ret_error = NULL;
+                        return r;
+                }
+                r = check_projects(c, pdir, ret_error);
+                if (r < 0)
+                        return r;
         }
         if (!c->default_queue && !(c->default_queue = strdup(config_find_queue(c, "normal") ? "normal" : c->queues[0].name)))
                 return -ENOMEM;

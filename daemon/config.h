@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "macro.h"
+#include "projects.h"
 #include "sched/sched.h"
 
 typedef struct QueueConfig {
@@ -37,15 +38,20 @@ typedef struct Config {
         char *priority_type;    /* multifactor | fcfs (Slurm's priority/multifactor, priority/basic) */
         QueueConfig *queues;
         size_t n_queues;
+        /* projects.d/: none means every unix group is a project. */
+        ProjectConfig *projects;
+        size_t n_projects;
 } Config;
 
 Config *config_free(Config *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Config *, config_free);
 
-/* Loads the configuration from confdir (a missing corral.conf means defaults). On a
- * syntax or value error returns -EINVAL and a message "file:line: what" in *ret_error. */
+/* Loads the configuration from confdir (a missing corral.conf means defaults), with the
+ * project files in confdir/projects.d: all of it or, on a syntax or value error, none
+ * (-EINVAL and "file:line: what" in *ret_error). */
 int config_load(const char *confdir, Config **ret, char **ret_error);
 
 const QueueConfig *config_find_queue(const Config *c, const char *name) _pure_;
+const ProjectConfig *config_find_project(const Config *c, const char *name) _pure_;
 /* Fills a SchedConfig from the policy settings. */
 int config_sched(const Config *c, SchedConfig *ret);
