@@ -472,6 +472,10 @@ char *cli_error_message(const char *verb, const char *subject, const Reply *repl
         case CORRAL_ERROR_BUSY:
                 r = asprintf(&what, "corrald is busy (reloading?); try again shortly");
                 break;
+        case CORRAL_ERROR_NO_PROJECT:
+                s = param_string(reply, CORRAL_FIELD_MESSAGE);
+                r = asprintf(&what, "%s", s ?: "you belong to no project (ask an administrator)");
+                break;
         case CORRAL_ERROR_QUOTA_EXCEEDED:
                 /* corrald names the bound (MaxArraySize=, ...); older ones only its value. */
                 if ((s = param_string(reply, CORRAL_FIELD_MESSAGE))) {

@@ -110,6 +110,19 @@ int verb_info(Cli *cli, int argc, char **argv) {
                 }
                 printf("%s\n", n == 0 ? " none" : "");
         }
+        if (json_object_object_get_ex(reply.parameters, "projects", &queues) &&
+            json_object_is_type(queues, json_type_array)) {
+                size_t n = json_object_array_length(queues);
+
+                printf("    Projects:");
+                for (size_t i = 0; i < n; i++)
+                        printf("%s %s", i > 0 ? "," : "", strna(json_object_get_string(json_object_array_get_idx(queues, i))));
+                printf("\n");
+        } else
+                printf("    Projects: every unix group (no files in /etc/corral/projects.d)\n");
+        if (get_string(reply.parameters, "config_error"))
+                printf("Config error: the last reload failed and the configuration before it stays:\n"
+                       "              %s\n", get_string(reply.parameters, "config_error"));
         return CLI_EXIT_SUCCESS;
 }
 

@@ -74,7 +74,8 @@ int authz_check(const AuthzPeer *peer, AuthzAction action, const AuthzJob *job, 
 
         switch (action) {
         case AUTHZ_USE_PROJECT:
-                return job->have_project_gid && peer_in_group(peer, job->project_gid) ? 0 : -EPERM;
+                return job->project_member || (job->have_project_gid && peer_in_group(peer, job->project_gid)) ? 0
+                                                                                                               : -EPERM;
         case AUTHZ_RELEASE:
                 return job->held_by_admin ? -EPERM : 0;
         case AUTHZ_SUSPEND:

@@ -41,6 +41,7 @@ typedef struct AuthzJob {
         const char *project;
         bool have_project_gid;  /* AUTHZ_USE_PROJECT: the project's unix group, if it exists */
         gid_t project_gid;
+        bool project_member;    /* AUTHZ_USE_PROJECT: listed in the project file's Members= */
         bool held_by_admin;     /* the current hold was placed by an admin */
         bool suspended_by_admin;
 } AuthzJob;

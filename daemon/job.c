@@ -176,6 +176,14 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
         if (details && j->launch_error) {
                 if (asprintf(&i.reason, "%s: %s", strempty(j->reason), j->launch_error) < 0)
                         r = -ENOMEM, i.reason = NULL;
+        } else if (j->limit_value && j->limit_wanted) {
+                /* e.g. "MaxPSSoft (98696 > 72000)": what the job would make of the limit. */
+                if (asprintf(&i.reason, "%s (%" PRIu64 " > %" PRIu64 ")", strempty(j->reason), j->limit_wanted,
+                             j->limit_value) < 0)
+                        r = -ENOMEM, i.reason = NULL;
+        } else if (j->limit_value) {
+                if (asprintf(&i.reason, "%s (%" PRIu64 ")", strempty(j->reason), j->limit_value) < 0)
+                        r = -ENOMEM, i.reason = NULL;
         } else
                 r |= dup_or_null(j->reason, &i.reason);
         if (j->alloc && !cpu_set_is_empty(&j->alloc->cpus)) {

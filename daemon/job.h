@@ -55,6 +55,7 @@ typedef struct Job {
 
         /* Not stored: */
         bool cancel_requested;  /* a cancel is under way: the outcome says Cancelled */
+        uint64_t limit_value, limit_wanted; /* a limit reason's numbers (SchedWait) */
         bool launching;
         uint64_t est_start;
         double priority;

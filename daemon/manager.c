@@ -115,6 +115,69 @@ int manager_listen(Manager *m, const char *socket_path) {
         return 0;
 }
 
+uint32_t manager_project_id(Manager *m, const Job *j) {
+        for (size_t i = 0; i < m->n_projects; i++)
+                if (m->project_names[i] == j->project)
+                        return (uint32_t) i + 1;
+        return 0;
+}
+
+static int cmp_user_limits(const void *a, const void *b) {
+        uint32_t x = ((const SchedUserLimits *) a)->user_id, y = ((const SchedUserLimits *) b)->user_id;
+        return x < y ? -1 : x > y;
+}
+
+/* The projects' limits for sched/: ids in configuration order, members' overrides by
+ * uid (a [User] of no such user is skipped with a warning: it may exist later). */
+static int build_sched_projects(Manager *m, const Config *c) {
+        _cleanup_free_ SchedProject *projects = NULL;
+        _cleanup_free_ SchedUserLimits *users = NULL;
+        _cleanup_free_ const char **names = NULL;
+        size_t n_users = 0, u = 0;
+
+        for (size_t i = 0; i < c->n_projects; i++)
+                n_users += c->projects[i].n_users;
+        if (c->n_projects > 0 &&
+            (!(projects = new0(SchedProject, c->n_projects)) || !(names = new0(const char *, c->n_projects)) ||
+             (n_users > 0 && !(users = new0(SchedUserLimits, n_users)))))
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n_projects; i++) {
+                const ProjectConfig *pc = &c->projects[i];
+                size_t first = u;
+
+                names[i] = intern(pc->name);
+                if (!names[i])
+                        return -ENOMEM;
+                for (size_t k = 0; k < pc->n_users; k++) {
+                        struct passwd *pw = getpwnam(pc->users[k].name);
+                        if (!pw) {
+                                log_warning("Project %s: [User] Name=%s is no user here; ignored.", pc->name,
+                                            pc->users[k].name);
+                                continue;
+                        }
+                        users[u++] = (SchedUserLimits) { .user_id = pw->pw_uid, .limits = pc->users[k].limits };
+                }
+                qsort(users + first, u - first, sizeof(SchedUserLimits), cmp_user_limits);
+                projects[i] = (SchedProject) {
+                        .id = (uint32_t) i + 1,
+                        .total = pc->total,
+                        .per_user = pc->per_user,
+                        .users = users ? users + first : NULL,
+                        .n_users = u - first,
+                };
+        }
+        free(m->sched_projects);
+        free(m->sched_users);
+        free(m->project_names);
+        m->sched_projects = TAKE_PTR(projects);
+        m->sched_users = TAKE_PTR(users);
+        m->project_names = TAKE_PTR(names);
+        m->n_projects = c->n_projects;
+        m->sched_config.projects = m->sched_projects;
+        m->sched_config.n_projects = m->n_projects;
+        return 0;
+}
+
 static int apply_config(Manager *m, Config *c) {
         struct group *g;
 
@@ -129,6 +192,10 @@ static int apply_config(Manager *m, Config *c) {
                                     c->operator_group);
         }
         config_sched(c, &m->sched_config);
+        if (build_sched_projects(m, c) < 0) {
+                config_free(c);
+                return -ENOMEM;
+        }
         config_free(m->config);
         m->config = c;
         apply_server_limits(m);
@@ -140,9 +207,16 @@ int manager_reload(Manager *m, char **ret_error) {
         int r;
 
         r = config_load(m->confdir, &c, ret_error);
+        if (r < 0) {
+                /* The last good configuration stays; corral info says why the new one did not. */
+                free(m->config_error);
+                m->config_error = *ret_error ? strdup(*ret_error) : NULL;
+                return r;
+        }
+        r = apply_config(m, c);
         if (r < 0)
                 return r;
-        apply_config(m, c);
+        m->config_error = mfree(m->config_error);
         m->sched_needed = true;
         return 0;
 }
@@ -224,6 +298,10 @@ Manager *manager_free(Manager *m) {
         free(m->nodes);
         free(m->numa_ids);
         config_free(m->config);
+        free(m->sched_projects);
+        free(m->sched_users);
+        free(m->project_names);
+        free(m->config_error);
         free(m->confdir);
         free(m->statedir);
         free(m->rundir);

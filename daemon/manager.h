@@ -44,6 +44,14 @@ typedef struct Manager {
         uint64_t *outcomes_done; /* outcome files to remove once the store has committed */
         size_t n_outcomes_done, allocated_outcomes_done;
 
+        /* The projects' limits as sched/ takes them (built from the configuration):
+         * project i has id i + 1; project_names are interned, as Job.project is. */
+        SchedProject *sched_projects;
+        SchedUserLimits *sched_users;
+        const char **project_names;
+        size_t n_projects;
+        char *config_error; /* why the last reload failed, for corral info */
+
         AuthzPolicy authz;
         sd_event_source *post_source, *sched_timer;
         unsigned n_running;
@@ -85,6 +93,9 @@ int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, cons
 /* Stores a change that is not a state change (a reason, a flag) and tells waiters. */
 int manager_job_save(Manager *m, Job *j);
 json_object *manager_job_json(Manager *m, const Job *j, bool details);
+
+/* The id of a job's project in the scheduler's limits; 0 when it has none. */
+uint32_t manager_project_id(Manager *m, const Job *j);
 
 /* The adapter to sched/ (sched-driver.c): one pass over the queue, its starts recorded;
  * the recorded starts launched once committed; whether a pass must wait (spacing). */

@@ -104,6 +104,89 @@ static json_object *check(Manager *m, const Peer *peer, AuthzAction a, const Job
         return NULL;
 }
 
+/* The names of the peer's groups as the kernel gave them at connect time. */
+static char **peer_group_names(const Peer *peer) {
+        char **names = NULL;
+        struct group *g = getgrgid(peer->gid);
+
+        if (g && strv_extend(&names, g->gr_name) < 0)
+                return strv_free(names);
+        for (size_t i = 0; i < peer->n_groups; i++)
+                if ((g = getgrgid(peer->groups[i])) && !strv_contains(names, g->gr_name) &&
+                    strv_extend(&names, g->gr_name) < 0)
+                        return strv_free(names);
+        return names ?: new0(char *, 1);
+}
+
+/* With project files: the project named (a member's, or any for an admin), or the
+ * user's default: DefaultFor=, else their only project, else the one named as their
+ * primary group. Every refusal says what to do. */
+static json_object *resolve_project(Manager *m, const Peer *peer, const struct passwd *pw, const SubmitRequest *req,
+                                    const QueueConfig *q, char **ret) {
+        _cleanup_strv_free_ char **groups = peer_group_names(peer);
+        const Config *c = m->config;
+        const ProjectConfig *chosen = NULL;
+        char mine[512] = "", msg[1024];
+        size_t n_mine = 0;
+
+        if (!groups)
+                return NULL;
+        if (req->project) {
+                AuthzPeer ap = authz_peer(peer);
+                AuthzJob aj = { .owner_uid = peer->uid, .project = req->project };
+
+                chosen = config_find_project(c, req->project);
+                if (!chosen)
+                        return reply_invalid_parameter("project", "no such project (corral info lists them)");
+                aj.project_member = project_has_member(chosen, pw->pw_name, (const char *const *) groups);
+                if (authz_check(&ap, AUTHZ_USE_PROJECT, &aj, &m->authz) < 0)
+                        return permission_denied("you are not a member of that project (its Members=)");
+        } else {
+                for (size_t i = 0; i < c->n_projects && !chosen; i++)
+                        if (strv_contains(c->projects[i].default_for, pw->pw_name))
+                                chosen = &c->projects[i];
+                for (size_t i = 0; i < c->n_projects && !chosen; i++) {
+                        const ProjectConfig *p = &c->projects[i];
+                        if (!project_has_member(p, pw->pw_name, (const char *const *) groups))
+                                continue;
+                        n_mine++;
+                        if (strlen(mine) + strlen(p->name) + 3 < sizeof mine)
+                                snprintf(mine + strlen(mine), sizeof mine - strlen(mine), "%s%s",
+                                         n_mine > 1 ? ", " : "", p->name);
+                }
+                if (!chosen && n_mine == 1)
+                        for (size_t i = 0; i < c->n_projects && !chosen; i++)
+                                if (project_has_member(&c->projects[i], pw->pw_name, (const char *const *) groups))
+                                        chosen = &c->projects[i];
+                if (!chosen && n_mine > 1) {
+                        const ProjectConfig *p = groups[0] ? config_find_project(c, groups[0]) : NULL;
+                        if (p && project_has_member(p, pw->pw_name, (const char *const *) groups))
+                                chosen = p;
+                }
+                if (!chosen && n_mine == 0) {
+                        json_object *e = json_object_new_object();
+                        snprintf(msg, sizeof msg,
+                                 "%s belongs to no project: an administrator adds them to Members= in "
+                                 "/etc/corral/projects.d/PROJECT.conf and runs systemctl reload corrald",
+                                 pw->pw_name);
+                        json_add_string(e, CORRAL_FIELD_MESSAGE, msg);
+                        return reply_error_new(CORRAL_ERROR_NO_PROJECT, e);
+                }
+                if (!chosen) {
+                        snprintf(msg, sizeof msg,
+                                 "you belong to several projects (%s): name one with --project "
+                                 "(#SBATCH --account, #PBS -A), or ask for DefaultFor= in one of them", mine);
+                        return reply_invalid_parameter("project", msg);
+                }
+        }
+        if (!project_allows_queue(chosen, q->name)) {
+                snprintf(msg, sizeof msg, "project %s may not use queue %s (its Queues=)", chosen->name, q->name);
+                return permission_denied(msg);
+        }
+        *ret = strdup(chosen->name);
+        return *ret ? NULL : reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+}
+
 /* The longest expansion a pattern can have, checked at submission so that a path too long
  * for the kernel is the submitter's error now, not a failed launch later. */
 static bool output_paths_fit(const SubmitRequest *req, const char *user) {
@@ -192,9 +275,14 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
                                          "only administrators may raise a job's priority (a negative nice)")))
                 return err;
 
-        /* The project defaults to the user's primary group, as an account defaults in Slurm;
-         * naming another one requires membership (or admin rights). */
-        if (req.project) {
+        if (m->config->n_projects > 0) {
+                err = resolve_project(m, peer, pw, &req, q, &project);
+                if (err)
+                        return err;
+        } else if (req.project) {
+                /* Without project files every unix group is a project, and the project
+                 * defaults to the user's primary group, as an account defaults in Slurm;
+                 * naming another one requires membership (or admin rights). */
                 AuthzJob aj = { .owner_uid = peer->uid, .project = req.project };
                 AuthzPeer ap = authz_peer(peer);
                 gr = getgrnam(req.project);
@@ -694,6 +782,14 @@ static json_object *method_get_info(Manager *m) {
                 json_object_array_add(qs, q);
         }
         json_add(p, "queues", qs);
+        if (m->config->n_projects > 0) {
+                json_object *ps = json_object_new_array();
+                for (size_t i = 0; i < m->config->n_projects; i++)
+                        json_object_array_add(ps, json_object_new_string(m->config->projects[i].name));
+                json_add(p, "projects", ps);
+        }
+        if (m->config_error)
+                json_add_string(p, "config_error", m->config_error);
         return ok_reply(p);
 }
 

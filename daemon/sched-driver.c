@@ -62,14 +62,17 @@ int manager_schedule(Manager *m) {
                 const QueueConfig *q;
                 SchedJob *s;
 
-                if (j->state != JOB_QUEUED && !job_state_is_active(j->state))
+                if (j->state != JOB_QUEUED && j->state != JOB_BLOCKED && !job_state_is_active(j->state))
                         continue;
                 q = job_queue(m, j);
                 s = &m->sched_jobs[n++];
                 *s = (SchedJob) {
                         .id = j->id,
-                        .state = j->state == JOB_QUEUED ? SCHED_JOB_PENDING
-                                 : j->state == JOB_RUNNING ? SCHED_JOB_RUNNING : SCHED_JOB_SUSPENDED,
+                        .state = j->state == JOB_RUNNING     ? SCHED_JOB_RUNNING
+                                 : j->state == JOB_SUSPENDED ? SCHED_JOB_SUSPENDED
+                                                             : SCHED_JOB_PENDING,
+                        .blocked = j->state == JOB_BLOCKED,
+                        .project_id = manager_project_id(m, j),
                         .queue_priority = q ? q->priority : 0,
                         .nice = j->req.nice,
                         .submit_time = j->submit_time,
@@ -125,14 +128,35 @@ int manager_schedule(Manager *m) {
                                                       "DependencyNeverSatisfied");
                         continue;
                 }
-                (void) job_set_reason(j, sched_reason_to_string(w->reason));
+                /* A limit holds it back: the blocked part of the queue, with the limit's
+                 * numbers for the reason shown (not stored: they change as jobs run). */
+                if (sched_reason_is_limit(w->reason)) {
+                        j->limit_value = w->limit;
+                        j->limit_wanted = w->wanted;
+                        if (j->state == JOB_QUEUED)
+                                (void) manager_job_transition(m, j, JOB_EVENT_BLOCK, JOB_BLOCKED,
+                                                              sched_reason_to_string(w->reason));
+                        else
+                                (void) job_set_reason(j, sched_reason_to_string(w->reason));
+                        continue;
+                }
+                j->limit_value = j->limit_wanted = 0;
+                if (j->state == JOB_BLOCKED)
+                        (void) manager_job_transition(m, j, JOB_EVENT_UNBLOCK, JOB_QUEUED,
+                                                      sched_reason_to_string(w->reason));
+                else
+                        (void) job_set_reason(j, sched_reason_to_string(w->reason));
         }
         for (size_t i = 0; i < res.n_decisions; i++) {
                 const SchedDecision *d = &res.decisions[i];
                 Job *j = manager_find_job(m, d->job_id);
 
-                if (d->type != SCHED_DECISION_START || !j || j->state != JOB_QUEUED)
+                if (d->type != SCHED_DECISION_START || !j || (j->state != JOB_QUEUED && j->state != JOB_BLOCKED))
                         continue;
+                /* Blocked in the last pass, promoted and started in this one. */
+                if (j->state == JOB_BLOCKED && manager_job_transition(m, j, JOB_EVENT_UNBLOCK, JOB_QUEUED, NULL) < 0)
+                        continue;
+                j->limit_value = j->limit_wanted = 0;
                 if (!j->alloc && !(j->alloc = new(SchedAllocation, 1)))
                         return -ENOMEM;
                 *j->alloc = d->alloc;

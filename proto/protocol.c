@@ -32,6 +32,7 @@ static const char *const corral_error_table[_CORRAL_ERROR_MAX] = {
         [CORRAL_ERROR_BUSY] = CORRAL_ERROR_NAME("Busy"),
         [CORRAL_ERROR_QUOTA_EXCEEDED] = CORRAL_ERROR_NAME("QuotaExceeded"),
         [CORRAL_ERROR_INTERNAL_ERROR] = CORRAL_ERROR_NAME("InternalError"),
+        [CORRAL_ERROR_NO_PROJECT] = CORRAL_ERROR_NAME("NoProject"),
 };
 
 DEFINE_STRING_TABLE_LOOKUP(corral_error, CorralError);

@@ -68,6 +68,8 @@ typedef enum CorralError {
         CORRAL_ERROR_QUOTA_EXCEEDED,             /* {"limit"?, "message"?}: a per-user or per-connection
                                                   * bound; the message names its setting */
         CORRAL_ERROR_INTERNAL_ERROR,             /* {"message"?} */
+        CORRAL_ERROR_NO_PROJECT,                 /* {"message"}: the submitter belongs to no project;
+                                                  * the message says what an admin runs to fix it */
         _CORRAL_ERROR_MAX,
         _CORRAL_ERROR_INVALID = -EINVAL,
 } CorralError;

@@ -28,6 +28,7 @@ enum {
         ADMIN_SUSPENDED = 1 << 1,
         PROJECT_OWNERS = 1 << 2,        /* the project's group is one the owner is in */
         PROJECT_FOREIGN = 1 << 3,       /* a group nobody here is in */
+        PROJECT_LISTED = 1 << 4,        /* Members= of a project file names the peer */
 };
 static const struct {
         AuthzAction action;
@@ -54,6 +55,8 @@ static const struct {
         { AUTHZ_USE_PROJECT, PROJECT_OWNERS, 0, 0, -EPERM, 0 },
         { AUTHZ_USE_PROJECT, PROJECT_FOREIGN, -EPERM, -EPERM, -EPERM, 0 },
         { AUTHZ_USE_PROJECT, false, -EPERM, -EPERM, -EPERM, 0 }, /* no such group */
+        /* The caller computes "listed" for the submitter, the job's owner. */
+        { AUTHZ_USE_PROJECT, PROJECT_LISTED, 0, 0, -EPERM, 0 },
 };
 
 static void test_table(void **state) {
@@ -68,7 +71,8 @@ static void test_table(void **state) {
                                        .held_by_admin = f & ADMIN_HELD,
                                        .suspended_by_admin = f & ADMIN_SUSPENDED,
                                        .have_project_gid = f & (PROJECT_OWNERS | PROJECT_FOREIGN),
-                                       .project_gid = f & PROJECT_OWNERS ? 100 : 555 };
+                                       .project_gid = f & PROJECT_OWNERS ? 100 : 555,
+                                       .project_member = f & PROJECT_LISTED };
                 AuthzAction a = table[i].action;
 
                 fprintf(stderr, "%s (job flags %u)\n", authz_action_to_string(a), f);

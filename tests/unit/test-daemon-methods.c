@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon/manager.h"
@@ -26,9 +27,13 @@ static Manager *manager_for_test(const char *dir) {
         char *err = NULL;
 
         assert_non_null(m);
-        assert_int_equal(config_load(dir, &m->config, &err), 0); /* no corral.conf: defaults */
-        assert_int_equal(config_sched(m->config, &m->sched_config), 0);
+        m->confdir = strdup(dir);
+        assert_non_null(m->confdir);
+        if (manager_reload(m, &err) < 0) /* no corral.conf: defaults */
+                fail_msg("configuration: %s", strna(err));
         assert_int_equal(store_open(dir, &m->store), 0);
+        m->sched = sched_context_new();
+        assert_non_null(m->sched);
         for (unsigned k = 0; k < 2; k++) {
                 nodes[k] = (SchedNode) { .memory = UINT64_C(8) << 30, .speed = 1 };
                 for (unsigned c = 0; c < 4; c++)
@@ -41,12 +46,7 @@ static Manager *manager_for_test(const char *dir) {
 }
 
 static void manager_for_test_free(Manager *m) {
-        for (size_t i = 0; i < m->n_jobs; i++)
-                job_free(m->jobs[i]);
-        free(m->jobs);
-        store_close(m->store);
-        config_free(m->config);
-        free(m);
+        manager_free(m);
 }
 
 /* Calls a method as peer; returns the reply (owned). */
@@ -298,6 +298,129 @@ static void test_hold_requeue_rules(void **state) {
         manager_for_test_free(m);
 }
 
+static void put(const char *dir, const char *name, const char *text) {
+        char p[256];
+        FILE *f;
+
+        snprintf(p, sizeof p, "%s/%s", dir, name);
+        f = fopen(p, "we");
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+}
+
+static const char *project_of(Manager *m, uint64_t id) {
+        Job *j = manager_find_job(m, id);
+        assert_non_null(j);
+        return j->project;
+}
+
+/* With project files: the default project, naming one, membership, queues, no project. */
+static void test_projects_submit(void **state) {
+        Tree *t = *state;
+        char p[256];
+        Manager *m;
+        json_object *r;
+
+        snprintf(p, sizeof p, "%s/projects.d", t->dir);
+        assert_int_equal(mkdir(p, 0755), 0);
+        put(t->dir, "projects.d/astro.conf", "[Project]\nMembers=nobody\nQueues=normal\n");
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=@nogroup\n");
+        put(t->dir, "projects.d/closed.conf", "[Project]\nMembers=root\n");
+        m = manager_for_test(t->dir);
+
+        /* In two projects, none the default, neither named like the primary group. */
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}"), "InvalidParameter",
+                     "several projects (astro, geo)");
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"project\":\"geo\"}");
+        assert_string_equal(project_of(m, job_id_of(r)), "geo");
+        json_object_put(r);
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"project\":\"closed\"}"),
+                     "PermissionDenied", "Members=");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"project\":\"nope\"}"),
+                     "InvalidParameter", NULL);
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT,
+                          "{" SUBMIT_TRUE ",\"project\":\"astro\",\"queue\":\"express\"}"),
+                     "PermissionDenied", "may not use queue express");
+        /* Root may charge any project. */
+        r = call(m, 0, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"project\":\"astro\"}");
+        assert_null(error_of(r));
+        json_object_put(r);
+
+        /* A default settles it; a user in no project is told what an admin does. */
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=@nogroup\nDefaultFor=nobody\n");
+        put(t->dir, "projects.d/astro.conf", "[Project]\nMembers=daemon\n");
+        {
+                char *err = NULL;
+                assert_int_equal(manager_reload(m, &err), 0);
+        }
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}");
+        assert_string_equal(project_of(m, job_id_of(r)), "geo");
+        json_object_put(r);
+        expect_error(call(m, 2, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}"), "NoProject",
+                     "systemctl reload corrald");
+
+        /* A broken file: the reload fails whole, the old configuration stays and says why. */
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=@nogroup\nShare=lots\n");
+        {
+                char *err = NULL;
+                assert_int_equal(manager_reload(m, &err), -EINVAL);
+                assert_non_null(strstr(err, "geo.conf:3: invalid value for Share="));
+                free(err);
+        }
+        assert_non_null(m->config_error);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}");
+        assert_string_equal(project_of(m, job_id_of(r)), "geo");
+        json_object_put(r);
+        manager_for_test_free(m);
+}
+
+/* A project limit blocks a job (BLOCKED, the limit named with its numbers) and lets it go
+ * when the limit allows: through the scheduling pass and the transitions. */
+static void test_blocked_by_limit(void **state) {
+        Tree *t = *state;
+        char p[256], params[64];
+        Manager *m;
+        json_object *r;
+        uint64_t a, b;
+        Job *ja, *jb;
+
+        snprintf(p, sizeof p, "%s/projects.d", t->dir);
+        assert_int_equal(mkdir(p, 0755), 0);
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=nobody\n[Limits]\nMaxRunningJobs=1\n");
+        m = manager_for_test(t->dir);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}");
+        a = job_id_of(r);
+        json_object_put(r);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}");
+        b = job_id_of(r);
+        json_object_put(r);
+
+        assert_int_equal(manager_schedule(m), 0);
+        ja = manager_find_job(m, a);
+        jb = manager_find_job(m, b);
+        assert_int_equal(ja->state, JOB_RUNNING);
+        assert_int_equal(jb->state, JOB_BLOCKED);
+        assert_string_equal(jb->reason, "MaxRunningJobs");
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) b);
+        r = call(m, NOBODY, CORRAL_METHOD_SHOW, params);
+        if (!strstr(json_object_to_json_string(r), "MaxRunningJobs (2 > 1)"))
+                fail_msg("show: %s", json_object_to_json_string(r));
+        assert_non_null(strstr(json_object_to_json_string(r), "BLOCKED"));
+        json_object_put(r);
+
+        /* Still over the limit on the next pass: stays blocked, no transition. */
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(jb->state, JOB_BLOCKED);
+
+        /* The first ends: the blocked one starts. */
+        assert_int_equal(manager_job_transition(m, ja, JOB_EVENT_END, JOB_COMPLETED, NULL), 0);
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(jb->state, JOB_RUNNING);
+        assert_int_equal(jb->limit_value, 0);
+        manager_for_test_free(m);
+}
+
 static int setup(void **state) {
         return tree_setup_prefix(state, "corral-methods");
 }
@@ -308,6 +431,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_list_pages, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_transitions, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_hold_requeue_rules, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_projects_submit, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_blocked_by_limit, setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
