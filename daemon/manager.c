@@ -164,6 +164,7 @@ static int build_sched_projects(Manager *m, const Config *c) {
                         .per_user = pc->per_user,
                         .users = users ? users + first : NULL,
                         .n_users = u - first,
+                        .allowed_cpus = pc->slice.have_allowed_cpus ? &pc->slice.allowed_cpus : NULL,
                 };
         }
         free(m->sched_projects);
@@ -199,6 +200,7 @@ static int apply_config(Manager *m, Config *c) {
         config_free(m->config);
         m->config = c;
         apply_server_limits(m);
+        manager_apply_slices(m);
         return 0;
 }
 

@@ -28,7 +28,7 @@ static int start_in_order(SchedPass *p, size_t *ret_top) {
 
                 if (!eligible(c) || limits_block(p, c))
                         continue;
-                if (!plan_fit(p, p->avail_now, cand_job(p, c), &pl))
+                if (!plan_fit_now(p, p->avail_now, c, &pl))
                         break;
                 r = pass_start(p, c, &pl);
                 if (r < 0)
@@ -143,7 +143,7 @@ static int plan_easy(SchedPass *p) {
 
                 /* Done by the shadow time: anything free now will do. Running past it:
                  * only what the top job does not need then. */
-                if (!plan_fit(p, before_shadow ? p->avail_now : sh.both, j, &pl))
+                if (!plan_fit_now(p, before_shadow ? p->avail_now : sh.both, c, &pl))
                         continue;
                 r = pass_start(p, c, &pl);
                 if (r < 0)

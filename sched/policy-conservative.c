@@ -380,6 +380,12 @@ static int plan_conservative(SchedPass *p) {
                                         continue;
                                 } else if (c->est == p->now) {
                                         resv_plan(ctx, rv, &old);
+                                        /* A capped project's job on the CPUs its slice allows, or not now. */
+                                        if (cand_allowed_cpus(p, c) && !plan_fit_now(p, p->avail_now, c, &old)) {
+                                                c->reason = SCHED_REASON_RESOURCES;
+                                                c->est = SCHED_TIME_INFINITY;
+                                                continue;
+                                        }
                                         r = pass_start(p, c, &old);
                                 } else {
                                         c->reason = first_blocked ? SCHED_REASON_RESOURCES : SCHED_REASON_PRIORITY;
@@ -422,6 +428,12 @@ static int plan_conservative(SchedPass *p) {
                         return r;
                 if (s == 0 && limits_block(p, c)) {
                         /* It could start now but a limit holds it: no slot, nothing taken. */
+                        continue;
+                } else if (s == 0 && cand_allowed_cpus(p, c) && !plan_fit_now(p, p->avail_now, c, &pl)) {
+                        /* Its project's slice does not allow the CPUs free now. */
+                        c->reason = first_blocked ? SCHED_REASON_RESOURCES : SCHED_REASON_PRIORITY;
+                        c->est = SCHED_TIME_INFINITY;
+                        first_blocked = false;
                         continue;
                 } else if (s == 0) {
                         /* Segment 0 is now, and holds no more than p->avail_now: the plan fits there. */

@@ -205,6 +205,27 @@ bool plan_fit(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret)
         return true;
 }
 
+const CpuSet *cand_allowed_cpus(const SchedPass *p, const Cand *c) {
+        return p->limits && c->proj >= 0 ? p->config->projects[c->proj].allowed_cpus : NULL;
+}
+
+bool plan_fit_now(const SchedPass *p, const Avail *st, const Cand *c, Plan *ret) {
+        const CpuSet *allowed = cand_allowed_cpus(p, c);
+        Avail capped[SCHED_NODES_MAX];
+
+        if (!allowed)
+                return plan_fit(p, st, cand_job(p, c), ret);
+        /* A node's CPUs outside the cap are not there for this job; an exclusive job then
+         * finds the node not idle, as it should. */
+        for (size_t k = 0; k < p->n_nodes; k++) {
+                CpuSet f = p->free_cpus[k];
+                cpu_set_and(&f, allowed);
+                capped[k] = st[k];
+                capped[k].cpus = MIN(st[k].cpus, cpu_set_count(&f));
+        }
+        return plan_fit(p, capped, cand_job(p, c), ret);
+}
+
 void avail_sub(const SchedPass *p, Avail *st, const Plan *pl) {
         for (size_t k = 0; k < p->n_nodes; k++) {
                 st[k].cpus -= MIN(st[k].cpus, pl->cpus[k]);
@@ -248,14 +269,17 @@ int pass_start(SchedPass *p, Cand *c, const Plan *pl) {
         d->alloc.node_mask = pl->node_mask;
 
         for (size_t k = 0; k < p->n_nodes; k++) {
+                const CpuSet *allowed = cand_allowed_cpus(p, c);
                 uint32_t want = pl->cpus[k];
+                CpuSet from = p->free_cpus[k];
 
                 if (!(pl->node_mask & (UINT32_C(1) << k)))
                         continue;
+                if (allowed && !j->exclusive)
+                        cpu_set_and(&from, allowed);
 
                 /* Lowest free ids first: keeps the rest of the node contiguous. */
-                for (int cpu = cpu_set_next(&p->free_cpus[k], 0); cpu >= 0 && want > 0;
-                     cpu = cpu_set_next(&p->free_cpus[k], (unsigned) cpu + 1)) {
+                for (int cpu = cpu_set_next(&from, 0); cpu >= 0 && want > 0; cpu = cpu_set_next(&from, (unsigned) cpu + 1)) {
                         cpu_set_add(&d->alloc.cpus, (unsigned) cpu);
                         want--;
                 }

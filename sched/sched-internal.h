@@ -197,6 +197,10 @@ bool plan_fit(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret)
 void avail_sub(const SchedPass *p, Avail *st, const Plan *pl);
 void avail_add(const SchedPass *p, Avail *st, const Avail *add);
 void avail_min(const SchedPass *p, Avail *dst, const Avail *a, const Avail *b);
+/* plan_fit() for starting c now: within its project's allowed CPUs, if capped. */
+bool plan_fit_now(const SchedPass *p, const Avail *st, const Cand *c, Plan *ret);
+/* Whether c's project caps its CPUs. */
+const CpuSet *cand_allowed_cpus(const SchedPass *p, const Cand *c);
 /* Starts c now on pl: picks CPU ids, records the decision and its release. */
 int pass_start(SchedPass *p, Cand *c, const Plan *pl);
 /* Running and started jobs' releases sorted by end time (ends before now+1 moved there). */

@@ -302,6 +302,10 @@ typedef struct SchedProject {
         SchedLimits per_user;           /* each member's jobs in it */
         const SchedUserLimits *users;   /* per-user overrides, sorted by user_id */
         size_t n_users;
+        /* The CPUs its slice allows (AllowedCPUs= of corral-<project>.slice), NULL: any.
+         * Its jobs start only on these; reservations are planned without the cap, so
+         * such a job may start later than its reservation said. */
+        const CpuSet *allowed_cpus;
 } SchedProject;
 
 struct SchedConfig {

@@ -222,12 +222,61 @@ static void test_walltime_limit(void **state) {
         sched_context_free(ctx);
 }
 
+/* A project's slice allows CPUs 2-3: its jobs start there or not at all, under every
+ * policy; other projects' jobs go anywhere. */
+static void test_allowed_cpus(void **state) {
+        const SchedPolicyOps *policies[] = { &sched_policy_fcfs, &sched_policy_easy, &sched_policy_conservative };
+        CpuSet allowed = {};
+        SchedProject proj = { .id = 5, .allowed_cpus = &allowed };
+        SchedNode nodes[2];
+        SchedMachine m;
+
+        cpu_set_add(&allowed, 2);
+        cpu_set_add(&allowed, 3);
+        machine_uniform(nodes, 2, 4, 16 * GIB, &m);
+        for (size_t k = 0; k < ELEMENTSOF(policies); k++) {
+                SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+                SchedContext *ctx = sched_context_new();
+                SchedJob jobs[4];
+                SchedResult r;
+
+                cfg.policy = policies[k];
+                cfg.projects = &proj;
+                cfg.n_projects = 1;
+                jobs[0] = job_pending(1, 0, 1, 100);
+                jobs[0].project_id = 5;
+                jobs[1] = job_pending(2, 1, 1, 100);
+                jobs[1].project_id = 5;
+                jobs[2] = job_pending(3, 2, 1, 100); /* a third: no allowed CPU left */
+                jobs[2].project_id = 5;
+                jobs[3] = job_pending(4, 3, 4, 100); /* another project: anywhere */
+                r = pass(ctx, &cfg, &m, jobs, 4, 10);
+                assert_true(started(&r, 1));
+                assert_true(started(&r, 2));
+                assert_false(started(&r, 3));
+                /* fcfs stops at job 3; the backfilling policies go past it. */
+                assert_true(started(&r, 4) == (policies[k] != &sched_policy_fcfs));
+                for (size_t i = 0; i < r.n_decisions; i++) {
+                        const SchedDecision *d = &r.decisions[i];
+                        if (d->job_id <= 3) {
+                                CpuSet outside = d->alloc.cpus;
+                                cpu_set_andnot(&outside, &allowed);
+                                if (!cpu_set_is_empty(&outside))
+                                        fail_msg("policy %s put job %llu outside CPUs 2-3", policies[k]->name,
+                                                 (unsigned long long) d->job_id);
+                        }
+                }
+                sched_context_free(ctx);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_maxps_hpc2n),
                 cmocka_unit_test(test_idle_blocked),
                 cmocka_unit_test(test_project_limits),
                 cmocka_unit_test(test_walltime_limit),
+                cmocka_unit_test(test_allowed_cpus),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
