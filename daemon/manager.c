@@ -180,6 +180,7 @@ static int build_sched_projects(Manager *m, const Config *c) {
 }
 
 static int apply_config(Manager *m, Config *c) {
+        _cleanup_(config_freep) Config *old = NULL;
         struct group *g;
 
         m->authz = (AuthzPolicy) { .users_may_suspend = c->users_may_suspend };
@@ -197,10 +198,10 @@ static int apply_config(Manager *m, Config *c) {
                 config_free(c);
                 return -ENOMEM;
         }
-        config_free(m->config);
+        old = TAKE_PTR(m->config);
         m->config = c;
         apply_server_limits(m);
-        manager_apply_slices(m);
+        manager_apply_slices(m, old);
         return 0;
 }
 

@@ -94,9 +94,10 @@ int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, cons
 int manager_job_save(Manager *m, Job *j);
 json_object *manager_job_json(Manager *m, const Job *j, bool details);
 
-/* Sets every project's [Slice] caps on its slice (project-slices.c); asynchronous, a
- * failure is logged. */
-void manager_apply_slices(Manager *m);
+/* Sets every project's [Slice] caps on its slice, and lifts those of projects the
+ * configuration before (old, may be NULL) had and this one has not (project-slices.c);
+ * asynchronous, a failure is logged. */
+void manager_apply_slices(Manager *m, const Config *old);
 
 /* The id of a job's project in the scheduler's limits; 0 when it has none. */
 uint32_t manager_project_id(Manager *m, const Job *j);

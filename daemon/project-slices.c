@@ -95,9 +95,20 @@ static int slice_set(Manager *m, const ProjectConfig *p) {
         return 0;
 }
 
-void manager_apply_slices(Manager *m) {
+void manager_apply_slices(Manager *m, const Config *old) {
         if (!m->bus)
                 return;
+        /* A project that is gone leaves no caps behind on its slice. */
+        for (size_t i = 0; old && i < old->n_projects; i++) {
+                ProjectConfig gone = { .name = old->projects[i].name };
+                int r;
+
+                if (config_find_project(m->config, gone.name))
+                        continue;
+                r = slice_set(m, &gone);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot lift the caps of former project %s's slice: %m", gone.name);
+        }
         for (size_t i = 0; i < m->config->n_projects; i++) {
                 const ProjectConfig *p = &m->config->projects[i];
                 int r;
