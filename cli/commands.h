@@ -26,6 +26,7 @@ int verb_wait(Cli *cli, int argc, char **argv);
 int verb_logs(Cli *cli, int argc, char **argv);
 int verb_info(Cli *cli, int argc, char **argv);
 int verb_reload(Cli *cli, int argc, char **argv);
+int verb_config(Cli *cli, int argc, char **argv); /* config check */
 
 /* A job as List and Show describe it, with the scheduler's extras that JobInfo does not
  * carry. */

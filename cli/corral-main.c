@@ -29,6 +29,7 @@ static const Verb verbs[] = {
         { "logs", verb_logs, "[-f] JOBID", "print a job's output" },
         { "info", verb_info, "", "show corrald's version, CPUs, memory and queues" },
         { "reload", verb_reload, "", "make corrald re-read its configuration" },
+        { "config", verb_config, "check [DIR]", "check the configuration without applying it" },
 };
 
 static void help(void) {

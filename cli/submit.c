@@ -182,6 +182,14 @@ static const char *path_basename(const char *p) {
         return s && s[1] ? s + 1 : p;
 }
 
+/* umask(2) only reads by writing: set and put back at once (we have no threads). */
+static mode_t current_umask(void) {
+        mode_t m = umask(0077);
+
+        (void) umask(m);
+        return m;
+}
+
 static int submit_wait_all(Cli *cli, const uint64_t *ids, size_t n) {
         int status = CLI_EXIT_SUCCESS;
 
@@ -300,6 +308,9 @@ int verb_submit(Cli *cli, int argc, char **argv) {
         }
 
         cwd = getcwd(NULL, 0); /* NULL is fine if --workdir is absolute; finalize says so otherwise */
+        /* The job creates its files as the submitter would from this shell (sbatch does the
+         * same), not with the daemon's umask. */
+        o.req.umask = current_umask() & CORRAL_UMASK_MAX;
         error = mfree(error);
         r = submit_options_finalize(&o, cwd, environ, &error);
         if (r == -ENOMEM)

@@ -57,6 +57,8 @@ assert_eq "$(corral show --json "$a" | jq -r .job.cpus_allocated)" 1 "the CPU th
 # A broken project file: refused whole, the old configuration stays and says why.
 printf '[Project]\nMembers=@%s\nShare=lots\n' "$PROJECT_A" >"$pdir/physics.conf.new"
 mv "$pdir/physics.conf.new" "$pdir/physics.conf"
+if out=$(as_user "$USER_A" corral config check 2>&1); then fail "corral config check passed a broken file"; fi
+assert_match "$out" 'physics.conf:3: invalid value for Share=' "corral config check names file:line"
 if out=$(corral reload 2>&1); then fail "a broken project file was accepted"; fi
 assert_match "$out" 'physics.conf:3: invalid value for Share=' "the reload's error names file:line"
 assert_match "$(corral info)" 'physics.conf:3' "corral info shows the failed reload"
