@@ -17,6 +17,7 @@ static const char *const authz_action_table[_AUTHZ_ACTION_MAX] = {
         [AUTHZ_SET_PRIORITY] = "set-priority",
         [AUTHZ_LOWER_PRIORITY] = "lower-priority",
         [AUTHZ_USE_PROJECT] = "use-project",
+        [AUTHZ_USE_QUEUE] = "use-queue",
 };
 
 DEFINE_STRING_TABLE_LOOKUP(authz_action, AuthzAction);
@@ -76,6 +77,8 @@ int authz_check(const AuthzPeer *peer, AuthzAction action, const AuthzJob *job, 
         case AUTHZ_USE_PROJECT:
                 return job->project_member || (job->have_project_gid && peer_in_group(peer, job->project_gid)) ? 0
                                                                                                                : -EPERM;
+        case AUTHZ_USE_QUEUE:
+                return job->queue_allowed ? 0 : -EPERM;
         case AUTHZ_RELEASE:
                 return job->held_by_admin ? -EPERM : 0;
         case AUTHZ_SUSPEND:

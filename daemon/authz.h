@@ -10,6 +10,7 @@
  *     they may do everything;
  *   - anyone may submit and list (List returns the public queue view);
  *   - a job may be charged to a project (unix group) only by its members, or by admins;
+ *   - a queue with AllowGroups=/AllowProjects= takes only the jobs they let in, and admins';
  *   - a job's priority may be raised (negative nice) only by admins;
  *   - a job's owner may show its details, cancel, hold, release, requeue, wait for it,
  *     see its logs and lower its priority;
@@ -42,6 +43,7 @@ typedef struct AuthzJob {
         bool have_project_gid;  /* AUTHZ_USE_PROJECT: the project's unix group, if it exists */
         gid_t project_gid;
         bool project_member;    /* AUTHZ_USE_PROJECT: listed in the project file's Members= */
+        bool queue_allowed;     /* AUTHZ_USE_QUEUE: its AllowGroups=/AllowProjects= let this job in */
         bool held_by_admin;     /* the current hold was placed by an admin */
         bool suspended_by_admin;
 } AuthzJob;
@@ -68,6 +70,7 @@ typedef enum AuthzAction {
         AUTHZ_SET_PRIORITY,     /* raise a job's priority (lower its nice) */
         AUTHZ_LOWER_PRIORITY,   /* lower it (raise nice): owners may, as in Slurm */
         AUTHZ_USE_PROJECT,      /* charge a job to job->project (job: the job being submitted) */
+        AUTHZ_USE_QUEUE,        /* submit to a queue that restricts who may (job: the job being submitted) */
         _AUTHZ_ACTION_MAX,
         _AUTHZ_ACTION_INVALID = -EINVAL,
 } AuthzAction;

@@ -12,6 +12,13 @@
 #include "parse-util.h"
 #include "strv.h"
 
+static void queue_config_done(QueueConfig *q) {
+        free(q->name);
+        strv_free(q->allow_projects);
+        strv_free(q->allow_groups);
+        *q = (QueueConfig) {};
+}
+
 Config *config_free(Config *c) {
         if (!c)
                 return NULL;
@@ -21,7 +28,7 @@ Config *config_free(Config *c) {
         free(c->backfill_order);
         free(c->priority_type);
         for (size_t i = 0; i < c->n_queues; i++)
-                free(c->queues[i].name);
+                queue_config_done(&c->queues[i]);
         free(c->queues);
         for (size_t i = 0; i < c->n_projects; i++)
                 project_config_done(&c->projects[i]);
@@ -88,6 +95,18 @@ static int parse_ident(const char *v, void *data) {
         return ini_parse_string(v, data);
 }
 
+static int parse_idents(const char *v, void *data) {
+        char ***l = data;
+        int r = ini_parse_strv(v, data);
+
+        if (r < 0)
+                return r;
+        STRV_FOREACH(s, *l)
+                if (!ident_is_valid(*s))
+                        return -EINVAL;
+        return 0;
+}
+
 #define MGR(k, p, f, e) INI_ITEM("Manager", k, p, Config, f, e)
 #define QUE(k, p, f, e) INI_ITEM("Queue", k, p, QueueConfig, f, e)
 static const IniItem items[] = {
@@ -109,6 +128,10 @@ static const IniItem items[] = {
         QUE("Rerunnable", ini_parse_bool, rerunnable, "a boolean"),
         QUE("MaxWalltime", ini_parse_sec, max_walltime, "a duration"),
         QUE("DefaultWalltime", ini_parse_sec, default_walltime, "a duration"),
+        QUE("ChargeFactor", ini_parse_double, charge_factor, "a number of service units per core-hour, such as 1.5"),
+        QUE("MaxCPUsPerJob", ini_parse_u32, max_cpus_per_job, "a number of CPUs"),
+        QUE("AllowProjects", parse_idents, allow_projects, "project names"),
+        QUE("AllowGroups", ini_parse_strv, allow_groups, "unix group names"),
 };
 
 /* While loading: a [Queue] section is collected whole, then merged into the queue of the
@@ -125,7 +148,7 @@ static void *section_begin(void *userdata, const char *section) {
         if (streq(section, "Manager"))
                 return l->config;
         if (streq(section, "Queue")) {
-                l->queue = (QueueConfig) { .rerunnable = true };
+                l->queue = (QueueConfig) { .rerunnable = true, .charge_factor = 1.0 };
                 return &l->queue;
         }
         return NULL;
@@ -145,7 +168,7 @@ static int section_end(void *userdata, const char *section, void *target, uint64
         if (!into) {
                 QueueConfig *q = reallocarray(c->queues, c->n_queues + 1, sizeof *q);
                 if (!q) {
-                        l->queue.name = mfree(l->queue.name);
+                        queue_config_done(&l->queue);
                         return -ENOMEM;
                 }
                 c->queues = q;
@@ -153,11 +176,20 @@ static int section_end(void *userdata, const char *section, void *target, uint64
                 l->queue = (QueueConfig) {};
                 return 0;
         }
-        for (size_t i = 0; i < ELEMENTSOF(items); i++)
-                if ((set & (UINT64_C(1) << i)) && streq(items[i].section, "Queue") &&
-                    items[i].offset != offsetof(QueueConfig, name))
-                        memcpy((char *) into + items[i].offset, (char *) &l->queue + items[i].offset, items[i].size);
-        l->queue.name = mfree(l->queue.name);
+        for (size_t i = 0; i < ELEMENTSOF(items); i++) {
+                char *to = (char *) into + items[i].offset, *from = (char *) &l->queue + items[i].offset;
+
+                if (!(set & (UINT64_C(1) << i)) || !streq(items[i].section, "Queue") ||
+                    items[i].offset == offsetof(QueueConfig, name))
+                        continue;
+                if (items[i].parse == ini_parse_strv || items[i].parse == parse_idents) {
+                        /* Lists move over, replacing the earlier one. */
+                        strv_free(*(char ***) to);
+                        *(char ***) to = TAKE_PTR(*(char ***) from);
+                } else
+                        memcpy(to, from, items[i].size);
+        }
+        queue_config_done(&l->queue);
         return 0;
 }
 
@@ -171,7 +203,7 @@ static int load_file(Config *c, const char *path, char **ret_error) {
         ConfigLoad l = { .config = c };
         int r = ini_load(path, 1024 * 1024, items, ELEMENTSOF(items), &config_ops, &l, ret_error);
 
-        free(l.queue.name); /* a section cut short by an error */
+        queue_config_done(&l.queue); /* a section cut short by an error */
         return r;
 }
 
@@ -225,14 +257,14 @@ int config_load(const char *confdir, Config **ret, char **ret_error) {
 
         if (c->n_queues == 0) {
                 /* The seeds' three queues. */
-                static const struct { const char *name; int32_t prio; } def[] = {
-                        { "express", 2 }, { "normal", 1 }, { "bonus", 0 } };
+                static const struct { const char *name; int32_t prio; double charge; } def[] = {
+                        { "express", 2, 3.0 }, { "normal", 1, 1.0 }, { "bonus", 0, 0.0 } };
                 c->queues = new0(QueueConfig, ELEMENTSOF(def));
                 if (!c->queues)
                         return -ENOMEM;
                 for (size_t i = 0; i < ELEMENTSOF(def); i++) {
                         c->queues[i] = (QueueConfig) { .name = strdup(def[i].name), .priority = def[i].prio,
-                                                       .rerunnable = true };
+                                                       .rerunnable = true, .charge_factor = def[i].charge };
                         if (!c->queues[i].name)
                                 return -ENOMEM;
                         c->n_queues++;

@@ -19,6 +19,10 @@ typedef struct QueueConfig {
         bool rerunnable;        /* default for jobs that do not say */
         uint64_t max_walltime;  /* seconds; 0: none */
         uint64_t default_walltime; /* seconds; 0: unlimited */
+        double charge_factor;   /* service units per core-hour (NCI: express 3, normal 1, bonus 0) */
+        uint32_t max_cpus_per_job; /* 0: the machine's */
+        char **allow_projects;  /* NULL: every project */
+        char **allow_groups;    /* NULL: everyone; else members of these unix groups */
 } QueueConfig;
 
 typedef struct Config {

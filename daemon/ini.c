@@ -187,6 +187,18 @@ int ini_parse_bytes(const char *v, void *field) {
         return 0;
 }
 
+int ini_parse_double(const char *v, void *field) {
+        char *end;
+        double d;
+
+        errno = 0;
+        d = strtod(v, &end);
+        if (errno != 0 || end == v || *end || !(d >= 0.0) || d > 1e9)
+                return -EINVAL;
+        *(double *) field = d;
+        return 0;
+}
+
 int ini_parse_strv(const char *v, void *field) {
         char ***l = field, **add = NULL;
         int r;

@@ -52,3 +52,4 @@ int ini_parse_u64(const char *v, void *field);         /* uint64_t */
 int ini_parse_i32(const char *v, void *field);         /* int32_t, -1000000..1000000 */
 int ini_parse_bytes(const char *v, void *field);       /* uint64_t, 4G etc. */
 int ini_parse_strv(const char *v, void *field);        /* char **, whitespace-separated; appends; empty: clears */
+int ini_parse_double(const char *v, void *field);      /* double, finite, >= 0 */

@@ -263,6 +263,9 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
                 return reply_invalid_parameter("walltime_sec", "longer than the queue's maximum walltime");
         if ((req.cpus ?: 1) > sched_machine_cpus(&m->machine))
                 return reply_invalid_parameter("cpus", "more CPUs than this machine has");
+        if (q->max_cpus_per_job && (req.cpus ?: 1) > q->max_cpus_per_job)
+                return reply_invalid_parameter("cpus", "more CPUs than the queue allows a job (its MaxCPUsPerJob=)");
+
         if (req.memory > sched_machine_memory(&m->machine))
                 return reply_invalid_parameter("memory", "more memory than this machine has");
         for (size_t i = 0; i < req.n_dependencies; i++)
@@ -297,6 +300,24 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
         }
         if (!project)
                 return NULL;
+        if (q->allow_projects || q->allow_groups) {
+                _cleanup_strv_free_ char **groups = peer_group_names(peer);
+                AuthzJob aj = { .owner_uid = peer->uid, .project = project };
+                AuthzPeer ap = authz_peer(peer);
+                char msg[256];
+
+                aj.queue_allowed = !q->allow_projects || strv_contains(q->allow_projects, project);
+                if (aj.queue_allowed && q->allow_groups) {
+                        aj.queue_allowed = false;
+                        STRV_FOREACH(g, q->allow_groups)
+                                aj.queue_allowed = aj.queue_allowed || strv_contains(groups, *g);
+                }
+                if (authz_check(&ap, AUTHZ_USE_QUEUE, &aj, &m->authz) < 0) {
+                        snprintf(msg, sizeof msg, "queue %s does not take this job (its AllowProjects=, AllowGroups=)",
+                                 q->name);
+                        return permission_denied(msg);
+                }
+        }
 
         max_tasks = m->config->max_array_size ?: CORRAL_ARRAY_TASKS_MAX;
         if (req.array.set) {

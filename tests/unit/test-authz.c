@@ -29,6 +29,7 @@ enum {
         PROJECT_OWNERS = 1 << 2,        /* the project's group is one the owner is in */
         PROJECT_FOREIGN = 1 << 3,       /* a group nobody here is in */
         PROJECT_LISTED = 1 << 4,        /* Members= of a project file names the peer */
+        QUEUE_ALLOWED = 1 << 5,         /* the queue's AllowGroups=/AllowProjects= let the job in */
 };
 static const struct {
         AuthzAction action;
@@ -57,6 +58,8 @@ static const struct {
         { AUTHZ_USE_PROJECT, false, -EPERM, -EPERM, -EPERM, 0 }, /* no such group */
         /* The caller computes "listed" for the submitter, the job's owner. */
         { AUTHZ_USE_PROJECT, PROJECT_LISTED, 0, 0, -EPERM, 0 },
+        { AUTHZ_USE_QUEUE, QUEUE_ALLOWED, 0, 0, -EPERM, 0 },
+        { AUTHZ_USE_QUEUE, false, -EPERM, -EPERM, -EPERM, 0 },
 };
 
 static void test_table(void **state) {
@@ -72,7 +75,8 @@ static void test_table(void **state) {
                                        .suspended_by_admin = f & ADMIN_SUSPENDED,
                                        .have_project_gid = f & (PROJECT_OWNERS | PROJECT_FOREIGN),
                                        .project_gid = f & PROJECT_OWNERS ? 100 : 555,
-                                       .project_member = f & PROJECT_LISTED };
+                                       .project_member = f & PROJECT_LISTED,
+                                       .queue_allowed = f & QUEUE_ALLOWED };
                 AuthzAction a = table[i].action;
 
                 fprintf(stderr, "%s (job flags %u)\n", authz_action_to_string(a), f);

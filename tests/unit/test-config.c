@@ -49,6 +49,10 @@ static void test_defaults(void **state) {
         assert_int_equal(c->n_queues, 3);
         assert_string_equal(c->default_queue, "normal");
         assert_int_equal(config_find_queue(c, "express")->priority, 2);
+        /* NCI's charge factors. */
+        assert_true(config_find_queue(c, "express")->charge_factor == 3.0);
+        assert_true(config_find_queue(c, "normal")->charge_factor == 1.0);
+        assert_true(config_find_queue(c, "bonus")->charge_factor == 0.0);
         assert_int_equal(c->kill_wait_sec, 30);
         assert_false(c->users_may_suspend);
         config_free(c);
@@ -59,8 +63,9 @@ static void test_dropins_override(void **state) {
         char *err = NULL;
 
         put("corral.conf", "# site config\n[Manager]\nOperatorGroup=hpcadmin\nKillWaitSec=10s\n\n"
-                           "[Queue]\nName=normal\nPriority=1\nMaxWalltime=2d\nRerunnable=no\n\n[Queue]\nName=long\nPriority=0\n");
-        put("corral.conf.d/10-a.conf", "[Manager]\nUsersMaySuspend=yes\n[Queue]\nName=normal\nPriority=5\n");
+                           "[Queue]\nName=normal\nPriority=1\nMaxWalltime=2d\nRerunnable=no\nAllowGroups=staff\n\n"
+                           "[Queue]\nName=long\nPriority=0\nChargeFactor=0.5\nMaxCPUsPerJob=8\nAllowProjects=a b\n");
+        put("corral.conf.d/10-a.conf", "[Manager]\nUsersMaySuspend=yes\n[Queue]\nName=normal\nPriority=5\nAllowGroups=physics\n");
         put("corral.conf.d/20-b.conf", "[Manager]\nKillWaitSec=1min\nPolicy=conservative\nMaxArraySize=500\nPriorityType=fcfs\n"
                                        "MaxStoredBytesPerUser=1G\n[Queue]\nPriority=7\nName=normal\nMaxWalltime=3d\n");
         put("corral.conf.d/ignored.txt", "this is not read\n");
@@ -77,6 +82,12 @@ static void test_dropins_override(void **state) {
         assert_int_equal(c->max_stored_bytes_per_user, UINT64_C(1) << 30);
         assert_false(config_find_queue(c, "normal")->rerunnable);
         assert_true(config_find_queue(c, "long")->rerunnable);
+        assert_true(config_find_queue(c, "long")->charge_factor == 0.5);
+        assert_int_equal(config_find_queue(c, "long")->max_cpus_per_job, 8);
+        assert_string_equal(config_find_queue(c, "long")->allow_projects[1], "b");
+        /* The list moves over whole from the drop-in. */
+        assert_string_equal(config_find_queue(c, "normal")->allow_groups[0], "physics");
+        assert_null(config_find_queue(c, "normal")->allow_groups[1]);
         assert_string_equal(c->policy, "conservative");
         {
                 SchedConfig sc;
@@ -104,6 +115,8 @@ static void test_errors(void **state) {
                 { "[Queue]\nPriority=3\n", "corral.conf:1: a [Queue] section has no Name=" },
                 { "[Queue]\nName=a\n[Queue]\nPriority=3\n[Manager]\n", "corral.conf:3: a [Queue] section has no Name=" },
                 { "[Manager]\nMaxStoredBytesPerUser=lots\n", "corral.conf:2: invalid value for MaxStoredBytesPerUser=" },
+                { "[Queue]\nName=q\nChargeFactor=-1\n", "corral.conf:3: invalid value for ChargeFactor=" },
+                { "[Queue]\nName=q\nAllowProjects=no way!\n", "corral.conf:3: invalid value for AllowProjects=" },
                 { "[Manager]\nDefaultQueue=nosuch\n", "DefaultQueue=nosuch names no configured queue" },
         };
 

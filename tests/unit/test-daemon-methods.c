@@ -360,6 +360,30 @@ static void test_projects_submit(void **state) {
         expect_error(call(m, 2, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}"), "NoProject",
                      "systemctl reload corrald");
 
+        /* A queue's own rules: MaxCPUsPerJob=, AllowProjects=, AllowGroups= (admins pass). */
+        put(t->dir, "corral.conf", "[Queue]\nName=normal\nMaxCPUsPerJob=2\nAllowProjects=astro\n"
+                                   "[Queue]\nName=staff\nAllowGroups=adm\n");
+        {
+                char *err = NULL;
+                assert_int_equal(manager_reload(m, &err), 0);
+        }
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":3}"), "InvalidParameter", NULL);
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}"), "PermissionDenied",
+                     "AllowProjects="); /* nobody's default, geo */
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"queue\":\"staff\"}"),
+                     "PermissionDenied", "AllowGroups=");
+        r = call(m, 0, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"queue\":\"staff\",\"project\":\"geo\"}");
+        assert_null(error_of(r));
+        json_object_put(r);
+        r = call(m, 0, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"project\":\"geo\"}");
+        assert_null(error_of(r)); /* root passes AllowProjects= */
+        json_object_put(r);
+        put(t->dir, "corral.conf", "");
+        {
+                char *err = NULL;
+                assert_int_equal(manager_reload(m, &err), 0);
+        }
+
         /* A broken file: the reload fails whole, the old configuration stays and says why. */
         put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=@nogroup\nShare=lots\n");
         {
