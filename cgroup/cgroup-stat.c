@@ -240,3 +240,55 @@ int cg_parse_u64_or_max(const char *s, uint64_t *ret) {
                 return -EBADMSG;
         return 0;
 }
+
+/* "some avg10=0.00 avg60=0.00 avg300=0.00 total=12345\nfull avg10=... total=678\n": only
+ * the totals count (the averages are the kernel's smoothing for monitors). */
+int cg_parse_pressure(const char *s, CgroupPressure *ret) {
+        CgroupPressure p = {};
+        bool have_some = false;
+
+        assert(s);
+        assert(ret);
+
+        while (*s) {
+                const char *eol = strchrnul(s, '\n'), *t;
+                size_t len = (size_t) (eol - s);
+                uint64_t *dst = NULL, v = 0;
+                bool total = false;
+
+                if (len == 0) {
+                        s = *eol ? eol + 1 : eol;
+                        continue;
+                }
+                if (len > 5 && strneq(s, "some ", 5))
+                        dst = &p.some_usec, have_some = true;
+                else if (len > 5 && strneq(s, "full ", 5))
+                        dst = &p.full_usec;
+                else
+                        return -EBADMSG;
+                for (t = s + 5; t < eol;) {
+                        const char *sp = memchr(t, ' ', (size_t) (eol - t)) ?: eol;
+                        if ((size_t) (sp - t) > 6 && strneq(t, "total=", 6)) {
+                                char num[32];
+                                size_t n = (size_t) (sp - t) - 6;
+                                if (n >= sizeof num)
+                                        return -EBADMSG;
+                                memcpy(num, t + 6, n);
+                                num[n] = 0;
+                                if (safe_atou64(num, &v) < 0)
+                                        return -EBADMSG;
+                                total = true;
+                        } else if (!memchr(t, '=', (size_t) (sp - t)))
+                                return -EBADMSG;
+                        t = sp < eol ? sp + 1 : eol;
+                }
+                if (!total)
+                        return -EBADMSG;
+                *dst = v;
+                s = *eol ? eol + 1 : eol;
+        }
+        if (!have_some)
+                return -EBADMSG;
+        *ret = p;
+        return 0;
+}

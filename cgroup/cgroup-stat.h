@@ -43,7 +43,15 @@ typedef struct CgroupEvents {
         bool frozen; /* false on kernels without the freezer (< 5.2) */
 } CgroupEvents;
 
+/* A pressure (PSI) file, cpu.pressure / memory.pressure / io.pressure: the total time, in
+ * µs, that some (at least one) or all (full) of the cgroup's tasks stalled on the
+ * resource. "full" is absent from cpu.pressure before Linux 5.13: then 0. */
+typedef struct CgroupPressure {
+        uint64_t some_usec, full_usec;
+} CgroupPressure;
+
 int cg_parse_cpu_stat(const char *s, CgroupCpuStat *ret);
+int cg_parse_pressure(const char *s, CgroupPressure *ret);
 int cg_parse_memory_events(const char *s, CgroupMemoryEvents *ret);
 int cg_parse_events(const char *s, CgroupEvents *ret);
 

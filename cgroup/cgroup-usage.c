@@ -96,6 +96,33 @@ int cg_read_usage(int root_fd, const char *cgroup_path, CgroupUsage *ret) {
                 u.has_events = true;
         }
 
+        {
+                static const struct {
+                        const char *file;
+                        size_t has, value;
+                } psi[] = {
+                        { "cpu.pressure", offsetof(CgroupUsage, has_cpu_pressure), offsetof(CgroupUsage, cpu_pressure) },
+                        { "memory.pressure", offsetof(CgroupUsage, has_memory_pressure),
+                          offsetof(CgroupUsage, memory_pressure) },
+                        { "io.pressure", offsetof(CgroupUsage, has_io_pressure), offsetof(CgroupUsage, io_pressure) },
+                };
+                for (size_t i = 0; i < ELEMENTSOF(psi); i++) {
+                        _cleanup_free_ char *text = NULL;
+                        r = read_optional(fd, psi[i].file, &text);
+                        /* PSI off (psi=0) makes the files fail to read with EOPNOTSUPP. */
+                        if (r == -EOPNOTSUPP)
+                                continue;
+                        if (r < 0)
+                                return r;
+                        if (!text)
+                                continue;
+                        r = cg_parse_pressure(text, (CgroupPressure *) ((char *) &u + psi[i].value));
+                        if (r < 0)
+                                return r;
+                        *(bool *) ((char *) &u + psi[i].has) = true;
+                }
+        }
+
         *ret = u;
         u = (CgroupUsage) {};
         return 0;

@@ -29,10 +29,14 @@ typedef struct CgroupUsage {
 
         bool has_events;
         CgroupEvents events;
+
+        /* Stall totals (PSI), absent without CONFIG_PSI or with psi=0. */
+        bool has_cpu_pressure, has_memory_pressure, has_io_pressure;
+        CgroupPressure cpu_pressure, memory_pressure, io_pressure;
 } CgroupUsage;
 
-/* Reads cpu.stat, memory.{current,peak,events}, pids.{current,peak}, io.stat and
- * cgroup.events of cgroup_path below root_fd. -ENOENT if the cgroup directory does not
+/* Reads cpu.stat, memory.{current,peak,events}, pids.{current,peak}, io.stat,
+ * cgroup.events and {cpu,memory,io}.pressure of cgroup_path below root_fd. -ENOENT if the cgroup directory does not
  * exist; a missing file only leaves its has_* flag false; a file that exists but cannot
  * be parsed fails with -EBADMSG. On failure *ret is left untouched. */
 int cg_read_usage(int root_fd, const char *cgroup_path, CgroupUsage *ret);

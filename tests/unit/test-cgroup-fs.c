@@ -70,6 +70,10 @@ static void test_read_usage_full(void **state) {
         put(t->fd, JOB "/io.stat", "8:0 rbytes=100 wbytes=200 rios=1 wios=2 dbytes=0 dios=0\n"
                                    "8:16 rbytes=1 wbytes=2 rios=3 wios=4 dbytes=0 dios=0\n");
         put(t->fd, JOB "/cgroup.events", "populated 1\nfrozen 0\n");
+        put(t->fd, JOB "/memory.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=700\n"
+                                           "full avg10=0.00 avg60=0.00 avg300=0.00 total=300\n");
+        put(t->fd, JOB "/io.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=40\n"
+                                       "full avg10=0.00 avg60=0.00 avg300=0.00 total=4\n");
 
         /* The path as /proc/<pid>/cgroup gives it, with a leading slash. */
         assert_int_equal(cg_read_usage(t->fd, "/" JOB, &u), 0);
@@ -91,6 +95,11 @@ static void test_read_usage_full(void **state) {
         assert_int_equal(total.wios, 6);
         assert_true(u.has_events);
         assert_true(u.events.populated);
+        assert_false(u.has_cpu_pressure); /* no file: not an error */
+        assert_true(u.has_memory_pressure && u.has_io_pressure);
+        assert_int_equal(u.memory_pressure.some_usec, 700);
+        assert_int_equal(u.memory_pressure.full_usec, 300);
+        assert_int_equal(u.io_pressure.full_usec, 4);
         cgroup_usage_done(&u);
         assert_null(u.io.devices);
 }

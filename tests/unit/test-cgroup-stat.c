@@ -181,6 +181,28 @@ static void test_u64_or_max(void **state) {
         assert_int_equal(cg_parse_u64_or_max(" 12\n", &v), -EBADMSG);
 }
 
+static void test_pressure(void **state) {
+        CgroupPressure p;
+
+        assert_int_equal(cg_parse_pressure("some avg10=1.50 avg60=0.30 avg300=0.06 total=1234567\n"
+                                           "full avg10=0.00 avg60=0.00 avg300=0.00 total=89\n", &p), 0);
+        assert_int_equal(p.some_usec, 1234567);
+        assert_int_equal(p.full_usec, 89);
+        /* cpu.pressure before Linux 5.13: no "full" line. */
+        assert_int_equal(cg_parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=5\n", &p), 0);
+        assert_int_equal(p.some_usec, 5);
+        assert_int_equal(p.full_usec, 0);
+        /* Unknown extra fields are tolerated, an unknown line or a missing total is not. */
+        assert_int_equal(cg_parse_pressure("some avg10=0.00 total=7 avg1200=0.00\n", &p), 0);
+        assert_int_equal(p.some_usec, 7);
+        assert_int_equal(cg_parse_pressure("some avg10=0.00\n", &p), -EBADMSG);
+        assert_int_equal(cg_parse_pressure("most total=3\n", &p), -EBADMSG);
+        assert_int_equal(cg_parse_pressure("full total=3\n", &p), -EBADMSG);
+        assert_int_equal(cg_parse_pressure("some total=x\n", &p), -EBADMSG);
+        assert_int_equal(cg_parse_pressure("some garbage\n", &p), -EBADMSG);
+        assert_int_equal(cg_parse_pressure("", &p), -EBADMSG);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_cpu_stat),
@@ -190,6 +212,7 @@ int main(void) {
                 cmocka_unit_test(test_io_stat),
                 cmocka_unit_test(test_io_stat_malformed),
                 cmocka_unit_test(test_u64_or_max),
+                cmocka_unit_test(test_pressure),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
