@@ -48,6 +48,13 @@ typedef struct LimitGroup {
         uint32_t user;
 } LimitGroup;
 
+/* For queue shuffling: every job of the pass with what the score needs. */
+typedef struct ShuffleEntry {
+        uint32_t queue, user, project, cpus;
+        uint64_t submit, id;
+        uint32_t idx;   /* into jobs[] */
+} ShuffleEntry;
+
 /* For the idle/blocked partition: eligible jobs by group, then submission. */
 typedef struct IdleEntry {
         uint32_t group;
@@ -133,6 +140,10 @@ typedef struct SchedContext {
         size_t n_group_use_alloc, n_proj_use_alloc;
         IdleEntry *idle;
         size_t n_idle_alloc;
+        ShuffleEntry *shuffle;
+        size_t n_shuffle_alloc;
+        uint64_t *shuffle_score; /* per job index: CPUs before it (SCHED_ORDERING_SHUFFLE) */
+        size_t n_shuffle_score_alloc;
         uint64_t *array_ids;   /* throttled arrays of this pass, sorted, and their counts */
         size_t n_array_ids_alloc;
         uint32_t *array_count;

@@ -85,6 +85,8 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->resv_parts);
         free(ctx->resv_parts_next);
         free(ctx->resv_held);
+        free(ctx->shuffle);
+        free(ctx->shuffle_score);
         free(ctx->groups);
         free(ctx->group_use);
         free(ctx->proj_use);
@@ -241,6 +243,62 @@ static int pass_array_limits(SchedPass *p) {
         return 0;
 }
 
+/* Queue shuffling (NCI): sum, for each job, the CPUs of the jobs before it in its queue
+ * from its user or its project. The union is the user's plus the project's minus those
+ * that are both, each a prefix sum over the queue sorted by that key, then submission. */
+static int cmp_shuffle(const void *x, const void *y, void *userdata) {
+        const ShuffleEntry *a = x, *b = y;
+        int shuffle_key = *(const int *) userdata;
+        uint64_t ka[2] = { a->user, a->project }, kb[2] = { b->user, b->project };
+
+        if (a->queue != b->queue)
+                return a->queue < b->queue ? -1 : 1;
+        if (shuffle_key != 1 && ka[0] != kb[0])
+                return ka[0] < kb[0] ? -1 : 1;
+        if (shuffle_key != 0 && ka[1] != kb[1])
+                return ka[1] < kb[1] ? -1 : 1;
+        if (a->submit != b->submit)
+                return a->submit < b->submit ? -1 : 1;
+        return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static void shuffle_sums(SchedPass *p, size_t n, int key, int sign) {
+        SchedContext *ctx = p->ctx;
+
+        /* key 0: user, 1: project, 2: both */
+        qsort_r(ctx->shuffle, n, sizeof(ShuffleEntry), cmp_shuffle, &key);
+        for (size_t i = 0, sum = 0; i < n; i++) {
+                const ShuffleEntry *e = &ctx->shuffle[i], *prev = i > 0 ? &ctx->shuffle[i - 1] : NULL;
+                if (!prev || prev->queue != e->queue || (key != 1 && prev->user != e->user) ||
+                    (key != 0 && prev->project != e->project))
+                        sum = 0;
+                ctx->shuffle_score[e->idx] += sign > 0 ? sum : -(uint64_t) sum;
+                sum += e->cpus;
+        }
+}
+
+static int pass_shuffle_scores(SchedPass *p) {
+        SchedContext *ctx = p->ctx;
+        size_t n = 0;
+
+        if (!GROW(ctx->shuffle, ctx->n_shuffle_alloc, p->n_jobs) ||
+            !GROW(ctx->shuffle_score, ctx->n_shuffle_score_alloc, p->n_jobs))
+                return -ENOMEM;
+        memset(ctx->shuffle_score, 0, MAX(p->n_jobs, (size_t) 1) * sizeof(uint64_t));
+        for (size_t i = 0; i < p->n_jobs; i++) {
+                const SchedJob *j = &p->jobs[i];
+                if (j->state == SCHED_JOB_DONE)
+                        continue;
+                ctx->shuffle[n++] = (ShuffleEntry) { .queue = j->queue_id, .user = j->user_id,
+                                                     .project = j->project_id, .cpus = MAX(j->cpus, 1u),
+                                                     .submit = j->submit_time, .id = j->id, .idx = (uint32_t) i };
+        }
+        shuffle_sums(p, n, 0, +1);
+        shuffle_sums(p, n, 1, +1);
+        shuffle_sums(p, n, 2, -1);
+        return 0;
+}
+
 static int pass_collect(SchedPass *p) {
         SchedContext *ctx = p->ctx;
         size_t n = 0;
@@ -262,6 +320,12 @@ static int pass_collect(SchedPass *p) {
             !GROW(ctx->keys_tmp, ctx->n_keys_tmp_alloc, n))
                 return -ENOMEM;
 
+        if (p->config->ordering == SCHED_ORDERING_SHUFFLE) {
+                r = pass_shuffle_scores(p);
+                if (r < 0)
+                        return r;
+        }
+
         n = 0;
         for (size_t i = 0; i < p->n_jobs; i++) {
                 const SchedJob *j = &p->jobs[i];
@@ -277,7 +341,14 @@ static int pass_collect(SchedPass *p) {
                         .idx = (uint32_t) i,
                 };
                 c->reason = job_ineligible(p, j, &c->est, machine_cpus, machine_mem);
-                ctx->keys[n - 1] = (SortKey) { .prio = c->prio, .cand = (uint32_t) (n - 1) };
+                /* Shuffled: the queue's priority first, then the lightest score; the
+                 * priority reported stays the policy's. */
+                ctx->keys[n - 1] = (SortKey) {
+                        .prio = p->config->ordering == SCHED_ORDERING_SHUFFLE
+                                        ? (double) j->queue_priority * 1e15 - (double) ctx->shuffle_score[i]
+                                        : c->prio,
+                        .cand = (uint32_t) (n - 1),
+                };
         }
 
         if (sort_keys(ctx->keys, ctx->keys_tmp, n, ctx->cands)) {
@@ -343,7 +414,8 @@ int sched_pass(SchedContext *ctx, const SchedConfig *config, const SchedMachine 
                 return -EINVAL;
         if (!config->policy || !config->policy->plan || !config->priority || !config->priority->priority)
                 return -EINVAL;
-        if ((unsigned) config->backfill_order >= _SCHED_BACKFILL_ORDER_MAX)
+        if ((unsigned) config->backfill_order >= _SCHED_BACKFILL_ORDER_MAX ||
+            (unsigned) config->ordering >= _SCHED_ORDERING_MAX)
                 return -EINVAL;
         if (n_jobs > UINT32_MAX)
                 return -E2BIG;

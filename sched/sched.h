@@ -131,6 +131,8 @@ typedef struct SchedJob {
         uint32_t user_id;
         uint32_t project_id;
         uint32_t bypass_count;    /* times lower jobs were started ahead of it (see SchedWait.bypassed) */
+        uint32_t queue_id;        /* which queue (SCHED_ORDERING_SHUFFLE groups by it) */
+        uint64_t target_queue_time; /* its queue's TargetQueueTime= in seconds; 0: none */
         double fairshare;         /* from accounting; 0 until that exists */
         const SchedDep *deps;
         size_t n_deps;
@@ -269,11 +271,26 @@ typedef enum SchedNodeOrder {
  *   xfactor   expansion factor (waited + walltime) / walltime
  *   size      CPUs requested
  *   bypass    job.bypass_count
+ *   target    Maui's targeted queue time: (e^(waited / target_queue_time) - 1), 0 for a
+ *             job whose queue sets none, so a job that has waited its target gains
+ *             1.72 x weight and it doubles about every 0.7 target after that
  * then job.nice is subtracted. The defaults give IT4I's
- *   1000*queue_priority + fairshare/1000 + eligible_time/864000. */
+ *   1000*queue_priority + fairshare/1000 + eligible_time/864000
+ * (the target term only for queues that set a target). */
 typedef struct SchedWeights {
-        double queue, fairshare, age, xfactor, size, bypass;
+        double queue, fairshare, age, xfactor, size, bypass, target;
 } SchedWeights;
+
+/* How jobs are ordered within the same priority... and within a queue. */
+typedef enum SchedOrdering {
+        SCHED_ORDERING_PRIORITY, /* by priority (then submission) */
+        /* NCI's queue shuffling: within a queue, each waiting job is scored by the CPUs
+         * of all the jobs before it in that queue (by submission, whatever their state)
+         * from its user or its project, and the queue is ordered by that score, so light
+         * users' jobs move up; queues still go by their priority. */
+        SCHED_ORDERING_SHUFFLE,
+        _SCHED_ORDERING_MAX,
+} SchedOrdering;
 
 /* Throttling limits, Maui's as HPC2N sets them; 0: none. For a project they bound its
  * jobs together, per user the jobs of one member in it. Running includes suspended (they
@@ -312,6 +329,7 @@ struct SchedConfig {
         const SchedPolicyOps *policy;
         const SchedPriorityOps *priority;
         SchedWeights weights;
+        SchedOrdering ordering;
         SchedBackfillOrder backfill_order;
         SchedNodeOrder node_order;
         uint64_t max_walltime;  /* jobs asking for more get TimeLimit; 0: no limit */
@@ -325,7 +343,7 @@ struct SchedConfig {
 };
 
 #define SCHED_WEIGHTS_IT4I                                                                 \
-        ((SchedWeights) { .queue = 1000.0, .fairshare = 1.0 / 1000.0, .age = 1.0 / 864000.0 })
+        ((SchedWeights) { .queue = 1000.0, .fairshare = 1.0 / 1000.0, .age = 1.0 / 864000.0, .target = 1000.0 })
 
 #define SCHED_CONFIG_DEFAULT                                                               \
         ((SchedConfig) {                                                                   \

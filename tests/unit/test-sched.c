@@ -292,6 +292,67 @@ static void test_array_throttle(void **state) {
         run_done(&r);
 }
 
+/* Maui's targeted queue time: past its queue's target a job's priority grows as
+ * weight x (e^(waited/target) - 1), so a bonus job that waited twice its target (1000 x
+ * (e^2 - 1) = 6389) passes a fresh normal one (1000). */
+static void test_target_queue_time(void **state) {
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedNode nodes[1];
+        SchedMachine m;
+        SchedJob jobs[3];
+        Run r = {};
+
+        machine_uniform(nodes, 1, 1, 16 * GIB, &m);
+        jobs[0] = job_pending(1, 0, 1, 100000);
+        run_on(&jobs[0], &m, 0, 0, 1, 1, 0, false); /* the machine is busy */
+        jobs[1] = job_pending(2, 7200, 1, 60);
+        jobs[1].queue_priority = 1;
+        jobs[2] = job_pending(3, 0, 1, 60);
+        jobs[2].target_queue_time = 3600;
+        pass(&r, &cfg, &m, jobs, 3, 7200);
+        assert_int_equal(r.res.waiting[0].job_id, 3);
+        assert_true(r.res.waiting[0].priority > 6389.0 && r.res.waiting[0].priority < 6389.1);
+        assert_true(r.res.waiting[1].priority == 1000.0);
+        /* Without the weight, the queues decide again. */
+        cfg.weights.target = 0.0;
+        pass(&r, &cfg, &m, jobs, 3, 7200);
+        assert_int_equal(r.res.waiting[0].job_id, 2);
+        run_done(&r);
+}
+
+/* NCI's queue shuffling: each waiting job scored by the CPUs of the jobs before it in
+ * its queue from its user or project (whatever their state), lightest first. */
+static void test_shuffle(void **state) {
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedNode nodes[1];
+        SchedMachine m;
+        SchedJob jobs[5];
+        static const uint32_t user[] = { 1, 1, 2, 3, 1 }, project[] = { 7, 7, 8, 7, 7 }, cpus[] = { 4, 1, 1, 1, 2 };
+        static const uint64_t want[] = { 3, 2, 4, 5 }; /* scores 0, 4, 5, 6 */
+        Run r = {};
+
+        cfg.ordering = SCHED_ORDERING_SHUFFLE;
+        cfg.policy = &sched_policy_fcfs;
+        machine_uniform(nodes, 1, 4, 16 * GIB, &m);
+        for (int i = 0; i < 5; i++) {
+                jobs[i] = job_pending((uint64_t) i + 1, (uint64_t) i, cpus[i], 60);
+                jobs[i].user_id = user[i];
+                jobs[i].project_id = project[i];
+        }
+        run_on(&jobs[0], &m, 0, 0, 1, 4, 0, false);
+        pass(&r, &cfg, &m, jobs, 5, 10);
+        assert_int_equal(r.res.n_waiting, 4);
+        for (size_t i = 0; i < 4; i++)
+                if (r.res.waiting[i].job_id != want[i])
+                        fail_msg("position %zu: job %llu, want %llu", i, (unsigned long long) r.res.waiting[i].job_id,
+                                 (unsigned long long) want[i]);
+        /* Queues still go first: a higher queue's heavy job leads. */
+        jobs[4].queue_priority = 1;
+        pass(&r, &cfg, &m, jobs, 5, 10);
+        assert_int_equal(r.res.waiting[0].job_id, 5);
+        run_done(&r);
+}
+
 static void test_exclusive(void **state) {
         SchedConfig cfg = SCHED_CONFIG_DEFAULT;
         SchedNode nodes[2];
@@ -588,6 +649,8 @@ int main(void) {
                 cmocka_unit_test(test_dependencies),
                 cmocka_unit_test(test_hold_begin_toobig_limit),
                 cmocka_unit_test(test_queue_walltime),
+                cmocka_unit_test(test_target_queue_time),
+                cmocka_unit_test(test_shuffle),
                 cmocka_unit_test(test_array_throttle),
                 cmocka_unit_test(test_exclusive),
                 cmocka_unit_test(test_memory),
