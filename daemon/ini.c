@@ -57,12 +57,13 @@ int ini_load(const char *path, size_t max_size, const IniItem *items, size_t n_i
         _cleanup_free_ char *text = NULL;
         Section sec = {};
         unsigned line = 0;
+        size_t size = 0;
         char *p, *next;
         int r;
 
         assert(n_items <= INI_ITEMS_MAX);
 
-        r = read_file_at(AT_FDCWD, path, max_size, &text, NULL);
+        r = read_file_at(AT_FDCWD, path, max_size, &text, &size);
         if (r == -ENOENT)
                 return 0;
         if (r < 0) {
@@ -70,6 +71,13 @@ int ini_load(const char *path, size_t max_size, const IniItem *items, size_t n_i
                 if (asprintf(ret_error, "%s: cannot read: %s", path, strerror(-r)) < 0)
                         *ret_error = NULL;
                 return r;
+        }
+        /* A NUL would end the text early and hide what follows it from the checks. */
+        if (memchr(text, 0, size)) {
+                for (const char *c = text; c < (const char *) memchr(text, 0, size); c++)
+                        if (*c == '\n')
+                                line++;
+                return ini_error(ret_error, path, line + 1, "a NUL byte in the file");
         }
         for (p = text; p; p = next) {
                 char *l, *eq, *key, *value;

@@ -157,7 +157,8 @@ static int build_sched_projects(Manager *m, const Config *c) {
                         }
                         users[u++] = (SchedUserLimits) { .user_id = pw->pw_uid, .limits = pc->users[k].limits };
                 }
-                qsort(users + first, u - first, sizeof(SchedUserLimits), cmp_user_limits);
+                if (u > first)
+                        qsort(users + first, u - first, sizeof(SchedUserLimits), cmp_user_limits);
                 projects[i] = (SchedProject) {
                         .id = (uint32_t) i + 1,
                         .total = pc->total,

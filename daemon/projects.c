@@ -253,7 +253,8 @@ static int load_one(const char *path, const char *name, ProjectConfig *ret, char
                                 memcpy((char *) &p.users[i] + items[k].offset,
                                        (char *) &own + items[k].offset - offsetof(ProjectUser, limits), items[k].size);
         }
-        qsort(p.users, p.n_users, sizeof(ProjectUser), cmp_user);
+        if (p.n_users > 0) /* qsort() wants an array, even of none */
+                qsort(p.users, p.n_users, sizeof(ProjectUser), cmp_user);
         free(l.user_sets);
         *ret = p;
         return 0;

@@ -134,11 +134,30 @@ static void test_errors(void **state) {
         }
 }
 
+/* A NUL byte would hide the rest of the file from every check (found by fuzzing). */
+static void test_nul_byte(void **state) {
+        static const char text[] = "[Manager]\nPolicy=easy\0x\n[Queue]\nName=hidden\nBogusKey=1\n";
+        char p[256], *err = NULL;
+        Config *c = NULL;
+        FILE *f;
+
+        snprintf(p, sizeof p, "%s/corral.conf", dir);
+        f = fopen(p, "we");
+        assert_non_null(f);
+        assert_int_equal(fwrite(text, 1, sizeof text - 1, f), sizeof text - 1);
+        fclose(f);
+        assert_int_equal(config_load(dir, &c, &err), -EINVAL);
+        assert_non_null(strstr(err, "corral.conf:2: a NUL byte in the file"));
+        free(err);
+        unlink(p);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_defaults),
                 cmocka_unit_test(test_dropins_override),
                 cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_nul_byte),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
