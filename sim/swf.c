@@ -91,6 +91,12 @@ int swf_parse(FILE *f, const char *name, SwfTrace *ret, char **ret_error) {
                 int r;
 
                 lineno++;
+                /* The fields are parsed as a C string: a NUL would hide the rest of the line. */
+                if (memchr(line, 0, (size_t) l)) {
+                        set_error(ret_error, "%s:%u: NUL byte in the line", name, lineno);
+                        free(t.jobs);
+                        return -EINVAL;
+                }
                 while (isspace((unsigned char) *p))
                         p++;
                 if (*p == ';') {

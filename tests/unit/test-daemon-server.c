@@ -108,7 +108,7 @@ static void test_framing(void **state) {
         assert_int_equal(send(fd, GET_INFO, 20, 0), 20);
         (void) sd_event_run(e, 10 * 1000);
         assert_int_equal(t.dispatched, 0);
-        assert_int_equal(send(fd, GET_INFO + 20, sizeof GET_INFO - 20, 0), (ssize_t) (sizeof GET_INFO - 20));
+        assert_int_equal(send(fd, &GET_INFO[20], sizeof GET_INFO - 20, 0), (ssize_t) (sizeof GET_INFO - 20));
         r = reply_on(e, s, fd);
         assert_non_null(r);
         assert_non_null(strstr(r, "\"uid\""));

@@ -51,6 +51,18 @@ static void test_parse(void **state) {
         assert_string_equal(err, "mem.swf:1: field is not a number");
         free(err);
         err = NULL;
+        /* A NUL after the 18th field hid the rest of the line (the fuzzing tier's find). */
+        {
+                static const char nul_line[] = "1 0 5 100 4 1 1 1 1 1 1 1 1 1 1 1 1 1\0 garbage\n";
+                FILE *f = fmemopen((void *) nul_line, sizeof nul_line - 1, "r");
+
+                assert_non_null(f);
+                assert_int_equal(swf_parse(f, "mem.swf", &t, &err), -EINVAL);
+                fclose(f);
+                assert_string_equal(err, "mem.swf:1: NUL byte in the line");
+                free(err);
+                err = NULL;
+        }
         assert_int_equal(swf_load("/nonexistent/trace.swf", &t, &err), -ENOENT);
         assert_non_null(strstr(err, "/nonexistent/trace.swf"));
         free(err);
