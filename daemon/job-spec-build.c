@@ -72,6 +72,9 @@ int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
         s->memory_max = j->req.memory;
         s->io_weight = j->req.io_weight;
         s->tasks_max = j->req.tasks_max;
+        /* The submitter's umask, as sbatch passes it on: output files as their shell would make them. */
+        s->umask = j->req.umask;
+        s->has_umask = true;
         s->walltime_sec = manager_job_walltime(m, j) == SCHED_TIME_INFINITY ? 0 : manager_job_walltime(m, j);
 
         /* io limits: one entry per device, merging the four lists. */

@@ -5,7 +5,8 @@
  *
  *   corral-exec-run [--id N] [--user U] [--project P] [--cpus LIST] [--mem-nodes LIST]
  *                   [--mem SIZE] [--walltime SEC] [--io-write-bps DEV=RATE] [--io-weight W]
- *                   [--input F] [--output F] [--error F] [--repeat N] [--parallel K]
+ *                   [--input F] [--output F] [--error F] [--umask OCTAL] [--tasks-max N]
+ *                   [--name NAME] [--repeat N] [--parallel K]
  *                   [--kill-wait SEC] [--freeze-at SEC --thaw-at SEC] [--cancel-at SEC]
  *                   [--print-latency] -- ARGV... */
 
@@ -16,6 +17,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -121,7 +123,9 @@ int main(int argc, char *argv[]) {
                 { "repeat", required_argument, NULL, 'r' },   { "parallel", required_argument, NULL, 'P' },
                 { "kill-wait", required_argument, NULL, 'k' }, { "freeze-at", required_argument, NULL, 'f' },
                 { "thaw-at", required_argument, NULL, 'T' },  { "cancel-at", required_argument, NULL, 'C' },
-                { "print-latency", no_argument, NULL, 'L' },  {}
+                { "print-latency", no_argument, NULL, 'L' },  { "umask", required_argument, NULL, 'U' },
+                { "tasks-max", required_argument, NULL, 'X' }, { "name", required_argument, NULL, 'n' },
+                {}
         };
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
@@ -167,6 +171,18 @@ int main(int argc, char *argv[]) {
                 case 'T': if (safe_atoi64(optarg, &arg_thaw_at) < 0) return log_error("bad --thaw-at"), 2; break;
                 case 'C': if (safe_atoi64(optarg, &arg_cancel_at) < 0) return log_error("bad --cancel-at"), 2; break;
                 case 'L': arg_latency = true; break;
+                case 'U': {
+                        char *end;
+                        errno = 0;
+                        u = strtoull(optarg, &end, 8);
+                        if (errno != 0 || end == optarg || *end || u > 0777)
+                                return log_error("bad --umask, want octal such as 077"), 2;
+                        spec.umask = (mode_t) u;
+                        spec.has_umask = true;
+                        break;
+                }
+                case 'X': if (safe_atou64(optarg, &spec.tasks_max) < 0) return log_error("bad --tasks-max"), 2; break;
+                case 'n': spec.name = optarg; break;
                 default: return 2;
                 }
         }
@@ -179,7 +195,8 @@ int main(int argc, char *argv[]) {
         spec.user = pw->pw_name;
         spec.uid = pw->pw_uid;
         spec.gid = pw->pw_gid;
-        spec.name = (char *) "exec-run";
+        if (!spec.name)
+                spec.name = (char *) "exec-run";
         t_start = new0(uint64_t, arg_repeat);
         lat = new0(uint64_t, arg_repeat);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/types.h>
@@ -41,6 +42,11 @@ typedef struct JobSpec {
         char *stdin_path;  /* NULL: /dev/null */
         char *stdout_path; /* NULL: the journal */
         char *stderr_path; /* NULL: the journal */
+        /* The submitter's umask, set before the output files are created and the job is
+         * exec'ed. Without it (a spec from an older daemon, or one that does not pass it
+         * on) the job gets 0022, never the supervisor's own. */
+        bool has_umask;
+        mode_t umask;
 
         /* The allocation. */
         CpuSet cpus;      /* must not be empty */
@@ -49,7 +55,10 @@ typedef struct JobSpec {
         JobIoLimit *io_limits;
         size_t n_io_limits;
         uint64_t io_weight; /* 1..10000; 0: unset */
-        uint64_t tasks_max; /* 0: unset */
+        /* TasksMax= of the scope, threads included. 0: the executor's default,
+         * exec_tasks_max_default() (properties.h), so that no job is unbounded by
+         * accident; UINT64_MAX: no limit ("infinity"), for a daemon configured so. */
+        uint64_t tasks_max;
         uint64_t walltime_sec; /* 0 or DURATION_INFINITY: none; enforced by the supervisor */
         uint64_t array_job_id; /* 0: not part of an array */
         uint32_t array_task_id;

@@ -175,6 +175,10 @@ static char *description(const JobSpec *spec) {
         return k < 0 ? NULL : s;
 }
 
+uint64_t exec_tasks_max_default(const CpuSet *cpus) {
+        return MAX(EXEC_TASKS_MAX_FLOOR, EXEC_TASKS_MAX_PER_CPU * cpu_set_count(cpus));
+}
+
 int exec_properties_build(const JobSpec *spec, unsigned systemd_version, ExecProperties **ret) {
         _cleanup_exec_properties_free_ ExecProperties *p = NULL;
         char *slice = NULL;
@@ -275,11 +279,12 @@ int exec_properties_build(const JobSpec *spec, unsigned systemd_version, ExecPro
         if (r < 0)
                 return r;
 
-        if (spec->tasks_max > 0) {
-                r = push_u64(p, "TasksMax", spec->tasks_max);
-                if (r < 0)
-                        return r;
-        }
+        /* Always set: without it the scope would get systemd's DefaultTasksMax=. UINT64_MAX
+         * is what systemd takes for "infinity". */
+        r = push_u64(p, "TasksMax",
+                     spec->tasks_max > 0 ? spec->tasks_max : exec_tasks_max_default(&spec->cpus));
+        if (r < 0)
+                return r;
 
         *ret = TAKE_PTR(p);
         return 0;

@@ -54,6 +54,15 @@ typedef struct ExecProperties {
  * property and with it the whole unit, and do not stop scopes on OOM anyway. */
 #define EXEC_SYSTEMD_OOMPOLICY_SCOPE 253
 
+/* TasksMax= of a job that asks for no limit of its own: a fork bomb then stops at its own
+ * scope's limit instead of at the machine's (systemd's DefaultTasksMax= is a share of the
+ * whole pid space, tens of thousands of tasks on a big machine). Generous for real work,
+ * threads included: EXEC_TASKS_MAX_PER_CPU per allocated CPU, at least
+ * EXEC_TASKS_MAX_FLOOR. */
+#define EXEC_TASKS_MAX_FLOOR UINT64_C(4096)
+#define EXEC_TASKS_MAX_PER_CPU UINT64_C(512)
+uint64_t exec_tasks_max_default(const CpuSet *cpus) _pure_;
+
 /* Builds the ordered property list for spec. systemd_version is the manager's version
  * (the Version property of org.freedesktop.systemd1.Manager, as a number), 0 for "recent".
  * Fails with -EINVAL for an empty CPU set or an I/O limit whose device is neither an

@@ -43,6 +43,8 @@ int job_spec_to_json(const JobSpec *s, char **ret) {
         r |= json_add_string(o, "stdin", s->stdin_path);
         r |= json_add_string(o, "stdout", s->stdout_path);
         r |= json_add_string(o, "stderr", s->stderr_path);
+        if (s->has_umask)
+                r |= json_add_u64(o, "umask", s->umask);
         r |= add_cpuset(o, "cpus", &s->cpus);
         r |= add_cpuset(o, "mem_nodes", &s->mem_nodes);
         r |= json_add_u64(o, "memory_max", s->memory_max);
@@ -187,6 +189,15 @@ int job_spec_from_json(const char *text, JobSpec **ret) {
         if ((r = get_u64(o, "gid", &u)) < 0)
                 return r;
         s->gid = (gid_t) u;
+        if (json_object_object_get_ex(o, "umask", &a)) {
+                u = 0;
+                if ((r = get_u64(o, "umask", &u)) < 0)
+                        return r;
+                if (u > 0777)
+                        return -ERANGE;
+                s->umask = (mode_t) u;
+                s->has_umask = true;
+        }
         if (!s->argv == !s->script)
                 return -EBADMSG; /* exactly one of them */
 
@@ -236,6 +247,7 @@ int job_outcome_to_json(const JobOutcome *x, char **ret) {
         r |= json_object_object_add(o, "cancelled", json_object_new_boolean(x->cancelled));
         r |= json_object_object_add(o, "launch_errno", json_object_new_int(x->launch_errno));
         r |= json_add_string(o, "launch_error", x->launch_error);
+        r |= json_add_string(o, "launch_detail", x->launch_detail);
         r |= json_add_u64(o, "start_usec", x->start_usec);
         r |= json_add_u64(o, "end_usec", x->end_usec);
         r |= json_add_u64(o, "suspended_usec", x->suspended_usec);
@@ -285,7 +297,8 @@ int job_outcome_from_json(const char *text, JobOutcome *ret) {
             (r = get_u64(o, "io_read_ios", &x.io_read_ios)) < 0 ||
             (r = get_u64(o, "io_write_ios", &x.io_write_ios)) < 0 ||
             (r = get_u64(o, "pids_peak", &x.pids_peak)) < 0 || (r = get_u64(o, "oom_kills", &x.oom_kills)) < 0 ||
-            (r = get_str(o, "launch_error", &x.launch_error)) < 0) {
+            (r = get_str(o, "launch_error", &x.launch_error)) < 0 ||
+            (r = get_str(o, "launch_detail", &x.launch_detail)) < 0) {
                 job_outcome_done(&x);
                 return r;
         }

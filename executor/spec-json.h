@@ -18,7 +18,12 @@ typedef struct JobOutcome {
         bool timed_out;      /* the supervisor killed it at its walltime */
         bool cancelled;      /* the supervisor was asked to stop it (SIGTERM to the scope) */
         int launch_errno;    /* > 0: it never ran; launch_error says which step failed */
+        /* What failed and why, in words fit for anyone's eyes (the public queue view): no
+         * path, no argument, e.g. "cannot open the output file: Permission denied". */
         char *launch_error;
+        /* The same with the path or program named, for the job's owner and the admin (the
+         * supervisor also writes it to the job's journal stream). May be NULL. */
+        char *launch_detail;
         uint64_t start_usec, end_usec; /* CLOCK_REALTIME */
         uint64_t suspended_usec;       /* time the scope spent frozen, as the supervisor saw it */
         /* Accounting from the job's cgroup at its end. */
@@ -29,6 +34,7 @@ typedef struct JobOutcome {
 
 static inline void job_outcome_done(JobOutcome *o) {
         o->launch_error = mfree(o->launch_error);
+        o->launch_detail = mfree(o->launch_detail);
 }
 
 int job_outcome_to_json(const JobOutcome *o, char **ret);

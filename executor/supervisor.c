@@ -20,6 +20,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
@@ -60,29 +61,78 @@ static int arg_sync_fd = -EBADF;
 static uint64_t arg_kill_wait_usec = 30 * USEC_PER_SEC;
 
 /* Launch failures in the child travel back as one record over a CLOEXEC pipe: an exec
- * that succeeds closes it, so EOF means the job is running. */
+ * that succeeds closes it, so EOF means the job is running. The record fits in PIPE_BUF,
+ * so it arrives whole or not at all. reason goes into the public queue view and so never
+ * names a path or an argument; detail does, for the owner. */
 typedef struct LaunchError {
         int error;
-        char what[240];
+        char reason[160];
+        char detail[1024];
 } LaunchError;
+_Static_assert(sizeof(LaunchError) <= PIPE_BUF, "a launch error must reach the supervisor in one write");
 
-_noreturn_ static void child_fail(int fd, int error, const char *fmt, ...) _printf_(3, 4);
-static void child_fail(int fd, int error, const char *fmt, ...) {
+/* what: the step that failed, in words ("cannot open the output file"); object: the path
+ * or program it was about, for the detail only (may be NULL); cause: the reason in words,
+ * NULL for strerror(error). */
+_noreturn_ static void child_fail(int fd, int error, const char *what, const char *object,
+                                  const char *cause) {
         LaunchError e = { .error = error < 0 ? -error : error };
-        va_list ap;
 
-        va_start(ap, fmt);
-        vsnprintf(e.what, sizeof e.what, fmt, ap);
-        va_end(ap);
+        if (!cause)
+                cause = strerror(e.error);
+        (void) snprintf(e.reason, sizeof e.reason, "%s: %s", what, cause);
+        if (object)
+                (void) snprintf(e.detail, sizeof e.detail, "%s %s: %s", what, object, cause);
+        else
+                (void) snprintf(e.detail, sizeof e.detail, "%s", e.reason);
         (void) loop_write(fd, &e, sizeof e);
         _exit(127);
 }
 
+/* Opens one of the job's stdio files. The credentials are already the user's: the kernel
+ * checks every path component and a symlink's target as that user, so a link to
+ * /etc/shadow or a path into another user's private directory is refused (EACCES) as it
+ * would be for the user's own shell, never opened with our rights.
+ *
+ * Special files: we take what the user could open from a shell and open it without ever
+ * waiting. O_NONBLOCK makes a FIFO opened for writing fail at once (ENXIO) when no process
+ * reads it, instead of holding the job's CPUs while nothing runs until a reader turns up,
+ * perhaps never; a FIFO with a reader works, as does one for input (the job then reads
+ * what its writers send, EOF when there are none). Character devices the user may open
+ * (/dev/null, a terminal of theirs) do not wait for a carrier either. The flag is cleared
+ * once the file is open, so the job's own reads and writes block as usual. Files are
+ * created 0666 less the job's umask, as a shell redirection would create them. */
 static int open_as_user(const char *path, int flags) {
-        /* The credentials are already the user's: the kernel checks every path component
-         * and a symlink's target as that user, so /etc/shadow stays unreadable. */
-        int fd = open(path, flags | O_CLOEXEC | O_NOCTTY, 0644);
-        return fd < 0 ? negative_errno() : fd;
+        _cleanup_close_ int fd = -EBADF;
+        int fl;
+
+        fd = open(path, flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0666);
+        if (fd < 0)
+                return negative_errno();
+        fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+                return negative_errno();
+        return TAKE_FD(fd);
+}
+
+/* Words for the failures whose errno alone would puzzle. */
+static const char *open_failure_cause(const char *path, int error, bool creating) {
+        struct stat st;
+
+        if (error == -ENXIO && stat(path, &st) >= 0) {
+                if (S_ISFIFO(st.st_mode))
+                        return "it is a FIFO that no process is reading";
+                if (S_ISSOCK(st.st_mode))
+                        return "it is a socket";
+        }
+        if (error == -ENOENT && creating)
+                return "a directory on its path does not exist";
+        return NULL;
+}
+
+_noreturn_ static void child_fail_open(int fd, int error, const char *what, const char *path,
+                                       bool creating) {
+        child_fail(fd, error, what, path, open_failure_cause(path, error, creating));
 }
 
 static char **build_environment(const JobSpec *s, const struct passwd *pw) {
@@ -153,48 +203,54 @@ _noreturn_ static void run_child(const JobSpec *s, int job_procs_fd, int err_fd,
                 (void) signal(sig, SIG_DFL);
 
         if (loop_write(job_procs_fd, "0", 1) < 0)
-                child_fail(err_fd, errno, "cannot join the job's cgroup");
+                child_fail(err_fd, errno, "cannot join the job's cgroup", NULL, NULL);
         (void) write_string_file_at(AT_FDCWD, "/proc/self/oom_score_adj", "0");
         (void) setsid();
 
         pw = getpwuid(s->uid);
         if (s->n_supplementary_gids > 0 || !pw) {
                 if (setgroups(s->n_supplementary_gids, s->supplementary_gids) < 0)
-                        child_fail(err_fd, errno, "setgroups failed");
+                        child_fail(err_fd, errno, "cannot set the job's groups", NULL, NULL);
         } else if (initgroups(pw->pw_name, s->gid) < 0)
-                child_fail(err_fd, errno, "initgroups for %s failed", pw->pw_name);
+                child_fail(err_fd, errno, "cannot set the job's groups", NULL, NULL);
         if (setresgid(s->gid, s->gid, s->gid) < 0)
-                child_fail(err_fd, errno, "setresgid(%u) failed", (unsigned) s->gid);
+                child_fail(err_fd, errno, "cannot switch to the job's group", NULL, NULL);
         if (setresuid(s->uid, s->uid, s->uid) < 0)
-                child_fail(err_fd, errno, "setresuid(%u) failed", (unsigned) s->uid);
+                child_fail(err_fd, errno, "cannot switch to the job's user", NULL, NULL);
 
         /* No capabilities may survive, not even for a job of uid 0, and nothing the job
          * execs may gain any (setuid binaries included). */
         empty = cap_init();
         if (!empty || cap_set_proc(empty) < 0)
-                child_fail(err_fd, errno, "cannot drop capabilities");
+                child_fail(err_fd, errno, "cannot drop capabilities", NULL, NULL);
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-                child_fail(err_fd, errno, "cannot clear ambient capabilities");
+                child_fail(err_fd, errno, "cannot clear ambient capabilities", NULL, NULL);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                child_fail(err_fd, errno, "cannot set no_new_privs");
+                child_fail(err_fd, errno, "cannot set no_new_privs", NULL, NULL);
         caps = cap_get_proc();
         if (!caps || cap_compare(caps, empty) != 0)
-                child_fail(err_fd, EPERM, "capabilities remain after dropping privileges");
+                child_fail(err_fd, EPERM, "capabilities remain after dropping privileges", NULL, NULL);
         cap_free(caps);
         cap_free(empty);
 
+        /* The submitter's, as sbatch does it: corrald's own 0022 would make every output file
+         * world-readable even for a user whose umask says 077. */
+        (void) umask(s->has_umask ? s->umask & 0777 : 0022);
+
         if (s->working_directory && chdir(s->working_directory) < 0)
-                child_fail(err_fd, errno, "cannot change to working directory %s", s->working_directory);
+                child_fail(err_fd, errno, "cannot change to the working directory", s->working_directory,
+                           NULL);
         else if (!s->working_directory && pw && chdir(pw->pw_dir) < 0)
                 (void) chdir("/");
 
         in_fd = open_as_user(s->stdin_path ?: "/dev/null", O_RDONLY);
         if (in_fd < 0)
-                child_fail(err_fd, in_fd, "cannot open input %s", s->stdin_path ?: "/dev/null");
+                child_fail_open(err_fd, in_fd, "cannot open the input file", s->stdin_path ?: "/dev/null",
+                                false);
         if (s->stdout_path) {
                 out_fd = open_as_user(s->stdout_path, O_WRONLY | O_CREAT | O_TRUNC);
                 if (out_fd < 0)
-                        child_fail(err_fd, out_fd, "cannot open output %s", s->stdout_path);
+                        child_fail_open(err_fd, out_fd, "cannot open the output file", s->stdout_path, true);
         } else
                 out_fd = out_pipe;
         if (s->stderr_path && s->stdout_path && streq(s->stderr_path, s->stdout_path))
@@ -202,22 +258,23 @@ _noreturn_ static void run_child(const JobSpec *s, int job_procs_fd, int err_fd,
         else if (s->stderr_path) {
                 errout_fd = open_as_user(s->stderr_path, O_WRONLY | O_CREAT | O_TRUNC);
                 if (errout_fd < 0)
-                        child_fail(err_fd, errout_fd, "cannot open error output %s", s->stderr_path);
+                        child_fail_open(err_fd, errout_fd, "cannot open the error file", s->stderr_path,
+                                        true);
         } else
                 errout_fd = err_pipe;
 
         if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(errout_fd, 2) < 0)
-                child_fail(err_fd, errno, "cannot set up stdio");
+                child_fail(err_fd, errno, "cannot set up stdio", NULL, NULL);
 
         env = build_environment(s, pw);
         if (!env)
-                child_fail(err_fd, ENOMEM, "cannot build the environment");
+                child_fail(err_fd, ENOMEM, "cannot build the environment", NULL, NULL);
 
         if (s->script) {
                 /* The script is read from a memfd the job inherits: no file of it to leave
                  * behind, and it works whatever the working directory is. */
                 if (dup2(script_fd, 3) < 0)
-                        child_fail(err_fd, errno, "cannot pass the script");
+                        child_fail(err_fd, errno, "cannot pass the script", NULL, NULL);
                 (void) close_range(4, ~0U, CLOSE_RANGE_CLOEXEC);
                 snprintf(fdpath, sizeof fdpath, "/proc/self/fd/3");
                 if (strneq(s->script, "#!", 2)) {
@@ -243,7 +300,9 @@ _noreturn_ static void run_child(const JobSpec *s, int job_procs_fd, int err_fd,
                 execvpe(argv[0], argv, env);
         }
         r = errno;
-        child_fail(err_fd, r, "cannot execute %s", s->script ? "the job script" : argv[0]);
+        if (s->script)
+                child_fail(err_fd, r, "cannot execute the job script", NULL, NULL);
+        child_fail(err_fd, r, "cannot execute the job's command", argv[0], NULL);
 }
 
 typedef struct Relay {
@@ -254,12 +313,15 @@ typedef struct Relay {
         size_t n;
 } Relay;
 
-static const char *relay_ident;
+/* The identifier is ours, never the job's name: we write as root, and a job named "sudo"
+ * must not log lines that read as root's sudo. The name goes in a field of its own. */
+static char relay_ident[64];
+static const char *relay_job_name;
 
 static void relay_emit(Relay *r, const char *p, size_t n) {
         (void) sd_journal_send("MESSAGE=%.*s", (int) n, p, "PRIORITY=%d", r->priority,
                                "SYSLOG_IDENTIFIER=%s", relay_ident, "CORRAL_JOB_ID=%" PRIu64, arg_job_id,
-                               "CORRAL_STREAM=%s", r->stream, NULL);
+                               "CORRAL_JOB_NAME=%s", relay_job_name, "CORRAL_STREAM=%s", r->stream, NULL);
 }
 
 /* Reads what is there; returns false at EOF. */
@@ -289,6 +351,20 @@ static bool relay_read(Relay *r) {
                 r->n -= start;
         }
         return true;
+}
+
+static void record_launch_error(LaunchError *le, JobOutcome *o) {
+        le->reason[sizeof le->reason - 1] = 0;
+        le->detail[sizeof le->detail - 1] = 0;
+        o->launch_errno = le->error > 0 ? le->error : EIO;
+        o->launch_error = strdup(le->reason);
+        o->launch_detail = strdup(le->detail);
+        /* The detail names paths: it goes to the job's own journal stream, which only its
+         * owner (through corrald) and the journal's readers see, not to the queue view. */
+        (void) sd_journal_send("MESSAGE=corral: %s", le->detail, "PRIORITY=%d", LOG_ERR,
+                               "SYSLOG_IDENTIFIER=%s", relay_ident, "CORRAL_JOB_ID=%" PRIu64, arg_job_id,
+                               "CORRAL_JOB_NAME=%s", relay_job_name, "CORRAL_STREAM=supervisor", NULL);
+        log_debug("Job %" PRIu64 " failed to launch: %s", arg_job_id, le->detail);
 }
 
 static int write_outcome(const JobOutcome *o) {
@@ -387,13 +463,14 @@ static int parse_argv(int argc, char *argv[]) {
 
 int main(int argc, char *argv[]) {
         _cleanup_job_spec_free_ JobSpec *spec = NULL;
-        _cleanup_free_ char *text = NULL, *cg = NULL, *leaf = NULL, *ident = NULL;
+        _cleanup_free_ char *text = NULL, *cg = NULL, *leaf = NULL;
         _cleanup_close_ int root_fd = -EBADF, procs_fd = -EBADF, sig_fd = -EBADF, timer_fd = -EBADF,
                             script_fd = -EBADF;
         int out_pipe[2] = { -EBADF, -EBADF }, err_pipe[2] = { -EBADF, -EBADF }, lerr[2];
         JobOutcome o = {};
         Relay relays[2] = {};
         LaunchError le;
+        int lerr_fd;
         uint64_t last_tick, start_mono, kill_at = 0, walltime_usec = 0;
         bool killing = false, child_done = false;
         pid_t child;
@@ -479,22 +556,13 @@ int main(int argc, char *argv[]) {
         lerr[1] = safe_close(lerr[1]);
         out_pipe[1] = safe_close(out_pipe[1]);
         err_pipe[1] = safe_close(err_pipe[1]);
+        /* Whether the launch worked is read in the loop below, never waited for: whatever
+         * the child might hang in before its exec (a path on a dead NFS server, a lookup),
+         * the supervisor goes on answering SIGTERM and enforcing the walltime. */
+        lerr_fd = lerr[0];
 
-        do
-                k = read(lerr[0], &le, sizeof le);
-        while (k < 0 && errno == EINTR);
-        lerr[0] = safe_close(lerr[0]);
-        if (k == (ssize_t) sizeof le) {
-                le.what[sizeof le.what - 1] = 0;
-                o.launch_errno = le.error;
-                if (asprintf(&o.launch_error, "%s: %s", le.what, strerror(le.error)) < 0)
-                        o.launch_error = NULL;
-                log_debug("Job %" PRIu64 " failed to launch: %s", arg_job_id, strna(o.launch_error));
-        }
-
-        if (asprintf(&ident, "%s", isempty(spec->name) ? "corral-job" : spec->name) < 0)
-                return log_oom(), 1;
-        relay_ident = ident;
+        (void) snprintf(relay_ident, sizeof relay_ident, "corral-job-%" PRIu64, arg_job_id);
+        relay_job_name = strempty(spec->name);
         relays[0] = (Relay) { .fd = out_pipe[0], .priority = LOG_INFO, .stream = "stdout" };
         relays[1] = (Relay) { .fd = err_pipe[0], .priority = LOG_ERR, .stream = "stderr" };
 
@@ -505,15 +573,16 @@ int main(int argc, char *argv[]) {
                 (void) timerfd_settime(timer_fd, 0, &its, NULL);
         }
 
-        while (!child_done || relays[0].fd >= 0 || relays[1].fd >= 0) {
-                struct pollfd p[4] = {
+        while (!child_done || relays[0].fd >= 0 || relays[1].fd >= 0 || lerr_fd >= 0) {
+                struct pollfd p[5] = {
                         { .fd = sig_fd, .events = POLLIN },
                         { .fd = timer_fd, .events = POLLIN },
                         { .fd = relays[0].fd, .events = POLLIN },
                         { .fd = relays[1].fd, .events = POLLIN },
+                        { .fd = lerr_fd, .events = POLLIN },
                 };
 
-                if (poll(p, 4, -1) < 0) {
+                if (poll(p, 5, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         return log_error_errno(errno, "poll failed: %m"), 1;
@@ -560,6 +629,15 @@ int main(int argc, char *argv[]) {
                 for (int i = 0; i < 2; i++)
                         if (relays[i].fd >= 0 && p[2 + i].revents && !relay_read(&relays[i]))
                                 relays[i].fd = safe_close(relays[i].fd);
+                if (lerr_fd >= 0 && p[4].revents) {
+                        /* One whole record (a failed launch) or EOF (the exec happened). */
+                        k = read(lerr_fd, &le, sizeof le);
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        lerr_fd = safe_close(lerr_fd);
+                        if (k == (ssize_t) sizeof le)
+                                record_launch_error(&le, &o);
+                }
         }
 
         o.end_usec = now_usec(CLOCK_REALTIME);

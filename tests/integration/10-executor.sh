@@ -43,7 +43,8 @@ grep -qx 'CapEff:.0000000000000000' /home/$USER_A/out.txt || fail "capabilities 
 grep -qx 'NoNewPrivs:.1' /home/$USER_A/out.txt || fail "no_new_privs not set"
 grep -qx '103 physics 0' /home/$USER_A/out.txt || fail "CORRAL_* variables wrong: $(cat /home/$USER_A/out.txt)"
 out=$($run --id 104 --user "$USER_A" --input /etc/shadow -- cat) || true
-assert_match "$(field "$out" launch_error)" 'cannot open input /etc/shadow: Permission denied' "reading /etc/shadow via stdin"
+assert_match "$(field "$out" launch_detail)" 'cannot open the input file /etc/shadow: Permission denied' "reading /etc/shadow via stdin"
+assert_eq "$(field "$out" launch_error)" 'cannot open the input file: Permission denied' "the public launch error, without the path"
 ln -sf /etc/shadow /home/$USER_A/evil
 out=$($run --id 105 --user "$USER_A" --output /home/$USER_A/evil -- echo pwned) || true
 assert_match "$(field "$out" launch_error)" 'Permission denied' "clobbering /etc/shadow via a symlink"

@@ -273,6 +273,69 @@ static void test_submit_limits(void **state) {
         assert_string_equal(bad, "rerunnable");
 }
 
+static void test_submit_umask(void **state) {
+        static const struct {
+                const char *json;
+                int r;
+                mode_t umask;
+                const char *back; /* to_json of the decoded request, "umask" only */
+        } t[] = {
+                { "{\"argv\":[\"a\"]}", 0, 0022, NULL },            /* an older client: the default */
+                { "{\"argv\":[\"a\"],\"umask\":18}", 0, 0022, NULL }, /* 0022 itself stays off the wire */
+                { "{\"argv\":[\"a\"],\"umask\":63}", 0, 0077, "63" },
+                { "{\"argv\":[\"a\"],\"umask\":0}", 0, 0, "0" },     /* 0 is a umask, not "unset" */
+                { "{\"argv\":[\"a\"],\"umask\":511}", 0, 0777, "511" },
+                { "{\"argv\":[\"a\"],\"umask\":512}", -EINVAL, 0, NULL },
+                { "{\"argv\":[\"a\"],\"umask\":-1}", -EINVAL, 0, NULL },
+                { "{\"argv\":[\"a\"],\"umask\":4294967314}", -EINVAL, 0, NULL }, /* 2^32 + 0022 */
+                { "{\"argv\":[\"a\"],\"umask\":\"0022\"}", -EINVAL, 0, NULL },
+                { "{\"argv\":[\"a\"],\"umask\":18.5}", -EINVAL, 0, NULL },
+                { "{\"argv\":[\"a\"],\"umask\":null}", -EINVAL, 0, NULL },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT,
+                                                             back = SUBMIT_REQUEST_INIT;
+                _cleanup_json_ json_object *o = json_tokener_parse(t[i].json), *o2 = NULL;
+                const char *bad = NULL;
+                json_object *v;
+
+                assert_non_null(o);
+                if (submit_request_from_json(o, &req, &bad) != t[i].r) {
+                        fprintf(stderr, "case %zu %s: got field %s\n", i, t[i].json, strna(bad));
+                        fail();
+                }
+                if (t[i].r < 0) {
+                        assert_string_equal(bad, "umask");
+                        continue;
+                }
+                assert_int_equal(req.umask, t[i].umask);
+                assert_int_equal(submit_request_to_json(&req, &o2), 0);
+                if (!t[i].back)
+                        assert_false(json_object_object_get_ex(o2, "umask", NULL));
+                else {
+                        assert_true(json_object_object_get_ex(o2, "umask", &v));
+                        assert_string_equal(json_object_to_json_string(v), t[i].back);
+                }
+                /* And back again: what the daemon stores is what it reads after a restart. */
+                assert_int_equal(submit_request_from_json(o2, &back, &bad), 0);
+                assert_int_equal(back.umask, t[i].umask);
+        }
+
+        /* What the CLI builds in C is checked by the same rule. */
+        {
+                _cleanup_(submit_request_done) SubmitRequest req = full_request();
+                const char *bad = NULL;
+
+                assert_int_equal(req.umask, CORRAL_UMASK_DEFAULT);
+                req.umask = 0777;
+                assert_int_equal(submit_request_validate(&req, &bad), 0);
+                req.umask = 01000;
+                assert_int_equal(submit_request_validate(&req, &bad), -EINVAL);
+                assert_string_equal(bad, "umask");
+        }
+}
+
 static void test_validators(void **state) {
         assert_true(env_assignment_is_valid("A=1"));
         assert_true(env_assignment_is_valid("_x="));
@@ -408,6 +471,7 @@ int main(void) {
                 cmocka_unit_test(test_submit_minimal_and_defaults),
                 cmocka_unit_test(test_submit_rejections),
                 cmocka_unit_test(test_submit_limits),
+                cmocka_unit_test(test_submit_umask),
                 cmocka_unit_test(test_validators),
                 cmocka_unit_test(test_job_info_round_trip),
                 cmocka_unit_test(test_job_info_rejections),

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "spec-json.h"
@@ -46,6 +47,41 @@ static void test_spec_round_trip(void **state) {
         assert_int_equal(t->io_limits[0].write_bps, 1 << 20);
         assert_null(t->argv);
         assert_null(t->stderr_path);
+        /* A spec without a umask (an older daemon's) says so: the supervisor then uses
+         * 0022, not whatever it inherited. */
+        assert_false(t->has_umask);
+        assert_null(strstr(json, "umask"));
+}
+
+static void test_spec_umask(void **state) {
+        static const char base[] = "{\"id\":1,\"argv\":[\"x\"],\"cpus\":\"0\"";
+        static const struct {
+                const char *tail;
+                int r;
+                mode_t umask;
+        } t[] = {
+                { ",\"umask\":63}", 0, 0077 },
+                { ",\"umask\":0}", 0, 0 },
+                { ",\"umask\":511}", 0, 0777 },
+                { ",\"umask\":512}", -ERANGE, 0 },
+                { ",\"umask\":\"077\"}", -EINVAL, 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                _cleanup_job_spec_free_ JobSpec *s = NULL, *back = NULL;
+                _cleanup_free_ char *text = NULL, *json = NULL;
+
+                assert_true(asprintf(&text, "%s%s", base, t[i].tail) > 0);
+                assert_int_equal(job_spec_from_json(text, &s), t[i].r);
+                if (t[i].r < 0)
+                        continue;
+                assert_true(s->has_umask);
+                assert_int_equal(s->umask, t[i].umask);
+                assert_int_equal(job_spec_to_json(s, &json), 0);
+                assert_int_equal(job_spec_from_json(json, &back), 0);
+                assert_true(back->has_umask);
+                assert_int_equal(back->umask, t[i].umask);
+        }
 }
 
 static void test_spec_rejects(void **state) {
@@ -68,7 +104,8 @@ static void test_outcome_round_trip(void **state) {
                          .cpu_usage_usec = 123456789012ULL, .memory_peak = 1 << 30 }, p = {};
         _cleanup_free_ char *json = NULL;
 
-        o.launch_error = strdup("cannot open output /x: Permission denied");
+        o.launch_error = strdup("cannot open the output file: Permission denied");
+        o.launch_detail = strdup("cannot open the output file /x: Permission denied");
         assert_int_equal(job_outcome_to_json(&o, &json), 0);
         assert_int_equal(job_outcome_from_json(json, &p), 0);
         assert_int_equal(p.id, 7);
@@ -77,6 +114,7 @@ static void test_outcome_round_trip(void **state) {
         assert_false(p.timed_out);
         assert_true(p.cpu_usage_usec == 123456789012ULL);
         assert_string_equal(p.launch_error, o.launch_error);
+        assert_string_equal(p.launch_detail, o.launch_detail);
         job_outcome_done(&o);
         job_outcome_done(&p);
         assert_int_equal(job_outcome_from_json("nope", &p), -EBADMSG);
@@ -85,6 +123,7 @@ static void test_outcome_round_trip(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_spec_round_trip),
+                cmocka_unit_test(test_spec_umask),
                 cmocka_unit_test(test_spec_rejects),
                 cmocka_unit_test(test_outcome_round_trip),
         };
