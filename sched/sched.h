@@ -216,6 +216,29 @@ typedef struct SchedResult {
 typedef struct SchedContext SchedContext;
 typedef struct SchedConfig SchedConfig;
 
+/* The multifactor priority's terms, for explaining it (corral why): each factor's input,
+ * its weight and their product; the priority is the sum of the values minus nice. */
+typedef enum SchedPriorityTermKind {
+        SCHED_TERM_QUEUE,
+        SCHED_TERM_FAIRSHARE,
+        SCHED_TERM_AGE,
+        SCHED_TERM_XFACTOR,
+        SCHED_TERM_SIZE,
+        SCHED_TERM_BYPASS,
+        SCHED_TERM_TARGET,
+        SCHED_TERM_NICE,
+        _SCHED_TERM_MAX,
+} SchedPriorityTermKind;
+
+typedef struct SchedPriorityTerm {
+        const char *name;       /* "queue", "fairshare", ... */
+        double input, weight, value;
+} SchedPriorityTerm;
+
+/* Fills terms[_SCHED_TERM_MAX]; returns the priority they add up to. For the "fcfs"
+ * priority only the queue term counts (weight 1). */
+double sched_priority_terms(const SchedConfig *c, const SchedJob *j, uint64_t now, SchedPriorityTerm *terms);
+
 /* Pluggable priority: a job's priority (higher runs first). */
 typedef struct SchedPriorityOps {
         const char *name;

@@ -313,6 +313,15 @@ static void test_target_queue_time(void **state) {
         assert_int_equal(r.res.waiting[0].job_id, 3);
         assert_true(r.res.waiting[0].priority > 6389.0 && r.res.waiting[0].priority < 6389.1);
         assert_true(r.res.waiting[1].priority == 1000.0);
+        /* The terms add up to the priority the pass used. */
+        {
+                SchedPriorityTerm t[_SCHED_TERM_MAX];
+                double sum = sched_priority_terms(&cfg, &jobs[2], 7200, t);
+                assert_true(sum > r.res.waiting[0].priority - 1e-6 && sum < r.res.waiting[0].priority + 1e-6);
+                assert_string_equal(t[SCHED_TERM_TARGET].name, "target");
+                assert_true(t[SCHED_TERM_TARGET].input == 2.0);
+                assert_true(t[SCHED_TERM_AGE].value > 0.0083 && t[SCHED_TERM_AGE].value < 0.0084);
+        }
         /* Without the weight, the queues decide again. */
         cfg.weights.target = 0.0;
         pass(&r, &cfg, &m, jobs, 3, 7200);
