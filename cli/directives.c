@@ -191,7 +191,7 @@ static int pbs_nodes(SubmitOptions *o, const char *spec, char **ret_error) {
         if (r < 0)
                 return r;
         if (!parts[0] || !streq(parts[0], "1"))
-                return pbs_fail(ret_error, "corral runs each job on a single machine; only nodes=1 can be requested");
+                return pbs_fail(ret_error, "not supported on a single machine (only nodes=1 can be requested)");
         for (char **p = parts + 1; *p; p++) {
                 if (!strneq(*p, "ppn=", 4))
                         return pbs_fail(ret_error, "node property '%s' not supported", *p);
@@ -270,14 +270,95 @@ static int pbs_depend(SubmitOptions *o, const char *v, char **ret_error) {
         return pbs_set(o, "dependency", copy, ret_error);
 }
 
+/* The first of "NAME[@host][,NAME@host...]": there is one host. */
+static char *pbs_first_of_list(const char *v) {
+        return strndup(v, strcspn(v, ",@"));
+}
+
 static int pbs_attribute(SubmitOptions *o, const char *attr, char **ret_error) {
         if (strneq(attr, "depend=", 7))
                 return pbs_depend(o, attr + 7, ret_error);
+        if (strneq(attr, "group_list=", 11)) {
+                /* The group the job is charged to: what a project is here. */
+                _cleanup_free_ char *g = pbs_first_of_list(attr + 11);
+                if (!g)
+                        return -ENOMEM;
+                return pbs_set(o, "project", g, ret_error);
+        }
         if (streq(attr, "block=true"))
                 return pbs_set(o, "wait", NULL, ret_error);
         if (streq(attr, "block=false"))
                 return 0;
         return pbs_fail(ret_error, "attribute '%.*s' not supported", (int) strcspn(attr, "="), attr);
+}
+
+/* -o/-e "[host:]PATH": PATH a directory means qsub's default file name in it. Known from
+ * a trailing '/' here; otherwise submit_options_resolve_output_dirs() looks. */
+static int pbs_output(SubmitOptions *o, char opt, const char *arg, char **ret_error) {
+        SubmitField field = opt == 'o' ? SUBMIT_FIELD_OUTPUT : SUBMIT_FIELD_ERROR;
+        unsigned bit = opt == 'o' ? 1U : 2U;
+        _cleanup_free_ char *path = NULL;
+        const char *colon = strchr(arg, ':'), *p = arg;
+        size_t l;
+        int r;
+
+        if (colon && colon > arg && colon[1] == '/' &&
+            strspn(arg, "abcdefghijklmnopqrstuvwxyz"
+                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") == (size_t) (colon - arg))
+                p = colon + 1;
+        l = strlen(p);
+        if (l > 0 && p[l - 1] == '/' && asprintf(&path, "%s%%x.%c%%j", p, opt) < 0)
+                return -ENOMEM;
+        r = pbs_set(o, opt == 'o' ? "output" : "error", path ?: p, ret_error);
+        if (r < 0 || o->set_by_command_line[field])
+                return r;
+        if (path)
+                o->output_may_be_dir &= ~bit;
+        else
+                o->output_may_be_dir |= bit;
+        return 0;
+}
+
+/* -S "PATH[@host][,PATH@host...]": the interpreter qsub runs the script with. */
+static int pbs_shell(SubmitOptions *o, const char *arg, char **ret_error) {
+        _cleanup_free_ char *sh = pbs_first_of_list(arg);
+
+        if (!sh)
+                return -ENOMEM;
+        if (sh[0] != '/' || strlen(sh) > CORRAL_PATH_LENGTH_MAX || strpbrk(sh, " \t\r\n"))
+                return pbs_fail(ret_error, "expected the absolute path of a shell, e.g. /bin/bash");
+        free(o->shell);
+        o->shell = TAKE_PTR(sh);
+        return 0;
+}
+
+/* -m: a(bort), b(egin), e(nd), f(ail, Torque), j (subjobs, PBS Pro) or n(one). */
+static int pbs_mail_events(SubmitOptions *o, const char *arg, char **ret_error) {
+        static const struct {
+                char c;
+                const char *type;
+        } map[] = { { 'a', "FAIL" }, { 'f', "FAIL" }, { 'b', "BEGIN" }, { 'e', "END" }, { 'j', "ARRAY_TASKS" } };
+        char types[128] = "";
+
+        if (streq(arg, "n"))
+                return pbs_set(o, "mail-type", "NONE", ret_error);
+        if (isempty(arg))
+                return pbs_fail(ret_error, "expected a combination of a, b, e, or n");
+        for (const char *p = arg; *p; p++) {
+                size_t i;
+
+                for (i = 0; i < ELEMENTSOF(map); i++)
+                        if (map[i].c == *p)
+                                break;
+                if (i >= ELEMENTSOF(map))
+                        return pbs_fail(ret_error, "expected a combination of a, b, e, or n");
+                if (strlen(types) + strlen(map[i].type) + 2 < sizeof(types)) {
+                        if (types[0])
+                                strcat(types, ",");
+                        strcat(types, map[i].type);
+                }
+        }
+        return pbs_set(o, "mail-type", types, ret_error);
 }
 
 static int pbs_option(SubmitOptions *o, char opt, const char *arg, char **ret_error) {
@@ -288,15 +369,27 @@ static int pbs_option(SubmitOptions *o, char opt, const char *arg, char **ret_er
         case 'N':
                 return pbs_set(o, "name", arg, ret_error);
         case 'o':
-                return pbs_set(o, "output", arg, ret_error);
         case 'e':
-                return pbs_set(o, "error", arg, ret_error);
+                return pbs_output(o, opt, arg, ret_error);
+        case 'S':
+                return pbs_shell(o, arg, ret_error);
+        case 'k':
+                /* Keep the output on the execution host: it is always this machine. */
+                if (isempty(arg) || strspn(arg, "eodn") != strlen(arg) || (strchr(arg, 'n') && arg[1]))
+                        return pbs_fail(ret_error, "expected e, o, eo, oe, d or n");
+                return 0;
+        case 'm':
+                return pbs_mail_events(o, arg, ret_error);
+        case 'M':
+                return pbs_set(o, "mail-user", arg, ret_error);
         case 'q':
                 return pbs_set(o, "queue", arg, ret_error);
         case 'A':
         case 'P':
                 return pbs_set(o, "project", arg, ret_error);
         case 'J':
+        case 't':
+                /* PBS Pro's -J, Torque's -t. */
                 return pbs_set(o, "array", arg, ret_error);
         case 'h':
                 return pbs_set(o, "hold", NULL, ret_error);
@@ -344,16 +437,34 @@ static int pbs_option(SubmitOptions *o, char opt, const char *arg, char **ret_er
                                 return r;
                 }
                 return 0;
-        case 'l':
+        case 'l': {
+                _cleanup_free_ char *all = NULL;
+
+                /* Every bad resource of the list, not only the first. */
                 r = strv_split(arg, ",", &l);
                 if (r < 0)
                         return r;
                 STRV_FOREACH(res, l) {
-                        r = pbs_resource(o, *res, ret_error);
-                        if (r < 0)
-                                return r;
+                        _cleanup_free_ char *reason = NULL;
+                        char *joined;
+
+                        r = pbs_resource(o, *res, &reason);
+                        if (r != -EINVAL) {
+                                if (r < 0)
+                                        return r;
+                                continue;
+                        }
+                        if (asprintf(&joined, "%s%s%s", strempty(all), all ? "; " : "", strna(reason)) < 0)
+                                return -ENOMEM;
+                        free(all);
+                        all = joined;
+                }
+                if (all) {
+                        *ret_error = TAKE_PTR(all);
+                        return -EINVAL;
                 }
                 return 0;
+        }
         case 'W':
                 return pbs_attribute(o, arg, ret_error);
         default:
@@ -364,45 +475,60 @@ static int pbs_option(SubmitOptions *o, char opt, const char *arg, char **ret_er
 /* Options of qsub, and whether they take a value; the ones handled above plus those we
  * know only to refuse. */
 static int pbs_takes_arg(char c) {
-        if (strchr("NoeqAPJdwrjvlWmMpSackuCT", c))
+        if (strchr("NoeqAPJtdwrjvlWmMpSackuCT", c))
                 return 1;
         if (strchr("hVnIXzf", c))
                 return 0;
         return -1;
 }
 
-static int pbs_parse_words(SubmitOptions *o, char **words, char **ret_error) {
+/* Every option of the line; each error, "<option as written>: <reason>", goes to
+ * *ret_errors, and each warning gets the option in front. */
+static int pbs_parse_words(SubmitOptions *o, char **words, char ***ret_errors) {
+        bool failed = false;
+
         for (char **w = words; *w; w++) {
                 const char *a = *w, *arg = NULL;
                 _cleanup_free_ char *written = NULL, *reason = NULL;
+                char *error = NULL;
+                size_t n_warnings = strv_length(o->warnings);
                 int t, r;
 
                 if (a[0] != '-' || !a[1])
-                        return pbs_fail(ret_error, "%s: unexpected argument", a);
-                t = pbs_takes_arg(a[1]);
-                if (t < 0)
-                        return pbs_fail(ret_error, "%s: unknown option", a);
-                if (t > 0) {
-                        if (a[2])
-                                arg = a + 2;
-                        else if (w[1])
-                                arg = *++w;
-                        else
-                                return pbs_fail(ret_error, "%s: option requires a value", a);
-                } else if (a[2])
-                        return pbs_fail(ret_error, "%s: option takes no value", a);
-
-                if (arg && arg != a + 2) {
-                        if (asprintf(&written, "%s %s", a, arg) < 0)
+                        r = pbs_fail(&error, "%s: unexpected argument", a);
+                else if ((t = pbs_takes_arg(a[1])) < 0)
+                        r = pbs_fail(&error, "%s: unknown option", a);
+                else if (t > 0 && !a[2] && !w[1])
+                        r = pbs_fail(&error, "%s: option requires a value", a);
+                else if (t == 0 && a[2])
+                        r = pbs_fail(&error, "%s: option takes no value", a);
+                else {
+                        if (t > 0)
+                                arg = a[2] ? a + 2 : *++w;
+                        if (arg && arg != a + 2 && asprintf(&written, "%s %s", a, arg) < 0)
                                 return -ENOMEM;
+                        r = pbs_option(o, a[1], arg, &reason);
+                        if (r == -EINVAL)
+                                r = pbs_fail(&error, "%s: %s", written ?: a, reason ?: "invalid value");
+                        for (size_t i = n_warnings; r >= 0 && o->warnings && o->warnings[i]; i++) {
+                                char *m;
+
+                                if (asprintf(&m, "%s: %s", written ?: a, o->warnings[i]) < 0)
+                                        return -ENOMEM;
+                                free(o->warnings[i]);
+                                o->warnings[i] = m;
+                        }
                 }
-                r = pbs_option(o, a[1], arg, &reason);
-                if (r == -EINVAL)
-                        return pbs_fail(ret_error, "%s: %s", written ?: a, reason ?: "invalid value");
+                if (r == -EINVAL) {
+                        failed = true;
+                        r = strv_push(ret_errors, error);
+                        if (r < 0)
+                                free(error);
+                }
                 if (r < 0)
                         return r;
         }
-        return 0;
+        return failed ? -EINVAL : 0;
 }
 
 /* ---- Scripts ---- */
@@ -433,9 +559,18 @@ static int directive_dialect(const char *line, size_t len, size_t *ret_skip) {
         return -1;
 }
 
+/* Error or warning number at of errs moved to position to. */
+static void errors_move(DirectiveErrors *errs, size_t at, size_t to) {
+        DirectiveError e = errs->items[at];
+
+        memmove(errs->items + to + 1, errs->items + to, (at - to) * sizeof(DirectiveError));
+        errs->items[to] = e;
+}
+
 int directives_parse(const char *script_text, const char *script_name, SubmitOptions *o, DirectiveErrors *errs) {
         const char *p = script_text, *name = script_name ?: "script";
-        bool header = true, failed = false;
+        bool header = true, failed = false, pbs = false;
+        size_t first_error = errs->n;
         unsigned line = 0;
         int r;
 
@@ -444,10 +579,9 @@ int directives_parse(const char *script_text, const char *script_name, SubmitOpt
         assert(errs);
 
         while (*p) {
-                size_t len = strcspn(p, "\n"), shown = len, skip;
+                size_t len = strcspn(p, "\n"), shown = len, skip, n_warnings;
                 const char *next = p[len] ? p + len + 1 : p + len;
-                _cleanup_strv_free_ char **words = NULL;
-                _cleanup_free_ char *error = NULL;
+                _cleanup_strv_free_ char **words = NULL, **errors = NULL;
                 int d;
 
                 line++;
@@ -474,25 +608,53 @@ int directives_parse(const char *script_text, const char *script_name, SubmitOpt
                         p = next;
                         continue;
                 }
+                if (d == DIALECT_PBS)
+                        pbs = true;
 
+                n_warnings = strv_length(o->warnings);
                 r = split_words(p + skip, shown - skip, &words);
-                if (r == -EINVAL)
+                if (r == -EINVAL) {
+                        failed = true;
                         r = add_error(errs, name, line, false, "%.*s: unterminated quote", (int) shown, p);
-                else if (r >= 0) {
+                } else if (r >= 0) {
                         if (d == DIALECT_PBS)
-                                r = pbs_parse_words(o, words, &error);
+                                r = pbs_parse_words(o, words, &errors);
                         else
-                                r = submit_options_parse_args(o, words, strv_length(words), SUBMIT_SOURCE_DIRECTIVE,
-                                                              NULL, &error);
-                        if (r == -EINVAL)
-                                r = add_error(errs, name, line, false, "%s %s", prefixes[d], strna(error));
+                                r = submit_options_parse_directive(o, words, strv_length(words),
+                                                                   d == DIALECT_SBATCH, &errors);
+                        if (r == -EINVAL) {
+                                failed = true;
+                                r = 0;
+                                STRV_FOREACH(e, errors)
+                                        if ((r = add_error(errs, name, line, false, "%s %s", prefixes[d], *e)) < 0)
+                                                break;
+                        }
                 }
                 if (r < 0)
                         return r;
-                if (errs->n > 0 && !errs->items[errs->n - 1].warning && errs->items[errs->n - 1].line == line &&
-                    streq(errs->items[errs->n - 1].file, name))
-                        failed = true;
+                /* What the line's options accepted without honouring, with its line. */
+                for (size_t i = n_warnings; o->warnings && o->warnings[i]; i++) {
+                        r = add_error(errs, name, line, true, "%s %s", prefixes[d], o->warnings[i]);
+                        if (r < 0)
+                                return r;
+                        o->warnings[i] = mfree(o->warnings[i]);
+                }
                 p = next;
+        }
+
+        /* sbatch runs a script by its #! line and refuses one without; qsub needs none
+         * (its -S, else the login shell). Reported first, with the directives' errors. */
+        if (!strneq(script_text, "#!", 2)) {
+                if (pbs)
+                        o->script_wants_shell = true;
+                else {
+                        r = add_error(errs, name, 1, false, "not a batch script: the first line must start with #! and "
+                                      "an interpreter, e.g. #!/bin/bash");
+                        if (r < 0)
+                                return r;
+                        errors_move(errs, errs->n - 1, first_error);
+                        failed = true;
+                }
         }
 
         return failed ? -EINVAL : 0;

@@ -5,16 +5,23 @@
  * script, before the first line that is neither blank nor a comment. Three prefixes:
  *
  *   #CORRAL <options>   the options of `corral submit` (submit-options.h)
- *   #SBATCH <options>   the same table: corral's options are sbatch's where they overlap
+ *   #SBATCH <options>   the same table: corral's options are sbatch's where they overlap,
+ *                       and -q is --qos, as sbatch reads it
  *   #PBS <options>      PBS/Torque qsub options, translated (-N, -l, -o, -e, -q, -A, -P,
- *                       -W depend=/block=, -J, -h, -v, -V, -d, -w, -r, -j, -n)
+ *                       -W depend=/block=/group_list=, -J, -t, -h, -v, -V, -d, -w, -r, -j,
+ *                       -n, -k, -S, -m, -M)
+ *
+ * A script must start with #! (as sbatch wants), unless it carries #PBS directives: qsub
+ * runs such a script with -S's shell or the login shell (SubmitOptions.shell).
  *
  * A directive line is split like a shell word list (single and double quotes group, an
  * unquoted '#' starts a comment). Nothing is dropped silently: an unknown or unsupported
  * option, a bad value, and a directive after the first command (which sbatch would
- * ignore) are each reported with the line they are on. Parsing continues after an error
- * so the user sees every problem at once; the caller decides whether to submit anyway.
- * Options already given on the command line win (see submit-options.h). */
+ * ignore) are each reported with the line they are on, every one of them, also several
+ * on one line; what is accepted but not honoured (--qos, mail) is a warning. Parsing
+ * continues after an error so the user sees every problem at once; the caller decides
+ * whether to submit anyway. Options already given on the command line win (see
+ * submit-options.h). */
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "parse-util.h"
 #include "proto/protocol.h"
@@ -25,6 +28,9 @@ void submit_options_done(SubmitOptions *o) {
                 return;
         submit_request_done(&o->req);
         strv_free(o->export_vars);
+        free(o->shell);
+        free(o->qos);
+        strv_free(o->warnings);
         submit_options_init(o, o->now);
 }
 
@@ -43,6 +49,23 @@ _printf_(2, 3) static int fail(char **ret_error, const char *fmt, ...) {
         else
                 free(s);
         return -EINVAL;
+}
+
+/* Something accepted but not honoured; the caller puts the option in front. */
+_printf_(2, 3) static int warn(SubmitOptions *o, const char *fmt, ...) {
+        va_list ap;
+        char *s;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        r = strv_push(&o->warnings, s);
+        if (r < 0)
+                free(s);
+        return r;
 }
 
 static int replace_string(char **p, const char *s) {
@@ -79,8 +102,10 @@ static int set_mem(SubmitOptions *o, const char *arg, char **ret_error) {
         /* Slurm's --mem=0 means "all of the node's memory"; corral has no such request. */
         if (parse_size(arg, UINT64_C(1) << 20, &v) < 0 || v == 0 || v > CORRAL_SIZE_MAX)
                 return fail(ret_error, "invalid size (a number of megabytes, or with a K, M, G or T suffix)");
+        /* sbatch refuses the pair rather than let one silently win. */
+        if (o->mem_per_cpu > 0)
+                return fail(ret_error, "--mem and --mem-per-cpu are mutually exclusive");
         o->req.memory = v;
-        o->mem_per_cpu = 0;
         return 0;
 }
 
@@ -89,8 +114,9 @@ static int set_mem_per_cpu(SubmitOptions *o, const char *arg, char **ret_error) 
 
         if (parse_size(arg, UINT64_C(1) << 20, &v) < 0 || v == 0 || v > CORRAL_SIZE_MAX)
                 return fail(ret_error, "invalid size (a number of megabytes, or with a K, M, G or T suffix)");
+        if (o->req.memory > 0)
+                return fail(ret_error, "--mem and --mem-per-cpu are mutually exclusive");
         o->mem_per_cpu = v;
-        o->req.memory = 0;
         return 0;
 }
 
@@ -336,13 +362,77 @@ static int set_nice(SubmitOptions *o, const char *arg, char **ret_error) {
         return 0;
 }
 
+static int cmp_u32(const void *a, const void *b) {
+        uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+        return x < y ? -1 : x > y;
+}
+
+/* sbatch's "1,3,5-9:2%4": the indexes of a comma list, as one START-END:STEP if they are
+ * evenly spaced (an array is one range with one step here). -EINVAL on syntax, -ERANGE
+ * when too large, -EDOM when the indexes are not evenly spaced. */
+static int array_list_parse(const char *arg, ArraySpec *ret) {
+        _cleanup_free_ char *copy = strdup(arg);
+        _cleanup_free_ uint32_t *idx = NULL;
+        _cleanup_strv_free_ char **items = NULL;
+        unsigned max = 0;
+        uint32_t step;
+        size_t n = 0, n_alloc = 0, k;
+        char *pct;
+        int r;
+
+        if (!copy)
+                return -ENOMEM;
+        pct = strchr(copy, '%');
+        if (pct) {
+                *pct = 0;
+                if (safe_atou(pct + 1, &max) < 0 || max == 0 || max > CORRAL_ARRAY_TASKS_MAX)
+                        return -EINVAL;
+        }
+        r = strv_split(copy, ",", &items);
+        if (r < 0)
+                return r;
+        STRV_FOREACH(i, items) {
+                ArraySpec a;
+
+                if (isempty(*i) || strchr(*i, '%'))
+                        return -EINVAL;
+                r = array_spec_parse(*i, &a);
+                if (r < 0)
+                        return r;
+                if (n + array_spec_count(&a) > CORRAL_ARRAY_TASKS_MAX)
+                        return -ERANGE;
+                if (!GREEDY_REALLOC(idx, n_alloc, n + array_spec_count(&a)))
+                        return -ENOMEM;
+                for (uint64_t v = a.start; v <= a.end; v += a.step)
+                        idx[n++] = (uint32_t) v;
+        }
+        if (n == 0)
+                return -EINVAL;
+        qsort(idx, n, sizeof(uint32_t), cmp_u32);
+        k = 1;
+        for (size_t i = 1; i < n; i++)
+                if (idx[i] != idx[k - 1])
+                        idx[k++] = idx[i];
+        step = k > 1 ? idx[1] - idx[0] : 1;
+        for (size_t i = 2; i < k; i++)
+                if (idx[i] - idx[i - 1] != step)
+                        return -EDOM;
+        *ret = (ArraySpec) { .set = true, .start = idx[0], .end = idx[k - 1], .step = step, .max_concurrent = max };
+        return 0;
+}
+
 static int set_array(SubmitOptions *o, const char *arg, char **ret_error) {
-        int r = array_spec_parse(arg, &o->req.array);
+        int r = strchr(arg, ',') ? array_list_parse(arg, &o->req.array) : array_spec_parse(arg, &o->req.array);
+        if (r == -ENOMEM)
+                return r;
         if (r == -ERANGE)
                 return fail(ret_error, "too large (at most %u tasks, indexes up to %u)", CORRAL_ARRAY_TASKS_MAX,
                             CORRAL_ARRAY_INDEX_MAX);
+        if (r == -EDOM)
+                return fail(ret_error, "array lists are not supported yet; use START-END[:STEP][%%MAX] "
+                            "(a list is taken only when its indexes are evenly spaced)");
         if (r < 0)
-                return fail(ret_error, "expected START[-END[:STEP]][%%MAX] (lists with ',' are not supported)");
+                return fail(ret_error, "expected START[-END[:STEP]][%%MAX]");
         return 0;
 }
 
@@ -429,7 +519,119 @@ static int set_begin(SubmitOptions *o, const char *arg, char **ret_error) {
 static int set_nodes(SubmitOptions *o, const char *arg, char **ret_error) {
         if (streq(arg, "1") || streq(arg, "1-1"))
                 return 0;
-        return fail(ret_error, "corral runs each job on a single machine; only 1 node can be requested");
+        return fail(ret_error, "not supported on a single machine (only 1 node can be requested)");
+}
+
+/* Options that place a job among nodes or clusters: nothing to choose from here. */
+static int set_single_machine(SubmitOptions *o, const char *arg, char **ret_error) {
+        return fail(ret_error, "not supported on a single machine");
+}
+
+static int set_qos(SubmitOptions *o, const char *arg, char **ret_error) {
+        if (o->source == SUBMIT_SOURCE_DIRECTIVE && o->qos_by_command_line)
+                return 0;
+        if (!ident_is_valid(arg))
+                return fail(ret_error, "invalid QOS name (letters, digits, '_', '.', '-'; at most %u)",
+                            CORRAL_IDENT_LENGTH_MAX);
+        /* Never the queue: a QOS named like a queue would put the job where it was not
+         * meant to go. The job sees it, as under Slurm. */
+        if (replace_string(&o->qos, arg) < 0)
+                return -ENOMEM;
+        if (o->source == SUBMIT_SOURCE_COMMAND_LINE)
+                o->qos_by_command_line = true;
+        return warn(o, "Corral has no QOS: not used for scheduling (choose a queue with --partition); "
+                    "the job sees it as SLURM_JOB_QOS");
+}
+
+static int warn_mail(SubmitOptions *o) {
+        if (o->warned_mail)
+                return 0;
+        o->warned_mail = true;
+        return warn(o, "accepted, but Corral sends no job mail: none will be sent for this job");
+}
+
+static int set_mail_type(SubmitOptions *o, const char *arg, char **ret_error) {
+        static const char *const types[] = {
+                "NONE", "BEGIN", "END", "FAIL", "REQUEUE", "ALL", "INVALID_DEPEND", "STAGE_OUT",
+                "TIME_LIMIT", "TIME_LIMIT_90", "TIME_LIMIT_80", "TIME_LIMIT_50", "ARRAY_TASKS",
+        };
+        _cleanup_strv_free_ char **l = NULL;
+        bool none = true;
+        int r;
+
+        r = strv_split(arg, ",", &l);
+        if (r < 0)
+                return r;
+        if (!l || !l[0])
+                return fail(ret_error, "expected a list of BEGIN, END, FAIL, ALL, NONE, ...");
+        STRV_FOREACH(t, l) {
+                size_t i;
+
+                for (i = 0; i < ELEMENTSOF(types); i++)
+                        if (strcasecmp(*t, types[i]) == 0)
+                                break;
+                if (i >= ELEMENTSOF(types))
+                        return fail(ret_error, "unknown mail type '%s' (BEGIN, END, FAIL, ALL, NONE, ...)", *t);
+                if (i > 0)
+                        none = false;
+        }
+        return none ? 0 : warn_mail(o);
+}
+
+static int set_mail_user(SubmitOptions *o, const char *arg, char **ret_error) {
+        for (const char *p = arg; *p; p++)
+                if (isspace((unsigned char) *p) || iscntrl((unsigned char) *p))
+                        return fail(ret_error, "invalid address");
+        if (isempty(arg))
+                return fail(ret_error, "invalid address");
+        return warn_mail(o);
+}
+
+/* "[{R|B}:]SIGNAL[@SECONDS]": a name (with or without SIG) or a number, 0-65535 s. */
+static int parse_signal_spec(const char *arg) {
+        const char *p = arg, *at;
+        char name[16];
+        unsigned v;
+        size_t n;
+
+        n = strcspn(p, ":");
+        if (p[n] == ':') {
+                if (n == 0 || n > 2 || strspn(p, "RB") != n || (n == 2 && p[0] == p[1]))
+                        return -EINVAL;
+                p += n + 1;
+        }
+        at = strchr(p, '@');
+        n = at ? (size_t) (at - p) : strlen(p);
+        if (n == 0 || n >= sizeof(name))
+                return -EINVAL;
+        memcpy(name, p, n);
+        name[n] = 0;
+        if (isdigit((unsigned char) name[0])) {
+                if (safe_atou(name, &v) < 0 || v < 1 || v > (unsigned) SIGRTMAX)
+                        return -EINVAL;
+        } else {
+                const char *s = strncasecmp(name, "SIG", 3) == 0 ? name + 3 : name;
+                int sig;
+
+                for (sig = 1; sig < SIGRTMIN; sig++) {
+                        const char *a = sigabbrev_np(sig);
+                        if (a && strcasecmp(a, s) == 0)
+                                break;
+                }
+                if (sig >= SIGRTMIN)
+                        return -EINVAL;
+        }
+        if (at && (safe_atou(at + 1, &v) < 0 || v > 65535))
+                return -EINVAL;
+        return 0;
+}
+
+static int set_signal(SubmitOptions *o, const char *arg, char **ret_error) {
+        if (parse_signal_spec(arg) < 0)
+                return fail(ret_error, "expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300");
+        /* Refused rather than dropped: a checkpointing job that counts on it would be
+         * killed at its limit without warning. */
+        return fail(ret_error, "a signal before the time limit is not supported yet; the job would get none");
 }
 
 static const SubmitOption options[] = {
@@ -481,15 +683,26 @@ static const SubmitOption options[] = {
         { "nodes", 'N', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_NODES, set_nodes, NULL },
 
         /* Known to Slurm users, meaningless or not implemented here: say so rather than
-         * "unknown option". */
-        { "mail-type", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
-        { "mail-user", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
+         * "unknown option". Scripts carry the first three nearly always: accepted, with
+         * a warning. */
+        { "qos", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_qos, NULL },
+        { "mail-type", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_mail_type, NULL },
+        { "mail-user", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_mail_user, NULL },
+        { "signal", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_signal, NULL },
+        { "gpus-per-task", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
+        { "gpus-per-node", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
+        { "clusters", 'M', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
+        { "cluster", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
+        { "nodelist", 'w', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
+        { "exclude", 'x', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
+        { "distribution", 'm', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
+        { "switches", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
+        { "spread-job", 0, SUBMIT_ARG_NONE, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
         { "gres", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
         { "gpus", 'G', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
         { "constraint", 'C', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
         { "licenses", 'L', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
         { "reservation", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
-        { "qos", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
 };
 
 const SubmitOption *submit_options_table(size_t *ret_n) {
@@ -523,15 +736,19 @@ int submit_option_apply(SubmitOptions *o, const SubmitOption *opt, const char *a
 
         if (!opt->set)
                 return fail(ret_error, "option not supported");
-        if (source == SUBMIT_SOURCE_DIRECTIVE && o->set_by_command_line[opt->field])
+        /* The unsupported ones share a field: one given on the command line must not
+         * silence the others in directives. */
+        if (source == SUBMIT_SOURCE_DIRECTIVE && opt->field != SUBMIT_FIELD_UNSUPPORTED &&
+            o->set_by_command_line[opt->field])
                 return 0;
         /* Among command line options a repeated list option adds; the first command line
          * use of a field drops what directives could not have set anyway (they come
          * later), so nothing to reset here. */
+        o->source = source;
         r = opt->set(o, arg, ret_error);
         if (r < 0)
                 return r;
-        if (source == SUBMIT_SOURCE_COMMAND_LINE)
+        if (source == SUBMIT_SOURCE_COMMAND_LINE && opt->field != SUBMIT_FIELD_UNSUPPORTED)
                 o->set_by_command_line[opt->field] = true;
         return 0;
 }
@@ -541,14 +758,106 @@ static int fail_with_option(char **ret_error, const char *written, char *reason)
         return fail(ret_error, "%s: %s", written, r ?: "invalid value");
 }
 
+/* Applies opt and puts the option as written in front of the warnings it left. */
+static int apply_written(SubmitOptions *o, const SubmitOption *opt, const char *arg, SubmitSource source,
+                         const char *written, char **ret_error) {
+        size_t n = strv_length(o->warnings);
+        char *reason = NULL;
+        int r;
+
+        r = submit_option_apply(o, opt, arg, source, &reason);
+        if (r == -EINVAL)
+                return fail_with_option(ret_error, written, reason);
+        if (r < 0)
+                return r;
+        for (size_t i = n; o->warnings && o->warnings[i]; i++) {
+                char *w;
+
+                if (asprintf(&w, "%s: %s", written, o->warnings[i]) < 0)
+                        return -ENOMEM;
+                free(o->warnings[i]);
+                o->warnings[i] = w;
+        }
+        return 0;
+}
+
+static const SubmitOption *find_short(char c, bool sbatch) {
+        /* sbatch's -q is --qos; corral's is the queue. */
+        if (sbatch && c == 'q')
+                return submit_option_find_long("qos", 3);
+        return submit_option_find_short(c);
+}
+
+/* The option at args[*i], a long one or a bundle of short ones, with its value; *i ends
+ * after the last word it used. */
+static int parse_one(SubmitOptions *o, char *const *args, size_t n, size_t *i, SubmitSource source, bool sbatch,
+                     char **ret_error) {
+        const char *a = args[*i];
+        int r;
+
+        if (a[1] == '-') {
+                const char *name = a + 2, *eq = strchr(name, '=');
+                size_t len = eq ? (size_t) (eq - name) : strlen(name);
+                const SubmitOption *opt = submit_option_find_long(name, len);
+                const char *arg = eq ? eq + 1 : NULL;
+                _cleanup_free_ char *written = NULL;
+
+                (*i)++;
+                if (!opt)
+                        return fail(ret_error, "--%.*s: unknown option", (int) len, name);
+                if (opt->arg == SUBMIT_ARG_NONE && eq)
+                        return fail(ret_error, "%s: option takes no value", a);
+                if (opt->arg == SUBMIT_ARG_REQUIRED && !eq) {
+                        if (*i >= n)
+                                return fail(ret_error, "%s: option requires a value", a);
+                        arg = args[(*i)++];
+                        if (asprintf(&written, "%s %s", a, arg) < 0)
+                                return -ENOMEM;
+                }
+                return apply_written(o, opt, arg, source, written ?: a, ret_error);
+        }
+
+        /* Short options, bundled as getopt allows: "-Hn4", "-n 4". */
+        (*i)++;
+        for (const char *p = a + 1; *p; p++) {
+                const SubmitOption *opt = find_short(*p, sbatch);
+                _cleanup_free_ char *written = NULL;
+                const char *arg = NULL;
+                char w[3] = { '-', *p, 0 };
+
+                if (!opt)
+                        return fail(ret_error, "-%c: unknown option", *p);
+                if (opt->arg != SUBMIT_ARG_NONE) {
+                        if (p[1]) {
+                                arg = p + 1;
+                                written = strdup(a);
+                        } else {
+                                if (*i >= n)
+                                        return fail(ret_error, "-%c: option requires a value", *p);
+                                arg = args[(*i)++];
+                                if (asprintf(&written, "%s %s", a, arg) < 0)
+                                        written = NULL;
+                        }
+                        if (!written)
+                                return -ENOMEM;
+                }
+                r = apply_written(o, opt, arg, source, written ?: (opt->arg == SUBMIT_ARG_NONE ? w : a), ret_error);
+                if (r < 0)
+                        return r;
+                if (arg)
+                        break; /* the rest of the word was the value */
+        }
+        return 0;
+}
+
 int submit_options_parse_args(SubmitOptions *o, char *const *args, size_t n, SubmitSource source,
                               size_t *ret_first_positional, char **ret_error) {
-        size_t i;
+        size_t i = 0;
         int r;
 
         assert(o);
 
-        for (i = 0; i < n; i++) {
+        while (i < n) {
                 const char *a = args[i];
 
                 if (streq(a, "--") && source == SUBMIT_SOURCE_COMMAND_LINE) {
@@ -560,73 +869,49 @@ int submit_options_parse_args(SubmitOptions *o, char *const *args, size_t n, Sub
                                 break;
                         return fail(ret_error, "%s: unexpected argument", a);
                 }
-
-                if (a[1] == '-') {
-                        const char *name = a + 2, *eq = strchr(name, '=');
-                        size_t len = eq ? (size_t) (eq - name) : strlen(name);
-                        const SubmitOption *opt = submit_option_find_long(name, len);
-                        const char *arg = eq ? eq + 1 : NULL;
-                        _cleanup_free_ char *written = NULL;
-                        char *reason = NULL;
-
-                        if (!opt)
-                                return fail(ret_error, "--%.*s: unknown option", (int) len, name);
-                        if (opt->arg == SUBMIT_ARG_NONE && eq)
-                                return fail(ret_error, "%s: option takes no value", a);
-                        if (opt->arg == SUBMIT_ARG_REQUIRED && !eq) {
-                                if (i + 1 >= n)
-                                        return fail(ret_error, "%s: option requires a value", a);
-                                arg = args[++i];
-                                if (asprintf(&written, "%s %s", a, arg) < 0)
-                                        return -ENOMEM;
-                        }
-                        r = submit_option_apply(o, opt, arg, source, &reason);
-                        if (r == -EINVAL)
-                                return fail_with_option(ret_error, written ?: a, reason);
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
-
-                /* Short options, bundled as getopt allows: "-Hn4", "-n 4". */
-                for (const char *p = a + 1; *p; p++) {
-                        const SubmitOption *opt = submit_option_find_short(*p);
-                        _cleanup_free_ char *written = NULL;
-                        const char *arg = NULL;
-                        char *reason = NULL;
-
-                        if (!opt)
-                                return fail(ret_error, "-%c: unknown option", *p);
-                        if (opt->arg != SUBMIT_ARG_NONE) {
-                                if (p[1]) {
-                                        arg = p + 1;
-                                        written = strdup(a);
-                                } else {
-                                        if (i + 1 >= n)
-                                                return fail(ret_error, "-%c: option requires a value", *p);
-                                        arg = args[++i];
-                                        if (asprintf(&written, "%s %s", a, arg) < 0)
-                                                written = NULL;
-                                }
-                                if (!written)
-                                        return -ENOMEM;
-                        }
-                        r = submit_option_apply(o, opt, arg, source, &reason);
-                        if (r == -EINVAL) {
-                                char w[3] = { '-', *p, 0 };
-                                return fail_with_option(ret_error, written ?: (opt->arg == SUBMIT_ARG_NONE ? w : a),
-                                                        reason);
-                        }
-                        if (r < 0)
-                                return r;
-                        if (arg)
-                                break; /* the rest of the word was the value */
-                }
+                r = parse_one(o, args, n, &i, source, false, ret_error);
+                if (r < 0)
+                        return r;
         }
 
         if (ret_first_positional)
                 *ret_first_positional = i;
         return 0;
+}
+
+int submit_options_parse_directive(SubmitOptions *o, char *const *args, size_t n, bool sbatch,
+                                   char ***ret_errors) {
+        bool failed = false;
+        size_t i = 0;
+        int r;
+
+        assert(o);
+        assert(ret_errors);
+
+        while (i < n) {
+                const char *a = args[i];
+                char *error = NULL;
+
+                if (a[0] != '-' || a[1] == '\0') {
+                        r = fail(&error, "%s: unexpected argument", a);
+                        i++;
+                } else {
+                        r = parse_one(o, args, n, &i, SUBMIT_SOURCE_DIRECTIVE, sbatch, &error);
+                        /* An unknown option's value is not a second problem. */
+                        if (r == -EINVAL && error && strstr(error, ": unknown option") && !strchr(a, '=') &&
+                            i < n && args[i][0] != '-')
+                                i++;
+                }
+                if (r == -EINVAL) {
+                        failed = true;
+                        r = strv_push(ret_errors, error);
+                        if (r < 0)
+                                free(error);
+                }
+                if (r < 0)
+                        return r;
+        }
+        return failed ? -EINVAL : 0;
 }
 
 int submit_options_parse_argv(int argc, char **argv, SubmitOptions *o, int *ret_first_command_arg,
@@ -670,6 +955,38 @@ static const char *env_lookup(char *const *l, const char *name) {
         return NULL;
 }
 
+/* qsub runs a script with -S's shell, or the login shell: say so in a #! line, which
+ * is what corrald runs a script with. */
+static int script_set_shell(SubmitOptions *o, char *const *environ_list, char **ret_error) {
+        const char *shell = o->shell, *body;
+        char *s;
+
+        if (!o->req.script)
+                return 0;
+        if (!shell && o->script_wants_shell && !strneq(o->req.script, "#!", 2)) {
+                shell = env_lookup(environ_list, "SHELL");
+                shell = shell ? shell + 6 : NULL;
+                if (shell && (shell[0] != '/' || strpbrk(shell, " \t\n") || strlen(shell) > CORRAL_PATH_LENGTH_MAX))
+                        shell = NULL;
+        }
+        if (!shell)
+                return 0;
+        /* -S wins over a #! line, as the shell qsub starts reads that line as a comment. */
+        body = o->req.script;
+        if (strneq(body, "#!", 2))
+                body += strcspn(body, "\n") + (body[strcspn(body, "\n")] ? 1 : 0);
+        if (asprintf(&s, "#!%s\n%s", shell, body) < 0)
+                return -ENOMEM;
+        if (strlen(s) > CORRAL_SCRIPT_SIZE_MAX) {
+                free(s);
+                return fail(ret_error, "the script with its #!%s line is larger than %" PRIu64 " bytes", shell,
+                            CORRAL_SCRIPT_SIZE_MAX);
+        }
+        free(o->req.script);
+        o->req.script = s;
+        return 0;
+}
+
 int submit_options_finalize(SubmitOptions *o, const char *cwd, char *const *environ_list, char **ret_error) {
         _cleanup_strv_free_ char **env = NULL;
         const char *bad = NULL;
@@ -691,6 +1008,10 @@ int submit_options_finalize(SubmitOptions *o, const char *cwd, char *const *envi
                         return fail(ret_error, "--mem-per-cpu x CPUs is too large");
                 o->req.memory = m;
         }
+
+        r = script_set_shell(o, environ_list, ret_error);
+        if (r < 0)
+                return r;
 
         if (o->join == SUBMIT_JOIN_OUTPUT) {
                 free(o->req.stderr_path);
@@ -728,6 +1049,11 @@ int submit_options_finalize(SubmitOptions *o, const char *cwd, char *const *envi
                 if (a && (r = env_set(&env, a)) < 0)
                         return r;
         }
+        if (o->qos) {
+                _cleanup_free_ char *a = NULL;
+                if (asprintf(&a, "SLURM_JOB_QOS=%s", o->qos) < 0 || (r = env_set(&env, a)) < 0)
+                        return -ENOMEM;
+        }
         STRV_FOREACH(v, o->req.env)
                 if ((r = env_set(&env, *v)) < 0)
                         return r;
@@ -739,5 +1065,71 @@ int submit_options_finalize(SubmitOptions *o, const char *cwd, char *const *envi
         r = submit_request_validate(&o->req, &bad);
         if (r < 0)
                 return fail(ret_error, "invalid job request: %s", bad);
+        return 0;
+}
+
+/* The PBS default file name in directory dir: DIR/%x.o%j or DIR/%x.e%j. */
+static int default_in_dir(const char *dir, char kind, char **ret) {
+        size_t l = strlen(dir);
+
+        if (asprintf(ret, "%s%s%%x.%c%%j", dir, l > 0 && dir[l - 1] == '/' ? "" : "/", kind) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static bool names_directory(const char *workdir, const char *path, int root_fd) {
+        _cleanup_free_ char *abs = NULL;
+        const char *p;
+        struct stat st;
+
+        /* A pattern is expanded by corrald, per job: nothing to look at here. */
+        if (strchr(path, '%'))
+                return false;
+        if (path[0] == '/')
+                p = path;
+        else if (workdir && asprintf(&abs, "%s/%s", workdir, path) >= 0)
+                p = abs;
+        else
+                return false;
+        if (root_fd != AT_FDCWD)
+                p += strspn(p, "/");
+        if (isempty(p))
+                p = ".";
+        return fstatat(root_fd, p, &st, 0) >= 0 && S_ISDIR(st.st_mode);
+}
+
+int submit_options_resolve_output_dirs(SubmitOptions *o, int root_fd) {
+        char **paths[2] = { &o->req.stdout_path, &o->req.stderr_path };
+        bool dir[2] = {};
+        int r;
+
+        assert(o);
+
+        for (size_t k = 0; k < 2; k++)
+                dir[k] = (o->output_may_be_dir & (1U << k)) && *paths[k] &&
+                         names_directory(o->req.workdir, *paths[k], root_fd);
+        /* Joined, both name the one file of the side that was given. */
+        if (o->join == SUBMIT_JOIN_OUTPUT)
+                dir[1] = false;
+        if (o->join == SUBMIT_JOIN_ERROR)
+                dir[0] = false;
+        for (size_t k = 0; k < 2; k++) {
+                char *n;
+
+                if (!dir[k])
+                        continue;
+                r = default_in_dir(*paths[k], k == 0 ? 'o' : 'e', &n);
+                if (r < 0)
+                        return r;
+                free(*paths[k]);
+                *paths[k] = n;
+                if ((k == 0 && o->join == SUBMIT_JOIN_OUTPUT) || (k == 1 && o->join == SUBMIT_JOIN_ERROR)) {
+                        char *c = strdup(n);
+                        if (!c)
+                                return -ENOMEM;
+                        free(*paths[1 - k]);
+                        *paths[1 - k] = c;
+                }
+        }
         return 0;
 }

@@ -15,8 +15,8 @@
  * belongs to a SubmitField; once the command line set a field, directives for it are
  * ignored (for list options like --env and --dependency too: the command line replaces,
  * it does not add). Among directives, and among command line options, the later wins for
- * single values and accumulates for lists. Note that -q is the queue, as in PBS (sbatch
- * uses -q for the QOS, which corral has no notion of). */
+ * single values and accumulates for lists. Note that -q is the queue, as in PBS; in
+ * #SBATCH directives it is --qos, as sbatch reads it (directives.c). */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -55,6 +55,10 @@ typedef enum SubmitField {
         SUBMIT_FIELD_BEGIN,
         SUBMIT_FIELD_NODES,
         SUBMIT_FIELD_JOIN,              /* PBS -j */
+        /* Options Slurm users carry that Corral does not honour as such: refused with the
+         * reason ("not supported on a single machine", "not supported yet"), or accepted
+         * with a warning (--qos, mail). Completion does not offer them. Their setters see
+         * SubmitOptions.source and keep the command line's precedence themselves. */
         SUBMIT_FIELD_UNSUPPORTED,
         _SUBMIT_FIELD_MAX,
 } SubmitField;
@@ -81,6 +85,23 @@ typedef struct SubmitOptions {
         char **export_vars;             /* "NAME" (take from the environment) or "NAME=value" */
         SubmitJoin join;
         bool wait;                      /* --wait: the CLI waits for the job to end */
+        /* The interpreter of a script: PBS -S ("#!" put in front or replacing its #!
+         * line, as qsub runs the script with it); else, for a #PBS script without #!
+         * (script_wants_shell, set by directives_parse), $SHELL of the environment, the
+         * login shell qsub would use. */
+        char *shell;
+        bool script_wants_shell;
+        char *qos;                      /* no QOS here: the job only sees it as SLURM_JOB_QOS */
+        bool qos_by_command_line;
+        bool warned_mail;
+        /* PBS -o/-e (bit 0/1): the path may name a directory, which means the default
+         * file name in it; submit_options_resolve_output_dirs() looks. */
+        unsigned output_may_be_dir;
+        /* What was accepted but not honoured, one message each, prefixed with the option
+         * as written ("--qos=high: ..."); directives_parse() moves those of a directive to
+         * its DirectiveErrors as warnings, the command line's stay here. */
+        char **warnings;
+        SubmitSource source;            /* of the option being applied, for the setters */
 
         time_t now;                     /* the clock --begin counts from; set by init */
         bool set_by_command_line[_SUBMIT_FIELD_MAX];
@@ -124,6 +145,11 @@ int submit_option_apply(SubmitOptions *o, const SubmitOption *opt, const char *a
 int submit_options_parse_args(SubmitOptions *o, char *const *args, size_t n, SubmitSource source,
                               size_t *ret_first_positional, char **ret_error);
 
+/* The words of one directive line: every option is tried, each error goes to *ret_errors
+ * (a strv, in the form above), so one line reports all its problems. sbatch: read -q as
+ * sbatch does (--qos), not as the queue. 0, -EINVAL when there were errors, -ENOMEM. */
+int submit_options_parse_directive(SubmitOptions *o, char *const *args, size_t n, bool sbatch,
+                                   char ***ret_errors);
 /* argv as main() gets it: argv[0] (the subcommand) is skipped. *ret_first_command_arg is
  * the index of the script or command (argc when none was given: the script comes from
  * stdin, as with sbatch). */
@@ -138,6 +164,12 @@ int submit_options_parse_argv(int argc, char **argv, SubmitOptions *o, int *ret_
  * are not valid assignments are skipped. Finally validates req, so set req.argv or
  * req.script first. -EINVAL with *ret_error on a bad combination. */
 int submit_options_finalize(SubmitOptions *o, const char *cwd, char *const *environ_list, char **ret_error);
+
+/* After finalize: a PBS -o/-e path that names an existing directory (relative paths
+ * against the working directory) becomes the file qsub would write there, DIR/%x.o%j
+ * (DIR/%x.e%j), following a -j join. Paths are looked up under root_fd (AT_FDCWD: the
+ * real root), so tests use a tmpdir. 0 or -ENOMEM; what cannot be looked at is left. */
+int submit_options_resolve_output_dirs(SubmitOptions *o, int root_fd);
 
 /* Shared parsers, exposed for tests and PBS translation. */
 int parse_dependency_list(const char *s, SubmitRequest *req, char **ret_error);

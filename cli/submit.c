@@ -234,6 +234,8 @@ int verb_submit(Cli *cli, int argc, char **argv) {
                 log_error("submit: %s (see corral submit --help)", strna(error));
                 return CLI_EXIT_USAGE;
         }
+        STRV_FOREACH(w, o.warnings) /* accepted, not honoured: --qos, mail */
+                log_warning("submit: warning: %s", *w);
         n_pos = n - first;
 
         if (n_pos == 0) {
@@ -276,12 +278,7 @@ int verb_submit(Cli *cli, int argc, char **argv) {
                         log_error("submit: %s: empty or not a text file", script_name);
                         return CLI_EXIT_USAGE;
                 }
-                if (!text_has_shebang(text, size)) {
-                        /* As sbatch: the daemon runs the script by its interpreter line. */
-                        log_error("submit: %s: not a batch script: the first line must start with #! and an "
-                                  "interpreter, e.g. #!/bin/bash", script_name);
-                        return CLI_EXIT_USAGE;
-                }
+                /* Also refuses a script without #! (as sbatch), unless it is qsub's. */
                 r = directives_parse(text, script_name, &o, &errs);
                 if (r == -ENOMEM)
                         return cli_oom();
@@ -319,6 +316,8 @@ int verb_submit(Cli *cli, int argc, char **argv) {
                 log_error("submit: %s", strna(error));
                 return CLI_EXIT_USAGE;
         }
+        if (submit_options_resolve_output_dirs(&o, AT_FDCWD) < 0) /* PBS -o DIR */
+                return cli_oom();
 
         r = submit_request_to_json(&o.req, &params);
         if (r < 0)
@@ -358,6 +357,10 @@ int verb_submit(Cli *cli, int argc, char **argv) {
                 return CLI_EXIT_FAILURE;
         }
 
+        /* What corrald changed on the way (a spent grant's bonus queue). */
+        if (!cli->json && json_object_object_get_ex(reply.parameters, "notice", &v) &&
+            json_object_is_type(v, json_type_string))
+                log_notice("%s", json_object_get_string(v));
         if (cli->json)
                 (void) cli_print_json(reply.parameters);
         else if (flags.parsable)

@@ -22,6 +22,9 @@ static void help(void) {
                "  -N --numa-nodes=N                   split the processors over N NUMA nodes\n"
                "  -e --exact-estimates                plan with the actual run times\n"
                "  -m --missing-estimate=skip|runtime  jobs without requested time (default skip)\n"
+               "  -f --filter=default|strong          input filter (strong: the published studies')\n"
+               "  -s --semantics=corral|published     event handling (default corral)\n"
+               "  -o --schedule=FILE                  write the simulated schedule as SWF\n"
                "  -j --json                           print JSON instead of a table\n"
                "  -h --help                           show this help\n");
 }
@@ -35,8 +38,10 @@ static double now_sec(void) {
 
 static void print_table(const char *path, const char *policy, const SimOptions *o, const SimStats *s, double wall) {
         printf("%-22s %s\n", "trace", path);
-        printf("%-22s %s (backfill order %s)\n", "policy", policy,
-               o->backfill_order == SCHED_BACKFILL_SJF ? "sjf" : "priority");
+        printf("%-22s %s (backfill order %s, %s semantics)\n", "policy", policy,
+               o->backfill_order == SCHED_BACKFILL_SJF ? "sjf" : "priority",
+               sim_semantics_to_string(o->semantics));
+        printf("%-22s %s\n", "input filter", sim_filter_to_string(o->filter));
         printf("%-22s %u on %u NUMA node%s\n", "processors", s->procs, s->numa_nodes, s->numa_nodes == 1 ? "" : "s");
         printf("%-22s %zu\n", "jobs simulated", s->simulated);
         printf("%-22s %zu (unknown %zu, no estimate %zu, too big %zu)\n", "jobs skipped",
@@ -68,16 +73,48 @@ static void print_json_string(const char *s) {
 static void print_json(const char *path, const char *policy, const SimOptions *o, const SimStats *s, double wall) {
         printf("{\"trace\":");
         print_json_string(path);
-        printf(",\"policy\":\"%s\",\"backfill_order\":\"%s\",\"procs\":%u,\"numa_nodes\":%u,"
+        printf(",\"policy\":\"%s\",\"backfill_order\":\"%s\",\"semantics\":\"%s\",\"filter\":\"%s\","
+               "\"procs\":%u,\"numa_nodes\":%u,"
                "\"jobs_simulated\":%zu,\"jobs_skipped\":%zu,\"jobs_skipped_unknown\":%zu,"
                "\"jobs_skipped_no_estimate\":%zu,\"jobs_skipped_too_big\":%zu,"
                "\"avg_wait\":%.6f,\"avg_bounded_slowdown\":%.6f,\"max_bounded_slowdown\":%.6f,"
                "\"avg_flow_time\":%.6f,\"max_flow_time\":%.0f,\"utilization\":%.6f,"
                "\"makespan\":%" PRIu64 ",\"passes\":%zu,\"wall_clock_sec\":%.6f}\n",
                policy, o->backfill_order == SCHED_BACKFILL_SJF ? "sjf" : "priority",
-               s->procs, s->numa_nodes, s->simulated, s->skipped, s->skipped_unknown,
-               s->skipped_no_estimate, s->skipped_too_big, s->avg_wait, s->avg_bsld,
+               sim_semantics_to_string(o->semantics), sim_filter_to_string(o->filter), s->procs, s->numa_nodes,
+               s->simulated, s->skipped, s->skipped_unknown, s->skipped_no_estimate, s->skipped_too_big, s->avg_wait, s->avg_bsld,
                s->max_bsld, s->avg_flow, s->max_flow, s->utilization, s->makespan, s->passes, wall);
+}
+
+/* The trace again, with the simulated waits, and a note saying how they were made. */
+static int write_schedule(const char *trace_path, const SwfTrace *t, const SimJobResult *results,
+                          const SimOptions *o, const SimStats *st, const char *path, char **ret_error) {
+        _cleanup_free_ char *note = NULL;
+        FILE *in, *out;
+        int r;
+
+        if (asprintf(&note,
+                     "; Note: schedule simulated by corral-sim: policy %s, backfill order %s, %s semantics,\n"
+                     ";       %s input filter, %u processors. Field 3 is the simulated wait, field 4 the\n"
+                     ";       run time simulated; the %zu jobs the simulation skipped are left out.\n",
+                     o->policy->name, o->backfill_order == SCHED_BACKFILL_SJF ? "sjf" : "priority",
+                     sim_semantics_to_string(o->semantics), sim_filter_to_string(o->filter), st->procs,
+                     st->skipped) < 0)
+                return -ENOMEM;
+        in = fopen(trace_path, "re");
+        if (!in)
+                return -errno;
+        out = fopen(path, "we");
+        if (!out) {
+                r = -errno;
+                fclose(in);
+                return r;
+        }
+        r = sim_write_schedule(in, trace_path, t, results, note, out, ret_error);
+        fclose(in);
+        if (fclose(out) != 0 && r >= 0)
+                r = -errno;
+        return r;
 }
 
 int main(int argc, char *argv[]) {
@@ -88,6 +125,9 @@ int main(int argc, char *argv[]) {
                 { "numa-nodes",       required_argument, NULL, 'N' },
                 { "exact-estimates",  no_argument,       NULL, 'e' },
                 { "missing-estimate", required_argument, NULL, 'm' },
+                { "filter",           required_argument, NULL, 'f' },
+                { "semantics",        required_argument, NULL, 's' },
+                { "schedule",         required_argument, NULL, 'o' },
                 { "json",             no_argument,       NULL, 'j' },
                 { "help",             no_argument,       NULL, 'h' },
                 {}
@@ -95,13 +135,15 @@ int main(int argc, char *argv[]) {
         SimOptions o = { .policy = &sched_policy_easy };
         SwfTrace trace = {};
         _cleanup_free_ char *err = NULL;
+        _cleanup_free_ SimJobResult *results = NULL;
+        const char *schedule = NULL;
         bool json = false;
         SimStats st;
         double t0, wall;
         unsigned u;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "p:b:n:N:em:jh", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "p:b:n:N:em:f:s:o:jh", options, NULL)) >= 0)
                 switch (c) {
                 case 'p':
                         o.policy = sched_policy_from_name(optarg);
@@ -145,6 +187,23 @@ int main(int argc, char *argv[]) {
                                 return EXIT_FAILURE;
                         }
                         break;
+                case 'f':
+                        o.filter = sim_filter_from_string(optarg);
+                        if (o.filter < 0) {
+                                fprintf(stderr, "corral-sim: --filter wants default or strong, not \"%s\"\n", optarg);
+                                return EXIT_FAILURE;
+                        }
+                        break;
+                case 's':
+                        o.semantics = sim_semantics_from_string(optarg);
+                        if (o.semantics < 0) {
+                                fprintf(stderr, "corral-sim: --semantics wants corral or published, not \"%s\"\n", optarg);
+                                return EXIT_FAILURE;
+                        }
+                        break;
+                case 'o':
+                        schedule = optarg;
+                        break;
                 case 'j':
                         json = true;
                         break;
@@ -166,13 +225,30 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "corral-sim: %s\n", err ?: strerror(-r));
                 return EXIT_FAILURE;
         }
+        if (schedule) {
+                results = new(SimJobResult, MAX(trace.n_jobs, (size_t) 1));
+                if (!results) {
+                        fprintf(stderr, "corral-sim: %s\n", strerror(ENOMEM));
+                        return EXIT_FAILURE;
+                }
+                o.results = results;
+        }
         r = sim_run(&trace, &o, &st, &err);
-        swf_trace_done(&trace);
         if (r < 0) {
+                swf_trace_done(&trace);
                 fprintf(stderr, "corral-sim: %s: %s\n", argv[optind], err ?: strerror(-r));
                 return EXIT_FAILURE;
         }
         wall = now_sec() - t0;
+        if (schedule) {
+                r = write_schedule(argv[optind], &trace, results, &o, &st, schedule, &err);
+                if (r < 0) {
+                        swf_trace_done(&trace);
+                        fprintf(stderr, "corral-sim: %s: %s\n", schedule, err ?: strerror(-r));
+                        return EXIT_FAILURE;
+                }
+        }
+        swf_trace_done(&trace);
 
         if (json)
                 print_json(argv[optind], o.policy->name, &o, &st, wall);

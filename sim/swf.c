@@ -122,6 +122,7 @@ int swf_parse(FILE *f, const char *name, SwfTrace *ret, char **ret_error) {
                 t.jobs[t.n_jobs++] = (SwfJob) {
                         .id = v[0],
                         .submit = v[1],
+                        .wait = v[2],
                         .run = v[3],
                         .procs_alloc = v[4],
                         .procs_req = v[7],

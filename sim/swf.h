@@ -13,6 +13,7 @@
 typedef struct SwfJob {
         int64_t id;          /* field 1 */
         int64_t submit;      /* field 2 */
+        int64_t wait;        /* field 3 */
         int64_t run;         /* field 4 */
         int64_t procs_alloc; /* field 5 */
         int64_t procs_req;   /* field 8 */

@@ -4,8 +4,12 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/directives.h"
 #include "cli/submit-options.h"
@@ -100,6 +104,271 @@ static void test_slurm_basic(void **state) {
         assert_string_equal(o.req.workdir, "/home/ann");
 }
 
+/* Directives as sbatch and qsub read them, one case a row: the script, what
+ * directives_parse() returns and reports (line, warning, message; in order), and for a
+ * script that parses, what the finalized request holds (NULL: not checked, "" for a
+ * path or queue: none). */
+typedef struct Report {
+        unsigned line;
+        bool warning;
+        const char *message;
+} Report;
+
+typedef struct Row {
+        const char *what;
+        const char *script;
+        const char *shell_env;          /* SHELL= in the environment finalize gets */
+        int ret;
+        Report reports[6];
+        const char *script_head;        /* the script the daemon gets starts so */
+        const char *array;              /* array_spec_format() */
+        const char *queue, *project, *stdout_path, *stderr_path;
+        const char *env;                /* a NAME=VALUE the job gets */
+        uint64_t memory;
+} Row;
+
+#define MAIL_WARNING "accepted, but Corral sends no job mail: none will be sent for this job"
+#define QOS_WARNING "Corral has no QOS: not used for scheduling (choose a queue with --partition); " \
+                    "the job sees it as SLURM_JOB_QOS"
+#define NO_SHEBANG "not a batch script: the first line must start with #! and an interpreter, e.g. #!/bin/bash"
+
+static const Row rows[] = {
+        /* qsub needs no #!: -S names the interpreter, else the login shell runs it. */
+        { .what = "PBS without #!, -S",
+          .script = "#PBS -N x\n#PBS -S /bin/bash\necho $0\n",
+          .script_head = "#!/bin/bash\n#PBS -N x\n" },
+        { .what = "PBS without #!, the login shell",
+          .script = "#PBS -l walltime=1:00:00\necho\n", .shell_env = "/bin/zsh",
+          .script_head = "#!/bin/zsh\n#PBS -l" },
+        { .what = "PBS without #! nor $SHELL: run by /bin/sh, as corrald runs any such script",
+          .script = "#PBS -l walltime=1:00:00\necho\n",
+          .script_head = "#PBS -l walltime" },
+        { .what = "PBS -S over the #! line, a host list's first entry",
+          .script = "#!/bin/sh\n#PBS -S /bin/bash@node1,/bin/sh@node2\nset -o pipefail\n",
+          .script_head = "#!/bin/bash\n#PBS -S " },
+        { .what = "PBS -S not a path",
+          .script = "#PBS -S bash\ntrue\n", .ret = -EINVAL,
+          .reports = { { 1, false, "#PBS -S bash: expected the absolute path of a shell, e.g. /bin/bash" } } },
+        /* sbatch does need one, and a refusal lists the directives' errors too. */
+        { .what = "#SBATCH without #!",
+          .script = "#SBATCH -n 2\n#SBATCH --frobnicate\nhostname\n", .ret = -EINVAL,
+          .reports = { { 1, false, NO_SHEBANG }, { 2, false, "#SBATCH --frobnicate: unknown option" } } },
+
+        /* Arrays: Torque's -t, sbatch's lists when they are one range with one step. */
+        { .what = "Torque -t", .script = "#!/bin/sh\n#PBS -t 1-10%4\ntrue\n", .array = "1-10%4" },
+        { .what = "Torque -t, a list", .script = "#!/bin/sh\n#PBS -t 0,2,4-8:2\ntrue\n", .array = "0-8:2" },
+        { .what = "sbatch list evenly spaced", .script = "#!/bin/sh\n#SBATCH --array=1,3,5-9:2%2\ntrue\n",
+          .array = "1-9:2%2" },
+        { .what = "sbatch step and list", .script = "#!/bin/sh\n#SBATCH -a 1-20:2,21\ntrue\n", .array = "1-21:2" },
+        { .what = "sbatch list not evenly spaced",
+          .script = "#!/bin/sh\n#SBATCH --array=1,6-7,12\ntrue\n", .ret = -EINVAL,
+          .reports = { { 2, false, "#SBATCH --array=1,6-7,12: array lists are not supported yet; use "
+                                   "START-END[:STEP][%MAX] (a list is taken only when its indexes are evenly spaced)" } } },
+
+        /* -q in #SBATCH is the QOS: never the queue; it is carried to the job. */
+        { .what = "#SBATCH -q",
+          .script = "#!/bin/sh\n#SBATCH -q high\n#SBATCH -p batch\ntrue\n",
+          .reports = { { 2, true, "#SBATCH -q high: " QOS_WARNING } },
+          .queue = "batch", .env = "SLURM_JOB_QOS=high" },
+        { .what = "#SBATCH --qos",
+          .script = "#!/bin/sh\n#SBATCH --qos=normal\ntrue\n",
+          .reports = { { 2, true, "#SBATCH --qos=normal: " QOS_WARNING } },
+          .queue = "", .env = "SLURM_JOB_QOS=normal" },
+        { .what = "#CORRAL -q is still the queue", .script = "#!/bin/sh\n#CORRAL -q fast\ntrue\n", .queue = "fast" },
+
+        /* --signal: read, then refused until the supervisor sends it. */
+        { .what = "--signal",
+          .script = "#!/bin/sh\n#SBATCH --signal=B:USR1@300\n#SBATCH --signal=SIGTERM\n#SBATCH --signal=USR1@x\n",
+          .ret = -EINVAL,
+          .reports = { { 2, false, "#SBATCH --signal=B:USR1@300: a signal before the time limit is not supported yet; "
+                                   "the job would get none" },
+                       { 3, false, "#SBATCH --signal=SIGTERM: a signal before the time limit is not supported yet; "
+                                   "the job would get none" },
+                       { 4, false, "#SBATCH --signal=USR1@x: expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300" } } },
+
+        /* -k: the output is on this machine anyway; group_list: the project. */
+        { .what = "PBS -k and group_list",
+          .script = "#!/bin/sh\n#PBS -k oe\n#PBS -W group_list=physics@server\ntrue\n", .project = "physics" },
+        { .what = "PBS -k bad", .script = "#!/bin/sh\n#PBS -k x\n", .ret = -EINVAL,
+          .reports = { { 2, false, "#PBS -k x: expected e, o, eo, oe, d or n" } } },
+
+        /* --mem and --mem-per-cpu: sbatch refuses the pair, whichever comes first. */
+        { .what = "--mem then --mem-per-cpu",
+          .script = "#!/bin/sh\n#SBATCH --mem=8G\n#SBATCH --mem-per-cpu=2G\n", .ret = -EINVAL,
+          .reports = { { 3, false, "#SBATCH --mem-per-cpu=2G: --mem and --mem-per-cpu are mutually exclusive" } } },
+        { .what = "--mem-per-cpu then PBS mem",
+          .script = "#!/bin/sh\n#SBATCH --mem-per-cpu=2G\n#PBS -l mem=4gb\n", .ret = -EINVAL,
+          .reports = { { 3, false, "#PBS -l mem=4gb: --mem and --mem-per-cpu are mutually exclusive" } } },
+        { .what = "--mem twice: the later", .script = "#!/bin/sh\n#SBATCH --mem=8G\n#SBATCH --mem=4G\n",
+          .memory = 4 * G },
+
+        /* PBS -o/-e DIR/: qsub's default file name there. */
+        { .what = "PBS -o DIR/",
+          .script = "#!/bin/sh\n#PBS -o logs/\n#PBS -e host-1.example:/scratch/err/\ntrue\n",
+          .stdout_path = "logs/%x.o%j", .stderr_path = "/scratch/err/%x.e%j" },
+        { .what = "PBS -o DIR/ -j oe",
+          .script = "#!/bin/sh\n#PBS -o /scratch/out/\n#PBS -j oe\ntrue\n",
+          .stdout_path = "/scratch/out/%x.o%j", .stderr_path = "/scratch/out/%x.o%j" },
+
+        /* Mail: accepted, one warning for the whole script; NONE wants none. */
+        { .what = "mail options",
+          .script = "#!/bin/sh\n#SBATCH --mail-type=END,FAIL\n#SBATCH --mail-user=ann@example.org\n"
+                    "#PBS -m abe\n#PBS -M ann@example.org\ntrue\n",
+          .reports = { { 2, true, "#SBATCH --mail-type=END,FAIL: " MAIL_WARNING } } },
+        { .what = "mail type NONE", .script = "#!/bin/sh\n#SBATCH --mail-type=NONE\n#PBS -m n\ntrue\n" },
+        { .what = "mail bad", .script = "#!/bin/sh\n#SBATCH --mail-type=SOMETIMES\n#PBS -m xyz\n", .ret = -EINVAL,
+          .reports = { { 2, false, "#SBATCH --mail-type=SOMETIMES: unknown mail type 'SOMETIMES' (BEGIN, END, FAIL, ALL, NONE, ...)" },
+                       { 3, false, "#PBS -m xyz: expected a combination of a, b, e, or n" } } },
+
+        /* Known, but not on one machine. */
+        { .what = "single machine",
+          .script = "#!/bin/sh\n#SBATCH --gpus-per-task=1\n#SBATCH --cluster=c2\n#SBATCH -M c2 -w n[1-4]\n"
+                    "#SBATCH --nodes=2\n#PBS -l nodes=2:ppn=4\n",
+          .ret = -EINVAL,
+          .reports = { { 2, false, "#SBATCH --gpus-per-task=1: not supported on a single machine" },
+                       { 3, false, "#SBATCH --cluster=c2: not supported on a single machine" },
+                       { 4, false, "#SBATCH -M c2: not supported on a single machine" },
+                       { 4, false, "#SBATCH -w n[1-4]: not supported on a single machine" },
+                       { 5, false, "#SBATCH --nodes=2: not supported on a single machine (only 1 node can be requested)" },
+                       { 6, false, "#PBS -l nodes=2:ppn=4: not supported on a single machine (only nodes=1 can be requested)" } } },
+
+        /* Every bad option of a line, not only the first. */
+        { .what = "every error of a line",
+          .script = "#!/bin/sh\n#SBATCH --gres=gpu:1 --frobnicate x --cpus-per-task=0 -J ok\n"
+                    "#PBS -l vmem=8gb,walltime=1:00:00,foo=1 -Z\n",
+          .ret = -EINVAL,
+          .reports = { { 2, false, "#SBATCH --gres=gpu:1: option not supported" },
+                       { 2, false, "#SBATCH --frobnicate: unknown option" },
+                       { 2, false, "#SBATCH --cpus-per-task=0: must be a number between 1 and 4096" },
+                       { 3, false, "#PBS -l vmem=8gb,walltime=1:00:00,foo=1: resource 'vmem' not supported; "
+                                   "resource 'foo' not supported" },
+                       { 3, false, "#PBS -Z: unknown option" } } },
+};
+
+static void test_directive_table(void **state) {
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                const Row *w = &rows[i];
+                _cleanup_(submit_options_done) SubmitOptions o;
+                _cleanup_(directive_errors_done) DirectiveErrors e = {};
+                _cleanup_free_ char *shell = NULL;
+                char *env[2] = {}, *err = NULL, buf[64];
+                size_t n = 0;
+                int r;
+
+                submit_options_init(&o, NOW);
+                r = directives_parse(w->script, "job.sh", &o, &e);
+                while (n < ELEMENTSOF(w->reports) && w->reports[n].message)
+                        n++;
+                if (r != w->ret || e.n != n) {
+                        fprintf(stderr, "row \"%s\": returned %d, want %d; %zu reports, want %zu\n", w->what, r,
+                                w->ret, e.n, n);
+                        dump_errors(&e);
+                        fail();
+                }
+                for (size_t k = 0; k < n; k++)
+                        expect_error(&e, k, w->reports[k].line, w->reports[k].warning, w->reports[k].message);
+                if (r < 0)
+                        continue;
+
+                if (w->shell_env) {
+                        assert_true(asprintf(&shell, "SHELL=%s", w->shell_env) > 0);
+                        env[0] = shell;
+                }
+                o.req.script = strdup(w->script);
+                assert_non_null(o.req.script);
+                if (submit_options_finalize(&o, "/home/ann", env, &err) < 0) {
+                        fprintf(stderr, "row \"%s\": finalize: %s\n", w->what, err);
+                        fail();
+                }
+#define CHECK_STR(name, want, got)                                                                         \
+        if ((want) && !streq((want), strempty(got))) {                                                      \
+                fprintf(stderr, "row \"%s\": %s is \"%s\", want \"%s\"\n", w->what, name, strna(got), want); \
+                fail();                                                                                     \
+        }
+                if (w->script_head && !strneq(o.req.script, w->script_head, strlen(w->script_head))) {
+                        fprintf(stderr, "row \"%s\": the script starts \"%.40s\"\n", w->what, o.req.script);
+                        fail();
+                }
+                CHECK_STR("the array", w->array,
+                          o.req.array.set ? array_spec_format(&o.req.array, buf, sizeof(buf)) : NULL);
+                CHECK_STR("the queue", w->queue, o.req.queue);
+                CHECK_STR("the project", w->project, o.req.project);
+                CHECK_STR("stdout", w->stdout_path, o.req.stdout_path);
+                CHECK_STR("stderr", w->stderr_path, o.req.stderr_path);
+#undef CHECK_STR
+                if (w->env && !strv_contains(o.req.env, w->env)) {
+                        fprintf(stderr, "row \"%s\": the job does not get %s\n", w->what, w->env);
+                        fail();
+                }
+                if (w->memory)
+                        assert_true(o.req.memory == w->memory);
+        }
+}
+
+/* PBS -o DIR without the '/': a directory there (relative paths from the working
+ * directory) gets qsub's default name; a file, a pattern or nothing there stays. */
+static void test_pbs_output_dir(void **state) {
+        char root[] = "/tmp/test-directives-XXXXXX", path[256];
+        static const char script[] =
+                "#!/bin/sh\n"
+                "#PBS -o out\n"
+                "#PBS -e /abs/err\n"
+                "true\n";
+        _cleanup_(submit_options_done) SubmitOptions o;
+        _cleanup_(directive_errors_done) DirectiveErrors e = {};
+        int fd;
+
+        assert_non_null(mkdtemp(root));
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(mkdirat(fd, "home", 0755), 0);
+        assert_int_equal(mkdirat(fd, "home/ann", 0755), 0);
+        assert_int_equal(mkdirat(fd, "home/ann/out", 0755), 0);
+        assert_int_equal(mkdirat(fd, "abs", 0755), 0);
+
+        /* /abs/err does not exist (yet): a file of that name. */
+        assert_int_equal(run(script, NULL, &o, &e), 0);
+        assert_int_equal(submit_options_resolve_output_dirs(&o, fd), 0);
+        assert_string_equal(o.req.stdout_path, "out/%x.o%j");
+        assert_string_equal(o.req.stderr_path, "/abs/err");
+        submit_options_done(&o);
+
+        assert_int_equal(mkdirat(fd, "abs/err", 0755), 0);
+        assert_int_equal(run(script, NULL, &o, &e), 0);
+        assert_int_equal(submit_options_resolve_output_dirs(&o, fd), 0);
+        assert_string_equal(o.req.stderr_path, "/abs/err/%x.e%j");
+        submit_options_done(&o);
+
+        /* Joined: the one file, in the directory of -o. */
+        {
+                static const char joined[] = "#!/bin/sh\n#PBS -o out\n#PBS -j oe\ntrue\n";
+                assert_int_equal(run(joined, NULL, &o, &e), 0);
+                assert_int_equal(submit_options_resolve_output_dirs(&o, fd), 0);
+                assert_string_equal(o.req.stdout_path, "out/%x.o%j");
+                assert_string_equal(o.req.stderr_path, "out/%x.o%j");
+                submit_options_done(&o);
+        }
+        /* #SBATCH -o is a file name, directory or not (as sbatch). */
+        {
+                static const char slurm[] = "#!/bin/sh\n#SBATCH -o out\ntrue\n";
+                assert_int_equal(run(slurm, NULL, &o, &e), 0);
+                assert_int_equal(submit_options_resolve_output_dirs(&o, fd), 0);
+                assert_string_equal(o.req.stdout_path, "out");
+                submit_options_done(&o);
+        }
+        /* The command line's -o wins, and is not looked at. */
+        {
+                char *argv[] = { (char *) "submit", (char *) "-o", (char *) "out", (char *) "job.sh", NULL };
+                assert_int_equal(run(script, argv, &o, &e), 0);
+                assert_int_equal(submit_options_resolve_output_dirs(&o, fd), 0);
+                assert_string_equal(o.req.stdout_path, "out");
+        }
+
+        snprintf(path, sizeof(path), "rm -rf '%s'", root);
+        assert_int_equal(system(path), 0);
+        close(fd);
+}
+
 static void test_slurm_mem_per_cpu(void **state) {
         static const char script[] =
                 "#!/bin/sh\n"
@@ -137,19 +406,20 @@ static void test_slurm_unsupported(void **state) {
 
         submit_options_init(&o, NOW);
         assert_int_equal(directives_parse(script, "job.sh", &o, &e), -EINVAL);
-        assert_int_equal(e.n, 9);
-        expect_error(&e, 0, 3, false, "#SBATCH --mail-type=END: option not supported");
-        expect_error(&e, 1, 4, false, "#SBATCH --mail-user=a@b.c: option not supported");
-        expect_error(&e, 2, 7, false, "#SBATCH --gres=gpu:1: option not supported");
-        expect_error(&e, 3, 8, false, "#SBATCH --frobnicate: unknown option");
-        expect_error(&e, 4, 9, false,
-                     "#SBATCH --nodes=2: corral runs each job on a single machine; only 1 node can be requested");
-        expect_error(&e, 5, 10, false, "#SBATCH --cpus-per-task 0: must be a number between 1 and 4096");
-        expect_error(&e, 6, 11, false, "#SBATCH stray: unexpected argument");
-        expect_error(&e, 7, 12, false, "#SBATCH --name \"unterminated: unterminated quote");
-        expect_error(&e, 8, 14, true, "#SBATCH --mem=1G: ignored, directives after the first command are not read");
+        assert_int_equal(e.n, 8);
+        /* Mail is accepted, with one warning for the script. */
+        expect_error(&e, 0, 3, true,
+                     "#SBATCH --mail-type=END: accepted, but Corral sends no job mail: none will be sent for this job");
+        expect_error(&e, 1, 7, false, "#SBATCH --gres=gpu:1: option not supported");
+        expect_error(&e, 2, 8, false, "#SBATCH --frobnicate: unknown option");
+        expect_error(&e, 3, 9, false,
+                     "#SBATCH --nodes=2: not supported on a single machine (only 1 node can be requested)");
+        expect_error(&e, 4, 10, false, "#SBATCH --cpus-per-task 0: must be a number between 1 and 4096");
+        expect_error(&e, 5, 11, false, "#SBATCH stray: unexpected argument");
+        expect_error(&e, 6, 12, false, "#SBATCH --name \"unterminated: unterminated quote");
+        expect_error(&e, 7, 14, true, "#SBATCH --mem=1G: ignored, directives after the first command are not read");
         {
-                _cleanup_free_ char *s = directive_error_format(&e.items[2]);
+                _cleanup_free_ char *s = directive_error_format(&e.items[1]);
                 assert_string_equal(s, "job.sh:7: #SBATCH --gres=gpu:1: option not supported");
         }
         /* The good lines still applied; the late one did not. */
@@ -238,17 +508,17 @@ static void test_pbs_unsupported(void **state) {
 
         submit_options_init(&o, NOW);
         assert_int_equal(directives_parse(script, "pbs.sh", &o, &e), -EINVAL);
-        assert_int_equal(e.n, 8);
-        expect_error(&e, 0, 2, false, "#PBS -m abe: option not supported");
-        expect_error(&e, 1, 3, false, "#PBS -M ann@example.org: option not supported");
-        expect_error(&e, 2, 4, false, "#PBS -l vmem=8gb: resource 'vmem' not supported");
-        expect_error(&e, 3, 5, false,
-                     "#PBS -l nodes=2:ppn=8: corral runs each job on a single machine; only nodes=1 can be requested");
-        expect_error(&e, 4, 6, false, "#PBS -l select=1:ncpus=2:ngpus=1: select: resource 'ngpus' not supported");
-        expect_error(&e, 5, 7, false, "#PBS -W group_list=staff: attribute 'group_list' not supported");
-        expect_error(&e, 6, 8, false, "#PBS -Z: unknown option");
-        expect_error(&e, 7, 9, false, "#PBS -r maybe: expected y or n");
+        assert_int_equal(e.n, 6);
+        expect_error(&e, 0, 2, true,
+                     "#PBS -m abe: accepted, but Corral sends no job mail: none will be sent for this job");
+        expect_error(&e, 1, 4, false, "#PBS -l vmem=8gb: resource 'vmem' not supported");
+        expect_error(&e, 2, 5, false,
+                     "#PBS -l nodes=2:ppn=8: not supported on a single machine (only nodes=1 can be requested)");
+        expect_error(&e, 3, 6, false, "#PBS -l select=1:ncpus=2:ngpus=1: select: resource 'ngpus' not supported");
+        expect_error(&e, 4, 8, false, "#PBS -Z: unknown option");
+        expect_error(&e, 5, 9, false, "#PBS -r maybe: expected y or n");
         assert_int_equal(o.req.walltime_sec, 3600);
+        assert_string_equal(o.req.project, "staff");     /* -W group_list */
 }
 
 static void test_native_directives(void **state) {
@@ -373,7 +643,11 @@ static void test_argv(void **state) {
                 { { "-d", "afterok:x" }, "-d afterok:x: 'x' is not a job id" },
                 { { "-d", "afterfoo:1" }, "-d afterfoo:1: unknown dependency type 'afterfoo' (after, afterany, afterok, afternotok)" },
                 { { "-d", "afterok:1?afterany:2" }, "-d afterok:1?afterany:2: '?' (any of) dependencies are not supported, only ',' (all of)" },
-                { { "--array=1,3" }, "--array=1,3: expected START[-END[:STEP]][%MAX] (lists with ',' are not supported)" },
+                { { "--array=1,6-7,12" }, "--array=1,6-7,12: array lists are not supported yet; use START-END[:STEP][%MAX] (a list is taken only when its indexes are evenly spaced)" },
+                { { "--array=1-" }, "--array=1-: expected START[-END[:STEP]][%MAX]" },
+                { { "--mem=1G", "--mem-per-cpu=1G" }, "--mem-per-cpu=1G: --mem and --mem-per-cpu are mutually exclusive" },
+                { { "--signal=USR1@90" }, "--signal=USR1@90: a signal before the time limit is not supported yet; the job would get none" },
+                { { "-M", "other" }, "-M other: not supported on a single machine" },
                 { { "-q", "bad queue" }, "-q bad queue: invalid name (letters, digits, '_', '.', '-'; at most 64)" },
                 { { "--export=NONE,A" }, "--export=NONE,A: NONE cannot be combined with other entries" },
                 { { "--exclusive=user" }, "--exclusive=user: only plain --exclusive is supported (the whole machine)" },
@@ -499,6 +773,8 @@ int main(void) {
                 cmocka_unit_test(test_finalize),
                 cmocka_unit_test(test_begin_time),
                 cmocka_unit_test(test_option_table),
+                cmocka_unit_test(test_directive_table),
+                cmocka_unit_test(test_pbs_output_dir),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -113,6 +113,173 @@ static void test_small(void **state) {
         swf_trace_done(&t);
 }
 
+/* Two jobs end early at the same instant (10) and the top job H needs both's CPUs. Corral
+ * decides once, knowing both ends: H starts at 10, C after it. The published simulators
+ * decide after each end: after A's, B still holds its CPUs until its requested time (100),
+ * so C (done by then) is backfilled into A's, and H waits for C. */
+static const char semantics_trace[] =
+        "; MaxProcs: 4\n"
+        "1 0 -1 10 2 -1 -1 2 100 -1 1 1 1 -1 -1 1 -1 -1\n"  /* A */
+        "2 0 -1 10 2 -1 -1 2 100 -1 1 1 1 -1 -1 1 -1 -1\n"  /* B */
+        "3 1 -1 50 4 -1 -1 4 50 -1 1 1 1 -1 -1 1 -1 -1\n"   /* H */
+        "4 2 -1 20 2 -1 -1 2 20 -1 1 1 1 -1 -1 1 -1 -1\n";  /* C */
+
+static void test_semantics(void **state) {
+        SimJobResult res[4];
+        SimOptions o = { .policy = &sched_policy_easy, .results = res };
+        SimStats st;
+        SwfTrace t;
+        char *err = NULL;
+
+        assert_int_equal(parse_string(semantics_trace, &t, &err), 0);
+
+        assert_int_equal(sim_run(&t, &o, &st, &err), 0);
+        assert_int_equal(res[0].wait, 0);
+        assert_int_equal(res[1].wait, 0);
+        assert_int_equal(res[2].wait, 9);       /* H at 10 */
+        assert_int_equal(res[3].wait, 58);      /* C at 60 */
+
+        o.semantics = SIM_SEMANTICS_PUBLISHED;
+        assert_int_equal(sim_run(&t, &o, &st, &err), 0);
+        assert_int_equal(res[2].wait, 29);      /* H at 30 */
+        assert_int_equal(res[3].wait, 8);       /* C at 10 */
+        assert_float_equal(st.avg_wait, (0 + 0 + 29 + 8) / 4.0, 1e-9);
+
+        /* Ending at the requested time is over at that instant, before any decision. */
+        swf_trace_done(&t);
+        assert_int_equal(parse_string("; MaxProcs: 4\n"
+                                      "1 0 -1 10 2 -1 -1 2 10 -1 1 1 1 -1 -1 1 -1 -1\n"
+                                      "2 0 -1 10 2 -1 -1 2 100 -1 1 1 1 -1 -1 1 -1 -1\n"
+                                      "3 1 -1 50 4 -1 -1 4 50 -1 1 1 1 -1 -1 1 -1 -1\n"
+                                      "4 2 -1 20 2 -1 -1 2 20 -1 1 1 1 -1 -1 1 -1 -1\n", &t, &err), 0);
+        for (SimSemantics m = 0; m < _SIM_SEMANTICS_MAX; m++) {
+                o.semantics = m;
+                assert_int_equal(sim_run(&t, &o, &st, &err), 0);
+                assert_int_equal(res[2].wait, 9);
+                assert_int_equal(res[3].wait, 58);
+        }
+        swf_trace_done(&t);
+
+        assert_int_equal(sim_semantics_from_string("published"), SIM_SEMANTICS_PUBLISHED);
+        assert_int_equal(sim_semantics_from_string("corral"), SIM_SEMANTICS_CORRAL);
+        assert_int_equal(sim_semantics_from_string("pyss"), -EINVAL);
+        assert_string_equal(sim_semantics_to_string(SIM_SEMANTICS_PUBLISHED), "published");
+}
+
+/* The published studies' filter against the default one, job by job. */
+static const char filter_trace[] =
+        "; MaxProcs: 4\n"
+        "1 0 -1 100 4 -1 -1 4 50 -1 1 1 1 -1 -1 1 -1 -1\n"  /* kept by both, run clipped to 50 */
+        "2 0 -1 10 8 -1 -1 2 20 -1 1 1 1 -1 -1 1 -1 -1\n"   /* field 5 over the machine: strong drops */
+        "3 0 -1 0 2 -1 -1 2 20 -1 1 1 1 -1 -1 1 -1 -1\n"    /* run time 0: strong drops */
+        "4 0 -1 10 2 -1 -1 2 0 -1 1 1 1 -1 -1 1 -1 -1\n"    /* requested time 0: strong drops */
+        "5 0 -1 10 2 -1 -1 -1 20 -1 1 1 1 -1 -1 1 -1 -1\n"  /* field 8 unknown: field 5 */
+        "6 0 -1 10 -1 -1 -1 -1 20 -1 1 1 1 -1 -1 1 -1 -1\n" /* no processors: both drop */
+        "7 0 -1 10 2 -1 -1 8 20 -1 1 1 1 -1 -1 1 -1 -1\n";  /* field 8 over the machine: both drop */
+
+static void test_filter(void **state) {
+        SimJobResult res[7];
+        SimOptions o = { .policy = &sched_policy_fcfs, .results = res };
+        SimStats st;
+        SwfTrace t;
+        char *err = NULL;
+
+        assert_int_equal(parse_string(filter_trace, &t, &err), 0);
+
+        assert_int_equal(sim_run(&t, &o, &st, &err), 0);
+        assert_int_equal(st.simulated, 5);
+        assert_int_equal(st.skipped_unknown, 1);
+        assert_int_equal(st.skipped_too_big, 1);
+        assert_int_equal(res[0].run, 50);
+        assert_true(res[1].wait >= 0 && res[2].wait >= 0 && res[3].wait >= 0 && res[4].wait >= 0);
+        assert_int_equal(res[5].wait, -1);
+        assert_int_equal(res[6].wait, -1);
+
+        o.filter = SIM_FILTER_STRONG;
+        assert_int_equal(sim_run(&t, &o, &st, &err), 0);
+        assert_int_equal(st.simulated, 2);
+        assert_int_equal(st.skipped_unknown, 2);        /* 3, 6 */
+        assert_int_equal(st.skipped_no_estimate, 1);    /* 4 */
+        assert_int_equal(st.skipped_too_big, 2);        /* 2, 7 */
+        assert_int_equal(res[0].wait, 0);
+        assert_int_equal(res[0].run, 50);
+        assert_int_equal(res[4].wait, 50);
+        for (size_t i = 1; i < 4; i++)
+                assert_int_equal(res[i].wait, -1);
+
+        /* It drops jobs without a request: it cannot also plan them with their run time. */
+        o.missing_estimate_runtime = true;
+        assert_int_equal(sim_run(&t, &o, &st, &err), -EINVAL);
+        assert_non_null(strstr(err, "strong"));
+        free(err);
+        swf_trace_done(&t);
+
+        assert_int_equal(sim_filter_from_string("strong"), SIM_FILTER_STRONG);
+        assert_int_equal(sim_filter_from_string("weak"), -EINVAL);
+}
+
+/* --schedule: the trace again with the simulated waits in field 3, read back. */
+static void test_schedule(void **state) {
+        char path[] = "/tmp/test-sim-XXXXXX";
+        _cleanup_free_ char *text = NULL;
+        SimJobResult res[6];
+        SimOptions o = { .policy = &sched_policy_easy, .results = res };
+        SwfTrace t, back;
+        SimStats st;
+        size_t size = 0;
+        char *err = NULL;
+        FILE *in, *out;
+        int fd;
+
+        fd = mkstemp(path);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, small_trace, strlen(small_trace)), (ssize_t) strlen(small_trace));
+        close(fd);
+
+        assert_int_equal(swf_load(path, &t, &err), 0);
+        assert_int_equal(sim_run(&t, &o, &st, &err), 0);
+        in = fopen(path, "re");
+        assert_non_null(in);
+        out = open_memstream(&text, &size);
+        assert_non_null(out);
+        assert_int_equal(sim_write_schedule(in, path, &t, res, "; Note: simulated\n", out, &err), 0);
+        fclose(in);
+        fclose(out);
+
+        /* The header first, then the note, then the simulated jobs (1, 2, 3; the others
+         * were skipped), field 3 their wait, field 4 the run simulated. */
+        assert_string_equal(text,
+                            "; MaxProcs: 4\n"
+                            "; Note: simulated\n"
+                            "1 0 0 100 4 -1 -1 4 100 -1 1 1 1 -1 -1 1 -1 -1\n"
+                            "2 0 100 10 2 -1 -1 2 20 -1 1 1 1 -1 -1 1 -1 -1\n"
+                            "3 5 95 50 -1 -1 -1 2 50 -1 1 1 1 -1 -1 1 -1 -1\n");
+        assert_int_equal(parse_string(text, &back, &err), 0);
+        assert_int_equal(back.max_procs, 4);
+        assert_int_equal(back.n_jobs, st.simulated);
+        {
+                double sum = 0;
+                for (size_t i = 0; i < back.n_jobs; i++)
+                        sum += (double) back.jobs[i].wait;
+                assert_float_equal(sum / (double) back.n_jobs, st.avg_wait, 1e-9);
+        }
+        swf_trace_done(&back);
+
+        /* A file that is not the trace simulated is refused, not half written over. */
+        in = fmemopen((void *) semantics_trace, strlen(semantics_trace), "r");
+        assert_non_null(in);
+        out = fopen("/dev/null", "we");
+        assert_non_null(out);
+        assert_int_equal(sim_write_schedule(in, "other.swf", &t, res, NULL, out, &err), -EINVAL);
+        assert_non_null(strstr(err, "the trace changed"));
+        free(err);
+        fclose(in);
+        fclose(out);
+
+        swf_trace_done(&t);
+        assert_int_equal(unlink(path), 0);
+}
+
 static bool strict(void) {
         const char *e = getenv("CORRAL_TEST_STRICT");
         return e && streq(e, "1");
@@ -172,6 +339,9 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse),
                 cmocka_unit_test(test_small),
+                cmocka_unit_test(test_semantics),
+                cmocka_unit_test(test_filter),
+                cmocka_unit_test(test_schedule),
                 cmocka_unit_test(test_trace_hpc2n),
                 cmocka_unit_test(test_trace_lublin),
         };
