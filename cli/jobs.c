@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What the verbs share: parsing job lists (List's pages), resolving job arguments,
+ * waiting for a job. The verbs are in verb-*.c, queue.c and submit.c. */
 
 #include <errno.h>
 #include <getopt.h>
@@ -8,11 +10,6 @@
 
 #include "commands.h"
 #include "log.h"
-
-/* What the verbs share: parsing job lists (List's pages), resolving job arguments,
- * waiting for a job. The verbs are in verb-*.c, queue.c and submit.c. */
-
-
 
 void cli_reset_getopt(void) {
         /* 0, not 1: glibc then also forgets the position inside bundled short options. */
@@ -43,7 +40,6 @@ void job_list_done(JobList *l) {
 }
 
 int job_entry_from_json(json_object *o, JobEntry *ret) {
-        json_object *v;
         int r;
 
         assert(ret);
@@ -52,20 +48,10 @@ int job_entry_from_json(json_object *o, JobEntry *ret) {
         r = job_info_from_json(o, &ret->info, NULL);
         if (r < 0)
                 return r;
-        /* The scheduler's view, outside JobInfo's codec; a wrong type is ignored rather
-         * than failing the whole listing over a cosmetic column. */
-        if (json_object_object_get_ex(o, "est_start", &v) && json_object_is_type(v, json_type_int)) {
-                int64_t t = json_object_get_int64(v);
-                if (t > 0 && (uint64_t) t <= CORRAL_TIME_MAX) {
-                        ret->has_est_start = true;
-                        ret->est_start = (uint64_t) t;
-                }
-        }
-        if (json_object_object_get_ex(o, "priority", &v) &&
-            (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))) {
-                ret->has_priority = true;
-                ret->priority = json_object_get_double(v);
-        }
+        ret->has_est_start = ret->info.est_start > 0;
+        ret->est_start = ret->info.est_start;
+        ret->has_priority = ret->info.has_priority;
+        ret->priority = ret->info.priority;
         return 0;
 }
 

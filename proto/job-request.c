@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "job-request.h"
+#include "json-codec.h"
 #include "json-util.h"
 #include "parse-util.h"
 #include "protocol.h"
@@ -19,10 +20,6 @@ static const char *const dependency_type_table[_DEPENDENCY_TYPE_MAX] = {
 };
 
 DEFINE_STRING_TABLE_LOOKUP(dependency_type, DependencyType);
-
-static bool strv_isempty(char *const *l) {
-        return !l || !l[0];
-}
 
 /* ---- Array specs ---- */
 
@@ -170,7 +167,15 @@ static bool path_is_valid(const char *s, bool absolute) {
         return true;
 }
 
-/* ---- SubmitRequest ---- */
+static bool path_is_valid_absolute(const char *s) {
+        return path_is_valid(s, true);
+}
+
+static bool path_is_valid_relative(const char *s) {
+        return path_is_valid(s, false);
+}
+
+/* ---- IO limits, dependencies ---- */
 
 void io_device_limits_done(IoDeviceLimits *l) {
         if (!l)
@@ -216,95 +221,287 @@ int submit_request_add_dependency(SubmitRequest *req, DependencyType type, uint6
         return 0;
 }
 
-void submit_request_done(SubmitRequest *req) {
-        if (!req)
-                return;
-        free(req->name);
-        strv_free(req->argv);
-        free(req->script);
-        strv_free(req->env);
-        free(req->workdir);
-        free(req->stdin_path);
-        free(req->stdout_path);
-        free(req->stderr_path);
-        io_device_limits_done(&req->io_read_bw);
-        io_device_limits_done(&req->io_write_bw);
-        io_device_limits_done(&req->io_read_iops);
-        io_device_limits_done(&req->io_write_iops);
-        free(req->queue);
-        free(req->project);
-        free(req->dependencies);
-        *req = (SubmitRequest) SUBMIT_REQUEST_INIT;
-}
+/* The wire form of the two list fields: an array of at most max objects with exactly the
+ * keys k1 (a string) and k2 (an integer), in the order given; an empty list is not sent. */
+static int pair_list_decode(json_object *a, size_t max, const char *k1, const char *k2,
+                            int (*add)(json_object *v1, json_object *v2, void *userdata), void *userdata) {
+        size_t n;
+        int r;
 
-static int io_limits_validate(const IoDeviceLimits *l) {
-        if (l->n > CORRAL_IO_DEVICES_MAX)
+        if (!json_object_is_type(a, json_type_array))
                 return -EINVAL;
-        for (size_t i = 0; i < l->n; i++)
-                if (!path_is_valid(l->items[i].device, true) || l->items[i].limit == 0 ||
-                    l->items[i].limit > CORRAL_SIZE_MAX)
+        n = json_object_array_length(a);
+        if (n > max)
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(a, i), *v1, *v2;
+
+                if (!json_object_is_type(e, json_type_object) || json_object_object_length(e) != 2 ||
+                    !json_object_object_get_ex(e, k1, &v1) || !json_object_object_get_ex(e, k2, &v2))
                         return -EINVAL;
+                r = add(v1, v2, userdata);
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 
-static bool strv_entries_valid(char *const *l, size_t max_entries, bool env) {
-        if (strv_length(l) > max_entries)
+static int pair_list_append(json_object **a, const char *k1, const char *s, const char *k2, uint64_t u) {
+        _cleanup_json_ json_object *e = NULL;
+
+        if (!*a && !(*a = json_object_new_array()))
+                return -ENOMEM;
+        e = json_object_new_object();
+        if (!e || json_add_string(e, k1, s) < 0 || json_add_u64(e, k2, u) < 0 || json_object_array_add(*a, e) < 0)
+                return -ENOMEM;
+        TAKE_PTR(e);
+        return 0;
+}
+
+/* Wire: [{"device": absolute path, "limit": 1..CORRAL_SIZE_MAX}], at most
+ * CORRAL_IO_DEVICES_MAX entries. */
+#define IO_LIMITS(obj, f) ((IoDeviceLimits *) ((uint8_t *) (obj) + (f)->offset))
+#define IO_LIMITS_CONST(obj, f) ((const IoDeviceLimits *) ((const uint8_t *) (obj) + (f)->offset))
+
+static int io_limit_add(json_object *dev, json_object *lim, void *userdata) {
+        const char *device;
+        uint64_t limit;
+
+        if (json_get_string(dev, 1, CORRAL_PATH_LENGTH_MAX, &device) < 0 || device[0] != '/' ||
+            json_get_u64(lim, 1, CORRAL_SIZE_MAX, &limit) < 0)
+                return -EINVAL;
+        return io_device_limits_add(userdata, device, limit);
+}
+
+static int io_limits_decode(const JsonField *f, json_object *a, void *obj) {
+        io_device_limits_done(IO_LIMITS(obj, f));
+        return pair_list_decode(a, CORRAL_IO_DEVICES_MAX, "device", "limit", io_limit_add, IO_LIMITS(obj, f));
+}
+
+static int io_limits_encode(const JsonField *f, const void *obj, json_object **ret) {
+        const IoDeviceLimits *l = IO_LIMITS_CONST(obj, f);
+        _cleanup_json_ json_object *a = NULL;
+
+        for (size_t i = 0; i < l->n; i++)
+                if (pair_list_append(&a, "device", l->items[i].device, "limit", l->items[i].limit) < 0)
+                        return -ENOMEM;
+        *ret = TAKE_PTR(a);
+        return 0;
+}
+
+static bool io_limits_valid(const JsonField *f, const void *obj) {
+        const IoDeviceLimits *l = IO_LIMITS_CONST(obj, f);
+
+        if (l->n > CORRAL_IO_DEVICES_MAX)
                 return false;
-        STRV_FOREACH(s, l)
-                if (env ? !env_assignment_is_valid(*s) : strlen(*s) > CORRAL_ARG_LENGTH_MAX)
+        for (size_t i = 0; i < l->n; i++)
+                if (!path_is_valid(l->items[i].device, true) || l->items[i].limit == 0 ||
+                    l->items[i].limit > CORRAL_SIZE_MAX)
                         return false;
         return true;
 }
 
+static void io_limits_forget(const JsonField *f, void *obj) {
+        *IO_LIMITS(obj, f) = (IoDeviceLimits) {};
+}
+
+static int io_limits_copy(const JsonField *f, const void *src, void *dst) {
+        const IoDeviceLimits *s = IO_LIMITS_CONST(src, f);
+
+        for (size_t i = 0; i < s->n; i++)
+                if (io_device_limits_add(IO_LIMITS(dst, f), s->items[i].device, s->items[i].limit) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
+static void io_limits_done(const JsonField *f, void *obj) {
+        io_device_limits_done(IO_LIMITS(obj, f));
+}
+
+static const JsonFieldOps io_limits_ops = {
+        .decode = io_limits_decode,
+        .encode = io_limits_encode,
+        .valid = io_limits_valid,
+        .forget = io_limits_forget,
+        .copy = io_limits_copy,
+        .done = io_limits_done,
+};
+
+/* Wire: [{"type": "after" | "afterany" | "afterok" | "afternotok", "job_id"}], at most
+ * CORRAL_DEPENDENCIES_MAX entries. */
+static int dependency_add(json_object *t, json_object *id, void *userdata) {
+        const char *type;
+        DependencyType dt;
+        uint64_t job_id;
+
+        if (json_get_string(t, 1, 32, &type) < 0 || (dt = dependency_type_from_string(type)) < 0 ||
+            json_get_u64(id, 1, CORRAL_JOB_ID_MAX, &job_id) < 0)
+                return -EINVAL;
+        return submit_request_add_dependency(userdata, dt, job_id);
+}
+
+static int dependencies_decode(const JsonField *f, json_object *a, void *obj) {
+        SubmitRequest *req = obj;
+
+        req->dependencies = mfree(req->dependencies);
+        req->n_dependencies = 0;
+        return pair_list_decode(a, CORRAL_DEPENDENCIES_MAX, "type", "job_id", dependency_add, req);
+}
+
+static int dependencies_encode(const JsonField *f, const void *obj, json_object **ret) {
+        const SubmitRequest *req = obj;
+        _cleanup_json_ json_object *a = NULL;
+
+        for (size_t i = 0; i < req->n_dependencies; i++)
+                if (pair_list_append(&a, "type", dependency_type_to_string(req->dependencies[i].type), "job_id",
+                                     req->dependencies[i].job_id) < 0)
+                        return -ENOMEM;
+        *ret = TAKE_PTR(a);
+        return 0;
+}
+
+static bool dependencies_valid(const JsonField *f, const void *obj) {
+        const SubmitRequest *req = obj;
+
+        if (req->n_dependencies > CORRAL_DEPENDENCIES_MAX)
+                return false;
+        for (size_t i = 0; i < req->n_dependencies; i++)
+                if (!dependency_type_to_string(req->dependencies[i].type) || req->dependencies[i].job_id < 1 ||
+                    req->dependencies[i].job_id > CORRAL_JOB_ID_MAX)
+                        return false;
+        return true;
+}
+
+static void dependencies_forget(const JsonField *f, void *obj) {
+        SubmitRequest *req = obj;
+
+        req->dependencies = NULL;
+        req->n_dependencies = 0;
+}
+
+static int dependencies_copy(const JsonField *f, const void *src, void *dst) {
+        const SubmitRequest *s = src;
+        SubmitRequest *d = dst;
+
+        if (s->n_dependencies == 0)
+                return 0;
+        d->dependencies = new(JobDependency, s->n_dependencies);
+        if (!d->dependencies)
+                return -ENOMEM;
+        memcpy(d->dependencies, s->dependencies, s->n_dependencies * sizeof(JobDependency));
+        d->n_dependencies = s->n_dependencies;
+        return 0;
+}
+
+static void dependencies_done(const JsonField *f, void *obj) {
+        SubmitRequest *req = obj;
+
+        req->dependencies = mfree(req->dependencies);
+        req->n_dependencies = 0;
+}
+
+static const JsonFieldOps dependencies_ops = {
+        .decode = dependencies_decode,
+        .encode = dependencies_encode,
+        .valid = dependencies_valid,
+        .forget = dependencies_forget,
+        .copy = dependencies_copy,
+        .done = dependencies_done,
+};
+
+/* Wire: an ArraySpec string ("1-100:2%10"), canonical when we send it; not sent unless set. */
+static int array_decode(const JsonField *f, json_object *v, void *obj) {
+        SubmitRequest *req = obj;
+        const char *s;
+
+        if (json_get_string(v, 1, 64, &s) < 0)
+                return -EINVAL;
+        return array_spec_parse(s, &req->array) < 0 ? -EINVAL : 0;
+}
+
+static int array_encode(const JsonField *f, const void *obj, json_object **ret) {
+        const SubmitRequest *req = obj;
+        char buf[64];
+
+        *ret = NULL;
+        if (!req->array.set)
+                return 0;
+        *ret = json_object_new_string(array_spec_format(&req->array, buf, sizeof(buf)));
+        return *ret ? 0 : -ENOMEM;
+}
+
+static bool array_valid(const JsonField *f, const void *obj) {
+        const ArraySpec *a = &((const SubmitRequest *) obj)->array;
+
+        return !a->set || (a->step >= 1 && a->start <= a->end && a->end <= CORRAL_ARRAY_INDEX_MAX &&
+                           array_spec_count(a) <= CORRAL_ARRAY_TASKS_MAX &&
+                           a->max_concurrent <= CORRAL_ARRAY_TASKS_MAX);
+}
+
+static const JsonFieldOps array_ops = {
+        .decode = array_decode,
+        .encode = array_encode,
+        .valid = array_valid,
+};
+
+/* ---- SubmitRequest ---- */
+
+#define OMIT JSON_FIELD_OMIT_UNSET
+
+/* The order is the order on the wire and of validation. */
+static const JsonField submit_request_fields[] = {
+        JSON_STRING(SubmitRequest, "name", name, 1, CORRAL_NAME_LENGTH_MAX, 0, job_name_is_valid),
+        JSON_STRV(SubmitRequest, "argv", argv, CORRAL_ARGV_MAX, CORRAL_ARG_LENGTH_MAX, JSON_FIELD_COMMAND, NULL),
+        JSON_STRING(SubmitRequest, "script", script, 1, CORRAL_SCRIPT_SIZE_MAX, 0, NULL),
+        JSON_STRV(SubmitRequest, "env", env, CORRAL_ENV_MAX, CORRAL_ARG_LENGTH_MAX, 0, env_assignment_is_valid),
+        JSON_STRING(SubmitRequest, "workdir", workdir, 1, CORRAL_PATH_LENGTH_MAX, 0, path_is_valid_absolute),
+        JSON_STRING(SubmitRequest, "stdin_path", stdin_path, 1, CORRAL_PATH_LENGTH_MAX, 0, path_is_valid_relative),
+        JSON_STRING(SubmitRequest, "stdout_path", stdout_path, 1, CORRAL_PATH_LENGTH_MAX, 0, path_is_valid_relative),
+        JSON_STRING(SubmitRequest, "stderr_path", stderr_path, 1, CORRAL_PATH_LENGTH_MAX, 0, path_is_valid_relative),
+        JSON_U32(SubmitRequest, "cpus", cpus, 1, CORRAL_CPUS_MAX, OMIT, 0),
+        JSON_U64(SubmitRequest, "memory", memory, 1, CORRAL_SIZE_MAX, OMIT, 0),
+        JSON_U64(SubmitRequest, "walltime_sec", walltime_sec, 1, CORRAL_WALLTIME_MAX, OMIT | JSON_FIELD_INFINITY, 0),
+        JSON_CUSTOM(SubmitRequest, "io_read_bw", io_read_bw, &io_limits_ops, 0),
+        JSON_CUSTOM(SubmitRequest, "io_write_bw", io_write_bw, &io_limits_ops, 0),
+        JSON_CUSTOM(SubmitRequest, "io_read_iops", io_read_iops, &io_limits_ops, 0),
+        JSON_CUSTOM(SubmitRequest, "io_write_iops", io_write_iops, &io_limits_ops, 0),
+        JSON_U32(SubmitRequest, "io_weight", io_weight, CORRAL_IO_WEIGHT_MIN, CORRAL_IO_WEIGHT_MAX, OMIT, 0),
+        JSON_U64(SubmitRequest, "tasks_max", tasks_max, 1, CORRAL_TASKS_MAX_MAX, OMIT, 0),
+        /* A number, as umask(2) has it; 0 is a valid umask, the default is not sent. */
+        JSON_U32(SubmitRequest, "umask", umask, 0, CORRAL_UMASK_MAX, OMIT, CORRAL_UMASK_DEFAULT),
+        JSON_STRING(SubmitRequest, "queue", queue, 1, CORRAL_IDENT_LENGTH_MAX, 0, ident_is_valid),
+        JSON_STRING(SubmitRequest, "project", project, 1, CORRAL_IDENT_LENGTH_MAX, 0, ident_is_valid),
+        JSON_BOOL(SubmitRequest, "exclusive", exclusive, OMIT),
+        JSON_TRISTATE(SubmitRequest, "rerunnable", rerunnable, OMIT),
+        JSON_BOOL(SubmitRequest, "hold", hold, OMIT),
+        JSON_INT(SubmitRequest, "nice", nice, CORRAL_NICE_MIN, CORRAL_NICE_MAX, OMIT, 0),
+        JSON_CUSTOM(SubmitRequest, "dependencies", dependencies, &dependencies_ops, 0),
+        JSON_CUSTOM(SubmitRequest, "array", array, &array_ops, 0),
+        JSON_U64(SubmitRequest, "begin_time", begin_time, 1, CORRAL_TIME_MAX, OMIT, 0),
+        JSON_END,
+};
+
+void submit_request_done(SubmitRequest *req) {
+        if (!req)
+                return;
+        json_codec_done(submit_request_fields, req);
+        *req = (SubmitRequest) SUBMIT_REQUEST_INIT;
+}
+
 int submit_request_validate(const SubmitRequest *req, const char **ret_bad_field) {
         const char *bad = NULL;
+        int r;
 
         assert(req);
 
-#define CHECK(cond, field)                                                                 \
-        if (!bad && !(cond))                                                               \
-                bad = (field)
-
-        CHECK(!req->name || job_name_is_valid(req->name), "name");
-        CHECK(!(req->argv && req->script), "script");
-        CHECK(req->argv || req->script, "argv");
-        CHECK(!req->argv || (!strv_isempty(req->argv) && !isempty(req->argv[0]) &&
-                             strv_entries_valid(req->argv, CORRAL_ARGV_MAX, false)), "argv");
-        CHECK(!req->script || (req->script[0] && strlen(req->script) <= CORRAL_SCRIPT_SIZE_MAX), "script");
-        CHECK(strv_entries_valid(req->env, CORRAL_ENV_MAX, true), "env");
-        CHECK(!req->workdir || path_is_valid(req->workdir, true), "workdir");
-        CHECK(!req->stdin_path || path_is_valid(req->stdin_path, false), "stdin_path");
-        CHECK(!req->stdout_path || path_is_valid(req->stdout_path, false), "stdout_path");
-        CHECK(!req->stderr_path || path_is_valid(req->stderr_path, false), "stderr_path");
-        CHECK(req->cpus <= CORRAL_CPUS_MAX, "cpus");
-        CHECK(req->memory <= CORRAL_SIZE_MAX, "memory");
-        CHECK(req->walltime_sec <= CORRAL_WALLTIME_MAX || req->walltime_sec == CORRAL_WALLTIME_INFINITY,
-              "walltime_sec");
-        CHECK(io_limits_validate(&req->io_read_bw) >= 0, "io_read_bw");
-        CHECK(io_limits_validate(&req->io_write_bw) >= 0, "io_write_bw");
-        CHECK(io_limits_validate(&req->io_read_iops) >= 0, "io_read_iops");
-        CHECK(io_limits_validate(&req->io_write_iops) >= 0, "io_write_iops");
-        CHECK(req->io_weight == 0 || (req->io_weight >= CORRAL_IO_WEIGHT_MIN && req->io_weight <= CORRAL_IO_WEIGHT_MAX),
-              "io_weight");
-        CHECK(req->tasks_max <= CORRAL_TASKS_MAX_MAX, "tasks_max");
-        CHECK(req->umask <= CORRAL_UMASK_MAX, "umask");
-        CHECK(!req->queue || ident_is_valid(req->queue), "queue");
-        CHECK(!req->project || ident_is_valid(req->project), "project");
-        CHECK(req->rerunnable >= -1 && req->rerunnable <= 1, "rerunnable");
-        CHECK(req->nice >= CORRAL_NICE_MIN && req->nice <= CORRAL_NICE_MAX, "nice");
-        CHECK(req->n_dependencies <= CORRAL_DEPENDENCIES_MAX, "dependencies");
-        for (size_t i = 0; i < req->n_dependencies; i++) {
-                CHECK(dependency_type_to_string(req->dependencies[i].type), "dependencies");
-                CHECK(req->dependencies[i].job_id >= 1 && req->dependencies[i].job_id <= CORRAL_JOB_ID_MAX,
-                      "dependencies");
+        r = json_codec_validate(submit_request_fields, req, &bad);
+        if (r >= 0) {
+                /* Exactly one of argv and script. */
+                if (req->argv && req->script)
+                        bad = "script";
+                else if (!req->argv && !req->script)
+                        bad = "argv";
         }
-        CHECK(!req->array.set || (req->array.step >= 1 && req->array.start <= req->array.end &&
-                                  req->array.end <= CORRAL_ARRAY_INDEX_MAX &&
-                                  array_spec_count(&req->array) <= CORRAL_ARRAY_TASKS_MAX &&
-                                  req->array.max_concurrent <= CORRAL_ARRAY_TASKS_MAX), "array");
-        CHECK(req->begin_time <= CORRAL_TIME_MAX, "begin_time");
-#undef CHECK
-
         if (bad) {
                 if (ret_bad_field)
                         *ret_bad_field = bad;
@@ -313,246 +510,11 @@ int submit_request_validate(const SubmitRequest *req, const char **ret_bad_field
         return 0;
 }
 
-static int io_limits_to_json(json_object *o, const char *key, const IoDeviceLimits *l) {
-        _cleanup_json_ json_object *a = NULL;
-
-        if (l->n == 0)
-                return 0;
-        a = json_object_new_array();
-        if (!a)
-                return -ENOMEM;
-        for (size_t i = 0; i < l->n; i++) {
-                _cleanup_json_ json_object *e = json_object_new_object();
-                if (!e || json_add_string(e, "device", l->items[i].device) < 0 ||
-                    json_add_u64(e, "limit", l->items[i].limit) < 0 || json_object_array_add(a, e) < 0)
-                        return -ENOMEM;
-                TAKE_PTR(e);
-        }
-        return json_add(o, key, TAKE_PTR(a));
-}
-
 int submit_request_to_json(const SubmitRequest *req, json_object **ret) {
-        _cleanup_json_ json_object *o = NULL;
-        int r = 0;
-
         assert(req);
         assert(ret);
 
-        o = json_object_new_object();
-        if (!o)
-                return -ENOMEM;
-
-#define ADD(call)                                                                          \
-        do {                                                                               \
-                if (r >= 0)                                                                \
-                        r = (call);                                                        \
-        } while (0)
-
-        ADD(json_add_string(o, "name", req->name));
-        ADD(json_add_strv(o, "argv", req->argv));
-        ADD(json_add_string(o, "script", req->script));
-        ADD(json_add_strv(o, "env", req->env));
-        ADD(json_add_string(o, "workdir", req->workdir));
-        ADD(json_add_string(o, "stdin_path", req->stdin_path));
-        ADD(json_add_string(o, "stdout_path", req->stdout_path));
-        ADD(json_add_string(o, "stderr_path", req->stderr_path));
-        if (req->cpus > 0)
-                ADD(json_add_u64(o, "cpus", req->cpus));
-        if (req->memory > 0)
-                ADD(json_add_u64(o, "memory", req->memory));
-        if (req->walltime_sec == CORRAL_WALLTIME_INFINITY)
-                ADD(json_add_string(o, "walltime_sec", "infinity"));
-        else if (req->walltime_sec > 0)
-                ADD(json_add_u64(o, "walltime_sec", req->walltime_sec));
-        ADD(io_limits_to_json(o, "io_read_bw", &req->io_read_bw));
-        ADD(io_limits_to_json(o, "io_write_bw", &req->io_write_bw));
-        ADD(io_limits_to_json(o, "io_read_iops", &req->io_read_iops));
-        ADD(io_limits_to_json(o, "io_write_iops", &req->io_write_iops));
-        if (req->io_weight > 0)
-                ADD(json_add_u64(o, "io_weight", req->io_weight));
-        if (req->tasks_max > 0)
-                ADD(json_add_u64(o, "tasks_max", req->tasks_max));
-        if (req->umask != CORRAL_UMASK_DEFAULT)
-                ADD(json_add_u64(o, "umask", req->umask));
-        ADD(json_add_string(o, "queue", req->queue));
-        ADD(json_add_string(o, "project", req->project));
-        if (req->exclusive)
-                ADD(json_add_bool(o, "exclusive", true));
-        if (req->rerunnable >= 0)
-                ADD(json_add_bool(o, "rerunnable", req->rerunnable));
-        if (req->hold)
-                ADD(json_add_bool(o, "hold", true));
-        if (req->nice != 0)
-                ADD(json_add_i64(o, "nice", req->nice));
-        if (req->n_dependencies > 0) {
-                _cleanup_json_ json_object *a = json_object_new_array();
-                if (!a)
-                        return -ENOMEM;
-                for (size_t i = 0; r >= 0 && i < req->n_dependencies; i++) {
-                        _cleanup_json_ json_object *e = json_object_new_object();
-                        if (!e || json_add_string(e, "type", dependency_type_to_string(req->dependencies[i].type)) < 0 ||
-                            json_add_u64(e, "job_id", req->dependencies[i].job_id) < 0 ||
-                            json_object_array_add(a, e) < 0)
-                                return -ENOMEM;
-                        TAKE_PTR(e);
-                }
-                ADD(json_add(o, "dependencies", TAKE_PTR(a)));
-        }
-        if (req->array.set) {
-                char buf[64];
-                ADD(json_add_string(o, "array", array_spec_format(&req->array, buf, sizeof(buf))));
-        }
-        if (req->begin_time > 0)
-                ADD(json_add_u64(o, "begin_time", req->begin_time));
-#undef ADD
-        if (r < 0)
-                return r;
-
-        *ret = TAKE_PTR(o);
-        return 0;
-}
-
-static int io_limits_from_json(json_object *a, IoDeviceLimits *l) {
-        size_t n;
-        int r;
-
-        if (!json_object_is_type(a, json_type_array))
-                return -EINVAL;
-        n = json_object_array_length(a);
-        if (n > CORRAL_IO_DEVICES_MAX)
-                return -EINVAL;
-        for (size_t i = 0; i < n; i++) {
-                json_object *e = json_object_array_get_idx(a, i), *dev, *lim;
-                const char *device;
-                uint64_t limit;
-
-                if (!json_object_is_type(e, json_type_object) || json_object_object_length(e) != 2 ||
-                    !json_object_object_get_ex(e, "device", &dev) || !json_object_object_get_ex(e, "limit", &lim))
-                        return -EINVAL;
-                if (json_get_string(dev, 1, CORRAL_PATH_LENGTH_MAX, &device) < 0 || device[0] != '/' ||
-                    json_get_u64(lim, 1, CORRAL_SIZE_MAX, &limit) < 0)
-                        return -EINVAL;
-                r = io_device_limits_add(l, device, limit);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-static int dependencies_from_json(json_object *a, SubmitRequest *req) {
-        size_t n;
-        int r;
-
-        if (!json_object_is_type(a, json_type_array))
-                return -EINVAL;
-        n = json_object_array_length(a);
-        if (n > CORRAL_DEPENDENCIES_MAX)
-                return -EINVAL;
-        for (size_t i = 0; i < n; i++) {
-                json_object *e = json_object_array_get_idx(a, i), *t, *id;
-                const char *type;
-                DependencyType dt;
-                uint64_t job_id;
-
-                if (!json_object_is_type(e, json_type_object) || json_object_object_length(e) != 2 ||
-                    !json_object_object_get_ex(e, "type", &t) || !json_object_object_get_ex(e, "job_id", &id))
-                        return -EINVAL;
-                if (json_get_string(t, 1, 32, &type) < 0 || (dt = dependency_type_from_string(type)) < 0 ||
-                    json_get_u64(id, 1, CORRAL_JOB_ID_MAX, &job_id) < 0)
-                        return -EINVAL;
-                r = submit_request_add_dependency(req, dt, job_id);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-static int submit_request_field_from_json(const char *key, json_object *v, SubmitRequest *req) {
-        uint64_t u = 0;
-        int64_t i = 0;
-        bool b = false;
-        int r;
-
-        /* The locals are assigned to req even when parsing failed: harmless, the whole
-         * request is thrown away then, but they must hold defined values. */
-        if (streq(key, "name")) {
-                r = json_dup_string(v, 1, CORRAL_NAME_LENGTH_MAX, &req->name);
-                if (r >= 0 && !job_name_is_valid(req->name))
-                        r = -EINVAL;
-        } else if (streq(key, "argv")) {
-                r = json_get_strv(v, CORRAL_ARGV_MAX, CORRAL_ARG_LENGTH_MAX, &req->argv);
-                if (r >= 0 && (strv_isempty(req->argv) || isempty(req->argv[0])))
-                        r = -EINVAL;
-        } else if (streq(key, "script"))
-                r = json_dup_string(v, 1, CORRAL_SCRIPT_SIZE_MAX, &req->script);
-        else if (streq(key, "env")) {
-                r = json_get_strv(v, CORRAL_ENV_MAX, CORRAL_ARG_LENGTH_MAX, &req->env);
-                if (r >= 0 && !strv_entries_valid(req->env, CORRAL_ENV_MAX, true))
-                        r = -EINVAL;
-        } else if (streq(key, "workdir")) {
-                r = json_dup_string(v, 1, CORRAL_PATH_LENGTH_MAX, &req->workdir);
-                if (r >= 0 && !path_is_valid(req->workdir, true))
-                        r = -EINVAL;
-        } else if (streq(key, "stdin_path") || streq(key, "stdout_path") || streq(key, "stderr_path")) {
-                char **p = key[3] == 'i' ? &req->stdin_path : key[3] == 'o' ? &req->stdout_path : &req->stderr_path;
-                r = json_dup_string(v, 1, CORRAL_PATH_LENGTH_MAX, p);
-                if (r >= 0 && !path_is_valid(*p, false))
-                        r = -EINVAL;
-        } else if (streq(key, "cpus")) {
-                r = json_get_u64(v, 1, CORRAL_CPUS_MAX, &u);
-                req->cpus = (unsigned) u;
-        } else if (streq(key, "memory"))
-                r = json_get_u64(v, 1, CORRAL_SIZE_MAX, &req->memory);
-        else if (streq(key, "walltime_sec")) {
-                if (json_object_is_type(v, json_type_string)) {
-                        r = streq(json_object_get_string(v), "infinity") ? 0 : -EINVAL;
-                        req->walltime_sec = CORRAL_WALLTIME_INFINITY;
-                } else
-                        r = json_get_u64(v, 1, CORRAL_WALLTIME_MAX, &req->walltime_sec);
-        } else if (streq(key, "io_read_bw"))
-                r = io_limits_from_json(v, &req->io_read_bw);
-        else if (streq(key, "io_write_bw"))
-                r = io_limits_from_json(v, &req->io_write_bw);
-        else if (streq(key, "io_read_iops"))
-                r = io_limits_from_json(v, &req->io_read_iops);
-        else if (streq(key, "io_write_iops"))
-                r = io_limits_from_json(v, &req->io_write_iops);
-        else if (streq(key, "io_weight")) {
-                r = json_get_u64(v, CORRAL_IO_WEIGHT_MIN, CORRAL_IO_WEIGHT_MAX, &u);
-                req->io_weight = (unsigned) u;
-        } else if (streq(key, "tasks_max"))
-                r = json_get_u64(v, 1, CORRAL_TASKS_MAX_MAX, &req->tasks_max);
-        else if (streq(key, "umask")) {
-                /* A number, as umask(2) has it; 0 is a valid umask. */
-                r = json_get_u64(v, 0, CORRAL_UMASK_MAX, &u);
-                req->umask = (mode_t) u;
-        } else if (streq(key, "queue") || streq(key, "project")) {
-                char **p = key[0] == 'q' ? &req->queue : &req->project;
-                r = json_dup_string(v, 1, CORRAL_IDENT_LENGTH_MAX, p);
-                if (r >= 0 && !ident_is_valid(*p))
-                        r = -EINVAL;
-        } else if (streq(key, "exclusive"))
-                r = json_get_bool(v, &req->exclusive);
-        else if (streq(key, "rerunnable")) {
-                r = json_get_bool(v, &b);
-                req->rerunnable = b;
-        } else if (streq(key, "hold"))
-                r = json_get_bool(v, &req->hold);
-        else if (streq(key, "nice")) {
-                r = json_get_i64(v, CORRAL_NICE_MIN, CORRAL_NICE_MAX, &i);
-                req->nice = (int) i;
-        } else if (streq(key, "dependencies"))
-                r = dependencies_from_json(v, req);
-        else if (streq(key, "array")) {
-                const char *s;
-                r = json_get_string(v, 1, 64, &s);
-                if (r >= 0)
-                        r = array_spec_parse(s, &req->array) < 0 ? -EINVAL : 0;
-        } else if (streq(key, "begin_time"))
-                r = json_get_u64(v, 1, CORRAL_TIME_MAX, &req->begin_time);
-        else
-                r = -EINVAL; /* unknown keys: a typo must not silently drop a limit */
-        return r;
+        return json_codec_encode(submit_request_fields, req, 0, ret);
 }
 
 int submit_request_from_json(json_object *o, SubmitRequest *ret, const char **ret_bad_field) {
@@ -568,20 +530,9 @@ int submit_request_from_json(json_object *o, SubmitRequest *ret, const char **re
                         *ret_bad_field = "parameters";
                 return -EINVAL;
         }
-
-        json_object_object_foreach(o, key, v) {
-                r = submit_request_field_from_json(key, v, &req);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0) {
-                        /* Unknown keys are named as sent; point into o, which the caller
-                         * holds for as long as it needs the answer. */
-                        if (ret_bad_field)
-                                *ret_bad_field = key;
-                        return -EINVAL;
-                }
-        }
-
+        r = json_codec_decode(submit_request_fields, o, JSON_UNKNOWN_REFUSE, &req, ret_bad_field, NULL);
+        if (r < 0)
+                return r;
         r = submit_request_validate(&req, ret_bad_field);
         if (r < 0)
                 return r;
@@ -591,200 +542,123 @@ int submit_request_from_json(json_object *o, SubmitRequest *ret, const char **re
         return 0;
 }
 
+/* A real deep copy, for array tasks: a JSON round trip costs a full serialize and parse of
+ * a request that may carry 1.5 MiB of script and environment, per task. The table knows
+ * every member that owns memory. */
+int submit_request_copy(const SubmitRequest *src, SubmitRequest *ret) {
+        _cleanup_(submit_request_done) SubmitRequest c = SUBMIT_REQUEST_INIT;
+        int r;
+
+        assert(src);
+        assert(ret);
+
+        c = *src;
+        r = json_codec_copy(submit_request_fields, src, &c);
+        if (r < 0)
+                return r;
+        *ret = c;
+        c = (SubmitRequest) SUBMIT_REQUEST_INIT;
+        return 0;
+}
+
 /* ---- JobInfo ---- */
+
+#define JSON_U64_MAX ((uint64_t) INT64_MAX - 1)
+
+static const JsonField job_usage_fields[] = {
+        JSON_U64(JobUsage, "cpu_usec", cpu_usec, 0, JSON_U64_MAX, 0, 0),
+        JSON_U64(JobUsage, "memory_peak", memory_peak, 0, JSON_U64_MAX, 0, 0),
+        JSON_U64(JobUsage, "io_read_bytes", io_read_bytes, 0, JSON_U64_MAX, 0, 0),
+        JSON_U64(JobUsage, "io_write_bytes", io_write_bytes, 0, JSON_U64_MAX, 0, 0),
+        JSON_U64(JobUsage, "tasks_peak", tasks_peak, 0, JSON_U64_MAX, 0, 0),
+        JSON_END,
+};
+
+/* The task index is sent with the array's id, and 0 is a valid index. */
+static int array_task_id_decode(const JsonField *f, json_object *v, void *obj) {
+        uint64_t u;
+
+        if (json_get_u64(v, 0, CORRAL_ARRAY_INDEX_MAX, &u) < 0)
+                return -EINVAL;
+        ((JobInfo *) obj)->array_task_id = (uint32_t) u;
+        return 0;
+}
+
+static int array_task_id_encode(const JsonField *f, const void *obj, json_object **ret) {
+        const JobInfo *info = obj;
+
+        *ret = NULL;
+        if (info->array_job_id == 0)
+                return 0;
+        *ret = json_object_new_uint64(info->array_task_id);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static bool array_task_id_valid(const JsonField *f, const void *obj) {
+        return ((const JobInfo *) obj)->array_task_id <= CORRAL_ARRAY_INDEX_MAX;
+}
+
+static const JsonFieldOps array_task_id_ops = {
+        .decode = array_task_id_decode,
+        .encode = array_task_id_encode,
+        .valid = array_task_id_valid,
+};
+
+#define DETAILS JSON_FIELD_DETAILS
+
+static const JsonField job_info_fields[] = {
+        JSON_U64(JobInfo, "id", id, 1, CORRAL_JOB_ID_MAX, JSON_FIELD_REQUIRED, 0),
+        JSON_STRING(JobInfo, "name", name, 0, CORRAL_NAME_LENGTH_MAX, 0, NULL),
+        JSON_STRING(JobInfo, "user", user, 0, CORRAL_IDENT_LENGTH_MAX, 0, NULL),
+        JSON_U32(JobInfo, "uid", uid, 0, UINT32_MAX, 0, 0),
+        JSON_STRING(JobInfo, "project", project, 0, CORRAL_IDENT_LENGTH_MAX, 0, NULL),
+        JSON_STRING(JobInfo, "queue", queue, 0, CORRAL_IDENT_LENGTH_MAX, 0, NULL),
+        JSON_STRING(JobInfo, "state", state, 1, 64, JSON_FIELD_REQUIRED, NULL),
+        JSON_STRING(JobInfo, "reason", reason, 0, 1024, 0, NULL),
+        JSON_U32(JobInfo, "cpus", cpus, 0, CORRAL_CPUS_MAX, 0, 0),
+        JSON_U64(JobInfo, "memory", memory, 0, CORRAL_SIZE_MAX, 0, 0),
+        JSON_U64(JobInfo, "walltime_sec", walltime_sec, 0, CORRAL_WALLTIME_MAX, JSON_FIELD_INFINITY, 0),
+        JSON_INT(JobInfo, "nice", nice, CORRAL_NICE_MIN, CORRAL_NICE_MAX, 0, 0),
+        JSON_U64(JobInfo, "submit_time", submit_time, 0, CORRAL_TIME_MAX, OMIT, 0),
+        JSON_U64(JobInfo, "start_time", start_time, 0, CORRAL_TIME_MAX, OMIT, 0),
+        JSON_U64(JobInfo, "end_time", end_time, 0, CORRAL_TIME_MAX, OMIT, 0),
+        JSON_INT(JobInfo, "exit_code", exit_code, 0, 255, OMIT, -1),
+        JSON_INT(JobInfo, "exit_signal", exit_signal, 0, 127, OMIT, 0),
+        JSON_STRING(JobInfo, "node", node, 0, 255, 0, NULL),
+        JSON_STRING(JobInfo, "cpus_allocated", cpus_allocated, 0, 4096, 0, NULL),
+        JSON_U64(JobInfo, "array_job_id", array_job_id, 0, CORRAL_JOB_ID_MAX, OMIT, 0),
+        JSON_CUSTOM(JobInfo, "array_task_id", array_task_id, &array_task_id_ops, 0),
+        JSON_STRV(JobInfo, "argv", argv, CORRAL_ARGV_MAX, CORRAL_ARG_LENGTH_MAX, DETAILS, NULL),
+        JSON_BOOL(JobInfo, "has_script", has_script, DETAILS),
+        JSON_STRV(JobInfo, "env", env, CORRAL_ENV_MAX, CORRAL_ARG_LENGTH_MAX, DETAILS, NULL),
+        JSON_STRING(JobInfo, "workdir", workdir, 0, CORRAL_PATH_LENGTH_MAX, DETAILS, NULL),
+        JSON_STRING(JobInfo, "stdin_path", stdin_path, 0, CORRAL_PATH_LENGTH_MAX, DETAILS, NULL),
+        JSON_STRING(JobInfo, "stdout_path", stdout_path, 0, CORRAL_PATH_LENGTH_MAX, DETAILS, NULL),
+        JSON_STRING(JobInfo, "stderr_path", stderr_path, 0, CORRAL_PATH_LENGTH_MAX, DETAILS, NULL),
+        JSON_OBJECT(JobInfo, "usage", usage, job_usage_fields, DETAILS),
+        /* Display only: a bad value is dropped rather than failing a whole listing. */
+        JSON_U64(JobInfo, "est_start", est_start, 0, CORRAL_TIME_MAX, OMIT | JSON_FIELD_LENIENT, 0),
+        JSON_DOUBLE(JobInfo, "priority", priority, JSON_FIELD_LENIENT, has_priority),
+        JSON_END,
+};
 
 void job_info_done(JobInfo *info) {
         if (!info)
                 return;
-        free(info->name);
-        free(info->user);
-        free(info->project);
-        free(info->queue);
-        free(info->state);
-        free(info->reason);
-        free(info->node);
-        free(info->cpus_allocated);
-        strv_free(info->argv);
-        strv_free(info->env);
-        free(info->workdir);
-        free(info->stdin_path);
-        free(info->stdout_path);
-        free(info->stderr_path);
+        json_codec_done(job_info_fields, info);
         *info = (JobInfo) JOB_INFO_INIT;
 }
 
 int job_info_to_json(const JobInfo *info, bool details, json_object **ret) {
-        _cleanup_json_ json_object *o = NULL;
-        int r = 0;
-
         assert(info);
         assert(ret);
 
-        o = json_object_new_object();
-        if (!o)
-                return -ENOMEM;
-
-#define ADD(call)                                                                          \
-        do {                                                                               \
-                if (r >= 0)                                                                \
-                        r = (call);                                                        \
-        } while (0)
-
-        ADD(json_add_u64(o, "id", info->id));
-        ADD(json_add_string(o, "name", info->name));
-        ADD(json_add_string(o, "user", info->user));
-        ADD(json_add_u64(o, "uid", info->uid));
-        ADD(json_add_string(o, "project", info->project));
-        ADD(json_add_string(o, "queue", info->queue));
-        ADD(json_add_string(o, "state", info->state));
-        ADD(json_add_string(o, "reason", info->reason));
-        ADD(json_add_u64(o, "cpus", info->cpus));
-        ADD(json_add_u64(o, "memory", info->memory));
-        if (info->walltime_sec == CORRAL_WALLTIME_INFINITY)
-                ADD(json_add_string(o, "walltime_sec", "infinity"));
-        else
-                ADD(json_add_u64(o, "walltime_sec", info->walltime_sec));
-        ADD(json_add_i64(o, "nice", info->nice));
-        if (info->submit_time > 0)
-                ADD(json_add_u64(o, "submit_time", info->submit_time));
-        if (info->start_time > 0)
-                ADD(json_add_u64(o, "start_time", info->start_time));
-        if (info->end_time > 0)
-                ADD(json_add_u64(o, "end_time", info->end_time));
-        if (info->exit_code >= 0)
-                ADD(json_add_i64(o, "exit_code", info->exit_code));
-        if (info->exit_signal > 0)
-                ADD(json_add_i64(o, "exit_signal", info->exit_signal));
-        ADD(json_add_string(o, "node", info->node));
-        ADD(json_add_string(o, "cpus_allocated", info->cpus_allocated));
-        if (info->array_job_id > 0) {
-                ADD(json_add_u64(o, "array_job_id", info->array_job_id));
-                ADD(json_add_u64(o, "array_task_id", info->array_task_id));
-        }
-
-        if (details && info->has_details) {
-                _cleanup_json_ json_object *u = json_object_new_object();
-
-                if (!u)
-                        return -ENOMEM;
-                ADD(json_add_strv(o, "argv", info->argv));
-                ADD(json_add_bool(o, "has_script", info->has_script));
-                ADD(json_add_strv(o, "env", info->env));
-                ADD(json_add_string(o, "workdir", info->workdir));
-                ADD(json_add_string(o, "stdin_path", info->stdin_path));
-                ADD(json_add_string(o, "stdout_path", info->stdout_path));
-                ADD(json_add_string(o, "stderr_path", info->stderr_path));
-                ADD(json_add_u64(u, "cpu_usec", info->usage.cpu_usec));
-                ADD(json_add_u64(u, "memory_peak", info->usage.memory_peak));
-                ADD(json_add_u64(u, "io_read_bytes", info->usage.io_read_bytes));
-                ADD(json_add_u64(u, "io_write_bytes", info->usage.io_write_bytes));
-                ADD(json_add_u64(u, "tasks_peak", info->usage.tasks_peak));
-                ADD(json_add(o, "usage", TAKE_PTR(u)));
-        }
-#undef ADD
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(o);
-        return 0;
-}
-
-#define JSON_U64_MAX ((uint64_t) INT64_MAX - 1)
-
-static int job_info_field_from_json(const char *key, json_object *v, JobInfo *info) {
-        uint64_t u = 0;
-        int64_t i = 0;
-        int r;
-
-        if (streq(key, "id"))
-                r = json_get_u64(v, 1, CORRAL_JOB_ID_MAX, &info->id);
-        else if (streq(key, "name"))
-                r = json_dup_string(v, 0, CORRAL_NAME_LENGTH_MAX, &info->name);
-        else if (streq(key, "user"))
-                r = json_dup_string(v, 0, CORRAL_IDENT_LENGTH_MAX, &info->user);
-        else if (streq(key, "uid")) {
-                r = json_get_u64(v, 0, UINT32_MAX, &u);
-                info->uid = (uid_t) u;
-        } else if (streq(key, "project"))
-                r = json_dup_string(v, 0, CORRAL_IDENT_LENGTH_MAX, &info->project);
-        else if (streq(key, "queue"))
-                r = json_dup_string(v, 0, CORRAL_IDENT_LENGTH_MAX, &info->queue);
-        else if (streq(key, "state"))
-                r = json_dup_string(v, 1, 64, &info->state);
-        else if (streq(key, "reason"))
-                r = json_dup_string(v, 0, 1024, &info->reason);
-        else if (streq(key, "cpus")) {
-                r = json_get_u64(v, 0, CORRAL_CPUS_MAX, &u);
-                info->cpus = (unsigned) u;
-        } else if (streq(key, "memory"))
-                r = json_get_u64(v, 0, CORRAL_SIZE_MAX, &info->memory);
-        else if (streq(key, "walltime_sec")) {
-                if (json_object_is_type(v, json_type_string)) {
-                        r = streq(json_object_get_string(v), "infinity") ? 0 : -EINVAL;
-                        info->walltime_sec = CORRAL_WALLTIME_INFINITY;
-                } else
-                        r = json_get_u64(v, 0, CORRAL_WALLTIME_MAX, &info->walltime_sec);
-        } else if (streq(key, "nice")) {
-                r = json_get_i64(v, CORRAL_NICE_MIN, CORRAL_NICE_MAX, &i);
-                info->nice = (int) i;
-        } else if (streq(key, "submit_time"))
-                r = json_get_u64(v, 0, CORRAL_TIME_MAX, &info->submit_time);
-        else if (streq(key, "start_time"))
-                r = json_get_u64(v, 0, CORRAL_TIME_MAX, &info->start_time);
-        else if (streq(key, "end_time"))
-                r = json_get_u64(v, 0, CORRAL_TIME_MAX, &info->end_time);
-        else if (streq(key, "exit_code")) {
-                r = json_get_i64(v, 0, 255, &i);
-                info->exit_code = (int) i;
-        } else if (streq(key, "exit_signal")) {
-                r = json_get_i64(v, 0, 127, &i);
-                info->exit_signal = (int) i;
-        } else if (streq(key, "node"))
-                r = json_dup_string(v, 0, 255, &info->node);
-        else if (streq(key, "cpus_allocated"))
-                r = json_dup_string(v, 0, 4096, &info->cpus_allocated);
-        else if (streq(key, "array_job_id"))
-                r = json_get_u64(v, 0, CORRAL_JOB_ID_MAX, &info->array_job_id);
-        else if (streq(key, "array_task_id")) {
-                r = json_get_u64(v, 0, CORRAL_ARRAY_INDEX_MAX, &u);
-                info->array_task_id = (uint32_t) u;
-        } else if (streq(key, "argv")) {
-                r = json_get_strv(v, CORRAL_ARGV_MAX, CORRAL_ARG_LENGTH_MAX, &info->argv);
-                info->has_details = true;
-        } else if (streq(key, "has_script")) {
-                r = json_get_bool(v, &info->has_script);
-                info->has_details = true;
-        } else if (streq(key, "env")) {
-                r = json_get_strv(v, CORRAL_ENV_MAX, CORRAL_ARG_LENGTH_MAX, &info->env);
-                info->has_details = true;
-        } else if (streq(key, "workdir"))
-                r = json_dup_string(v, 0, CORRAL_PATH_LENGTH_MAX, &info->workdir);
-        else if (streq(key, "stdin_path"))
-                r = json_dup_string(v, 0, CORRAL_PATH_LENGTH_MAX, &info->stdin_path);
-        else if (streq(key, "stdout_path"))
-                r = json_dup_string(v, 0, CORRAL_PATH_LENGTH_MAX, &info->stdout_path);
-        else if (streq(key, "stderr_path"))
-                r = json_dup_string(v, 0, CORRAL_PATH_LENGTH_MAX, &info->stderr_path);
-        else if (streq(key, "usage")) {
-                if (!json_object_is_type(v, json_type_object))
-                        return -EINVAL;
-                info->has_details = true;
-                r = 0;
-                json_object_object_foreach(v, k, x) {
-                        uint64_t *p = streq(k, "cpu_usec") ? &info->usage.cpu_usec :
-                                      streq(k, "memory_peak") ? &info->usage.memory_peak :
-                                      streq(k, "io_read_bytes") ? &info->usage.io_read_bytes :
-                                      streq(k, "io_write_bytes") ? &info->usage.io_write_bytes :
-                                      streq(k, "tasks_peak") ? &info->usage.tasks_peak : NULL;
-                        if (p && json_get_u64(x, 0, JSON_U64_MAX, p) < 0)
-                                return -EINVAL;
-                }
-        } else
-                r = 0; /* a newer daemon's field */
-        return r;
+        return json_codec_encode(job_info_fields, info, details && info->has_details ? 0 : DETAILS, ret);
 }
 
 int job_info_from_json(json_object *o, JobInfo *ret, const char **ret_bad_field) {
         _cleanup_(job_info_done) JobInfo info = JOB_INFO_INIT;
+        unsigned seen = 0;
         int r;
 
         assert(ret);
@@ -796,83 +670,13 @@ int job_info_from_json(json_object *o, JobInfo *ret, const char **ret_bad_field)
                         *ret_bad_field = "job";
                 return -EINVAL;
         }
-        json_object_object_foreach(o, key, v) {
-                r = job_info_field_from_json(key, v, &info);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0) {
-                        if (ret_bad_field)
-                                *ret_bad_field = key;
-                        return -EINVAL;
-                }
-        }
-        if (info.id == 0 || !info.state) {
-                if (ret_bad_field)
-                        *ret_bad_field = info.id == 0 ? "id" : "state";
-                return -EINVAL;
-        }
+        /* Unknown keys: a newer daemon's fields. */
+        r = json_codec_decode(job_info_fields, o, JSON_UNKNOWN_IGNORE, &info, ret_bad_field, &seen);
+        if (r < 0)
+                return r;
+        info.has_details = seen & DETAILS;
 
         *ret = info;
         info = (JobInfo) JOB_INFO_INIT;
-        return 0;
-}
-
-/* A real deep copy, for array tasks: a JSON round trip costs a full serialize and parse of
- * a request that may carry 1.5 MiB of script and environment, per task. */
-static int dup_str(const char *s, char **ret) {
-        *ret = NULL;
-        if (!s)
-                return 0;
-        *ret = strdup(s);
-        return *ret ? 0 : -ENOMEM;
-}
-
-static int dup_io(const IoDeviceLimits *src, IoDeviceLimits *dst) {
-        *dst = (IoDeviceLimits) {};
-        for (size_t i = 0; i < src->n; i++)
-                if (io_device_limits_add(dst, src->items[i].device, src->items[i].limit) < 0)
-                        return -ENOMEM;
-        return 0;
-}
-
-int submit_request_copy(const SubmitRequest *src, SubmitRequest *ret) {
-        _cleanup_(submit_request_done) SubmitRequest c = SUBMIT_REQUEST_INIT;
-        int r = 0;
-
-        /* Scalars by assignment; every pointer is replaced below before anything can
-         * free it twice. A new pointer field must be added here. */
-        c = *src;
-        c.name = c.script = c.workdir = c.stdin_path = c.stdout_path = c.stderr_path = NULL;
-        c.queue = c.project = NULL;
-        c.argv = c.env = NULL;
-        c.io_read_bw = c.io_write_bw = c.io_read_iops = c.io_write_iops = (IoDeviceLimits) {};
-        c.dependencies = NULL;
-        c.n_dependencies = 0;
-
-        r |= dup_str(src->name, &c.name);
-        r |= dup_str(src->script, &c.script);
-        r |= dup_str(src->workdir, &c.workdir);
-        r |= dup_str(src->stdin_path, &c.stdin_path);
-        r |= dup_str(src->stdout_path, &c.stdout_path);
-        r |= dup_str(src->stderr_path, &c.stderr_path);
-        r |= dup_str(src->queue, &c.queue);
-        r |= dup_str(src->project, &c.project);
-        r |= dup_io(&src->io_read_bw, &c.io_read_bw);
-        r |= dup_io(&src->io_write_bw, &c.io_write_bw);
-        r |= dup_io(&src->io_read_iops, &c.io_read_iops);
-        r |= dup_io(&src->io_write_iops, &c.io_write_iops);
-        if (r < 0)
-                return -ENOMEM;
-        if ((src->argv && !(c.argv = strv_copy(src->argv))) || (src->env && !(c.env = strv_copy(src->env))))
-                return -ENOMEM;
-        if (src->n_dependencies > 0) {
-                c.dependencies = new(JobDependency, src->n_dependencies);
-                if (!c.dependencies)
-                        return -ENOMEM;
-                memcpy(c.dependencies, src->dependencies, src->n_dependencies * sizeof(JobDependency));
-                c.n_dependencies = src->n_dependencies;
-        }
-        *ret = c;
-        c = (SubmitRequest) SUBMIT_REQUEST_INIT;
         return 0;
 }

@@ -2,7 +2,9 @@
 #pragma once
 
 /* The parameters of Submit (SubmitRequest) and the job view that List/Show/Wait return
- * (JobInfo), as C structs with JSON codecs. from_json validates every field against the
+ * (JobInfo), as C structs with JSON codecs. Each struct's wire form is one table of rows in
+ * job-request.c (see json-codec.h): key, type, member, bounds, whether and when it is sent;
+ * the rows are the reference for every key. from_json validates every field against the
  * bounds in protocol.h and rejects unknown keys; on -EINVAL *ret_bad_field names the
  * offending parameter (the top-level JSON key, e.g. "cpus" or "env", also for a bad entry
  * inside a list; valid as long as the JSON object is), so the daemon can answer
@@ -170,6 +172,11 @@ typedef struct JobInfo {
         char **env;
         char *workdir, *stdin_path, *stdout_path, *stderr_path;
         JobUsage usage;
+
+        /* The scheduler's view of a pending job (List and Show only, not Wait): */
+        uint64_t est_start;     /* when it is expected to start; 0: no estimate, not sent */
+        bool has_priority;      /* priority is sent only when set */
+        double priority;        /* its current priority, higher starts first */
 } JobInfo;
 
 #define JOB_INFO_INIT { .exit_code = -1 }

@@ -154,20 +154,24 @@ int json_add_bool(json_object *o, const char *key, bool b) {
         return json_add(o, key, json_object_new_boolean(b));
 }
 
-int json_add_strv(json_object *o, const char *key, char *const *l) {
+json_object *json_new_strv(char *const *l) {
         _cleanup_json_ json_object *a = NULL;
 
-        if (!l)
-                return 0;
         a = json_object_new_array_ext((int) strv_length(l));
         if (!a)
-                return -ENOMEM;
+                return NULL;
         STRV_FOREACH(s, l) {
                 json_object *e = json_object_new_string(*s);
                 if (!e || json_object_array_add(a, e) < 0) {
                         json_object_put(e);
-                        return -ENOMEM;
+                        return NULL;
                 }
         }
-        return json_add(o, key, TAKE_PTR(a));
+        return TAKE_PTR(a);
+}
+
+int json_add_strv(json_object *o, const char *key, char *const *l) {
+        if (!l)
+                return 0;
+        return json_add(o, key, json_new_strv(l));
 }

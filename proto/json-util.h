@@ -43,3 +43,5 @@ int json_add_u64(json_object *o, const char *key, uint64_t v);
 int json_add_i64(json_object *o, const char *key, int64_t v);
 int json_add_bool(json_object *o, const char *key, bool b);
 int json_add_strv(json_object *o, const char *key, char *const *l); /* NULL l: nothing */
+/* A new array of the strings in l (which may be NULL: an empty array); NULL on -ENOMEM. */
+json_object *json_new_strv(char *const *l);

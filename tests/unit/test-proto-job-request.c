@@ -464,6 +464,239 @@ static void test_submit_in_request_envelope(void **state) {
         request_done(&r);
 }
 
+/* The codec tables, row by row: every key refuses a value of the wrong type and one just
+ * beyond its bounds, naming itself; the bounds themselves are accepted. */
+static void test_submit_field_table(void **state) {
+        static const struct {
+                const char *key;
+                const char *ok_min, *ok_max;    /* accepted values (NULL: none to test) */
+                const char *wrong_type, *beyond;
+        } t[] = {
+                { "name", "\"a\"", NULL, "1", "\"\"" },
+                { "script", "\"#!/bin/sh\\n\"", NULL, "[]", "\"\"" },
+                { "env", "[]", "[\"A=1\"]", "\"A=1\"", "[\"A\"]" },
+                { "workdir", "\"/\"", NULL, "true", "\"tmp\"" },
+                { "stdin_path", "\"in\"", NULL, "[]", "\"\"" },
+                { "stdout_path", "\"out\"", NULL, "{}", "\"a\\nb\"" },
+                { "stderr_path", "\"err\"", NULL, "0", "\"\"" },
+                { "cpus", "1", "4096", "\"1\"", "0" },
+                { "cpus", NULL, NULL, "1.5", "4097" },
+                { "memory", "1", "1152921504606846976", "\"1G\"", "0" },
+                { "memory", NULL, NULL, "-1", "1152921504606846977" },
+                { "walltime_sec", "1", "3153600000", "\"forever\"", "0" },
+                { "walltime_sec", "\"infinity\"", NULL, "true", "3153600001" },
+                { "io_read_bw", "[]", NULL, "5", "[{\"device\":\"/dev/vdb\",\"limit\":1152921504606846977}]" },
+                { "io_write_bw", NULL, NULL, "\"x\"", "[{\"device\":\"/dev/vdb\",\"limit\":0}]" },
+                { "io_read_iops", NULL, NULL, "null", "[{\"device\":\"\",\"limit\":1}]" },
+                { "io_write_iops", NULL, NULL, "{}", "[{\"device\":\"/dev/vdb\"}]" },
+                { "io_weight", "1", "10000", "\"100\"", "0" },
+                { "io_weight", NULL, NULL, "false", "10001" },
+                { "tasks_max", "1", "4194304", "[]", "4194305" },
+                { "umask", "0", "511", "\"022\"", "512" },
+                { "queue", "\"q\"", NULL, "1", "\"a b\"" },
+                { "project", "\"p\"", NULL, "[]", "\"\"" },
+                { "exclusive", "true", "false", "1", NULL },
+                { "rerunnable", "true", "false", "\"true\"", NULL },
+                { "hold", "false", NULL, "0", NULL },
+                { "nice", "-10000", "10000", "\"0\"", "10001" },
+                { "nice", NULL, NULL, "0.5", "-10001" },
+                { "dependencies", "[]", "[{\"type\":\"after\",\"job_id\":9007199254740992}]", "1",
+                  "[{\"type\":\"after\",\"job_id\":9007199254740993}]" },
+                { "array", "\"0\"", "\"0-99999\"", "[]", "\"0-100000\"" },
+                { "begin_time", "1", "1099511627776", "\"now\"", "1099511627777" },
+                { "begin_time", NULL, NULL, "null", "0" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                const char *values[] = { t[i].ok_min, t[i].ok_max, t[i].wrong_type, t[i].beyond };
+
+                for (size_t k = 0; k < ELEMENTSOF(values); k++) {
+                        _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+                        _cleanup_json_ json_object *o = NULL;
+                        char text[512];
+                        const char *bad = NULL;
+                        int r;
+
+                        if (!values[k])
+                                continue;
+                        snprintf(text, sizeof(text), "{\"%s\":%s,\"%s\":%s}",
+                                 streq(t[i].key, "script") ? "script" : "argv",
+                                 streq(t[i].key, "script") ? "\"#!/bin/sh\\n\"" : "[\"a\"]", t[i].key, values[k]);
+                        o = json_tokener_parse(text);
+                        assert_non_null(o);
+                        r = submit_request_from_json(o, &req, &bad);
+                        if (k < 2 ? r != 0 : (r != -EINVAL || !bad || !streq(bad, t[i].key))) {
+                                fprintf(stderr, "%s: got %d, field %s\n", text, r, strna(bad));
+                                fail();
+                        }
+                }
+        }
+
+        /* argv: a list of strings, at least one, the first not empty. */
+        {
+                static const char *const argv_bad[] = { "\"a\"", "[]", "[\"\"]", "[1]", "[\"a\",null]" };
+
+                for (size_t i = 0; i < ELEMENTSOF(argv_bad); i++) {
+                        _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+                        _cleanup_json_ json_object *o = NULL;
+                        char text[64];
+                        const char *bad = NULL;
+
+                        snprintf(text, sizeof(text), "{\"argv\":%s}", argv_bad[i]);
+                        assert_non_null(o = json_tokener_parse(text));
+                        assert_int_equal(submit_request_from_json(o, &req, &bad), -EINVAL);
+                        assert_string_equal(bad, "argv");
+                }
+        }
+}
+
+/* The same bounds on requests built in C; 0 (or the default) means "not given". */
+static void test_submit_validate_table(void **state) {
+        static const char *const fields[] = {
+                "cpus", "memory", "walltime_sec", "io_weight", "tasks_max", "umask", "rerunnable",
+                "nice", "begin_time", "name", "workdir", "queue", "array", "dependencies", "io_read_bw",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+                _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+                const char *f = fields[i], *bad = NULL;
+
+                assert_int_equal(strv_extend(&req.argv, "a"), 0);
+                assert_int_equal(submit_request_validate(&req, &bad), 0);
+                if (streq(f, "cpus"))
+                        req.cpus = CORRAL_CPUS_MAX + 1;
+                else if (streq(f, "memory"))
+                        req.memory = CORRAL_SIZE_MAX + 1;
+                else if (streq(f, "walltime_sec"))
+                        req.walltime_sec = CORRAL_WALLTIME_MAX + 1;
+                else if (streq(f, "io_weight"))
+                        req.io_weight = CORRAL_IO_WEIGHT_MAX + 1;
+                else if (streq(f, "tasks_max"))
+                        req.tasks_max = CORRAL_TASKS_MAX_MAX + 1;
+                else if (streq(f, "umask"))
+                        req.umask = 01000;
+                else if (streq(f, "rerunnable"))
+                        req.rerunnable = 2;
+                else if (streq(f, "nice"))
+                        req.nice = CORRAL_NICE_MIN - 1;
+                else if (streq(f, "begin_time"))
+                        req.begin_time = CORRAL_TIME_MAX + 1;
+                else if (streq(f, "name"))
+                        req.name = strdup("a\nb");
+                else if (streq(f, "workdir"))
+                        req.workdir = strdup("rel");
+                else if (streq(f, "queue"))
+                        req.queue = strdup("");
+                else if (streq(f, "array"))
+                        req.array = (ArraySpec) { .set = true, .start = 2, .end = 1, .step = 1 };
+                else if (streq(f, "dependencies"))
+                        assert_int_equal(submit_request_add_dependency(&req, DEPENDENCY_AFTER, 0), 0);
+                else if (streq(f, "io_read_bw"))
+                        assert_int_equal(io_device_limits_add(&req.io_read_bw, "/dev/vdb", 0), 0);
+                assert_int_equal(submit_request_validate(&req, &bad), -EINVAL);
+                assert_string_equal(bad, f);
+        }
+}
+
+/* The exact bytes on the wire: key names, order and what is left out, as older peers
+ * expect them. */
+static void test_submit_wire_bytes(void **state) {
+        static const char full[] =
+                "{\"name\":\"n\",\"argv\":[\"/bin/x\",\"\"],\"env\":[\"A=1\"],\"workdir\":\"/w\","
+                "\"stdin_path\":\"i\",\"stdout_path\":\"o\",\"stderr_path\":\"e\",\"cpus\":2,\"memory\":3,"
+                "\"walltime_sec\":\"infinity\",\"io_read_bw\":[{\"device\":\"/dev/a\",\"limit\":4}],"
+                "\"io_write_bw\":[{\"device\":\"/dev/b\",\"limit\":5}],\"io_read_iops\":[{\"device\":\"/dev/c\",\"limit\":6}],"
+                "\"io_write_iops\":[{\"device\":\"/dev/d\",\"limit\":7}],\"io_weight\":8,\"tasks_max\":9,\"umask\":0,"
+                "\"queue\":\"q\",\"project\":\"p\",\"exclusive\":true,\"rerunnable\":false,\"hold\":true,\"nice\":-5,"
+                "\"dependencies\":[{\"type\":\"afterok\",\"job_id\":3}],\"array\":\"1-9:2%3\",\"begin_time\":10}";
+        _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT, copy = SUBMIT_REQUEST_INIT,
+                                                     minimal = SUBMIT_REQUEST_INIT;
+        _cleanup_json_ json_object *o = NULL, *j = NULL, *jc = NULL, *jm = NULL;
+        const char *bad = NULL;
+
+        assert_non_null(o = json_tokener_parse(full));
+        assert_int_equal(submit_request_from_json(o, &req, &bad), 0);
+        assert_int_equal(submit_request_to_json(&req, &j), 0);
+        assert_string_equal(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), full);
+
+        /* The deep copy shares nothing and encodes the same. */
+        assert_int_equal(submit_request_copy(&req, &copy), 0);
+        assert_ptr_not_equal(copy.argv, req.argv);
+        assert_ptr_not_equal(copy.argv[0], req.argv[0]);
+        assert_ptr_not_equal(copy.name, req.name);
+        assert_ptr_not_equal(copy.io_read_bw.items, req.io_read_bw.items);
+        assert_ptr_not_equal(copy.io_read_bw.items[0].device, req.io_read_bw.items[0].device);
+        assert_ptr_not_equal(copy.dependencies, req.dependencies);
+        submit_request_done(&req);
+        assert_int_equal(submit_request_to_json(&copy, &jc), 0);
+        assert_string_equal(json_object_to_json_string_ext(jc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), full);
+
+        /* Defaults are not sent. */
+        assert_int_equal(strv_extend(&minimal.argv, "a"), 0);
+        assert_int_equal(submit_request_to_json(&minimal, &jm), 0);
+        assert_string_equal(json_object_to_json_string_ext(jm, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), "{\"argv\":[\"a\"]}");
+}
+
+static void test_job_info_field_table(void **state) {
+        static const struct {
+                const char *key, *wrong;
+        } t[] = {
+                { "id", "0" }, { "name", "1" }, { "user", "[]" }, { "uid", "4294967296" },
+                { "project", "{}" }, { "queue", "true" }, { "state", "\"\"" }, { "reason", "1" },
+                { "cpus", "4097" }, { "memory", "-1" }, { "walltime_sec", "\"never\"" },
+                { "nice", "10001" }, { "submit_time", "1099511627777" }, { "start_time", "\"x\"" },
+                { "end_time", "-1" }, { "exit_code", "-1" }, { "exit_signal", "128" }, { "node", "1" },
+                { "cpus_allocated", "[]" }, { "array_job_id", "9007199254740993" },
+                { "array_task_id", "4000001" }, { "argv", "\"a\"" }, { "has_script", "1" },
+                { "env", "[1]" }, { "workdir", "1" }, { "stdin_path", "1" }, { "stdout_path", "1" },
+                { "stderr_path", "1" }, { "usage", "[]" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                _cleanup_(job_info_done) JobInfo info = JOB_INFO_INIT;
+                _cleanup_json_ json_object *o = NULL;
+                char text[256];
+                const char *bad = NULL;
+
+                snprintf(text, sizeof(text), "{\"id\":1,\"state\":\"PENDING\",\"%s\":%s}", t[i].key, t[i].wrong);
+                assert_non_null(o = json_tokener_parse(text));
+                if (job_info_from_json(o, &info, &bad) != -EINVAL || !bad || !streq(bad, t[i].key)) {
+                        fprintf(stderr, "%s: got field %s\n", text, strna(bad));
+                        fail();
+                }
+        }
+}
+
+/* est_start and priority: in the codec now, sent only for pending jobs that have them,
+ * and a bad value is dropped rather than failing the listing. */
+static void test_job_info_sched_view(void **state) {
+        _cleanup_(job_info_done) JobInfo info = JOB_INFO_INIT, back = JOB_INFO_INIT, bad_info = JOB_INFO_INIT;
+        _cleanup_json_ json_object *o = NULL, *p = NULL, *b = NULL;
+
+        info.id = 5;
+        info.state = strdup("PENDING");
+        assert_int_equal(job_info_to_json(&info, false, &o), 0);
+        assert_null(json_object_object_get(o, "est_start"));
+        assert_null(json_object_object_get(o, "priority"));
+
+        info.est_start = 1700000000;
+        info.has_priority = true;
+        info.priority = 2.5;
+        assert_int_equal(job_info_to_json(&info, false, &p), 0);
+        assert_string_equal(json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN),
+                            "{\"id\":5,\"uid\":0,\"state\":\"PENDING\",\"cpus\":0,\"memory\":0,"
+                            "\"walltime_sec\":0,\"nice\":0,\"est_start\":1700000000,\"priority\":2.5}");
+        assert_int_equal(job_info_from_json(p, &back, NULL), 0);
+        assert_int_equal(back.est_start, 1700000000);
+        assert_true(back.has_priority);
+        assert_true(back.priority == 2.5);
+
+        assert_non_null(b = json_tokener_parse("{\"id\":5,\"state\":\"PENDING\",\"est_start\":\"soon\",\"priority\":[]}"));
+        assert_int_equal(job_info_from_json(b, &bad_info, NULL), 0);
+        assert_int_equal(bad_info.est_start, 0);
+        assert_false(bad_info.has_priority);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_array_spec),
@@ -476,6 +709,11 @@ int main(void) {
                 cmocka_unit_test(test_job_info_round_trip),
                 cmocka_unit_test(test_job_info_rejections),
                 cmocka_unit_test(test_submit_in_request_envelope),
+                cmocka_unit_test(test_submit_field_table),
+                cmocka_unit_test(test_submit_validate_table),
+                cmocka_unit_test(test_submit_wire_bytes),
+                cmocka_unit_test(test_job_info_field_table),
+                cmocka_unit_test(test_job_info_sched_view),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
