@@ -27,6 +27,25 @@ int verb_logs(Cli *cli, int argc, char **argv);
 int verb_info(Cli *cli, int argc, char **argv);
 int verb_reload(Cli *cli, int argc, char **argv);
 int verb_config(Cli *cli, int argc, char **argv); /* config check */
+int verb_why(Cli *cli, int argc, char **argv);
+int verb_usage(Cli *cli, int argc, char **argv);
+int verb_share(Cli *cli, int argc, char **argv);
+
+/* What a job was charged, or so far while it runs: Show's "charge" object (the owner's
+ * and admins' view), parsed by charge_view_from_json() and printed by `corral show`. */
+typedef struct ChargeView {
+        bool set, live, has_pressure;
+        unsigned cpus;
+        uint64_t run_usec, cpu_usec, memory_peak;
+        uint64_t io_read_bytes, io_write_bytes, io_read_ops, io_write_ops;
+        double core_hours, charge_factor, service_units, efficiency;
+        uint64_t stall_usec[6]; /* cpu, memory, io: some, full */
+} ChargeView;
+
+/* Tolerates missing and unknown fields; a wrong shape leaves it unset. */
+void charge_view_from_json(json_object *o, ChargeView *ret);
+/* The lines `corral show` prints for it (CPUTime, MemoryPeak and IO among them). */
+void charge_view_print(FILE *f, const ChargeView *c);
 
 /* A job as List and Show describe it, with the scheduler's extras that JobInfo does not
  * carry. */
@@ -36,6 +55,7 @@ typedef struct JobEntry {
         uint64_t est_start;
         bool has_priority;
         double priority;
+        ChargeView charge;
 } JobEntry;
 
 typedef struct JobList {

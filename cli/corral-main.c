@@ -27,9 +27,12 @@ static const Verb verbs[] = {
         { "requeue", verb_job_action, "[--hold] JOBID...", "put jobs back in the queue" },
         { "wait", verb_wait, "JOBID...", "wait for jobs to end, exit with their status" },
         { "logs", verb_logs, "[-f] JOBID", "print a job's output" },
+        { "why", verb_why, "JOBID", "explain why a job waits and what its priority is made of" },
         { "info", verb_info, "", "show corrald's version, CPUs, memory and queues" },
         { "reload", verb_reload, "", "make corrald re-read its configuration" },
         { "config", verb_config, "check [DIR]", "check the configuration without applying it" },
+        { "usage", verb_usage, "[--by KEY]", "report usage: core-hours, service units, efficiency" },
+        { "share", verb_share, "", "show each project's fair-share and grant" },
 };
 
 static void help(void) {

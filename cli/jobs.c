@@ -40,6 +40,7 @@ void job_list_done(JobList *l) {
 }
 
 int job_entry_from_json(json_object *o, JobEntry *ret) {
+        json_object *v;
         int r;
 
         assert(ret);
@@ -52,6 +53,8 @@ int job_entry_from_json(json_object *o, JobEntry *ret) {
         ret->est_start = ret->info.est_start;
         ret->has_priority = ret->info.has_priority;
         ret->priority = ret->info.priority;
+        if (json_object_object_get_ex(o, "charge", &v))
+                charge_view_from_json(v, &ret->charge);
         return 0;
 }
 

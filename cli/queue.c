@@ -373,7 +373,11 @@ int job_show_print(FILE *f, const JobEntry *e, time_t now) {
         field(f, "StdOut", "%s", j->stdout_path ?: "the journal (corral logs)");
         field(f, "StdErr", "%s", j->stderr_path ?: (j->stdout_path ? "with StdOut" : "the journal (corral logs)"));
         field(f, "Environment", "%zu variables (corral show --json lists them)", strv_length(j->env));
-        if (j->start_time > 0) {
+        if (e->charge.set) {
+                /* The charge, with CPU time, memory and io as its cgroup gave them. */
+                charge_view_print(f, &e->charge);
+                field(f, "TasksPeak", "%" PRIu64, j->usage.tasks_peak);
+        } else if (j->start_time > 0) {
                 field(f, "CPUTime", "%s", format_elapsed(a, sizeof(a), j->usage.cpu_usec / 1000000));
                 field(f, "MemoryPeak", "%s", format_size(a, sizeof(a), j->usage.memory_peak));
                 field(f, "IO", "%s read, %s written", format_size(a, sizeof(a), j->usage.io_read_bytes),

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* corral info and corral reload: the daemon-wide verbs. */
 
 #include <errno.h>
 #include <getopt.h>
@@ -8,10 +9,6 @@
 #include "commands.h"
 #include "log.h"
 #include "parse-util.h"
-
-/* corral info and corral reload: the daemon-wide verbs. */
-
-
 
 static const char *get_string(json_object *o, const char *key) {
         json_object *v;

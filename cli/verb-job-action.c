@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* corral cancel, hold, release, suspend, resume, requeue: one request per job, by id
+ * or by filter (cancel). */
 
 #include <errno.h>
 #include <getopt.h>
@@ -11,11 +13,6 @@
 #include "commands.h"
 #include "log.h"
 #include "strv.h"
-
-/* corral cancel, hold, release, suspend, resume, requeue: one request per job, by id
- * or by filter (cancel). */
-
-
 
 static CorralMethod action_method(const char *verb) {
         static const struct {

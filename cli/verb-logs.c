@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* corral logs: a job's output, from its files (read with the user's own rights) or
+ * from the journal (through corrald, which users cannot read themselves). */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,11 +15,6 @@
 #include "log.h"
 #include "parse-util.h"
 #include "strv.h"
-
-/* corral logs: a job's output, from its files (read with the user's own rights) or
- * from the journal (through corrald, which users cannot read themselves). */
-
-
 
 static int copy_file(const char *path, int out_fd) {
         _cleanup_close_ int fd = -EBADF;

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* corral wait: until every job given has ended; the exit status says how. */
 
 #include <errno.h>
 #include <getopt.h>
@@ -6,10 +7,6 @@
 
 #include "commands.h"
 #include "log.h"
-
-/* corral wait: until every job given has ended; the exit status says how. */
-
-
 
 int verb_wait(Cli *cli, int argc, char **argv) {
         static const struct option options[] = {

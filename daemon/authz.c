@@ -18,6 +18,7 @@ static const char *const authz_action_table[_AUTHZ_ACTION_MAX] = {
         [AUTHZ_LOWER_PRIORITY] = "lower-priority",
         [AUTHZ_USE_PROJECT] = "use-project",
         [AUTHZ_USE_QUEUE] = "use-queue",
+        [AUTHZ_VIEW_USAGE] = "view-usage",
 };
 
 DEFINE_STRING_TABLE_LOOKUP(authz_action, AuthzAction);
@@ -60,6 +61,15 @@ int authz_check(const AuthzPeer *peer, AuthzAction action, const AuthzJob *job, 
         case AUTHZ_RELOAD:
         case AUTHZ_SET_PRIORITY:
                 return admin ? 0 : -EPERM;
+        case AUTHZ_VIEW_USAGE:
+                /* Not the owner only: a project's members see each other's usage in it,
+                 * as sreport shows an account's users to its members. */
+                if (!job)
+                        return -EINVAL;
+                return admin || peer->uid == job->owner_uid || job->project_member ||
+                                       (job->have_project_gid && peer_in_group(peer, job->project_gid))
+                               ? 0
+                               : -EPERM;
         default:
                 break;
         }

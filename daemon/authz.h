@@ -19,7 +19,10 @@
  *   - a suspension by an admin is resumed only by an admin;
  *   - a hold placed by an admin on someone else's job is an admin hold, released only
  *     by an admin (Slurm's admin hold): authz_hold_is_admin_hold();
- *   - raising priority and reloading the configuration: admins only. */
+ *   - raising priority and reloading the configuration: admins only;
+ *   - usage (corral usage): a user's own, and that of the projects they are members of
+ *     (job: the usage's user as owner, its project); admins all. The fair-share view
+ *     (corral share: each project's decayed usage and grant) is public, as the queue is. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,7 +45,7 @@ typedef struct AuthzJob {
         const char *project;
         bool have_project_gid;  /* AUTHZ_USE_PROJECT: the project's unix group, if it exists */
         gid_t project_gid;
-        bool project_member;    /* AUTHZ_USE_PROJECT: listed in the project file's Members= */
+        bool project_member;    /* AUTHZ_USE_PROJECT, AUTHZ_VIEW_USAGE: listed in the project file's Members= */
         bool queue_allowed;     /* AUTHZ_USE_QUEUE: its AllowGroups=/AllowProjects= let this job in */
         bool held_by_admin;     /* the current hold was placed by an admin */
         bool suspended_by_admin;
@@ -71,6 +74,7 @@ typedef enum AuthzAction {
         AUTHZ_LOWER_PRIORITY,   /* lower it (raise nice): owners may, as in Slurm */
         AUTHZ_USE_PROJECT,      /* charge a job to job->project (job: the job being submitted) */
         AUTHZ_USE_QUEUE,        /* submit to a queue that restricts who may (job: the job being submitted) */
+        AUTHZ_VIEW_USAGE,       /* see a user's usage in a project (job: owner = that user, its project) */
         _AUTHZ_ACTION_MAX,
         _AUTHZ_ACTION_INVALID = -EINVAL,
 } AuthzAction;

@@ -27,6 +27,8 @@ Config *config_free(Config *c) {
         free(c->policy);
         free(c->backfill_order);
         free(c->priority_type);
+        strv_free(c->fairshare_exclude_queues);
+        free(c->metrics_file);
         for (size_t i = 0; i < c->n_queues; i++)
                 queue_config_done(&c->queues[i]);
         free(c->queues);
@@ -107,6 +109,35 @@ static int parse_idents(const char *v, void *data) {
         return 0;
 }
 
+/* A list that, unlike ini_parse_strv(), tells "set to nothing" (an empty list) from "not
+ * set" (NULL: the default applies). */
+static int parse_queue_list(const char *v, void *data) {
+        char ***l = data;
+
+        if (isempty(v)) {
+                strv_free(*l);
+                *l = new0(char *, 1);
+                return *l ? 0 : -ENOMEM;
+        }
+        return parse_idents(v, data);
+}
+
+static int parse_absolute_path(const char *v, void *data) {
+        if (!isempty(v) && v[0] != '/')
+                return -EINVAL;
+        return ini_parse_string(v, data);
+}
+
+static int parse_ordering(const char *v, void *data) {
+        if (streq(v, "priority"))
+                *(bool *) data = false;
+        else if (streq(v, "shuffle"))
+                *(bool *) data = true;
+        else
+                return -EINVAL;
+        return 0;
+}
+
 #define MGR(k, p, f, e) INI_ITEM("Manager", k, p, Config, f, e)
 #define QUE(k, p, f, e) INI_ITEM("Queue", k, p, QueueConfig, f, e)
 static const IniItem items[] = {
@@ -123,6 +154,17 @@ static const IniItem items[] = {
         MGR("Policy", parse_policy, policy, "fcfs, easy or conservative"),
         MGR("BackfillOrder", parse_backfill_order, backfill_order, "priority or sjf"),
         MGR("PriorityType", parse_priority_type, priority_type, "multifactor or fcfs"),
+        MGR("Ordering", parse_ordering, shuffle, "priority or shuffle"),
+        MGR("PriorityWeightQueue", ini_parse_double, weights.queue, "a number"),
+        MGR("PriorityWeightFairShare", ini_parse_double, weights.fairshare, "a number"),
+        MGR("PriorityWeightAge", ini_parse_double, weights.age, "a number (per second waited)"),
+        MGR("PriorityWeightXFactor", ini_parse_double, weights.xfactor, "a number"),
+        MGR("PriorityWeightSize", ini_parse_double, weights.size, "a number (per CPU)"),
+        MGR("PriorityWeightBypass", ini_parse_double, weights.bypass, "a number (per bypass)"),
+        MGR("PriorityWeightTarget", ini_parse_double, weights.target, "a number"),
+        MGR("FairShareHalfLife", ini_parse_sec, fairshare_half_life, "a duration such as 168h (infinity: no decay)"),
+        MGR("FairShareExcludeQueues", parse_queue_list, fairshare_exclude_queues, "queue names"),
+        MGR("MetricsFile", parse_absolute_path, metrics_file, "an absolute path"),
         QUE("Name", parse_ident, name, "a queue name ([A-Za-z0-9_.-], up to 64)"),
         QUE("Priority", ini_parse_i32, priority, "an integer"),
         QUE("Rerunnable", ini_parse_bool, rerunnable, "a boolean"),
@@ -132,6 +174,7 @@ static const IniItem items[] = {
         QUE("MaxCPUsPerJob", ini_parse_u32, max_cpus_per_job, "a number of CPUs"),
         QUE("AllowProjects", parse_idents, allow_projects, "project names"),
         QUE("AllowGroups", ini_parse_strv, allow_groups, "unix group names"),
+        QUE("TargetQueueTime", ini_parse_sec, target_queue_time, "a duration"),
 };
 
 /* While loading: a [Queue] section is collected whole, then merged into the queue of the
@@ -222,12 +265,14 @@ int config_load(const char *confdir, Config **ret, char **ret_error) {
         if (!c)
                 return -ENOMEM;
         c->kill_wait_sec = 30;
+        c->weights = SCHED_WEIGHTS_IT4I;
         c->max_jobs_per_user = 20000;
         c->max_array_size = 10000;
         c->max_stored_bytes_per_user = UINT64_C(256) << 20;
         c->max_connections_per_user = 32;
         c->max_waits_per_connection = 64;
         c->max_connection_output = UINT64_C(4) << 20;
+        c->fairshare_half_life = 168 * 3600; /* IT4I: a week */
         if (asprintf(&main_path, "%s/corral.conf", confdir) < 0 || asprintf(&dropdir, "%s/corral.conf.d", confdir) < 0)
                 return -ENOMEM;
         r = load_file(c, main_path, ret_error);
@@ -285,6 +330,8 @@ int config_load(const char *confdir, Config **ret, char **ret_error) {
                 if (r < 0)
                         return r;
         }
+        if (!c->fairshare_exclude_queues && strv_extend(&c->fairshare_exclude_queues, "express") < 0)
+                return -ENOMEM;
         if (!c->default_queue && !(c->default_queue = strdup(config_find_queue(c, "normal") ? "normal" : c->queues[0].name)))
                 return -ENOMEM;
         if (!config_find_queue(c, c->default_queue)) {
@@ -303,6 +350,8 @@ int config_sched(const Config *c, SchedConfig *ret) {
                 s.policy = sched_policy_from_name(c->policy);
         if (c->priority_type)
                 s.priority = sched_priority_from_name(c->priority_type);
+        s.weights = c->weights;
+        s.ordering = c->shuffle ? SCHED_ORDERING_SHUFFLE : SCHED_ORDERING_PRIORITY;
         if (c->backfill_order && streq(c->backfill_order, "sjf"))
                 s.backfill_order = SCHED_BACKFILL_SJF;
         *ret = s;

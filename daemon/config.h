@@ -23,6 +23,7 @@ typedef struct QueueConfig {
         uint32_t max_cpus_per_job; /* 0: the machine's */
         char **allow_projects;  /* NULL: every project */
         char **allow_groups;    /* NULL: everyone; else members of these unix groups */
+        uint64_t target_queue_time; /* seconds a job should wait at most (Maui's QTTARGET); 0: none */
 } QueueConfig;
 
 typedef struct Config {
@@ -40,6 +41,13 @@ typedef struct Config {
         char *policy;           /* fcfs | easy | conservative */
         char *backfill_order;   /* priority | sjf */
         char *priority_type;    /* multifactor | fcfs (Slurm's priority/multifactor, priority/basic) */
+        bool shuffle;           /* Ordering=shuffle: NCI's queue shuffling */
+        SchedWeights weights;   /* PriorityWeight*= */
+        /* Accounting (usage.c): the fair-share usage's half-life (0: no decay), the queues
+         * whose jobs do not count toward it (IT4I's qexp), the Prometheus textfile. */
+        uint64_t fairshare_half_life;
+        char **fairshare_exclude_queues;
+        char *metrics_file;     /* NULL: the node exporter's directory, when it exists */
         QueueConfig *queues;
         size_t n_queues;
         /* projects.d/: none means every unix group is a project. */

@@ -5,9 +5,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "manager.h"
+#include "usage.h"
 
 int manager_job_launch_failed(Manager *m, Job *j, JobState state, const char *detail) {
         free(j->launch_error);
@@ -58,9 +60,13 @@ void manager_on_job_finished(Executor *e, const JobOutcome *o, void *userdata) {
 
         if (j->launching)
                 j->launching = false;
+        /* Charged for this run (a requeue too) in the transaction of its end. */
+        if (!o->launch_errno)
+                (void) manager_account_run(m, j, o, (uint64_t) time(NULL));
         if (o->launch_errno) {
                 log_info("Job %" PRIu64 " could not be launched: %s.", j->id, strna(o->launch_error));
-                (void) manager_job_launch_failed(m, j, JOB_FAILED, o->launch_error ?: strerror(o->launch_errno));
+                (void) manager_job_launch_failed(m, j, JOB_FAILED,
+                                                 o->launch_detail ?: o->launch_error ?: strerror(o->launch_errno));
                 return;
         } else if (j->cancel_requested && strneq(strempty(j->reason), "Requeue", 7)) {
                 bool hold = streq(j->reason, "RequeueHold");

@@ -5,7 +5,9 @@
 
 #include <errno.h>
 
+#include "json-util.h"
 #include "manager.h"
+#include "usage.h"
 
 /* Final jobs stay in memory (for show/wait/dependencies) this long. */
 #define FINISHED_KEEP_SEC (24 * 3600)
@@ -60,14 +62,19 @@ json_object *manager_job_json(Manager *m, const Job *j, bool details) {
         submit_request_done(&full);
         if (r < 0)
                 return NULL;
+        /* The scheduler's view; an estimate beyond the wire's time range is no estimate. */
+        if (job_state_is_pending(j->state)) {
+                if (j->est_start != SCHED_TIME_INFINITY && j->est_start <= CORRAL_TIME_MAX)
+                        info.est_start = j->est_start;
+                info.has_priority = true;
+                info.priority = j->priority;
+        }
         if (job_info_to_json(&info, details, &o) < 0)
                 o = NULL;
         job_info_done(&info);
-        if (o && job_state_is_pending(j->state)) {
-                if (j->est_start && j->est_start != SCHED_TIME_INFINITY)
-                        json_object_object_add(o, "est_start", json_object_new_uint64(j->est_start));
-                json_object_object_add(o, "priority", json_object_new_double(j->priority));
-        }
+        /* What the job was charged, or so far while it runs: the owner's and admins' view. */
+        if (o && details)
+                json_add(o, "charge", manager_job_charge_json(m, j));
         return o;
 }
 

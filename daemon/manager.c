@@ -19,6 +19,7 @@
 #include "strv.h"
 #include "time-util.h"
 #include "topology.h"
+#include "usage.h"
 
 
 #define SCHED_INTERVAL_USEC (30 * UINT64_C(1000000))
@@ -69,6 +70,17 @@ static int on_sched_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         manager_purge_finished(m, now_sec());
         m->sched_needed = true;
         return sd_event_source_set_time_relative(s, SCHED_INTERVAL_USEC);
+}
+
+#define METRICS_INTERVAL_USEC (60 * UINT64_C(1000000))
+
+static int on_metrics_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        int r = manager_write_metrics(m);
+
+        if (r < 0)
+                log_warning_errno(r, "Cannot write the metrics to %s: %m", strna(manager_metrics_path(m)));
+        return sd_event_source_set_time_relative(s, METRICS_INTERVAL_USEC);
 }
 
 /* ---- life cycle ---- */
@@ -222,6 +234,9 @@ int manager_reload(Manager *m, char **ret_error) {
                 return r;
         m->config_error = mfree(m->config_error);
         m->sched_needed = true;
+        /* MetricsFile= may have changed: written soon, not a minute later. */
+        if (m->metrics_timer)
+                (void) sd_event_source_set_time_relative(m->metrics_timer, USEC_PER_SEC);
         return 0;
 }
 
@@ -276,6 +291,11 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
         if (r < 0)
                 return r;
         (void) sd_event_source_set_enabled(m->sched_timer, SD_EVENT_ON);
+        /* The first write soon after start-up, then each minute. */
+        r = sd_event_add_time_relative(event, &m->metrics_timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_metrics_timer, m);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_enabled(m->metrics_timer, SD_EVENT_ON);
         *ret = TAKE_PTR(m);
         return 0;
 }
@@ -290,6 +310,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->post_source);
         sd_event_source_disable_unref(m->sched_timer);
         sd_event_source_disable_unref(m->sched_defer);
+        sd_event_source_disable_unref(m->metrics_timer);
         executor_free(m->executor);
         store_close(m->store);
         for (size_t i = 0; i < m->n_jobs; i++)
@@ -306,6 +327,7 @@ Manager *manager_free(Manager *m) {
         free(m->sched_users);
         free(m->project_names);
         free(m->config_error);
+        accounting_free(m->acct);
         free(m->confdir);
         free(m->statedir);
         free(m->rundir);

@@ -59,6 +59,10 @@ typedef struct Manager {
         uint64_t last_pass_end;  /* CLOCK_MONOTONIC µs */
         sd_event_source *sched_defer;
         size_t last_pass_jobs;
+
+        /* Accounting (usage.c): decayed usage, grants; loaded on first use. */
+        struct Accounting *acct;
+        sd_event_source *metrics_timer; /* the Prometheus textfile, each minute (metrics.c) */
 } Manager;
 
 int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *statedir, const char *rundir,
@@ -105,6 +109,10 @@ uint32_t manager_project_id(Manager *m, const Job *j);
 /* The adapter to sched/ (sched-driver.c): one pass over the queue, its starts recorded;
  * the recorded starts launched once committed; whether a pass must wait (spacing). */
 int manager_schedule(Manager *m);
+/* The job as the scheduler sees it (its dependencies are filled by a pass only). */
+void manager_sched_job(Manager *m, Job *j, SchedJob *ret);
+/* corral why: what holds the job back and what its priority is made of (job-why.c). */
+json_object *manager_job_why(Manager *m, Job *j);
 void manager_launch_pending(Manager *m);
 bool manager_sched_deferred(Manager *m);
 /* The walltime limit a job runs under (sched_effective_walltime() with its queue's). */

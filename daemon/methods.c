@@ -18,6 +18,7 @@
 #include "message.h"
 #include "server.h"
 #include "strv.h"
+#include "usage.h"
 
 static json_object *ok_reply(json_object *p) {
         return reply_new(p ?: json_object_new_object(), false);
@@ -232,7 +233,7 @@ static Job *submit_new_job(Manager *m, const Peer *peer, const struct passwd *pw
 
 static json_object *method_submit(Manager *m, const Peer *peer, json_object *params) {
         _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
-        _cleanup_free_ char *project = NULL;
+        _cleanup_free_ char *project = NULL, *grant_notice = NULL;
         const char *bad = NULL;
         struct passwd *pw;
         struct group *gr;
@@ -300,6 +301,9 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
         }
         if (!project)
                 return NULL;
+        /* A project that has spent its grant: to the bonus queue, or refused (usage.c). */
+        if ((err = manager_grant_check(m, project, &req, &q, &grant_notice)))
+                return err;
         if (q->allow_projects || q->allow_groups) {
                 _cleanup_strv_free_ char **groups = peer_group_names(peer);
                 AuthzJob aj = { .owner_uid = peer->uid, .project = project };
@@ -388,6 +392,7 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
         m->sched_needed = true;
         p = json_object_new_object();
         json_add_u64(p, "job_id", first_id);
+        json_add_string(p, "notice", grant_notice);
         if (n_tasks > 1) {
                 json_object *ids = json_object_new_array_ext((int) n_tasks);
                 for (uint32_t t = 0; ids && t < n_tasks; t++)
@@ -783,6 +788,18 @@ static json_object *method_logs(Manager *m, const Peer *peer, json_object *param
         return ok_reply(p);
 }
 
+static json_object *method_why(Manager *m, const Peer *peer, json_object *params) {
+        json_object *err = NULL, *w;
+        Job *j = get_job(m, params, &err);
+
+        if (!j)
+                return err;
+        if ((err = check(m, peer, AUTHZ_SHOW_DETAILS, j, "you can only ask about your own jobs")))
+                return err;
+        w = manager_job_why(m, j);
+        return w ? ok_reply(w) : NULL;
+}
+
 static json_object *method_get_info(Manager *m) {
         json_object *p = json_object_new_object(), *qs = json_object_new_array();
 
@@ -847,7 +864,10 @@ SIMPLE(do_requeue, method_requeue(m, peer, params))
 SIMPLE(do_wait, method_wait(m, call, peer, params, server_call_more(call)))
 SIMPLE(do_logs, method_logs(m, peer, params))
 SIMPLE(do_get_info, method_get_info(m))
+SIMPLE(do_why, method_why(m, peer, params))
 SIMPLE(do_reload, method_reload(m, peer))
+SIMPLE(do_usage, manager_method_usage(m, peer, params))
+SIMPLE(do_share, manager_method_share(m, peer, params))
 #undef SIMPLE
 
 static const struct {
@@ -867,6 +887,9 @@ static const struct {
         [CORRAL_METHOD_LOGS] = { do_logs },
         [CORRAL_METHOD_GET_INFO] = { do_get_info },
         [CORRAL_METHOD_RELOAD] = { do_reload },
+        [CORRAL_METHOD_USAGE] = { do_usage },
+        [CORRAL_METHOD_SHARE] = { do_share },
+        [CORRAL_METHOD_WHY] = { do_why },
 };
 
 static int dispatch(void *userdata, Call *call, const Peer *peer, CorralMethod method, json_object *params,

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "manager.h"
 #include "time-util.h"
+#include "usage.h"
 
 
 static const QueueConfig *job_queue(Manager *m, const Job *j) {
@@ -48,6 +49,38 @@ static SchedDepStatus dep_status(Manager *m, uint64_t id) {
         return SCHED_DEP_UNKNOWN;
 }
 
+void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
+        const QueueConfig *q = job_queue(m, j);
+
+        *ret = (SchedJob) {
+                .id = j->id,
+                .state = j->state == JOB_RUNNING     ? SCHED_JOB_RUNNING
+                         : j->state == JOB_SUSPENDED ? SCHED_JOB_SUSPENDED
+                                                     : SCHED_JOB_PENDING,
+                .blocked = j->state == JOB_BLOCKED,
+                .project_id = manager_project_id(m, j),
+                .queue_priority = q ? q->priority : 0,
+                .nice = j->req.nice,
+                .submit_time = j->submit_time,
+                .eligible_time = j->eligible_time,
+                .begin_time = j->req.begin_time,
+                .cpus = j->req.cpus ?: 1,
+                .memory = j->req.memory,
+                .walltime = j->req.walltime_sec == CORRAL_WALLTIME_INFINITY ? 0 : j->req.walltime_sec,
+                .default_walltime = q ? q->default_walltime : 0,
+                .max_walltime = q ? q->max_walltime : 0,
+                .array_id = j->array_job_id,
+                .array_max_running = j->array_job_id ? j->req.array.max_concurrent : 0,
+                .exclusive = j->req.exclusive,
+                .user_id = j->uid,
+                .bypass_count = j->bypass_count,
+                .queue_id = q ? (uint32_t) (q - m->config->queues) : UINT32_MAX,
+                .target_queue_time = q ? q->target_queue_time : 0,
+                .fairshare = manager_job_fairshare(m, j),
+                .start_time = j->start_time,
+                .alloc = job_state_is_active(j->state) ? j->alloc : NULL,
+        };
+}
 
 int manager_schedule(Manager *m) {
         SchedResult res;
@@ -57,40 +90,15 @@ int manager_schedule(Manager *m) {
 
         if (!GREEDY_REALLOC(m->sched_jobs, m->allocated_sched_jobs, m->n_jobs + 1))
                 return -ENOMEM;
+        manager_fairshare_refresh(m, now); /* each project's usage, running jobs included */
         for (size_t i = 0; i < m->n_jobs; i++) {
                 Job *j = m->jobs[i];
-                const QueueConfig *q;
                 SchedJob *s;
 
                 if (j->state != JOB_QUEUED && j->state != JOB_BLOCKED && !job_state_is_active(j->state))
                         continue;
-                q = job_queue(m, j);
                 s = &m->sched_jobs[n++];
-                *s = (SchedJob) {
-                        .id = j->id,
-                        .state = j->state == JOB_RUNNING     ? SCHED_JOB_RUNNING
-                                 : j->state == JOB_SUSPENDED ? SCHED_JOB_SUSPENDED
-                                                             : SCHED_JOB_PENDING,
-                        .blocked = j->state == JOB_BLOCKED,
-                        .project_id = manager_project_id(m, j),
-                        .queue_priority = q ? q->priority : 0,
-                        .nice = j->req.nice,
-                        .submit_time = j->submit_time,
-                        .eligible_time = j->eligible_time,
-                        .begin_time = j->req.begin_time,
-                        .cpus = j->req.cpus ?: 1,
-                        .memory = j->req.memory,
-                        .walltime = j->req.walltime_sec == CORRAL_WALLTIME_INFINITY ? 0 : j->req.walltime_sec,
-                        .default_walltime = q ? q->default_walltime : 0,
-                        .max_walltime = q ? q->max_walltime : 0,
-                        .array_id = j->array_job_id,
-                        .array_max_running = j->array_job_id ? j->req.array.max_concurrent : 0,
-                        .exclusive = j->req.exclusive,
-                        .user_id = j->uid,
-                        .bypass_count = j->bypass_count,
-                        .start_time = j->start_time,
-                        .alloc = job_state_is_active(j->state) ? j->alloc : NULL,
-                };
+                manager_sched_job(m, j, s);
                 if (j->req.n_dependencies > 0 && j->state == JOB_QUEUED) {
                         SchedDep *d = reallocarray(j->deps, j->req.n_dependencies, sizeof *d);
                         if (!d)

@@ -13,6 +13,9 @@ struct Store {
         sqlite3 *db;
         sqlite3_stmt *insert, *update;
         bool in_txn;
+        /* Accounting's statements, prepared on first use: one job end costs two
+         * statements, whatever the history. */
+        sqlite3_stmt *charge_insert, *daily_upsert, *decayed_upsert, *grant_upsert;
 };
 
 /* Migrations, in order: schema version N is reached by running migrations[N-1]. Never
@@ -45,6 +48,39 @@ static const char *const migrations[] = {
         "ALTER TABLE jobs ADD COLUMN request_id INTEGER NOT NULL DEFAULT 0;"
         "ALTER TABLE jobs ADD COLUMN suspended_by_admin INTEGER NOT NULL DEFAULT 0;"
         "ALTER TABLE jobs ADD COLUMN launch_error TEXT;",
+        /* 3: accounting. Every run of a job its charge (a requeued job is charged for each
+         * run), the per-day summary that reports read instead of the runs, the decayed
+         * usage per project (kind 0) and user (kind 1) with its timestamp, and each
+         * project's service units in its current grant period. */
+        "CREATE TABLE job_usage ("
+        "  job_id INTEGER NOT NULL, run INTEGER NOT NULL,"
+        "  uid INTEGER NOT NULL, user TEXT NOT NULL, project TEXT NOT NULL, queue TEXT NOT NULL,"
+        "  start_time INTEGER NOT NULL, end_time INTEGER NOT NULL,"
+        "  cpus INTEGER NOT NULL, run_usec INTEGER NOT NULL, charge_factor REAL NOT NULL,"
+        "  service_units REAL NOT NULL, cpu_usec INTEGER NOT NULL, memory_peak INTEGER NOT NULL,"
+        "  io_read_bytes INTEGER NOT NULL, io_write_bytes INTEGER NOT NULL,"
+        "  io_read_ops INTEGER NOT NULL, io_write_ops INTEGER NOT NULL,"
+        "  has_pressure INTEGER NOT NULL, cpu_some INTEGER NOT NULL, cpu_full INTEGER NOT NULL,"
+        "  memory_some INTEGER NOT NULL, memory_full INTEGER NOT NULL,"
+        "  io_some INTEGER NOT NULL, io_full INTEGER NOT NULL,"
+        "  PRIMARY KEY (job_id, run)"
+        ");"
+        "CREATE TABLE usage_daily ("
+        "  day TEXT NOT NULL, project TEXT NOT NULL, uid INTEGER NOT NULL, user TEXT NOT NULL,"
+        "  queue TEXT NOT NULL, jobs INTEGER NOT NULL, core_usec INTEGER NOT NULL,"
+        "  service_units REAL NOT NULL, cpu_usec INTEGER NOT NULL, memory_peak INTEGER NOT NULL,"
+        "  io_read_bytes INTEGER NOT NULL, io_write_bytes INTEGER NOT NULL, io_ops INTEGER NOT NULL,"
+        "  cpu_some INTEGER NOT NULL, cpu_full INTEGER NOT NULL, memory_some INTEGER NOT NULL,"
+        "  memory_full INTEGER NOT NULL, io_some INTEGER NOT NULL, io_full INTEGER NOT NULL,"
+        "  PRIMARY KEY (day, project, uid, queue)"
+        ") WITHOUT ROWID;"
+        "CREATE TABLE usage_decayed ("
+        "  kind INTEGER NOT NULL, name TEXT NOT NULL, value REAL NOT NULL, stamp INTEGER NOT NULL,"
+        "  PRIMARY KEY (kind, name)"
+        ") WITHOUT ROWID;"
+        "CREATE TABLE grant_usage ("
+        "  project TEXT PRIMARY KEY, period_begin INTEGER NOT NULL, service_units REAL NOT NULL"
+        ") WITHOUT ROWID;",
 };
 
 static int sqlite_to_errno(int rc) {
@@ -170,6 +206,10 @@ Store *store_close(Store *s) {
                 (void) store_commit(s);
         sqlite3_finalize(s->insert);
         sqlite3_finalize(s->update);
+        sqlite3_finalize(s->charge_insert);
+        sqlite3_finalize(s->daily_upsert);
+        sqlite3_finalize(s->decayed_upsert);
+        sqlite3_finalize(s->grant_upsert);
         sqlite3_close(s->db);
         free(s);
         return NULL;
@@ -556,5 +596,284 @@ int store_load_request(Store *s, uint64_t id, SubmitRequest *ret) {
                 return rc == SQLITE_ROW ? -EBADMSG : sqlite_to_errno(rc);
         r = submit_request_from_json(o, ret, &bad);
         json_object_put(o);
+        return r;
+}
+
+/* ---- accounting (migration 3) ---- */
+
+static int prepare_once(Store *s, sqlite3_stmt **st, const char *sql) {
+        if (*st)
+                return 0;
+        return sqlite_to_errno(sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL));
+}
+
+int store_record_charge(Store *s, const JobCharge *c) {
+        static const char charge_sql[] =
+                "INSERT INTO job_usage (job_id, run, uid, user, project, queue, start_time, end_time, cpus,"
+                " run_usec, charge_factor, service_units, cpu_usec, memory_peak, io_read_bytes, io_write_bytes,"
+                " io_read_ops, io_write_ops, has_pressure, cpu_some, cpu_full, memory_some, memory_full, io_some,"
+                " io_full) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
+                " ?19, ?20, ?21, ?22, ?23, ?24, ?25)";
+        static const char daily_sql[] =
+                "INSERT INTO usage_daily (day, project, uid, user, queue, jobs, core_usec, service_units, cpu_usec,"
+                " memory_peak, io_read_bytes, io_write_bytes, io_ops, cpu_some, cpu_full, memory_some, memory_full,"
+                " io_some, io_full) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
+                " ?16, ?17, ?18)"
+                " ON CONFLICT (day, project, uid, queue) DO UPDATE SET jobs = jobs + 1,"
+                " core_usec = core_usec + excluded.core_usec, service_units = service_units + excluded.service_units,"
+                " cpu_usec = cpu_usec + excluded.cpu_usec, memory_peak = MAX(memory_peak, excluded.memory_peak),"
+                " io_read_bytes = io_read_bytes + excluded.io_read_bytes,"
+                " io_write_bytes = io_write_bytes + excluded.io_write_bytes, io_ops = io_ops + excluded.io_ops,"
+                " cpu_some = cpu_some + excluded.cpu_some, cpu_full = cpu_full + excluded.cpu_full,"
+                " memory_some = memory_some + excluded.memory_some, memory_full = memory_full + excluded.memory_full,"
+                " io_some = io_some + excluded.io_some, io_full = io_full + excluded.io_full";
+        const char *project = c->project ?: "", *user = c->user ?: "", *queue = c->queue ?: "";
+        UsageTotals t;
+        char day[16];
+        int r, rc = 0;
+
+        if ((r = begin(s)) < 0 || (r = prepare_once(s, &s->charge_insert, charge_sql)) < 0 ||
+            (r = prepare_once(s, &s->daily_upsert, daily_sql)) < 0)
+                return r;
+        usage_totals_from_charge(&t, c);
+
+        rc |= sqlite3_bind_int64(s->charge_insert, 1, (sqlite3_int64) c->job_id);
+        rc |= sqlite3_bind_int64(s->charge_insert, 2, c->run);
+        rc |= sqlite3_bind_int64(s->charge_insert, 3, c->uid);
+        rc |= bind_text(s->charge_insert, 4, user);
+        rc |= bind_text(s->charge_insert, 5, project);
+        rc |= bind_text(s->charge_insert, 6, queue);
+        rc |= sqlite3_bind_int64(s->charge_insert, 7, (sqlite3_int64) c->start_time);
+        rc |= sqlite3_bind_int64(s->charge_insert, 8, (sqlite3_int64) c->end_time);
+        rc |= sqlite3_bind_int64(s->charge_insert, 9, c->cpus);
+        rc |= sqlite3_bind_int64(s->charge_insert, 10, (sqlite3_int64) c->run_usec);
+        rc |= sqlite3_bind_double(s->charge_insert, 11, c->charge_factor);
+        rc |= sqlite3_bind_double(s->charge_insert, 12, c->service_units);
+        rc |= sqlite3_bind_int64(s->charge_insert, 13, (sqlite3_int64) c->cpu_usec);
+        rc |= sqlite3_bind_int64(s->charge_insert, 14, (sqlite3_int64) c->memory_peak);
+        rc |= sqlite3_bind_int64(s->charge_insert, 15, (sqlite3_int64) c->io_read_bytes);
+        rc |= sqlite3_bind_int64(s->charge_insert, 16, (sqlite3_int64) c->io_write_bytes);
+        rc |= sqlite3_bind_int64(s->charge_insert, 17, (sqlite3_int64) c->io_read_ops);
+        rc |= sqlite3_bind_int64(s->charge_insert, 18, (sqlite3_int64) c->io_write_ops);
+        rc |= sqlite3_bind_int(s->charge_insert, 19, c->has_pressure);
+        for (int i = 0; i < _ACCT_STALL_MAX; i++)
+                rc |= sqlite3_bind_int64(s->charge_insert, 20 + i, (sqlite3_int64) c->stall_usec[i]);
+        if (rc) {
+                (void) sqlite3_reset(s->charge_insert);
+                return -EIO;
+        }
+        /* A run is charged once: seen again (an outcome read twice), nothing is added. */
+        r = step_done(s, s->charge_insert);
+        if (r < 0)
+                return r;
+
+        rc |= bind_text(s->daily_upsert, 1, acct_day(day, sizeof day, c->end_time));
+        rc |= bind_text(s->daily_upsert, 2, project);
+        rc |= sqlite3_bind_int64(s->daily_upsert, 3, c->uid);
+        rc |= bind_text(s->daily_upsert, 4, user);
+        rc |= bind_text(s->daily_upsert, 5, queue);
+        rc |= sqlite3_bind_int64(s->daily_upsert, 6, (sqlite3_int64) t.core_usec);
+        rc |= sqlite3_bind_double(s->daily_upsert, 7, t.service_units);
+        rc |= sqlite3_bind_int64(s->daily_upsert, 8, (sqlite3_int64) t.cpu_usec);
+        rc |= sqlite3_bind_int64(s->daily_upsert, 9, (sqlite3_int64) t.memory_peak);
+        rc |= sqlite3_bind_int64(s->daily_upsert, 10, (sqlite3_int64) t.io_read_bytes);
+        rc |= sqlite3_bind_int64(s->daily_upsert, 11, (sqlite3_int64) t.io_write_bytes);
+        rc |= sqlite3_bind_int64(s->daily_upsert, 12, (sqlite3_int64) t.io_ops);
+        for (int i = 0; i < _ACCT_STALL_MAX; i++)
+                rc |= sqlite3_bind_int64(s->daily_upsert, 13 + i, (sqlite3_int64) t.stall_usec[i]);
+        if (rc) {
+                (void) sqlite3_reset(s->daily_upsert);
+                return -EIO;
+        }
+        return step_done(s, s->daily_upsert);
+}
+
+int store_load_charge(Store *s, uint64_t job_id, JobCharge *ret) {
+        sqlite3_stmt *st;
+        int rc;
+
+        rc = sqlite3_prepare_v2(s->db,
+                                "SELECT run, uid, start_time, end_time, cpus, run_usec, charge_factor, service_units,"
+                                " cpu_usec, memory_peak, io_read_bytes, io_write_bytes, io_read_ops, io_write_ops,"
+                                " has_pressure, cpu_some, cpu_full, memory_some, memory_full, io_some, io_full"
+                                " FROM job_usage WHERE job_id=?1 ORDER BY run DESC LIMIT 1",
+                                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return sqlite_to_errno(rc);
+        sqlite3_bind_int64(st, 1, (sqlite3_int64) job_id);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+                *ret = (JobCharge) {
+                        .job_id = job_id,
+                        .run = (uint32_t) sqlite3_column_int64(st, 0),
+                        .uid = (uid_t) sqlite3_column_int64(st, 1),
+                        .start_time = (uint64_t) sqlite3_column_int64(st, 2),
+                        .end_time = (uint64_t) sqlite3_column_int64(st, 3),
+                        .cpus = (unsigned) sqlite3_column_int64(st, 4),
+                        .run_usec = (uint64_t) sqlite3_column_int64(st, 5),
+                        .charge_factor = sqlite3_column_double(st, 6),
+                        .service_units = sqlite3_column_double(st, 7),
+                        .cpu_usec = (uint64_t) sqlite3_column_int64(st, 8),
+                        .memory_peak = (uint64_t) sqlite3_column_int64(st, 9),
+                        .io_read_bytes = (uint64_t) sqlite3_column_int64(st, 10),
+                        .io_write_bytes = (uint64_t) sqlite3_column_int64(st, 11),
+                        .io_read_ops = (uint64_t) sqlite3_column_int64(st, 12),
+                        .io_write_ops = (uint64_t) sqlite3_column_int64(st, 13),
+                        .has_pressure = sqlite3_column_int(st, 14),
+                };
+                for (int i = 0; i < _ACCT_STALL_MAX; i++)
+                        ret->stall_usec[i] = (uint64_t) sqlite3_column_int64(st, 15 + i);
+                ret->core_hours = (double) ret->cpus * (double) ret->run_usec / ACCT_USEC_PER_HOUR;
+        }
+        sqlite3_finalize(st);
+        return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : sqlite_to_errno(rc) ?: -EIO;
+}
+
+int store_save_decayed(Store *s, StoreUsageKind kind, const char *name, const AcctDecayed *d) {
+        int r, rc = 0;
+
+        if ((r = begin(s)) < 0 ||
+            (r = prepare_once(s, &s->decayed_upsert,
+                              "INSERT OR REPLACE INTO usage_decayed (kind, name, value, stamp) VALUES (?1, ?2, ?3, ?4)")) < 0)
+                return r;
+        rc |= sqlite3_bind_int(s->decayed_upsert, 1, (int) kind);
+        rc |= bind_text(s->decayed_upsert, 2, name ?: "");
+        rc |= sqlite3_bind_double(s->decayed_upsert, 3, d->value);
+        rc |= sqlite3_bind_int64(s->decayed_upsert, 4, (sqlite3_int64) d->stamp);
+        if (rc) {
+                (void) sqlite3_reset(s->decayed_upsert);
+                return -EIO;
+        }
+        return step_done(s, s->decayed_upsert);
+}
+
+int store_load_decayed(Store *s, store_decayed_cb cb, void *userdata) {
+        sqlite3_stmt *st;
+        int rc, r = 0;
+
+        rc = sqlite3_prepare_v2(s->db, "SELECT kind, name, value, stamp FROM usage_decayed", -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return sqlite_to_errno(rc);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                AcctDecayed d = { .value = sqlite3_column_double(st, 2),
+                                  .stamp = (uint64_t) sqlite3_column_int64(st, 3) };
+                const char *name = (const char *) sqlite3_column_text(st, 1);
+                r = cb((StoreUsageKind) sqlite3_column_int(st, 0), name ?: "", &d, userdata);
+                if (r < 0)
+                        break;
+        }
+        if (r == 0 && rc != SQLITE_DONE)
+                r = sqlite_to_errno(rc) ?: -EIO;
+        sqlite3_finalize(st);
+        return r;
+}
+
+int store_save_grant(Store *s, const char *project, uint64_t period_begin, double service_units) {
+        int r, rc = 0;
+
+        if ((r = begin(s)) < 0 ||
+            (r = prepare_once(s, &s->grant_upsert,
+                              "INSERT OR REPLACE INTO grant_usage (project, period_begin, service_units)"
+                              " VALUES (?1, ?2, ?3)")) < 0)
+                return r;
+        rc |= bind_text(s->grant_upsert, 1, project);
+        rc |= sqlite3_bind_int64(s->grant_upsert, 2, (sqlite3_int64) period_begin);
+        rc |= sqlite3_bind_double(s->grant_upsert, 3, service_units);
+        if (rc) {
+                (void) sqlite3_reset(s->grant_upsert);
+                return -EIO;
+        }
+        return step_done(s, s->grant_upsert);
+}
+
+int store_load_grants(Store *s, store_grant_cb cb, void *userdata) {
+        sqlite3_stmt *st;
+        int rc, r = 0;
+
+        rc = sqlite3_prepare_v2(s->db, "SELECT project, period_begin, service_units FROM grant_usage", -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return sqlite_to_errno(rc);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                const char *project = (const char *) sqlite3_column_text(st, 0);
+                r = cb(project ?: "", (uint64_t) sqlite3_column_int64(st, 1), sqlite3_column_double(st, 2), userdata);
+                if (r < 0)
+                        break;
+        }
+        if (r == 0 && rc != SQLITE_DONE)
+                r = sqlite_to_errno(rc) ?: -EIO;
+        sqlite3_finalize(st);
+        return r;
+}
+
+static const char *usage_key_column(StoreUsageBy by) {
+        switch (by) {
+        case STORE_USAGE_BY_USER:
+                return "user";
+        case STORE_USAGE_BY_PROJECT:
+                return "project";
+        case STORE_USAGE_BY_QUEUE:
+                return "queue";
+        case STORE_USAGE_BY_DAY:
+                return "day";
+        default:
+                return NULL;
+        }
+}
+
+int store_usage_rows(Store *s, const StoreUsageQuery *q, store_usage_cb cb, void *userdata) {
+        _cleanup_free_ char *sql = NULL;
+        const char *key = usage_key_column(q->by);
+        sqlite3_stmt *st;
+        int rc, r = 0;
+
+        if (!key)
+                return -EINVAL;
+        /* Grouped by the key and by who (project, uid), so that the caller can decide
+         * what each reader may see before rows merge; in key order, so rows of one key
+         * come together. The per-day table is all this reads: never the runs. */
+        if (asprintf(&sql,
+                     "SELECT %s, project, uid, MIN(user), SUM(jobs), SUM(core_usec), SUM(service_units),"
+                     " SUM(cpu_usec), MAX(memory_peak), SUM(io_read_bytes), SUM(io_write_bytes), SUM(io_ops),"
+                     " SUM(cpu_some), SUM(cpu_full), SUM(memory_some), SUM(memory_full), SUM(io_some), SUM(io_full)"
+                     " FROM usage_daily WHERE day >= ?1 AND day <= ?2"
+                     " AND (?3 IS NULL OR user = ?3) AND (?4 IS NULL OR project = ?4) AND (?5 IS NULL OR queue = ?5)"
+                     " GROUP BY 1, project, uid ORDER BY 1",
+                     key) < 0)
+                return -ENOMEM;
+        rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return sqlite_to_errno(rc);
+        (void) bind_text(st, 1, q->since ?: "0000-00-00");
+        (void) bind_text(st, 2, q->until ?: "9999-99-99");
+        (void) bind_text(st, 3, q->user);
+        (void) bind_text(st, 4, q->project);
+        (void) bind_text(st, 5, q->queue);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                UsageTotals t = {
+                        .jobs = (uint64_t) sqlite3_column_int64(st, 4),
+                        .core_usec = (uint64_t) sqlite3_column_int64(st, 5),
+                        .service_units = sqlite3_column_double(st, 6),
+                        .cpu_usec = (uint64_t) sqlite3_column_int64(st, 7),
+                        .memory_peak = (uint64_t) sqlite3_column_int64(st, 8),
+                        .io_read_bytes = (uint64_t) sqlite3_column_int64(st, 9),
+                        .io_write_bytes = (uint64_t) sqlite3_column_int64(st, 10),
+                        .io_ops = (uint64_t) sqlite3_column_int64(st, 11),
+                };
+                StoreUsageRow row = {
+                        .key = (const char *) sqlite3_column_text(st, 0),
+                        .project = (const char *) sqlite3_column_text(st, 1),
+                        .uid = (uid_t) sqlite3_column_int64(st, 2),
+                        .user = (const char *) sqlite3_column_text(st, 3),
+                };
+                for (int i = 0; i < _ACCT_STALL_MAX; i++)
+                        t.stall_usec[i] = (uint64_t) sqlite3_column_int64(st, 12 + i);
+                row.totals = t;
+                r = cb(&row, userdata);
+                if (r < 0)
+                        break;
+        }
+        if (r == 0 && rc != SQLITE_DONE)
+                r = sqlite_to_errno(rc) ?: -EIO;
+        sqlite3_finalize(st);
         return r;
 }

@@ -6,6 +6,7 @@
  * by store_commit() before any reply is sent or any decision acted on, so durability
  * costs one fsync per iteration, not one per job. */
 
+#include "accounting.h"
 #include "job.h"
 
 typedef struct Store Store;
@@ -43,3 +44,49 @@ int store_next_job_id(Store *s, uint64_t *ret);
 
 int store_get_meta(Store *s, const char *key, char **ret);
 int store_set_meta(Store *s, const char *key, const char *value);
+
+/* Accounting (migration 3). A run's charge and its day's summary (usage_daily, what
+ * reports read), in the open transaction; -EEXIST, nothing added, for a run already
+ * charged. */
+int store_record_charge(Store *s, const JobCharge *c);
+/* The charge of the job's latest run (strings left NULL); -ENOENT if none. */
+int store_load_charge(Store *s, uint64_t job_id, JobCharge *ret);
+
+typedef enum StoreUsageKind {
+        STORE_USAGE_PROJECT,
+        STORE_USAGE_USER,
+} StoreUsageKind;
+
+typedef int (*store_decayed_cb)(StoreUsageKind kind, const char *name, const AcctDecayed *d, void *userdata);
+typedef int (*store_grant_cb)(const char *project, uint64_t period_begin, double service_units, void *userdata);
+/* Decayed usage with its timestamp, one row per project or user. */
+int store_save_decayed(Store *s, StoreUsageKind kind, const char *name, const AcctDecayed *d);
+int store_load_decayed(Store *s, store_decayed_cb cb, void *userdata);
+/* A project's service units in the grant period starting at period_begin. */
+int store_save_grant(Store *s, const char *project, uint64_t period_begin, double service_units);
+int store_load_grants(Store *s, store_grant_cb cb, void *userdata);
+
+typedef enum StoreUsageBy {
+        STORE_USAGE_BY_USER,
+        STORE_USAGE_BY_PROJECT,
+        STORE_USAGE_BY_QUEUE,
+        STORE_USAGE_BY_DAY,
+} StoreUsageBy;
+
+typedef struct StoreUsageQuery {
+        StoreUsageBy by;
+        const char *since, *until;              /* days, "YYYY-MM-DD", inclusive; NULL: open */
+        const char *user, *project, *queue;     /* NULL: any */
+} StoreUsageQuery;
+
+typedef struct StoreUsageRow {
+        const char *key;        /* the user, project, queue or day */
+        const char *project;
+        uid_t uid;
+        const char *user;
+        UsageTotals totals;
+} StoreUsageRow;
+
+typedef int (*store_usage_cb)(const StoreUsageRow *row, void *userdata);
+/* The per-day summary summed per (key, project, uid), in key order. */
+int store_usage_rows(Store *s, const StoreUsageQuery *q, store_usage_cb cb, void *userdata);

@@ -15,6 +15,9 @@ static const char *const corral_method_table[_CORRAL_METHOD_MAX] = {
         [CORRAL_METHOD_LOGS] = CORRAL_METHOD_NAME("Logs"),
         [CORRAL_METHOD_GET_INFO] = CORRAL_METHOD_NAME("GetInfo"),
         [CORRAL_METHOD_RELOAD] = CORRAL_METHOD_NAME("Reload"),
+        [CORRAL_METHOD_USAGE] = CORRAL_METHOD_NAME("Usage"),
+        [CORRAL_METHOD_SHARE] = CORRAL_METHOD_NAME("Share"),
+        [CORRAL_METHOD_WHY] = CORRAL_METHOD_NAME("Why"),
 };
 
 DEFINE_STRING_TABLE_LOOKUP(corral_method, CorralMethod);

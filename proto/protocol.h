@@ -24,7 +24,8 @@
 
 /* Methods. Parameters are documented next to each; "job_id" is always an integer >= 1. */
 typedef enum CorralMethod {
-        CORRAL_METHOD_SUBMIT,   /* SubmitRequest (job-request.h) -> {"job_id", "job_ids"?: every task's id, for arrays} */
+        CORRAL_METHOD_SUBMIT,   /* SubmitRequest (job-request.h) -> {"job_id", "job_ids"?: every task's id, for arrays,
+                                 * "notice"?: what changed on the way, e.g. a spent grant's bonus queue} */
         CORRAL_METHOD_LIST,     /* {"user"?, "states"?: [..], "queue"?, "project"?, "after_id"?, "limit"?}
                                  * -> {"jobs": [JobInfo public view], "next_after_id"?}: jobs in id
                                  * order after after_id; a page ends at limit jobs or ~768 KiB, and
@@ -44,11 +45,55 @@ typedef enum CorralMethod {
                                  * cannot read) comes back as "lines", the newest last */
         CORRAL_METHOD_GET_INFO, /* {} -> {"version", "protocol_version", "hostname", "cpus", "memory"} */
         CORRAL_METHOD_RELOAD,   /* {} -> {}: re-read configuration (admin only) */
+        CORRAL_METHOD_USAGE,    /* {"since"?, "until"?: "YYYY-MM-DD" (UTC days, inclusive), "by"?: "user" |
+                                 * "project" (default) | "queue" | "day", "user"?, "project"?, "queue"?}
+                                 * -> {"by", "since"?, "until"?, "all": whether the caller sees every
+                                 * user's, "rows": [{"key", "jobs", "core_hours", "service_units",
+                                 * "cpu_hours", "efficiency", "memory_peak", "io_read_bytes",
+                                 * "io_write_bytes", "io_ops", "stall_sec": {"cpu_some", ...}}],
+                                 * "total": the same without "key", "truncated"?}: runs summed by the
+                                 * day they ended; users see their own and their projects' */
+        CORRAL_METHOD_SHARE,    /* {} -> {"half_life_sec", "total_usage", "projects": [{"name", "share",
+                                 * "usage" (decayed core-hours), "fairshare", "grant"?, "grant_used"?,
+                                 * "grant_left"?, "period_begin"?, "period_end"?}], "user"?: {"name",
+                                 * "usage"}} */
+        CORRAL_METHOD_WHY,      /* {"job_id"} -> {"job_id", "state", "reason"?, "priority", "terms": [{"name",
+                                 * "input", "weight", "value"}], "position"?, "eligible"?, "est_start"?,
+                                 * "why": [sentences]}: owner and admins */
         _CORRAL_METHOD_MAX,
         _CORRAL_METHOD_INVALID = -EINVAL,
 } CorralMethod;
 
 #define CORRAL_METHOD_NAME(m) CORRAL_INTERFACE "." m
+
+/* The two objects the methods share. Their codecs are the tables submit_request_fields and
+ * job_info_fields in job-request.c (one row per key: type, bounds, when sent), which the
+ * lists below summarize; the bounds are the CORRAL_*_MAX of job-request.h and this file.
+ * "?" marks a key that is left out when it has its default; integers are JSON integers,
+ * times are seconds since the epoch, sizes bytes.
+ *
+ * SubmitRequest (Submit's parameters; an unknown key is InvalidParameter{its name}):
+ *   "name"?, "argv"?: [..] | "script"?: text (exactly one of the two), "env"?: ["NAME=value"],
+ *   "workdir"?: absolute, "stdin_path"?, "stdout_path"?, "stderr_path"?, "cpus"?, "memory"?,
+ *   "walltime_sec"?: n | "infinity", "io_read_bw"?, "io_write_bw"?, "io_read_iops"?,
+ *   "io_write_iops"?: [{"device": absolute path, "limit"}], "io_weight"?, "tasks_max"?,
+ *   "umask"?: sent unless 0022, "queue"?, "project"?, "exclusive"?: true, "rerunnable"?: bool,
+ *   "hold"?: true, "nice"?, "dependencies"?: [{"type": "after" | "afterany" | "afterok" |
+ *   "afternotok", "job_id"}], "array"?: "START[-END[:STEP]][%MAX]", "begin_time"?
+ *
+ * JobInfo (List, Show, Wait; a client ignores keys it does not know):
+ *   public:  "id", "name"?, "user"?, "uid", "project"?, "queue"?, "state": display name,
+ *            "reason"?, "cpus", "memory", "walltime_sec": n | "infinity", "nice",
+ *            "submit_time"?, "start_time"?, "end_time"?, "exit_code"?: once ended,
+ *            "exit_signal"?: when killed by one, "node"?, "cpus_allocated"?: cpulist,
+ *            "array_job_id"? and "array_task_id": for array tasks
+ *   owner and admins (Show, and List for them): "argv"?, "has_script", "env"?, "workdir"?,
+ *            "stdin_path"?, "stdout_path"?, "stderr_path"?, "usage": {"cpu_usec",
+ *            "memory_peak", "io_read_bytes", "io_write_bytes", "tasks_peak"}, and, added by
+ *            the daemon outside the codec, "charge": what the job was charged so far
+ *   pending jobs in List and Show: "est_start"?: the scheduler's start estimate,
+ *            "priority": a number, higher starts first; a bad value of either is dropped
+ *            by clients rather than failing the listing */
 
 /* Fully qualified names, e.g. "io.corral.Manager.Submit". */
 DECLARE_STRING_TABLE_LOOKUP(corral_method, CorralMethod);

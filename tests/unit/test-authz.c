@@ -60,6 +60,11 @@ static const struct {
         { AUTHZ_USE_PROJECT, PROJECT_LISTED, 0, 0, -EPERM, 0 },
         { AUTHZ_USE_QUEUE, QUEUE_ALLOWED, 0, 0, -EPERM, 0 },
         { AUTHZ_USE_QUEUE, false, -EPERM, -EPERM, -EPERM, 0 },
+        /* Usage: one's own; a project's, to its members (listed, or in its group). */
+        { AUTHZ_VIEW_USAGE, false, 0, 0, -EPERM, 0 },
+        { AUTHZ_VIEW_USAGE, PROJECT_LISTED, 0, 0, 0, 0 },
+        { AUTHZ_VIEW_USAGE, PROJECT_OWNERS, 0, 0, -EPERM, 0 },
+        { AUTHZ_VIEW_USAGE, PROJECT_FOREIGN, 0, 0, -EPERM, 0 },
 };
 
 static void test_table(void **state) {
@@ -118,6 +123,7 @@ static void test_bad_calls(void **state) {
         /* Job-scoped actions need the job. */
         assert_int_equal(authz_check(&owner, AUTHZ_CANCEL, NULL, &p), -EINVAL);
         assert_int_equal(authz_check(&root, AUTHZ_SHOW_DETAILS, NULL, &p), -EINVAL);
+        assert_int_equal(authz_check(&root, AUTHZ_VIEW_USAGE, NULL, &p), -EINVAL);
         assert_int_equal(authz_check(&owner, AUTHZ_SUBMIT, NULL, &p), 0);
         assert_int_equal(authz_check(&owner, AUTHZ_LIST, NULL, &p), 0);
         assert_int_equal(authz_check(&owner, AUTHZ_RELOAD, NULL, &p), -EPERM);

@@ -64,9 +64,11 @@ static void test_dropins_override(void **state) {
 
         put("corral.conf", "# site config\n[Manager]\nOperatorGroup=hpcadmin\nKillWaitSec=10s\n\n"
                            "[Queue]\nName=normal\nPriority=1\nMaxWalltime=2d\nRerunnable=no\nAllowGroups=staff\n\n"
-                           "[Queue]\nName=long\nPriority=0\nChargeFactor=0.5\nMaxCPUsPerJob=8\nAllowProjects=a b\n");
+                           "[Queue]\nName=long\nPriority=0\nChargeFactor=0.5\nMaxCPUsPerJob=8\nAllowProjects=a b\n"
+                           "TargetQueueTime=2d\n");
         put("corral.conf.d/10-a.conf", "[Manager]\nUsersMaySuspend=yes\n[Queue]\nName=normal\nPriority=5\nAllowGroups=physics\n");
         put("corral.conf.d/20-b.conf", "[Manager]\nKillWaitSec=1min\nPolicy=conservative\nMaxArraySize=500\nPriorityType=fcfs\n"
+                                       "Ordering=shuffle\nPriorityWeightBypass=10\nPriorityWeightAge=0.5\n"
                                        "MaxStoredBytesPerUser=1G\n[Queue]\nPriority=7\nName=normal\nMaxWalltime=3d\n");
         put("corral.conf.d/ignored.txt", "this is not read\n");
         assert_int_equal(config_load(dir, &c, &err), 0);
@@ -84,6 +86,7 @@ static void test_dropins_override(void **state) {
         assert_true(config_find_queue(c, "long")->rerunnable);
         assert_true(config_find_queue(c, "long")->charge_factor == 0.5);
         assert_int_equal(config_find_queue(c, "long")->max_cpus_per_job, 8);
+        assert_int_equal(config_find_queue(c, "long")->target_queue_time, 2 * 86400);
         assert_string_equal(config_find_queue(c, "long")->allow_projects[1], "b");
         /* The list moves over whole from the drop-in. */
         assert_string_equal(config_find_queue(c, "normal")->allow_groups[0], "physics");
@@ -94,6 +97,9 @@ static void test_dropins_override(void **state) {
                 assert_int_equal(config_sched(c, &sc), 0);
                 assert_ptr_equal(sc.priority, &sched_priority_fcfs);
                 assert_ptr_equal(sc.policy, &sched_policy_conservative);
+                assert_int_equal(sc.ordering, SCHED_ORDERING_SHUFFLE);
+                assert_true(sc.weights.bypass == 10.0 && sc.weights.age == 0.5);
+                assert_true(sc.weights.queue == 1000.0); /* IT4I's, where not set */
         }
         config_free(c);
         unlink("corral.conf");
@@ -116,6 +122,7 @@ static void test_errors(void **state) {
                 { "[Queue]\nName=a\n[Queue]\nPriority=3\n[Manager]\n", "corral.conf:3: a [Queue] section has no Name=" },
                 { "[Manager]\nMaxStoredBytesPerUser=lots\n", "corral.conf:2: invalid value for MaxStoredBytesPerUser=" },
                 { "[Queue]\nName=q\nChargeFactor=-1\n", "corral.conf:3: invalid value for ChargeFactor=" },
+                { "[Manager]\nOrdering=random\n", "corral.conf:2: invalid value for Ordering=, expected priority or shuffle" },
                 { "[Queue]\nName=q\nAllowProjects=no way!\n", "corral.conf:3: invalid value for AllowProjects=" },
                 { "[Manager]\nDefaultQueue=nosuch\n", "DefaultQueue=nosuch names no configured queue" },
         };

@@ -433,6 +433,14 @@ static void test_blocked_by_limit(void **state) {
         assert_non_null(strstr(json_object_to_json_string(r), "BLOCKED"));
         json_object_put(r);
 
+        /* corral why says which limit, with its numbers, and the priority's terms. */
+        r = call(m, NOBODY, CORRAL_METHOD_WHY, params);
+        if (!strstr(json_object_to_json_string(r), "MaxRunningJobs, which it would take to 2 (limit 1)") ||
+            !strstr(json_object_to_json_string(r), "\"name\": \"queue\""))
+                fail_msg("why: %s", json_object_to_json_string(r));
+        json_object_put(r);
+        expect_error(call(m, NOBODY - 1, CORRAL_METHOD_WHY, params), "PermissionDenied", NULL);
+
         /* Still over the limit on the next pass: stays blocked, no transition. */
         assert_int_equal(manager_schedule(m), 0);
         assert_int_equal(jb->state, JOB_BLOCKED);

@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* corral usage (sreport's summaries: by user, project, queue or day, as a table, JSON,
+ * CSV, a terminal chart or an SVG), and the charge lines of `corral show`. */
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "fd-util.h"
+#include "json-util.h"
+#include "log.h"
+#include "parse-util.h"
+#include "table.h"
+#include "usage-chart.h"
+
+#define DEFAULT_DAYS 30
+
+static const char *const stall_names[] = { "cpu_some", "cpu_full", "memory_some", "memory_full", "io_some", "io_full" };
+
+static double num(json_object *o, const char *key) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(o, key, &v) ||
+            (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int)))
+                return 0;
+        return json_object_get_double(v);
+}
+
+static uint64_t unum(json_object *o, const char *key) {
+        json_object *v;
+        int64_t i;
+
+        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+                return 0;
+        i = json_object_get_int64(v);
+        return i > 0 ? (uint64_t) i : 0;
+}
+
+/* ---- corral show's charge ---- */
+
+void charge_view_from_json(json_object *o, ChargeView *ret) {
+        json_object *st, *v;
+
+        *ret = (ChargeView) {};
+        if (!json_object_is_type(o, json_type_object))
+                return;
+        *ret = (ChargeView) {
+                .set = true,
+                .cpus = (unsigned) unum(o, "cpus"),
+                .run_usec = unum(o, "run_usec"),
+                .cpu_usec = unum(o, "cpu_usec"),
+                .memory_peak = unum(o, "memory_peak"),
+                .io_read_bytes = unum(o, "io_read_bytes"),
+                .io_write_bytes = unum(o, "io_write_bytes"),
+                .io_read_ops = unum(o, "io_read_ops"),
+                .io_write_ops = unum(o, "io_write_ops"),
+                .core_hours = num(o, "core_hours"),
+                .charge_factor = num(o, "charge_factor"),
+                .service_units = num(o, "service_units"),
+                .efficiency = num(o, "efficiency"),
+        };
+        if (json_object_object_get_ex(o, "live", &v) && json_object_is_type(v, json_type_boolean))
+                ret->live = json_object_get_boolean(v);
+        if (json_object_object_get_ex(o, "stall_usec", &st) && json_object_is_type(st, json_type_object)) {
+                ret->has_pressure = true;
+                for (size_t i = 0; i < ELEMENTSOF(stall_names); i++)
+                        ret->stall_usec[i] = unum(st, stall_names[i]);
+        }
+}
+
+static void line(FILE *f, const char *key, const char *fmt, ...) _printf_(3, 4);
+static void line(FILE *f, const char *key, const char *fmt, ...) {
+        va_list ap;
+
+        fprintf(f, "%14s: ", key);
+        va_start(ap, fmt);
+        vfprintf(f, fmt, ap);
+        va_end(ap);
+        fputc('\n', f);
+}
+
+static char *format_seconds(char *buf, size_t size, uint64_t usec) {
+        if (usec < 60 * UINT64_C(1000000))
+                snprintf(buf, size, "%.1fs", (double) usec / 1e6);
+        else
+                format_elapsed(buf, size, usec / 1000000);
+        return buf;
+}
+
+void charge_view_print(FILE *f, const ChargeView *c) {
+        char a[64], b[64], d[64], e[64], g[64];
+
+        line(f, "Charge", "%.4g service units%s = %.4g core-hours x %g (%u CPUs x %s)", c->service_units,
+             c->live ? " so far" : "", c->core_hours, c->charge_factor, c->cpus,
+             format_seconds(a, sizeof a, c->run_usec));
+        line(f, "CPUTime", "%s (efficiency %.1f%% of the CPUs' time)", format_seconds(a, sizeof a, c->cpu_usec),
+             100.0 * c->efficiency);
+        line(f, "MemoryPeak", "%s", format_size(a, sizeof a, c->memory_peak));
+        line(f, "IO", "%s read, %s written (%" PRIu64 " and %" PRIu64 " operations)",
+             format_size(a, sizeof a, c->io_read_bytes), format_size(b, sizeof b, c->io_write_bytes), c->io_read_ops,
+             c->io_write_ops);
+        if (c->has_pressure)
+                /* PSI: "some" is time at least one task stalled, "full" all of them. */
+                line(f, "Stalled", "cpu %s, memory %s (all tasks %s), io %s (all tasks %s)",
+                     format_seconds(a, sizeof a, c->stall_usec[0]), format_seconds(b, sizeof b, c->stall_usec[2]),
+                     format_seconds(d, sizeof d, c->stall_usec[3]), format_seconds(e, sizeof e, c->stall_usec[4]),
+                     format_seconds(g, sizeof g, c->stall_usec[5]));
+}
+
+/* ---- corral usage ---- */
+
+static void today_plus(char out[static 11], int days) {
+        time_t t = time(NULL) + (time_t) days * 86400;
+        struct tm tm;
+
+        gmtime_r(&t, &tm);
+        strftime(out, 11, "%Y-%m-%d", &tm);
+}
+
+/* YYYY-MM-DD, today, yesterday, or N days ago as "Nd" (UTC, as corrald counts days). */
+static int parse_day_arg(const char *s, char out[static 11]) {
+        struct tm tm = {};
+        const char *end;
+        char *e;
+        unsigned long n;
+
+        if (streq(s, "today"))
+                today_plus(out, 0);
+        else if (streq(s, "yesterday"))
+                today_plus(out, -1);
+        else if (s[0] >= '0' && s[0] <= '9' && (n = strtoul(s, &e, 10), streq(e, "d")) && n <= 100000)
+                today_plus(out, -(int) n);
+        else {
+                end = strptime(s, "%Y-%m-%d", &tm);
+                if (strlen(s) != 10 || !end || *end)
+                        return -EINVAL;
+                snprintf(out, 11, "%s", s);
+        }
+        return 0;
+}
+
+static void usage_help(void) {
+        printf("Usage: corral usage [OPTIONS]\n\n"
+               "Report usage as sreport does: jobs, allocated core-hours, service units (core-hours\n"
+               "times the queue's charge factor), used CPU hours, efficiency, memory peak, io and\n"
+               "stall times, summed by user, project, queue or day. Runs count on the day they\n"
+               "ended (UTC). You see your own usage and your projects'; administrators see all.\n\n"
+               "Options:\n"
+               "  -S, --since DAY    first day: YYYY-MM-DD, today, yesterday or Nd (N days ago),\n"
+               "                     or all (default: %d days ago)\n"
+               "  -E, --until DAY    last day (default: today)\n"
+               "  -b, --by KEY       user, project (the default), queue or day\n"
+               "  -u, --user USER    only USER's usage\n"
+               "  -p, --project PROJECT  only PROJECT's (also -A, --account)\n"
+               "  -q, --queue QUEUE  only QUEUE's\n"
+               "      --csv          comma-separated values\n"
+               "      --plot         daily core-hours as a chart in the terminal\n"
+               "      --svg FILE     the same chart as an SVG file (-: standard output)\n"
+               "      --json         print the reply as JSON\n"
+               "  -h, --help         show this help\n",
+               DEFAULT_DAYS - 1);
+}
+
+static unsigned terminal_width(void) {
+        struct winsize ws;
+        const char *c = getenv("COLUMNS");
+
+        if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) >= 0 && ws.ws_col >= 20)
+                return ws.ws_col;
+        if (c && atoi(c) >= 20)
+                return (unsigned) atoi(c);
+        return 80;
+}
+
+static void csv_field(FILE *f, const char *s) {
+        if (!strpbrk(s, ",\"\n")) {
+                fputs(s, f);
+                return;
+        }
+        fputc('"', f);
+        for (; *s; s++) {
+                if (*s == '"')
+                        fputc('"', f);
+                fputc(*s, f);
+        }
+        fputc('"', f);
+}
+
+static void print_csv(json_object *rows, const char *by) {
+        printf("%s,jobs,core_hours,service_units,cpu_hours,efficiency,memory_peak,io_read_bytes,io_write_bytes,io_ops",
+               by);
+        for (size_t i = 0; i < ELEMENTSOF(stall_names); i++)
+                printf(",%s_sec", stall_names[i]);
+        putchar('\n');
+        for (size_t i = 0; i < json_object_array_length(rows); i++) {
+                json_object *r = json_object_array_get_idx(rows, i), *k, *st = NULL;
+
+                csv_field(stdout, json_object_object_get_ex(r, "key", &k) ? json_object_get_string(k) : "");
+                printf(",%" PRIu64 ",%.6f,%.6f,%.6f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, unum(r, "jobs"),
+                       num(r, "core_hours"), num(r, "service_units"), num(r, "cpu_hours"), num(r, "efficiency"),
+                       unum(r, "memory_peak"), unum(r, "io_read_bytes"), unum(r, "io_write_bytes"), unum(r, "io_ops"));
+                (void) json_object_object_get_ex(r, "stall_sec", &st);
+                for (size_t s = 0; s < ELEMENTSOF(stall_names); s++)
+                        printf(",%.3f", st ? num(st, stall_names[s]) : 0.0);
+                putchar('\n');
+        }
+}
+
+static int add_table_row(Table *t, const char *key, json_object *r) {
+        char c[13][48];
+        const char *cells[13];
+        json_object *st = NULL;
+
+        (void) json_object_object_get_ex(r, "stall_sec", &st);
+        snprintf(c[0], sizeof c[0], "%s", key);
+        snprintf(c[1], sizeof c[1], "%" PRIu64, unum(r, "jobs"));
+        snprintf(c[2], sizeof c[2], "%.2f", num(r, "core_hours"));
+        snprintf(c[3], sizeof c[3], "%.2f", num(r, "service_units"));
+        snprintf(c[4], sizeof c[4], "%.2f", num(r, "cpu_hours"));
+        snprintf(c[5], sizeof c[5], "%.1f%%", 100.0 * num(r, "efficiency"));
+        format_size(c[6], sizeof c[6], unum(r, "memory_peak"));
+        format_size(c[7], sizeof c[7], unum(r, "io_read_bytes"));
+        format_size(c[8], sizeof c[8], unum(r, "io_write_bytes"));
+        snprintf(c[9], sizeof c[9], "%" PRIu64, unum(r, "io_ops"));
+        snprintf(c[10], sizeof c[10], "%.1fs", st ? num(st, "cpu_some") : 0.0);
+        snprintf(c[11], sizeof c[11], "%.1fs", st ? num(st, "memory_some") : 0.0);
+        snprintf(c[12], sizeof c[12], "%.1fs", st ? num(st, "io_some") : 0.0);
+        for (size_t i = 0; i < ELEMENTSOF(cells); i++)
+                cells[i] = c[i];
+        return table_add_row(t, cells);
+}
+
+static int print_table(json_object *rows, json_object *total, const char *by) {
+        char key[16];
+        const char *headers[] = { key, "JOBS", "CORE-H", "SU", "CPU-H", "EFF", "MEM-PEAK", "READ", "WRITTEN",
+                                  "IO-OPS", "STALL-CPU", "STALL-MEM", "STALL-IO", NULL };
+        _cleanup_table_ Table *t = NULL;
+        size_t n = json_object_array_length(rows);
+
+        for (size_t i = 0; i < sizeof key - 1 && by[i]; i++)
+                key[i] = (char) (by[i] >= 'a' && by[i] <= 'z' ? by[i] - 'a' + 'A' : by[i]);
+        key[MIN(strlen(by), sizeof key - 1)] = 0;
+        t = table_new(headers);
+        if (!t)
+                return -ENOMEM;
+        for (size_t i = 1; i < ELEMENTSOF(headers) - 1; i++)
+                table_set_align_right(t, i, true);
+        for (size_t i = 0; i < n; i++) {
+                json_object *r = json_object_array_get_idx(rows, i), *k;
+                if (add_table_row(t, json_object_object_get_ex(r, "key", &k) ? json_object_get_string(k) : "-", r) < 0)
+                        return -ENOMEM;
+        }
+        if (total && n > 1 && add_table_row(t, "TOTAL", total) < 0)
+                return -ENOMEM;
+        if (n == 0) {
+                printf("No usage in this period.\n");
+                return 0;
+        }
+        return table_print(t, stdout, true, 0, SIZE_MAX);
+}
+
+static int plot(json_object *rows, const char *since, const char *until, bool all, const char *svg_path,
+                bool text) {
+        _cleanup_(usage_series_done) UsageSeries s = {};
+        char title[160];
+        int r;
+
+        r = usage_series_days(&s, since, until);
+        if (r < 0)
+                return log_error_errno(r, "usage: cannot chart the days %s to %s: %m", since, until);
+        for (size_t i = 0; i < json_object_array_length(rows); i++) {
+                json_object *row = json_object_array_get_idx(rows, i), *k;
+                if (json_object_object_get_ex(row, "key", &k))
+                        (void) usage_series_add(&s, json_object_get_string(k), num(row, "core_hours"));
+        }
+        snprintf(title, sizeof title, "Allocated core-hours per day, %s to %s%s", since, until,
+                 all ? "" : " (yours and your projects')");
+        if (text) {
+                const char *cs = getenv("LC_ALL") ?: getenv("LC_CTYPE") ?: getenv("LANG") ?: "";
+                bool utf8 = strstr(cs, "UTF-8") || strstr(cs, "utf8") || strstr(cs, "UTF8");
+                r = usage_chart_text(stdout, &s, title, "core-hours", terminal_width(), 10, utf8);
+                if (r < 0)
+                        return log_error_errno(r, "usage: cannot print the chart: %m");
+        }
+        if (svg_path) {
+                _cleanup_fclose_ FILE *f = streq(svg_path, "-") ? NULL : fopen(svg_path, "we");
+                if (!streq(svg_path, "-") && !f)
+                        return log_error_errno(errno, "usage: cannot write %s: %m", svg_path);
+                r = usage_chart_svg(f ?: stdout, &s, title, "core-hours");
+                if (r >= 0 && f && fflush(f) != 0)
+                        r = -errno;
+                if (r < 0)
+                        return log_error_errno(r, "usage: cannot write %s: %m", svg_path);
+        }
+        return 0;
+}
+
+int verb_usage(Cli *cli, int argc, char **argv) {
+        enum { ARG_JSON = 0x100, ARG_CSV, ARG_PLOT, ARG_SVG };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "json", no_argument, NULL, ARG_JSON },
+                { "since", required_argument, NULL, 'S' },
+                { "until", required_argument, NULL, 'E' },
+                { "by", required_argument, NULL, 'b' },
+                { "user", required_argument, NULL, 'u' },
+                { "project", required_argument, NULL, 'p' },
+                { "account", required_argument, NULL, 'A' },
+                { "queue", required_argument, NULL, 'q' },
+                { "csv", no_argument, NULL, ARG_CSV },
+                { "plot", no_argument, NULL, ARG_PLOT },
+                { "svg", required_argument, NULL, ARG_SVG },
+                {},
+        };
+        _cleanup_(reply_done) Reply reply = {};
+        _cleanup_json_ json_object *params = json_object_new_object();
+        const char *by = NULL, *user = NULL, *project = NULL, *queue = NULL, *svg = NULL;
+        char since[11] = "", until[11] = "";
+        bool csv = false, chart = false, since_all = false, all;
+        json_object *rows, *total = NULL, *v;
+        int c, r;
+
+        if (!params)
+                return cli_oom();
+        cli_reset_getopt();
+        while ((c = getopt_long(argc, argv, "hS:E:b:u:p:A:q:", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        usage_help();
+                        return CLI_EXIT_SUCCESS;
+                case ARG_JSON:
+                        cli->json = true;
+                        break;
+                case 'S':
+                case 'E':
+                        if (c == 'S' && streq(optarg, "all")) {
+                                since_all = true;
+                                break;
+                        }
+                        if (parse_day_arg(optarg, c == 'S' ? since : until) < 0) {
+                                log_error("usage: %s: '%s' is not a day (YYYY-MM-DD, today, yesterday or Nd)",
+                                          c == 'S' ? "--since" : "--until", optarg);
+                                return CLI_EXIT_USAGE;
+                        }
+                        if (c == 'S')
+                                since_all = false;
+                        break;
+                case 'b':
+                        if (!streq(optarg, "user") && !streq(optarg, "project") && !streq(optarg, "queue") &&
+                            !streq(optarg, "day")) {
+                                log_error("usage: --by: '%s' is none of user, project, queue, day", optarg);
+                                return CLI_EXIT_USAGE;
+                        }
+                        by = optarg;
+                        break;
+                case 'u':
+                        user = optarg;
+                        break;
+                case 'p':
+                case 'A':
+                        project = optarg;
+                        break;
+                case 'q':
+                        queue = optarg;
+                        break;
+                case ARG_CSV:
+                        csv = true;
+                        break;
+                case ARG_PLOT:
+                        chart = true;
+                        break;
+                case ARG_SVG:
+                        svg = optarg;
+                        break;
+                default:
+                        log_error("usage: see corral usage --help");
+                        return CLI_EXIT_USAGE;
+                }
+        if (optind < argc) {
+                log_error("usage: unexpected argument '%s'", argv[optind]);
+                return CLI_EXIT_USAGE;
+        }
+        if ((chart || svg) && by && !streq(by, "day")) {
+                log_error("usage: --plot and --svg chart days; --by %s does not go with them", by);
+                return CLI_EXIT_USAGE;
+        }
+        if ((chart || svg) && since_all) {
+                log_error("usage: --plot and --svg need a first day (--since)");
+                return CLI_EXIT_USAGE;
+        }
+        if (chart || svg)
+                by = "day";
+        if (!since[0] && !since_all)
+                today_plus(since, -(DEFAULT_DAYS - 1));
+        if (!until[0])
+                today_plus(until, 0);
+        if (!since_all && strcmp(since, until) > 0) {
+                log_error("usage: --since %s is after --until %s", since, until);
+                return CLI_EXIT_USAGE;
+        }
+
+        if ((!since_all && json_add_string(params, "since", since) < 0) || json_add_string(params, "until", until) < 0 ||
+            json_add_string(params, "by", by ?: "project") < 0 || json_add_string(params, "user", user) < 0 ||
+            json_add_string(params, "project", project) < 0 || json_add_string(params, "queue", queue) < 0)
+                return cli_oom();
+        r = cli_call(cli, CORRAL_METHOD_USAGE, TAKE_PTR(params), &reply);
+        if (r < 0)
+                return cli_exit_status_from_errno(r);
+        if (reply.error)
+                return cli_report_error(cli, NULL, &reply);
+        if (!json_object_object_get_ex(reply.parameters, "rows", &rows) || !json_object_is_type(rows, json_type_array)) {
+                log_error("usage: corrald's reply has no rows this corral can read");
+                return CLI_EXIT_FAILURE;
+        }
+        (void) json_object_object_get_ex(reply.parameters, "total", &total);
+        all = json_object_object_get_ex(reply.parameters, "all", &v) && json_object_get_boolean(v);
+
+        if (chart || svg) {
+                r = plot(rows, since, until, all, svg, chart);
+                if (r < 0)
+                        return CLI_EXIT_FAILURE;
+                if (!cli->json && !csv)
+                        return CLI_EXIT_SUCCESS;
+        }
+        if (cli->json)
+                return cli_print_json(reply.parameters) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
+        if (csv) {
+                print_csv(rows, by ?: "project");
+                return ferror(stdout) ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
+        }
+        if (!all)
+                printf("Your usage and your projects' (administrators see everyone's), ");
+        else
+                printf("Usage, ");
+        printf("%s to %s (UTC days):\n", since_all ? "the beginning" : since, until);
+        r = print_table(rows, total, by ?: "project");
+        if (r == -ENOMEM)
+                return cli_oom();
+        if (json_object_object_get_ex(reply.parameters, "truncated", &v) && json_object_get_boolean(v))
+                printf("(more rows than one reply holds; narrow the period or use --by project)\n");
+        return r < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
+}

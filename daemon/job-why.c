@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* corral why: what holds a job back, in words with numbers, and what its priority is
+ * made of. Built from the last scheduling pass (its reason, its estimate) and the state
+ * now: the priority's terms from sched/, its place among the eligible jobs, and per
+ * reason the facts behind it (which job it depends on and in which state, who holds
+ * it, which limit and how far over, which CPUs and memory are free against what it
+ * needs, which job's reservation it waits behind). */
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "json-util.h"
+#include "manager.h"
+
+static bool reason_is(const Job *j, const char *r) {
+        return j->reason && streq(j->reason, r);
+}
+
+static void say(json_object *why, const char *fmt, ...) _printf_(2, 3);
+static void say(json_object *why, const char *fmt, ...) {
+        char buf[512];
+        va_list ap;
+
+        va_start(ap, fmt);
+        (void) vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+        json_object_array_add(why, json_object_new_string(buf));
+}
+
+static void say_time(char *buf, size_t size, uint64_t t) {
+        struct tm tm;
+        time_t tt = (time_t) t;
+
+        if (t == 0 || t == SCHED_TIME_INFINITY || !localtime_r(&tt, &tm) ||
+            strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+                snprintf(buf, size, "unknown");
+}
+
+/* What is free now on each node, against what the job asks. */
+static void explain_resources(Manager *m, const Job *j, json_object *why) {
+        uint32_t busy[SCHED_NODES_MAX] = {};
+        uint64_t mem_busy[SCHED_NODES_MAX] = {};
+        char line[512];
+        size_t n = 0;
+
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                const Job *r = m->jobs[i];
+                if (!job_state_is_active(r->state) || !r->alloc)
+                        continue;
+                for (size_t k = 0; k < m->machine.n_nodes; k++) {
+                        CpuSet c = r->alloc->cpus;
+                        cpu_set_and(&c, &m->machine.nodes[k].cpus);
+                        busy[k] += cpu_set_count(&c);
+                        if (r->alloc->node_mask & (UINT32_C(1) << k))
+                                mem_busy[k] += r->alloc->mem[k];
+                }
+        }
+        n = (size_t) snprintf(line, sizeof line, "it needs %u CPUs%s and %" PRIu64 " MiB; free now:", j->req.cpus ?: 1,
+                              j->req.exclusive ? " on whole nodes" : "", j->req.memory >> 20);
+        for (size_t k = 0; k < m->machine.n_nodes && n < sizeof line; k++) {
+                uint32_t total = cpu_set_count(&m->machine.nodes[k].cpus);
+                uint64_t mem = m->machine.nodes[k].memory;
+                n += (size_t) snprintf(line + n, sizeof line - n, "%s node %zu %u of %u CPUs, %" PRIu64 " MiB", k ? "," : "",
+                                       k, total - MIN(busy[k], total), total,
+                                       (mem - MIN(mem_busy[k], mem)) >> 20);
+        }
+        say(why, "%s", line);
+}
+
+static void explain_priority_wait(Manager *m, const Job *j, json_object *why) {
+        const Job *top = NULL;
+        char when[64];
+
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                const Job *o = m->jobs[i];
+                if (o->state == JOB_QUEUED && reason_is(o, "Resources") && (!top || o->priority > top->priority))
+                        top = o;
+        }
+        if (top && top != j) {
+                say_time(when, sizeof when, top->est_start);
+                say(why, "job %" PRIu64 " (priority %.3f) comes first and holds a reservation from %s; this job may "
+                    "start before that only if it ends by then or fits beside it", top->id, top->priority, when);
+        } else
+                say(why, "jobs of higher priority come first");
+}
+
+static void explain_dependencies(Manager *m, const Job *j, json_object *why) {
+        for (size_t i = 0; i < j->req.n_dependencies; i++) {
+                const JobDependency *d = &j->req.dependencies[i];
+                const Job *o = manager_find_job(m, d->job_id);
+                say(why, "it waits for job %" PRIu64 " (%s): that job is %s", d->job_id,
+                    dependency_type_to_string(d->type), o ? job_state_to_string(o->state) : "gone");
+        }
+}
+
+static void explain_limit(const Job *j, json_object *why) {
+        if (j->limit_wanted)
+                say(why, "a limit of its project holds it back: %s, which it would take to %" PRIu64 " (limit %" PRIu64
+                    "); it starts when the limit allows, nothing to do", strempty(j->reason), j->limit_wanted,
+                    j->limit_value);
+        else
+                say(why, "a limit of its project holds it back: %s=%" PRIu64 "; it starts when the limit allows",
+                    strempty(j->reason), j->limit_value);
+        if (reason_is(j, "MaxPSSoft"))
+                say(why, "processor-seconds: this job's walltime x CPUs plus the remaining walltime x CPUs of your "
+                    "running jobs in the project; between the soft and the hard limit it starts only when no other "
+                    "job is eligible");
+}
+
+json_object *manager_job_why(Manager *m, Job *j) {
+        json_object *o = json_object_new_object(), *why = json_object_new_array(), *terms = json_object_new_array();
+        uint64_t now = (uint64_t) time(NULL);
+        SchedPriorityTerm t[_SCHED_TERM_MAX];
+        size_t ahead = 0, eligible = 0;
+        SchedJob s;
+        char when[64];
+
+        if (!o || !why || !terms) {
+                json_object_put(o);
+                json_object_put(why);
+                json_object_put(terms);
+                return NULL;
+        }
+        json_add_u64(o, "job_id", j->id);
+        json_add_string(o, "state", job_state_to_string(j->state));
+        if (j->reason)
+                json_add_string(o, "reason", j->reason);
+
+        manager_sched_job(m, j, &s);
+        json_add(o, "priority", json_object_new_double(sched_priority_terms(&m->sched_config, &s, now, t)));
+        for (int k = 0; k < _SCHED_TERM_MAX; k++) {
+                json_object *e = json_object_new_object();
+                json_add_string(e, "name", t[k].name);
+                json_add(e, "input", json_object_new_double(t[k].input));
+                json_add(e, "weight", json_object_new_double(t[k].weight));
+                json_add(e, "value", json_object_new_double(t[k].value));
+                json_object_array_add(terms, e);
+        }
+        json_add(o, "terms", terms);
+
+        if (j->state == JOB_QUEUED) {
+                for (size_t i = 0; i < m->n_jobs; i++) {
+                        const Job *x = m->jobs[i];
+                        if (x->state != JOB_QUEUED)
+                                continue;
+                        eligible++;
+                        if (x != j && (x->priority > j->priority || (x->priority == j->priority && x->id < j->id)))
+                                ahead++;
+                }
+                json_add_u64(o, "position", ahead + 1);
+                json_add_u64(o, "eligible", eligible);
+        }
+
+        switch (j->state) {
+        case JOB_HELD:
+                say(why, "it is held %s; corral release %" PRIu64 " lets it go%s",
+                    j->held_by_admin ? "by an administrator" : "by its owner", j->id,
+                    j->held_by_admin ? " (an administrator's hold only an administrator releases)" : "");
+                break;
+        case JOB_BLOCKED:
+                explain_limit(j, why);
+                break;
+        case JOB_QUEUED:
+                if (reason_is(j, "Dependency") || reason_is(j, "DependencyNeverSatisfied"))
+                        explain_dependencies(m, j, why);
+                else if (reason_is(j, "BeginTime")) {
+                        say_time(when, sizeof when, j->req.begin_time);
+                        say(why, "it was submitted to start no earlier than %s", when);
+                } else if (reason_is(j, "Resources")) {
+                        say(why, "it is the first job the scheduler will start, when its resources are free");
+                        explain_resources(m, j, why);
+                } else if (reason_is(j, "Priority")) {
+                        explain_priority_wait(m, j, why);
+                        explain_resources(m, j, why);
+                } else if (reason_is(j, "JobArrayTaskLimit"))
+                        say(why, "its array already runs as many tasks as its %%%u allows", j->req.array.max_concurrent);
+                else if (reason_is(j, "TooBig"))
+                        say(why, "it asks for more CPUs or memory than this machine has: it can never start");
+                else if (reason_is(j, "TimeLimit"))
+                        say(why, "it asks for more time than its queue allows");
+                else
+                        say(why, "the scheduler has not considered it yet");
+                break;
+        case JOB_RUNNING:
+        case JOB_SUSPENDED:
+                say(why, "it is %s", j->state == JOB_RUNNING ? "running" : "suspended");
+                break;
+        default:
+                say(why, "it has ended: %s%s%s", job_state_to_string(j->state), j->reason ? ", " : "",
+                    strempty(j->reason));
+                break;
+        }
+        if (job_state_is_pending(j->state) && j->est_start && j->est_start != SCHED_TIME_INFINITY) {
+                say_time(when, sizeof when, j->est_start);
+                json_add_u64(o, "est_start", j->est_start);
+                say(why, "estimated start: %s%s", when,
+                    reason_is(j, "Resources") ? " (a reservation: no job started later delays it)" : "");
+        }
+        json_add(o, "why", why);
+        return o;
+}

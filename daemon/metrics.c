@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Metrics for Prometheus in the node exporter's textfile format: jobs per state, CPUs in
+ * use, per-project usage. Written whole to a temporary file and renamed over the old one,
+ * so the collector never reads half a file. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "manager.h"
+#include "usage.h"
+
+#define NODE_EXPORTER_DIR "/var/lib/prometheus/node-exporter"
+#define NODE_EXPORTER_FILE NODE_EXPORTER_DIR "/corral.prom"
+
+const char *manager_metrics_path(Manager *m) {
+        struct stat st;
+
+        if (m->config->metrics_file)
+                return m->config->metrics_file;
+        if (stat(NODE_EXPORTER_DIR, &st) >= 0 && S_ISDIR(st.st_mode))
+                return NODE_EXPORTER_FILE;
+        return NULL;
+}
+
+/* A label value as the exposition format quotes it: \\, \" and \n escaped. */
+static void put_label(FILE *f, const char *s) {
+        fputc('"', f);
+        for (; s && *s; s++)
+                if (*s == '\\' || *s == '"')
+                        fprintf(f, "\\%c", *s);
+                else if (*s == '\n')
+                        fputs("\\n", f);
+                else
+                        fputc(*s, f);
+        fputc('"', f);
+}
+
+static void header(FILE *f, const char *name, const char *type, const char *help) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static int metrics_format(Manager *m, FILE *f) {
+        _cleanup_free_ ProjectUsage *l = NULL;
+        uint64_t now = (uint64_t) time(NULL), jobs[_JOB_STATE_MAX] = {};
+        unsigned cpus = 0;
+        size_t n = 0;
+        double total = 0;
+        int r;
+
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                const Job *j = m->jobs[i];
+                jobs[j->state]++;
+                if (job_state_is_active(j->state))
+                        cpus += j->alloc ? cpu_set_count(&j->alloc->cpus) : (j->req.cpus ?: 1);
+        }
+        r = manager_project_usage(m, now, &l, &n, &total);
+        if (r < 0)
+                return r;
+
+        header(f, "corral_jobs", "gauge",
+               "Jobs by state (final states: the jobs that ended in the last day, which corrald keeps in memory).");
+        for (JobState s = 0; s < _JOB_STATE_MAX; s++)
+                fprintf(f, "corral_jobs{state=\"%s\"} %llu\n", job_state_to_string(s), (unsigned long long) jobs[s]);
+        header(f, "corral_cpus_in_use", "gauge", "CPUs allocated to running and suspended jobs.");
+        fprintf(f, "corral_cpus_in_use %u\n", cpus);
+        header(f, "corral_cpus", "gauge", "CPUs the scheduler places jobs on.");
+        fprintf(f, "corral_cpus %u\n", sched_machine_cpus(&m->machine));
+        header(f, "corral_last_pass_seconds", "gauge", "How long the last scheduling pass took.");
+        fprintf(f, "corral_last_pass_seconds %.6f\n", (double) m->last_pass_usec / 1e6);
+
+        header(f, "corral_project_usage_core_hours", "gauge",
+               "Decayed usage per project (core-hours, the fair-share usage, running jobs included).");
+        for (size_t i = 0; i < n; i++) {
+                fputs("corral_project_usage_core_hours{project=", f);
+                put_label(f, l[i].name);
+                fprintf(f, "} %.6f\n", l[i].usage);
+        }
+        header(f, "corral_project_fairshare", "gauge", "Fair-share factor per project: 1e6 x (1 - usage / total).");
+        for (size_t i = 0; i < n; i++) {
+                fputs("corral_project_fairshare{project=", f);
+                put_label(f, l[i].name);
+                fprintf(f, "} %.3f\n", l[i].fairshare);
+        }
+        header(f, "corral_project_core_hours_total", "counter", "Allocated core-hours of the runs that ended, per project.");
+        for (size_t i = 0; i < n; i++) {
+                fputs("corral_project_core_hours_total{project=", f);
+                put_label(f, l[i].name);
+                fprintf(f, "} %.6f\n", l[i].all_core_hours);
+        }
+        header(f, "corral_project_service_units_total", "counter", "Service units charged for the runs that ended, per project.");
+        for (size_t i = 0; i < n; i++) {
+                fputs("corral_project_service_units_total{project=", f);
+                put_label(f, l[i].name);
+                fprintf(f, "} %.6f\n", l[i].all_service_units);
+        }
+        header(f, "corral_project_grant_service_units", "gauge", "Service units granted per period (Grant=).");
+        for (size_t i = 0; i < n; i++)
+                if (l[i].grant) {
+                        fputs("corral_project_grant_service_units{project=", f);
+                        put_label(f, l[i].name);
+                        fprintf(f, "} %llu\n", (unsigned long long) l[i].grant);
+                }
+        header(f, "corral_project_grant_used_service_units", "gauge",
+               "Service units spent in the current grant period, running jobs included.");
+        for (size_t i = 0; i < n; i++)
+                if (l[i].grant) {
+                        fputs("corral_project_grant_used_service_units{project=", f);
+                        put_label(f, l[i].name);
+                        fprintf(f, "} %.6f\n", l[i].grant_used);
+                }
+        return 0;
+}
+
+int manager_write_metrics(Manager *m) {
+        const char *path = manager_metrics_path(m);
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        int fd, r;
+
+        if (!path)
+                return 0;
+        if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+                return -ENOMEM;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        f = fdopen(fd, "w");
+        if (!f) {
+                r = -errno;
+                safe_close(fd);
+                (void) unlink(tmp);
+                return r;
+        }
+        r = metrics_format(m, f);
+        if (r >= 0 && fflush(f) != 0)
+                r = -errno ?: -EIO;
+        if (r >= 0 && ferror(f))
+                r = -EIO;
+        /* The collector runs as another user: readable by all, as node_exporter expects. */
+        if (r >= 0 && fchmod(fileno(f), 0644) < 0)
+                r = -errno;
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlink(tmp);
+        return r;
+}

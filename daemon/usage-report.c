@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The methods Usage (corral usage, like sreport) and Share (corral share, like sshare).
+ * Usage reads only the per-day summary (usage_daily), one row per day, project, user and
+ * queue, so its cost follows the days and people in the report, never the number of jobs
+ * that ran; what each row may be shown to is authz.c's decision (AUTHZ_VIEW_USAGE). */
+
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "json-util.h"
+#include "log.h"
+#include "manager.h"
+#include "message.h"
+#include "strv.h"
+#include "usage.h"
+
+/* A reply stays well below CORRAL_MESSAGE_SIZE_MAX: a row is about 350 bytes. */
+#define USAGE_ROWS_MAX 2000
+
+typedef struct ProjectSeen {
+        char *project;
+        bool member, have_gid;
+        gid_t gid;
+} ProjectSeen;
+
+typedef struct UsageCollect {
+        Manager *m;
+        AuthzPeer peer;
+        const char *peer_user;
+        char **groups;          /* the peer's group names */
+        ProjectSeen *seen;
+        size_t n_seen, allocated_seen;
+        json_object *rows;
+        char *key;              /* the row being summed */
+        UsageTotals cur, total;
+        size_t n_rows;
+        bool truncated;
+} UsageCollect;
+
+static json_object *totals_to_json(const char *key, const UsageTotals *t) {
+        json_object *o = json_object_new_object(), *st;
+
+        if (!o)
+                return NULL;
+        if (key)
+                json_add_string(o, "key", key);
+        json_add_u64(o, "jobs", t->jobs);
+        json_add(o, "core_hours", json_object_new_double((double) t->core_usec / ACCT_USEC_PER_HOUR));
+        json_add(o, "service_units", json_object_new_double(t->service_units));
+        json_add(o, "cpu_hours", json_object_new_double((double) t->cpu_usec / ACCT_USEC_PER_HOUR));
+        json_add(o, "efficiency", json_object_new_double(acct_efficiency(t->cpu_usec, t->core_usec)));
+        json_add_u64(o, "memory_peak", t->memory_peak);
+        json_add_u64(o, "io_read_bytes", t->io_read_bytes);
+        json_add_u64(o, "io_write_bytes", t->io_write_bytes);
+        json_add_u64(o, "io_ops", t->io_ops);
+        st = json_object_new_object();
+        for (AcctStall s = 0; st && s < _ACCT_STALL_MAX; s++)
+                json_add(st, acct_stall_to_string(s), json_object_new_double((double) t->stall_usec[s] / 1e6));
+        json_add(o, "stall_sec", st);
+        return o;
+}
+
+static char **peer_groups(const Peer *peer) {
+        char **names = NULL;
+        struct group *g = getgrgid(peer->gid);
+
+        if (g && strv_extend(&names, g->gr_name) < 0)
+                return strv_free(names);
+        for (size_t i = 0; i < peer->n_groups; i++)
+                if ((g = getgrgid(peer->groups[i])) && !strv_contains(names, g->gr_name) &&
+                    strv_extend(&names, g->gr_name) < 0)
+                        return strv_free(names);
+        return names ?: new0(char *, 1);
+}
+
+/* Whether the peer is a member of the project: its file's Members=, or without project
+ * files its unix group (authz.c compares the gid). Looked up once per project. */
+static ProjectSeen *project_seen(UsageCollect *u, const char *project) {
+        const Config *c = u->m->config;
+        ProjectSeen *s;
+
+        for (size_t i = 0; i < u->n_seen; i++)
+                if (streq(u->seen[i].project, project))
+                        return &u->seen[i];
+        if (!GREEDY_REALLOC(u->seen, u->allocated_seen, u->n_seen + 1))
+                return NULL;
+        s = &u->seen[u->n_seen];
+        *s = (ProjectSeen) { .project = strdup(project) };
+        if (!s->project)
+                return NULL;
+        if (c->n_projects > 0) {
+                const ProjectConfig *pc = config_find_project(c, project);
+                s->member = pc && u->peer_user && project_has_member(pc, u->peer_user, (const char *const *) u->groups);
+        } else {
+                struct group *g = getgrnam(project);
+                if (g) {
+                        s->have_gid = true;
+                        s->gid = g->gr_gid;
+                }
+        }
+        u->n_seen++;
+        return s;
+}
+
+static int flush_row(UsageCollect *u) {
+        json_object *o;
+
+        if (!u->key)
+                return 0;
+        if (u->n_rows >= USAGE_ROWS_MAX)
+                u->truncated = true;
+        else {
+                o = totals_to_json(u->key, &u->cur);
+                if (!o || json_object_array_add(u->rows, o) < 0) {
+                        json_object_put(o);
+                        return -ENOMEM;
+                }
+                u->n_rows++;
+        }
+        usage_totals_add(&u->total, &u->cur);
+        u->cur = (UsageTotals) {};
+        u->key = mfree(u->key);
+        return 0;
+}
+
+static int collect_row(const StoreUsageRow *row, void *userdata) {
+        UsageCollect *u = userdata;
+        ProjectSeen *s = project_seen(u, strempty(row->project));
+        AuthzJob aj;
+        int r;
+
+        if (!s)
+                return -ENOMEM;
+        aj = (AuthzJob) { .owner_uid = row->uid, .project = row->project, .project_member = s->member,
+                          .have_project_gid = s->have_gid, .project_gid = s->gid };
+        if (authz_check(&u->peer, AUTHZ_VIEW_USAGE, &aj, &u->m->authz) < 0)
+                return 0;
+        if (u->key && !streq(u->key, strempty(row->key)) && (r = flush_row(u)) < 0)
+                return r;
+        if (!u->key && !(u->key = strdup(strempty(row->key))))
+                return -ENOMEM;
+        usage_totals_add(&u->cur, &row->totals);
+        return 0;
+}
+
+static int get_day(json_object *params, const char *key, const char **ret) {
+        json_object *v;
+        uint64_t t;
+
+        *ret = NULL;
+        if (!json_object_object_get_ex(params, key, &v))
+                return 0;
+        if (json_get_string(v, 10, 10, ret) < 0 || acct_day_parse(*ret, &t) < 0)
+                return -EINVAL;
+        return 0;
+}
+
+static int get_name(json_object *params, const char *key, const char **ret) {
+        json_object *v;
+
+        *ret = NULL;
+        if (!json_object_object_get_ex(params, key, &v))
+                return 0;
+        return json_get_string(v, 1, CORRAL_IDENT_LENGTH_MAX, ret);
+}
+
+json_object *manager_method_usage(Manager *m, const Peer *peer, json_object *params) {
+        static const char *const by_names[] = {
+                [STORE_USAGE_BY_USER] = "user",
+                [STORE_USAGE_BY_PROJECT] = "project",
+                [STORE_USAGE_BY_QUEUE] = "queue",
+                [STORE_USAGE_BY_DAY] = "day",
+        };
+        StoreUsageQuery q = { .by = STORE_USAGE_BY_PROJECT };
+        UsageCollect u = { .m = m };
+        struct passwd *pw;
+        json_object *v, *p = NULL;
+        const char *by = NULL;
+        int r;
+
+        if (get_day(params, "since", &q.since) < 0)
+                return reply_invalid_parameter("since", "a day, YYYY-MM-DD");
+        if (get_day(params, "until", &q.until) < 0)
+                return reply_invalid_parameter("until", "a day, YYYY-MM-DD");
+        if (json_object_object_get_ex(params, "by", &v)) {
+                bool ok = false;
+                if (json_get_string(v, 1, 16, &by) < 0)
+                        return reply_invalid_parameter("by", "user, project, queue or day");
+                for (size_t i = 0; i < ELEMENTSOF(by_names); i++)
+                        if (streq(by, by_names[i])) {
+                                q.by = (StoreUsageBy) i;
+                                ok = true;
+                        }
+                if (!ok)
+                        return reply_invalid_parameter("by", "user, project, queue or day");
+        }
+        if (get_name(params, "user", &q.user) < 0)
+                return reply_invalid_parameter("user", "a user name");
+        if (get_name(params, "project", &q.project) < 0)
+                return reply_invalid_parameter("project", "a project name");
+        if (get_name(params, "queue", &q.queue) < 0)
+                return reply_invalid_parameter("queue", "a queue name");
+
+        u.peer = (AuthzPeer) { .uid = peer->uid, .gid = peer->gid, .groups = peer->groups, .n_groups = peer->n_groups };
+        pw = getpwuid(peer->uid);
+        u.peer_user = pw ? pw->pw_name : NULL;
+        u.groups = peer_groups(peer);
+        u.rows = json_object_new_array();
+        if (!u.groups || !u.rows)
+                goto finish;
+        r = store_usage_rows(m->store, &q, collect_row, &u);
+        if (r >= 0)
+                r = flush_row(&u);
+        if (r < 0) {
+                if (r != -ENOMEM)
+                        log_error_errno(r, "Cannot read the usage summary: %s", store_error(m->store));
+                p = NULL;
+                goto finish;
+        }
+        p = json_object_new_object();
+        if (!p)
+                goto finish;
+        json_add_string(p, "by", by_names[q.by]);
+        json_add_string(p, "since", q.since);
+        json_add_string(p, "until", q.until);
+        json_add_bool(p, "all", authz_peer_is_admin(&u.peer, &m->authz));
+        json_add(p, "rows", TAKE_PTR(u.rows));
+        json_add(p, "total", totals_to_json(NULL, &u.total));
+        if (u.truncated)
+                json_add_bool(p, "truncated", true);
+finish:
+        json_object_put(u.rows);
+        free(u.key);
+        for (size_t i = 0; i < u.n_seen; i++)
+                free(u.seen[i].project);
+        free(u.seen);
+        strv_free(u.groups);
+        return p ? reply_new(p, false) : reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+}
+
+json_object *manager_method_share(Manager *m, const Peer *peer, json_object *params) {
+        _cleanup_free_ ProjectUsage *l = NULL;
+        uint64_t now = (uint64_t) time(NULL);
+        json_object *p, *ps;
+        struct passwd *pw;
+        size_t n = 0;
+        double total = 0;
+
+        if (manager_project_usage(m, now, &l, &n, &total) < 0)
+                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+        p = json_object_new_object();
+        ps = json_object_new_array();
+        if (!p || !ps) {
+                json_object_put(p);
+                json_object_put(ps);
+                return NULL;
+        }
+        json_add_u64(p, "half_life_sec", m->config->fairshare_half_life);
+        json_add(p, "total_usage", json_object_new_double(total));
+        for (size_t i = 0; i < n; i++) {
+                json_object *o = json_object_new_object();
+                if (!o)
+                        break;
+                json_add_string(o, "name", l[i].name);
+                json_add_u64(o, "share", l[i].share);
+                json_add(o, "usage", json_object_new_double(l[i].usage));
+                json_add(o, "fairshare", json_object_new_double(l[i].fairshare));
+                if (l[i].grant) {
+                        json_add_u64(o, "grant", l[i].grant);
+                        json_add(o, "grant_used", json_object_new_double(l[i].grant_used));
+                        json_add(o, "grant_left",
+                                 json_object_new_double(l[i].grant_used < (double) l[i].grant
+                                                                ? (double) l[i].grant - l[i].grant_used
+                                                                : 0.0));
+                        json_add_u64(o, "period_begin", l[i].period_begin);
+                        if (l[i].period_end != UINT64_MAX)
+                                json_add_u64(o, "period_end", l[i].period_end);
+                }
+                json_object_array_add(ps, o);
+        }
+        json_add(p, "projects", ps);
+        pw = getpwuid(peer->uid);
+        if (pw) {
+                json_object *o = json_object_new_object();
+                json_add_string(o, "name", pw->pw_name);
+                json_add(o, "usage", json_object_new_double(manager_user_usage(m, pw->pw_name, now)));
+                json_add(p, "user", o);
+        }
+        return reply_new(p, false);
+}

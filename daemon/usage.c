@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The manager's accounting state: decayed usage per project and user, each project's
+ * grant period, its all-time totals for the metrics; what a job is charged, at its end
+ * and so far while it runs; fair-share factors for the scheduler; the grant check at
+ * submission. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup-usage.h"
+#include "executor.h"
+#include "fd-util.h"
+#include "json-util.h"
+#include "log.h"
+#include "manager.h"
+#include "message.h"
+#include "strv.h"
+#include "time-util.h"
+#include "usage.h"
+
+typedef struct AcctEntry {
+        const char *name;       /* interned, the key (entries are sorted by its address) */
+        AcctDecayed decayed;    /* ended runs */
+        double running;         /* running jobs' decayed credit, at the last refresh */
+        double running_su;      /* projects: running jobs' service units so far */
+        double usage, fairshare; /* at the last refresh */
+        uint64_t grant_begin;   /* projects: the period grant_su is for */
+        double grant_su;
+        double all_core_hours, all_su;
+} AcctEntry;
+
+typedef struct AcctTable {
+        AcctEntry *entries;
+        size_t n, allocated;
+} AcctTable;
+
+struct Accounting {
+        AcctTable tables[2]; /* StoreUsageKind: projects, users */
+        double total;        /* every project's usage at the last refresh */
+        int cgroup_fd;       /* /sys/fs/cgroup for running jobs' counters, opened on first use */
+};
+
+static AcctEntry *entry_find(AcctTable *t, const char *name) {
+        size_t lo = 0, hi = t->n;
+
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if ((uintptr_t) t->entries[mid].name < (uintptr_t) name)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo < t->n && t->entries[lo].name == name ? &t->entries[lo] : NULL;
+}
+
+/* name must be interned. A pointer into the table, valid until the next entry_get(). */
+static AcctEntry *entry_get(AcctTable *t, const char *name) {
+        AcctEntry *e = entry_find(t, name);
+        size_t at = 0;
+
+        if (e || !name)
+                return e;
+        if (!GREEDY_REALLOC(t->entries, t->allocated, t->n + 1))
+                return NULL;
+        while (at < t->n && (uintptr_t) t->entries[at].name < (uintptr_t) name)
+                at++;
+        memmove(t->entries + at + 1, t->entries + at, (t->n - at) * sizeof *t->entries);
+        t->entries[at] = (AcctEntry) { .name = name };
+        t->n++;
+        return &t->entries[at];
+}
+
+Accounting *accounting_free(Accounting *a) {
+        if (!a)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(a->tables); i++)
+                free(a->tables[i].entries);
+        safe_close(a->cgroup_fd);
+        free(a);
+        return NULL;
+}
+
+static int load_decayed(StoreUsageKind kind, const char *name, const AcctDecayed *d, void *userdata) {
+        Accounting *a = userdata;
+        AcctEntry *e;
+
+        if ((size_t) kind >= ELEMENTSOF(a->tables))
+                return 0; /* a newer corrald's kind */
+        e = entry_get(&a->tables[kind], intern(name));
+        if (!e)
+                return -ENOMEM;
+        e->decayed = *d;
+        return 0;
+}
+
+static int load_grant(const char *project, uint64_t begin, double su, void *userdata) {
+        Accounting *a = userdata;
+        AcctEntry *e = entry_get(&a->tables[STORE_USAGE_PROJECT], intern(project));
+
+        if (!e)
+                return -ENOMEM;
+        e->grant_begin = begin;
+        e->grant_su = su;
+        return 0;
+}
+
+static int load_totals(const StoreUsageRow *row, void *userdata) {
+        Accounting *a = userdata;
+        AcctEntry *e = entry_get(&a->tables[STORE_USAGE_PROJECT], intern(row->key));
+
+        if (!e)
+                return -ENOMEM;
+        e->all_core_hours += (double) row->totals.core_usec / ACCT_USEC_PER_HOUR;
+        e->all_su += row->totals.service_units;
+        return 0;
+}
+
+Accounting *manager_accounting(Manager *m) {
+        Accounting *a;
+        int r;
+
+        if (m->acct)
+                return m->acct;
+        a = new0(Accounting, 1);
+        if (!a)
+                return NULL;
+        a->cgroup_fd = -EBADF;
+        /* The all-time totals read the per-day summary once, at start-up; from then on
+         * each run's end adds to them. */
+        if ((r = store_load_decayed(m->store, load_decayed, a)) < 0 || (r = store_load_grants(m->store, load_grant, a)) < 0 ||
+            (r = store_usage_rows(m->store, &(StoreUsageQuery) { .by = STORE_USAGE_BY_PROJECT }, load_totals, a)) < 0) {
+                log_error_errno(r, "Cannot load the accounting state: %s", store_error(m->store));
+                accounting_free(a);
+                return NULL;
+        }
+        m->acct = a;
+        return a;
+}
+
+static bool queue_excluded(Manager *m, const char *queue) {
+        return queue && strv_contains(m->config->fairshare_exclude_queues, queue);
+}
+
+static double queue_charge_factor(Manager *m, const char *queue) {
+        const QueueConfig *q = queue ? config_find_queue(m->config, queue) : NULL;
+
+        /* A queue removed from the configuration since: charged as normal. */
+        return q ? q->charge_factor : 1.0;
+}
+
+static unsigned job_cpus(const Job *j) {
+        unsigned n = j->alloc ? cpu_set_count(&j->alloc->cpus) : 0;
+        return n ?: (j->req.cpus ?: 1);
+}
+
+/* From the job's own record: its times, suspension and the usage its outcome gave. */
+static void charge_from_job(Manager *m, const Job *j, uint64_t now, JobCharge *c) {
+        bool active = job_state_is_active(j->state);
+        uint64_t end = active ? now : j->end_time, suspended = j->suspended_usec;
+
+        if (j->state == JOB_SUSPENDED && j->suspend_start && now > j->suspend_start)
+                suspended += (now - j->suspend_start) * USEC_PER_SEC; /* the open suspension */
+        *c = (JobCharge) {
+                .job_id = j->id,
+                .run = j->requeue_count,
+                .uid = j->uid,
+                .user = j->user,
+                .project = j->project,
+                .queue = j->queue,
+                .start_time = j->start_time,
+                .end_time = active ? 0 : j->end_time,
+                .cpus = job_cpus(j),
+                .run_usec = acct_run_usec(j->start_time * USEC_PER_SEC, end * USEC_PER_SEC, suspended),
+                .charge_factor = queue_charge_factor(m, j->queue),
+                .cpu_usec = j->usage.cpu_usec,
+                .memory_peak = j->usage.memory_peak,
+                .io_read_bytes = j->usage.io_read_bytes,
+                .io_write_bytes = j->usage.io_write_bytes,
+                .live = active,
+        };
+        acct_charge_compute(c);
+}
+
+/* What the scope's cgroup says now. The scope may be gone (ended, or not started yet):
+ * then nothing changes. */
+static void charge_read_cgroup(Manager *m, const Job *j, JobCharge *c) {
+        Accounting *a = manager_accounting(m);
+        _cleanup_free_ char *path = NULL;
+        CgroupUsage u = {};
+        CgroupIoDevice io;
+
+        if (!a || executor_job_cgroup(j->id, j->project, &path) < 0)
+                return;
+        if (a->cgroup_fd == -EBADF) {
+                const char *root = getenv("CORRAL_CGROUP_ROOT") ?: "/sys/fs/cgroup";
+                a->cgroup_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (a->cgroup_fd < 0)
+                        a->cgroup_fd = -errno;
+        }
+        if (a->cgroup_fd < 0 || cg_read_usage(a->cgroup_fd, path, &u) < 0)
+                return;
+        if (u.has_cpu)
+                c->cpu_usec = u.cpu.usage_usec;
+        if (u.has_memory_peak)
+                c->memory_peak = u.memory_peak;
+        else if (u.has_memory_current)
+                c->memory_peak = MAX(c->memory_peak, u.memory_current);
+        if (u.has_io) {
+                cgroup_io_stat_total(&u.io, &io);
+                c->io_read_bytes = io.rbytes;
+                c->io_write_bytes = io.wbytes;
+                c->io_read_ops = io.rios;
+                c->io_write_ops = io.wios;
+        }
+        if (u.has_cpu_pressure || u.has_memory_pressure || u.has_io_pressure) {
+                c->has_pressure = true;
+                c->stall_usec[ACCT_STALL_CPU_SOME] = u.cpu_pressure.some_usec;
+                c->stall_usec[ACCT_STALL_CPU_FULL] = u.cpu_pressure.full_usec;
+                c->stall_usec[ACCT_STALL_MEMORY_SOME] = u.memory_pressure.some_usec;
+                c->stall_usec[ACCT_STALL_MEMORY_FULL] = u.memory_pressure.full_usec;
+                c->stall_usec[ACCT_STALL_IO_SOME] = u.io_pressure.some_usec;
+                c->stall_usec[ACCT_STALL_IO_FULL] = u.io_pressure.full_usec;
+        }
+        cgroup_usage_done(&u);
+}
+
+int manager_job_charge(Manager *m, const Job *j, uint64_t now, JobCharge *ret) {
+        if (j->start_time == 0)
+                return -ENOENT;
+        if (job_state_is_active(j->state)) {
+                charge_from_job(m, j, now, ret);
+                charge_read_cgroup(m, j, ret);
+                return 0;
+        }
+        /* Nothing stored: it never ran (a failed launch), was lost with the machine, or
+         * ended under a corrald that did not charge yet. */
+        if (store_load_charge(m->store, j->id, ret) < 0 || ret->run != j->requeue_count)
+                return -ENOENT;
+        ret->user = j->user;
+        ret->project = j->project;
+        ret->queue = j->queue;
+        acct_charge_compute(ret);
+        return 0;
+}
+
+json_object *job_charge_to_json(const JobCharge *c) {
+        json_object *o = json_object_new_object(), *st;
+
+        if (!o)
+                return NULL;
+        json_add_u64(o, "cpus", c->cpus);
+        json_add_u64(o, "run_usec", c->run_usec);
+        json_add(o, "core_hours", json_object_new_double(c->core_hours));
+        json_add(o, "charge_factor", json_object_new_double(c->charge_factor));
+        json_add(o, "service_units", json_object_new_double(c->service_units));
+        json_add_u64(o, "cpu_usec", c->cpu_usec);
+        json_add(o, "efficiency",
+                 json_object_new_double(acct_efficiency(c->cpu_usec, (uint64_t) c->cpus * c->run_usec)));
+        json_add_u64(o, "memory_peak", c->memory_peak);
+        json_add_u64(o, "io_read_bytes", c->io_read_bytes);
+        json_add_u64(o, "io_write_bytes", c->io_write_bytes);
+        json_add_u64(o, "io_read_ops", c->io_read_ops);
+        json_add_u64(o, "io_write_ops", c->io_write_ops);
+        if (c->has_pressure) {
+                st = json_object_new_object();
+                for (AcctStall s = 0; s < _ACCT_STALL_MAX; s++)
+                        json_add_u64(st, acct_stall_to_string(s), c->stall_usec[s]);
+                json_add(o, "stall_usec", st);
+        }
+        json_add_bool(o, "live", c->live);
+        return o;
+}
+
+json_object *manager_job_charge_json(Manager *m, const Job *j) {
+        JobCharge c;
+
+        if (manager_job_charge(m, j, (uint64_t) time(NULL), &c) < 0)
+                return NULL;
+        return job_charge_to_json(&c);
+}
+
+int manager_account_run(Manager *m, const Job *j, const JobOutcome *o, uint64_t now) {
+        Accounting *a = manager_accounting(m);
+        uint64_t half_life = m->config->fairshare_half_life, suspended = MAX(o->suspended_usec, j->suspended_usec);
+        const ProjectConfig *pc = config_find_project(m->config, j->project);
+        const char *project = j->project ?: intern("");
+        AcctEntry *e;
+        JobCharge c;
+        double credit;
+        int r;
+
+        if (!a)
+                return -ENOMEM;
+        charge_from_job(m, j, now, &c);
+        c.live = false;
+        /* The supervisor's clock brackets the job's own processes: more exact than the
+         * scheduler's start, which precedes the launch. */
+        if (o->start_usec > 0 && o->end_usec >= o->start_usec) {
+                c.start_time = o->start_usec / USEC_PER_SEC;
+                c.end_time = o->end_usec / USEC_PER_SEC;
+                c.run_usec = acct_run_usec(o->start_usec, o->end_usec, suspended);
+        } else {
+                c.end_time = now;
+                c.run_usec = acct_run_usec(j->start_time * USEC_PER_SEC, now * USEC_PER_SEC, suspended);
+        }
+        c.cpu_usec = o->cpu_usage_usec;
+        c.memory_peak = o->memory_peak;
+        c.io_read_bytes = o->io_read_bytes;
+        c.io_write_bytes = o->io_write_bytes;
+        c.io_read_ops = o->io_read_ios;
+        c.io_write_ops = o->io_write_ios;
+        /* TODO: the stall totals belong in the outcome, read by the supervisor as the job
+         * ends (CgroupUsage has them); until then, the scope as it is now, when it is
+         * still there as the supervisor exits. */
+        {
+                JobCharge live = c;
+                charge_read_cgroup(m, j, &live);
+                if (live.has_pressure) {
+                        c.has_pressure = true;
+                        memcpy(c.stall_usec, live.stall_usec, sizeof c.stall_usec);
+                }
+        }
+        acct_charge_compute(&c);
+
+        r = store_record_charge(m->store, &c);
+        if (r == -EEXIST)
+                return 0; /* charged before */
+        if (r < 0)
+                return log_error_errno(r, "Cannot record the charge of job %" PRIu64 ": %s", j->id,
+                                       store_error(m->store));
+
+        credit = acct_decay_credit(c.core_hours, c.end_time > c.start_time ? c.end_time - c.start_time : 0, half_life);
+        e = entry_get(&a->tables[STORE_USAGE_PROJECT], project);
+        if (!e)
+                return -ENOMEM;
+        e->all_core_hours += c.core_hours;
+        e->all_su += c.service_units;
+        if (pc && pc->grant) {
+                uint64_t begin, end;
+                if (acct_grant_period(pc->grant_start, pc->grant_period, c.end_time, &begin, &end)) {
+                        if (e->grant_begin != begin) {
+                                e->grant_begin = begin;
+                                e->grant_su = 0;
+                        }
+                        e->grant_su += c.service_units;
+                        if ((r = store_save_grant(m->store, project, begin, e->grant_su)) < 0)
+                                return r;
+                }
+        }
+        if (queue_excluded(m, j->queue))
+                return 0;
+        acct_decayed_add(&e->decayed, credit, c.end_time, half_life);
+        if ((r = store_save_decayed(m->store, STORE_USAGE_PROJECT, project, &e->decayed)) < 0)
+                return r;
+        if (j->user) {
+                e = entry_get(&a->tables[STORE_USAGE_USER], j->user);
+                if (!e)
+                        return -ENOMEM;
+                acct_decayed_add(&e->decayed, credit, c.end_time, half_life);
+                if ((r = store_save_decayed(m->store, STORE_USAGE_USER, j->user, &e->decayed)) < 0)
+                        return r;
+        }
+        log_debug("Job %" PRIu64 " charged %.4f core-hours, %.4f service units.", j->id, c.core_hours,
+                  c.service_units);
+        return 0;
+}
+
+void manager_fairshare_refresh(Manager *m, uint64_t now) {
+        Accounting *a = manager_accounting(m);
+        uint64_t half_life = m->config->fairshare_half_life;
+        AcctTable *projects, *users;
+
+        if (!a)
+                return;
+        projects = &a->tables[STORE_USAGE_PROJECT];
+        users = &a->tables[STORE_USAGE_USER];
+        for (size_t k = 0; k < ELEMENTSOF(a->tables); k++)
+                for (size_t i = 0; i < a->tables[k].n; i++)
+                        a->tables[k].entries[i].running = a->tables[k].entries[i].running_su = 0;
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                const Job *j = m->jobs[i];
+                AcctEntry *e;
+                JobCharge c;
+                double credit;
+
+                if (!job_state_is_active(j->state) || !j->project)
+                        continue;
+                charge_from_job(m, j, now, &c);
+                e = entry_get(projects, j->project);
+                if (!e)
+                        return;
+                e->running_su += c.service_units;
+                if (queue_excluded(m, j->queue))
+                        continue;
+                credit = acct_decay_credit(c.core_hours, now > j->start_time ? now - j->start_time : 0, half_life);
+                e->running += credit;
+                if (j->user && (e = entry_get(users, j->user)))
+                        e->running += credit;
+        }
+        a->total = 0;
+        for (size_t i = 0; i < projects->n; i++) {
+                AcctEntry *e = &projects->entries[i];
+                e->usage = acct_decayed_value(&e->decayed, now, half_life) + e->running;
+                a->total += e->usage;
+        }
+        for (size_t i = 0; i < projects->n; i++)
+                projects->entries[i].fairshare = acct_fairshare(projects->entries[i].usage, a->total);
+}
+
+double manager_job_fairshare(Manager *m, const Job *j) {
+        AcctEntry *e = m->acct && j->project ? entry_find(&m->acct->tables[STORE_USAGE_PROJECT], j->project) : NULL;
+
+        return e ? e->fairshare : ACCT_FAIRSHARE_MAX;
+}
+
+double manager_user_usage(Manager *m, const char *user, uint64_t now) {
+        Accounting *a = manager_accounting(m);
+        AcctEntry *e = a && user ? entry_find(&a->tables[STORE_USAGE_USER], intern(user)) : NULL;
+
+        return e ? acct_decayed_value(&e->decayed, now, m->config->fairshare_half_life) + e->running : 0.0;
+}
+
+static void project_usage_fill(Manager *m, const ProjectConfig *pc, const AcctEntry *e, uint64_t now,
+                               double total, ProjectUsage *u) {
+        *u = (ProjectUsage) {
+                .name = e ? e->name : pc->name,
+                .usage = e ? e->usage : 0.0,
+                .fairshare = e ? e->fairshare : acct_fairshare(0.0, total),
+                .share = pc ? pc->share : 0,
+                .all_core_hours = e ? e->all_core_hours : 0.0,
+                .all_service_units = e ? e->all_su : 0.0,
+        };
+        if (pc && pc->grant &&
+            acct_grant_period(pc->grant_start, pc->grant_period, now, &u->period_begin, &u->period_end)) {
+                u->grant = pc->grant;
+                u->grant_used = (e && e->grant_begin == u->period_begin ? e->grant_su : 0.0) + (e ? e->running_su : 0.0);
+        }
+}
+
+int manager_project_usage(Manager *m, uint64_t now, ProjectUsage **ret, size_t *ret_n, double *ret_total) {
+        Accounting *a = manager_accounting(m);
+        _cleanup_free_ ProjectUsage *l = NULL;
+        const Config *c = m->config;
+        AcctTable *t;
+        size_t n = 0;
+
+        if (!a)
+                return -ENOMEM;
+        manager_fairshare_refresh(m, now);
+        t = &a->tables[STORE_USAGE_PROJECT];
+        l = new0(ProjectUsage, c->n_projects + t->n + 1);
+        if (!l)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n_projects; i++) {
+                const char *name = intern(c->projects[i].name);
+                project_usage_fill(m, &c->projects[i], name ? entry_find(t, name) : NULL, now, a->total, &l[n++]);
+        }
+        for (size_t i = 0; i < t->n; i++)
+                if (!config_find_project(c, t->entries[i].name) && !isempty(t->entries[i].name))
+                        project_usage_fill(m, NULL, &t->entries[i], now, a->total, &l[n++]);
+        *ret = TAKE_PTR(l);
+        *ret_n = n;
+        *ret_total = a->total;
+        return 0;
+}
+
+static const QueueConfig *find_bonus_queue(const Config *c) {
+        const QueueConfig *q = config_find_queue(c, "bonus");
+
+        if (q && q->charge_factor == 0.0)
+                return q;
+        for (size_t i = 0; i < c->n_queues; i++)
+                if (c->queues[i].charge_factor == 0.0)
+                        return &c->queues[i];
+        return NULL;
+}
+
+json_object *manager_grant_check(Manager *m, const char *project, const SubmitRequest *req, const QueueConfig **q,
+                                 char **ret_notice) {
+        const ProjectConfig *pc = project ? config_find_project(m->config, project) : NULL;
+        uint64_t now = (uint64_t) time(NULL), begin, end;
+        const QueueConfig *bonus = NULL;
+        const AcctEntry *e;
+        Accounting *a;
+        char msg[512], from[16], to[16], period[48];
+        json_object *p;
+        double used;
+
+        *ret_notice = NULL;
+        if (!pc || pc->grant == 0 || (*q)->charge_factor == 0.0)
+                return NULL; /* no grant, or a queue that charges nothing */
+        if (!acct_grant_period(pc->grant_start, pc->grant_period, now, &begin, &end))
+                return NULL;
+        a = manager_accounting(m);
+        if (!a)
+                return NULL; /* not knowing is no reason to refuse work */
+        e = entry_find(&a->tables[STORE_USAGE_PROJECT], intern(project));
+        used = (e && e->grant_begin == begin ? e->grant_su : 0.0) + (e ? e->running_su : 0.0);
+        if (used < (double) pc->grant)
+                return NULL;
+
+        /* The period's last day, inclusive. */
+        if (end == UINT64_MAX)
+                snprintf(period, sizeof period, "since %s", acct_day(from, sizeof from, begin));
+        else
+                snprintf(period, sizeof period, "from %s to %s", acct_day(from, sizeof from, begin),
+                         acct_day(to, sizeof to, end - 1));
+        if (!pc->grant_refuse)
+                bonus = find_bonus_queue(m->config);
+        if (bonus && !project_allows_queue(pc, bonus->name))
+                snprintf(msg, sizeof msg,
+                         "project %s has spent its grant (%.2f of %" PRIu64 " service units %s), "
+                         "and its Queues= does not include the bonus queue %s",
+                         project, used, pc->grant, period, bonus->name);
+        else if (bonus && bonus->max_walltime && req->walltime_sec > bonus->max_walltime)
+                snprintf(msg, sizeof msg,
+                         "project %s has spent its grant (%.2f of %" PRIu64 " service units %s), "
+                         "and the job asks for more time than the bonus queue %s allows (its MaxWalltime=)",
+                         project, used, pc->grant, period, bonus->name);
+        else if (bonus && bonus->max_cpus_per_job && (req->cpus ?: 1) > bonus->max_cpus_per_job)
+                snprintf(msg, sizeof msg,
+                         "project %s has spent its grant (%.2f of %" PRIu64 " service units %s), "
+                         "and the job asks for more CPUs than the bonus queue %s allows (its MaxCPUsPerJob=)",
+                         project, used, pc->grant, period, bonus->name);
+        else if (bonus) {
+                if (asprintf(ret_notice,
+                             "project %s has spent its grant (%.2f of %" PRIu64 " service units %s): "
+                             "the job goes to the bonus queue %s, which charges nothing and runs it when there is room",
+                             project, used, pc->grant, period, bonus->name) < 0)
+                        *ret_notice = NULL;
+                log_info("Project %s has spent its grant: a job of it goes to queue %s.", project, bonus->name);
+                *q = bonus;
+                return NULL;
+        } else
+                snprintf(msg, sizeof msg,
+                         "project %s has spent its grant: %.2f of %" PRIu64 " service units %s "
+                         "(Grant=; OnGrantSpent=%s)%s%s",
+                         project, used, pc->grant, period, pc->grant_refuse ? "refuse" : "bonus",
+                         pc->grant_refuse ? "; new jobs are taken again from the next period" : "",
+                         pc->grant_refuse ? "" : ", and no queue has ChargeFactor=0 to take its jobs");
+        p = json_object_new_object();
+        json_add_u64(p, CORRAL_FIELD_LIMIT, pc->grant);
+        json_add_string(p, CORRAL_FIELD_MESSAGE, msg);
+        return reply_error_new(CORRAL_ERROR_QUOTA_EXCEEDED, p);
+}

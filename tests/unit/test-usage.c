@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The daemon's accounting against a tmpdir store and a manager with no executor: a run's
+ * charge at its end (suspension excluded, the queue's factor), what show says of a
+ * running job (its cgroup, faked in the tmpdir), decayed usage and fair-share with the
+ * express queue left out, the Usage report's sums and who sees which rows, a spent grant
+ * sending a job to the bonus queue or refused, the metrics file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/manager.h"
+#include "daemon/usage.h"
+#include "json-util.h"
+#include "tmp-tree.h"
+
+#define NOBODY 65534
+#define USEC UINT64_C(1000000)
+
+static SchedNode nodes[2];
+
+static Manager *manager_for_test(const char *dir) {
+        Manager *m = calloc(1, sizeof *m);
+        char *err = NULL;
+
+        assert_non_null(m);
+        m->confdir = strdup(dir);
+        assert_non_null(m->confdir);
+        if (manager_reload(m, &err) < 0)
+                fail_msg("configuration: %s", strna(err));
+        assert_int_equal(store_open(dir, &m->store), 0);
+        m->sched = sched_context_new();
+        assert_non_null(m->sched);
+        for (unsigned k = 0; k < 2; k++) {
+                nodes[k] = (SchedNode) { .memory = UINT64_C(8) << 30, .speed = 1 };
+                for (unsigned c = 0; c < 4; c++)
+                        cpu_set_add(&nodes[k].cpus, k * 4 + c);
+        }
+        m->machine = (SchedMachine) { .nodes = nodes, .n_nodes = 2 };
+        m->next_id = 1;
+        strcpy(m->hostname, "testhost");
+        return m;
+}
+
+static void put(const char *dir, const char *name, const char *text) {
+        char p[512];
+        FILE *f;
+
+        snprintf(p, sizeof p, "%s/%s", dir, name);
+        f = fopen(p, "we");
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+}
+
+static void mkdir_in(const char *dir, const char *name) {
+        char p[512];
+
+        snprintf(p, sizeof p, "%s/%s", dir, name);
+        assert_int_equal(mkdir(p, 0755), 0);
+}
+
+static json_object *call(Manager *m, uid_t uid, CorralMethod method, const char *params) {
+        Peer peer = { .uid = uid, .gid = uid };
+        json_object *p = json_tokener_parse(params), *reply = NULL;
+
+        assert_non_null(p);
+        assert_int_equal(manager_server_ops.dispatch(m, NULL, &peer, method, p, &reply), 0);
+        json_object_put(p);
+        assert_non_null(reply);
+        return reply;
+}
+
+static json_object *params_of(json_object *reply) {
+        json_object *p, *e;
+
+        if (json_object_object_get_ex(reply, "error", &e))
+                fail_msg("error reply: %s", json_object_to_json_string(reply));
+        assert_true(json_object_object_get_ex(reply, "parameters", &p));
+        return p;
+}
+
+static json_object *get(json_object *o, const char *key) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(o, key, &v))
+                fail_msg("no \"%s\" in %s", key, json_object_to_json_string(o));
+        return v;
+}
+
+static double get_double(json_object *o, const char *key) {
+        return json_object_get_double(get(o, key));
+}
+
+static void assert_close(double got, double want, double tolerance) {
+        if (fabs(got - want) > tolerance)
+                fail_msg("got %.9g, want %.9g (± %g)", got, want, tolerance);
+}
+
+static uint64_t submit(Manager *m, uid_t uid, const char *extra) {
+        char params[512];
+        json_object *r;
+        uint64_t id;
+
+        snprintf(params, sizeof params, "{\"argv\":[\"/bin/true\"],\"workdir\":\"/tmp\"%s}", extra);
+        r = call(m, uid, CORRAL_METHOD_SUBMIT, params);
+        id = (uint64_t) json_object_get_int64(get(params_of(r), "job_id"));
+        json_object_put(r);
+        return id;
+}
+
+/* The executor's report of a run that went from start to end, suspended for a while. */
+static void finish(Manager *m, uint64_t id, uint64_t start, uint64_t wall_sec, uint64_t suspended_sec,
+                   uint64_t cpu_sec) {
+        JobOutcome o = {
+                .id = id,
+                .start_usec = start * USEC,
+                .end_usec = (start + wall_sec) * USEC,
+                .suspended_usec = suspended_sec * USEC,
+                .cpu_usage_usec = cpu_sec * USEC,
+                .memory_peak = 1 << 20,
+                .io_read_bytes = 4096,
+                .io_read_ios = 1,
+                .io_write_ios = 2,
+        };
+        manager_on_job_finished(NULL, &o, m);
+}
+
+static json_object *show_charge(Manager *m, uid_t uid, uint64_t id) {
+        char params[64];
+        json_object *r, *job, *c;
+
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) id);
+        r = call(m, uid, CORRAL_METHOD_SHOW, params);
+        job = get(params_of(r), "job");
+        c = json_object_object_get_ex(job, "charge", &c) ? json_object_get(c) : NULL;
+        json_object_put(r);
+        return c;
+}
+
+static double share_usage(Manager *m, const char *project, double *ret_fairshare) {
+        json_object *r = call(m, NOBODY, CORRAL_METHOD_SHARE, "{}"), *ps = get(params_of(r), "projects");
+        double usage = -1;
+
+        for (size_t i = 0; i < json_object_array_length(ps); i++) {
+                json_object *p = json_object_array_get_idx(ps, i);
+                if (streq(json_object_get_string(get(p, "name")), project)) {
+                        usage = get_double(p, "usage");
+                        if (ret_fairshare)
+                                *ret_fairshare = get_double(p, "fairshare");
+                }
+        }
+        json_object_put(r);
+        return usage;
+}
+
+/* A run's charge: CPUs × running time without the suspension, × the queue's factor;
+ * shown to the owner; the express queue's runs charged but not in fair-share usage. */
+static void test_charge_at_end(void **state) {
+        Tree *t = *state;
+        Manager *m;
+        JobCharge c;
+        json_object *ch;
+        uint64_t a, b, start = (uint64_t) time(NULL) - 100;
+        double usage, fs;
+
+        mkdir_in(t->dir, "projects.d");
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=nobody\n");
+        put(t->dir, "projects.d/astro.conf", "[Project]\nMembers=root\n");
+        m = manager_for_test(t->dir);
+
+        a = submit(m, NOBODY, ",\"cpus\":2");
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(manager_find_job(m, a)->state, JOB_RUNNING);
+        finish(m, a, start, 10, 2, 4);
+        assert_int_equal(manager_find_job(m, a)->state, JOB_COMPLETED);
+
+        assert_int_equal(store_load_charge(m->store, a, &c), 0);
+        assert_int_equal(c.cpus, 2);
+        assert_int_equal(c.run_usec, 8 * USEC);
+        assert_close(c.charge_factor, 1.0, 0);
+        assert_close(c.service_units, 16.0 / 3600, 1e-12);
+
+        /* The owner's view has it; somebody else's does not. */
+        ch = show_charge(m, NOBODY, a);
+        assert_non_null(ch);
+        assert_close(get_double(ch, "core_hours"), 16.0 / 3600, 1e-12);
+        assert_close(get_double(ch, "service_units"), 16.0 / 3600, 1e-12);
+        assert_close(get_double(ch, "efficiency"), 0.25, 1e-12);
+        assert_int_equal(json_object_get_int64(get(ch, "io_write_ops")), 2);
+        assert_false(json_object_get_boolean(get(ch, "live")));
+        json_object_put(ch);
+        assert_null(show_charge(m, NOBODY - 1, a));
+
+        /* An outcome seen twice charges once. */
+        {
+                Job *j = manager_find_job(m, a);
+                JobOutcome o = { .id = a, .start_usec = start * USEC, .end_usec = (start + 10) * USEC };
+                assert_int_equal(manager_account_run(m, j, &o, start + 10), 0);
+        }
+
+        /* Fair-share: geo has all the usage; the credit of 16 CPU-seconds over 10 s. */
+        usage = share_usage(m, "geo", &fs);
+        assert_close(usage, acct_decay_credit(16.0 / 3600, 10, 168 * 3600) *
+                                    acct_decay_factor((uint64_t) time(NULL) - (start + 10), 168 * 3600),
+                     1e-7);
+        assert_close(fs, 0.0, 1e-6);
+        assert_close(share_usage(m, "astro", &fs), 0.0, 0);
+        assert_close(fs, 1e6, 0);
+
+        /* express: charged at 3, but not fair-share usage (FairShareExcludeQueues=express). */
+        b = submit(m, NOBODY, ",\"queue\":\"express\"");
+        assert_int_equal(manager_schedule(m), 0);
+        finish(m, b, start, 3600, 0, 0);
+        assert_int_equal(store_load_charge(m->store, b, &c), 0);
+        assert_close(c.service_units, 3.0, 1e-12);
+        assert_close(share_usage(m, "geo", NULL), usage, 1e-9);
+
+        /* Decayed usage survives a restart. */
+        assert_int_equal(store_commit(m->store), 0);
+        manager_free(m);
+        m = manager_for_test(t->dir);
+        assert_close(share_usage(m, "geo", NULL), usage, 1e-6);
+        manager_free(m);
+}
+
+/* A running job: its charge so far, its counters read from its scope's cgroup. */
+static void test_running_job(void **state) {
+        Tree *t = *state;
+        Manager *m;
+        json_object *ch, *st;
+        uint64_t a;
+
+        mkdir_in(t->dir, "projects.d");
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=nobody\n");
+        mkdir_in(t->dir, "corral.slice");
+        mkdir_in(t->dir, "corral.slice/corral-geo.slice");
+        mkdir_in(t->dir, "corral.slice/corral-geo.slice/corral-job-1.scope");
+        put(t->dir, "corral.slice/corral-geo.slice/corral-job-1.scope/cpu.stat",
+            "usage_usec 7000000\nuser_usec 6000000\nsystem_usec 1000000\n");
+        put(t->dir, "corral.slice/corral-geo.slice/corral-job-1.scope/memory.peak", "123456\n");
+        put(t->dir, "corral.slice/corral-geo.slice/corral-job-1.scope/io.stat",
+            "8:0 rbytes=100 wbytes=200 rios=3 wios=4 dbytes=0 dios=0\n");
+        put(t->dir, "corral.slice/corral-geo.slice/corral-job-1.scope/memory.pressure",
+            "some avg10=0.00 avg60=0.00 avg300=0.00 total=5000\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=2500\n");
+        assert_int_equal(setenv("CORRAL_CGROUP_ROOT", t->dir, 1), 0);
+        m = manager_for_test(t->dir);
+
+        a = submit(m, NOBODY, ",\"cpus\":3");
+        assert_int_equal(a, 1);
+        assert_int_equal(manager_schedule(m), 0);
+        manager_find_job(m, a)->start_time -= 60; /* a minute ago */
+        ch = show_charge(m, NOBODY, a);
+        assert_non_null(ch);
+        assert_true(json_object_get_boolean(get(ch, "live")));
+        assert_int_equal(json_object_get_int64(get(ch, "cpus")), 3);
+        assert_close(get_double(ch, "core_hours"), 3 * 60 / 3600.0, 3 * 2 / 3600.0);
+        assert_int_equal(json_object_get_int64(get(ch, "cpu_usec")), 7000000);
+        assert_int_equal(json_object_get_int64(get(ch, "memory_peak")), 123456);
+        assert_int_equal(json_object_get_int64(get(ch, "io_write_bytes")), 200);
+        assert_int_equal(json_object_get_int64(get(ch, "io_read_ops")), 3);
+        st = get(ch, "stall_usec");
+        assert_int_equal(json_object_get_int64(get(st, "memory_some")), 5000);
+        assert_int_equal(json_object_get_int64(get(st, "memory_full")), 2500);
+        json_object_put(ch);
+
+        /* Its usage counts as it runs: the project's fair-share usage is not 0. */
+        assert_true(share_usage(m, "geo", NULL) > 0.9 * 3 * 60 / 3600.0 * acct_decay_credit(1, 60, 168 * 3600));
+        manager_free(m);
+        assert_int_equal(unsetenv("CORRAL_CGROUP_ROOT"), 0);
+}
+
+static JobCharge charge(uint64_t id, uid_t uid, const char *user, const char *project, const char *queue,
+                        uint64_t end, unsigned cpus, uint64_t run_sec, double factor) {
+        JobCharge c = { .job_id = id, .uid = uid, .user = user, .project = project, .queue = queue,
+                        .start_time = end - run_sec, .end_time = end, .cpus = cpus, .run_usec = run_sec * USEC,
+                        .charge_factor = factor, .cpu_usec = run_sec * USEC, .memory_peak = id * 1000,
+                        .io_read_ops = 1, .has_pressure = true };
+        c.stall_usec[ACCT_STALL_IO_SOME] = USEC;
+        acct_charge_compute(&c);
+        return c;
+}
+
+static json_object *find_row(json_object *rows, const char *key) {
+        for (size_t i = 0; i < json_object_array_length(rows); i++)
+                if (streq(json_object_get_string(get(json_object_array_get_idx(rows, i), "key")), key))
+                        return json_object_array_get_idx(rows, i);
+        return NULL;
+}
+
+/* Reports sum the per-day summary by key; a user sees their own rows and their projects'. */
+static void test_report(void **state) {
+        Tree *t = *state;
+        const uint64_t day = 1717200000; /* 2024-06-01 00:00 UTC */
+        Manager *m;
+        json_object *r, *p, *rows, *row;
+        uint64_t id = 1;
+
+        mkdir_in(t->dir, "projects.d");
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=nobody daemon\n");
+        put(t->dir, "projects.d/astro.conf", "[Project]\nMembers=daemon root\n");
+        m = manager_for_test(t->dir);
+
+        /* Three days; nobody in geo; daemon (uid 1) in geo and astro; root in astro. */
+        for (unsigned d = 0; d < 3; d++)
+                for (unsigned k = 0; k < 4; k++) {
+                        uint64_t end = day + d * 86400 + 3600 + k;
+                        JobCharge cs[] = {
+                                charge(id, NOBODY, "nobody", "geo", "normal", end, 2, 3600, 1.0),
+                                charge(id + 1, 1, "daemon", "geo", "express", end, 1, 1800, 3.0),
+                                charge(id + 2, 1, "daemon", "astro", "normal", end, 4, 900, 1.0),
+                                charge(id + 3, 0, "root", "astro", "normal", end, 1, 3600, 1.0),
+                        };
+                        id += ELEMENTSOF(cs);
+                        for (size_t i = 0; i < ELEMENTSOF(cs); i++)
+                                assert_int_equal(store_record_charge(m->store, &cs[i]), 0);
+                }
+        assert_int_equal(store_record_charge(m->store, &(JobCharge) { .job_id = 1, .user = "x", .project = "y",
+                                                                     .queue = "z" }),
+                         -EEXIST);
+
+        /* Admin, by project, all days: geo = 12 × (2 + 0.5) core-hours, SU 12 × (2 + 1.5). */
+        r = call(m, 0, CORRAL_METHOD_USAGE, "{\"by\":\"project\"}");
+        p = params_of(r);
+        assert_true(json_object_get_boolean(get(p, "all")));
+        rows = get(p, "rows");
+        assert_int_equal(json_object_array_length(rows), 2);
+        row = find_row(rows, "geo");
+        assert_non_null(row);
+        assert_int_equal(json_object_get_int64(get(row, "jobs")), 24);
+        assert_close(get_double(row, "core_hours"), 30.0, 1e-9);
+        assert_close(get_double(row, "service_units"), 42.0, 1e-9);
+        assert_close(get_double(row, "efficiency"), 12 * (2.0 / 2 + 0.5) / 30.0, 1e-9);
+        assert_close(get_double(get(row, "stall_sec"), "io_some"), 24.0, 1e-9);
+        assert_int_equal(json_object_get_int64(get(row, "memory_peak")), 46 * 1000); /* the largest */
+        row = find_row(rows, "astro");
+        assert_close(get_double(row, "core_hours"), 12 * (1.0 + 1.0), 1e-9);
+        assert_close(get_double(get(p, "total"), "core_hours"), 54.0, 1e-9);
+        json_object_put(r);
+
+        /* By day, one day only; by queue. */
+        r = call(m, 0, CORRAL_METHOD_USAGE, "{\"by\":\"day\",\"since\":\"2024-06-02\",\"until\":\"2024-06-02\"}");
+        rows = get(params_of(r), "rows");
+        assert_int_equal(json_object_array_length(rows), 1);
+        row = find_row(rows, "2024-06-02");
+        assert_non_null(row);
+        assert_int_equal(json_object_get_int64(get(row, "jobs")), 16);
+        assert_close(get_double(row, "core_hours"), 4 * (2 + 0.5 + 1 + 1), 1e-9);
+        json_object_put(r);
+        r = call(m, 0, CORRAL_METHOD_USAGE, "{\"by\":\"queue\"}");
+        rows = get(params_of(r), "rows");
+        assert_close(get_double(find_row(rows, "express"), "service_units"), 12 * 1.5, 1e-9);
+        json_object_put(r);
+
+        /* nobody: their own rows and geo's (daemon's express runs there), not astro's. */
+        r = call(m, NOBODY, CORRAL_METHOD_USAGE, "{\"by\":\"user\"}");
+        p = params_of(r);
+        assert_false(json_object_get_boolean(get(p, "all")));
+        rows = get(p, "rows");
+        assert_int_equal(json_object_array_length(rows), 2);
+        assert_close(get_double(find_row(rows, "nobody"), "core_hours"), 24.0, 1e-9);
+        assert_close(get_double(find_row(rows, "daemon"), "core_hours"), 6.0, 1e-9);
+        assert_null(find_row(rows, "root"));
+        json_object_put(r);
+
+        /* Bad parameters are named. */
+        r = call(m, 0, CORRAL_METHOD_USAGE, "{\"by\":\"color\"}");
+        assert_non_null(strstr(json_object_to_json_string(r), "InvalidParameter"));
+        json_object_put(r);
+        r = call(m, 0, CORRAL_METHOD_USAGE, "{\"since\":\"June\"}");
+        assert_non_null(strstr(json_object_to_json_string(r), "since"));
+        json_object_put(r);
+        manager_free(m);
+}
+
+/* A spent grant: the next job goes to the bonus queue, or, with OnGrantSpent=refuse, is refused. */
+static void test_grant(void **state) {
+        Tree *t = *state;
+        Manager *m;
+        json_object *r;
+        char *err = NULL;
+        uint64_t a, b, now = (uint64_t) time(NULL);
+
+        put(t->dir, "corral.conf",
+            "[Queue]\nName=normal\nPriority=1\nChargeFactor=1000\n\n[Queue]\nName=bonus\nPriority=0\nChargeFactor=0\n");
+        mkdir_in(t->dir, "projects.d");
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=nobody\nGrant=1\nGrantPeriod=30d\n");
+        m = manager_for_test(t->dir);
+
+        a = submit(m, NOBODY, "");
+        assert_string_equal(manager_find_job(m, a)->queue, "normal");
+        assert_int_equal(manager_schedule(m), 0);
+        finish(m, a, now - 20, 10, 0, 10); /* 10 s × 1000 = 2.8 SU of 1 */
+
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{\"argv\":[\"/bin/true\"],\"workdir\":\"/tmp\"}");
+        b = (uint64_t) json_object_get_int64(get(params_of(r), "job_id"));
+        assert_non_null(strstr(json_object_get_string(get(params_of(r), "notice")), "spent its grant"));
+        json_object_put(r);
+        assert_string_equal(manager_find_job(m, b)->queue, "bonus");
+
+        /* Share says so. */
+        r = call(m, NOBODY, CORRAL_METHOD_SHARE, "{}");
+        {
+                json_object *g = json_object_array_get_idx(get(params_of(r), "projects"), 0);
+                assert_string_equal(json_object_get_string(get(g, "name")), "geo");
+                assert_close(get_double(g, "grant_used"), 10.0 / 3600 * 1000, 1e-9);
+                assert_close(get_double(g, "grant_left"), 0.0, 0);
+        }
+        json_object_put(r);
+
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=nobody\nGrant=1\nGrantPeriod=30d\nOnGrantSpent=refuse\n");
+        assert_int_equal(manager_reload(m, &err), 0);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{\"argv\":[\"/bin/true\"],\"workdir\":\"/tmp\"}");
+        if (!strstr(json_object_to_json_string(r), "QuotaExceeded") ||
+            !strstr(json_object_to_json_string(r), "spent its grant"))
+                fail_msg("expected a refusal: %s", json_object_to_json_string(r));
+        json_object_put(r);
+        /* The bonus queue, asked for by name, still takes it: it charges nothing. */
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{\"argv\":[\"/bin/true\"],\"workdir\":\"/tmp\",\"queue\":\"bonus\"}");
+        params_of(r);
+        json_object_put(r);
+        manager_free(m);
+}
+
+/* The textfile: written whole, renamed into place, in the exposition format. */
+static void test_metrics(void **state) {
+        Tree *t = *state;
+        _cleanup_free_ char *text = NULL;
+        char path[256], conf[320];
+        Manager *m;
+        uint64_t a;
+
+        snprintf(path, sizeof path, "%s/metrics/corral.prom", t->dir);
+        mkdir_in(t->dir, "metrics");
+        snprintf(conf, sizeof conf, "[Manager]\nMetricsFile=%s\n", path);
+        put(t->dir, "corral.conf", conf);
+        mkdir_in(t->dir, "projects.d");
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=nobody\n");
+        m = manager_for_test(t->dir);
+        a = submit(m, NOBODY, ",\"cpus\":2");
+        (void) submit(m, NOBODY, ",\"hold\":true");
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(manager_find_job(m, a)->state, JOB_RUNNING);
+
+        assert_string_equal(manager_metrics_path(m), path);
+        assert_int_equal(manager_write_metrics(m), 0);
+        assert_int_equal(read_file_at(AT_FDCWD, path, 1 << 20, &text, NULL), 0);
+        assert_non_null(strstr(text, "# TYPE corral_jobs gauge\n"));
+        assert_non_null(strstr(text, "corral_jobs{state=\"RUNNING\"} 1\n"));
+        assert_non_null(strstr(text, "corral_jobs{state=\"HELD\"} 1\n"));
+        assert_non_null(strstr(text, "corral_cpus_in_use 2\n"));
+        assert_non_null(strstr(text, "corral_cpus 8\n"));
+        assert_non_null(strstr(text, "corral_project_usage_core_hours{project=\"geo\"} "));
+        assert_non_null(strstr(text, "# TYPE corral_project_core_hours_total counter\n"));
+        /* Nothing left behind but the file. */
+        {
+                char cmd[400];
+                snprintf(cmd, sizeof cmd, "test $(ls '%s/metrics' | wc -l) = 1", t->dir);
+                assert_int_equal(system(cmd), 0);
+        }
+        manager_free(m);
+}
+
+static int setup(void **state) {
+        return tree_setup_prefix(state, "corral-usage");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_charge_at_end, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_running_job, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_report, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_grant, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_metrics, setup, tree_teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
