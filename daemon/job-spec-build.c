@@ -4,45 +4,29 @@
  * (its allocation's CPUs and memory nodes) and within which limits. */
 
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <string.h>
 
+#include "identity.h"
 #include "manager.h"
 
 
 int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
         _cleanup_(job_spec_freep) JobSpec *s = new0(JobSpec, 1);
-        struct passwd *pw;
-        int ngroups = 64;
+        int r;
 
         if (!s)
                 return -ENOMEM;
         s->id = j->id;
-        s->uid = j->uid;
-        s->gid = j->gid;
         if (!(s->user = strdup(j->user)) || (j->req.name && !(s->name = strdup(j->req.name))) ||
             (j->project && !(s->project = strdup(j->project))) || !(s->queue = strdup(j->queue)))
                 return -ENOMEM;
-        pw = getpwuid(j->uid);
-        if (!pw)
-                return -ESRCH; /* the user is gone: the job cannot run as them */
-        s->supplementary_gids = new(gid_t, ngroups);
-        if (!s->supplementary_gids)
-                return -ENOMEM;
-        if (getgrouplist(pw->pw_name, j->gid, s->supplementary_gids, &ngroups) < 0) {
-                gid_t *g = reallocarray(s->supplementary_gids, (size_t) ngroups, sizeof(gid_t));
-                if (!g)
-                        return -ENOMEM;
-                s->supplementary_gids = g;
-                if (getgrouplist(pw->pw_name, j->gid, s->supplementary_gids, &ngroups) < 0)
-                        return -EIO;
-        }
-        s->n_supplementary_gids = (size_t) ngroups;
+        r = job_spec_resolve_identity(s, j->uid, j->gid);
+        if (r < 0)
+                return r;
         {
                 /* argv, script and environment live in the store until the job runs. */
                 _cleanup_(submit_request_done) SubmitRequest full = SUBMIT_REQUEST_INIT;
-                int r = store_load_request(m->store, j->id, &full);
+                r = store_load_request(m->store, j->id, &full);
                 if (r < 0)
                         return r;
                 s->argv = TAKE_PTR(full.argv);
@@ -55,14 +39,11 @@ int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
         s->array_task_id = j->array_task_id;
         if (j->req.workdir && !(s->working_directory = strdup(j->req.workdir)))
                 return -ENOMEM;
-        {
-                int r;
-                if ((r = job_expand_path(j, j->req.stdin_path, &s->stdin_path)) < 0 ||
-                    (r = job_expand_path(j, j->req.stdout_path, &s->stdout_path)) < 0 ||
-                    /* As in Slurm: without --error, stderr goes where stdout goes. */
-                    (r = job_expand_path(j, j->req.stderr_path ?: j->req.stdout_path, &s->stderr_path)) < 0)
-                        return r;
-        }
+        if ((r = job_expand_path(j, j->req.stdin_path, &s->stdin_path)) < 0 ||
+            (r = job_expand_path(j, j->req.stdout_path, &s->stdout_path)) < 0 ||
+            /* As in Slurm: without --error, stderr goes where stdout goes. */
+            (r = job_expand_path(j, j->req.stderr_path ?: j->req.stdout_path, &s->stderr_path)) < 0)
+                return r;
         if (!j->alloc)
                 return -EINVAL;
         s->cpus = j->alloc->cpus;

@@ -143,7 +143,7 @@ static int control_new(Executor *e, uint64_t job_id, executor_done_t done, void 
         c->done = done;
         c->userdata = userdata;
         c->inotify_fd = -EBADF;
-        r = executor_unit_name(job_id, &c->unit);
+        r = unit_name_job_scope(job_id, &c->unit);
         if (r < 0)
                 return control_free(c), r;
         *ret = c;
@@ -156,7 +156,7 @@ int executor_job_cgroup(uint64_t job_id, const char *project, char **ret) {
 
         /* systemd's own layout: a dash in a slice name is a level of nesting, and the
          * project's name is escaped so that it never is. */
-        r = executor_unit_name(job_id, &unit);
+        r = unit_name_job_scope(job_id, &unit);
         if (r < 0)
                 return r;
         if (isempty(project))

@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <pwd.h>
 #include <signal.h>
@@ -23,6 +22,7 @@
 #include <unistd.h>
 
 #include "executor.h"
+#include "identity.h"
 #include "log.h"
 #include "parse-util.h"
 #include "time-util.h"
@@ -192,9 +192,14 @@ int main(int argc, char *argv[]) {
         pw = getpwnam(user);
         if (!pw)
                 return log_error("No such user: %s", user), 2;
-        spec.user = pw->pw_name;
-        spec.uid = pw->pw_uid;
-        spec.gid = pw->pw_gid;
+        /* A copy: the lookup below reuses the buffer pw points into. */
+        spec.user = strdup(pw->pw_name);
+        if (!spec.user)
+                return log_oom(), 1;
+        /* The same groups as corrald would give the job. */
+        r = job_spec_resolve_identity(&spec, pw->pw_uid, pw->pw_gid);
+        if (r < 0)
+                return log_error_errno(r, "Cannot resolve the groups of %s: %m", user), 2;
         if (!spec.name)
                 spec.name = (char *) "exec-run";
         t_start = new0(uint64_t, arg_repeat);

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+/* What the executor's files share: the Executor itself, and the few calls the life cycle
+ * (lifecycle.c) and the outcome reader (results.c) make into the parts that own the
+ * in-flight work. launch.c and control.c know nothing of each other. */
+
 #include "executor.h"
 
 typedef struct Launch Launch;
@@ -15,26 +19,18 @@ struct Executor {
         sd_bus_slot *job_removed_slot;
         unsigned systemd_version;
 
-        Launch *launches; /* in flight: waiting for systemd */
-        Control *force_kills; /* cancels that SIGKILL the scope if it outlives the grace */
+        Launch *launches; /* in flight: waiting for systemd; owned by launch.c */
+        Control *force_kills; /* cancels that SIGKILL the scope if it outlives the grace; control.c's */
 
         int results_inotify_fd;
         sd_event_source *results_source;
 };
 
-struct Launch {
-        Executor *executor;
-        uint64_t job_id;
-        char *unit;
-        pid_t pid;
-        int sync_fd; /* write end: 'G' lets the supervisor go */
-        bool retried;
-        struct ExecProperties *props;
-        sd_bus_slot *call_slot;
-        sd_event_source *child_source;
-        Launch *next;
-};
+/* launch.c */
+/* Matches JobRemoved for the launches; called once, before any launch can be in flight. */
+int executor_watch_job_removed(Executor *e);
+void executor_drop_launches(Executor *e);
 
-int executor_unit_name(uint64_t job_id, char **ret);
+/* control.c */
 void executor_outcome_seen(Executor *e, uint64_t job_id);
 void executor_drop_force_kills(Executor *e);

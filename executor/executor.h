@@ -5,9 +5,10 @@
  * sd-event loop. It never blocks: every systemd call is an async sd-bus call, and results
  * arrive through callbacks.
  *
- *   launch.c   StartTransientUnit with the job's limits and its supervisor as the PID
- *   control.c  freeze/thaw (FreezeUnit/ThawUnit, confirmed in cgroup.events), cancel
- *   results.c  the supervisors' outcome files, and the running scopes after a restart */
+ *   lifecycle.c  executor_new()/executor_free(): the run directory, systemd's version
+ *   launch.c     StartTransientUnit with the job's limits and its supervisor as the PID
+ *   control.c    freeze/thaw (FreezeUnit/ThawUnit, confirmed in cgroup.events), cancel
+ *   results.c    the supervisors' outcome files, and the running scopes after a restart */
 
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>

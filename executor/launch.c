@@ -11,7 +11,6 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "errno-util.h"
@@ -19,6 +18,19 @@
 #include "fd-util.h"
 #include "properties.h"
 #include "unit-name.h"
+
+struct Launch {
+        Executor *executor;
+        uint64_t job_id;
+        char *unit;
+        pid_t pid;
+        int sync_fd; /* write end: 'G' lets the supervisor go */
+        bool retried;
+        struct ExecProperties *props;
+        sd_bus_slot *call_slot;
+        sd_event_source *child_source;
+        Launch *next;
+};
 
 static Launch *launch_free(Launch *l) {
         if (!l)
@@ -52,10 +64,6 @@ bool executor_is_launching(Executor *e, uint64_t job_id) {
                 if (l->job_id == job_id)
                         return true;
         return false;
-}
-
-int executor_unit_name(uint64_t job_id, char **ret) {
-        return unit_name_job_scope(job_id, ret);
 }
 
 /* Ends a launch and reports it. On failure the held supervisor sees EOF on its sync pipe
@@ -206,94 +214,18 @@ static int start_transient_unit(Launch *l) {
         return sd_bus_call_async(e->bus, &l->call_slot, m, on_start_reply, l, 0);
 }
 
-static int read_systemd_version(sd_bus *bus, unsigned *ret) {
-        _cleanup_(sd_bus_error_free) sd_bus_error err = SD_BUS_ERROR_NULL;
-        _cleanup_free_ char *v = NULL;
-        int r;
-
-        r = sd_bus_get_property_string(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                       "org.freedesktop.systemd1.Manager", "Version", &err, &v);
-        if (r < 0)
-                return r;
-        /* "252.39-1~deb12u2" or "253" */
-        *ret = (unsigned) strtoul(v, NULL, 10);
-        return 0;
+int executor_watch_job_removed(Executor *e) {
+        return sd_bus_match_signal_async(e->bus, &e->job_removed_slot, "org.freedesktop.systemd1",
+                                         "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+                                         "JobRemoved", on_job_removed, NULL, e);
 }
 
-static int mkdir_p_private(const char *path) {
-        if (mkdir(path, 0700) < 0 && errno != EEXIST)
-                return negative_errno();
-        return 0;
-}
-
-int executor_new(sd_event *event, sd_bus *bus, const ExecutorConfig *config, Executor **ret) {
-        _cleanup_(executor_freep) Executor *e = NULL;
-        _cleanup_free_ char *jobs = NULL, *results = NULL;
-        int r;
-
-        e = new0(Executor, 1);
-        if (!e)
-                return -ENOMEM;
-        e->cgroup_root_fd = -EBADF;
-        e->results_inotify_fd = -EBADF;
-        e->event = sd_event_ref(event);
-        e->bus = sd_bus_ref(bus);
-        e->config = *config;
-        e->supervisor_path = strdup(config->supervisor_path);
-        e->run_dir = strdup(config->run_dir);
-        e->cgroup_root = strdup(config->cgroup_root ?: "/sys/fs/cgroup");
-        if (!e->supervisor_path || !e->run_dir || !e->cgroup_root)
-                return -ENOMEM;
-        if (config->before_unit && !(e->before_unit = strdup(config->before_unit)))
-                return -ENOMEM;
-        e->config.before_unit = e->before_unit;
-        e->config.supervisor_path = e->supervisor_path;
-        e->config.run_dir = e->run_dir;
-        e->config.cgroup_root = e->cgroup_root;
-
-        if (asprintf(&jobs, "%s/jobs", e->run_dir) < 0 || asprintf(&results, "%s/results", e->run_dir) < 0)
-                return -ENOMEM;
-        if ((r = mkdir_p_private(e->run_dir)) < 0 || (r = mkdir_p_private(jobs)) < 0 ||
-            (r = mkdir_p_private(results)) < 0)
-                return r;
-        e->cgroup_root_fd = open(e->cgroup_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (e->cgroup_root_fd < 0)
-                return negative_errno();
-
-        r = read_systemd_version(bus, &e->systemd_version);
-        if (r < 0)
-                return r;
-
-        r = sd_bus_match_signal_async(bus, &e->job_removed_slot, "org.freedesktop.systemd1",
-                                      "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
-                                      "JobRemoved", on_job_removed, NULL, e);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(e);
-        return 0;
-}
-
-Executor *executor_free(Executor *e) {
-        if (!e)
-                return NULL;
+void executor_drop_launches(Executor *e) {
         while (e->launches) {
                 Launch *l = e->launches;
                 e->launches = l->next;
                 launch_free(l);
         }
-        executor_drop_force_kills(e);
-        sd_bus_slot_unref(e->job_removed_slot);
-        sd_event_source_disable_unref(e->results_source);
-        safe_close(e->results_inotify_fd);
-        safe_close(e->cgroup_root_fd);
-        sd_bus_unref(e->bus);
-        sd_event_unref(e->event);
-        free(e->supervisor_path);
-        free(e->run_dir);
-        free(e->cgroup_root);
-        free(e->before_unit);
-        free(e);
-        return NULL;
 }
 
 static int write_spec_file(Executor *e, const JobSpec *spec, char **ret_path) {
@@ -344,7 +276,7 @@ int executor_start(Executor *e, const JobSpec *spec) {
         l->job_id = spec->id;
         l->sync_fd = -EBADF;
         l->props = TAKE_PTR(props);
-        r = executor_unit_name(spec->id, &l->unit);
+        r = unit_name_job_scope(spec->id, &l->unit);
         if (r < 0)
                 return launch_free(l), r;
 

@@ -461,79 +461,116 @@ static int parse_argv(int argc, char *argv[]) {
         return 0;
 }
 
-int main(int argc, char *argv[]) {
-        _cleanup_job_spec_free_ JobSpec *spec = NULL;
-        _cleanup_free_ char *text = NULL, *cg = NULL, *leaf = NULL;
-        _cleanup_close_ int root_fd = -EBADF, procs_fd = -EBADF, sig_fd = -EBADF, timer_fd = -EBADF,
-                            script_fd = -EBADF;
-        int out_pipe[2] = { -EBADF, -EBADF }, err_pipe[2] = { -EBADF, -EBADF }, lerr[2];
-        JobOutcome o = {};
-        Relay relays[2] = {};
-        LaunchError le;
-        int lerr_fd;
-        uint64_t last_tick, start_mono, kill_at = 0, walltime_usec = 0;
-        bool killing = false, child_done = false;
+/* One supervisor, from its setup to the outcome it records. */
+typedef struct Supervisor {
+        JobSpec *spec;
+        char *cg;        /* our own cgroup: the scope's root */
+        char *leaf;      /* the job's: <scope>/job, relative to the cgroup root */
+        int root_fd;     /* the cgroup root */
+        int procs_fd;    /* the leaf's cgroup.procs, which the child joins through */
+        int script_fd;
+        int out_pipe[2], err_pipe[2]; /* the job's stdout/stderr when they go to the journal */
+        int lerr[2];                  /* the child's launch error, or EOF once it has exec'ed */
+        int sig_fd, timer_fd;
         pid_t child;
-        sigset_t mask;
-        char go;
-        ssize_t k;
-        int r, status = 0;
+        int status; /* the child's wait status */
 
-        log_setup("corral-supervisor", LOG_TARGET_AUTO);
-        (void) log_parse_environment();
-        if (parse_argv(argc, argv) < 0)
-                return 2;
-        o.id = arg_job_id;
+        Relay relays[2];
+        uint64_t start_mono, last_tick, kill_at, walltime_usec;
+        bool killing, child_done;
+        JobOutcome outcome;
+} Supervisor;
+
+static void supervisor_done(Supervisor *s) {
+        s->spec = job_spec_free(s->spec);
+        s->cg = mfree(s->cg);
+        s->leaf = mfree(s->leaf);
+        s->root_fd = safe_close(s->root_fd);
+        s->procs_fd = safe_close(s->procs_fd);
+        s->script_fd = safe_close(s->script_fd);
+        for (int i = 0; i < 2; i++) {
+                s->out_pipe[i] = safe_close(s->out_pipe[i]);
+                s->err_pipe[i] = safe_close(s->err_pipe[i]);
+                s->lerr[i] = safe_close(s->lerr[i]);
+                s->relays[i].fd = safe_close(s->relays[i].fd);
+        }
+        s->sig_fd = safe_close(s->sig_fd);
+        s->timer_fd = safe_close(s->timer_fd);
+        job_outcome_done(&s->outcome);
+}
+
+static int read_spec(Supervisor *s) {
+        _cleanup_free_ char *text = NULL;
+        int r;
 
         r = read_file_at(AT_FDCWD, arg_spec_path, 4 * 1024 * 1024, &text, NULL);
         if (r < 0)
-                return log_error_errno(r, "Cannot read job spec %s: %m", arg_spec_path), 1;
-        r = job_spec_from_json(text, &spec);
+                return log_error_errno(r, "Cannot read job spec %s: %m", arg_spec_path);
+        r = job_spec_from_json(text, &s->spec);
         if (r < 0)
-                return log_error_errno(r, "Job spec %s is malformed: %m", arg_spec_path), 1;
-        if (spec->id != arg_job_id)
+                return log_error_errno(r, "Job spec %s is malformed: %m", arg_spec_path);
+        if (s->spec->id != arg_job_id)
                 return log_error_errno(EINVAL, "Job spec %s is for job %" PRIu64 ", not %" PRIu64 ".",
-                                       arg_spec_path, spec->id, arg_job_id), 1;
+                                       arg_spec_path, s->spec->id, arg_job_id);
+        return 0;
+}
 
-        /* Wait until systemd has moved us into the scope; EOF means the launch was abandoned. */
-        if (arg_sync_fd >= 0) {
-                do
-                        k = read(arg_sync_fd, &go, 1);
-                while (k < 0 && errno == EINTR);
-                if (k != 1 || go != 'G')
-                        return log_debug("Launch of job %" PRIu64 " abandoned.", arg_job_id), 1;
-                arg_sync_fd = safe_close(arg_sync_fd);
+/* Waits until systemd has moved us into the scope; EOF means the launch was abandoned. */
+static int wait_for_go(void) {
+        ssize_t k;
+        char go;
+
+        if (arg_sync_fd < 0)
+                return 0;
+        do
+                k = read(arg_sync_fd, &go, 1);
+        while (k < 0 && errno == EINTR);
+        if (k != 1 || go != 'G') {
+                log_debug("Launch of job %" PRIu64 " abandoned.", arg_job_id);
+                return -ECANCELED;
         }
-        (void) write_string_file_at(AT_FDCWD, "/proc/self/oom_score_adj", "-1000");
+        arg_sync_fd = safe_close(arg_sync_fd);
+        return 0;
+}
 
-        r = cg_path_of_pid(0, &cg);
+/* The leaf cgroup the job runs in, below us in the scope. */
+static int setup_job_cgroup(Supervisor *s) {
+        _cleanup_free_ char *p = NULL;
+        int r;
+
+        r = cg_path_of_pid(0, &s->cg);
         if (r < 0)
-                return log_error_errno(r, "Cannot find our cgroup: %m"), 1;
-        root_fd = open(CGROUP_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (root_fd < 0)
-                return log_error_errno(errno, "Cannot open %s: %m", CGROUP_ROOT), 1;
-        if (asprintf(&leaf, "%s/" JOB_LEAF, cg + strspn(cg, "/")) < 0)
-                return log_oom(), 1;
-        if (mkdirat(root_fd, leaf, 0755) < 0 && errno != EEXIST)
-                return log_error_errno(errno, "Cannot create cgroup %s: %m", leaf), 1;
-        {
-                _cleanup_free_ char *p = NULL;
-                if (asprintf(&p, "%s/cgroup.procs", leaf) < 0)
-                        return log_oom(), 1;
-                procs_fd = openat(root_fd, p, O_WRONLY | O_CLOEXEC);
-                if (procs_fd < 0)
-                        return log_error_errno(errno, "Cannot open %s: %m", p), 1;
-        }
+                return log_error_errno(r, "Cannot find our cgroup: %m");
+        s->root_fd = open(CGROUP_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (s->root_fd < 0)
+                return log_error_errno(errno, "Cannot open %s: %m", CGROUP_ROOT);
+        if (asprintf(&s->leaf, "%s/" JOB_LEAF, s->cg + strspn(s->cg, "/")) < 0)
+                return log_oom();
+        if (mkdirat(s->root_fd, s->leaf, 0755) < 0 && errno != EEXIST)
+                return log_error_errno(errno, "Cannot create cgroup %s: %m", s->leaf);
+        if (asprintf(&p, "%s/cgroup.procs", s->leaf) < 0)
+                return log_oom();
+        s->procs_fd = openat(s->root_fd, p, O_WRONLY | O_CLOEXEC);
+        if (s->procs_fd < 0)
+                return log_error_errno(errno, "Cannot open %s: %m", p);
+        return 0;
+}
 
-        if (spec->script) {
-                script_fd = memfd_create("corral-job-script", 0);
-                if (script_fd < 0 || loop_write(script_fd, spec->script, strlen(spec->script)) < 0 ||
-                    lseek(script_fd, 0, SEEK_SET) < 0)
-                        return log_error_errno(errno, "Cannot stage the job script: %m"), 1;
+static int setup_pipes(Supervisor *s) {
+        if (s->spec->script) {
+                s->script_fd = memfd_create("corral-job-script", 0);
+                if (s->script_fd < 0 || loop_write(s->script_fd, s->spec->script, strlen(s->spec->script)) < 0 ||
+                    lseek(s->script_fd, 0, SEEK_SET) < 0)
+                        return log_error_errno(errno, "Cannot stage the job script: %m");
         }
-        if ((!spec->stdout_path && pipe2(out_pipe, O_CLOEXEC) < 0) ||
-            (!spec->stderr_path && pipe2(err_pipe, O_CLOEXEC) < 0) || pipe2(lerr, O_CLOEXEC) < 0)
-                return log_error_errno(errno, "Cannot create pipes: %m"), 1;
+        if ((!s->spec->stdout_path && pipe2(s->out_pipe, O_CLOEXEC) < 0) ||
+            (!s->spec->stderr_path && pipe2(s->err_pipe, O_CLOEXEC) < 0) || pipe2(s->lerr, O_CLOEXEC) < 0)
+                return log_error_errno(errno, "Cannot create pipes: %m");
+        return 0;
+}
+
+static int setup_signals(Supervisor *s) {
+        sigset_t mask;
 
         sigemptyset(&mask);
         sigaddset(&mask, SIGCHLD);
@@ -541,118 +578,186 @@ int main(int argc, char *argv[]) {
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGHUP);
         (void) sigprocmask(SIG_BLOCK, &mask, NULL);
-        sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-        timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-        if (sig_fd < 0 || timer_fd < 0)
-                return log_error_errno(errno, "Cannot create signalfd/timerfd: %m"), 1;
+        s->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (s->sig_fd < 0 || s->timer_fd < 0)
+                return log_error_errno(errno, "Cannot create signalfd/timerfd: %m");
+        return 0;
+}
 
-        o.start_usec = now_usec(CLOCK_REALTIME);
-        start_mono = last_tick = now_usec(CLOCK_MONOTONIC);
-        child = fork();
-        if (child < 0)
-                return log_error_errno(errno, "fork failed: %m"), 1;
-        if (child == 0)
-                run_child(spec, procs_fd, lerr[1], out_pipe[1], err_pipe[1], script_fd);
-        lerr[1] = safe_close(lerr[1]);
-        out_pipe[1] = safe_close(out_pipe[1]);
-        err_pipe[1] = safe_close(err_pipe[1]);
-        /* Whether the launch worked is read in the loop below, never waited for: whatever
-         * the child might hang in before its exec (a path on a dead NFS server, a lookup),
-         * the supervisor goes on answering SIGTERM and enforcing the walltime. */
-        lerr_fd = lerr[0];
+/* Everything up to the fork: the spec, the go from the daemon, the job's cgroup, its
+ * pipes, and our signals. Each step logs its own failure. */
+static int supervisor_setup(Supervisor *s) {
+        int r;
+
+        s->outcome.id = arg_job_id;
+        r = read_spec(s);
+        if (r < 0)
+                return r;
+        r = wait_for_go();
+        if (r < 0)
+                return r;
+        (void) write_string_file_at(AT_FDCWD, "/proc/self/oom_score_adj", "-1000");
+        r = setup_job_cgroup(s);
+        if (r < 0)
+                return r;
+        r = setup_pipes(s);
+        if (r < 0)
+                return r;
+        return setup_signals(s);
+}
+
+static int supervisor_start_job(Supervisor *s) {
+        s->outcome.start_usec = now_usec(CLOCK_REALTIME);
+        s->start_mono = s->last_tick = now_usec(CLOCK_MONOTONIC);
+        s->child = fork();
+        if (s->child < 0)
+                return log_error_errno(errno, "fork failed: %m");
+        if (s->child == 0)
+                run_child(s->spec, s->procs_fd, s->lerr[1], s->out_pipe[1], s->err_pipe[1], s->script_fd);
+        s->lerr[1] = safe_close(s->lerr[1]);
+        s->out_pipe[1] = safe_close(s->out_pipe[1]);
+        s->err_pipe[1] = safe_close(s->err_pipe[1]);
+        /* Whether the launch worked is read in the loop, never waited for: whatever the child
+         * might hang in before its exec (a path on a dead NFS server, a lookup), the
+         * supervisor goes on answering SIGTERM and enforcing the walltime. */
 
         (void) snprintf(relay_ident, sizeof relay_ident, "corral-job-%" PRIu64, arg_job_id);
-        relay_job_name = strempty(spec->name);
-        relays[0] = (Relay) { .fd = out_pipe[0], .priority = LOG_INFO, .stream = "stdout" };
-        relays[1] = (Relay) { .fd = err_pipe[0], .priority = LOG_ERR, .stream = "stderr" };
+        relay_job_name = strempty(s->spec->name);
+        s->relays[0] = (Relay) { .fd = TAKE_FD(s->out_pipe[0]), .priority = LOG_INFO, .stream = "stdout" };
+        s->relays[1] = (Relay) { .fd = TAKE_FD(s->err_pipe[0]), .priority = LOG_ERR, .stream = "stderr" };
 
-        if (spec->walltime_sec > 0 && spec->walltime_sec != DURATION_INFINITY)
-                walltime_usec = spec->walltime_sec * USEC_PER_SEC;
+        if (s->spec->walltime_sec > 0 && s->spec->walltime_sec != DURATION_INFINITY)
+                s->walltime_usec = s->spec->walltime_sec * USEC_PER_SEC;
         {
                 struct itimerspec its = { .it_interval = { 1, 0 }, .it_value = { 1, 0 } };
-                (void) timerfd_settime(timer_fd, 0, &its, NULL);
+                (void) timerfd_settime(s->timer_fd, 0, &its, NULL);
         }
+        return 0;
+}
 
-        while (!child_done || relays[0].fd >= 0 || relays[1].fd >= 0 || lerr_fd >= 0) {
+static void on_signals(Supervisor *s) {
+        struct signalfd_siginfo si;
+
+        while (read(s->sig_fd, &si, sizeof si) == (ssize_t) sizeof si) {
+                if (si.ssi_signo == SIGCHLD) {
+                        if (!s->child_done && waitpid(s->child, &s->status, WNOHANG) == s->child) {
+                                s->child_done = true;
+                                /* What the main process leaves behind goes with it, as with
+                                 * sbatch; that also closes the pipes. */
+                                if (cg_kill(s->root_fd, s->leaf) < 0)
+                                        (void) cg_kill_fallback(s->root_fd, s->leaf, SIGKILL);
+                        }
+                } else if (!s->killing && !s->child_done) {
+                        /* Stop requested: the job gets SIGTERM and a grace period. */
+                        s->outcome.cancelled = true;
+                        s->killing = true;
+                        (void) cg_kill_fallback(s->root_fd, s->leaf, SIGTERM);
+                        s->kill_at = now_usec(CLOCK_MONOTONIC) + arg_kill_wait_usec;
+                }
+        }
+}
+
+static void on_tick(Supervisor *s) {
+        uint64_t ticks, now = now_usec(CLOCK_MONOTONIC);
+        JobOutcome *o = &s->outcome;
+
+        (void) read(s->timer_fd, &ticks, sizeof ticks);
+        /* We are frozen together with the job: a late tick is suspended time, which does
+         * not count against the walltime (as in Slurm). */
+        if (now - s->last_tick > FROZEN_GAP_USEC)
+                o->suspended_usec += now - s->last_tick - USEC_PER_SEC;
+        s->last_tick = now;
+        if (!s->killing && !s->child_done && s->walltime_usec > 0 &&
+            now - s->start_mono - o->suspended_usec >= s->walltime_usec) {
+                o->timed_out = true;
+                s->killing = true;
+                (void) cg_kill_fallback(s->root_fd, s->leaf, SIGTERM);
+                s->kill_at = now + arg_kill_wait_usec;
+        }
+        if (s->killing && !s->child_done && now >= s->kill_at)
+                if (cg_kill(s->root_fd, s->leaf) < 0)
+                        (void) cg_kill_fallback(s->root_fd, s->leaf, SIGKILL);
+}
+
+/* Until the job has ended and its output and launch-error pipes are drained. */
+static int supervisor_loop(Supervisor *s) {
+        LaunchError le;
+        ssize_t k;
+
+        while (!s->child_done || s->relays[0].fd >= 0 || s->relays[1].fd >= 0 || s->lerr[0] >= 0) {
                 struct pollfd p[5] = {
-                        { .fd = sig_fd, .events = POLLIN },
-                        { .fd = timer_fd, .events = POLLIN },
-                        { .fd = relays[0].fd, .events = POLLIN },
-                        { .fd = relays[1].fd, .events = POLLIN },
-                        { .fd = lerr_fd, .events = POLLIN },
+                        { .fd = s->sig_fd, .events = POLLIN },
+                        { .fd = s->timer_fd, .events = POLLIN },
+                        { .fd = s->relays[0].fd, .events = POLLIN },
+                        { .fd = s->relays[1].fd, .events = POLLIN },
+                        { .fd = s->lerr[0], .events = POLLIN },
                 };
 
                 if (poll(p, 5, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
-                        return log_error_errno(errno, "poll failed: %m"), 1;
+                        return log_error_errno(errno, "poll failed: %m");
                 }
-                if (p[0].revents) {
-                        struct signalfd_siginfo si;
-                        while (read(sig_fd, &si, sizeof si) == (ssize_t) sizeof si) {
-                                if (si.ssi_signo == SIGCHLD) {
-                                        if (!child_done && waitpid(child, &status, WNOHANG) == child) {
-                                                child_done = true;
-                                                /* What the main process leaves behind goes with it,
-                                                 * as with sbatch; that also closes the pipes. */
-                                                if (cg_kill(root_fd, leaf) < 0)
-                                                        (void) cg_kill_fallback(root_fd, leaf, SIGKILL);
-                                        }
-                                } else if (!killing && !child_done) {
-                                        /* Stop requested: the job gets SIGTERM and a grace period. */
-                                        o.cancelled = true;
-                                        killing = true;
-                                        (void) cg_kill_fallback(root_fd, leaf, SIGTERM);
-                                        kill_at = now_usec(CLOCK_MONOTONIC) + arg_kill_wait_usec;
-                                }
-                        }
-                }
-                if (p[1].revents) {
-                        uint64_t ticks, now = now_usec(CLOCK_MONOTONIC);
-                        (void) read(timer_fd, &ticks, sizeof ticks);
-                        /* We are frozen together with the job: a late tick is suspended time,
-                         * which does not count against the walltime (as in Slurm). */
-                        if (now - last_tick > FROZEN_GAP_USEC)
-                                o.suspended_usec += now - last_tick - USEC_PER_SEC;
-                        last_tick = now;
-                        if (!killing && !child_done && walltime_usec > 0 &&
-                            now - start_mono - o.suspended_usec >= walltime_usec) {
-                                o.timed_out = true;
-                                killing = true;
-                                (void) cg_kill_fallback(root_fd, leaf, SIGTERM);
-                                kill_at = now + arg_kill_wait_usec;
-                        }
-                        if (killing && !child_done && now >= kill_at)
-                                if (cg_kill(root_fd, leaf) < 0)
-                                        (void) cg_kill_fallback(root_fd, leaf, SIGKILL);
-                }
+                if (p[0].revents)
+                        on_signals(s);
+                if (p[1].revents)
+                        on_tick(s);
                 for (int i = 0; i < 2; i++)
-                        if (relays[i].fd >= 0 && p[2 + i].revents && !relay_read(&relays[i]))
-                                relays[i].fd = safe_close(relays[i].fd);
-                if (lerr_fd >= 0 && p[4].revents) {
+                        if (s->relays[i].fd >= 0 && p[2 + i].revents && !relay_read(&s->relays[i]))
+                                s->relays[i].fd = safe_close(s->relays[i].fd);
+                if (s->lerr[0] >= 0 && p[4].revents) {
                         /* One whole record (a failed launch) or EOF (the exec happened). */
-                        k = read(lerr_fd, &le, sizeof le);
+                        k = read(s->lerr[0], &le, sizeof le);
                         if (k < 0 && errno == EINTR)
                                 continue;
-                        lerr_fd = safe_close(lerr_fd);
+                        s->lerr[0] = safe_close(s->lerr[0]);
                         if (k == (ssize_t) sizeof le)
-                                record_launch_error(&le, &o);
+                                record_launch_error(&le, &s->outcome);
                 }
         }
+        return 0;
+}
 
-        o.end_usec = now_usec(CLOCK_REALTIME);
-        if (WIFEXITED(status))
-                o.exit_code = WEXITSTATUS(status);
-        else if (WIFSIGNALED(status))
-                o.signal = WTERMSIG(status);
-        fill_accounting(root_fd, cg, &o);
-        o.oom_killed = o.oom_kills > 0;
-        (void) unlinkat(root_fd, leaf, AT_REMOVEDIR);
+/* The job has ended: how, and what it used, into <result-dir>/<id>.json. */
+static int supervisor_finish(Supervisor *s) {
+        JobOutcome *o = &s->outcome;
+        int r;
 
-        r = write_outcome(&o);
+        o->end_usec = now_usec(CLOCK_REALTIME);
+        if (WIFEXITED(s->status))
+                o->exit_code = WEXITSTATUS(s->status);
+        else if (WIFSIGNALED(s->status))
+                o->signal = WTERMSIG(s->status);
+        fill_accounting(s->root_fd, s->cg, o);
+        o->oom_killed = o->oom_kills > 0;
+        (void) unlinkat(s->root_fd, s->leaf, AT_REMOVEDIR);
+
+        r = write_outcome(o);
         if (r < 0)
-                log_error_errno(r, "Cannot record the outcome of job %" PRIu64 " in %s: %m", arg_job_id,
-                                arg_result_dir);
-        job_outcome_done(&o);
-        return r < 0 ? 1 : 0;
+                return log_error_errno(r, "Cannot record the outcome of job %" PRIu64 " in %s: %m", arg_job_id,
+                                       arg_result_dir);
+        return 0;
+}
+
+int main(int argc, char *argv[]) {
+        _cleanup_(supervisor_done) Supervisor s = {
+                .root_fd = -EBADF,
+                .procs_fd = -EBADF,
+                .script_fd = -EBADF,
+                .out_pipe = { -EBADF, -EBADF },
+                .err_pipe = { -EBADF, -EBADF },
+                .lerr = { -EBADF, -EBADF },
+                .sig_fd = -EBADF,
+                .timer_fd = -EBADF,
+                .relays = { { .fd = -EBADF }, { .fd = -EBADF } },
+        };
+
+        log_setup("corral-supervisor", LOG_TARGET_AUTO);
+        (void) log_parse_environment();
+        if (parse_argv(argc, argv) < 0)
+                return 2;
+        if (supervisor_setup(&s) < 0 || supervisor_start_job(&s) < 0 || supervisor_loop(&s) < 0)
+                return 1;
+        return supervisor_finish(&s) < 0 ? 1 : 0;
 }

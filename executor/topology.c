@@ -273,10 +273,3 @@ void topology_sort(Topology *t) {
         if (t->n_nodes > 1)
                 qsort(t->nodes, t->n_nodes, sizeof(TopologyNode), cmp_wccs);
 }
-
-const TopologyNode *topology_node_of_cpu(const Topology *t, unsigned cpu) {
-        for (size_t i = 0; i < t->n_nodes; i++)
-                if (cpu_set_test(&t->nodes[i].cpus, cpu))
-                        return &t->nodes[i];
-        return NULL;
-}

@@ -39,9 +39,6 @@ int topology_load(Topology **ret);
  * which WCCS considers nodes. */
 void topology_sort(Topology *t);
 
-/* The node holding cpu, or NULL. */
-const TopologyNode *topology_node_of_cpu(const Topology *t, unsigned cpu) _pure_;
-
 Topology *topology_free(Topology *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Topology *, topology_free);
 #define _cleanup_topology_free_ _cleanup_(topology_freep)

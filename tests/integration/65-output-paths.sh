@@ -34,13 +34,15 @@ run_case() {
     echo "case: $what -> job $id $state${reason:+ ($reason)}"
 }
 
-# The owner (and root) see what was wrong; bob sees that the launch failed, never the
-# path; the job's journal stream has the path, for its owner.
+# The owner (and root) see what was wrong, with the path; bob sees that the launch
+# failed, never the path; the job's journal stream has the path, for its owner.
 assert_refused() {
-    local what=$1 path=$2 words=$3 pub
+    local what=$1 path=$2 words=$3 pub re
+    # The owner's (and root's) view may name the path: "cannot open the output file PATH: why".
+    re=${words/: /( [^:]*)?: }
     assert_eq "$state" FAILED "$what: state"
-    assert_match "$reason" "^LaunchFailed: .*$words" "$what: reason"
-    assert_match "$(A corral show --json "$id" | jq -r '.job.reason // empty')" "$words" "$what: the reason alice sees"
+    assert_match "$reason" "^LaunchFailed: .*$re" "$what: reason"
+    assert_match "$(A corral show --json "$id" | jq -r '.job.reason // empty')" "$re" "$what: the reason alice sees"
     pub=$(B corral show --json "$id" | jq -r '.job.reason // empty')
     assert_match "$pub" "^LaunchFailed" "$what: the reason bob sees"
     echo "    bob sees: $pub"
