@@ -315,10 +315,17 @@ int manager_account_run(Manager *m, const Job *j, const JobOutcome *o, uint64_t 
         c.io_write_bytes = o->io_write_bytes;
         c.io_read_ops = o->io_read_ios;
         c.io_write_ops = o->io_write_ios;
-        /* TODO: the stall totals belong in the outcome, read by the supervisor as the job
-         * ends (CgroupUsage has them); until then, the scope as it is now, when it is
-         * still there as the supervisor exits. */
-        {
+        /* The stall totals the supervisor read as the job ended; from a supervisor too old to
+         * report them, the scope as it is now, if it is still there. */
+        if (o->has_pressure) {
+                c.has_pressure = true;
+                c.stall_usec[ACCT_STALL_CPU_SOME] = o->cpu_some_usec;
+                c.stall_usec[ACCT_STALL_CPU_FULL] = o->cpu_full_usec;
+                c.stall_usec[ACCT_STALL_MEMORY_SOME] = o->memory_some_usec;
+                c.stall_usec[ACCT_STALL_MEMORY_FULL] = o->memory_full_usec;
+                c.stall_usec[ACCT_STALL_IO_SOME] = o->io_some_usec;
+                c.stall_usec[ACCT_STALL_IO_FULL] = o->io_full_usec;
+        } else {
                 JobCharge live = c;
                 charge_read_cgroup(m, j, &live);
                 if (live.has_pressure) {

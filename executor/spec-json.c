@@ -261,6 +261,14 @@ int job_outcome_to_json(const JobOutcome *x, char **ret) {
         r |= json_add_u64(o, "io_write_ios", x->io_write_ios);
         r |= json_add_u64(o, "pids_peak", x->pids_peak);
         r |= json_add_u64(o, "oom_kills", x->oom_kills);
+        if (x->has_pressure) {
+                r |= json_add_u64(o, "cpu_some_usec", x->cpu_some_usec);
+                r |= json_add_u64(o, "cpu_full_usec", x->cpu_full_usec);
+                r |= json_add_u64(o, "memory_some_usec", x->memory_some_usec);
+                r |= json_add_u64(o, "memory_full_usec", x->memory_full_usec);
+                r |= json_add_u64(o, "io_some_usec", x->io_some_usec);
+                r |= json_add_u64(o, "io_full_usec", x->io_full_usec);
+        }
         if (r < 0)
                 return -ENOMEM;
         return to_string(o, ret);
@@ -299,6 +307,18 @@ int job_outcome_from_json(const char *text, JobOutcome *ret) {
             (r = get_u64(o, "pids_peak", &x.pids_peak)) < 0 || (r = get_u64(o, "oom_kills", &x.oom_kills)) < 0 ||
             (r = get_str(o, "launch_error", &x.launch_error)) < 0 ||
             (r = get_str(o, "launch_detail", &x.launch_detail)) < 0) {
+                job_outcome_done(&x);
+                return r;
+        }
+        /* Written by supervisors that read the pressure files; older ones leave them out. */
+        x.has_pressure = json_object_object_get_ex(o, "memory_some_usec", NULL);
+        if (x.has_pressure &&
+            ((r = get_u64(o, "cpu_some_usec", &x.cpu_some_usec)) < 0 ||
+             (r = get_u64(o, "cpu_full_usec", &x.cpu_full_usec)) < 0 ||
+             (r = get_u64(o, "memory_some_usec", &x.memory_some_usec)) < 0 ||
+             (r = get_u64(o, "memory_full_usec", &x.memory_full_usec)) < 0 ||
+             (r = get_u64(o, "io_some_usec", &x.io_some_usec)) < 0 ||
+             (r = get_u64(o, "io_full_usec", &x.io_full_usec)) < 0)) {
                 job_outcome_done(&x);
                 return r;
         }

@@ -30,6 +30,10 @@ typedef struct JobOutcome {
         uint64_t cpu_usage_usec, cpu_user_usec, cpu_system_usec;
         uint64_t memory_peak, io_read_bytes, io_write_bytes, io_read_ios, io_write_ios;
         uint64_t pids_peak, oom_kills;
+        /* Stall totals (PSI) of the job's cgroup, µs: some/full for cpu, memory and io,
+         * read as it ends, when the scope is still there. */
+        bool has_pressure;
+        uint64_t cpu_some_usec, cpu_full_usec, memory_some_usec, memory_full_usec, io_some_usec, io_full_usec;
 } JobOutcome;
 
 static inline void job_outcome_done(JobOutcome *o) {

@@ -415,6 +415,16 @@ static void fill_accounting(int root_fd, const char *cg, JobOutcome *o) {
                 o->io_read_ios = t.rios;
                 o->io_write_ios = t.wios;
         }
+        /* Why a job ran slowly: the time its tasks stalled, which only the kernel knows. */
+        if (u.has_cpu_pressure || u.has_memory_pressure || u.has_io_pressure) {
+                o->has_pressure = true;
+                o->cpu_some_usec = u.cpu_pressure.some_usec;
+                o->cpu_full_usec = u.cpu_pressure.full_usec;
+                o->memory_some_usec = u.memory_pressure.some_usec;
+                o->memory_full_usec = u.memory_pressure.full_usec;
+                o->io_some_usec = u.io_pressure.some_usec;
+                o->io_full_usec = u.io_pressure.full_usec;
+        }
         cgroup_usage_done(&u);
 }
 

@@ -115,6 +115,23 @@ static void test_outcome_round_trip(void **state) {
         assert_true(p.cpu_usage_usec == 123456789012ULL);
         assert_string_equal(p.launch_error, o.launch_error);
         assert_string_equal(p.launch_detail, o.launch_detail);
+        assert_false(p.has_pressure); /* none read: none written, none invented */
+        job_outcome_done(&p);
+        free(json);
+        json = NULL;
+
+        /* The stall totals, when the supervisor read them. */
+        o.has_pressure = true;
+        o.memory_some_usec = 1180000;
+        o.memory_full_usec = 5;
+        o.io_full_usec = UINT64_C(1) << 40;
+        assert_int_equal(job_outcome_to_json(&o, &json), 0);
+        assert_int_equal(job_outcome_from_json(json, &p), 0);
+        assert_true(p.has_pressure);
+        assert_int_equal(p.memory_some_usec, 1180000);
+        assert_int_equal(p.memory_full_usec, 5);
+        assert_true(p.io_full_usec == UINT64_C(1) << 40);
+        assert_int_equal(p.cpu_some_usec, 0);
         job_outcome_done(&o);
         job_outcome_done(&p);
         assert_int_equal(job_outcome_from_json("nope", &p), -EBADMSG);
