@@ -98,15 +98,7 @@ static int parse_ident(const char *v, void *data) {
 }
 
 static int parse_idents(const char *v, void *data) {
-        char ***l = data;
-        int r = ini_parse_strv(v, data);
-
-        if (r < 0)
-                return r;
-        STRV_FOREACH(s, *l)
-                if (!ident_is_valid(*s))
-                        return -EINVAL;
-        return 0;
+        return ini_parse_strv_checked(v, data, ident_is_valid);
 }
 
 /* A list that, unlike ini_parse_strv(), tells "set to nothing" (an empty list) from "not

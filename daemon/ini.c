@@ -226,3 +226,15 @@ int ini_parse_strv(const char *v, void *field) {
         strv_free(add);
         return 0;
 }
+
+int ini_parse_strv_checked(const char *v, void *field, bool (*valid)(const char *s)) {
+        char ***l = field;
+        int r = ini_parse_strv(v, field);
+
+        if (r < 0)
+                return r;
+        STRV_FOREACH(s, *l)
+                if (!valid(*s))
+                        return -EINVAL;
+        return 0;
+}

@@ -53,3 +53,5 @@ int ini_parse_i32(const char *v, void *field);         /* int32_t, -1000000..100
 int ini_parse_bytes(const char *v, void *field);       /* uint64_t, 4G etc. */
 int ini_parse_strv(const char *v, void *field);        /* char **, whitespace-separated; appends; empty: clears */
 int ini_parse_double(const char *v, void *field);      /* double, finite, >= 0 */
+/* ini_parse_strv(), then every entry must pass valid(). */
+int ini_parse_strv_checked(const char *v, void *field, bool (*valid)(const char *s));

@@ -105,19 +105,6 @@ static json_object *check(Manager *m, const Peer *peer, AuthzAction a, const Job
         return NULL;
 }
 
-/* The names of the peer's groups as the kernel gave them at connect time. */
-static char **peer_group_names(const Peer *peer) {
-        char **names = NULL;
-        struct group *g = getgrgid(peer->gid);
-
-        if (g && strv_extend(&names, g->gr_name) < 0)
-                return strv_free(names);
-        for (size_t i = 0; i < peer->n_groups; i++)
-                if ((g = getgrgid(peer->groups[i])) && !strv_contains(names, g->gr_name) &&
-                    strv_extend(&names, g->gr_name) < 0)
-                        return strv_free(names);
-        return names ?: new0(char *, 1);
-}
 
 /* With project files: the project named (a member's, or any for an admin), or the
  * user's default: DefaultFor=, else their only project, else the one named as their

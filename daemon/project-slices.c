@@ -29,16 +29,11 @@ static int append_u64(sd_bus_message *m, const char *name, uint64_t v) {
         return sd_bus_message_append(m, "(sv)", name, "t", v);
 }
 
-/* systemd's CPU masks are bytes, bit i of byte i / 8 for CPU i. */
 static int append_cpus(sd_bus_message *m, const CpuSet *s) {
-        uint8_t bytes[CPU_SET_MAX / 8] = {};
-        size_t n = 0;
+        uint8_t bytes[CPU_SET_MAX / 8];
+        size_t n = cpu_set_to_mask(s, bytes, sizeof bytes);
         int r;
 
-        CPU_SET_FOREACH(c, s) {
-                bytes[c / 8] |= (uint8_t) (1U << (c % 8));
-                n = (size_t) c / 8 + 1;
-        }
         r = sd_bus_message_open_container(m, 'r', "sv");
         if (r < 0)
                 return r;

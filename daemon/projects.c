@@ -38,27 +38,11 @@ static bool member_is_valid(const char *s) {
 }
 
 static int parse_members(const char *v, void *field) {
-        char ***l = field;
-        int r = ini_parse_strv(v, field);
-
-        if (r < 0)
-                return r;
-        STRV_FOREACH(s, *l)
-                if (!member_is_valid(*s))
-                        return -EINVAL;
-        return 0;
+        return ini_parse_strv_checked(v, field, member_is_valid);
 }
 
 static int parse_queues(const char *v, void *field) {
-        char ***l = field;
-        int r = ini_parse_strv(v, field);
-
-        if (r < 0)
-                return r;
-        STRV_FOREACH(s, *l)
-                if (!ident_is_valid(*s))
-                        return -EINVAL;
-        return 0;
+        return ini_parse_strv_checked(v, field, ident_is_valid);
 }
 
 static int parse_on_spent(const char *v, void *field) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "log.h"
 #include "message.h"
 #include "server.h"
+#include "strv.h"
 
 #define IDLE_TIMEOUT_USEC (120 * UINT64_C(1000000))
 /* Connections beyond CORRAL_CONNECTIONS_MAX kept for root: when users have filled every
@@ -54,6 +56,19 @@ struct Server {
         unsigned n_conns;
         char *path; /* set when we bound the socket ourselves */
 };
+
+char **peer_group_names(const Peer *peer) {
+        char **names = NULL;
+        struct group *g = getgrgid(peer->gid);
+
+        if (g && strv_extend(&names, g->gr_name) < 0)
+                return strv_free(names);
+        for (size_t i = 0; i < peer->n_groups; i++)
+                if ((g = getgrgid(peer->groups[i])) && !strv_contains(names, g->gr_name) &&
+                    strv_extend(&names, g->gr_name) < 0)
+                        return strv_free(names);
+        return names ?: new0(char *, 1);
+}
 
 static void connection_free(Connection *c) {
         Server *s = c->server;

@@ -26,6 +26,10 @@ typedef struct Peer {
         size_t n_groups;
 } Peer;
 
+/* The names of the peer's groups (primary first), looked up now; an empty list, never
+ * NULL, but for out of memory. */
+char **peer_group_names(const Peer *peer);
+
 typedef struct ServerOps {
         /* One request. Either sets *ret_reply now or keeps call and answers later with
          * server_call_reply(); returns -errno only for internal failures, which the

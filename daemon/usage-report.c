@@ -64,18 +64,6 @@ static json_object *totals_to_json(const char *key, const UsageTotals *t) {
         return o;
 }
 
-static char **peer_groups(const Peer *peer) {
-        char **names = NULL;
-        struct group *g = getgrgid(peer->gid);
-
-        if (g && strv_extend(&names, g->gr_name) < 0)
-                return strv_free(names);
-        for (size_t i = 0; i < peer->n_groups; i++)
-                if ((g = getgrgid(peer->groups[i])) && !strv_contains(names, g->gr_name) &&
-                    strv_extend(&names, g->gr_name) < 0)
-                        return strv_free(names);
-        return names ?: new0(char *, 1);
-}
 
 /* Whether the peer is a member of the project: its file's Members=, or without project
  * files its unix group (authz.c compares the gid). Looked up once per project. */
@@ -208,7 +196,7 @@ json_object *manager_method_usage(Manager *m, const Peer *peer, json_object *par
         u.peer = (AuthzPeer) { .uid = peer->uid, .gid = peer->gid, .groups = peer->groups, .n_groups = peer->n_groups };
         pw = getpwuid(peer->uid);
         u.peer_user = pw ? pw->pw_name : NULL;
-        u.groups = peer_groups(peer);
+        u.groups = peer_group_names(peer);
         u.rows = json_object_new_array();
         if (!u.groups || !u.rows)
                 goto finish;
