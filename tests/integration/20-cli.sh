@@ -60,8 +60,9 @@ wait_for 20 sh -c "! systemctl is-active -q corral-job-$id.scope" || fail "scope
 log "waiting jobs: the top one's reservation, an estimate for the one behind it"
 big=$(A corral submit --parsable -n 2 --time 2:00 -- sleep 100)
 wait_for 60 state_is "$big" RUNNING || fail "job $big not running: $(jstate "$big")"
+# Both alice's: fair-share (IT4I's, on by default) would put bob's light project first.
 top=$(A corral submit --parsable -n 2 --time 1:00 -- true)
-next=$(B corral submit --parsable -n 1 --time 1:00 -- true)
+next=$(A corral submit --parsable -n 1 --time 1:00 -- true)
 started=$(corral show --json "$big" | jq .job.start_time)
 corral show --json "$top" | jq -e '.job.reason == "Resources"' >/dev/null || fail "top job: $(corral show --json "$top")"
 corral show --json "$next" | jq -e '.job.reason == "Priority"' >/dev/null || fail "next job: $(corral show --json "$next")"
