@@ -57,6 +57,7 @@ typedef struct Job {
         bool cancel_requested;  /* a cancel is under way: the outcome says Cancelled */
         uint64_t limit_value, limit_wanted; /* a limit reason's numbers (SchedWait) */
         bool launching;
+        bool scope_empty_seen;  /* the last sweep found its scope empty */
         uint64_t est_start;
         double priority;
         uint32_t bypass_count;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <pwd.h>
@@ -10,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-stat.h"
+#include "cgroup-util.h"
 #include "fd-util.h"
 #include "json-util.h"
 #include "log.h"
@@ -63,11 +66,54 @@ static int on_post(sd_event_source *s, void *userdata) {
         return 0;
 }
 
+/* Whether a live job's scope has no process left at all (cgroup.events). */
+static bool scope_is_empty(const Job *j) {
+        _cleanup_free_ char *path = NULL, *ev = NULL;
+        _cleanup_close_ int root = -EBADF, fd = -EBADF;
+        CgroupEvents e;
+
+        if (executor_job_cgroup(j->id, j->project, &path) < 0)
+                return false;
+        root = open(getenv("CORRAL_CGROUP_ROOT") ?: "/sys/fs/cgroup", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0)
+                return false;
+        fd = cg_open(root, path);
+        if (fd < 0)
+                return false; /* no cgroup (yet): systemd's word that it is live stands */
+        if (cg_read_attr(fd, "cgroup.events", &ev) < 0 || cg_parse_events(ev, &e) < 0)
+                return false;
+        return !e.populated;
+}
+
+/* A running job whose scope has held no process on two sweeps in a row (half a minute
+ * apart, time enough for a normal end's outcome to arrive) lost its supervisor in a way
+ * no outcome reports: corrald killed while systemd was still creating the scope. */
+static void sweep_empty_scopes(Manager *m) {
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                Job *j = m->jobs[i];
+
+                if (j->state != JOB_RUNNING || j->launching || !scope_is_empty(j)) {
+                        j->scope_empty_seen = false;
+                        continue;
+                }
+                if (!j->scope_empty_seen) {
+                        j->scope_empty_seen = true;
+                        continue;
+                }
+                log_notice("Job %" PRIu64 " has an empty scope and no outcome: its supervisor was lost; %s.", j->id,
+                           j->rerunnable ? "requeued" : "NODE_FAIL");
+                (void) executor_cancel(m->executor, j->id, NULL, NULL);
+                (void) manager_job_transition(m, j, JOB_EVENT_NODE_FAIL, j->rerunnable ? JOB_QUEUED : JOB_NODE_FAIL,
+                                              j->rerunnable ? "NodeFail: requeued" : "NodeFail");
+        }
+}
+
 static int on_sched_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
         /* Begin times and estimates move with the clock even when nothing happens. */
         manager_purge_finished(m, now_sec());
+        sweep_empty_scopes(m);
         m->sched_needed = true;
         return sd_event_source_set_time_relative(s, SCHED_INTERVAL_USEC);
 }
@@ -396,10 +442,15 @@ int manager_startup(Manager *m) {
                 for (size_t k = 0; k < n_live; k++)
                         if (live[k] == j->id)
                                 is_live = true;
-                if (is_live && !rebooted) {
+                if (is_live && !rebooted && !scope_is_empty(j)) {
                         adopted++;
                         continue;
                 }
+                /* A scope systemd keeps with nothing in it: its supervisor died before it
+                 * was moved in (corrald killed mid-launch), so no outcome will ever come and
+                 * the job would hold its CPUs for good. Stop the scope, settle the job. */
+                if (is_live && !rebooted && executor_cancel(m->executor, j->id, NULL, NULL) < 0)
+                        log_warning("Cannot stop the empty scope of job %" PRIu64 ".", j->id);
                 /* Running when the machine (or, with no scope left and no outcome, the
                  * supervisor) went down: requeue if it may run again, else NodeFail. */
                 lost++;
