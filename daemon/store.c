@@ -186,10 +186,12 @@ int store_open(const char *dir, Store **ret) {
                 return sqlite_to_errno(r);
         /* WAL with synchronous=FULL: a committed transaction survives power loss; one
          * fsync of the WAL per commit. */
+        /* First, so that a reader recovering the WAL after a crash (corrald killed, a
+         * sqlite3 shell) makes us wait instead of failing the start-up with EBUSY. */
+        (void) sqlite3_busy_timeout(s->db, 5000);
         if ((r = exec_sql(s, "PRAGMA journal_mode=WAL")) < 0 || (r = exec_sql(s, "PRAGMA synchronous=FULL")) < 0 ||
             (r = exec_sql(s, "PRAGMA foreign_keys=ON")) < 0)
                 return r;
-        (void) sqlite3_busy_timeout(s->db, 5000);
         if ((r = migrate(s)) < 0)
                 return r;
         if ((r = sqlite_to_errno(sqlite3_prepare_v2(s->db, insert_sql, -1, &s->insert, NULL))) < 0 ||

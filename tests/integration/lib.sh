@@ -34,8 +34,8 @@ wait_for() {
 unit_cgroup() { echo "/sys/fs/cgroup$(systemctl show -P ControlGroup "$1")"; }
 
 # For a test that needs a reboot: `if [ "${CORRAL_TEST_PHASE:-}" != after-reboot ]; then
-# ...; reboot_and_continue; fi; ...after the reboot...`. The guest reboots (the disk's
-# snapshot lives on in qemu) and the runner calls this test again in its second phase.
+# ...; reboot_and_continue; fi; ...after the reboot...`. The guest reboots (its disk
+# lives on) and the runner calls this test again in its second phase.
 reboot_and_continue() {
     [ -n "${CORRAL_TEST_OUT:-}" ] || skip "this runner cannot resume after a reboot"
     [ "$(cat /proc/1/comm)" = systemd ] || skip "not under systemd"
@@ -46,4 +46,33 @@ reboot_and_continue() {
     systemctl reboot
     sleep 600
     fail "the guest did not reboot"
+}
+
+# A directory for what a test must still know after a power cut: on the harness's output
+# share (the host's disk), not on the guest's, which keeps only what was flushed. It is
+# kept with the logs (build/meson-logs/integration/NAME.d/).
+durable_dir() {
+    [ -n "${CORRAL_TEST_OUT:-}" ] || skip "this runner keeps no output directory"
+    local d
+    d=$CORRAL_TEST_OUT/logs/$(basename "$0" .sh).d
+    mkdir -p "$d"
+    echo "$d"
+}
+
+# For a test that needs a power failure: `if [ "${CORRAL_TEST_PHASE:-}" != after-power-cut ];
+# then ...start work...; power_cut_and_continue; fi; ...after the power cut...`. The host
+# kills the guest's qemu 0.5–3 s after this call (no shutdown: what the guest had not
+# flushed to its disk is lost), boots the same disk again, and the runner calls this test
+# again in its second phase. Work started in the background goes on until the power goes.
+# The delay the host chose is in $CORRAL_TEST_OUT/power-cut-delay afterwards.
+power_cut_and_continue() {
+    [ -n "${CORRAL_TEST_OUT:-}" ] || skip "this runner cannot resume after a power cut"
+    [ "$(cat /proc/1/comm)" = systemd ] || skip "not under systemd"
+    [ "${CORRAL_TEST_IN_GUEST:-0}" = 1 ] || skip "a power cut is for the test guest only, not a native host"
+    echo after-power-cut > "$CORRAL_TEST_OUT/resume"
+    rm -f "$CORRAL_TEST_OUT/power-cut-delay"
+    log "asking the host to cut the power"
+    : > "$CORRAL_TEST_OUT/power-cut"
+    sleep 120
+    fail "the power was not cut"
 }
