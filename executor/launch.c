@@ -26,9 +26,10 @@ struct Launch {
         pid_t pid;
         int sync_fd; /* write end: 'G' lets the supervisor go */
         bool retried;
+        bool stopping; /* a stale scope of the same name is being stopped: its JobRemoved is not ours */
         struct ExecProperties *props;
         sd_bus_slot *call_slot;
-        sd_event_source *child_source;
+        sd_event_source *child_source, *retry_timer;
         Launch *next;
 };
 
@@ -37,6 +38,7 @@ static Launch *launch_free(Launch *l) {
                 return NULL;
         sd_bus_slot_unref(l->call_slot);
         sd_event_source_disable_unref(l->child_source);
+        sd_event_source_disable_unref(l->retry_timer);
         safe_close(l->sync_fd);
         exec_properties_free(l->props);
         free(l->unit);
@@ -110,6 +112,7 @@ static int on_supervisor_exit(sd_event_source *s, const siginfo_t *si, void *use
 }
 
 static int on_reset_failed_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error);
+static int on_stop_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error);
 static int start_transient_unit(Launch *l);
 
 static int on_start_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
@@ -121,20 +124,55 @@ static int on_start_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
                 return 0; /* Now wait for JobRemoved. */
 
         if (sd_bus_error_has_name(err, "org.freedesktop.systemd1.UnitExists") && !l->retried) {
-                /* A failed scope of the same name that has not been collected (a requeued
-                 * job, or a daemon that died mid-launch): reset it and try once more. */
+                /* A scope of the same name left from an earlier run of this job: a failed one
+                 * not yet collected, or an empty one that systemd keeps active (corrald was
+                 * killed while systemd created it, and its supervisor never got in). Nothing of
+                 * ours runs there (the job is being launched, so no run of it is live): stop
+                 * it, reset it, and try once more. */
                 int r;
                 l->retried = true;
+                l->stopping = true;
                 r = sd_bus_call_method_async(l->executor->bus, &l->call_slot, "org.freedesktop.systemd1",
                                              "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
-                                             "ResetFailedUnit", on_reset_failed_reply, l, "s", l->unit);
+                                             "StopUnit", on_stop_reply, l, "ss", l->unit, "replace");
                 if (r >= 0)
                         return 0;
+                l->stopping = false;
         }
 
         char msg[512];
         snprintf(msg, sizeof msg, "systemd refused to start %s: %s", l->unit, err->message ?: err->name);
         launch_finish(l, -sd_bus_message_get_errno(m) ?: -EIO, msg);
+        return 0;
+}
+
+static int on_retry_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Launch *l = userdata;
+        int r;
+
+        l->retry_timer = sd_event_source_disable_unref(l->retry_timer);
+        l->stopping = false;
+        r = sd_bus_call_method_async(l->executor->bus, &l->call_slot, "org.freedesktop.systemd1",
+                                     "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+                                     "ResetFailedUnit", on_reset_failed_reply, l, "s", l->unit);
+        if (r < 0)
+                launch_finish(l, r, "cannot ask systemd to reset the scope");
+        return 0;
+}
+
+static int on_stop_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Launch *l = userdata;
+        int r;
+
+        /* Whether the stop was queued or the unit had already gone, give systemd a moment
+         * to finish it (an empty scope stops at once), then reset and start again. */
+        l->call_slot = sd_bus_slot_unref(l->call_slot);
+        r = sd_event_add_time_relative(l->executor->event, &l->retry_timer, CLOCK_MONOTONIC, 1000 * 1000, 0,
+                                       on_retry_timer, l);
+        if (r < 0) {
+                l->stopping = false;
+                launch_finish(l, r, "cannot wait for the stale scope to stop");
+        }
         return 0;
 }
 
@@ -144,6 +182,9 @@ static int on_reset_failed_reply(sd_bus_message *m, void *userdata, sd_bus_error
         int r;
 
         l->call_slot = sd_bus_slot_unref(l->call_slot);
+        /* Gone already (the stop collected it): nothing to reset. */
+        if (err && sd_bus_error_has_name(err, "org.freedesktop.systemd1.NoSuchUnit"))
+                err = NULL;
         if (err) {
                 char msg[512];
                 /* Not failed but active: a live unit of that name is a real conflict. */
@@ -168,8 +209,8 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         if (sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) < 0)
                 return 0;
         l = launch_find_unit(e, unit);
-        if (!l || l->call_slot)
-                return 0; /* not ours, or a stale job of a previous attempt */
+        if (!l || l->call_slot || l->stopping || l->retry_timer)
+                return 0; /* not ours, or a stale job of a previous attempt (or its stop) */
         if (streq(result, "done")) {
                 launch_finish(l, 0, NULL);
                 return 0;
