@@ -333,6 +333,15 @@ static int step_done(Store *s, sqlite3_stmt *st) {
         return rc == SQLITE_DONE ? 0 : sqlite_to_errno(rc) ?: -EIO;
 }
 
+/* The end of every write: a failed bind (rc) leaves the statement reset and fails. */
+static int step_bound(Store *s, sqlite3_stmt *st, int rc) {
+        if (rc) {
+                (void) sqlite3_reset(st);
+                return -EIO;
+        }
+        return step_done(s, st);
+}
+
 int store_insert_job(Store *s, const Job *j, size_t *ret_request_bytes) {
         _cleanup_free_ char *request = NULL;
         size_t bytes = 0;
@@ -683,11 +692,7 @@ int store_record_charge(Store *s, const JobCharge *c) {
         rc |= sqlite3_bind_int64(s->daily_upsert, 12, (sqlite3_int64) t.io_ops);
         for (int i = 0; i < _ACCT_STALL_MAX; i++)
                 rc |= sqlite3_bind_int64(s->daily_upsert, 13 + i, (sqlite3_int64) t.stall_usec[i]);
-        if (rc) {
-                (void) sqlite3_reset(s->daily_upsert);
-                return -EIO;
-        }
-        return step_done(s, s->daily_upsert);
+        return step_bound(s, s->daily_upsert, rc);
 }
 
 int store_load_charge(Store *s, uint64_t job_id, JobCharge *ret) {
@@ -742,11 +747,7 @@ int store_save_decayed(Store *s, StoreUsageKind kind, const char *name, const Ac
         rc |= bind_text(s->decayed_upsert, 2, name ?: "");
         rc |= sqlite3_bind_double(s->decayed_upsert, 3, d->value);
         rc |= sqlite3_bind_int64(s->decayed_upsert, 4, (sqlite3_int64) d->stamp);
-        if (rc) {
-                (void) sqlite3_reset(s->decayed_upsert);
-                return -EIO;
-        }
-        return step_done(s, s->decayed_upsert);
+        return step_bound(s, s->decayed_upsert, rc);
 }
 
 int store_load_decayed(Store *s, store_decayed_cb cb, void *userdata) {
@@ -781,11 +782,7 @@ int store_save_grant(Store *s, const char *project, uint64_t period_begin, doubl
         rc |= bind_text(s->grant_upsert, 1, project);
         rc |= sqlite3_bind_int64(s->grant_upsert, 2, (sqlite3_int64) period_begin);
         rc |= sqlite3_bind_double(s->grant_upsert, 3, service_units);
-        if (rc) {
-                (void) sqlite3_reset(s->grant_upsert);
-                return -EIO;
-        }
-        return step_done(s, s->grant_upsert);
+        return step_bound(s, s->grant_upsert, rc);
 }
 
 int store_load_grants(Store *s, store_grant_cb cb, void *userdata) {
