@@ -1,0 +1,51 @@
+#!/bin/bash
+# Removing the package stops the daemon and its socket and removes the programs, but keeps
+# the job database and the configuration; purging removes them too. The package is then
+# installed again, as the next tests expect.
+# timeout: 300
+. "$CORRAL_TEST_LIB"
+
+dpkg-query -W -f='${Status}\n' corral 2>/dev/null | grep -qx 'install ok installed' \
+    || skip "Corral was installed without its package"
+deb=$(ls "$CORRAL_BUILDDIR"/deb/corral_*_"$(dpkg --print-architecture)".deb 2>/dev/null | head -n1)
+[ -f "$deb" ] || skip "no corral .deb in $CORRAL_BUILDDIR/deb"
+export DEBIAN_FRONTEND=noninteractive
+
+# Earlier tests rewrite and delete corral.conf: the package puts it back, as an
+# administrator would.
+if [ ! -f /etc/corral/corral.conf ]; then
+    out=$(dpkg --force-confmiss -i "$deb" 2>&1) || fail "dpkg --force-confmiss -i: $out"
+    [ -f /etc/corral/corral.conf ] || fail "dpkg --force-confmiss did not restore /etc/corral/corral.conf"
+fi
+systemctl start corrald.socket
+id=$(as_user "$USER_A" corral submit --parsable -D /tmp --wait -- true 2>/dev/null) || fail "a job before removal: $id"
+[ -s /var/lib/corral/corral.db ] || fail "no job database"
+echo "# an administrator's drop-in" > /etc/corral/corral.conf.d/50-site.conf
+
+log "apt-get remove corral"
+out=$(apt-get remove -y -q corral 2>&1) || fail "apt-get remove: $out"
+assert_eq "$(dpkg-query -W -f='${Status}' corral 2>/dev/null)" "deinstall ok config-files" "status after remove"
+[ ! -e /usr/bin/corral ] || fail "/usr/bin/corral is still there"
+[ ! -e /lib/systemd/system/corrald.service ] || fail "corrald.service is still there"
+systemctl is-active -q corrald.socket && fail "corrald.socket is still active"
+systemctl is-active -q corrald.service && fail "corrald.service is still active"
+[ -s /var/lib/corral/corral.db ] || fail "remove deleted the job database"
+[ -f /etc/corral/corral.conf ] || fail "remove deleted /etc/corral/corral.conf"
+[ -f /etc/corral/corral.conf.d/50-site.conf ] || fail "remove deleted the administrator's drop-in"
+
+log "apt-get purge corral"
+out=$(apt-get purge -y -q corral 2>&1) || fail "apt-get purge: $out"
+st=$(dpkg-query -W -f='${Status}' corral 2>/dev/null || true)
+case $st in
+    "" | "unknown ok not-installed" | "purge ok not-installed") ;;
+    *) fail "status after purge: $st" ;;
+esac
+[ ! -e /var/lib/corral ] || fail "purge left /var/lib/corral"
+[ ! -e /etc/corral ] || fail "purge left /etc/corral: $(find /etc/corral)"
+[ ! -e /lib/systemd/system/corrald.socket ] || fail "purge left corrald.socket"
+
+log "installing it again"
+out=$(dpkg -i "$deb" 2>&1) || fail "dpkg -i $deb: $out"
+assert_eq "$(systemctl is-active corrald.socket)" active "corrald.socket after reinstalling"
+as_user "$USER_A" corral info >/dev/null || fail "corral info after reinstalling"
+log "ok"
