@@ -106,7 +106,8 @@ int main(int argc, char *argv[]) {
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r < 0 ? 2 : 0;
-        umask(0022);
+        /* No umask(): corrald.service's UMask= decides the mode of what corrald creates (its
+         * store, its metrics file); jobs get their submitter's own umask. */
 
         sigemptyset(&mask);
         sigaddset(&mask, SIGCHLD);

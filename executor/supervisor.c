@@ -36,6 +36,10 @@
 #include <systemd/sd-journal.h>
 #include <time.h>
 #include <unistd.h>
+#if HAVE_SELINUX
+#include <selinux/get_context_list.h>
+#include <selinux/selinux.h>
+#endif
 
 #include "cgroup-kill.h"
 #include "cgroup-pid.h"
@@ -184,6 +188,35 @@ static char **build_environment(const JobSpec *s, const struct passwd *pw) {
         return TAKE_PTR(env);
 }
 
+/* The job runs in its user's default SELinux context, as a login or cron would give it,
+ * never in the supervisor's domain: the context is set for the coming execve. Where
+ * SELinux is off nothing is done; in permissive mode a failure is not fatal. Called while
+ * still root: the user's context list is computed through selinuxfs. */
+static int job_exec_context(const struct passwd *pw) {
+#if HAVE_SELINUX
+        _cleanup_free_ char *seuser = NULL, *level = NULL;
+        char *con = NULL;
+        int r;
+
+        if (is_selinux_enabled() <= 0)
+                return 0;
+        if (getseuserbyname(pw ? pw->pw_name : "__default__", &seuser, &level) < 0)
+                r = -errno;
+        else if (get_default_context_with_level(seuser, level, NULL, &con) < 0)
+                r = -errno;
+        else {
+                r = setexeccon(con) < 0 ? -errno : 0;
+                freecon(con);
+        }
+        if (r < 0 && security_getenforce() == 0)
+                return 0;
+        return r < 0 ? (r == -EINVAL ? -EACCES : r) : 0;
+#else
+        (void) pw;
+        return 0;
+#endif
+}
+
 /* In the forked child: join the job's cgroup, become the user, set up stdio and exec.
  * Never returns. */
 _noreturn_ static void run_child(const JobSpec *s, int job_procs_fd, int err_fd, int out_pipe, int err_pipe,
@@ -208,6 +241,9 @@ _noreturn_ static void run_child(const JobSpec *s, int job_procs_fd, int err_fd,
         (void) setsid();
 
         pw = getpwuid(s->uid);
+        r = job_exec_context(pw);
+        if (r < 0)
+                child_fail(err_fd, -r, "cannot set the job's SELinux context", NULL, NULL);
         if (s->n_supplementary_gids > 0 || !pw) {
                 if (setgroups(s->n_supplementary_gids, s->supplementary_gids) < 0)
                         child_fail(err_fd, errno, "cannot set the job's groups", NULL, NULL);
