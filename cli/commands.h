@@ -103,7 +103,11 @@ int submit_split_client_flags(int argc, char **argv, int *ret_argc, char ***ret_
 void queue_sort(JobEntry *jobs, size_t n);
 /* Prints the queue view of jobs (sorted in place). show_sections: a mask of
  * (1 << QueueSection) printed even when empty. utf8: cut long names with "…". */
-int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sections, bool utf8);
+enum {
+        QUEUE_PRINT_UTF8 = 1 << 0, /* an ellipsis for cut names */
+        QUEUE_PRINT_LONG = 1 << 1, /* the charge columns */
+};
+int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sections, unsigned flags);
 /* Prints one job as `corral show` does. */
 int job_show_print(FILE *f, const JobEntry *e, time_t now);
 

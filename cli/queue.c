@@ -54,25 +54,36 @@ static bool utf8_output(void) {
         return cs && streq(cs, "UTF-8");
 }
 
-int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sections, bool utf8) {
+int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sections, unsigned flags) {
         static const char *const headers[] = {
                 "JOBID", "NAME", "USER", "PROJECT", "QUEUE", "STATE", "TIME", "CPUS", "MEM", "START",
                 "NODELIST(REASON)", NULL,
         };
-        enum { COL_JOBID, COL_NAME, COL_TIME = 6, COL_CPUS, COL_MEM };
+        /* --long: what each of the user's own jobs was charged (or so far, while it runs),
+         * as sacct's CPUTime/TotalCPU/MaxRSS would tell it; blank where the daemon sends
+         * no charge (other users' jobs, jobs that never ran). */
+        static const char *const headers_long[] = {
+                "JOBID", "NAME", "USER", "PROJECT", "QUEUE", "STATE", "TIME", "CPUS", "MEM", "START",
+                "CORE-H", "SU", "CPU-EFF", "MAXMEM", "NODELIST(REASON)", NULL,
+        };
+        enum { COL_JOBID, COL_NAME, COL_TIME = 6, COL_CPUS, COL_MEM, COL_START, COL_COREH, COL_SU, COL_EFF, COL_MAXMEM };
+        bool utf8 = flags & QUEUE_PRINT_UTF8, long_format = flags & QUEUE_PRINT_LONG;
         _cleanup_table_ Table *t = NULL;
         size_t first[_QUEUE_SECTION_MAX + 1] = {}, cpus[_QUEUE_SECTION_MAX] = {};
         int r;
 
         queue_sort(jobs, n);
 
-        t = table_new(headers);
+        t = table_new(long_format ? headers_long : headers);
         if (!t)
                 return -ENOMEM;
         table_set_align_right(t, COL_JOBID, true);
         table_set_align_right(t, COL_TIME, true);
         table_set_align_right(t, COL_CPUS, true);
         table_set_align_right(t, COL_MEM, true);
+        if (long_format)
+                for (unsigned k = COL_COREH; k <= COL_MAXMEM; k++)
+                        table_set_align_right(t, k, true);
         table_set_max_width(t, COL_NAME, 24);
         if (utf8)
                 table_set_ellipsis(t, "…");
@@ -103,8 +114,23 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
                 else
                         where[0] = 0;
 
-                r = table_add_row(t, (const char *const[]) { id, j->name, j->user, j->project, j->queue, j->state,
-                                                             elapsed, ncpus, mem, start, where });
+                if (long_format) {
+                        char coreh[32] = "", su[32] = "", eff[16] = "", maxmem[16] = "";
+
+                        if (e->charge.set) {
+                                snprintf(coreh, sizeof(coreh), "%.2f", e->charge.core_hours);
+                                snprintf(su, sizeof(su), "%.2f", e->charge.service_units);
+                                if (e->charge.run_usec > 0)
+                                        snprintf(eff, sizeof(eff), "%.0f%%", 100.0 * e->charge.efficiency);
+                                if (e->charge.memory_peak > 0)
+                                        format_size(maxmem, sizeof(maxmem), e->charge.memory_peak);
+                        }
+                        r = table_add_row(t, (const char *const[]) { id, j->name, j->user, j->project, j->queue,
+                                                                     j->state, elapsed, ncpus, mem, start, coreh, su,
+                                                                     eff, maxmem, where });
+                } else
+                        r = table_add_row(t, (const char *const[]) { id, j->name, j->user, j->project, j->queue,
+                                                                     j->state, elapsed, ncpus, mem, start, where });
                 if (r < 0)
                         return r;
                 cpus[s] += j->cpus;
@@ -150,6 +176,8 @@ static void queue_help(void) {
                "  -p, --project PROJECT  only jobs of PROJECT (also -A, --account)\n"
                "  -q, --queue QUEUE      only jobs in QUEUE (also --partition)\n"
                "  -a, --all              also recently finished jobs\n"
+               "  -l, --long             also what your jobs were charged: core-hours, service\n"
+               "                         units, CPU efficiency and memory peak\n"
                "      --json             print the reply as JSON\n"
                "  -h, --help             show this help\n");
 }
@@ -168,6 +196,7 @@ int verb_queue(Cli *cli, int argc, char **argv) {
                 { "queue", required_argument, NULL, 'q' },
                 { "partition", required_argument, NULL, 'q' },
                 { "all", no_argument, NULL, 'a' },
+                { "long", no_argument, NULL, 'l' },
                 {},
         };
         _cleanup_strv_free_ char **states = NULL;
@@ -176,12 +205,12 @@ int verb_queue(Cli *cli, int argc, char **argv) {
         _cleanup_(reply_done) Reply reply = {};
         const char *project = NULL, *queue = NULL;
         bool all = false, retried = false;
-        unsigned show = 0;
+        unsigned show = 0, flags = 0;
         size_t kept = 0;
         int c, r;
 
         cli_reset_getopt();
-        while ((c = getopt_long(argc, argv, "hu:t:p:A:q:a", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "hu:t:p:A:q:al", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         queue_help();
@@ -227,6 +256,9 @@ int verb_queue(Cli *cli, int argc, char **argv) {
                         break;
                 case 'a':
                         all = true;
+                        break;
+                case 'l':
+                        flags |= QUEUE_PRINT_LONG;
                         break;
                 default:
                         log_error("queue: see corral queue --help");
@@ -296,7 +328,9 @@ int verb_queue(Cli *cli, int argc, char **argv) {
 
         if (!states)
                 show = (1U << QUEUE_SECTION_ACTIVE) | (1U << QUEUE_SECTION_ELIGIBLE) | (1U << QUEUE_SECTION_BLOCKED);
-        r = queue_print(stdout, l.items, l.n, time(NULL), show, utf8_output());
+        if (utf8_output())
+                flags |= QUEUE_PRINT_UTF8;
+        r = queue_print(stdout, l.items, l.n, time(NULL), show, flags);
         if (r == -ENOMEM)
                 return cli_oom();
         return r < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;

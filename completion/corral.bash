@@ -136,7 +136,7 @@ _corral() {
             ;;
         queue|jobs)
             takes_jobs=0
-            opts='-u --user --me -t --state --states -p --project -A --account -q --queue --partition -a --all --json -h --help' ;;
+            opts='-u --user --me -t --state --states -p --project -A --account -q --queue --partition -a --all -l --long --json -h --help' ;;
         show)    opts='--json -h --help' job_states=all ;;
         logs)    opts='-f --follow -n --lines --json -h --help' job_states=all ;;
         cancel)  opts='-n --name --job-name -u --user --me -t --state --states --json -h --help' ;;

@@ -336,7 +336,7 @@ static void test_queue_print(void **state) {
         assert_int_equal(queue_print(f, jobs, ELEMENTSOF(jobs), NOW,
                                      (1U << QUEUE_SECTION_ACTIVE) | (1U << QUEUE_SECTION_ELIGIBLE) |
                                              (1U << QUEUE_SECTION_BLOCKED),
-                                     false),
+                                     0),
                          0);
         assert_int_equal(fclose(f), 0);
         assert_string_equal(buf,
@@ -368,10 +368,30 @@ static void test_queue_print(void **state) {
         f = open_memstream(&buf, &size);
         assert_non_null(f);
         /* sorted by now: jobs[1] is the running one */
-        assert_int_equal(queue_print(f, jobs + 1, 1, NOW, 0, false), 0);
+        assert_int_equal(queue_print(f, jobs + 1, 1, NOW, 0, 0), 0);
         assert_int_equal(fclose(f), 0);
         assert_null(strstr(buf, "eligible"));
         assert_non_null(strstr(buf, "1 active job using 4 CPUs\n"));
+        free(buf);
+
+        /* --long: the charge of the jobs that have one, blank for the others. */
+        jobs[1].charge = (ChargeView) { .set = true, .cpus = 4, .run_usec = 65 * UINT64_C(1000000),
+                                        .core_hours = 0.0722, .charge_factor = 3, .service_units = 0.2167,
+                                        .efficiency = 0.5, .memory_peak = UINT64_C(3) << 29 };
+        buf = NULL;
+        f = open_memstream(&buf, &size);
+        assert_non_null(f);
+        assert_int_equal(queue_print(f, jobs, 2, NOW, 0, QUEUE_PRINT_LONG), 0);
+        assert_int_equal(fclose(f), 0);
+        assert_string_equal(buf,
+                "active jobs-----------------------------\n"
+                "JOBID  NAME  USER  PROJECT  QUEUE  STATE         TIME  CPUS  MEM  START  CORE-H    SU  CPU-EFF  MAXMEM  NODELIST(REASON)\n"
+                "    1  susp  ann   -        batch  SUSPENDED  2:00:00     2    -  20:13       -     -        -       -  -\n"
+                "    2  run   ann   -        batch  RUNNING       1:05     4   2G  22:12    0.07  0.22      50%    1.5G  n1\n"
+                "\n"
+                "2 active jobs using 6 CPUs\n"
+                "\n"
+                "Total jobs: 2\n");
         free(buf);
 
         for (size_t i = 0; i < ELEMENTSOF(jobs); i++)
