@@ -276,6 +276,7 @@ int verb_queue(Cli *cli, int argc, char **argv) {
                 _cleanup_json_ json_object *f = json_object_new_object();
 
                 if (!f || json_add_string(f, "user", user) < 0 || json_add_strv(f, "states", states) < 0 ||
+                    ((flags & QUEUE_PRINT_LONG) && json_add_bool(f, "charges", true) < 0) ||
                     json_add_string(f, "queue", queue) < 0 || (!retried && json_add_string(f, "project", project) < 0))
                         return cli_oom();
                 reply_done(&reply);

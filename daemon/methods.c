@@ -428,7 +428,8 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
         json_object *v, *jobs, *p;
         uint64_t after = 0, limit = CORRAL_LIST_JOBS_MAX, last = 0;
         size_t n = 0, bytes = 0;
-        bool more = false;
+        bool more = false, charges = false;
+        AuthzPeer ap = authz_peer(peer);
 
         if (json_object_object_get_ex(params, "user", &v) && json_get_string(v, 1, CORRAL_IDENT_LENGTH_MAX, &user) < 0)
                 return reply_invalid_parameter("user", "a user name");
@@ -454,6 +455,11 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
                 return reply_invalid_parameter("after_id", "a job id: list the jobs after it");
         if (json_object_object_get_ex(params, "limit", &v) && json_get_u64(v, 1, CORRAL_LIST_JOBS_MAX, &limit) < 0)
                 return reply_invalid_parameter("limit", "a number of jobs, 1 to 100000");
+        if (json_object_object_get_ex(params, "charges", &v)) {
+                if (!json_object_is_type(v, json_type_boolean))
+                        return reply_invalid_parameter("charges", "true or false");
+                charges = json_object_get_boolean(v);
+        }
 
         /* A page ends at the job count or at LIST_PAGE_BYTES of JSON, whichever comes first,
          * so a reply always fits in a message however long the queue; next_after_id says
@@ -476,6 +482,12 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
                 if (!o) {
                         json_object_put(jobs);
                         return NULL;
+                }
+                /* corral queue --long: the charge, only where Show would give it. */
+                if (charges) {
+                        AuthzJob aj = authz_job(j);
+                        if (authz_check(&ap, AUTHZ_SHOW_DETAILS, &aj, &m->authz) >= 0)
+                                json_add(o, "charge", manager_job_charge_json(m, j));
                 }
                 if (!json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len))
                         len = 512;

@@ -78,6 +78,13 @@ expect_job "$b" "$abs"' .job.charge | (.service_units - 3 * .core_hours | abs) <
     "job $b: express charges 3"
 assert_match "$(as_user "$USER_A" corral show "$a")" 'Charge: .* service units = .* core-hours x 1 \(2 CPUs' \
     "corral show prints the charge"
+# corral queue --long: the same charge in its columns, for the owner; blank for another user.
+line=$(as_user "$USER_A" corral queue --long -a | awk -v id="$a" '$1 == id')
+coreh=$(awk -v x="$(corral show --json "$a" | jq .job.charge.core_hours)" 'BEGIN {printf "%.2f", x}')
+assert_match "$line" "^ *$a .* COMPLETED .* $coreh " \
+    "corral queue --long shows job $a's core-hours"
+line=$(as_user "$USER_B" corral queue --long -a | awk -v id="$a" '$1 == id')
+[ -n "$line" ] && ! printf '%s' "$line" | grep -q '%' || fail "bob's corral queue --long shows alice's job's charge: $line"
 log "job $a: $(corral show --json "$a" | jq -c '.job.charge | {run_usec, core_hours, service_units}')"
 log "job $b: $(corral show --json "$b" | jq -c '.job.charge | {run_usec, core_hours, service_units}')"
 

@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "daemon/accounting.h"
 #include "daemon/manager.h"
+#include "daemon/store.h"
 #include "json-util.h"
 #include "tmp-tree.h"
 
@@ -193,6 +195,46 @@ static void test_list_pages(void **state) {
         } while (next);
         assert_int_equal(seen, 6000);
         assert_true(pages > 1);
+        manager_for_test_free(m);
+}
+
+static bool first_job_has_charge(json_object *reply) {
+        json_object *p, *jobs, *v;
+        assert_null(error_of(reply));
+        assert_true(json_object_object_get_ex(reply, "parameters", &p));
+        assert_true(json_object_object_get_ex(p, "jobs", &jobs));
+        assert_true(json_object_array_length(jobs) > 0);
+        return json_object_object_get_ex(json_object_array_get_idx(jobs, 0), "charge", &v);
+}
+
+/* corral queue --long: List carries a charge when asked, and only where Show would. */
+static void test_list_charges(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        JobCharge c = { .job_id = 1, .uid = NOBODY, .user = "nobody", .project = "p", .queue = "normal",
+                        .start_time = 1000, .end_time = 1060, .cpus = 2, .run_usec = 60 * UINT64_C(1000000),
+                        .charge_factor = 1 };
+        json_object *r;
+
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}");
+        json_object_put(r);
+        m->jobs[0]->start_time = 1000; /* it ran once, and was charged for it */
+        acct_charge_compute(&c);
+        assert_int_equal(store_record_charge(m->store, &c), 0);
+
+        r = call(m, NOBODY, CORRAL_METHOD_LIST, "{\"charges\":true}");
+        assert_true(first_job_has_charge(r));
+        json_object_put(r);
+        r = call(m, NOBODY, CORRAL_METHOD_LIST, "{}");
+        assert_false(first_job_has_charge(r));
+        json_object_put(r);
+        r = call(m, 1000, CORRAL_METHOD_LIST, "{\"charges\":true}");
+        assert_false(first_job_has_charge(r));
+        json_object_put(r);
+        r = call(m, 0, CORRAL_METHOD_LIST, "{\"charges\":true}");
+        assert_true(first_job_has_charge(r));
+        json_object_put(r);
+        expect_error(call(m, NOBODY, CORRAL_METHOD_LIST, "{\"charges\":1}"), "InvalidParameter", NULL);
         manager_for_test_free(m);
 }
 
@@ -460,6 +502,7 @@ static int setup(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_submit_bounds, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_list_charges, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_list_pages, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_transitions, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_hold_requeue_rules, setup, tree_teardown),
