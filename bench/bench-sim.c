@@ -39,6 +39,7 @@ static int run(const char *label, const SwfTrace *t, bool runtime) {
                 wall = now_sec() - t0;
                 printf("%-26s %-12s jobs %6zu passes %6zu  %8.3f s  %10.0f jobs/s\n",
                        label, policies[i]->name, st.simulated, st.passes, wall, (double) st.simulated / wall);
+                sim_stats_done(&st);
         }
         return 0;
 }

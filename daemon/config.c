@@ -250,13 +250,14 @@ int config_load(const char *confdir, Config **ret, char **ret_error) {
         _cleanup_free_ char *main_path = NULL, *dropdir = NULL, *pdir = NULL;
 
         *ret_error = NULL;
-        if (asprintf(&main_path, "%s/corral.conf", confdir) < 0 || asprintf(&dropdir, "%s/corral.conf.d", confdir) < 0 ||
-            asprintf(&pdir, "%s/projects.d", confdir) < 0)
+        if (asprintf(&main_path, "%s/corral.conf", confdir) < 0 ||
+            asprintf(&dropdir, "%s/corral.conf.d", confdir) < 0 || asprintf(&pdir, "%s/projects.d", confdir) < 0)
                 return -ENOMEM;
         return config_load_paths(main_path, dropdir, pdir, ret, ret_error);
 }
 
-int config_load_paths(const char *main_path, const char *dropdir, const char *pdir, Config **ret, char **ret_error) {
+int config_load_paths(const char *main_path, const char *dropdir, const char *pdir, Config **ret,
+                      char **ret_error) {
         _cleanup_(config_freep) Config *c = new0(Config, 1);
         _cleanup_strv_free_ char **files = NULL;
         _cleanup_closedir_ DIR *d = NULL;

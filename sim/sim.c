@@ -272,14 +272,16 @@ static void sim_done(Sim *s) {
 static int alloc_get(Sim *s, size_t *ret) {
         if (s->n_free_allocs == 0) {
                 size_t n = s->n_allocs * 2;
-                SchedAllocation *a = reallocarray(s->allocs, n, sizeof *a);
+                SchedAllocation *a = new(SchedAllocation, n);
                 size_t *f;
 
                 if (!a)
                         return -ENOMEM;
+                memcpy(a, s->allocs, s->n_allocs * sizeof *a);
                 for (size_t i = 0; i < s->n_active; i++)
                         if (s->active[i].alloc)
                                 s->active[i].alloc = a + (s->active[i].alloc - s->allocs);
+                free(s->allocs);
                 s->allocs = a;
                 f = reallocarray(s->free_allocs, n, sizeof *f);
                 if (!f)
@@ -376,8 +378,8 @@ static void sim_terminate(Sim *s, const Event *e) {
          * its span and decayed to its end. */
         if (s->o->fairshare && !s->queues[j->queue].fairshare_excluded) {
                 uint64_t h = s->o->config->fairshare_half_life;
-                acct_decayed_add(&p->ended, acct_decay_credit(core_hours(j, e->end, j->suspended), e->end - j->start, h),
-                                 e->end, h);
+                double ch = core_hours(j, e->end, j->suspended);
+                acct_decayed_add(&p->ended, acct_decay_credit(ch, e->end - j->start, h), e->end, h);
         }
 }
 
@@ -399,12 +401,13 @@ static void fairshare_refresh(Sim *s, uint64_t now) {
                         continue;
                 if (sj->state == SCHED_JOB_SUSPENDED)
                         suspended += now - j->suspend_start; /* the open suspension */
-                s->projects[j->project].running +=
-                        acct_decay_credit(core_hours(j, now, suspended), now > j->start ? now - j->start : 0, h);
+                s->projects[j->project].running += acct_decay_credit(core_hours(j, now, suspended),
+                                                                     now > j->start ? now - j->start : 0, h);
         }
         for (size_t i = 0; i < s->n_projects; i++) {
-                s->projects[i].fairshare = acct_decayed_value(&s->projects[i].ended, now, h) + s->projects[i].running;
-                total += s->projects[i].fairshare;
+                SimProject *p = &s->projects[i];
+                p->fairshare = acct_decayed_value(&p->ended, now, h) + p->running; /* the usage, for now */
+                total += p->fairshare;
         }
         for (size_t i = 0; i < s->n_projects; i++)
                 s->projects[i].fairshare = acct_fairshare(s->projects[i].fairshare, total);
@@ -442,8 +445,8 @@ static int apply_suspend(Sim *s, const SchedDecision *d, uint64_t now) {
         SimJob *j = &s->jobs[job];
 
         if (sj->state != SCHED_JOB_RUNNING) {
-                error(s->ret_error, "at %" PRIu64 " the scheduling core suspended job %" PRIu64 ", which is not running",
-                      now, sj->id);
+                error(s->ret_error, "at %" PRIu64 " the scheduling core suspended job %" PRIu64
+                      ", which is not running", now, sj->id);
                 return -EPROTO;
         }
         heap_remove(s, job);
@@ -461,8 +464,8 @@ static int apply_resume(Sim *s, const SchedDecision *d, uint64_t now) {
         SimJob *j = &s->jobs[job];
 
         if (sj->state != SCHED_JOB_SUSPENDED) {
-                error(s->ret_error, "at %" PRIu64 " the scheduling core resumed job %" PRIu64 ", which is not suspended",
-                      now, sj->id);
+                error(s->ret_error, "at %" PRIu64 " the scheduling core resumed job %" PRIu64
+                      ", which is not suspended", now, sj->id);
                 return -EPROTO;
         }
         j->suspended += now - j->suspend_start;
@@ -486,7 +489,8 @@ static int sim_pass(Sim *s, uint64_t now) {
         if (s->o->fairshare)
                 fairshare_refresh(s, now);
         if (s->o->pass)
-                r = s->o->pass(s->o->pass_userdata, s->ctx, s->cfg, s->machine, s->active, s->n_active, now, &res);
+                r = s->o->pass(s->o->pass_userdata, s->ctx, s->cfg, s->machine, s->active, s->n_active, now,
+                               &res);
         else
                 r = sched_pass(s->ctx, s->cfg, s->machine, s->active, s->n_active, now, &res);
         if (r < 0)
@@ -787,7 +791,8 @@ static int setup_sched_projects(Sim *s, const Config *c, SchedConfig *cfg) {
                         uint32_t uid;
                         if (user_id_parse(pc->users[k].name, &uid) < 0)
                                 continue; /* no trace user: as corrald skips a user unknown here */
-                        s->sched_users[u++] = (SchedUserLimits) { .user_id = uid, .limits = pc->users[k].limits };
+                        s->sched_users[u++] = (SchedUserLimits) { .user_id = uid,
+                                                                  .limits = pc->users[k].limits };
                 }
                 if (u > first)
                         qsort(s->sched_users + first, u - first, sizeof(SchedUserLimits), cmp_user_limits);

@@ -396,6 +396,82 @@ static void test_suspend_resume(void **state) {
         swf_trace_done(&t);
 }
 
+/* Nested preemption: every express job that waits suspends the job that started last;
+ * when nothing runs, the job suspended last resumes. On one CPU the suspended jobs hold
+ * more allocations than there are CPUs. */
+static SchedDecision nested[8];
+
+static int nesting_pass(void *userdata, SchedContext *ctx, const SchedConfig *config, const SchedMachine *machine,
+                        const SchedJob *jobs, size_t n_jobs, uint64_t now, SchedResult *ret) {
+        ssize_t running = -1, waiting = -1, suspended = -1;
+        size_t n = 0;
+        int r;
+
+        r = sched_pass(ctx, config, machine, jobs, n_jobs, now, ret);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ret->n_decisions && n < 2; i++)
+                nested[n++] = ret->decisions[i];
+        for (size_t i = 0; i < n_jobs; i++) {
+                if (jobs[i].state == SCHED_JOB_RUNNING &&
+                    (running < 0 || jobs[i].start_time >= jobs[running].start_time))
+                        running = (ssize_t) i;
+                if (jobs[i].state == SCHED_JOB_PENDING && jobs[i].queue_priority == 2 && waiting < 0)
+                        waiting = (ssize_t) i;
+                if (jobs[i].state == SCHED_JOB_SUSPENDED && (suspended < 0 || jobs[i].id > jobs[suspended].id))
+                        suspended = (ssize_t) i;
+        }
+        if (n == 0 && waiting >= 0 && running >= 0) {
+                nested[n++] = (SchedDecision) { .type = SCHED_DECISION_SUSPEND, .job_index = (size_t) running,
+                                                .job_id = jobs[running].id };
+                nested[n++] = (SchedDecision) { .type = SCHED_DECISION_START, .job_index = (size_t) waiting,
+                                                .job_id = jobs[waiting].id, .alloc = *jobs[running].alloc };
+        } else if (n == 0 && running < 0 && suspended >= 0)
+                nested[n++] = (SchedDecision) { .type = SCHED_DECISION_RESUME, .job_index = (size_t) suspended,
+                                                .job_id = jobs[suspended].id };
+        ret->decisions = nested;
+        ret->n_decisions = n;
+        return 0;
+}
+
+static void test_nested_suspensions(void **state) {
+        static const char trace[] =
+                "; MaxProcs: 1\n"
+                "1 0 -1 1000 1 -1 -1 1 1000 -1 1 1 1 -1 2 -1 -1 -1\n"  /* [0,100) [310,1210) */
+                "2 100 -1 100 1 -1 -1 1 100 -1 1 2 2 -1 1 -1 -1 -1\n"  /* [100,110) [220,310) */
+                "3 110 -1 100 1 -1 -1 1 100 -1 1 2 2 -1 1 -1 -1 -1\n"  /* [110,120) [130,220) */
+                "4 120 -1 10 1 -1 -1 1 10 -1 1 2 2 -1 1 -1 -1 -1\n"    /* [120,130) */
+                "5 125 -1 100 1 -1 -1 1 100 -1 1 2 2 -1 2 -1 -1 -1\n"; /* normal: [1210,1310) */
+        _cleanup_(config_freep) Config *c = NULL;
+        SimJobResult res[5];
+        SimOptions o = {
+                .results = res,
+                .pass = nesting_pass,
+                .queue_map = mix_queue_map,
+                .n_queue_map = ELEMENTSOF(mix_queue_map),
+        };
+        char *err = NULL;
+        SimStats st;
+        SwfTrace t;
+
+        assert_int_equal(parse_string(trace, &t), 0);
+        assert_int_equal(mix_config(conf_queues, NULL, &c, &err), 0);
+        o.config = c;
+        assert_int_equal(sim_run(&t, &o, &st, &err), 0);
+        assert_int_equal(st.suspensions, 3);
+        assert_int_equal(st.resumes, 3);
+        assert_int_equal(res[0].suspended, 210);
+        assert_int_equal(res[1].suspended, 110);
+        assert_int_equal(res[2].suspended, 10);
+        assert_int_equal(res[3].suspensions, 0);
+        assert_int_equal(res[4].wait, 1210 - 125); /* the CPU is held while jobs are suspended */
+        assert_int_equal(st.makespan, 1310);
+        assert_float_equal(st.max_xfactor, 2.1, 1e-9); /* job 2: (100 + 110) / 100 */
+        assert_float_equal(mix_group(st.queues, st.n_queues, "normal")->max_xfactor, 1.21, 1e-9);
+        sim_stats_done(&st);
+        swf_trace_done(&t);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_map_parse),
@@ -404,6 +480,7 @@ int main(void) {
                 cmocka_unit_test(test_limits),
                 cmocka_unit_test(test_fairshare_mix),
                 cmocka_unit_test(test_suspend_resume),
+                cmocka_unit_test(test_nested_suspensions),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
