@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* corral-sim's engine on the shared traces, and on a 30,000-job trace made by laying
- * lublin_256 three times end to end: wall time and jobs/s per policy. Not run by
- * `meson test`. Usage: bench-sim [TRACES_DIR] (default $CORRAL_SRCDIR/../shared/traces). */
+ * lublin_256 three times end to end: wall time and jobs/s per policy. Then the policies:
+ * the traces with fair-share on (a configuration read by the daemon's parsers), and the
+ * simulation tests' express-over-normal mix, larger, with and without preemption
+ * (Preempts=normal, once the scheduling core takes it). Not run by `meson test`.
+ * Usage: bench-sim [TRACES_DIR] (default $CORRAL_SRCDIR/../shared/traces). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +12,7 @@
 
 #include "sim.h"
 #include "swf.h"
+#include "tests/unit/sim-mix.h"
 
 static double now_sec(void) {
         struct timespec ts;
@@ -35,8 +39,85 @@ static int run(const char *label, const SwfTrace *t, bool runtime) {
                 wall = now_sec() - t0;
                 printf("%-26s %-12s jobs %6zu passes %6zu  %8.3f s  %10.0f jobs/s\n",
                        label, policies[i]->name, st.simulated, st.passes, wall, (double) st.simulated / wall);
+                sim_stats_done(&st);
         }
         return 0;
+}
+
+static int run_policies(const char *label, const SwfTrace *t, const Config *c, bool fairshare, bool runtime) {
+        SimOptions o = {
+                .config = c,
+                .missing_estimate_runtime = runtime,
+                .queue_map = mix_queue_map,
+                .n_queue_map = ELEMENTSOF(mix_queue_map),
+                .project_map = mix_project_map,
+                .n_project_map = ELEMENTSOF(mix_project_map),
+                .fairshare = fairshare,
+        };
+        const SimGroupStats *ex, *no;
+        char *err = NULL;
+        SimStats st;
+        double t0 = now_sec(), wall;
+
+        if (sim_run(t, &o, &st, &err) < 0) {
+                fprintf(stderr, "%s: %s\n", label, err ?: "failed");
+                return -EIO;
+        }
+        wall = now_sec() - t0;
+        ex = mix_group(st.queues, st.n_queues, "express");
+        no = mix_group(st.queues, st.n_queues, "normal");
+        printf("%-34s jobs %6zu passes %6zu  %8.3f s  %10.0f jobs/s  wait %8.0f s  bsld %7.2f  Jain %.4f  "
+               "suspensions %zu\n", label, st.simulated, st.passes, wall, (double) st.simulated / wall, st.avg_wait,
+               st.avg_bsld, st.jain_bsld, st.suspensions);
+        if (ex && no)
+                printf("%-34s express wait %.1f s, normal wait %.0f s, normal xf mean %.3f max %.3f, %.1f%% <= %.2f\n",
+                       "", ex->avg_wait, no->avg_wait, no->avg_xfactor, no->max_xfactor, 100.0 * no->xfactor_ok,
+                       SIM_XFACTOR_OK);
+        sim_stats_done(&st);
+        return 0;
+}
+
+static const char conf_fair[] =
+        "[Manager]\nFairShareHalfLife=4h\n"
+        "[Queue]\nName=express\nPriority=2\n"
+        "[Queue]\nName=normal\nPriority=1\n";
+static const char conf_preempt[] =
+        "[Manager]\nFairShareHalfLife=4h\n"
+        "[Queue]\nName=express\nPriority=2\nPreempts=normal\n"
+        "[Queue]\nName=normal\nPriority=1\n";
+
+static int policies(const SwfTrace *h, const SwfTrace *year) {
+        static const MixStream streams[] = {
+                { MIX_HEAVY, MIX_QUEUE_NORMAL, 16, 1800, 3600, 400, 1000, 1.2 },
+                { MIX_LIGHT, MIX_QUEUE_NORMAL, 4, 60, 600, 600, 1800, 1.0 },
+                { MIX_LIGHT, MIX_QUEUE_EXPRESS, 4, 60, 300, 600, 1800, 1.0 },
+        };
+        _cleanup_(config_freep) Config *fair = NULL, *preempt = NULL;
+        _cleanup_free_ char *err = NULL, *perr = NULL;
+        SwfTrace mix = {};
+        int r;
+
+        if (mix_config(conf_fair, NULL, &fair, &err) < 0) {
+                fprintf(stderr, "%s\n", err);
+                return -EINVAL;
+        }
+        (void) mix_config(conf_preempt, NULL, &preempt, &perr);
+        r = mix_make(streams, ELEMENTSOF(streams), 30 * 86400, 1, &mix);
+        if (r < 0)
+                return r;
+        printf("\npolicies (easy; the mix: %zu jobs over 30 days on %d CPUs, express over normal)\n", mix.n_jobs,
+               MIX_PROCS);
+        if (run_policies("hpc2n-2002-first3170 fair-share", h, fair, true, false) < 0 ||
+            run_policies("hpc2n x100 fair-share", year, fair, true, false) < 0 ||
+            run_policies("mix fair-share off", &mix, fair, false, false) < 0 ||
+            run_policies("mix fair-share on", &mix, fair, true, false) < 0)
+                r = -EIO;
+        else if (!preempt)
+                printf("%-34s not in the scheduling core yet: %s\n", "mix preemption", perr ?: "?");
+        else if (run_policies("mix fair-share on, preemption on", &mix, preempt, true, false) < 0)
+                r = -EIO;
+        swf_trace_done(&mix);
+        return r;
 }
 
 /* t laid end to end n times: the 30,000-job case from lublin_256, and from the hpc2n
@@ -87,7 +168,8 @@ int main(int argc, char *argv[]) {
         if (run("hpc2n-2002-first3170", &h, false) < 0 ||
             run("lublin_256 (est=run)", &l, true) < 0 ||
             run("lublin_256 x3 (est=run)", &big, true) < 0 ||
-            run("hpc2n x100", &year, false) < 0)
+            run("hpc2n x100", &year, false) < 0 ||
+            policies(&h, &year) < 0)
                 return EXIT_FAILURE;
 
         swf_trace_done(&h);

@@ -247,8 +247,18 @@ static int filename_cmp(const void *a, const void *b) {
 }
 
 int config_load(const char *confdir, Config **ret, char **ret_error) {
+        _cleanup_free_ char *main_path = NULL, *dropdir = NULL, *pdir = NULL;
+
+        *ret_error = NULL;
+        if (asprintf(&main_path, "%s/corral.conf", confdir) < 0 ||
+            asprintf(&dropdir, "%s/corral.conf.d", confdir) < 0 || asprintf(&pdir, "%s/projects.d", confdir) < 0)
+                return -ENOMEM;
+        return config_load_paths(main_path, dropdir, pdir, ret, ret_error);
+}
+
+int config_load_paths(const char *main_path, const char *dropdir, const char *pdir, Config **ret,
+                      char **ret_error) {
         _cleanup_(config_freep) Config *c = new0(Config, 1);
-        _cleanup_free_ char *main_path = NULL, *dropdir = NULL;
         _cleanup_strv_free_ char **files = NULL;
         _cleanup_closedir_ DIR *d = NULL;
         int r;
@@ -265,12 +275,10 @@ int config_load(const char *confdir, Config **ret, char **ret_error) {
         c->max_waits_per_connection = 64;
         c->max_connection_output = UINT64_C(4) << 20;
         c->fairshare_half_life = 168 * 3600; /* IT4I: a week */
-        if (asprintf(&main_path, "%s/corral.conf", confdir) < 0 || asprintf(&dropdir, "%s/corral.conf.d", confdir) < 0)
-                return -ENOMEM;
-        r = load_file(c, main_path, ret_error);
+        r = main_path ? load_file(c, main_path, ret_error) : 0;
         if (r < 0)
                 return r;
-        d = opendir(dropdir);
+        d = dropdir ? opendir(dropdir) : NULL;
         if (d) {
                 struct dirent *de;
                 while ((de = readdir(d))) {
@@ -307,21 +315,16 @@ int config_load(const char *confdir, Config **ret, char **ret_error) {
                         c->n_queues++;
                 }
         }
-        {
-                _cleanup_free_ char *pdir = NULL;
-                if (asprintf(&pdir, "%s/projects.d", confdir) < 0)
-                        return -ENOMEM;
-                r = projects_load(pdir, &c->projects, &c->n_projects, ret_error);
-                if (r < 0) {
-                        if (r != -EINVAL && r != -ENOMEM && !*ret_error &&
-                            asprintf(ret_error, "%s: cannot read: %s", pdir, strerror(-r)) < 0)
-                                *ret_error = NULL;
-                        return r;
-                }
-                r = check_projects(c, pdir, ret_error);
-                if (r < 0)
-                        return r;
+        r = pdir ? projects_load(pdir, &c->projects, &c->n_projects, ret_error) : 0;
+        if (r < 0) {
+                if (r != -EINVAL && r != -ENOMEM && !*ret_error &&
+                    asprintf(ret_error, "%s: cannot read: %s", pdir, strerror(-r)) < 0)
+                        *ret_error = NULL;
+                return r;
         }
+        r = check_projects(c, pdir, ret_error);
+        if (r < 0)
+                return r;
         if (!c->fairshare_exclude_queues && strv_extend(&c->fairshare_exclude_queues, "express") < 0)
                 return -ENOMEM;
         if (!c->default_queue && !(c->default_queue = strdup(config_find_queue(c, "normal") ? "normal" : c->queues[0].name)))

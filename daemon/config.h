@@ -62,6 +62,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Config *, config_free);
  * project files in confdir/projects.d: all of it or, on a syntax or value error, none
  * (-EINVAL and "file:line: what" in *ret_error). */
 int config_load(const char *confdir, Config **ret, char **ret_error);
+/* The same from explicit paths (corral-sim --config): the main file, its drop-in
+ * directory and the project directory, each NULL for none. */
+int config_load_paths(const char *main_path, const char *dropdir, const char *projects_dir, Config **ret,
+                      char **ret_error);
 
 const QueueConfig *config_find_queue(const Config *c, const char *name) _pure_;
 const ProjectConfig *config_find_project(const Config *c, const char *name) _pure_;

@@ -3,10 +3,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "parse-util.h"
 #include "sim.h"
@@ -25,6 +27,11 @@ static void help(void) {
                "  -f --filter=default|strong          input filter (strong: the published studies')\n"
                "  -s --semantics=corral|published     event handling (default corral)\n"
                "  -o --schedule=FILE                  write the simulated schedule as SWF\n"
+               "  -c --config=FILE                    queues, projects, weights, fair-share from a corral.conf\n"
+               "     --projects=DIR                   project files (default: projects.d beside --config)\n"
+               "  -q --queue-map=N=QUEUE,...          queue of the jobs with field 15 N (default DefaultQueue=)\n"
+               "     --project-map=N=PROJECT,...      project of the jobs with field 13 N (default gN)\n"
+               "     --fair-share=yes|no              feed jobs their project's fair-share (default: with --config)\n"
                "  -j --json                           print JSON instead of a table\n"
                "  -h --help                           show this help\n");
 }
@@ -36,6 +43,15 @@ static double now_sec(void) {
         return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
+static void print_groups(const char *what, const SimGroupStats *g, size_t n) {
+        printf("\n%-16s %7s %11s %10s %10s %8s %8s %8s %7s\n", what, "jobs", "mean wait", "mean bsld",
+               "max bsld", "suspend", "mean xf", "max xf", "xf<=1.25");
+        for (size_t i = 0; i < n; i++)
+                printf("%-16s %7zu %9.0f s %10.3f %10.3f %8zu %8.3f %8.3f %7.1f%%\n", g[i].name, g[i].jobs,
+                       g[i].avg_wait, g[i].avg_bsld, g[i].max_bsld, g[i].suspensions, g[i].avg_xfactor,
+                       g[i].max_xfactor, 100.0 * g[i].xfactor_ok);
+}
+
 static void print_table(const char *path, const char *policy, const SimOptions *o, const SimStats *s, double wall) {
         printf("%-22s %s\n", "trace", path);
         printf("%-22s %s (backfill order %s, %s semantics)\n", "policy", policy,
@@ -44,8 +60,9 @@ static void print_table(const char *path, const char *policy, const SimOptions *
         printf("%-22s %s\n", "input filter", sim_filter_to_string(o->filter));
         printf("%-22s %u on %u NUMA node%s\n", "processors", s->procs, s->numa_nodes, s->numa_nodes == 1 ? "" : "s");
         printf("%-22s %zu\n", "jobs simulated", s->simulated);
-        printf("%-22s %zu (unknown %zu, no estimate %zu, too big %zu)\n", "jobs skipped",
-               s->skipped, s->skipped_unknown, s->skipped_no_estimate, s->skipped_too_big);
+        printf("%-22s %zu (unknown %zu, no estimate %zu, too big %zu, refused %zu)\n", "jobs skipped",
+               s->skipped, s->skipped_unknown, s->skipped_no_estimate, s->skipped_too_big, s->skipped_refused);
+        printf("%-22s %s\n", "fair-share", o->fairshare ? "on" : "off");
         printf("%-22s %.2f s\n", "average wait", s->avg_wait);
         printf("%-22s %.3f\n", "average bounded slowdown", s->avg_bsld);
         printf("%-22s %.3f\n", "max bounded slowdown", s->max_bsld);
@@ -54,7 +71,13 @@ static void print_table(const char *path, const char *policy, const SimOptions *
         printf("%-22s %.4f\n", "utilization", s->utilization);
         printf("%-22s %" PRIu64 " s\n", "makespan", s->makespan);
         printf("%-22s %zu\n", "scheduling passes", s->passes);
+        printf("%-22s %zu (%zu resumed)\n", "suspensions", s->suspensions, s->resumes);
+        printf("%-22s mean %.3f, max %.3f, %.1f%% <= %.2f\n", "expansion factor", s->avg_xfactor,
+               s->max_xfactor, 100.0 * s->xfactor_ok, SIM_XFACTOR_OK);
+        printf("%-22s %.4f (Jain's index of the projects' mean bounded slowdown)\n", "fairness", s->jain_bsld);
         printf("%-22s %.3f s\n", "wall-clock time", wall);
+        print_groups("queue", s->queues, s->n_queues);
+        print_groups("project", s->projects, s->n_projects);
 }
 
 static void print_json_string(const char *s) {
@@ -70,6 +93,20 @@ static void print_json_string(const char *s) {
         putchar('"');
 }
 
+static void print_json_groups(const char *key, const SimGroupStats *g, size_t n) {
+        printf(",\"%s\":[", key);
+        for (size_t i = 0; i < n; i++) {
+                printf("%s{\"name\":", i > 0 ? "," : "");
+                print_json_string(g[i].name);
+                printf(",\"jobs\":%zu,\"avg_wait\":%.6f,\"max_wait\":%.0f,\"avg_bounded_slowdown\":%.6f,"
+                       "\"max_bounded_slowdown\":%.6f,\"suspensions\":%zu,\"suspended_jobs\":%zu,"
+                       "\"avg_xfactor\":%.6f,\"max_xfactor\":%.6f,\"xfactor_ok\":%.6f,\"cpu_seconds\":%.0f}",
+                       g[i].jobs, g[i].avg_wait, g[i].max_wait, g[i].avg_bsld, g[i].max_bsld, g[i].suspensions,
+                       g[i].suspended_jobs, g[i].avg_xfactor, g[i].max_xfactor, g[i].xfactor_ok, g[i].cpu_seconds);
+        }
+        putchar(']');
+}
+
 static void print_json(const char *path, const char *policy, const SimOptions *o, const SimStats *s, double wall) {
         printf("{\"trace\":");
         print_json_string(path);
@@ -79,11 +116,18 @@ static void print_json(const char *path, const char *policy, const SimOptions *o
                "\"jobs_skipped_no_estimate\":%zu,\"jobs_skipped_too_big\":%zu,"
                "\"avg_wait\":%.6f,\"avg_bounded_slowdown\":%.6f,\"max_bounded_slowdown\":%.6f,"
                "\"avg_flow_time\":%.6f,\"max_flow_time\":%.0f,\"utilization\":%.6f,"
-               "\"makespan\":%" PRIu64 ",\"passes\":%zu,\"wall_clock_sec\":%.6f}\n",
+               "\"makespan\":%" PRIu64 ",\"passes\":%zu,\"wall_clock_sec\":%.6f,"
+               "\"jobs_skipped_refused\":%zu,\"fair_share\":%s,\"suspensions\":%zu,\"resumes\":%zu,"
+               "\"avg_xfactor\":%.6f,\"max_xfactor\":%.6f,\"xfactor_ok\":%.6f,\"jain_bounded_slowdown\":%.6f",
                policy, o->backfill_order == SCHED_BACKFILL_SJF ? "sjf" : "priority",
                sim_semantics_to_string(o->semantics), sim_filter_to_string(o->filter), s->procs, s->numa_nodes,
                s->simulated, s->skipped, s->skipped_unknown, s->skipped_no_estimate, s->skipped_too_big, s->avg_wait, s->avg_bsld,
-               s->max_bsld, s->avg_flow, s->max_flow, s->utilization, s->makespan, s->passes, wall);
+               s->max_bsld, s->avg_flow, s->max_flow, s->utilization, s->makespan, s->passes, wall,
+               s->skipped_refused, o->fairshare ? "true" : "false", s->suspensions, s->resumes, s->avg_xfactor,
+               s->max_xfactor, s->xfactor_ok, s->jain_bsld);
+        print_json_groups("queues", s->queues, s->n_queues);
+        print_json_groups("projects", s->projects, s->n_projects);
+        printf("}\n");
 }
 
 /* The trace again, with the simulated waits, and a note saying how they were made. */
@@ -96,7 +140,8 @@ static int write_schedule(const char *trace_path, const SwfTrace *t, const SimJo
         if (asprintf(&note,
                      "; Note: schedule simulated by corral-sim: policy %s, backfill order %s, %s semantics,\n"
                      ";       %s input filter, %u processors. Field 3 is the simulated wait, field 4 the\n"
-                     ";       run time simulated; the %zu jobs the simulation skipped are left out.\n",
+                     ";       run time simulated, time suspended included; the %zu jobs the simulation\n"
+                     ";       skipped are left out.\n",
                      o->policy->name, o->backfill_order == SCHED_BACKFILL_SJF ? "sjf" : "priority",
                      sim_semantics_to_string(o->semantics), sim_filter_to_string(o->filter), st->procs,
                      st->skipped) < 0)
@@ -117,7 +162,45 @@ static int write_schedule(const char *trace_path, const SwfTrace *t, const SimJo
         return r;
 }
 
+/* The configuration as corrald would read it from FILE's directory: FILE, FILE.d/ and
+ * projects.d/ beside it (or projects_dir); without FILE the daemon's defaults. */
+static int load_config(const char *file, const char *projects_dir, Config **ret, char **ret_error) {
+        _cleanup_free_ char *dropdir = NULL, *copy = NULL, *pdir = NULL;
+
+        if (!file)
+                return config_load_paths(NULL, NULL, projects_dir, ret, ret_error);
+        /* corrald takes a missing corral.conf for defaults; a file named here must exist. */
+        if (access(file, R_OK) < 0) {
+                int r = -errno;
+                if (asprintf(ret_error, "%s: %s", file, strerror(-r)) < 0)
+                        *ret_error = NULL;
+                return r;
+        }
+        if (asprintf(&dropdir, "%s.d", file) < 0 || !(copy = strdup(file)) ||
+            (!projects_dir && asprintf(&pdir, "%s/projects.d", dirname(copy)) < 0))
+                return -ENOMEM;
+        return config_load_paths(file, dropdir, projects_dir ?: pdir, ret, ret_error);
+}
+
+static int parse_map(const char *opt, const char *arg, SimMap **m, size_t *n) {
+        _cleanup_free_ char *err = NULL;
+        int r;
+
+        sim_map_free(*m, *n);
+        *m = NULL;
+        *n = 0;
+        r = sim_map_parse(arg, m, n, &err);
+        if (r < 0)
+                fprintf(stderr, "corral-sim: --%s: %s\n", opt, err ?: strerror(-r));
+        return r;
+}
+
 int main(int argc, char *argv[]) {
+        enum {
+                ARG_PROJECTS = 0x100,
+                ARG_PROJECT_MAP,
+                ARG_FAIR_SHARE,
+        };
         static const struct option options[] = {
                 { "policy",           required_argument, NULL, 'p' },
                 { "backfill-order",   required_argument, NULL, 'b' },
@@ -128,22 +211,31 @@ int main(int argc, char *argv[]) {
                 { "filter",           required_argument, NULL, 'f' },
                 { "semantics",        required_argument, NULL, 's' },
                 { "schedule",         required_argument, NULL, 'o' },
+                { "config",           required_argument, NULL, 'c' },
+                { "projects",         required_argument, NULL, ARG_PROJECTS },
+                { "queue-map",        required_argument, NULL, 'q' },
+                { "project-map",      required_argument, NULL, ARG_PROJECT_MAP },
+                { "fair-share",       required_argument, NULL, ARG_FAIR_SHARE },
                 { "json",             no_argument,       NULL, 'j' },
                 { "help",             no_argument,       NULL, 'h' },
                 {}
         };
-        SimOptions o = { .policy = &sched_policy_easy };
+        SimOptions o = {};
         SwfTrace trace = {};
         _cleanup_free_ char *err = NULL;
         _cleanup_free_ SimJobResult *results = NULL;
-        const char *schedule = NULL;
-        bool json = false;
+        _cleanup_(config_freep) Config *config = NULL;
+        const char *schedule = NULL, *config_file = NULL, *projects_dir = NULL;
+        SimMap *queue_map = NULL, *project_map = NULL;
+        size_t n_queue_map = 0, n_project_map = 0;
+        bool json = false, backfill_given = false;
+        int fair_share = -1;
         SimStats st;
         double t0, wall;
         unsigned u;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "p:b:n:N:em:f:s:o:jh", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "p:b:n:N:em:f:s:o:c:q:jh", options, NULL)) >= 0)
                 switch (c) {
                 case 'p':
                         o.policy = sched_policy_from_name(optarg);
@@ -161,6 +253,7 @@ int main(int argc, char *argv[]) {
                                 fprintf(stderr, "corral-sim: unknown backfill order \"%s\" (priority, sjf)\n", optarg);
                                 return EXIT_FAILURE;
                         }
+                        backfill_given = true;
                         break;
                 case 'n':
                 case 'N':
@@ -204,6 +297,27 @@ int main(int argc, char *argv[]) {
                 case 'o':
                         schedule = optarg;
                         break;
+                case 'c':
+                        config_file = optarg;
+                        break;
+                case ARG_PROJECTS:
+                        projects_dir = optarg;
+                        break;
+                case 'q':
+                        if (parse_map("queue-map", optarg, &queue_map, &n_queue_map) < 0)
+                                return EXIT_FAILURE;
+                        break;
+                case ARG_PROJECT_MAP:
+                        if (parse_map("project-map", optarg, &project_map, &n_project_map) < 0)
+                                return EXIT_FAILURE;
+                        break;
+                case ARG_FAIR_SHARE:
+                        fair_share = parse_boolean(optarg);
+                        if (fair_share < 0) {
+                                fprintf(stderr, "corral-sim: --fair-share wants yes or no, not \"%s\"\n", optarg);
+                                return EXIT_FAILURE;
+                        }
+                        break;
                 case 'j':
                         json = true;
                         break;
@@ -218,6 +332,23 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "corral-sim: expected one trace file (see --help)\n");
                 return EXIT_FAILURE;
         }
+
+        r = load_config(config_file, projects_dir, &config, &err);
+        if (r < 0) {
+                fprintf(stderr, "corral-sim: %s\n", err ?: strerror(-r));
+                return EXIT_FAILURE;
+        }
+        /* The configuration's policy, unless the command line names one. */
+        if (!o.policy)
+                o.policy = config->policy ? sched_policy_from_name(config->policy) : &sched_policy_easy;
+        if (!backfill_given && config->backfill_order && streq(config->backfill_order, "sjf"))
+                o.backfill_order = SCHED_BACKFILL_SJF;
+        o.config = config;
+        o.queue_map = queue_map;
+        o.n_queue_map = n_queue_map;
+        o.project_map = project_map;
+        o.n_project_map = n_project_map;
+        o.fairshare = fair_share >= 0 ? fair_share : !!config_file;
 
         t0 = now_sec();
         r = swf_load(argv[optind], &trace, &err);
@@ -254,5 +385,8 @@ int main(int argc, char *argv[]) {
                 print_json(argv[optind], o.policy->name, &o, &st, wall);
         else
                 print_table(argv[optind], o.policy->name, &o, &st, wall);
+        sim_stats_done(&st);
+        sim_map_free(queue_map, n_queue_map);
+        sim_map_free(project_map, n_project_map);
         return EXIT_SUCCESS;
 }

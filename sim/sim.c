@@ -8,14 +8,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accounting.h"
+#include "job-request.h"
+#include "parse-util.h"
 #include "sim.h"
+#include "strv.h"
 
 /* One job to simulate, in submission order. */
 typedef struct SimJob {
         uint64_t submit, run, estimate, start;
+        uint64_t end;           /* while running: when it ends (its event) */
+        uint64_t left;          /* while suspended: the run time it still needs */
+        uint64_t suspend_start; /* while suspended: since when */
+        uint64_t suspended;     /* seconds suspended in all */
         unsigned procs;
-        size_t active;       /* index in the active array while pending or running */
-        size_t trace_index;  /* into the trace's jobs */
+        uint32_t suspensions;
+        uint32_t user;          /* field 12, the uid sched/ sees */
+        uint32_t queue;         /* into Sim.queues */
+        uint32_t project;       /* into Sim.projects */
+        size_t active;          /* index in the active array while pending, running or suspended */
+        size_t trace_index;     /* into the trace's jobs */
 } SimJob;
 
 /* A termination: end time, then submission order for ties. */
@@ -24,30 +36,62 @@ typedef struct Event {
         size_t job;
 } Event;
 
+/* Running sums of the jobs of a queue or a project. */
+typedef struct SimGroup {
+        size_t jobs, suspensions, suspended_jobs, xfactor_ok;
+        double sum_wait, max_wait, sum_bsld, max_bsld, sum_xfactor, max_xfactor, cpu_seconds;
+} SimGroup;
+
+typedef struct SimQueue {
+        SimGroup g;
+        const QueueConfig *config; /* NULL without a configuration */
+        bool fairshare_excluded;   /* FairShareExcludeQueues= */
+} SimQueue;
+
+typedef struct SimProject {
+        SimGroup g;
+        char *name;
+        uint32_t sched_id;         /* SchedJob.project_id: its index in the configuration + 1, or 0 */
+        /* Fair-share, as corrald's accounting keeps it (usage.c): ended runs decayed,
+         * running jobs' credit, the factor for the pass. */
+        AcctDecayed ended;
+        double running, fairshare;
+} SimProject;
+
 typedef struct Sim {
         SimJob *jobs;
         size_t n_jobs;
-        SchedJob *active;    /* pending and running jobs, as sched/ sees them */
+        SchedJob *active;    /* pending, running and suspended jobs, as sched/ sees them */
         size_t *active_job;  /* active[i] is jobs[active_job[i]] */
         size_t n_active;
         size_t n_done;       /* DONE entries among them */
-        Event *heap;
+        Event *heap;         /* one event per running job */
         size_t n_heap;
-        SchedAllocation *allocs; /* one per CPU at most: each running job holds one */
+        SchedAllocation *allocs; /* one per running or suspended job */
+        size_t n_allocs;
         size_t *free_allocs;
         size_t n_free_allocs;
         Event *ending;       /* SIM_SEMANTICS_PUBLISHED: the early ends of one instant */
+        SimQueue *queues;
+        size_t n_queues;
+        SimProject *projects;
+        size_t n_projects;
+        SchedProject *sched_projects;
+        SchedUserLimits *sched_users;
 
         /* what one pass needs */
         SchedContext *ctx;
         const SchedConfig *cfg;
         const SchedMachine *machine;
+        const SimOptions *o;
         SimStats *st;
+        char **ret_error;
 
         /* running sums */
         size_t finished;
         uint64_t first_submit, last_end;
-        double sum_wait, sum_bsld, sum_flow, work;
+        double sum_wait, sum_bsld, sum_flow, sum_xfactor, work;
+        size_t xfactor_ok;
 } Sim;
 
 _printf_(2, 3)
@@ -63,13 +107,76 @@ static int error(char **ret_error, const char *fmt, ...) {
         return -EINVAL;
 }
 
+void sim_map_free(SimMap *m, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(m[i].name);
+        free(m);
+}
+
+int sim_map_parse(const char *s, SimMap **ret, size_t *ret_n, char **ret_error) {
+        _cleanup_strv_free_ char **l = NULL;
+        SimMap *m = NULL;
+        size_t n = 0;
+
+        if (strv_split(s ?: "", ",", &l) < 0)
+                return -ENOMEM;
+        m = new0(SimMap, MAX(strv_length(l), (size_t) 1));
+        if (!m)
+                return -ENOMEM;
+        STRV_FOREACH(e, l) {
+                const char *eq = strchr(*e, '=');
+                _cleanup_free_ char *num = NULL;
+                char *end;
+                long long v;
+
+                if (!eq || eq == *e || !ident_is_valid(eq + 1)) {
+                        sim_map_free(m, n);
+                        return error(ret_error, "\"%s\" is no NUMBER=NAME", *e);
+                }
+                num = strndup(*e, (size_t) (eq - *e));
+                if (!num) {
+                        sim_map_free(m, n);
+                        return -ENOMEM;
+                }
+                errno = 0;
+                v = strtoll(num, &end, 10);
+                if (errno != 0 || *end || end == num) {
+                        sim_map_free(m, n);
+                        return error(ret_error, "\"%s\": %s is no integer", *e, num);
+                }
+                for (size_t k = 0; k < n; k++)
+                        if (m[k].number == v) {
+                                sim_map_free(m, n);
+                                return error(ret_error, "\"%s\": %lld is mapped twice", *e, v);
+                        }
+                m[n].number = v;
+                m[n].name = strdup(eq + 1);
+                if (!m[n++].name) {
+                        sim_map_free(m, n);
+                        return -ENOMEM;
+                }
+        }
+        if (n == 0) {
+                free(m);
+                return error(ret_error, "an empty map");
+        }
+        *ret = m;
+        *ret_n = n;
+        return 0;
+}
+
+static const char *map_find(const SimMap *m, size_t n, int64_t number) {
+        for (size_t i = 0; i < n; i++)
+                if (m[i].number == number)
+                        return m[i].name;
+        return NULL;
+}
+
 static bool event_less(const Event *a, const Event *b) {
         return a->end != b->end ? a->end < b->end : a->job < b->job;
 }
 
-static void heap_push(Sim *s, Event e) {
-        size_t i = s->n_heap++;
-
+static void heap_sift_up(Sim *s, size_t i, Event e) {
         while (i > 0 && event_less(&e, &s->heap[(i - 1) / 2])) {
                 s->heap[i] = s->heap[(i - 1) / 2];
                 i = (i - 1) / 2;
@@ -77,24 +184,50 @@ static void heap_push(Sim *s, Event e) {
         s->heap[i] = e;
 }
 
-static Event heap_pop(Sim *s) {
-        Event top = s->heap[0], last = s->heap[--s->n_heap];
-        size_t i = 0;
-
+static void heap_sift_down(Sim *s, size_t i, Event e) {
         for (;;) {
                 size_t c = 2 * i + 1;
                 if (c >= s->n_heap)
                         break;
                 if (c + 1 < s->n_heap && event_less(&s->heap[c + 1], &s->heap[c]))
                         c++;
-                if (!event_less(&s->heap[c], &last))
+                if (!event_less(&s->heap[c], &e))
                         break;
                 s->heap[i] = s->heap[c];
                 i = c;
         }
+        s->heap[i] = e;
+}
+
+static void heap_push(Sim *s, Event e) {
+        heap_sift_up(s, s->n_heap++, e);
+}
+
+static Event heap_pop(Sim *s) {
+        Event top = s->heap[0], last = s->heap[--s->n_heap];
+
         if (s->n_heap > 0)
-                s->heap[i] = last;
+                heap_sift_down(s, 0, last);
         return top;
+}
+
+/* A suspended job's end is no longer known: its event goes. Linear, as suspensions are
+ * few next to terminations. */
+static void heap_remove(Sim *s, size_t job) {
+        for (size_t i = 0; i < s->n_heap; i++) {
+                Event last;
+
+                if (s->heap[i].job != job)
+                        continue;
+                last = s->heap[--s->n_heap];
+                if (i == s->n_heap)
+                        return;
+                if (i > 0 && event_less(&last, &s->heap[(i - 1) / 2]))
+                        heap_sift_up(s, i, last);
+                else
+                        heap_sift_down(s, i, last);
+                return;
+        }
 }
 
 /* Finished jobs stay in place as DONE (sched/ skips them) and are squeezed out once they
@@ -126,10 +259,46 @@ static void sim_done(Sim *s) {
         free(s->allocs);
         free(s->free_allocs);
         free(s->ending);
+        free(s->queues);
+        for (size_t i = 0; i < s->n_projects; i++)
+                free(s->projects[i].name);
+        free(s->projects);
+        free(s->sched_projects);
+        free(s->sched_users);
+}
+
+/* An allocation slot. Suspended jobs keep theirs while others run on their CPUs, so the
+ * pool may outgrow the processors: it grows, and the jobs' pointers follow it. */
+static int alloc_get(Sim *s, size_t *ret) {
+        if (s->n_free_allocs == 0) {
+                size_t n = s->n_allocs * 2;
+                SchedAllocation *a = new(SchedAllocation, n);
+                size_t *f;
+
+                if (!a)
+                        return -ENOMEM;
+                memcpy(a, s->allocs, s->n_allocs * sizeof *a);
+                for (size_t i = 0; i < s->n_active; i++)
+                        if (s->active[i].alloc)
+                                s->active[i].alloc = a + (s->active[i].alloc - s->allocs);
+                free(s->allocs);
+                s->allocs = a;
+                f = reallocarray(s->free_allocs, n, sizeof *f);
+                if (!f)
+                        return -ENOMEM;
+                s->free_allocs = f;
+                for (size_t i = n; i > s->n_allocs; i--)
+                        s->free_allocs[s->n_free_allocs++] = i - 1;
+                s->n_allocs = n;
+        }
+        *ret = s->free_allocs[--s->n_free_allocs];
+        return 0;
 }
 
 static void sim_submit(Sim *s, size_t next) {
         SimJob *j = &s->jobs[next];
+        const SimQueue *q = &s->queues[j->queue];
+        const QueueConfig *qc = q->config;
 
         j->active = s->n_active;
         s->active_job[s->n_active] = next;
@@ -139,15 +308,55 @@ static void sim_submit(Sim *s, size_t next) {
                 .submit_time = j->submit,
                 .cpus = j->procs,
                 .walltime = j->estimate,
+                .user_id = j->user,
+                .project_id = s->projects[j->project].sched_id,
+                /* As manager_sched_job() fills them from the queue. */
+                .queue_priority = qc ? qc->priority : 0,
+                .default_walltime = qc ? qc->default_walltime : 0,
+                .max_walltime = qc ? qc->max_walltime : 0,
+                .queue_id = qc ? j->queue : UINT32_MAX,
+                .target_queue_time = qc ? qc->target_queue_time : 0,
         };
         s->first_submit = MIN(s->first_submit, j->submit);
+}
+
+static void group_add(SimGroup *g, const SimJob *j, double wait, double bsld, double xfactor) {
+        g->jobs++;
+        g->sum_wait += wait;
+        g->max_wait = MAX(g->max_wait, wait);
+        g->sum_bsld += bsld;
+        g->max_bsld = MAX(g->max_bsld, bsld);
+        g->suspensions += j->suspensions;
+        g->suspended_jobs += j->suspensions > 0;
+        g->sum_xfactor += xfactor;
+        g->max_xfactor = MAX(g->max_xfactor, xfactor);
+        g->xfactor_ok += xfactor <= SIM_XFACTOR_OK;
+        g->cpu_seconds += (double) j->run * j->procs;
+}
+
+/* NCI's expansion factor: (requested walltime + time suspended) / requested walltime. */
+static double xfactor(const SimJob *j) {
+        return j->estimate > 0 ? (double) (j->estimate + j->suspended) / (double) j->estimate : 1.0;
+}
+
+/* What the job is charged, as accounting.c reckons it: core-hours over its running time. */
+static double core_hours(const SimJob *j, uint64_t now, uint64_t suspended) {
+        JobCharge c = {
+                .cpus = j->procs,
+                .run_usec = acct_run_usec(j->start * UINT64_C(1000000), now * UINT64_C(1000000),
+                                          suspended * UINT64_C(1000000)),
+        };
+
+        acct_charge_compute(&c);
+        return c.core_hours;
 }
 
 static void sim_terminate(Sim *s, const Event *e) {
         SimJob *j = &s->jobs[e->job];
         size_t a = (size_t) (s->active[j->active].alloc - s->allocs);
-        double wait = (double) (j->start - j->submit), flow = wait + (double) j->run;
-        double bsld = MAX(1.0, flow / (double) MAX(j->run, (uint64_t) 10));
+        double wait = (double) (j->start - j->submit), flow = (double) (e->end - j->submit);
+        double bsld = MAX(1.0, flow / (double) MAX(j->run, (uint64_t) 10)), xf = xfactor(j);
+        SimProject *p = &s->projects[j->project];
 
         s->free_allocs[s->n_free_allocs++] = a;
         active_remove(s, j->active);
@@ -155,38 +364,166 @@ static void sim_terminate(Sim *s, const Event *e) {
         s->sum_wait += wait;
         s->sum_flow += flow;
         s->sum_bsld += bsld;
+        s->sum_xfactor += xf;
+        s->xfactor_ok += xf <= SIM_XFACTOR_OK;
         s->st->max_bsld = MAX(s->st->max_bsld, bsld);
         s->st->max_flow = MAX(s->st->max_flow, flow);
+        s->st->max_xfactor = MAX(s->st->max_xfactor, xf);
         s->work += (double) j->run * j->procs;
         s->last_end = MAX(s->last_end, e->end);
+        group_add(&s->queues[j->queue].g, j, wait, bsld, xf);
+        group_add(&p->g, j, wait, bsld, xf);
+
+        /* usage.c's manager_account_run(): the run's core-hours, credited as spread over
+         * its span and decayed to its end. */
+        if (s->o->fairshare && !s->queues[j->queue].fairshare_excluded) {
+                uint64_t h = s->o->config->fairshare_half_life;
+                double ch = core_hours(j, e->end, j->suspended);
+                acct_decayed_add(&p->ended, acct_decay_credit(ch, e->end - j->start, h), e->end, h);
+        }
 }
 
-/* One scheduling pass at now; starts what it decides. */
+/* usage.c's manager_fairshare_refresh() and manager_job_fairshare(): each project's usage
+ * now, running and suspended jobs included, and the factor every waiting job gets. */
+static void fairshare_refresh(Sim *s, uint64_t now) {
+        uint64_t h = s->o->config->fairshare_half_life;
+        double total = 0.0;
+
+        for (size_t i = 0; i < s->n_projects; i++)
+                s->projects[i].running = 0.0;
+        for (size_t i = 0; i < s->n_active; i++) {
+                const SchedJob *sj = &s->active[i];
+                const SimJob *j = &s->jobs[s->active_job[i]];
+                uint64_t suspended = j->suspended;
+
+                if ((sj->state != SCHED_JOB_RUNNING && sj->state != SCHED_JOB_SUSPENDED) ||
+                    s->queues[j->queue].fairshare_excluded)
+                        continue;
+                if (sj->state == SCHED_JOB_SUSPENDED)
+                        suspended += now - j->suspend_start; /* the open suspension */
+                s->projects[j->project].running += acct_decay_credit(core_hours(j, now, suspended),
+                                                                     now > j->start ? now - j->start : 0, h);
+        }
+        for (size_t i = 0; i < s->n_projects; i++) {
+                SimProject *p = &s->projects[i];
+                p->fairshare = acct_decayed_value(&p->ended, now, h) + p->running; /* the usage, for now */
+                total += p->fairshare;
+        }
+        for (size_t i = 0; i < s->n_projects; i++)
+                s->projects[i].fairshare = acct_fairshare(s->projects[i].fairshare, total);
+        for (size_t i = 0; i < s->n_active; i++)
+                if (s->active[i].state == SCHED_JOB_PENDING)
+                        s->active[i].fairshare = s->projects[s->jobs[s->active_job[i]].project].fairshare;
+}
+
+static int apply_start(Sim *s, const SchedDecision *d, uint64_t now) {
+        SchedJob *sj = &s->active[d->job_index];
+        size_t job = s->active_job[d->job_index], a;
+        SimJob *j = &s->jobs[job];
+        int r;
+
+        if (sj->state != SCHED_JOB_PENDING)
+                return 0;
+        r = alloc_get(s, &a);
+        if (r < 0)
+                return r;
+        s->allocs[a] = d->alloc;
+        sj->state = SCHED_JOB_RUNNING;
+        sj->start_time = now;
+        sj->alloc = &s->allocs[a];
+        sj->blocked = false;
+        j->start = now;
+        j->end = now + j->run;
+        heap_push(s, (Event) { .end = j->end, .job = job });
+        return 0;
+}
+
+/* The job keeps its allocation: sched/ decides what a suspended job holds. */
+static int apply_suspend(Sim *s, const SchedDecision *d, uint64_t now) {
+        SchedJob *sj = &s->active[d->job_index];
+        size_t job = s->active_job[d->job_index];
+        SimJob *j = &s->jobs[job];
+
+        if (sj->state != SCHED_JOB_RUNNING) {
+                error(s->ret_error, "at %" PRIu64 " the scheduling core suspended job %" PRIu64
+                      ", which is not running", now, sj->id);
+                return -EPROTO;
+        }
+        heap_remove(s, job);
+        j->left = j->end > now ? j->end - now : 0;
+        j->suspend_start = now;
+        j->suspensions++;
+        sj->state = SCHED_JOB_SUSPENDED;
+        s->st->suspensions++;
+        return 0;
+}
+
+static int apply_resume(Sim *s, const SchedDecision *d, uint64_t now) {
+        SchedJob *sj = &s->active[d->job_index];
+        size_t job = s->active_job[d->job_index];
+        SimJob *j = &s->jobs[job];
+
+        if (sj->state != SCHED_JOB_SUSPENDED) {
+                error(s->ret_error, "at %" PRIu64 " the scheduling core resumed job %" PRIu64
+                      ", which is not suspended", now, sj->id);
+                return -EPROTO;
+        }
+        j->suspended += now - j->suspend_start;
+        sj->start_time += now - j->suspend_start; /* its walltime clock stood still */
+        /* Moved to other CPUs (the daemon changes the scope's AllowedCPUs= before it thaws). */
+        if (!cpu_set_is_empty(&d->alloc.cpus))
+                *(SchedAllocation *) sj->alloc = d->alloc;
+        sj->state = SCHED_JOB_RUNNING;
+        j->end = now + j->left;
+        heap_push(s, (Event) { .end = j->end, .job = job });
+        s->st->resumes++;
+        return 0;
+}
+
+/* One scheduling pass at now; applies what it decides, and what it says of the waiting
+ * jobs as the daemon does (bypass counts, the blocked part of the queue). */
 static int sim_pass(Sim *s, uint64_t now) {
         SchedResult res;
         int r;
 
-        r = sched_pass(s->ctx, s->cfg, s->machine, s->active, s->n_active, now, &res);
+        if (s->o->fairshare)
+                fairshare_refresh(s, now);
+        if (s->o->pass)
+                r = s->o->pass(s->o->pass_userdata, s->ctx, s->cfg, s->machine, s->active, s->n_active, now,
+                               &res);
+        else
+                r = sched_pass(s->ctx, s->cfg, s->machine, s->active, s->n_active, now, &res);
         if (r < 0)
                 return r;
         s->st->passes++;
 
+        for (size_t i = 0; i < res.n_waiting; i++) {
+                const SchedWait *w = &res.waiting[i];
+                SchedJob *sj = &s->active[w->job_index];
+
+                if (w->bypassed)
+                        sj->bypass_count++;
+                sj->blocked = sched_reason_is_limit(w->reason);
+        }
         for (size_t i = 0; i < res.n_decisions; i++) {
                 const SchedDecision *d = &res.decisions[i];
-                SchedJob *sj = &s->active[d->job_index];
-                SimJob *j = &s->jobs[s->active_job[d->job_index]];
-                size_t a;
 
-                if (d->type != SCHED_DECISION_START)
-                        continue;
-                assert(s->n_free_allocs > 0);
-                a = s->free_allocs[--s->n_free_allocs];
-                s->allocs[a] = d->alloc;
-                sj->state = SCHED_JOB_RUNNING;
-                sj->start_time = now;
-                sj->alloc = &s->allocs[a];
-                j->start = now;
-                heap_push(s, (Event) { .end = now + j->run, .job = s->active_job[d->job_index] });
+                assert(d->job_index < s->n_active);
+                switch (d->type) {
+                case SCHED_DECISION_START:
+                        r = apply_start(s, d, now);
+                        break;
+                case SCHED_DECISION_SUSPEND:
+                        r = apply_suspend(s, d, now);
+                        break;
+                case SCHED_DECISION_RESUME:
+                        r = apply_resume(s, d, now);
+                        break;
+                default:
+                        r = 0;
+                }
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -213,7 +550,7 @@ static int sim_instant(Sim *s, const SimOptions *o, uint64_t now, size_t *next) 
                 Event e = heap_pop(s);
                 const SimJob *j = &s->jobs[e.job];
 
-                if (j->run == j->estimate)
+                if (j->run == j->estimate && j->suspensions == 0)
                         sim_terminate(s, &e);
                 else
                         s->ending[n_ending++] = e;
@@ -225,6 +562,11 @@ static int sim_instant(Sim *s, const SimOptions *o, uint64_t now, size_t *next) 
                         return r;
         }
         for (size_t i = 0; i < n_ending; i++) {
+                const SimJob *j = &s->jobs[s->ending[i].job];
+
+                /* Suspended by a pass of this instant: it ends later. */
+                if (s->active[j->active].state != SCHED_JOB_RUNNING || j->end != now)
+                        continue;
                 sim_terminate(s, &s->ending[i]);
                 r = sim_pass(s, now);
                 if (r < 0)
@@ -309,12 +651,327 @@ static size_t *job_filter(const SwfJob *w, const SimOptions *o, unsigned procs, 
                 .run = (uint64_t) MIN(run, est),
                 .estimate = (uint64_t) est,
                 .procs = (unsigned) p,
+                .user = w->user >= 0 && w->user < UINT32_MAX ? (uint32_t) w->user : UINT32_MAX,
         };
         return NULL;
 }
 
+static int cmp_i64(const void *a, const void *b) {
+        int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+        return x < y ? -1 : x > y;
+}
+
+static int cmp_user_limits(const void *a, const void *b) {
+        uint32_t x = ((const SchedUserLimits *) a)->user_id, y = ((const SchedUserLimits *) b)->user_id;
+        return x < y ? -1 : x > y;
+}
+
+/* A trace user is "u<N>" (or "N"): uid N. */
+static int user_id_parse(const char *name, uint32_t *ret) {
+        unsigned u;
+
+        if (name[0] == 'u')
+                name++;
+        if (safe_atou(name, &u) < 0 || u == UINT32_MAX)
+                return -EINVAL;
+        *ret = u;
+        return 0;
+}
+
+/* Queues: the configuration's, or one without settings. */
+static int setup_queues(Sim *s, const SimOptions *o, uint32_t *ret_default, char **ret_error) {
+        const Config *c = o->config;
+
+        if (!c) {
+                if (o->n_queue_map > 0 || o->fairshare)
+                        return error(ret_error, "a queue map and fair-share need a configuration");
+                s->queues = new0(SimQueue, 1);
+                if (!s->queues)
+                        return -ENOMEM;
+                s->n_queues = 1;
+                *ret_default = 0;
+                return 0;
+        }
+        for (size_t i = 0; i < o->n_queue_map; i++)
+                if (!config_find_queue(c, o->queue_map[i].name))
+                        return error(ret_error, "queue map: %" PRIi64 "=%s names no configured queue",
+                                     o->queue_map[i].number, o->queue_map[i].name);
+        s->queues = new0(SimQueue, c->n_queues);
+        if (!s->queues)
+                return -ENOMEM;
+        s->n_queues = c->n_queues;
+        for (size_t i = 0; i < c->n_queues; i++)
+                s->queues[i] = (SimQueue) {
+                        .config = &c->queues[i],
+                        .fairshare_excluded = strv_contains(c->fairshare_exclude_queues, c->queues[i].name),
+                };
+        *ret_default = (uint32_t) (config_find_queue(c, c->default_queue) - c->queues);
+        return 0;
+}
+
+static uint32_t job_queue(const SimOptions *o, const SwfJob *w, uint32_t dflt) {
+        const char *name = map_find(o->queue_map, o->n_queue_map, w->queue);
+
+        return name ? (uint32_t) (config_find_queue(o->config, name) - o->config->queues) : dflt;
+}
+
+/* Projects: one per name the trace's groups get, whether configured or not (each has its
+ * fair-share); jobs[i].project set. */
+static int setup_projects(Sim *s, const SwfTrace *t, const SimOptions *o) {
+        _cleanup_free_ int64_t *keys = new(int64_t, MAX(s->n_jobs, (size_t) 1));
+        _cleanup_free_ uint32_t *key_project = NULL;
+        size_t n_keys = 0;
+
+        if (!keys)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_jobs; i++)
+                keys[i] = t->jobs[s->jobs[i].trace_index].group;
+        if (s->n_jobs > 0)
+                qsort(keys, s->n_jobs, sizeof *keys, cmp_i64);
+        for (size_t i = 0; i < s->n_jobs; i++)
+                if (n_keys == 0 || keys[n_keys - 1] != keys[i])
+                        keys[n_keys++] = keys[i];
+        key_project = new(uint32_t, MAX(n_keys, (size_t) 1));
+        s->projects = new0(SimProject, MAX(n_keys, (size_t) 1));
+        if (!key_project || !s->projects)
+                return -ENOMEM;
+
+        for (size_t k = 0; k < n_keys; k++) {
+                const char *mapped = map_find(o->project_map, o->n_project_map, keys[k]);
+                _cleanup_free_ char *name = NULL;
+                size_t p;
+
+                if (mapped)
+                        name = strdup(mapped);
+                else if (keys[k] < 0)
+                        name = strdup("none");
+                else if (asprintf(&name, "g%" PRIi64, keys[k]) < 0)
+                        name = NULL;
+                if (!name)
+                        return -ENOMEM;
+                for (p = 0; p < s->n_projects; p++)
+                        if (streq(s->projects[p].name, name))
+                                break;
+                if (p == s->n_projects) {
+                        const ProjectConfig *pc = o->config ? config_find_project(o->config, name) : NULL;
+                        s->projects[p] = (SimProject) {
+                                .name = TAKE_PTR(name),
+                                .sched_id = pc ? (uint32_t) (pc - o->config->projects) + 1 : 0,
+                        };
+                        s->n_projects++;
+                }
+                key_project[k] = (uint32_t) p;
+        }
+        for (size_t i = 0; i < s->n_jobs; i++) {
+                int64_t g = t->jobs[s->jobs[i].trace_index].group;
+                const int64_t *k = bsearch(&g, keys, n_keys, sizeof *keys, cmp_i64);
+                s->jobs[i].project = key_project[k - keys];
+        }
+        return 0;
+}
+
+/* The configured projects' limits for sched/, as corrald's build_sched_projects() makes
+ * them, members' overrides by trace uid. */
+static int setup_sched_projects(Sim *s, const Config *c, SchedConfig *cfg) {
+        size_t n_users = 0, u = 0;
+
+        if (!c || c->n_projects == 0)
+                return 0;
+        for (size_t i = 0; i < c->n_projects; i++)
+                n_users += c->projects[i].n_users;
+        s->sched_projects = new0(SchedProject, c->n_projects);
+        s->sched_users = new0(SchedUserLimits, MAX(n_users, (size_t) 1));
+        if (!s->sched_projects || !s->sched_users)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n_projects; i++) {
+                const ProjectConfig *pc = &c->projects[i];
+                size_t first = u;
+
+                for (size_t k = 0; k < pc->n_users; k++) {
+                        uint32_t uid;
+                        if (user_id_parse(pc->users[k].name, &uid) < 0)
+                                continue; /* no trace user: as corrald skips a user unknown here */
+                        s->sched_users[u++] = (SchedUserLimits) { .user_id = uid,
+                                                                  .limits = pc->users[k].limits };
+                }
+                if (u > first)
+                        qsort(s->sched_users + first, u - first, sizeof(SchedUserLimits), cmp_user_limits);
+                s->sched_projects[i] = (SchedProject) {
+                        .id = (uint32_t) i + 1,
+                        .total = pc->total,
+                        .per_user = pc->per_user,
+                        .users = s->sched_users + first,
+                        .n_users = u - first,
+                        .allowed_cpus = pc->slice.have_allowed_cpus ? &pc->slice.allowed_cpus : NULL,
+                };
+        }
+        cfg->projects = s->sched_projects;
+        cfg->n_projects = c->n_projects;
+        return 0;
+}
+
+/* A job that breaks a limit by itself waits forever. */
+static bool never_fits(const SchedLimits *l, const SimJob *j, uint64_t walltime) {
+        return (l->max_walltime && walltime > l->max_walltime) || (l->max_cpus && j->procs > l->max_cpus) ||
+               (l->max_ps_hard && walltime != SCHED_TIME_INFINITY &&
+                (double) walltime * j->procs > (double) l->max_ps_hard);
+}
+
+static bool job_refused(const Sim *s, const SimJob *j, const SchedConfig *cfg) {
+        const QueueConfig *qc = s->queues[j->queue].config;
+        uint32_t id = s->projects[j->project].sched_id;
+        uint64_t w;
+
+        if (!qc)
+                return false;
+        if ((qc->max_cpus_per_job && j->procs > qc->max_cpus_per_job) ||
+            (qc->max_walltime && j->estimate > qc->max_walltime))
+                return true;
+        w = sched_effective_walltime(j->estimate, qc->default_walltime, qc->max_walltime);
+        if (id > 0 && id <= cfg->n_projects) {
+                const SchedProject *p = &cfg->projects[id - 1];
+                const SchedLimits *ul = &p->per_user;
+
+                for (size_t i = 0; i < p->n_users; i++)
+                        if (p->users[i].user_id == j->user)
+                                ul = &p->users[i].limits;
+                if (never_fits(&p->total, j, w) || never_fits(ul, j, w))
+                        return true;
+        }
+        return false;
+}
+
+static void group_stats(SimGroupStats *ret, const SimGroup *g) {
+        double n = (double) MAX(g->jobs, (size_t) 1);
+
+        *ret = (SimGroupStats) {
+                .jobs = g->jobs,
+                .avg_wait = g->sum_wait / n,
+                .max_wait = g->max_wait,
+                .avg_bsld = g->sum_bsld / n,
+                .max_bsld = g->max_bsld,
+                .suspensions = g->suspensions,
+                .suspended_jobs = g->suspended_jobs,
+                .avg_xfactor = g->sum_xfactor / n,
+                .max_xfactor = g->max_xfactor,
+                .xfactor_ok = (double) g->xfactor_ok / n,
+                .cpu_seconds = g->cpu_seconds,
+        };
+}
+
+void sim_stats_done(SimStats *st) {
+        for (size_t i = 0; i < st->n_queues; i++)
+                free(st->queues[i].name);
+        free(st->queues);
+        for (size_t i = 0; i < st->n_projects; i++)
+                free(st->projects[i].name);
+        free(st->projects);
+        st->queues = st->projects = NULL;
+        st->n_queues = st->n_projects = 0;
+}
+
+static int stats_groups(const Sim *s, SimStats *st) {
+        double sum = 0.0, sum2 = 0.0;
+
+        st->queues = new0(SimGroupStats, MAX(s->n_queues, (size_t) 1));
+        st->projects = new0(SimGroupStats, MAX(s->n_projects, (size_t) 1));
+        if (!st->queues || !st->projects)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_queues; i++) {
+                SimGroupStats *g = &st->queues[st->n_queues];
+
+                if (s->queues[i].g.jobs == 0)
+                        continue;
+                group_stats(g, &s->queues[i].g);
+                g->name = strdup(s->queues[i].config ? s->queues[i].config->name : "default");
+                if (!g->name)
+                        return -ENOMEM;
+                st->n_queues++;
+        }
+        for (size_t i = 0; i < s->n_projects; i++) {
+                SimGroupStats *g = &st->projects[st->n_projects];
+
+                if (s->projects[i].g.jobs == 0)
+                        continue; /* all its jobs refused */
+                group_stats(g, &s->projects[i].g);
+                g->name = strdup(s->projects[i].name);
+                if (!g->name)
+                        return -ENOMEM;
+                st->n_projects++;
+                sum += g->avg_bsld;
+                sum2 += g->avg_bsld * g->avg_bsld;
+        }
+        st->jain_bsld = sum2 > 0.0 ? sum * sum / ((double) st->n_projects * sum2) : 0.0;
+        return 0;
+}
+
+static int sim_run_setup(Sim *s, const SwfTrace *t, const SimOptions *o, unsigned procs, SchedConfig *cfg,
+                         char **ret_error) {
+        uint32_t dflt = 0;
+        size_t n;
+        int r;
+
+        s->jobs = new(SimJob, MAX(t->n_jobs, (size_t) 1));
+        s->active = new(SchedJob, MAX(t->n_jobs, (size_t) 1));
+        s->active_job = new(size_t, MAX(t->n_jobs, (size_t) 1));
+        s->heap = new(Event, t->n_jobs + 1);
+        s->allocs = new(SchedAllocation, procs);
+        s->free_allocs = new(size_t, procs);
+        if (o->semantics == SIM_SEMANTICS_PUBLISHED)
+                s->ending = new(Event, t->n_jobs + 1);
+        s->ctx = sched_context_new();
+        if (!s->jobs || !s->active || !s->active_job || !s->heap || !s->allocs || !s->free_allocs || !s->ctx ||
+            (o->semantics == SIM_SEMANTICS_PUBLISHED && !s->ending))
+                return -ENOMEM;
+        s->n_allocs = procs;
+        for (size_t i = 0; i < procs; i++)
+                s->free_allocs[s->n_free_allocs++] = procs - 1 - i;
+
+        r = setup_queues(s, o, &dflt, ret_error);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < t->n_jobs; i++) {
+                size_t *skipped = job_filter(&t->jobs[i], o, procs, s->st, &s->jobs[s->n_jobs]);
+
+                if (skipped) {
+                        (*skipped)++;
+                        continue;
+                }
+                s->jobs[s->n_jobs].trace_index = i;
+                s->jobs[s->n_jobs++].queue = o->config ? job_queue(o, &t->jobs[i], dflt) : 0;
+        }
+        r = setup_projects(s, t, o);
+        if (r < 0)
+                return r;
+        r = setup_sched_projects(s, o->config, cfg);
+        if (r < 0)
+                return r;
+        n = 0;
+        for (size_t i = 0; i < s->n_jobs; i++)
+                if (job_refused(s, &s->jobs[i], cfg))
+                        s->st->skipped_refused++;
+                else
+                        s->jobs[n++] = s->jobs[i];
+        s->n_jobs = n;
+        s->st->skipped = s->st->skipped_unknown + s->st->skipped_no_estimate + s->st->skipped_too_big +
+                         s->st->skipped_refused;
+
+        /* The archive's files are sorted by submission, but a trace need not be. */
+        for (size_t i = 1; i < s->n_jobs; i++)
+                if (s->jobs[i].submit < s->jobs[i - 1].submit) {
+                        /* Stable insertion sort from here: rare and nearly sorted. */
+                        SimJob v = s->jobs[i];
+                        size_t x = i;
+                        while (x > 0 && s->jobs[x - 1].submit > v.submit) {
+                                s->jobs[x] = s->jobs[x - 1];
+                                x--;
+                        }
+                        s->jobs[x] = v;
+                }
+        return 0;
+}
+
 int sim_run(const SwfTrace *t, const SimOptions *o, SimStats *ret, char **ret_error) {
-        _cleanup_(sched_context_freep) SchedContext *ctx = NULL;
         SchedNode nodes[SCHED_NODES_MAX] = {};
         SchedConfig cfg = SCHED_CONFIG_DEFAULT;
         SchedMachine machine = { .nodes = nodes };
@@ -322,7 +979,9 @@ int sim_run(const SwfTrace *t, const SimOptions *o, SimStats *ret, char **ret_er
         Sim s = {
                 .cfg = &cfg,
                 .machine = &machine,
+                .o = o,
                 .st = &st,
+                .ret_error = ret_error,
                 .first_submit = UINT64_MAX,
         };
         unsigned procs = 0, n_nodes = MAX(o->numa_nodes, 1u);
@@ -351,51 +1010,17 @@ int sim_run(const SwfTrace *t, const SimOptions *o, SimStats *ret, char **ret_er
         }
         machine.n_nodes = n_nodes;
 
+        if (o->config)
+                config_sched(o->config, &cfg);
         cfg.policy = o->policy ?: &sched_policy_easy;
         cfg.backfill_order = o->backfill_order;
         cfg.estimate_depth = 0; /* nobody reads the estimates of simulated jobs */
         st.procs = procs;
         st.numa_nodes = n_nodes;
 
-        s.jobs = new(SimJob, MAX(t->n_jobs, (size_t) 1));
-        s.active = new(SchedJob, MAX(t->n_jobs, (size_t) 1));
-        s.active_job = new(size_t, MAX(t->n_jobs, (size_t) 1));
-        s.heap = new(Event, procs + 1);
-        s.allocs = new(SchedAllocation, procs);
-        s.free_allocs = new(size_t, procs);
-        if (o->semantics == SIM_SEMANTICS_PUBLISHED)
-                s.ending = new(Event, procs + 1);
-        s.ctx = ctx = sched_context_new();
-        if (!s.jobs || !s.active || !s.active_job || !s.heap || !s.allocs || !s.free_allocs || !ctx ||
-            (o->semantics == SIM_SEMANTICS_PUBLISHED && !s.ending)) {
-                sim_done(&s);
-                return -ENOMEM;
-        }
-        for (size_t i = 0; i < procs; i++)
-                s.free_allocs[s.n_free_allocs++] = procs - 1 - i;
-
-        for (size_t i = 0; i < t->n_jobs; i++) {
-                size_t *skipped = job_filter(&t->jobs[i], o, procs, &st, &s.jobs[s.n_jobs]);
-
-                if (skipped)
-                        (*skipped)++;
-                else
-                        s.jobs[s.n_jobs++].trace_index = i;
-        }
-        st.skipped = st.skipped_unknown + st.skipped_no_estimate + st.skipped_too_big;
-
-        /* The archive's files are sorted by submission, but a trace need not be. */
-        for (size_t i = 1; i < s.n_jobs; i++)
-                if (s.jobs[i].submit < s.jobs[i - 1].submit) {
-                        /* Stable insertion sort from here: rare and nearly sorted. */
-                        SimJob v = s.jobs[i];
-                        size_t x = i;
-                        while (x > 0 && s.jobs[x - 1].submit > v.submit) {
-                                s.jobs[x] = s.jobs[x - 1];
-                                x--;
-                        }
-                        s.jobs[x] = v;
-                }
+        r = sim_run_setup(&s, t, o, procs, &cfg, ret_error);
+        if (r < 0)
+                goto finish;
 
         while (s.finished < s.n_jobs) {
                 uint64_t now;
@@ -405,16 +1030,14 @@ int sim_run(const SwfTrace *t, const SimOptions *o, SimStats *ret, char **ret_er
                 else if (s.n_heap > 0)
                         now = s.heap[0].end;
                 else {
-                        size_t left = s.n_jobs - s.finished;
-                        sim_done(&s);
-                        return error(ret_error, "%zu jobs can never start", left);
+                        error(ret_error, "%zu jobs can never start", s.n_jobs - s.finished);
+                        r = -EDEADLK;
+                        goto finish;
                 }
 
                 r = sim_instant(&s, o, now, &next);
-                if (r < 0) {
-                        sim_done(&s);
-                        return r;
-                }
+                if (r < 0)
+                        goto finish;
         }
 
         st.simulated = s.n_jobs;
@@ -422,6 +1045,8 @@ int sim_run(const SwfTrace *t, const SimOptions *o, SimStats *ret, char **ret_er
                 st.avg_wait = s.sum_wait / (double) s.n_jobs;
                 st.avg_bsld = s.sum_bsld / (double) s.n_jobs;
                 st.avg_flow = s.sum_flow / (double) s.n_jobs;
+                st.avg_xfactor = s.sum_xfactor / (double) s.n_jobs;
+                st.xfactor_ok = (double) s.xfactor_ok / (double) s.n_jobs;
                 st.makespan = s.last_end - s.first_submit;
                 st.utilization = st.makespan > 0 ? s.work / ((double) procs * (double) st.makespan) : 0.0;
         }
@@ -432,12 +1057,21 @@ int sim_run(const SwfTrace *t, const SimOptions *o, SimStats *ret, char **ret_er
                         o->results[s.jobs[i].trace_index] = (SimJobResult) {
                                 .wait = (int64_t) (s.jobs[i].start - s.jobs[i].submit),
                                 .run = (int64_t) s.jobs[i].run,
+                                .suspended = (int64_t) s.jobs[i].suspended,
+                                .suspensions = s.jobs[i].suspensions,
                         };
         }
-
-        sim_done(&s);
+        r = stats_groups(&s, &st);
+        if (r < 0) {
+                sim_stats_done(&st);
+                goto finish;
+        }
         *ret = st;
-        return 0;
+        r = 0;
+finish:
+        s.ctx = sched_context_free(s.ctx);
+        sim_done(&s);
+        return r;
 }
 
 /* The line's whitespace-separated fields, cut in place; false if not 18. */
@@ -505,7 +1139,8 @@ int sim_write_schedule(FILE *in, const char *name, const SwfTrace *t, const SimJ
                                 if (i > 0)
                                         fputc(' ', out);
                                 if (i == 2 || i == 3)
-                                        fprintf(out, "%" PRIi64, i == 2 ? results[k].wait : results[k].run);
+                                        fprintf(out, "%" PRIi64,
+                                                i == 2 ? results[k].wait : results[k].run + results[k].suspended);
                                 else
                                         fputs(f[i], out);
                         }

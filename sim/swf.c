@@ -127,6 +127,9 @@ int swf_parse(FILE *f, const char *name, SwfTrace *ret, char **ret_error) {
                         .procs_alloc = v[4],
                         .procs_req = v[7],
                         .time_req = v[8],
+                        .user = v[11],
+                        .group = v[12],
+                        .queue = v[14],
                         .line = lineno,
                 };
         }

@@ -18,6 +18,9 @@ typedef struct SwfJob {
         int64_t procs_alloc; /* field 5 */
         int64_t procs_req;   /* field 8 */
         int64_t time_req;    /* field 9 */
+        int64_t user;        /* field 12 */
+        int64_t group;       /* field 13 */
+        int64_t queue;       /* field 15 */
         unsigned line;
 } SwfJob;
 

@@ -41,8 +41,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
                 r = sim_run(&t, &o, &s, &error);
                 fuzz_check(r == 0 || r == -ENOMEM || (r == -EINVAL && error));
-                if (r == 0)
+                if (r == 0) {
                         fuzz_check(s.simulated + s.skipped == t.n_jobs);
+                        sim_stats_done(&s);
+                }
         }
         swf_trace_done(&t);
         return 0;

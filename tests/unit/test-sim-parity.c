@@ -62,6 +62,7 @@ static void test_figures(void **state) {
                               sim_semantics_to_string(f->semantics), bsld, wait);
                 assert_string_equal(bsld, f->bsld);
                 assert_string_equal(wait, f->wait);
+                sim_stats_done(&st);
         }
 }
 
@@ -75,6 +76,7 @@ static void test_default_filter(void **state) {
         assert_int_equal(st.simulated, 3145);
         snprintf(bsld, sizeof bsld, "%.6f", st.avg_bsld);
         assert_string_equal(bsld, "16.213660");
+        sim_stats_done(&st);
 }
 
 int main(void) {
