@@ -38,6 +38,9 @@ static uint64_t rnd(uint64_t n) {
 }
 
 static const uint64_t first_day = 1704067200; /* 2024-01-01 */
+/* Job ids of the runs written here start above those a store already holds (bench/usage
+ * fills corrald's own store, where jobs have run). */
+static uint64_t id_base;
 static char users[50][16], projects[10][16];
 static const char *const queues[] = { "normal", "express", "bonus" };
 static const double factors[] = { 1.0, 3.0, 0.0 };
@@ -47,7 +50,7 @@ static JobCharge make_charge(uint64_t id) {
         unsigned u = (unsigned) rnd(50), q = rnd(10) < 7 ? 0 : rnd(2) + 1;
         unsigned p = rnd(10) < 8 ? u % 10 : (u + 3) % 10;
         uint64_t run = 60 + rnd(8 * 3600), end = first_day + (id * 365 * DAY) / 1000000 + rnd(3600);
-        JobCharge c = { .job_id = id, .uid = 1000 + u, .user = users[u], .project = projects[p], .queue = queues[q],
+        JobCharge c = { .job_id = id_base + id, .uid = 1000 + u, .user = users[u], .project = projects[p], .queue = queues[q],
                         .start_time = end - run, .end_time = end, .cpus = 1 + (unsigned) rnd(16),
                         .run_usec = run * 1000000, .charge_factor = factors[q], .cpu_usec = run * 900000,
                         .memory_peak = rnd(UINT64_C(64) << 30), .io_read_bytes = rnd(1 << 30),
@@ -138,6 +141,24 @@ static int report(Store *s, StoreUsageBy by, const char *label) {
         return 0;
 }
 
+static uint64_t stored_max_job_id(const char *dir) {
+        char path[512];
+        sqlite3 *db;
+        sqlite3_stmt *st;
+        uint64_t max = 0;
+
+        snprintf(path, sizeof path, "%s/corral.db", dir);
+        if (access(path, F_OK) < 0 || sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+                return 0;
+        if (sqlite3_prepare_v2(db, "SELECT MAX(job_id) FROM job_usage", -1, &st, NULL) == SQLITE_OK) {
+                if (sqlite3_step(st) == SQLITE_ROW)
+                        max = (uint64_t) sqlite3_column_int64(st, 0);
+                sqlite3_finalize(st);
+        }
+        sqlite3_close(db);
+        return max;
+}
+
 /* For contrast: the same sum from the runs themselves, what a report without the
  * per-day summary would have to read. */
 static void scan_runs(const char *dir) {
@@ -178,6 +199,7 @@ int main(int argc, char **argv) {
                 if (!mkdtemp(dir))
                         return EXIT_FAILURE;
         }
+        id_base = stored_max_job_id(dir);
         if ((r = store_open(dir, &s)) < 0) {
                 fprintf(stderr, "store_open(%s): %s\n", dir, strerror(-r));
                 return EXIT_FAILURE;

@@ -45,6 +45,10 @@ wait_for 60 sh -c "[ \"\$(corral show --json $b | jq -r .job.state)\" = BLOCKED 
 assert_match "$(reason "$b")" '^MaxRunningJobs \(2 > 1\)$' "the blocked job's reason"
 assert_match "$(as_user "$USER_A" corral queue)" 'MaxRunningJobs' "corral queue shows the limit"
 log "job $b: $(state "$b"), $(reason "$b")"
+# corral why names the limit with its numbers.
+why=$(as_user "$USER_A" corral why "$b")
+assert_match "$why" 'a limit of its project holds it back: MaxRunningJobs.*(limit 1|=1)' "corral why $b"
+log "corral why $b: $why"
 
 # The kernel's view: the slice's cpuset and memory cap, and the job inside them.
 cg=/sys/fs/cgroup/corral.slice/corral-$PROJECT_A.slice
