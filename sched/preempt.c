@@ -285,12 +285,31 @@ static int try_preempt(SchedPass *p, Cand *c, size_t n_victims, size_t n_run_use
                 return 0;
         qsort(ctx->vscores, n, sizeof(VictimScore), cmp_score);
 
-        /* Best first until it fits; none of it if it never does. */
-        for (used = 1; used <= n; used++)
-                if (fits_with(p, c, ctx->vscores, used, false, &pl))
-                        break;
-        if (used > n)
-                return 0;
+        /* Best first until it fits; none of it if it never does. One victim more at a
+         * time on a copy of what is free: linear in the victims. */
+        {
+                CpuSet saved[SCHED_NODES_MAX];
+                Avail st[SCHED_NODES_MAX];
+                bool ok = false;
+
+                memcpy(saved, p->free_cpus, sizeof(CpuSet) * p->n_nodes);
+                memcpy(st, p->avail_now, sizeof(Avail) * p->n_nodes);
+                for (used = 0; used < n && !ok;) {
+                        const SchedAllocation *a = p->jobs[ctx->vscores[used++].job].alloc;
+                        for (size_t k = 0; k < p->n_nodes; k++) {
+                                CpuSet on = p->machine->nodes[k].cpus;
+                                cpu_set_and(&on, &a->cpus);
+                                if (cpu_set_is_empty(&on))
+                                        continue;
+                                cpu_set_or(&p->free_cpus[k], &on);
+                                st[k].cpus = cpu_set_count(&p->free_cpus[k]);
+                        }
+                        ok = plan_fit_now(p, st, c, &pl);
+                }
+                memcpy(p->free_cpus, saved, sizeof(CpuSet) * p->n_nodes);
+                if (!ok)
+                        return 0;
+        }
 
         /* Then spare every one it can do without, the lowest scored first: a victim on
          * the wrong node, or one a later better placed victim made needless. */
