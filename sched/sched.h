@@ -13,6 +13,8 @@
  *      BeginTime, TooBig, TimeLimit make it ineligible (it neither starts nor blocks);
  *   2. the eligible ones are ordered by priority (SchedPriorityOps), ties by submit time
  *      then id;
+ *   2b. preemption, if enabled or if jobs a pass suspended wait: resumptions and
+ *      suspensions (SchedPreempt);
  *   3. the policy (SchedPolicyOps: "fcfs", "easy", "conservative") starts what it may now
  *      and reserves/estimates the rest.
  *
@@ -451,7 +453,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(SchedContext *, sched_context_free);
 
 /* One scheduling pass. jobs may hold jobs in any state and any order; only PENDING jobs
  * are considered for starting, RUNNING and SUSPENDED ones occupy their allocation until
- * start_time + walltime (or longer: an overdue job is assumed to end any moment).
+ * start_time + walltime + suspended_time (or longer: an overdue job is assumed to end any
+ * moment), except that a job a pass suspended (preempted) holds only memory. With
+ * preemption (SchedPreempt) the decisions may suspend running jobs and resume suspended
+ * ones; a SUSPEND always comes before the START it makes room for.
  * Returns 0, -EINVAL on a bad machine or config, -ENOMEM. */
 int sched_pass(SchedContext *ctx, const SchedConfig *config, const SchedMachine *machine,
                const SchedJob *jobs, size_t n_jobs, uint64_t now, SchedResult *ret);
