@@ -36,6 +36,7 @@ MaxXFactor=3
 EOF
 corral reload
 work=$(as_user "$USER_A" mktemp -d /tmp/preempt.XXXXXX)
+work_b=$(as_user "$USER_B" mktemp -d /tmp/preempt.XXXXXX)
 
 # The normal job: 15 s of half-second sleeps (each frozen sleep costs at most its own
 # half second) with a CPU burner beside them, on every CPU, walltime 40 s.
@@ -45,7 +46,7 @@ wait_for 60 is_state "$a" RUNNING || fail "job $a: $(state "$a")"
 wait_for 30 frozen "$a" 0 || fail "job $a has no scope"
 sleep 2
 
-b=$(as_user "$USER_B" corral submit --parsable -D "$work" -q express -n 1 --time 1:00 -- sleep 30)
+b=$(as_user "$USER_B" corral submit --parsable -D "$work_b" -q express -n 1 --time 1:00 -- sleep 30)
 wait_for 60 is_state "$a" SUSPENDED || fail "job $a was not suspended for express job $b: $(state "$a"), $(state "$b")"
 wait_for 30 frozen "$a" 1 || fail "job $a's scope is not frozen: $(cat "$(unit_cgroup "corral-job-$a.scope")/cgroup.events")"
 t_frozen=$(date +%s)
@@ -92,7 +93,7 @@ else
     cg=$(unit_cgroup "corral-job-$c.scope")
     wait_for 60 sh -c "[ \$(cat $cg/memory.current) -gt $((150 << 20)) ]" || fail "job $c did not fill its memory"
     m1=$(cat "$cg/memory.current")
-    d=$(as_user "$USER_B" corral submit --parsable -D "$work" -q express -n 1 --time 0:30 -- sleep 20)
+    d=$(as_user "$USER_B" corral submit --parsable -D "$work_b" -q express -n 1 --time 0:30 -- sleep 20)
     wait_for 60 frozen "$c" 1 || fail "job $c was not frozen for $d: $(state "$c")"
     wait_for 60 sh -c "[ \$(cat $cg/memory.current) -lt $((m1 / 2)) ]" ||
         fail "job $c's memory.current stayed at $(cat "$cg/memory.current") (was $m1)"
