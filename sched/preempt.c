@@ -353,77 +353,80 @@ static int try_preempt(SchedPass *p, Cand *c, size_t n_victims, size_t n_run_use
         return pass_start(p, c, &pl);
 }
 
+static int cmp_resume(const void *x, const void *y, void *userdata) {
+        const SchedJob *jobs = userdata, *a = &jobs[*(const uint32_t *) x], *b = &jobs[*(const uint32_t *) y];
+
+        return resume_before(a, b) ? -1 : resume_before(b, a) ? 1 : 0;
+}
+
 int pass_preempt(SchedPass *p) {
         SchedContext *ctx = p->ctx;
         const SchedPreempt *cfg = &p->config->preempt;
-        size_t n_resumes = 0, n_victims = 0, n_run = 0, tries = 0, max_tries;
+        size_t n_resumes = 0, n_victims = 0, n_run = 0, n_preemptors = 0, tries = 0, max_tries;
         int64_t top_queue = INT64_MIN;
         uint32_t victim_cpus = 0;
         int r;
 
-        for (size_t i = 0; i < p->n_jobs; i++) {
-                const SchedJob *j = &p->jobs[i];
-                if (j->state == SCHED_JOB_SUSPENDED && j->preempted)
-                        n_resumes++;
-                else if (j->state == SCHED_JOB_RUNNING)
-                        n_run++;
-        }
-        if (n_resumes == 0 && !cfg->enabled)
+        if (!cfg->enabled && p->n_preempted == 0)
                 return 0;
 
-        if (!GROW(ctx->resumes, ctx->n_resumes_alloc, n_resumes))
+        /* One scan of the jobs (a pass's dearest loop at 100,000 of them): what may
+         * resume, the victims, the running jobs' owners, and which waiting jobs may
+         * preempt, marked by job index so the priority order need not look them up. */
+        if (!GROW(ctx->resumes, ctx->n_resumes_alloc, p->n_preempted) ||
+            (cfg->enabled && (!GROW(ctx->victims, ctx->n_victims_alloc, p->n_jobs) ||
+                              !GROW(ctx->victim_taken, ctx->n_victim_taken_alloc, p->n_jobs) ||
+                              !GROW(ctx->run_users, ctx->n_run_users_alloc, p->n_jobs) ||
+                              !GROW(ctx->preemptor, ctx->n_preemptor_alloc, p->n_jobs))))
                 return -ENOMEM;
-        n_resumes = 0;
         for (size_t i = 0; i < p->n_jobs; i++) {
                 const SchedJob *j = &p->jobs[i];
-                size_t x;
 
-                if (j->state != SCHED_JOB_SUSPENDED || !j->preempted)
+                if (j->state == SCHED_JOB_SUSPENDED && j->preempted) {
+                        if (n_resumes < p->n_preempted)
+                                ctx->resumes[n_resumes++] = (uint32_t) i;
                         continue;
-                /* Insertion: suspended jobs are few. */
-                for (x = n_resumes++; x > 0 && resume_before(j, &p->jobs[ctx->resumes[x - 1]]); x--)
-                        ctx->resumes[x] = ctx->resumes[x - 1];
-                ctx->resumes[x] = (uint32_t) i;
-        }
-
-        if (cfg->enabled)
-                for (size_t i = 0; i < p->n_cands; i++) {
-                        const Cand *c = &p->cands[i];
-                        if (eligible(c) && may_preempt(cand_job(p, c)))
-                                top_queue = MAX(top_queue, (int64_t) cand_job(p, c)->queue_priority);
                 }
+                if (!cfg->enabled)
+                        continue;
+                ctx->preemptor[i] = false;
+                if (j->state == SCHED_JOB_RUNNING) {
+                        ctx->run_users[n_run++] = j->user_id;
+                        if (j->preemptable && j->alloc) {
+                                ctx->victim_taken[n_victims] = false;
+                                ctx->victims[n_victims++] = (uint32_t) i;
+                                victim_cpus += cpu_set_count(&j->alloc->cpus);
+                        }
+                } else if (j->state == SCHED_JOB_PENDING && may_preempt(j)) {
+                        /* Eligible or not: an ineligible one only delays resumptions to
+                         * step 3 of this same pass. */
+                        ctx->preemptor[i] = true;
+                        n_preemptors++;
+                        top_queue = MAX(top_queue, (int64_t) j->queue_priority);
+                }
+        }
+        qsort_r(ctx->resumes, n_resumes, sizeof(uint32_t), cmp_resume, (void *) p->jobs);
 
         /* 1. What no waiting preemptor outranks resumes first. */
-        r = resume_phase(p, n_resumes, top_queue == INT64_MIN ? INT64_MIN : top_queue);
-        if (r < 0 || !cfg->enabled || top_queue == INT64_MIN)
+        r = resume_phase(p, n_resumes, top_queue);
+        if (r < 0)
+                return r;
+        if (!cfg->enabled || n_preemptors == 0)
                 goto rest;
 
         /* 2. Preemptors in priority order. */
-        if (!GROW(ctx->victims, ctx->n_victims_alloc, n_run) || !GROW(ctx->victim_taken, ctx->n_victim_taken_alloc, n_run) ||
-            !GROW(ctx->run_users, ctx->n_run_users_alloc, n_run))
-                return -ENOMEM;
-        n_run = 0;
-        for (size_t i = 0; i < p->n_jobs; i++) {
-                const SchedJob *j = &p->jobs[i];
-
-                if (j->state != SCHED_JOB_RUNNING)
-                        continue;
-                ctx->run_users[n_run++] = j->user_id;
-                if (!j->preemptable || !j->alloc)
-                        continue;
-                ctx->victim_taken[n_victims] = false;
-                ctx->victims[n_victims++] = (uint32_t) i;
-                victim_cpus += cpu_set_count(&j->alloc->cpus);
-        }
         qsort(ctx->run_users, n_run, sizeof(uint32_t), cmp_u32);
         max_tries = cfg->max_tries ?: SCHED_PREEMPT_MAX_TRIES;
-
-        for (size_t i = 0; i < p->n_cands && tries < max_tries; i++) {
+        for (size_t i = 0, seen = 0; i < p->n_cands && seen < n_preemptors && tries < max_tries; i++) {
                 Cand *c = &p->cands[i];
-                const SchedJob *j = cand_job(p, c);
+                const SchedJob *j;
                 Plan pl;
 
-                if (!eligible(c) || !may_preempt(j) || limits_block(p, c))
+                if (!ctx->preemptor[c->idx])
+                        continue;
+                seen++;
+                j = cand_job(p, c);
+                if (!eligible(c) || limits_block(p, c))
                         continue;
                 if (plan_fit_now(p, p->avail_now, c, &pl)) {
                         r = pass_start(p, c, &pl);
@@ -441,8 +444,6 @@ int pass_preempt(SchedPass *p) {
         }
 
 rest:
-        if (r < 0)
-                return r;
         /* 3. The rest, before the policy starts anything new. */
         return resume_phase(p, n_resumes, INT64_MIN);
 }

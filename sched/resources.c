@@ -112,20 +112,15 @@ uint64_t preempted_mem(const SchedPass *p, const SchedJob *j, size_t k) {
 int pass_build_now(SchedPass *p) {
         const SchedMachine *m = p->machine;
         CpuSet free_all = {};
-        bool track = p->config->preempt.enabled;
 
         for (size_t k = 0; k < p->n_nodes; k++) {
                 cpu_set_or(&free_all, &m->nodes[k].cpus);
                 p->avail_now[k] = (Avail) { .cpus = p->node_cpus[k], .mem = p->node_mem[k] };
         }
-        for (size_t i = 0; i < p->n_jobs && !track; i++)
-                track = p->jobs[i].state == SCHED_JOB_SUSPENDED && p->jobs[i].preempted;
-        if (track) {
-                if (!GROW(p->ctx->job_release, p->ctx->n_job_release_alloc, p->n_jobs))
-                        return -ENOMEM;
-                for (size_t i = 0; i < p->n_jobs; i++)
-                        p->ctx->job_release[i] = SIZE_MAX;
-        }
+        /* Which release is whose: preempt.c moves a victim's CPUs out of its release. */
+        if (!GROW(p->ctx->job_release, p->ctx->n_job_release_alloc, p->n_jobs))
+                return -ENOMEM;
+        p->n_preempted = 0;
 
         for (size_t i = 0; i < p->n_jobs; i++) {
                 const SchedJob *j = &p->jobs[i];
@@ -146,8 +141,8 @@ int pass_build_now(SchedPass *p) {
                 if (!preempted)
                         cpu_set_andnot(&free_all, &a->cpus);
 
-                if (track)
-                        p->ctx->job_release[i] = p->n_release_avail;
+                p->ctx->job_release[i] = p->n_release_avail;
+                p->n_preempted += preempted;
                 rel = release_new(p, end);
                 if (!rel)
                         return -ENOMEM;

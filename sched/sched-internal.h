@@ -168,6 +168,8 @@ typedef struct SchedContext {
         size_t n_vscores_alloc;
         uint32_t *resumes;
         size_t n_resumes_alloc;
+        bool *preemptor;       /* per job index: a waiting job that may preempt */
+        size_t n_preemptor_alloc;
         /* the profile the last conservative pass ended with */
         uint64_t *prev_time;
         Avail *prev_avail;
@@ -201,6 +203,7 @@ struct SchedPass {
         size_t n_releases;
         size_t n_release_avail;
         bool releases_sorted;
+        size_t n_preempted;                  /* SUSPENDED jobs a pass suspended */
 };
 
 static inline const SchedJob *cand_job(const SchedPass *p, const Cand *c) {

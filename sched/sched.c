@@ -102,6 +102,7 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->victim_taken);
         free(ctx->vscores);
         free(ctx->resumes);
+        free(ctx->preemptor);
         free(ctx->prev_time);
         free(ctx->prev_avail);
         return mfree(ctx);
