@@ -421,6 +421,24 @@ static void test_parallel_run(void **state) {
         sched_context_free(ctx);
 }
 
+/* Starvation control (item 3 of the issue, in place before preemption): each bypass adds
+ * PriorityWeightBypass, and a bypassed job overtakes an equal one that was not. */
+static void test_bypass_priority(void **state) {
+        SchedConfig c = SCHED_CONFIG_DEFAULT;
+        SchedJob a = job_q(1, NORMAL, 1, 100), b = job_q(2, NORMAL, 1, 100);
+        SchedPriorityTerm t[_SCHED_TERM_MAX];
+        double pa, pb;
+
+        c.weights.bypass = 10.0;
+        a.submit_time = b.submit_time = 0;
+        b.bypass_count = 3;
+        pa = c.priority->priority(&c, &a, 1000);
+        pb = c.priority->priority(&c, &b, 1000);
+        assert_true(absd(pb - pa - 30.0) < 1e-9);
+        assert_true(absd(sched_priority_terms(&c, &b, 1000, t) - pb) < 1e-9);
+        assert_true(t[SCHED_TERM_BYPASS].input == 3.0 && t[SCHED_TERM_BYPASS].value == 30.0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_score),
@@ -431,6 +449,7 @@ int main(void) {
                 cmocka_unit_test(test_resume),
                 cmocka_unit_test(test_window_and_cap),
                 cmocka_unit_test(test_parallel_run),
+                cmocka_unit_test(test_bypass_priority),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
