@@ -60,8 +60,16 @@ static void on_preempt_frozen(Executor *e, uint64_t id, int error, const char *m
                 log_warning_errno(r, "Cannot reclaim the memory of job %" PRIu64 ": %m", id);
 }
 
+/* As a start is launched: only once the pass that decided it is committed. */
+static int act_after_commit(Manager *m, Job *j, int act) {
+        if (!GREEDY_REALLOC(m->to_launch, m->allocated_to_launch, m->n_to_launch + 1))
+                return log_oom();
+        j->preempt_act = act;
+        m->to_launch[m->n_to_launch++] = j->id;
+        return 0;
+}
+
 void manager_preempt_suspend(Manager *m, Job *j, const SchedDecision *d) {
-        int r;
 
         if (j->state != JOB_RUNNING || j->launching || j->cancel_requested)
                 return;
@@ -74,9 +82,7 @@ void manager_preempt_suspend(Manager *m, Job *j, const SchedDecision *d) {
         }
         log_info("Job %" PRIu64 " suspended to let job %" PRIu64 " start (suspension score %.3f).", j->id,
                  d->by_job_id, d->score);
-        r = executor_freeze(m->executor, j->id, j->project, true, on_preempt_frozen, m);
-        if (r < 0)
-                on_preempt_frozen(m->executor, j->id, r, "cannot ask systemd to freeze it", m);
+        (void) act_after_commit(m, j, PREEMPT_ACT_FREEZE);
 }
 
 static void on_preempt_thawed(Executor *e, uint64_t id, int error, const char *message, void *userdata) {
@@ -85,26 +91,46 @@ static void on_preempt_thawed(Executor *e, uint64_t id, int error, const char *m
 }
 
 void manager_preempt_resume(Manager *m, Job *j, const SchedDecision *d) {
-        CpuSet mems = {};
-        bool moved, swap_off;
-        int r;
+        SchedAllocation old;
 
         if (j->state != JOB_SUSPENDED || !j->suspended_by_sched || !j->alloc)
                 return;
-        moved = !cpu_set_equal(&j->alloc->cpus, &d->alloc.cpus) || j->alloc->node_mask != d->alloc.node_mask;
-        for (unsigned k = 0; k < m->machine.n_nodes; k++)
-                if (d->alloc.node_mask & (UINT32_C(1) << k))
-                        cpu_set_add(&mems, m->numa_ids[k]);
+        old = *j->alloc;
         *j->alloc = d->alloc;
+        if (manager_job_transition(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL) < 0) {
+                *j->alloc = old;
+                return;
+        }
+        j->preempt_moved = !cpu_set_equal(&old.cpus, &d->alloc.cpus) || old.node_mask != d->alloc.node_mask;
+        j->preempt_swap_off = j->reclaimed && j->req.memory > 0; /* launched with MemorySwapMax=0 */
         j->last_resume = (uint64_t) time(NULL);
-        swap_off = j->reclaimed && j->req.memory > 0; /* launched with MemorySwapMax=0 */
         j->reclaimed = false;
         j->resident_memory = 0;
-        if (manager_job_transition(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL) < 0)
+        log_info("Job %" PRIu64 " resumed%s.", j->id, j->preempt_moved ? " on other CPUs" : "");
+        (void) act_after_commit(m, j, PREEMPT_ACT_THAW);
+}
+
+void manager_preempt_act(Manager *m, Job *j) {
+        int act = j->preempt_act;
+        CpuSet mems = {};
+        int r;
+
+        j->preempt_act = PREEMPT_ACT_NONE;
+        if (act == PREEMPT_ACT_FREEZE) {
+                if (j->state != JOB_SUSPENDED || !j->suspended_by_sched)
+                        return;
+                r = executor_freeze(m->executor, j->id, j->project, true, on_preempt_frozen, m);
+                if (r < 0)
+                        on_preempt_frozen(m->executor, j->id, r, "cannot ask systemd to freeze it", m);
                 return;
-        log_info("Job %" PRIu64 " resumed%s.", j->id, moved ? " on other CPUs" : "");
-        r = executor_thaw_onto(m->executor, j->id, j->project, moved ? &d->alloc.cpus : NULL, moved ? &mems : NULL,
-                               swap_off, on_preempt_thawed, m);
+        }
+        if (act != PREEMPT_ACT_THAW || j->state != JOB_RUNNING || !j->alloc)
+                return;
+        for (unsigned k = 0; k < m->machine.n_nodes; k++)
+                if (j->alloc->node_mask & (UINT32_C(1) << k))
+                        cpu_set_add(&mems, m->numa_ids[k]);
+        r = executor_thaw_onto(m->executor, j->id, j->project, j->preempt_moved ? &j->alloc->cpus : NULL,
+                               j->preempt_moved ? &mems : NULL, j->preempt_swap_off, on_preempt_thawed, m);
         if (r < 0)
                 on_preempt_thawed(m->executor, j->id, r, "cannot ask systemd to thaw it", m);
 }

@@ -73,6 +73,10 @@ typedef struct Job {
         uint64_t resident_memory;
         bool reclaimed;
         uint64_t last_resume;
+        /* What is to be done to its scope once the pass that decided it is committed:
+         * freeze, or thaw (first moving it, switching its swap off). */
+        enum { PREEMPT_ACT_NONE, PREEMPT_ACT_FREEZE, PREEMPT_ACT_THAW } preempt_act;
+        bool preempt_moved, preempt_swap_off;
 } Job;
 
 /* A zeroed job (exit_code -1, an empty request) from the job slabs. */

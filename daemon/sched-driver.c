@@ -199,6 +199,10 @@ void manager_launch_pending(Manager *m) {
                 Job *j = manager_find_job(m, m->to_launch[i]);
                 int r;
 
+                if (j && j->preempt_act) {
+                        manager_preempt_act(m, j);
+                        continue;
+                }
                 if (!j || j->state != JOB_RUNNING)
                         continue;
                 r = manager_build_spec(m, j, &spec);
