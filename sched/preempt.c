@@ -203,6 +203,8 @@ static int resume_phase(SchedPass *p, size_t n, int64_t min_queue_priority) {
                         continue;
                 if (p->now_cpus == 0)
                         break;
+                if (cpu_set_count(&p->jobs[idx].alloc->cpus) > p->now_cpus)
+                        continue;
                 r = try_resume(p, idx);
                 if (r < 0)
                         return r;
@@ -275,8 +277,7 @@ static int try_preempt(SchedPass *p, Cand *c, size_t n_victims, size_t n_run_use
                         continue;
                 if (cfg->max_suspend_time && time_add(v->suspended_time, wp) > cfg->max_suspend_time)
                         continue;
-                score = sched_suspend_score(cfg, pj, running_p, v, running_of(p, n_run_users, v->user_id), p->now,
-                                            NULL);
+                score = sched_suspend_score(cfg, pj, running_p, v, ctx->victim_running[i], p->now, NULL);
                 if (score <= 0.0 || (same && score < SCHED_PARALLEL_RUN_MIN_SCORE))
                         continue;
                 ctx->vscores[n++] = (VictimScore) { .score = score, .job = ctx->victims[i], .slot = (uint32_t) i };
@@ -414,8 +415,12 @@ int pass_preempt(SchedPass *p) {
         if (!cfg->enabled || n_preemptors == 0)
                 goto rest;
 
-        /* 2. Preemptors in priority order. */
+        /* 2. Preemptors in priority order. Each victim's owner's running jobs, once. */
         qsort(ctx->run_users, n_run, sizeof(uint32_t), cmp_u32);
+        if (!GROW(ctx->victim_running, ctx->n_victim_running_alloc, n_victims))
+                return -ENOMEM;
+        for (size_t i = 0; i < n_victims; i++)
+                ctx->victim_running[i] = running_of(p, n_run, p->jobs[ctx->victims[i]].user_id);
         max_tries = cfg->max_tries ?: SCHED_PREEMPT_MAX_TRIES;
         for (size_t i = 0, seen = 0; i < p->n_cands && seen < n_preemptors && tries < max_tries; i++) {
                 Cand *c = &p->cands[i];

@@ -164,6 +164,8 @@ typedef struct SchedContext {
         size_t n_victims_alloc;
         bool *victim_taken;
         size_t n_victim_taken_alloc;
+        uint32_t *victim_running;  /* per victim: its owner's running jobs */
+        size_t n_victim_running_alloc;
         struct VictimScore *vscores;
         size_t n_vscores_alloc;
         uint32_t *resumes;

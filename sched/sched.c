@@ -100,6 +100,7 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->run_users);
         free(ctx->victims);
         free(ctx->victim_taken);
+        free(ctx->victim_running);
         free(ctx->vscores);
         free(ctx->resumes);
         free(ctx->preemptor);
