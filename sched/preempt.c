@@ -450,5 +450,12 @@ int pass_preempt(SchedPass *p) {
 
 rest:
         /* 3. The rest, before the policy starts anything new. */
-        return resume_phase(p, n_resumes, INT64_MIN);
+        r = resume_phase(p, n_resumes, INT64_MIN);
+        if (r < 0)
+                return r;
+        /* The conservative policy's shortcut (nothing freed since its last profile, so
+         * nothing to move) assumes running jobs only ever end sooner. Suspended jobs end
+         * later with every pass, and CPUs change hands outside its plan: it replans. */
+        ctx->n_prev = 0;
+        return 0;
 }

@@ -391,7 +391,8 @@ typedef struct SchedProject {
  *     s = cpus_p / (cpus_p + cpus_v)                     larger preemptors favoured
  *     n = 2 (1 + running_v) / (2 + running_v + running_p)  running jobs of each owner
  *     d = 1 − f², f = run_v / walltime_v                 near-done jobs spared
- * Parallel-run needs score >= SCHED_PARALLEL_RUN_MIN_SCORE. */
+ * Parallel-run needs score >= SCHED_PARALLEL_RUN_MIN_SCORE. With "conservative", a
+ * reservation may move later when a suspension lengthens the job it waits for. */
 #define SCHED_PARALLEL_RUN_MIN_SCORE 0.25
 #define SCHED_PREEMPT_MAX_TRIES 64
 

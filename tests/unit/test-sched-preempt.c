@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sched.h"
@@ -439,6 +440,186 @@ static void test_bypass_priority(void **state) {
         assert_true(t[SCHED_TERM_BYPASS].input == 3.0 && t[SCHED_TERM_BYPASS].value == 30.0);
 }
 
+/* Random machines and workloads of express and normal jobs, run to the end with every
+ * decision applied (DEBUG_SEED=N prints how scenario N ends): no CPU is ever shared, running and suspended jobs' memory fits each
+ * node, a suspension always comes with the start it makes room for, a resumed job gets
+ * as many CPUs as it had, MaxSuspendTime holds, and every job ends (no starvation). */
+#define RJOBS 40
+
+typedef struct RJob {
+        SchedJob j;
+        SchedAllocation alloc;
+        uint64_t remaining, since, suspended, end;
+        bool done;
+} RJob;
+
+static uint64_t rstate;
+static uint64_t rnd(uint64_t n) {
+        rstate ^= rstate << 13;
+        rstate ^= rstate >> 7;
+        rstate ^= rstate << 17;
+        return rstate % n;
+}
+
+static void random_scenario(unsigned seed) {
+        SchedNode nodes[2];
+        SchedMachine m;
+        SchedConfig c = preempt_config();
+        SchedContext *ctx = sched_context_new();
+        static const SchedPolicyOps *const policies[] = { &sched_policy_easy, &sched_policy_fcfs,
+                                                          &sched_policy_conservative };
+        RJob t[RJOBS];
+        SchedJob view[RJOBS];
+        size_t map[RJOBS], n_nodes, total;
+        uint64_t now = 0, sub = 0, mem_per_node;
+        unsigned passes = 0;
+
+        rstate = seed * UINT64_C(0x9E3779B97F4A7C15) + 1;
+        n_nodes = 1 + rnd(2);
+        mem_per_node = (8 + rnd(24)) * GIB;
+        machine_uniform(nodes, n_nodes, 2 + (unsigned) rnd(7), mem_per_node, &m);
+        total = sched_machine_cpus(&m);
+        c.policy = policies[seed % 3];
+        c.preempt.max_xfactor = 1.25 + (double) rnd(3);
+        c.preempt.suspend_window = rnd(2) ? 0 : rnd(300);
+        c.preempt.max_suspend_time = rnd(3) == 0 ? 200 + rnd(2000) : 0;
+        c.preempt.reclaim = rnd(2);
+
+        for (size_t i = 0; i < RJOBS; i++) {
+                bool express = rnd(4) == 0;
+                uint64_t wall = express ? 10 + rnd(300) : 100 + rnd(2000);
+
+                sub += rnd(200);
+                t[i] = (RJob) { .j = job_q(i + 1, express ? EXPRESS : NORMAL, 1 + (unsigned) rnd(total), wall) };
+                t[i].j.submit_time = sub;
+                t[i].j.memory = rnd(3) == 0 ? rnd(mem_per_node / GIB) * GIB : 0;
+                t[i].j.user_id = (uint32_t) rnd(4);
+                t[i].j.parallel_run = !express && rnd(5) == 0;
+                t[i].remaining = rnd(2) ? wall : 1 + rnd(wall);
+        }
+
+        for (;;) {
+                SchedResult res;
+                size_t n = 0;
+                uint64_t next = UINT64_MAX, held[2] = {};
+                CpuSet used = {};
+
+                for (size_t i = 0; i < RJOBS; i++) {
+                        RJob *x = &t[i];
+                        if (x->j.state == SCHED_JOB_RUNNING && x->end <= now) {
+                                x->j.state = SCHED_JOB_DONE;
+                                x->done = true;
+                        }
+                        if (x->done || x->j.submit_time > now)
+                                continue;
+                        x->j.suspended_time = x->suspended + (x->j.state == SCHED_JOB_SUSPENDED ? now - x->since : 0);
+                        map[n] = i;
+                        view[n++] = x->j;
+                }
+                assert_int_equal(sched_pass(ctx, &c, &m, view, n, now, &res), 0);
+                assert_true(++passes < 100000);
+
+                for (size_t d = 0; d < res.n_decisions; d++) {
+                        const SchedDecision *x = &res.decisions[d];
+                        RJob *r = &t[map[x->job_index]];
+
+                        switch (x->type) {
+                        case SCHED_DECISION_SUSPEND: {
+                                const SchedDecision *st = NULL;
+                                for (size_t e = d + 1; e < res.n_decisions && !st; e++)
+                                        if (res.decisions[e].type == SCHED_DECISION_START &&
+                                            res.decisions[e].job_id == x->by_job_id)
+                                                st = &res.decisions[e];
+                                assert_non_null(st);
+                                assert_int_equal(r->j.state, SCHED_JOB_RUNNING);
+                                assert_true(r->j.preemptable);
+                                if (c.preempt.max_suspend_time)
+                                        assert_true(r->j.suspended_time + sched_job_walltime(&t[x->by_job_id - 1].j) <=
+                                                    c.preempt.max_suspend_time);
+                                r->j.state = SCHED_JOB_SUSPENDED;
+                                r->j.preempted = true;
+                                r->j.resident_memory = r->j.memory / 2;
+                                r->since = now;
+                                r->remaining = r->end - now;
+                                break;
+                        }
+                        case SCHED_DECISION_RESUME:
+                                assert_int_equal(r->j.state, SCHED_JOB_SUSPENDED);
+                                assert_int_equal(cpu_set_count(&x->alloc.cpus), cpu_set_count(&r->alloc.cpus));
+                                r->alloc = x->alloc;
+                                r->suspended += now - r->since;
+                                r->j.state = SCHED_JOB_RUNNING;
+                                r->j.preempted = false;
+                                r->j.last_resume_time = now;
+                                r->end = now + r->remaining;
+                                break;
+                        case SCHED_DECISION_START:
+                                assert_int_equal(r->j.state, SCHED_JOB_PENDING);
+                                r->alloc = x->alloc;
+                                r->j.alloc = &r->alloc;
+                                r->j.state = SCHED_JOB_RUNNING;
+                                r->j.start_time = now;
+                                r->end = now + r->remaining;
+                                break;
+                        default:
+                                fail();
+                        }
+                }
+
+                for (size_t i = 0; i < RJOBS; i++) {
+                        const RJob *x = &t[i];
+                        if (x->j.state != SCHED_JOB_RUNNING && x->j.state != SCHED_JOB_SUSPENDED)
+                                continue;
+                        if (x->j.state == SCHED_JOB_RUNNING) {
+                                if (cpu_set_intersects(&used, &x->alloc.cpus))
+                                        fail_msg("seed %u t=%llu: job %zu shares a CPU", seed, (unsigned long long) now, i + 1);
+                                cpu_set_or(&used, &x->alloc.cpus);
+                        }
+                        for (size_t k = 0; k < n_nodes; k++) {
+                                uint64_t mm = x->alloc.mem[k];
+                                if (x->j.state == SCHED_JOB_SUSPENDED && c.preempt.reclaim && x->j.memory > 0)
+                                        mm = (uint64_t) ((double) mm * ((double) x->j.resident_memory / (double) x->j.memory));
+                                held[k] += mm;
+                        }
+                }
+                for (size_t k = 0; k < n_nodes; k++)
+                        if (held[k] > nodes[k].memory)
+                                fail_msg("seed %u t=%llu: node %zu memory exceeded", seed, (unsigned long long) now, k);
+
+                for (size_t i = 0; i < RJOBS; i++) {
+                        if (t[i].j.state == SCHED_JOB_RUNNING)
+                                next = MIN(next, t[i].end);
+                        else if (!t[i].done && t[i].j.submit_time > now)
+                                next = MIN(next, t[i].j.submit_time);
+                }
+                if (next == UINT64_MAX) {
+                        for (size_t w = 0; w < res.n_waiting && getenv("DEBUG_SEED") && (unsigned) atoi(getenv("DEBUG_SEED")) == seed; w++)
+                                print_message("t=%llu wait %llu %s est %llu\n", (unsigned long long) now,
+                                              (unsigned long long) res.waiting[w].job_id,
+                                              sched_reason_to_string(res.waiting[w].reason),
+                                              (unsigned long long) res.waiting[w].est_start);
+                        for (size_t v = 0; v < n && getenv("DEBUG_SEED") && (unsigned) atoi(getenv("DEBUG_SEED")) == seed; v++)
+                                print_message("view %llu state %d pre %d\n", (unsigned long long) view[v].id, view[v].state, view[v].preempted);
+                        break;
+                }
+                now = next;
+        }
+        for (size_t i = 0; i < RJOBS && getenv("DEBUG_SEED") && (unsigned) atoi(getenv("DEBUG_SEED")) == seed; i++)
+                print_message("job %zu q%u state %d cpus %u mem %llu wall %llu done %d susp %llu\n", i + 1, t[i].j.queue_id,
+                              t[i].j.state, t[i].j.cpus, (unsigned long long) (t[i].j.memory / GIB),
+                              (unsigned long long) t[i].j.walltime, t[i].done, (unsigned long long) t[i].suspended);
+        for (size_t i = 0; i < RJOBS; i++)
+                if (!t[i].done)
+                        fail_msg("seed %u: job %zu (%s) never ended", seed, i + 1,
+                                 t[i].j.state == SCHED_JOB_SUSPENDED ? "suspended" : "never started");
+        sched_context_free(ctx);
+}
+
+static void test_random_invariants(void **state) {
+        for (unsigned seed = 1; seed <= 300; seed++)
+                random_scenario(seed);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_score),
@@ -450,6 +631,7 @@ int main(void) {
                 cmocka_unit_test(test_window_and_cap),
                 cmocka_unit_test(test_parallel_run),
                 cmocka_unit_test(test_bypass_priority),
+                cmocka_unit_test(test_random_invariants),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
