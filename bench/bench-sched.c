@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One full scheduling pass (multifactor priority + EASY over the whole queue) on a
- * 2-NUMA-node, 128-CPU model, with 1,000 / 10,000 / 100,000 waiting jobs. Prints the
- * median of several passes. Not run by `meson test`. */
+ * 2-NUMA-node, 128-CPU model, with 1,000 / 10,000 / 100,000 waiting jobs; and on a
+ * 1,024-CPU model with 1,000 jobs running and 100,000 waiting, with and without
+ * preemption (express preempts normal). Prints the median of several passes. Not run by
+ * `meson test`. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "sched.h"
@@ -108,15 +111,114 @@ static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
         return 0;
 }
 
-int main(void) {
+/* 1,000 normal jobs of one CPU run on 1,024 CPUs; a third of the 100,000 waiting jobs
+ * are express (short, preempting normal). The decisions of each pass are applied before
+ * the next, suspensions and resumptions included. */
+static int bench_preempt(const char *label, bool preempt, size_t n_waiting) {
+        SchedNode nodes[2] = {};
+        SchedMachine m = { .nodes = nodes, .n_nodes = 2 };
+        const size_t n_running = 1000, max_started = 4096;
+        size_t n = n_waiting + n_running, n_started = 0, n_suspend = 0, n_resume = 0, n_start = 0;
+        SchedJob *jobs = calloc(n, sizeof(SchedJob));
+        SchedAllocation *allocs = calloc(n_running + max_started, sizeof(SchedAllocation));
+        SchedContext *ctx = sched_context_new();
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        double t[REPEAT], first;
+        SchedResult res = {};
+        const uint64_t now = 1000000;
+
+        if (!jobs || !allocs || !ctx)
+                return -ENOMEM;
+        cfg.preempt.enabled = preempt;
+        for (unsigned k = 0; k < 2; k++) {
+                for (unsigned c = 0; c < 512; c++)
+                        cpu_set_add(&nodes[k].cpus, k * 512 + c);
+                nodes[k].memory = 2048 * GIB;
+                nodes[k].speed = 1;
+        }
+        for (size_t i = 0; i < n_running; i++) {
+                unsigned cpu = (unsigned) i, k = cpu / 512;
+
+                cpu_set_add(&allocs[i].cpus, cpu);
+                allocs[i].node_mask = 1u << k;
+                allocs[i].mem[k] = GIB;
+                jobs[i] = (SchedJob) {
+                        .id = i + 1, .state = SCHED_JOB_RUNNING, .cpus = 1, .memory = GIB,
+                        .queue_id = 1, .queue_priority = 1, .preemptable = true,
+                        .user_id = (uint32_t) rnd(200),
+                        .submit_time = now - 100000, .start_time = now - rnd(3600),
+                        .walltime = 3600 + rnd(86400), .alloc = &allocs[i],
+                };
+        }
+        for (size_t i = n_running; i < n; i++) {
+                bool express = rnd(3) == 0;
+                jobs[i] = (SchedJob) {
+                        .id = i + 1, .state = SCHED_JOB_PENDING,
+                        .queue_id = express ? 0 : 1,
+                        .queue_priority = express ? 2 : 1,
+                        .preempts = express ? UINT64_C(1) << 1 : 0,
+                        .preemptable = !express,
+                        .user_id = (uint32_t) rnd(200),
+                        .submit_time = now - rnd(500000),
+                        .cpus = 1 + (unsigned) rnd(express ? 8 : 64),
+                        .memory = rnd(4) * GIB,
+                        .walltime = express ? 60 + rnd(600) : 60 + rnd(2 * 86400),
+                };
+        }
+
+        for (int i = 0; i < REPEAT; i++) {
+                double t0 = now_sec();
+                if (sched_pass(ctx, &cfg, &m, jobs, n, now + (uint64_t) i, &res) < 0)
+                        return -EIO;
+                t[i] = now_sec() - t0;
+                for (size_t d = 0; d < res.n_decisions; d++) {
+                        const SchedDecision *x = &res.decisions[d];
+                        SchedJob *j = &jobs[x->job_index];
+
+                        if (x->type == SCHED_DECISION_SUSPEND) {
+                                j->state = SCHED_JOB_SUSPENDED;
+                                j->preempted = true;
+                                n_suspend++;
+                                continue;
+                        }
+                        if (n_started >= max_started)
+                                continue;
+                        allocs[n_running + n_started] = x->alloc;
+                        j->alloc = &allocs[n_running + n_started++];
+                        if (x->type == SCHED_DECISION_RESUME) {
+                                j->preempted = false;
+                                j->last_resume_time = now + (uint64_t) i;
+                                n_resume++;
+                        } else {
+                                j->start_time = now + (uint64_t) i;
+                                n_start++;
+                        }
+                        j->state = SCHED_JOB_RUNNING;
+                }
+        }
+        first = t[0];
+        qsort(t, REPEAT, sizeof(double), cmp_double);
+        printf("%-28s waiting %7zu running %4zu: median %8.3f ms/pass (min %.3f, max %.3f, first %.3f); "
+               "%zu started, %zu suspended, %zu resumed in all\n",
+               label, n_waiting, n_running, t[REPEAT / 2] * 1e3, t[0] * 1e3, t[REPEAT - 1] * 1e3, first * 1e3,
+               n_start, n_suspend, n_resume);
+        sched_context_free(ctx);
+        free(allocs);
+        free(jobs);
+        return 0;
+}
+
+int main(int argc, char **argv) {
         static const size_t sizes[] = { 1000, 10000, 100000 };
+        /* "preempt": only the preemption figures. */
+        bool only_preempt = argc > 1 && streq(argv[1], "preempt");
         SchedConfig easy = SCHED_CONFIG_DEFAULT, sjf = SCHED_CONFIG_DEFAULT, fcfs = SCHED_CONFIG_DEFAULT,
                     cons = SCHED_CONFIG_DEFAULT;
 
         sjf.backfill_order = SCHED_BACKFILL_SJF;
         fcfs.policy = &sched_policy_fcfs;
         cons.policy = &sched_policy_conservative;
-        for (size_t i = 0; i < ELEMENTSOF(sizes); i++) {
+        for (size_t i = 0; i < ELEMENTSOF(sizes) && !only_preempt; i++) {
                 if (bench("easy, priority order", &easy, sizes[i]) < 0 ||
                     bench("easy, sjf order", &sjf, sizes[i]) < 0 ||
                     bench("fcfs", &fcfs, sizes[i]) < 0)
@@ -127,5 +229,8 @@ int main(void) {
                 if (sizes[i] <= 10000 && bench("conservative", &cons, sizes[i]) < 0)
                         return EXIT_FAILURE;
         }
+        if (bench_preempt("easy, no preemption", false, 100000) < 0 ||
+            bench_preempt("easy, preemption", true, 100000) < 0)
+                return EXIT_FAILURE;
         return EXIT_SUCCESS;
 }

@@ -16,6 +16,7 @@ static void queue_config_done(QueueConfig *q) {
         free(q->name);
         strv_free(q->allow_projects);
         strv_free(q->allow_groups);
+        strv_free(q->preempts);
         *q = (QueueConfig) {};
 }
 
@@ -114,6 +115,18 @@ static int parse_queue_list(const char *v, void *data) {
         return parse_idents(v, data);
 }
 
+static int parse_xfactor(const char *v, void *data) {
+        double d;
+        int r = ini_parse_double(v, &d);
+
+        if (r < 0)
+                return r;
+        if (!(d >= 1.0))
+                return -ERANGE;
+        *(double *) data = d;
+        return 0;
+}
+
 static int parse_absolute_path(const char *v, void *data) {
         if (!isempty(v) && v[0] != '/')
                 return -EINVAL;
@@ -157,6 +170,10 @@ static const IniItem items[] = {
         MGR("FairShareHalfLife", ini_parse_sec, fairshare_half_life, "a duration such as 168h (infinity: no decay)"),
         MGR("FairShareExcludeQueues", parse_queue_list, fairshare_exclude_queues, "queue names"),
         MGR("MetricsFile", parse_absolute_path, metrics_file, "an absolute path"),
+        MGR("MaxXFactor", parse_xfactor, max_xfactor, "a number >= 1, such as 1.25"),
+        MGR("SuspendWindowSec", ini_parse_sec, suspend_window_sec, "a duration"),
+        MGR("MaxSuspendTime", ini_parse_sec, max_suspend_time, "a duration (infinity: no cap)"),
+        MGR("ReclaimSuspended", ini_parse_bool, reclaim_suspended, "a boolean"),
         QUE("Name", parse_ident, name, "a queue name ([A-Za-z0-9_.-], up to 64)"),
         QUE("Priority", ini_parse_i32, priority, "an integer"),
         QUE("Rerunnable", ini_parse_bool, rerunnable, "a boolean"),
@@ -167,6 +184,9 @@ static const IniItem items[] = {
         QUE("AllowProjects", parse_idents, allow_projects, "project names"),
         QUE("AllowGroups", ini_parse_strv, allow_groups, "unix group names"),
         QUE("TargetQueueTime", ini_parse_sec, target_queue_time, "a duration"),
+        QUE("Preempts", parse_idents, preempts, "queue names"),
+        QUE("ParallelRun", ini_parse_bool, parallel_run, "a boolean"),
+        QUE("Preemptable", ini_parse_bool, preemptable, "a boolean"),
 };
 
 /* While loading: a [Queue] section is collected whole, then merged into the queue of the
@@ -183,7 +203,7 @@ static void *section_begin(void *userdata, const char *section) {
         if (streq(section, "Manager"))
                 return l->config;
         if (streq(section, "Queue")) {
-                l->queue = (QueueConfig) { .rerunnable = true, .charge_factor = 1.0 };
+                l->queue = (QueueConfig) { .rerunnable = true, .charge_factor = 1.0, .preemptable = true };
                 return &l->queue;
         }
         return NULL;
@@ -275,6 +295,8 @@ int config_load_paths(const char *main_path, const char *dropdir, const char *pd
         c->max_waits_per_connection = 64;
         c->max_connection_output = UINT64_C(4) << 20;
         c->fairshare_half_life = 168 * 3600; /* IT4I: a week */
+        c->max_xfactor = 1.25;                /* NCI */
+        c->suspend_window_sec = 600;
         r = main_path ? load_file(c, main_path, ret_error) : 0;
         if (r < 0)
                 return r;
@@ -302,17 +324,36 @@ int config_load_paths(const char *main_path, const char *dropdir, const char *pd
 
         if (c->n_queues == 0) {
                 /* The seeds' three queues. */
-                static const struct { const char *name; int32_t prio; double charge; } def[] = {
-                        { "express", 2, 3.0 }, { "normal", 1, 1.0 }, { "bonus", 0, 0.0 } };
+                /* NCI's: express work runs at once by suspending normal work. */
+                static const struct { const char *name; int32_t prio; double charge; const char *preempts; } def[] = {
+                        { "express", 2, 3.0, "normal" }, { "normal", 1, 1.0, NULL }, { "bonus", 0, 0.0, NULL } };
                 c->queues = new0(QueueConfig, ELEMENTSOF(def));
                 if (!c->queues)
                         return -ENOMEM;
                 for (size_t i = 0; i < ELEMENTSOF(def); i++) {
                         c->queues[i] = (QueueConfig) { .name = strdup(def[i].name), .priority = def[i].prio,
-                                                       .rerunnable = true, .charge_factor = def[i].charge };
-                        if (!c->queues[i].name)
+                                                       .rerunnable = true, .charge_factor = def[i].charge,
+                                                       .preemptable = true };
+                        if (!c->queues[i].name || (def[i].preempts && strv_extend(&c->queues[i].preempts, def[i].preempts) < 0))
                                 return -ENOMEM;
                         c->n_queues++;
+                }
+        }
+        for (size_t i = 0; i < c->n_queues; i++) {
+                QueueConfig *q = &c->queues[i];
+                q->preempts_mask = 0;
+                STRV_FOREACH(n, q->preempts) {
+                        const QueueConfig *v = config_find_queue(c, *n);
+                        size_t k = v ? (size_t) (v - c->queues) : 0;
+                        const char *why = !v ? "no queue" : k == i ? "the queue itself (that is ParallelRun=)"
+                                                     : k >= 64 ? "beyond the 64th queue" : NULL;
+                        if (why) {
+                                if (asprintf(ret_error, "[Queue] %s: Preempts= names %s, which is %s", q->name, *n,
+                                             why) < 0)
+                                        *ret_error = NULL;
+                                return -EINVAL;
+                        }
+                        q->preempts_mask |= UINT64_C(1) << k;
                 }
         }
         r = pdir ? projects_load(pdir, &c->projects, &c->n_projects, ret_error) : 0;
@@ -349,6 +390,15 @@ int config_sched(const Config *c, SchedConfig *ret) {
         s.ordering = c->shuffle ? SCHED_ORDERING_SHUFFLE : SCHED_ORDERING_PRIORITY;
         if (c->backfill_order && streq(c->backfill_order, "sjf"))
                 s.backfill_order = SCHED_BACKFILL_SJF;
+        s.preempt = (SchedPreempt) {
+                .max_xfactor = c->max_xfactor,
+                .suspend_window = c->suspend_window_sec,
+                .max_suspend_time = c->max_suspend_time == UINT64_MAX ? 0 : c->max_suspend_time,
+                .reclaim = c->reclaim_suspended,
+        };
+        for (size_t i = 0; i < c->n_queues; i++)
+                if (c->queues[i].preempts_mask || c->queues[i].parallel_run)
+                        s.preempt.enabled = true;
         *ret = s;
         return 0;
 }

@@ -24,6 +24,13 @@ typedef struct QueueConfig {
         char **allow_projects;  /* NULL: every project */
         char **allow_groups;    /* NULL: everyone; else members of these unix groups */
         uint64_t target_queue_time; /* seconds a job should wait at most (Maui's QTTARGET); 0: none */
+        /* Preemption: the queues whose running jobs its jobs may suspend, and as a mask of
+         * their indexes in Config.queues (set by config_load); same-queue parallel-run; and
+         * whether its own jobs may be suspended at all. */
+        char **preempts;
+        uint64_t preempts_mask;
+        bool parallel_run;
+        bool preemptable;
 } QueueConfig;
 
 typedef struct Config {
@@ -48,6 +55,11 @@ typedef struct Config {
         uint64_t fairshare_half_life;
         char **fairshare_exclude_queues;
         char *metrics_file;     /* NULL: the node exporter's directory, when it exists */
+        /* Preemption (sched.h, SchedPreempt). */
+        double max_xfactor;
+        uint64_t suspend_window_sec;
+        uint64_t max_suspend_time;   /* 0: none */
+        bool reclaim_suspended;
         QueueConfig *queues;
         size_t n_queues;
         /* projects.d/: none means every unix group is a project. */

@@ -185,8 +185,27 @@ json_object *manager_job_why(Manager *m, Job *j) {
                         say(why, "the scheduler has not considered it yet");
                 break;
         case JOB_RUNNING:
+                say(why, "it is running");
+                break;
         case JOB_SUSPENDED:
-                say(why, "it is %s", j->state == JOB_RUNNING ? "running" : "suspended");
+                if (!j->suspended_by_sched) {
+                        say(why, "it is suspended %s", j->suspended_by_admin ? "by an administrator" : "by a person");
+                        break;
+                }
+                say_time(when, sizeof when, j->suspend_start);
+                json_add_u64(o, "suspended_since", j->suspend_start);
+                if (j->preempted_by) {
+                        json_add_u64(o, "preempted_by", j->preempted_by);
+                        say(why, "the scheduler suspended it at %s to let job %" PRIu64 " of a higher priority "
+                            "queue (or a larger job of its own, where ParallelRun=yes) start (preemption)",
+                            when, j->preempted_by);
+                } else
+                        say(why, "the scheduler suspended it at %s to let a higher priority job start (preemption)",
+                            when);
+                say(why, "its walltime clock stands still while it is suspended, and its charge leaves that "
+                    "time out; it holds its memory%s but not its CPUs, and resumes by itself as soon as %u CPUs "
+                    "are free, on whichever CPUs they are", j->reclaimed ? " (what stays resident of it)" : "",
+                    j->alloc ? cpu_set_count(&j->alloc->cpus) : j->req.cpus);
                 break;
         default:
                 say(why, "it has ended: %s%s%s", job_state_to_string(j->state), j->reason ? ", " : "",

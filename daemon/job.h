@@ -38,6 +38,10 @@ typedef struct Job {
         bool rerunnable;
         bool held_by_admin;
         bool suspended_by_admin;
+        /* Suspended by a scheduling pass to let another job run (preemption): it holds
+         * its memory, not its CPUs, nobody but a pass resumes it. Stored with
+         * suspended_by_admin, as 2. */
+        bool suspended_by_sched;
         /* Why the launch failed, in words that may name the user's paths: shown to the
          * owner and admins only, the public reason says just "LaunchFailed". */
         char *launch_error;
@@ -62,6 +66,17 @@ typedef struct Job {
         double priority;
         uint32_t bypass_count;
         SchedDep *deps; /* refreshed before every pass */
+        /* Preemption: the job it was suspended for (0: not known, after a restart), what
+         * stays resident of it after reclaim, whether it was reclaimed (its swap is then
+         * switched off again as it resumes), and when a pass last resumed it. */
+        uint64_t preempted_by;
+        uint64_t resident_memory;
+        bool reclaimed;
+        uint64_t last_resume;
+        /* What is to be done to its scope once the pass that decided it is committed:
+         * freeze, or thaw (first moving it, switching its swap off). */
+        enum { PREEMPT_ACT_NONE, PREEMPT_ACT_FREEZE, PREEMPT_ACT_THAW } preempt_act;
+        bool preempt_moved, preempt_swap_off;
 } Job;
 
 /* A zeroed job (exit_code -1, an empty request) from the job slabs. */

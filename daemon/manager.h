@@ -111,6 +111,11 @@ uint32_t manager_project_id(Manager *m, const Job *j);
 int manager_schedule(Manager *m);
 /* The job as the scheduler sees it (its dependencies are filled by a pass only). */
 void manager_sched_job(Manager *m, Job *j, SchedJob *ret);
+/* job-preempt.c: a pass's SCHED_DECISION_SUSPEND and SCHED_DECISION_RESUME. */
+void manager_preempt_suspend(Manager *m, Job *j, const SchedDecision *d);
+void manager_preempt_resume(Manager *m, Job *j, const SchedDecision *d);
+/* After the commit: the freeze or thaw recorded for j (from manager_launch_pending()). */
+void manager_preempt_act(Manager *m, Job *j);
 /* corral why: what holds the job back and what its priority is made of (job-why.c). */
 json_object *manager_job_why(Manager *m, Job *j);
 void manager_launch_pending(Manager *m);

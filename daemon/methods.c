@@ -625,6 +625,10 @@ static json_object *method_suspend(Manager *m, Call *call, const Peer *peer, jso
                 return err;
         if (j->state != (freeze ? JOB_RUNNING : JOB_SUSPENDED) || j->launching || j->cancel_requested)
                 return invalid_state(j);
+        /* Its CPUs are another job's now: only a pass, which knows where it can go, resumes it. */
+        if (!freeze && j->suspended_by_sched)
+                return permission_denied("the scheduler suspended this job to let a higher priority job run; "
+                                         "it resumes by itself as soon as CPUs allow");
         fc = new0(FreezeCall, 1);
         if (!fc)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);

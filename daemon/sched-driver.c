@@ -51,7 +51,10 @@ static SchedDepStatus dep_status(Manager *m, uint64_t id) {
 
 void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
         const QueueConfig *q = job_queue(m, j);
+        uint64_t now = (uint64_t) time(NULL), suspended = j->suspended_usec / USEC_PER_SEC;
 
+        if (j->state == JOB_SUSPENDED && j->suspend_start && now > j->suspend_start)
+                suspended += now - j->suspend_start; /* the suspension under way */
         *ret = (SchedJob) {
                 .id = j->id,
                 .state = j->state == JOB_RUNNING     ? SCHED_JOB_RUNNING
@@ -78,6 +81,14 @@ void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
                 .target_queue_time = q ? q->target_queue_time : 0,
                 .fairshare = manager_job_fairshare(m, j),
                 .start_time = j->start_time,
+                .preempts = q ? q->preempts_mask : 0,
+                .parallel_run = q && q->parallel_run,
+                /* Not while its launch, a cancel or a person's freeze is under way. */
+                .preemptable = (!q || q->preemptable) && !j->launching && !j->cancel_requested,
+                .suspended_time = suspended,
+                .preempted = j->state == JOB_SUSPENDED && j->suspended_by_sched,
+                .resident_memory = j->reclaimed ? j->resident_memory : UINT64_MAX,
+                .last_resume_time = j->last_resume,
                 .alloc = job_state_is_active(j->state) ? j->alloc : NULL,
         };
 }
@@ -159,6 +170,10 @@ int manager_schedule(Manager *m) {
                 const SchedDecision *d = &res.decisions[i];
                 Job *j = manager_find_job(m, d->job_id);
 
+                if (j && d->type == SCHED_DECISION_SUSPEND)
+                        manager_preempt_suspend(m, j, d);
+                else if (j && d->type == SCHED_DECISION_RESUME)
+                        manager_preempt_resume(m, j, d);
                 if (d->type != SCHED_DECISION_START || !j || (j->state != JOB_QUEUED && j->state != JOB_BLOCKED))
                         continue;
                 /* Blocked in the last pass, promoted and started in this one. */
@@ -184,6 +199,10 @@ void manager_launch_pending(Manager *m) {
                 Job *j = manager_find_job(m, m->to_launch[i]);
                 int r;
 
+                if (j && j->preempt_act) {
+                        manager_preempt_act(m, j);
+                        continue;
+                }
                 if (!j || j->state != JOB_RUNNING)
                         continue;
                 r = manager_build_spec(m, j, &spec);

@@ -321,7 +321,7 @@ static int bind_mutable(sqlite3_stmt *st, const Job *j) {
         rc |= sqlite3_bind_int64(st, 19, (sqlite3_int64) j->usage.io_write_bytes);
         rc |= sqlite3_bind_int64(st, 20, (sqlite3_int64) j->usage.tasks_peak);
         rc |= bind_text(st, 21, j->queue);
-        rc |= sqlite3_bind_int(st, 22, j->suspended_by_admin);
+        rc |= sqlite3_bind_int(st, 22, j->suspended_by_admin ? 1 : j->suspended_by_sched ? 2 : 0);
         rc |= bind_text(st, 23, j->launch_error);
         return rc ? -EIO : 0;
 }
@@ -462,7 +462,8 @@ int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata)
                 j->usage.io_write_bytes = (uint64_t) sqlite3_column_int64(st, 27);
                 j->usage.tasks_peak = (uint64_t) sqlite3_column_int64(st, 28);
                 j->request_id = (uint64_t) sqlite3_column_int64(st, 29);
-                j->suspended_by_admin = sqlite3_column_int(st, 30);
+                j->suspended_by_admin = sqlite3_column_int(st, 30) == 1;
+                j->suspended_by_sched = sqlite3_column_int(st, 30) == 2;
                 if (sqlite3_column_type(st, 31) != SQLITE_NULL && !(j->launch_error = col_strdup(st, 31))) {
                         r = -ENOMEM;
                         break;

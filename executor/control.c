@@ -4,13 +4,17 @@
  * systemd lacks the methods we write cgroup.freeze ourselves. */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/inotify.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cgroup-freezer.h"
+#include "cgroup-util.h"
 #include "errno-util.h"
 #include "executor-internal.h"
 #include "fd-util.h"
@@ -286,5 +290,205 @@ int executor_cancel(Executor *e, uint64_t job_id, executor_done_t done, void *us
                         e->force_kills = force;
                 }
         }
+        return 0;
+}
+
+/* Preemption. */
+
+static int append_mask(sd_bus_message *m, const char *name, const CpuSet *set) {
+        uint8_t buf[CPU_SET_MAX / 8];
+        size_t n = cpu_set_to_mask(set, buf, sizeof buf);
+        int r;
+
+        r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", name);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "ay");
+        if (r >= 0)
+                r = sd_bus_message_append_array(m, 'y', buf, n);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+static int on_props_then_thaw(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Control *c = userdata;
+        const sd_bus_error *err = sd_bus_message_get_error(m);
+        int r;
+
+        c->slot = sd_bus_slot_unref(c->slot);
+        if (err) {
+                char msg[512];
+                snprintf(msg, sizeof msg, "systemd could not move %s to its new CPUs: %s", c->unit,
+                         err->message ?: err->name);
+                control_finish(c, -sd_bus_message_get_errno(m) ?: -EIO, msg);
+                return 0;
+        }
+        r = sd_bus_call_method_async(c->executor->bus, &c->slot, "org.freedesktop.systemd1",
+                                     "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager", "ThawUnit",
+                                     on_freeze_reply, c, "s", c->unit);
+        if (r < 0)
+                control_finish(c, r, "cannot ask systemd to thaw the job");
+        return 0;
+}
+
+int executor_thaw_onto(Executor *e, uint64_t job_id, const char *project, const CpuSet *cpus, const CpuSet *mems,
+                       bool swap_off, executor_done_t done, void *userdata) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        Control *c;
+        int r;
+
+        if (!cpus && !mems && !swap_off)
+                return executor_freeze(e, job_id, project, false, done, userdata);
+        r = control_new(e, job_id, done, userdata, &c);
+        if (r < 0)
+                return r;
+        c->freeze = false;
+        r = executor_job_cgroup(job_id, project, &c->cgroup);
+        if (r < 0)
+                return control_free(c), r;
+        /* Runtime only: what a later preemption moves it to again is another decision. */
+        r = sd_bus_message_new_method_call(e->bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                           "org.freedesktop.systemd1.Manager", "SetUnitProperties");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "sb", c->unit, true);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r >= 0 && cpus)
+                r = append_mask(m, "AllowedCPUs", cpus);
+        /* On cgroup v2 the kernel migrates the pages to the new nodes (cpuset.mems). */
+        if (r >= 0 && mems && !cpu_set_is_empty(mems))
+                r = append_mask(m, "AllowedMemoryNodes", mems);
+        if (r >= 0 && swap_off)
+                r = sd_bus_message_append(m, "(sv)", "MemorySwapMax", "t", UINT64_C(0));
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_call_async(e->bus, &c->slot, m, on_props_then_thaw, c, 0);
+        if (r < 0)
+                return control_free(c), r;
+        return 0;
+}
+
+/* Reclaim: a child writes the frozen scope's memory.current to its memory.reclaim, which
+ * takes as long as the kernel needs to push that much out; the daemon must not wait. */
+static int on_reclaim_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        Control *c = userdata;
+
+        c->timeout = sd_event_source_disable_unref(c->timeout); /* the child source, see below */
+        if (si->si_code == CLD_EXITED && si->si_status == 0)
+                control_finish(c, 0, NULL);
+        else if (si->si_code == CLD_EXITED && si->si_status == 2)
+                control_finish(c, -EOPNOTSUPP, "the scope has no memory.reclaim (a kernel before 5.19)");
+        else
+                control_finish(c, -EIO, "writing memory.reclaim failed (no swap, or nothing reclaimable)");
+        return 0;
+}
+
+_noreturn_ static void reclaim_child(int root_fd, const char *cgroup) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *cur = NULL;
+        char line[64];
+        int r, n;
+
+        fd = cg_open(root_fd, cgroup);
+        if (fd < 0)
+                _exit(1);
+        r = cg_read_attr(fd, "memory.current", &cur);
+        if (r < 0)
+                _exit(1);
+        cur[strcspn(cur, " \n")] = 0;
+        n = snprintf(line, sizeof line, "%s", cur);
+        {
+                _cleanup_close_ int w = openat(fd, "memory.reclaim", O_WRONLY | O_CLOEXEC);
+                if (w < 0)
+                        _exit(errno == ENOENT ? 2 : 1);
+                /* EAGAIN: the kernel reclaimed what it could, less than asked (no swap for
+                 * anonymous pages, say): still as much as there was to gain. */
+                if (write(w, line, (size_t) n) < 0 && errno != EAGAIN)
+                        _exit(1);
+        }
+        _exit(0);
+}
+
+static int on_swap_allowed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Control *c = userdata;
+        const sd_bus_error *err = sd_bus_message_get_error(m);
+        pid_t pid;
+        int r;
+
+        c->slot = sd_bus_slot_unref(c->slot);
+        if (err) {
+                control_finish(c, -sd_bus_message_get_errno(m) ?: -EIO, "systemd could not allow the scope swap");
+                return 0;
+        }
+        pid = fork();
+        if (pid < 0) {
+                control_finish(c, -errno, "cannot fork");
+                return 0;
+        }
+        if (pid == 0)
+                reclaim_child(c->executor->cgroup_root_fd, c->cgroup);
+        /* Control has no child slot: its timeout slot holds the child source. */
+        r = sd_event_add_child(c->executor->event, &c->timeout, pid, WEXITED, on_reclaim_exit, c);
+        if (r < 0) {
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                control_finish(c, r, "cannot watch the reclaim");
+        }
+        return 0;
+}
+
+int executor_reclaim(Executor *e, uint64_t job_id, const char *project, executor_done_t done, void *userdata) {
+        Control *c;
+        int r;
+
+        r = control_new(e, job_id, done, userdata, &c);
+        if (r < 0)
+                return r;
+        r = executor_job_cgroup(job_id, project, &c->cgroup);
+        if (r < 0)
+                return control_free(c), r;
+        {
+                _cleanup_close_ int fd = cg_open(e->cgroup_root_fd, c->cgroup);
+                if (fd < 0)
+                        return control_free(c), fd;
+                if (faccessat(fd, "memory.reclaim", W_OK, 0) < 0) {
+                        r = -errno;
+                        control_free(c);
+                        return r == -ENOENT ? -EOPNOTSUPP : r;
+                }
+        }
+        /* A job with a memory limit runs with MemorySwapMax=0 (corral's launch): frozen,
+         * it may go to swap; thawed, it goes back to 0 (executor_thaw_onto). */
+        r = sd_bus_call_method_async(e->bus, &c->slot, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                     "org.freedesktop.systemd1.Manager", "SetUnitProperties", on_swap_allowed, c,
+                                     "sba(sv)", c->unit, true, 1, "MemorySwapMax", "t", UINT64_MAX);
+        if (r < 0)
+                return control_free(c), r;
+        return 0;
+}
+
+int executor_job_memory_current(Executor *e, uint64_t job_id, const char *project, uint64_t *ret) {
+        _cleanup_free_ char *path = NULL, *v = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        unsigned long long u;
+        int r;
+
+        r = executor_job_cgroup(job_id, project, &path);
+        if (r < 0)
+                return r;
+        fd = cg_open(e->cgroup_root_fd, path);
+        if (fd < 0)
+                return fd;
+        r = cg_read_attr(fd, "memory.current", &v);
+        if (r < 0)
+                return r;
+        if (sscanf(v, "%llu", &u) != 1)
+                return -EBADMSG;
+        *ret = u;
         return 0;
 }

@@ -51,6 +51,17 @@ bool executor_is_launching(Executor *e, uint64_t job_id);
 /* Suspends or resumes the job's scope; done is called once cgroup.events confirms. */
 int executor_freeze(Executor *e, uint64_t job_id, const char *project, bool freeze, executor_done_t done,
                     void *userdata);
+/* Thaws a frozen job's scope after moving it (runtime AllowedCPUs=, and AllowedMemoryNodes=,
+ * which migrates its pages on cgroup v2; NULL: unchanged) and, with swap_off, setting its
+ * MemorySwapMax= back to 0 after executor_reclaim(); done once thawed. */
+int executor_thaw_onto(Executor *e, uint64_t job_id, const char *project, const CpuSet *cpus, const CpuSet *mems,
+                       bool swap_off, executor_done_t done, void *userdata);
+/* Pushes a frozen job's memory out: allows it swap (MemorySwapMax=infinity) and writes its
+ * memory.current to its memory.reclaim, in a child. -EOPNOTSUPP without memory.reclaim
+ * (kernel < 5.19); done when the child is through. */
+int executor_reclaim(Executor *e, uint64_t job_id, const char *project, executor_done_t done, void *userdata);
+/* The scope's memory.current. */
+int executor_job_memory_current(Executor *e, uint64_t job_id, const char *project, uint64_t *ret);
 /* Stops the job: thaws it if frozen, then SIGTERM to the scope (the supervisor gives the
  * job the grace period and records the outcome), SIGKILL if the scope outlives that. */
 int executor_cancel(Executor *e, uint64_t job_id, executor_done_t done, void *userdata);

@@ -17,7 +17,7 @@ static uint64_t mul_sat(uint64_t a, uint64_t b) {
         return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b;
 }
 
-static int32_t project_index(const SchedConfig *c, uint32_t id) {
+int32_t project_index(const SchedConfig *c, uint32_t id) {
         size_t lo = 0, hi = c->n_projects;
 
         while (lo < hi) {

@@ -92,6 +92,23 @@ static Avail *release_new(SchedPass *p, uint64_t end) {
         return a;
 }
 
+uint64_t preempted_mem(const SchedPass *p, const SchedJob *j, size_t k) {
+        const SchedAllocation *a = j->alloc;
+        uint64_t total = 0;
+
+        if (!(a->node_mask & (UINT32_C(1) << k)))
+                return 0;
+        if (!p->config->preempt.reclaim)
+                return a->mem[k];
+        for (size_t i = 0; i < p->n_nodes; i++)
+                if (a->node_mask & (UINT32_C(1) << i))
+                        total = time_add(total, a->mem[i]);
+        if (total == 0 || j->resident_memory >= total)
+                return a->mem[k];
+        /* resident/total of this node's share, without overflowing the product. */
+        return (uint64_t) ((double) a->mem[k] * ((double) j->resident_memory / (double) total));
+}
+
 int pass_build_now(SchedPass *p) {
         const SchedMachine *m = p->machine;
         CpuSet free_all = {};
@@ -100,10 +117,16 @@ int pass_build_now(SchedPass *p) {
                 cpu_set_or(&free_all, &m->nodes[k].cpus);
                 p->avail_now[k] = (Avail) { .cpus = p->node_cpus[k], .mem = p->node_mem[k] };
         }
+        /* Which release is whose: preempt.c moves a victim's CPUs out of its release. */
+        if (!GROW(p->ctx->job_release, p->ctx->n_job_release_alloc, p->n_jobs))
+                return -ENOMEM;
+        p->n_preempted = 0;
 
         for (size_t i = 0; i < p->n_jobs; i++) {
                 const SchedJob *j = &p->jobs[i];
                 const SchedAllocation *a = j->alloc;
+                bool preempted = j->state == SCHED_JOB_SUSPENDED && j->preempted;
+                uint64_t end;
                 Avail *rel;
 
                 if (j->state != SCHED_JOB_RUNNING && j->state != SCHED_JOB_SUSPENDED)
@@ -111,19 +134,28 @@ int pass_build_now(SchedPass *p) {
                 if (!a)
                         return -EINVAL;
 
-                cpu_set_andnot(&free_all, &a->cpus);
+                /* Its clock stood still while it was suspended (suspended_time counts the
+                 * suspension under way up to now). A job a pass suspended holds no CPUs,
+                 * only memory. */
+                end = time_add(time_add(j->start_time, sched_job_walltime(j)), j->suspended_time);
+                if (!preempted)
+                        cpu_set_andnot(&free_all, &a->cpus);
 
-                rel = release_new(p, time_add(j->start_time, sched_job_walltime(j)));
+                p->ctx->job_release[i] = p->n_release_avail;
+                p->n_preempted += preempted;
+                rel = release_new(p, end);
                 if (!rel)
                         return -ENOMEM;
                 for (size_t k = 0; k < p->n_nodes; k++) {
                         CpuSet on = m->nodes[k].cpus;
+                        uint64_t mem;
 
                         cpu_set_and(&on, &a->cpus);
-                        rel[k].cpus = cpu_set_count(&on);
+                        rel[k].cpus = preempted ? 0 : cpu_set_count(&on);
                         if (a->node_mask & (UINT32_C(1) << k)) {
-                                rel[k].mem = a->mem[k];
-                                p->avail_now[k].mem -= MIN(p->avail_now[k].mem, a->mem[k]);
+                                mem = preempted ? preempted_mem(p, j, k) : a->mem[k];
+                                rel[k].mem = mem;
+                                p->avail_now[k].mem -= MIN(p->avail_now[k].mem, mem);
                         }
                 }
         }
@@ -266,26 +298,16 @@ int pass_start(SchedPass *p, Cand *c, const Plan *pl) {
                 .job_index = c->idx,
                 .job_id = j->id,
         };
-        d->alloc.node_mask = pl->node_mask;
-
-        for (size_t k = 0; k < p->n_nodes; k++) {
+        {
                 const CpuSet *allowed = cand_allowed_cpus(p, c);
-                uint32_t want = pl->cpus[k];
-                CpuSet from = p->free_cpus[k];
-
+                bool ok = pick_cpus(p, p->free_cpus, allowed && !j->exclusive ? allowed : NULL, pl, &d->alloc);
+                assert(ok);
+                (void) ok;
+        }
+        for (size_t k = 0; k < p->n_nodes; k++) {
                 if (!(pl->node_mask & (UINT32_C(1) << k)))
                         continue;
-                if (allowed && !j->exclusive)
-                        cpu_set_and(&from, allowed);
-
-                /* Lowest free ids first: keeps the rest of the node contiguous. */
-                for (int cpu = cpu_set_next(&from, 0); cpu >= 0 && want > 0; cpu = cpu_set_next(&from, (unsigned) cpu + 1)) {
-                        cpu_set_add(&d->alloc.cpus, (unsigned) cpu);
-                        want--;
-                }
-                assert(want == 0);
                 cpu_set_andnot(&p->free_cpus[k], &d->alloc.cpus);
-                d->alloc.mem[k] = pl->mem[k];
                 rel[k] = (Avail) { .cpus = pl->cpus[k], .mem = pl->mem[k] };
         }
 
@@ -299,6 +321,29 @@ int pass_start(SchedPass *p, Cand *c, const Plan *pl) {
         c->est = p->now;
         limits_charge(p, c);
         return 0;
+}
+
+bool pick_cpus(const SchedPass *p, const CpuSet *free, const CpuSet *allowed, const Plan *pl,
+               SchedAllocation *ret) {
+        *ret = (SchedAllocation) { .node_mask = pl->node_mask };
+        for (size_t k = 0; k < p->n_nodes; k++) {
+                uint32_t want = pl->cpus[k];
+                CpuSet from = free[k];
+
+                if (!(pl->node_mask & (UINT32_C(1) << k)))
+                        continue;
+                if (allowed)
+                        cpu_set_and(&from, allowed);
+                /* Lowest free ids first: keeps the rest of the node contiguous. */
+                for (int cpu = cpu_set_next(&from, 0); cpu >= 0 && want > 0; cpu = cpu_set_next(&from, (unsigned) cpu + 1)) {
+                        cpu_set_add(&ret->cpus, (unsigned) cpu);
+                        want--;
+                }
+                if (want > 0)
+                        return false;
+                ret->mem[k] = pl->mem[k];
+        }
+        return true;
 }
 
 static inline bool release_less(const void *ctx, const Release *a, const Release *b) {

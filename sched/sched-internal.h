@@ -154,6 +154,24 @@ typedef struct SchedContext {
         uint64_t resv_pass;    /* n_passes of the pass that left them */
         ProfEvent *events, *events_tmp;
         size_t n_events_alloc, n_events_tmp_alloc;
+        /* preemption (preempt.c): per job index its release's avail_off (SIZE_MAX: none),
+         * the running jobs' user ids sorted, the victims and their scores */
+        size_t *job_release;
+        size_t n_job_release_alloc;
+        uint32_t *run_users;
+        size_t n_run_users_alloc;
+        uint32_t *victims;
+        size_t n_victims_alloc;
+        bool *victim_taken;
+        size_t n_victim_taken_alloc;
+        uint32_t *victim_running;  /* per victim: its owner's running jobs */
+        size_t n_victim_running_alloc;
+        struct VictimScore *vscores;
+        size_t n_vscores_alloc;
+        uint32_t *resumes;
+        size_t n_resumes_alloc;
+        bool *preemptor;       /* per job index: a waiting job that may preempt */
+        size_t n_preemptor_alloc;
         /* the profile the last conservative pass ended with */
         uint64_t *prev_time;
         Avail *prev_avail;
@@ -187,6 +205,7 @@ struct SchedPass {
         size_t n_releases;
         size_t n_release_avail;
         bool releases_sorted;
+        size_t n_preempted;                  /* SUSPENDED jobs a pass suspended */
 };
 
 static inline const SchedJob *cand_job(const SchedPass *p, const Cand *c) {
@@ -263,8 +282,20 @@ int profile_span(Profile *pr, uint64_t start, const SchedJob *j, size_t *ret_s, 
  * c now would break one, counting the jobs started so far in the pass; pass_start()
  * charges each start with limits_charge(). */
 int pass_limits_setup(SchedPass *p);
+/* Its index in config->projects, -1: none. */
+int32_t project_index(const SchedConfig *c, uint32_t id);
 bool limits_block(SchedPass *p, Cand *c);
 void limits_charge(SchedPass *p, const Cand *c);
+
+/* preempt.c: resumes and suspensions before the policy plans (SchedPreempt). */
+int pass_preempt(SchedPass *p);
+/* What a job a pass suspended still holds on node k: its memory, or with reclaim its
+ * resident part, spread over its nodes as its allocation is. */
+uint64_t preempted_mem(const SchedPass *p, const SchedJob *j, size_t k);
+/* A started or resumed job's CPU ids on pl's nodes, from free (lowest first), within
+ * allowed if not NULL; returns false if there are too few. */
+bool pick_cpus(const SchedPass *p, const CpuSet *free, const CpuSet *allowed, const Plan *pl,
+               SchedAllocation *ret);
 
 /* estimate.c: estimated starts for waiting jobs behind the top one (easy, fcfs); in_order:
  * none before the one above it (no backfilling). */

@@ -96,6 +96,14 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->resv_of);
         free(ctx->events);
         free(ctx->events_tmp);
+        free(ctx->job_release);
+        free(ctx->run_users);
+        free(ctx->victims);
+        free(ctx->victim_taken);
+        free(ctx->victim_running);
+        free(ctx->vscores);
+        free(ctx->resumes);
+        free(ctx->preemptor);
         free(ctx->prev_time);
         free(ctx->prev_avail);
         return mfree(ctx);
@@ -419,6 +427,8 @@ int sched_pass(SchedContext *ctx, const SchedConfig *config, const SchedMachine 
                 return -EINVAL;
         if (n_jobs > UINT32_MAX)
                 return -E2BIG;
+        if (config->preempt.enabled && !(config->preempt.max_xfactor >= 1.0))
+                return -EINVAL;
 
         ctx->n_passes++;
         r = pass_setup_machine(&p);
@@ -428,6 +438,9 @@ int sched_pass(SchedContext *ctx, const SchedConfig *config, const SchedMachine 
         if (r < 0)
                 return r;
         r = pass_collect(&p);
+        if (r < 0)
+                return r;
+        r = pass_preempt(&p);
         if (r < 0)
                 return r;
         r = config->policy->plan(&p);

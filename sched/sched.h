@@ -13,6 +13,8 @@
  *      BeginTime, TooBig, TimeLimit make it ineligible (it neither starts nor blocks);
  *   2. the eligible ones are ordered by priority (SchedPriorityOps), ties by submit time
  *      then id;
+ *   2b. preemption, if enabled or if jobs a pass suspended wait: resumptions and
+ *      suspensions (SchedPreempt);
  *   3. the policy (SchedPolicyOps: "fcfs", "easy", "conservative") starts what it may now
  *      and reserves/estimates the rest.
  *
@@ -136,8 +138,24 @@ typedef struct SchedJob {
         double fairshare;         /* from accounting; 0 until that exists */
         const SchedDep *deps;
         size_t n_deps;
+        /* Preemption (SchedPreempt): the queues whose running jobs it may suspend (bit q:
+         * queue_id q, queues 0..63; its queue's Preempts=), whether it may suspend smaller
+         * jobs of its own queue (ParallelRun=), and whether it may be suspended at all
+         * (Preemptable=). */
+        uint64_t preempts;
+        bool parallel_run;
+        bool preemptable;
         /* RUNNING and SUSPENDED jobs: */
         uint64_t start_time;
+        /* Seconds spent suspended so far, the current suspension included: its walltime
+         * clock stood still, so it ends that much later than start_time + walltime. */
+        uint64_t suspended_time;
+        /* SUSPENDED by a pass (SCHED_DECISION_SUSPEND), not by a person: it holds no CPUs,
+         * only memory (all of alloc's, or with SchedPreempt.reclaim resident_memory), and
+         * a pass resumes it as soon as CPUs allow. */
+        bool preempted;
+        uint64_t resident_memory;    /* bytes of it still in RAM (reclaim) */
+        uint64_t last_resume_time;   /* when a pass last resumed it; 0: never */
         const SchedAllocation *alloc; /* caller-owned */
 } SchedJob;
 
@@ -178,10 +196,11 @@ SchedReason sched_reason_from_string(const char *s) _pure_;
 
 typedef enum SchedDecisionType {
         SCHED_DECISION_START,
-        /* Reserved for later policies (preemption): */
+        /* Preemption (SchedPreempt): a running job to freeze, its CPUs handed to the START
+         * that follows (by_job_id); a job a pass froze to thaw, on alloc. */
         SCHED_DECISION_SUSPEND,
         SCHED_DECISION_RESUME,
-        SCHED_DECISION_CANCEL,
+        SCHED_DECISION_CANCEL, /* reserved */
         _SCHED_DECISION_TYPE_MAX,
 } SchedDecisionType;
 
@@ -189,7 +208,12 @@ typedef struct SchedDecision {
         SchedDecisionType type;
         size_t job_index;       /* into the jobs array given to sched_pass() */
         uint64_t job_id;
-        SchedAllocation alloc;  /* START: where */
+        /* START: where. RESUME: where it runs from now on (its CPUs may be others than
+         * before, its nodes too). SUSPEND: what it held. */
+        SchedAllocation alloc;
+        /* SUSPEND: the job it makes room for, and the victim's suspension score. */
+        uint64_t by_job_id;
+        double score;
 } SchedDecision;
 
 /* One entry per pending job that was not started, in priority order (ineligible jobs
@@ -348,6 +372,50 @@ typedef struct SchedProject {
         const CpuSet *allowed_cpus;
 } SchedProject;
 
+/* Preemption by suspension, NCI's priority-run and parallel-run (corrald(8), PREEMPTION).
+ * Before the policy plans, a pass:
+ *   1. resumes jobs it suspended whose queue no waiting preemptor outranks, if CPUs allow;
+ *   2. for each eligible waiting job with SchedJob.preempts or .parallel_run, in priority
+ *      order (at most max_tries of them that need victims): starts it if it fits, or else
+ *      suspends the fewest best-scored victims that let it start now, and only then;
+ *   3. resumes the rest of the suspended jobs, if CPUs allow;
+ * so a suspended job goes before any new job the policy starts. A victim must be RUNNING,
+ * preemptable, of a queue the preemptor may preempt (parallel-run: its own queue, fewer
+ * CPUs), not resumed within suspend_window seconds, suspended less than max_suspend_time
+ * in total, with expansion factor
+ *     xf = (walltime_v + suspended_v + walltime_p) / walltime_v  <=  max_xfactor
+ * (the preemptor's walltime is the projected suspension; a victim without a walltime has
+ * xf 1, a preemptor without one suspends nothing) and score > 0, where
+ *     score = x · s · n · d
+ *     x = (max_xfactor − xf) / (max_xfactor − 1)         expansion kept near 1
+ *     s = cpus_p / (cpus_p + cpus_v)                     larger preemptors favoured
+ *     n = 2 (1 + running_v) / (2 + running_v + running_p)  running jobs of each owner
+ *     d = 1 − f², f = run_v / walltime_v                 near-done jobs spared
+ * Parallel-run needs score >= SCHED_PARALLEL_RUN_MIN_SCORE. With "conservative", a
+ * reservation may move later when a suspension lengthens the job it waits for. */
+#define SCHED_PARALLEL_RUN_MIN_SCORE 0.25
+#define SCHED_PREEMPT_MAX_TRIES 64
+
+typedef struct SchedPreempt {
+        bool enabled;
+        double max_xfactor;        /* MaxXFactor=, > 1 */
+        uint64_t suspend_window;   /* SuspendWindowSec= */
+        uint64_t max_suspend_time; /* MaxSuspendTime=; 0: none */
+        bool reclaim;              /* ReclaimSuspended=: count resident_memory of preempted jobs */
+        size_t max_tries;          /* 0: SCHED_PREEMPT_MAX_TRIES */
+} SchedPreempt;
+
+#define SCHED_PREEMPT_DEFAULT ((SchedPreempt) { .max_xfactor = 1.25, .suspend_window = 600 })
+
+/* The factors of one victim's score for one preemptor (see SchedPreempt), for tests and
+ * corral why. Returns the score; 0 when xf is above max_xfactor. */
+typedef struct SchedSuspendScore {
+        double xfactor, x, s, n, d, score;
+} SchedSuspendScore;
+
+double sched_suspend_score(const SchedPreempt *c, const SchedJob *preemptor, uint32_t running_p,
+                           const SchedJob *victim, uint32_t running_v, uint64_t now, SchedSuspendScore *ret);
+
 struct SchedConfig {
         const SchedPolicyOps *policy;
         const SchedPriorityOps *priority;
@@ -363,6 +431,7 @@ struct SchedConfig {
         /* Projects with limits, sorted by id; jobs of others are not limited. */
         const SchedProject *projects;
         size_t n_projects;
+        SchedPreempt preempt;
 };
 
 #define SCHED_WEIGHTS_IT4I                                                                 \
@@ -376,6 +445,7 @@ struct SchedConfig {
                 .backfill_order = SCHED_BACKFILL_PRIORITY,                                 \
                 .node_order = SCHED_NODE_ORDER_MEMORY_SPEED,                               \
                 .estimate_depth = 500,                                                     \
+                .preempt = SCHED_PREEMPT_DEFAULT,                                          \
         })
 
 SchedContext *sched_context_new(void);
@@ -384,7 +454,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(SchedContext *, sched_context_free);
 
 /* One scheduling pass. jobs may hold jobs in any state and any order; only PENDING jobs
  * are considered for starting, RUNNING and SUSPENDED ones occupy their allocation until
- * start_time + walltime (or longer: an overdue job is assumed to end any moment).
+ * start_time + walltime + suspended_time (or longer: an overdue job is assumed to end any
+ * moment), except that a job a pass suspended (preempted) holds only memory. With
+ * preemption (SchedPreempt) the decisions may suspend running jobs and resume suspended
+ * ones; a SUSPEND always comes before the START it makes room for.
  * Returns 0, -EINVAL on a bad machine or config, -ENOMEM. */
 int sched_pass(SchedContext *ctx, const SchedConfig *config, const SchedMachine *machine,
                const SchedJob *jobs, size_t n_jobs, uint64_t now, SchedResult *ret);

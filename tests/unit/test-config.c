@@ -55,7 +55,50 @@ static void test_defaults(void **state) {
         assert_true(config_find_queue(c, "bonus")->charge_factor == 0.0);
         assert_int_equal(c->kill_wait_sec, 30);
         assert_false(c->users_may_suspend);
+        /* NCI's preemption: express suspends normal; nothing else. */
+        assert_int_equal(config_find_queue(c, "express")->preempts_mask, 1u << (config_find_queue(c, "normal") - c->queues));
+        assert_int_equal(config_find_queue(c, "normal")->preempts_mask, 0);
+        assert_true(config_find_queue(c, "normal")->preemptable);
+        assert_false(config_find_queue(c, "normal")->parallel_run);
+        {
+                SchedConfig sc;
+                assert_int_equal(config_sched(c, &sc), 0);
+                assert_true(sc.preempt.enabled);
+                assert_true(sc.preempt.max_xfactor == 1.25);
+                assert_int_equal(sc.preempt.suspend_window, 600);
+                assert_int_equal(sc.preempt.max_suspend_time, 0);
+                assert_false(sc.preempt.reclaim);
+        }
         config_free(c);
+}
+
+static void test_preemption(void **state) {
+        Config *c = NULL;
+        char *err = NULL;
+        SchedConfig sc;
+
+        put("corral.conf", "[Manager]\nMaxXFactor=1.5\nSuspendWindowSec=5min\nMaxSuspendTime=2h\nReclaimSuspended=yes\n"
+                           "[Queue]\nName=top\nPriority=3\nPreempts=mid low\nPreemptable=no\n"
+                           "[Queue]\nName=mid\nPriority=2\nParallelRun=yes\n"
+                           "[Queue]\nName=low\nPriority=1\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_int_equal(config_find_queue(c, "top")->preempts_mask, (1u << 1) | (1u << 2));
+        assert_false(config_find_queue(c, "top")->preemptable);
+        assert_true(config_find_queue(c, "mid")->parallel_run);
+        assert_int_equal(config_sched(c, &sc), 0);
+        assert_true(sc.preempt.enabled && sc.preempt.reclaim);
+        assert_true(sc.preempt.max_xfactor == 1.5);
+        assert_int_equal(sc.preempt.suspend_window, 300);
+        assert_int_equal(sc.preempt.max_suspend_time, 7200);
+        config_free(c);
+
+        /* Queues of their own and none preempts: preemption is off. */
+        put("corral.conf", "[Queue]\nName=only\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_int_equal(config_sched(c, &sc), 0);
+        assert_false(sc.preempt.enabled);
+        config_free(c);
+        put("corral.conf", "");
 }
 
 static void test_dropins_override(void **state) {
@@ -125,6 +168,9 @@ static void test_errors(void **state) {
                 { "[Manager]\nOrdering=random\n", "corral.conf:2: invalid value for Ordering=, expected priority or shuffle" },
                 { "[Queue]\nName=q\nAllowProjects=no way!\n", "corral.conf:3: invalid value for AllowProjects=" },
                 { "[Manager]\nDefaultQueue=nosuch\n", "DefaultQueue=nosuch names no configured queue" },
+                { "[Queue]\nName=a\nPreempts=b\n", "[Queue] a: Preempts= names b, which is no queue" },
+                { "[Queue]\nName=a\nPreempts=a\n", "[Queue] a: Preempts= names a, which is the queue itself" },
+                { "[Manager]\nMaxXFactor=0.9\n", "corral.conf:2: invalid value for MaxXFactor=" },
         };
 
         for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
@@ -165,6 +211,7 @@ int main(void) {
                 cmocka_unit_test(test_dropins_override),
                 cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_nul_byte),
+                cmocka_unit_test(test_preemption),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

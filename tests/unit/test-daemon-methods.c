@@ -499,6 +499,64 @@ static int setup(void **state) {
         return tree_setup_prefix(state, "corral-methods");
 }
 
+/* Preemption through the pass and the transitions: an express job suspends the normal
+ * job holding every CPU (recorded as the scheduler's suspension, which nobody resumes by
+ * hand, and which corral why explains), and the normal job resumes when it ends. */
+static void test_preemption(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        char params[64], want[96];
+        json_object *r;
+        uint64_t a, b;
+        Job *ja, *jb;
+
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":8,\"walltime_sec\":3600,\"queue\":\"normal\"}");
+        a = job_id_of(r);
+        json_object_put(r);
+        assert_int_equal(manager_schedule(m), 0);
+        ja = manager_find_job(m, a);
+        assert_int_equal(ja->state, JOB_RUNNING);
+        ja->launching = false; /* its scope started */
+
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":2,\"walltime_sec\":60,\"queue\":\"express\"}");
+        b = job_id_of(r);
+        json_object_put(r);
+        assert_int_equal(manager_schedule(m), 0);
+        jb = manager_find_job(m, b);
+        assert_int_equal(jb->state, JOB_RUNNING);
+        assert_int_equal(ja->state, JOB_SUSPENDED);
+        assert_true(ja->suspended_by_sched);
+        assert_false(ja->suspended_by_admin);
+        assert_int_equal(ja->preempted_by, b);
+        assert_string_equal(ja->reason, "Preempted");
+        assert_int_equal(ja->preempt_act, PREEMPT_ACT_FREEZE);
+        m->n_to_launch = 0; /* no executor here to act */
+
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) a);
+        expect_error(call(m, 0, CORRAL_METHOD_RESUME, params), "PermissionDenied", "the scheduler suspended");
+        r = call(m, NOBODY, CORRAL_METHOD_WHY, params);
+        snprintf(want, sizeof want, "to let job %llu", (unsigned long long) b);
+        if (!strstr(json_object_to_json_string(r), want))
+                fail_msg("why: %s", json_object_to_json_string(r));
+        json_object_put(r);
+
+        /* Still running: no second suspension, no resumption. */
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(ja->state, JOB_SUSPENDED);
+
+        ja->suspend_start -= 7; /* as if frozen for seven seconds */
+        assert_int_equal(manager_job_transition(m, jb, JOB_EVENT_END, JOB_COMPLETED, NULL), 0);
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(ja->state, JOB_RUNNING);
+        assert_false(ja->suspended_by_sched);
+        assert_int_equal(ja->preempt_act, PREEMPT_ACT_THAW);
+        assert_true(ja->suspended_usec >= 7 * UINT64_C(1000000));
+        assert_true(ja->last_resume > 0);
+        assert_int_equal(cpu_set_count(&ja->alloc->cpus), 8);
+        m->n_to_launch = 0;
+        manager_for_test_free(m);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_submit_bounds, setup, tree_teardown),
@@ -508,6 +566,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_hold_requeue_rules, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_projects_submit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_blocked_by_limit, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_preemption, setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

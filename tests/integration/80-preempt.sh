@@ -1,0 +1,103 @@
+#!/bin/bash
+# Preemption by suspension: an express job arrives while a normal job holds every CPU.
+# The normal job's scope is frozen (cgroup.events "frozen 1", its cpu.stat usage_usec
+# stops), corral resume cannot thaw it, corral why names the express job, the express job
+# runs; then the scheduler thaws the normal job and it completes although its run with
+# the suspension outlasted its walltime (the clock stood still), charged for its running
+# time only. With ReclaimSuspended=yes and swap (the scratch disk made swap for the
+# test), the frozen job's memory.current drops.
+# timeout: 500
+. "$CORRAL_TEST_LIB"
+dropin_dir=/etc/corral/corral.conf.d
+dropin=$dropin_dir/80-preempt.conf
+swapdev=
+mkdir -p "$dropin_dir"
+cleanup() {
+    corral cancel -u "$USER_A" >/dev/null 2>&1 || true
+    corral cancel -u "$USER_B" >/dev/null 2>&1 || true
+    wait_for 60 sh -c '[ "$(corral queue --json -t RUNNING,SUSPENDED 2>/dev/null | jq ".jobs | length")" = 0 ]' || true
+    [ -z "$swapdev" ] || swapoff "$swapdev" 2>/dev/null || true
+    rm -f "$dropin"
+    corral reload >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+systemctl start corrald.socket
+state() { corral show --json "$1" | jq -r .job.state; }
+is_state() { [ "$(state "$1")" = "$2" ]; }
+frozen() { grep -qx "frozen $2" "$(unit_cgroup "corral-job-$1.scope")/cgroup.events"; }
+usage_usec() { awk '$1 == "usage_usec" { print $2 }' "$(unit_cgroup "corral-job-$1.scope")/cpu.stat"; }
+ncpu=$(nproc)
+
+# The built-in queues (express preempts normal); a suspension may stretch the normal
+# job's 40 s by the express job's 60 s: xf = (40 + 60) / 40 = 2.5.
+cat >"$dropin" <<EOF
+[Manager]
+MaxXFactor=3
+EOF
+corral reload
+work=$(as_user "$USER_A" mktemp -d /tmp/preempt.XXXXXX)
+work_b=$(as_user "$USER_B" mktemp -d /tmp/preempt.XXXXXX)
+
+# The normal job: 15 s of half-second sleeps (each frozen sleep costs at most its own
+# half second) with a CPU burner beside them, on every CPU, walltime 40 s.
+a=$(as_user "$USER_A" corral submit --parsable -D "$work" -q normal -n "$ncpu" --time 0:40 -- \
+    sh -c 'yes >/dev/null & for i in $(seq 30); do sleep 0.5; done; kill $!')
+wait_for 60 is_state "$a" RUNNING || fail "job $a: $(state "$a")"
+wait_for 30 frozen "$a" 0 || fail "job $a has no scope"
+sleep 2
+
+b=$(as_user "$USER_B" corral submit --parsable -D "$work_b" -q express -n 1 --time 1:00 -- sleep 30)
+wait_for 60 is_state "$a" SUSPENDED || fail "job $a was not suspended for express job $b: $(state "$a"), $(state "$b")"
+wait_for 30 frozen "$a" 1 || fail "job $a's scope is not frozen: $(cat "$(unit_cgroup "corral-job-$a.scope")/cgroup.events")"
+t_frozen=$(date +%s)
+wait_for 60 is_state "$b" RUNNING || fail "express job $b did not start: $(state "$b")"
+assert_eq "$(corral show --json "$a" | jq -r .job.reason)" Preempted "job $a's reason"
+u1=$(usage_usec "$a")
+sleep 3
+u2=$(usage_usec "$a")
+log "job $a frozen: usage_usec $u1 then $u2 three seconds later"
+assert_eq "$u2" "$u1" "a frozen job's CPU time stands still"
+
+out=$(corral resume "$a" 2>&1) && fail "corral resume thawed the scheduler's suspension: $out"
+assert_match "$out" 'scheduler suspended' "corral resume is refused, and says why"
+assert_match "$(corral why "$a")" "suspended it at .* to let job $b" "corral why names the preemptor"
+
+as_user "$USER_B" corral wait "$b" >/dev/null || fail "express job $b: $(state "$b")"
+wait_for 60 is_state "$a" RUNNING || fail "job $a was not resumed after job $b: $(state "$a")"
+t_thawed=$(date +%s)
+wait_for 30 frozen "$a" 0 || fail "job $a's scope is still frozen"
+log "job $a suspended for about $((t_thawed - t_frozen)) s"
+as_user "$USER_A" corral wait "$a" >/dev/null || fail "job $a after its suspension: $(state "$a") $(corral show --json "$a" | jq -r .job.reason)"
+
+json=$(corral show --json "$a")
+start=$(jq -r .job.start_time <<<"$json")
+end=$(jq -r .job.end_time <<<"$json")
+run=$(jq -r '.job.charge.run_usec / 1000000 | floor' <<<"$json")
+log "job $a: from start to end $((end - start)) s, charged for $run s running (walltime 40 s)"
+[ $((end - start)) -gt 40 ] || fail "job $a took $((end - start)) s: the suspension did not outlast its walltime, the test proves nothing"
+[ "$run" -lt 40 ] || fail "job $a was charged $run s: suspended time counted"
+[ "$run" -le $((end - start - 20)) ] || fail "job $a: charged $run s of $((end - start)) s, 30 s of them suspended"
+
+# ReclaimSuspended=yes: needs swap, and the kernel's memory.reclaim (5.19).
+if [ ! -e "$(unit_cgroup init.scope)/memory.reclaim" ] && [ ! -e /sys/fs/cgroup/system.slice/memory.reclaim ]; then
+    echo "SKIPPED PART: ReclaimSuspended (this kernel $(uname -r) has no memory.reclaim)"
+elif ! [ -b /dev/vdb ] || ! mkswap -q /dev/vdb >/dev/null 2>&1 || ! swapon /dev/vdb 2>/dev/null; then
+    echo "SKIPPED PART: ReclaimSuspended (no swap can be made on the scratch disk /dev/vdb)"
+else
+    swapdev=/dev/vdb
+    printf '[Manager]\nReclaimSuspended=yes\n' >"$dropin"
+    corral reload
+    c=$(as_user "$USER_A" corral submit --parsable -D "$work" -q normal -n "$ncpu" --time 2:00 -- \
+        perl -e '$x = "a" x (200 << 20); sleep 1 while 1')
+    wait_for 60 is_state "$c" RUNNING || fail "job $c: $(state "$c")"
+    cg=$(unit_cgroup "corral-job-$c.scope")
+    wait_for 60 sh -c "[ \$(cat $cg/memory.current) -gt $((150 << 20)) ]" || fail "job $c did not fill its memory"
+    m1=$(cat "$cg/memory.current")
+    d=$(as_user "$USER_B" corral submit --parsable -D "$work_b" -q express -n 1 --time 0:30 -- sleep 20)
+    wait_for 60 frozen "$c" 1 || fail "job $c was not frozen for $d: $(state "$c")"
+    wait_for 60 sh -c "[ \$(cat $cg/memory.current) -lt $((m1 / 2)) ]" ||
+        fail "job $c's memory.current stayed at $(cat "$cg/memory.current") (was $m1)"
+    log "job $c frozen: memory.current $m1 -> $(cat "$cg/memory.current"), swap: $(swapon --show=USED --noheadings)"
+    corral cancel "$c" "$d" >/dev/null
+fi
+log "ok"
