@@ -15,6 +15,7 @@
 #include "fd-util.h"
 #include "log.h"
 #include "strv.h"
+#include "submit-check.h"
 #include "submit-options.h"
 
 extern char **environ;
@@ -318,6 +319,16 @@ int verb_submit(Cli *cli, int argc, char **argv) {
         }
         if (submit_options_resolve_output_dirs(&o, AT_FDCWD) < 0) /* PBS -o DIR */
                 return cli_oom();
+        /* As the submitting user, now, rather than a LaunchFailed when the job starts. */
+        error = mfree(error);
+        r = submit_check_paths(&o.req, AT_FDCWD, &error);
+        if (r == -ENOMEM)
+                return cli_oom();
+        if (r < 0) {
+                log_error("submit: %s (not submitted; --workdir, --output, --error and --input choose others)",
+                          strna(error));
+                return CLI_EXIT_USAGE;
+        }
 
         r = submit_request_to_json(&o.req, &params);
         if (r < 0)

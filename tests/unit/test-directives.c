@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/directives.h"
+#include "cli/submit-check.h"
 #include "cli/submit-options.h"
 #include "strv.h"
 
@@ -759,6 +761,103 @@ static void test_option_table(void **state) {
         assert_null(submit_option_find_long("cpu", 3)); /* no prefix matching */
 }
 
+/* The paths a job will use, checked as the submitter: each row is one request against a
+ * tree where /locked cannot be entered, /home/ann/ro cannot be written and
+ * /home/ann/secret cannot be read. Returns the number of rows that went wrong. */
+static int check_path_rows(int fd) {
+        static const struct {
+                const char *workdir, *in, *out, *err;
+                int want;
+                const char *message;
+        } prows[] = {
+                { "/home/ann", NULL, NULL, NULL, 0, NULL },
+                { "/locked", NULL, NULL, NULL, -EACCES,
+                  "cannot change to the working directory /locked: Permission denied" },
+                { "/missing", NULL, NULL, NULL, -ENOENT,
+                  "cannot change to the working directory /missing: No such file or directory" },
+                { "/home/ann/in", NULL, NULL, NULL, -ENOTDIR,
+                  "cannot change to the working directory /home/ann/in: Not a directory" },
+                { "/home/ann", NULL, "ro/out", NULL, -EACCES,
+                  "cannot open the output file /home/ann/ro/out: Permission denied" },
+                { "/home/ann", NULL, "ro/%j.out", NULL, -EACCES,
+                  "cannot open the output file /home/ann/ro/%j.out: Permission denied" },
+                { "/home/ann", NULL, "ro/open", NULL, 0, NULL },  /* exists, writable */
+                { "/home/ann", NULL, "ro", NULL, -EISDIR,
+                  "cannot open the output file /home/ann/ro: Is a directory" },
+                { "/home/ann", NULL, "out-%j", "/home/ann/err", 0, NULL },
+                { "/home/ann", NULL, "%u/out", NULL, 0, NULL },  /* corrald's to expand */
+                { "/home/ann", NULL, "/nodir/out", NULL, -ENOENT,
+                  "cannot open the output file /nodir/out: No such file or directory" },
+                { "/home/ann", NULL, NULL, "/locked/err", -EACCES,
+                  "cannot open the error file /locked/err: Permission denied" },
+                { "/home/ann", "in", NULL, NULL, 0, NULL },
+                { "/home/ann", "secret", NULL, NULL, -EACCES,
+                  "cannot open the input file /home/ann/secret: Permission denied" },
+                { "/home/ann", "/home/ann/none", NULL, NULL, -ENOENT,
+                  "cannot open the input file /home/ann/none: No such file or directory" },
+                { "/", NULL, NULL, NULL, 0, NULL },
+        };
+        int bad = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(prows); i++) {
+                SubmitRequest req = { .workdir = (char *) prows[i].workdir, .stdin_path = (char *) prows[i].in,
+                                      .stdout_path = (char *) prows[i].out, .stderr_path = (char *) prows[i].err };
+                char *error = NULL;
+                int r = submit_check_paths(&req, fd, &error);
+
+                if (r != prows[i].want || (prows[i].message ? !error || !streq(error, prows[i].message) : !!error)) {
+                        fprintf(stderr, "row %zu: got %d \"%s\", want %d \"%s\"\n", i, r, error ? error : "",
+                                prows[i].want, prows[i].message ? prows[i].message : "");
+                        bad++;
+                }
+                free(error);
+        }
+        return bad;
+}
+
+static void test_check_paths(void **state) {
+        char root[] = "/tmp/test-check-paths-XXXXXX", cmd[256];
+        bool as_root = geteuid() == 0;
+        int fd, status;
+        pid_t pid;
+
+        assert_non_null(mkdtemp(root));
+        assert_int_equal(chmod(root, 0755), 0);
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(mkdirat(fd, "home", 0755), 0);
+        assert_int_equal(mkdirat(fd, "home/ann", 0777), 0);
+        assert_int_equal(fchmodat(fd, "home/ann", 0777, 0), 0);
+        assert_int_equal(mkdirat(fd, "home/ann/ro", 0755), 0);
+        assert_int_equal(mkdirat(fd, "locked", 0700), 0);
+        assert_true(close(openat(fd, "home/ann/in", O_CREAT | O_WRONLY | O_CLOEXEC, 0644)) == 0);
+        assert_true(close(openat(fd, "home/ann/secret", O_CREAT | O_WRONLY | O_CLOEXEC, 0600)) == 0);
+        assert_true(close(openat(fd, "home/ann/ro/open", O_CREAT | O_WRONLY | O_CLOEXEC, 0666)) == 0);
+        assert_int_equal(fchmodat(fd, "home/ann/ro/open", 0666, 0), 0);
+        if (!as_root) {
+                /* Its owner: take the rights away instead. */
+                assert_int_equal(fchmodat(fd, "home/ann/ro", 0555, 0), 0);
+                assert_int_equal(fchmodat(fd, "locked", 0, 0), 0);
+                assert_int_equal(fchmodat(fd, "home/ann/secret", 0, 0), 0);
+                assert_int_equal(check_path_rows(fd), 0);
+        } else {
+                /* root may do anything: the rows run as nobody, whom the modes stop. */
+                pid = fork();
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                                _exit(100);
+                        _exit(check_path_rows(fd) > 0 ? 1 : 0);
+                }
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                assert_true(WIFEXITED(status));
+                assert_int_equal(WEXITSTATUS(status), 0);
+        }
+        close(fd);
+        snprintf(cmd, sizeof(cmd), "chmod -R u+rwx '%s'; rm -rf '%s'", root, root);
+        assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_slurm_basic),
@@ -775,6 +874,7 @@ int main(void) {
                 cmocka_unit_test(test_option_table),
                 cmocka_unit_test(test_directive_table),
                 cmocka_unit_test(test_pbs_output_dir),
+                cmocka_unit_test(test_check_paths),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
