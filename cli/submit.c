@@ -17,6 +17,7 @@
 #include "strv.h"
 #include "submit-check.h"
 #include "submit-options.h"
+#include "submit-test.h"
 
 extern char **environ;
 
@@ -27,6 +28,8 @@ static bool client_flag(const char *a, SubmitClientFlags *f) {
                 f->parsable = true;
         else if (streq(a, "--json"))
                 f->json = true;
+        else if (streq(a, "--test-only"))
+                f->test_only = true;
         else
                 return false;
         return true;
@@ -102,6 +105,7 @@ static void submit_help(void) {
         }
         printf("  %-28s %s\n", "    --parsable", "print only the job id");
         printf("  %-28s %s\n", "    --json", "print the reply as JSON");
+        printf("  %-28s %s\n", "    --test-only", "check the job and print it, with corrald's answer and estimated start; queue nothing");
         printf("  %-28s %s\n", "-h, --help", "show this help");
         printf("\nSlurm spellings work too: --ntasks, --job-name, --partition (-p), --account,\n"
                "--chdir, --requeue, --dependency. See corral(1) for the directive dialects.\n");
@@ -329,6 +333,9 @@ int verb_submit(Cli *cli, int argc, char **argv) {
                           strna(error));
                 return CLI_EXIT_USAGE;
         }
+
+        if (flags.test_only)
+                return submit_test_only(cli, &o.req, script_name);
 
         r = submit_request_to_json(&o.req, &params);
         if (r < 0)
