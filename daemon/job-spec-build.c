@@ -48,7 +48,7 @@ int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
                 return -EINVAL;
         s->cpus = j->alloc->cpus;
         for (unsigned k = 0; k < m->machine.n_nodes; k++)
-                if (j->alloc->node_mask & (UINT32_C(1) << k))
+                if (j->alloc->node_mask & (UINT64_C(1) << k))
                         cpu_set_add(&s->mem_nodes, m->numa_ids[k]);
         s->memory_max = j->req.memory;
         s->io_weight = j->req.io_weight;
