@@ -24,7 +24,7 @@
 #include "macro.h"
 #include "string-table.h"
 
-#define CORRAL_CPUS_MAX 4096U
+#define CORRAL_CPUS_MAX 8192U                           /* CPU_SET_MAX: a whole machine */
 #define CORRAL_NICE_MIN (-10000)
 #define CORRAL_NICE_MAX 10000
 #define CORRAL_IO_WEIGHT_MIN 1U

@@ -241,7 +241,7 @@ static const Row rows[] = {
           .ret = -EINVAL,
           .reports = { { 2, false, "#SBATCH --gres=gpu:1: option not supported" },
                        { 2, false, "#SBATCH --frobnicate: unknown option" },
-                       { 2, false, "#SBATCH --cpus-per-task=0: must be a number between 1 and 4096" },
+                       { 2, false, "#SBATCH --cpus-per-task=0: must be a number between 1 and 8192" },
                        { 3, false, "#PBS -l vmem=8gb,walltime=1:00:00,foo=1: resource 'vmem' not supported; "
                                    "resource 'foo' not supported" },
                        { 3, false, "#PBS -Z: unknown option" } } },
@@ -416,7 +416,7 @@ static void test_slurm_unsupported(void **state) {
         expect_error(&e, 2, 8, false, "#SBATCH --frobnicate: unknown option");
         expect_error(&e, 3, 9, false,
                      "#SBATCH --nodes=2: not supported on a single machine (only 1 node can be requested)");
-        expect_error(&e, 4, 10, false, "#SBATCH --cpus-per-task 0: must be a number between 1 and 4096");
+        expect_error(&e, 4, 10, false, "#SBATCH --cpus-per-task 0: must be a number between 1 and 8192");
         expect_error(&e, 5, 11, false, "#SBATCH stray: unexpected argument");
         expect_error(&e, 6, 12, false, "#SBATCH --name \"unterminated: unterminated quote");
         expect_error(&e, 7, 14, true, "#SBATCH --mem=1G: ignored, directives after the first command are not read");
@@ -630,8 +630,8 @@ static void test_argv(void **state) {
                 const char *args[4];
                 const char *error;
         } bad[] = {
-                { { "--cpus=0" }, "--cpus=0: must be a number between 1 and 4096" },
-                { { "-n", "x" }, "-n x: must be a number between 1 and 4096" },
+                { { "--cpus=0" }, "--cpus=0: must be a number between 1 and 8192" },
+                { { "-n", "x" }, "-n x: must be a number between 1 and 8192" },
                 { { "--mem" }, "--mem: option requires a value" },
                 { { "--hold=yes" }, "--hold=yes: option takes no value" },
                 { { "--bogus" }, "--bogus: unknown option" },
@@ -714,7 +714,7 @@ static void test_finalize(void **state) {
                 assert_int_equal(submit_options_parse_argv(5, argv, &o, NULL, &err), 0);
                 assert_int_equal(strv_extend(&o.req.argv, "/bin/true"), 0);
                 assert_int_equal(submit_options_finalize(&o, "/", NULL, &err), -EINVAL);
-                assert_string_equal(err, "--ntasks x --cpus-per-task = 10000 CPUs, more than 4096");
+                assert_string_equal(err, "--ntasks x --cpus-per-task = 10000 CPUs, more than 8192");
                 free(err);
                 submit_options_done(&o);
         }

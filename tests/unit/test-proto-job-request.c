@@ -162,7 +162,7 @@ static void test_submit_rejections(void **state) {
                 { "{\"script\":\"a\\u0000b\"}", "script" },
                 { "{\"argv\":[\"a\"],\"cpu\":4}", "cpu" }, /* unknown key, named as sent */
                 { "{\"argv\":[\"a\"],\"cpus\":0}", "cpus" },
-                { "{\"argv\":[\"a\"],\"cpus\":4097}", "cpus" },
+                { "{\"argv\":[\"a\"],\"cpus\":8193}", "cpus" },
                 { "{\"argv\":[\"a\"],\"cpus\":-1}", "cpus" },
                 { "{\"argv\":[\"a\"],\"cpus\":2.5}", "cpus" },
                 { "{\"argv\":[\"a\"],\"cpus\":\"4\"}", "cpus" },
@@ -264,7 +264,7 @@ static void test_submit_limits(void **state) {
 
         /* validate() catches what C code builds. */
         req = full_request();
-        req.cpus = 5000;
+        req.cpus = 9000;
         assert_int_equal(submit_request_validate(&req, &bad), -EINVAL);
         assert_string_equal(bad, "cpus");
         req.cpus = 1;
@@ -479,8 +479,8 @@ static void test_submit_field_table(void **state) {
                 { "stdin_path", "\"in\"", NULL, "[]", "\"\"" },
                 { "stdout_path", "\"out\"", NULL, "{}", "\"a\\nb\"" },
                 { "stderr_path", "\"err\"", NULL, "0", "\"\"" },
-                { "cpus", "1", "4096", "\"1\"", "0" },
-                { "cpus", NULL, NULL, "1.5", "4097" },
+                { "cpus", "1", "8192", "\"1\"", "0" },
+                { "cpus", NULL, NULL, "1.5", "8193" },
                 { "memory", "1", "1152921504606846976", "\"1G\"", "0" },
                 { "memory", NULL, NULL, "-1", "1152921504606846977" },
                 { "walltime_sec", "1", "3153600000", "\"forever\"", "0" },
@@ -643,7 +643,7 @@ static void test_job_info_field_table(void **state) {
         } t[] = {
                 { "id", "0" }, { "name", "1" }, { "user", "[]" }, { "uid", "4294967296" },
                 { "project", "{}" }, { "queue", "true" }, { "state", "\"\"" }, { "reason", "1" },
-                { "cpus", "4097" }, { "memory", "-1" }, { "walltime_sec", "\"never\"" },
+                { "cpus", "8193" }, { "memory", "-1" }, { "walltime_sec", "\"never\"" },
                 { "nice", "10001" }, { "submit_time", "1099511627777" }, { "start_time", "\"x\"" },
                 { "end_time", "-1" }, { "exit_code", "-1" }, { "exit_signal", "128" }, { "node", "1" },
                 { "cpus_allocated", "[]" }, { "array_job_id", "9007199254740993" },
