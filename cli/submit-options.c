@@ -587,17 +587,21 @@ static int set_mail_user(SubmitOptions *o, const char *arg, char **ret_error) {
         return warn_mail(o);
 }
 
-/* "[{R|B}:]SIGNAL[@SECONDS]": a name (with or without SIG) or a number, 0-65535 s. */
-static int parse_signal_spec(const char *arg) {
+/* "[{R|B}:]SIGNAL[@SECONDS]": a name (with or without SIG) or a number, 0-65535 s, 60 s
+ * when not given (as sbatch). R: (not while in a reservation) means nothing here: no
+ * reservations. */
+static int parse_signal_spec(const char *arg, unsigned *ret_sig, unsigned *ret_sec, bool *ret_batch) {
         const char *p = arg, *at;
         char name[16];
-        unsigned v;
+        unsigned v, sig, sec = 60;
+        bool batch = false;
         size_t n;
 
         n = strcspn(p, ":");
         if (p[n] == ':') {
                 if (n == 0 || n > 2 || strspn(p, "RB") != n || (n == 2 && p[0] == p[1]))
                         return -EINVAL;
+                batch = memchr(p, 'B', n);
                 p += n + 1;
         }
         at = strchr(p, '@');
@@ -607,31 +611,34 @@ static int parse_signal_spec(const char *arg) {
         memcpy(name, p, n);
         name[n] = 0;
         if (isdigit((unsigned char) name[0])) {
-                if (safe_atou(name, &v) < 0 || v < 1 || v > (unsigned) SIGRTMAX)
+                if (safe_atou(name, &v) < 0 || v < 1 || v > (unsigned) SIGRTMAX || v > CORRAL_WARN_SIGNAL_MAX)
                         return -EINVAL;
+                sig = v;
         } else {
                 const char *s = strncasecmp(name, "SIG", 3) == 0 ? name + 3 : name;
-                int sig;
+                int k;
 
-                for (sig = 1; sig < SIGRTMIN; sig++) {
-                        const char *a = sigabbrev_np(sig);
+                for (k = 1; k < SIGRTMIN; k++) {
+                        const char *a = sigabbrev_np(k);
                         if (a && strcasecmp(a, s) == 0)
                                 break;
                 }
-                if (sig >= SIGRTMIN)
+                if (k >= SIGRTMIN)
                         return -EINVAL;
+                sig = (unsigned) k;
         }
-        if (at && (safe_atou(at + 1, &v) < 0 || v > 65535))
+        if (at && (safe_atou(at + 1, &sec) < 0 || sec > CORRAL_WARN_SEC_MAX))
                 return -EINVAL;
+        *ret_sig = sig;
+        *ret_sec = sec;
+        *ret_batch = batch;
         return 0;
 }
 
 static int set_signal(SubmitOptions *o, const char *arg, char **ret_error) {
-        if (parse_signal_spec(arg) < 0)
+        if (parse_signal_spec(arg, &o->req.warn_signal, &o->req.warn_sec, &o->req.warn_batch_only) < 0)
                 return fail(ret_error, "expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300");
-        /* Refused rather than dropped: a checkpointing job that counts on it would be
-         * killed at its limit without warning. */
-        return fail(ret_error, "a signal before the time limit is not supported yet; the job would get none");
+        return 0;
 }
 
 static const SubmitOption options[] = {
@@ -688,7 +695,8 @@ static const SubmitOption options[] = {
         { "qos", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_qos, NULL },
         { "mail-type", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_mail_type, NULL },
         { "mail-user", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_mail_user, NULL },
-        { "signal", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_signal, NULL },
+        { "signal", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_SIGNAL, set_signal,
+          "[B:]SIG[@SECONDS]: signal the job (B: its script's shell) that long before its time limit" },
         { "gpus-per-task", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
         { "gpus-per-node", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
         { "clusters", 'M', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },

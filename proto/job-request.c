@@ -478,6 +478,9 @@ static const JsonField submit_request_fields[] = {
         JSON_CUSTOM(SubmitRequest, "dependencies", dependencies, &dependencies_ops, 0),
         JSON_CUSTOM(SubmitRequest, "array", array, &array_ops, 0),
         JSON_U64(SubmitRequest, "begin_time", begin_time, 1, CORRAL_TIME_MAX, OMIT, 0),
+        JSON_U32(SubmitRequest, "warn_signal", warn_signal, 1, CORRAL_WARN_SIGNAL_MAX, OMIT, 0),
+        JSON_U32(SubmitRequest, "warn_sec", warn_sec, 1, CORRAL_WARN_SEC_MAX, OMIT, 0),
+        JSON_BOOL(SubmitRequest, "warn_batch_only", warn_batch_only, OMIT),
         JSON_END,
 };
 
@@ -501,6 +504,9 @@ int submit_request_validate(const SubmitRequest *req, const char **ret_bad_field
                         bad = "script";
                 else if (!req->argv && !req->script)
                         bad = "argv";
+                /* A time or "B:" without a signal to send. */
+                else if (!req->warn_signal && (req->warn_sec || req->warn_batch_only))
+                        bad = "warn_signal";
         }
         if (bad) {
                 if (ret_bad_field)

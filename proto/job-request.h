@@ -39,6 +39,8 @@
 #define CORRAL_TIME_MAX (UINT64_C(1) << 40)             /* seconds since the epoch, year ~36800 */
 #define CORRAL_UMASK_MAX 0777U
 #define CORRAL_UMASK_DEFAULT 0022U                      /* what a request without "umask" gets */
+#define CORRAL_WARN_SIGNAL_MAX 64U                      /* SIGRTMAX on Linux */
+#define CORRAL_WARN_SEC_MAX 65535U                      /* as sbatch --signal */
 
 typedef enum DependencyType {
         DEPENDENCY_AFTER,       /* the other job started (or ended) */
@@ -110,6 +112,13 @@ typedef struct SubmitRequest {
         size_t n_dependencies;
         ArraySpec array;
         uint64_t begin_time;
+
+        /* sbatch --signal=[B:]SIG@TIME: signal (0: none) sent warn_sec before the
+         * walltime ends, to the job script's shell only (batch_only, "B:") or to every
+         * process of the job; how checkpointing jobs survive their limit. */
+        unsigned warn_signal;
+        unsigned warn_sec;
+        bool warn_batch_only;
 } SubmitRequest;
 
 #define SUBMIT_REQUEST_INIT { .rerunnable = -1, .umask = CORRAL_UMASK_DEFAULT }

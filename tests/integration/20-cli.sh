@@ -37,6 +37,22 @@ out=$(A corral submit --test-only -n 64 -- true) && fail "--test-only accepted 6
 assert_match "$out" 'Would not be accepted' "--test-only: the refusal"
 assert_eq "$(corral queue --json 2>/dev/null | jq '[.jobs[]?] | length')" "$n_before" "--test-only queued nothing"
 
+log "--signal=B:USR1@55: the script's shell is told before its time limit, and can end cleanly"
+cat > /tmp/sig.sbatch <<'S'
+#!/bin/bash
+#SBATCH --time=1
+#SBATCH --signal=B:USR1@55
+#SBATCH --output=/tmp/sig-%j.out
+trap 'echo "got USR1"; kill $pid; exit 0' USR1
+sleep 100 & pid=$!
+wait $pid
+echo "not told"
+S
+chmod 644 /tmp/sig.sbatch
+id=$(A corral submit --parsable /tmp/sig.sbatch)
+A corral wait "$id" >/dev/null 2>&1 || fail "the job that trapped its signal did not complete: $(corral show "$id")"
+assert_eq "$(cat /tmp/sig-$id.out)" "got USR1" "the script got USR1 before its limit"
+
 log "a Slurm script with directives"
 cat > /tmp/job.sbatch <<'S'
 #!/bin/sh

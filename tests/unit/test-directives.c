@@ -127,6 +127,7 @@ typedef struct Row {
         const char *queue, *project, *stdout_path, *stderr_path;
         const char *env;                /* a NAME=VALUE the job gets */
         uint64_t memory;
+        const char *warn;               /* --signal as "SIG@SEC" or "B:SIG@SEC" */
 } Row;
 
 #define MAIL_WARNING "accepted, but Corral sends no job mail: none will be sent for this job"
@@ -178,15 +179,22 @@ static const Row rows[] = {
           .queue = "", .env = "SLURM_JOB_QOS=normal" },
         { .what = "#CORRAL -q is still the queue", .script = "#!/bin/sh\n#CORRAL -q fast\ntrue\n", .queue = "fast" },
 
-        /* --signal: read, then refused until the supervisor sends it. */
-        { .what = "--signal",
-          .script = "#!/bin/sh\n#SBATCH --signal=B:USR1@300\n#SBATCH --signal=SIGTERM\n#SBATCH --signal=USR1@x\n",
+        /* --signal: sent by the supervisor that long before the limit (60 s by default);
+         * B: to the script's shell only; R: (reservations) means nothing here. */
+        { .what = "--signal B:", .script = "#!/bin/sh\n#SBATCH --signal=B:USR1@300\ntrue\n", .warn = "B:10@300" },
+        { .what = "--signal, default time, the later wins",
+          .script = "#!/bin/sh\n#SBATCH --signal=B:USR1@300\n#SBATCH --signal=SIGTERM\ntrue\n", .warn = "15@60" },
+        { .what = "--signal by number, R:", .script = "#!/bin/sh\n#SBATCH --signal=R:12@0\ntrue\n", .warn = "12@0" },
+        { .what = "--signal RB:", .script = "#!/bin/sh\n#SBATCH --signal=RB:usr2@65535\ntrue\n", .warn = "B:12@65535" },
+        { .what = "--signal bad",
+          .script = "#!/bin/sh\n#SBATCH --signal=USR1@x\n#SBATCH --signal=FROB\n#SBATCH --signal=X:TERM\n"
+                    "#SBATCH --signal=TERM@65536\n#SBATCH --signal=65\n",
           .ret = -EINVAL,
-          .reports = { { 2, false, "#SBATCH --signal=B:USR1@300: a signal before the time limit is not supported yet; "
-                                   "the job would get none" },
-                       { 3, false, "#SBATCH --signal=SIGTERM: a signal before the time limit is not supported yet; "
-                                   "the job would get none" },
-                       { 4, false, "#SBATCH --signal=USR1@x: expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300" } } },
+          .reports = { { 2, false, "#SBATCH --signal=USR1@x: expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300" },
+                       { 3, false, "#SBATCH --signal=FROB: expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300" },
+                       { 4, false, "#SBATCH --signal=X:TERM: expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300" },
+                       { 5, false, "#SBATCH --signal=TERM@65536: expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300" },
+                       { 6, false, "#SBATCH --signal=65: expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300" } } },
 
         /* -k: the output is on this machine anyway; group_list: the project. */
         { .what = "PBS -k and group_list",
@@ -304,6 +312,15 @@ static void test_directive_table(void **state) {
                 }
                 if (w->memory)
                         assert_true(o.req.memory == w->memory);
+                if (w->warn) {
+                        snprintf(buf, sizeof buf, "%s%u@%u", o.req.warn_batch_only ? "B:" : "", o.req.warn_signal,
+                                 o.req.warn_sec);
+                        if (!streq(buf, w->warn)) {
+                                fprintf(stderr, "row \"%s\": --signal gives %s, want %s\n", w->what, buf, w->warn);
+                                fail();
+                        }
+                } else
+                        assert_int_equal(o.req.warn_signal, 0);
         }
 }
 
@@ -648,7 +665,7 @@ static void test_argv(void **state) {
                 { { "--array=1,6-7,12" }, "--array=1,6-7,12: array lists are not supported yet; use START-END[:STEP][%MAX] (a list is taken only when its indexes are evenly spaced)" },
                 { { "--array=1-" }, "--array=1-: expected START[-END[:STEP]][%MAX]" },
                 { { "--mem=1G", "--mem-per-cpu=1G" }, "--mem-per-cpu=1G: --mem and --mem-per-cpu are mutually exclusive" },
-                { { "--signal=USR1@90" }, "--signal=USR1@90: a signal before the time limit is not supported yet; the job would get none" },
+                { { "--signal=USR1@90x" }, "--signal=USR1@90x: expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300" },
                 { { "-M", "other" }, "-M other: not supported on a single machine" },
                 { { "-q", "bad queue" }, "-q bad queue: invalid name (letters, digits, '_', '.', '-'; at most 64)" },
                 { { "--export=NONE,A" }, "--export=NONE,A: NONE cannot be combined with other entries" },

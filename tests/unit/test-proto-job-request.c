@@ -163,6 +163,9 @@ static void test_submit_rejections(void **state) {
                 { "{\"argv\":[\"a\"],\"cpu\":4}", "cpu" }, /* unknown key, named as sent */
                 { "{\"argv\":[\"a\"],\"cpus\":0}", "cpus" },
                 { "{\"argv\":[\"a\"],\"cpus\":8193}", "cpus" },
+                /* a time or B: without a signal */
+                { "{\"argv\":[\"a\"],\"warn_sec\":60}", "warn_signal" },
+                { "{\"argv\":[\"a\"],\"warn_batch_only\":true}", "warn_signal" },
                 { "{\"argv\":[\"a\"],\"cpus\":-1}", "cpus" },
                 { "{\"argv\":[\"a\"],\"cpus\":2.5}", "cpus" },
                 { "{\"argv\":[\"a\"],\"cpus\":\"4\"}", "cpus" },
@@ -505,6 +508,9 @@ static void test_submit_field_table(void **state) {
                 { "array", "\"0\"", "\"0-99999\"", "[]", "\"0-100000\"" },
                 { "begin_time", "1", "1099511627776", "\"now\"", "1099511627777" },
                 { "begin_time", NULL, NULL, "null", "0" },
+                { "warn_signal", "1", "64", "\"USR1\"", "65" },
+                { "warn_signal", NULL, NULL, "true", "0" },
+                { "warn_sec", NULL, NULL, "\"60\"", "65536" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(t); i++) {
