@@ -157,8 +157,16 @@ static int probe_script(const char *path, char **ret_text, size_t *ret_size) {
         int r;
 
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
-                return errno == ENOENT || errno == ENOTDIR ? PROBE_NOT_A_FILE : -errno;
+        if (fd < 0) {
+                if (errno == ENOENT || errno == ENOTDIR)
+                        return PROBE_NOT_A_FILE;
+                /* A bare name in a current directory we cannot search (a shell left in
+                 * /root): no script of ours can be there, so it is a command, and the
+                 * working directory check says what is wrong with the directory. */
+                if (errno == EACCES && !strchr(path, '/') && access(".", X_OK) < 0)
+                        return PROBE_NOT_A_FILE;
+                return -errno;
+        }
         if (fstat(fd, &st) < 0)
                 return -errno;
         if (!S_ISREG(st.st_mode))
