@@ -370,7 +370,7 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
                         goto fail;
                 if (array.set) {
                         j->array_job_id = first_id;
-                        j->array_task_id = array.start + t * (array.step ?: 1);
+                        j->array_task_id = array_spec_index(&array, t);
                 }
                 if (t == 0) {
                         /* The first (or only) job owns the request; the store keeps it once. */
@@ -457,7 +457,7 @@ static json_object *method_test_submit(Manager *m, const Peer *peer, json_object
         c.req = (SubmitRequest) SUBMIT_REQUEST_INIT;
         if (probe->req.array.set) {
                 probe->array_job_id = probe->id;
-                probe->array_task_id = probe->req.array.start;
+                probe->array_task_id = array_spec_index(&probe->req.array, 0);
         }
         r = manager_estimate_start(m, probe, &est, &reason);
         if (r == -EBUSY)

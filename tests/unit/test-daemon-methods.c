@@ -543,6 +543,22 @@ static void test_test_submit(void **state) {
         assert_int_equal(store_commit(m->store), 0);
         assert_int_equal(store_load_jobs(m->store, count_stored, &stored), 0);
         assert_int_equal(stored, 1);
+
+        /* An sbatch list: one task per index, the list kept in the stored request. */
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"array\":\"12,1,6-7%2\"}");
+        id = job_id_of(r);
+        json_object_put(r);
+        assert_int_equal(m->n_jobs, 5);
+        {
+                static const uint32_t want[] = { 1, 6, 7, 12 };
+                for (size_t i = 0; i < 4; i++) {
+                        Job *task = manager_find_job(m, id + i);
+                        assert_non_null(task);
+                        assert_int_equal(task->array_job_id, id);
+                        assert_int_equal(task->array_task_id, want[i]);
+                        assert_int_equal(task->req.array.max_concurrent, 2);
+                }
+        }
         manager_for_test_free(m);
 }
 

@@ -157,16 +157,20 @@ static const Row rows[] = {
           .script = "#SBATCH -n 2\n#SBATCH --frobnicate\nhostname\n", .ret = -EINVAL,
           .reports = { { 1, false, NO_SHEBANG }, { 2, false, "#SBATCH --frobnicate: unknown option" } } },
 
-        /* Arrays: Torque's -t, sbatch's lists when they are one range with one step. */
+        /* Arrays: Torque's -t, sbatch's lists (one range with one step when evenly spaced). */
         { .what = "Torque -t", .script = "#!/bin/sh\n#PBS -t 1-10%4\ntrue\n", .array = "1-10%4" },
         { .what = "Torque -t, a list", .script = "#!/bin/sh\n#PBS -t 0,2,4-8:2\ntrue\n", .array = "0-8:2" },
         { .what = "sbatch list evenly spaced", .script = "#!/bin/sh\n#SBATCH --array=1,3,5-9:2%2\ntrue\n",
           .array = "1-9:2%2" },
         { .what = "sbatch step and list", .script = "#!/bin/sh\n#SBATCH -a 1-20:2,21\ntrue\n", .array = "1-21:2" },
-        { .what = "sbatch list not evenly spaced",
-          .script = "#!/bin/sh\n#SBATCH --array=1,6-7,12\ntrue\n", .ret = -EINVAL,
-          .reports = { { 2, false, "#SBATCH --array=1,6-7,12: array lists are not supported yet; use "
-                                   "START-END[:STEP][%MAX] (a list is taken only when its indexes are evenly spaced)" } } },
+        { .what = "sbatch list", .script = "#!/bin/sh\n#SBATCH --array=1,6-7,12\ntrue\n", .array = "1,6-7,12" },
+        { .what = "sbatch list with steps, out of order, and a limit",
+          .script = "#!/bin/sh\n#SBATCH --array=40-42,1-20:2,30%3\ntrue\n", .array = "1-20:2,30,40-42%3" },
+        { .what = "sbatch step", .script = "#!/bin/sh\n#SBATCH --array=1-20:2\ntrue\n", .array = "1-20:2" },
+        { .what = "Torque -t list", .script = "#!/bin/sh\n#PBS -t 1,6-7,12%2\ntrue\n", .array = "1,6-7,12%2" },
+        { .what = "sbatch list naming an index twice",
+          .script = "#!/bin/sh\n#SBATCH --array=1-5,3\ntrue\n", .ret = -EINVAL,
+          .reports = { { 2, false, "#SBATCH --array=1-5,3: expected START[-END[:STEP]][,...][%MAX], each index once" } } },
 
         /* -q in #SBATCH is the QOS: never the queue; it is carried to the job. */
         { .what = "#SBATCH -q",
@@ -662,8 +666,8 @@ static void test_argv(void **state) {
                 { { "-d", "afterok:x" }, "-d afterok:x: 'x' is not a job id" },
                 { { "-d", "afterfoo:1" }, "-d afterfoo:1: unknown dependency type 'afterfoo' (after, afterany, afterok, afternotok)" },
                 { { "-d", "afterok:1?afterany:2" }, "-d afterok:1?afterany:2: '?' (any of) dependencies are not supported, only ',' (all of)" },
-                { { "--array=1,6-7,12" }, "--array=1,6-7,12: array lists are not supported yet; use START-END[:STEP][%MAX] (a list is taken only when its indexes are evenly spaced)" },
-                { { "--array=1-" }, "--array=1-: expected START[-END[:STEP]][%MAX]" },
+                { { "--array=1,6-7,1" }, "--array=1,6-7,1: expected START[-END[:STEP]][,...][%MAX], each index once" },
+                { { "--array=1-" }, "--array=1-: expected START[-END[:STEP]][,...][%MAX], each index once" },
                 { { "--mem=1G", "--mem-per-cpu=1G" }, "--mem-per-cpu=1G: --mem and --mem-per-cpu are mutually exclusive" },
                 { { "--signal=USR1@90x" }, "--signal=USR1@90x: expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300" },
                 { { "-M", "other" }, "-M other: not supported on a single machine" },

@@ -26,7 +26,20 @@ static void test_array_spec(void **state) {
                 { "5-1", -EINVAL, 0, 0, 0, 0, NULL },
                 { "1-10:0", -EINVAL, 0, 0, 0, 0, NULL },
                 { "1-10%0", -EINVAL, 0, 0, 0, 0, NULL },
-                { "1,2,3", -EINVAL, 0, 0, 0, 0, NULL },
+                /* Lists: evenly spaced, one range; otherwise their ranges, ascending. */
+                { "1,2,3", 0, 1, 3, 1, 0, "1-3" },
+                { "1-20:2,21%5", 0, 1, 21, 2, 5, "1-21:2%5" },
+                { "1,6-7,12", 0, 1, 12, 1, 0, "1,6-7,12" },
+                { "12,1,6-7", 0, 1, 12, 1, 0, "1,6-7,12" },
+                { "0-20:10,3,40-43%2", 0, 0, 43, 1, 2, "0-20:10,3,40-43%2" },
+                { "1-5,3", -EINVAL, 0, 0, 0, 0, NULL },         /* an index twice */
+                { "1,,2", -EINVAL, 0, 0, 0, 0, NULL },
+                { "1,2,", -EINVAL, 0, 0, 0, 0, NULL },
+                { "1%2,3", -EINVAL, 0, 0, 0, 0, NULL },
+                { "0-99999,100000", -ERANGE, 0, 0, 0, 0, NULL },
+                { "1,3,7,15,31,63,127,255,511,1023,2047,4095,8191,16383,32767,65535,131071,262143,524287,1048575,"
+                  "1,3,7,15,31,63,127,255,511,1023,2047,4095,8191,16383,32767,65535,131071,262143,524287,1048575,9",
+                  -ERANGE, 0, 0, 0, 0, NULL },                  /* 41 ranges */
                 { "", -EINVAL, 0, 0, 0, 0, NULL },
                 { "-1", -EINVAL, 0, 0, 0, 0, NULL },
                 { "1-", -EINVAL, 0, 0, 0, 0, NULL },
@@ -36,10 +49,11 @@ static void test_array_spec(void **state) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(t); i++) {
-                ArraySpec a = {};
-                char buf[64];
+                ArraySpec a = {}, b = {};
+                char buf[CORRAL_ARRAY_SPEC_LENGTH_MAX + 1];
 
-                assert_int_equal(array_spec_parse(t[i].s, &a), t[i].r);
+                if (array_spec_parse(t[i].s, &a) != t[i].r)
+                        fail_msg("array_spec_parse(\"%s\") = %d, want %d", t[i].s, array_spec_parse(t[i].s, &b), t[i].r);
                 if (t[i].r < 0)
                         continue;
                 assert_int_equal(a.start, t[i].start);
@@ -47,6 +61,26 @@ static void test_array_spec(void **state) {
                 assert_int_equal(a.step, t[i].step);
                 assert_int_equal(a.max_concurrent, t[i].max);
                 assert_string_equal(array_spec_format(&a, buf, sizeof(buf)), t[i].canonical);
+                /* The canonical form reads back the same, and copies are equal. */
+                assert_int_equal(array_spec_parse(buf, &b), 0);
+                assert_int_equal(array_spec_count(&a), array_spec_count(&b));
+                array_spec_done(&b);
+                assert_int_equal(array_spec_copy(&a, &b), 0);
+                for (uint32_t k = 0; k < array_spec_count(&a); k++)
+                        assert_int_equal(array_spec_index(&a, k), array_spec_index(&b, k));
+                array_spec_done(&b);
+                array_spec_done(&a);
+        }
+
+        /* The tasks of a list, in order. */
+        {
+                static const uint32_t want[] = { 0, 10, 20, 3, 40, 41, 42, 43 };
+                ArraySpec a = {};
+                assert_int_equal(array_spec_parse("0-20:10,3,40-43%2", &a), 0);
+                assert_int_equal(array_spec_count(&a), ELEMENTSOF(want));
+                for (uint32_t k = 0; k < ELEMENTSOF(want); k++)
+                        assert_int_equal(array_spec_index(&a, k), want[k]);
+                array_spec_done(&a);
         }
 }
 
