@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* corral-sim's engine on the shared traces, and on a 30,000-job trace made by laying
- * lublin_256 three times end to end: wall time and jobs/s per policy. Then the policies:
- * the traces with fair-share on (a configuration read by the daemon's parsers), and the
- * simulation tests' express-over-normal mix, larger, with and without preemption
- * (Preempts=normal, once the scheduling core takes it). Not run by `meson test`.
+/* corral-sim's engine: first a synthetic year on the largest machine supported (8,192
+ * processors, 450,000 jobs, EASY) with its wall time and peak memory, then the shared
+ * traces, and a 30,000-job trace made by laying lublin_256 three times end to end: wall
+ * time and jobs/s per policy. Then the policies: the traces with fair-share on (a
+ * configuration read by the daemon's parsers), and the simulation tests' express-over-
+ * normal mix, larger, with and without preemption. Not run by `meson test`.
  * Usage: bench-sim [TRACES_DIR] (default $CORRAL_SRCDIR/../shared/traces). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "sim.h"
@@ -141,6 +144,90 @@ static int repeat(const SwfTrace *t, size_t n, SwfTrace *ret) {
         return 0;
 }
 
+static uint64_t rng_state = 0x9e3779b97f4a7c15;
+static double rnd01(void) {
+        rng_state ^= rng_state >> 12;
+        rng_state ^= rng_state << 25;
+        rng_state ^= rng_state >> 27;
+        return (double) ((rng_state * UINT64_C(2685821657736338717)) >> 11) / 9007199254740992.0;
+}
+
+#define YEAR_PROCS 8192
+#define YEAR_JOBS 450000
+#define YEAR_SEC (365 * 86400)
+
+/* A year of a large machine, shaped as the workload models of the archive are: a quarter
+ * of the jobs serial, the rest of 2^U processors (U uniform in [1, 13), so up to 4096),
+ * run times log-uniform from 10 s to a day, scaled so the machine is 70 % loaded,
+ * requested times 1-4 x the run time, Poisson arrivals. Deterministic. */
+static int synthetic_year(SwfTrace *ret) {
+        double work = 0, t = 0, scale;
+
+        *ret = (SwfTrace) { .max_procs = YEAR_PROCS, .max_nodes = -1 };
+        ret->jobs = calloc(YEAR_JOBS, sizeof(SwfJob));
+        if (!ret->jobs)
+                return -ENOMEM;
+        ret->n_jobs = YEAR_JOBS;
+        for (size_t i = 0; i < YEAR_JOBS; i++) {
+                SwfJob *j = &ret->jobs[i];
+                int64_t procs = rnd01() < 0.25 ? 1 : (int64_t) exp2(1.0 + 12.0 * rnd01());
+
+                t += -log(1.0 - rnd01()) * YEAR_SEC / YEAR_JOBS;
+                *j = (SwfJob) {
+                        .id = (int64_t) i + 1,
+                        .submit = (int64_t) t,
+                        .wait = -1,
+                        .run = (int64_t) (10.0 * pow(8640.0, rnd01())),
+                        .procs_alloc = MIN(procs, (int64_t) YEAR_PROCS),
+                        .procs_req = MIN(procs, (int64_t) YEAR_PROCS),
+                        .line = (unsigned) i + 1,
+                };
+                work += (double) j->run * (double) j->procs_req;
+        }
+        scale = 0.7 * YEAR_PROCS * YEAR_SEC / work;
+        for (size_t i = 0; i < YEAR_JOBS; i++) {
+                SwfJob *j = &ret->jobs[i];
+                j->run = MAX((int64_t) ((double) j->run * scale), (int64_t) 1);
+                j->time_req = (int64_t) ceil((double) j->run * (1.0 + 3.0 * rnd01()));
+        }
+        return 0;
+}
+
+static long peak_rss_kib(void) {
+        struct rusage ru;
+
+        return getrusage(RUSAGE_SELF, &ru) < 0 ? -1 : ru.ru_maxrss;
+}
+
+static int bench_year(void) {
+        SimOptions o = { .policy = &sched_policy_easy };
+        SwfTrace y = {};
+        SimStats st;
+        char *err = NULL;
+        long rss0;
+        double t0, wall;
+
+        if (synthetic_year(&y) < 0)
+                return -ENOMEM;
+        rss0 = peak_rss_kib();
+        t0 = now_sec();
+        if (sim_run(&y, &o, &st, &err) < 0) {
+                fprintf(stderr, "synthetic year: %s\n", err ?: "failed");
+                free(err);
+                swf_trace_done(&y);
+                return -EIO;
+        }
+        wall = now_sec() - t0;
+        printf("%-26s %-12s jobs %6zu passes %6zu  %8.3f s  %10.0f jobs/s\n", "synthetic year 8192p",
+               "easy", st.simulated, st.passes, wall, (double) st.simulated / wall);
+        printf("  %u processors, utilization %.3f, avg wait %.0f s, avg bsld %.2f; peak RSS %ld MiB "
+               "(%ld MiB with the trace in memory before the run)\n",
+               st.procs, st.utilization, st.avg_wait, st.avg_bsld, peak_rss_kib() / 1024, rss0 / 1024);
+        fflush(stdout);
+        swf_trace_done(&y);
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
         const char *src = getenv("CORRAL_SRCDIR");
         char dir[4096], path[8192];
@@ -150,6 +237,9 @@ int main(int argc, char *argv[]) {
                 snprintf(dir, sizeof dir, "%s", argv[1]);
         else
                 snprintf(dir, sizeof dir, "%s/../shared/traces", src ?: ".");
+
+        if (bench_year() < 0)
+                return EXIT_FAILURE;
 
         snprintf(path, sizeof path, "%s/hpc2n-2002-first3170.swf", dir);
         if (swf_load(path, &h, &err) < 0) {

@@ -186,6 +186,13 @@ char *format_job_outcome(char *buf, size_t size, const JobInfo *info) {
                 snprintf(buf, size, "%s, exit code %d", state, info->exit_code);
         else
                 snprintf(buf, size, "%s", state);
+        /* Why it did not succeed, with the launch error when the caller may see it: the
+         * first thing a user asks, and otherwise only `corral show` tells. */
+        if (job_exit_status(info) != 0 && !isempty(info->reason)) {
+                size_t l = strlen(buf);
+                if (l + 1 < size)
+                        snprintf(buf + l, size - l, " (%s)", info->reason);
+        }
         return buf;
 }
 

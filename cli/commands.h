@@ -91,6 +91,7 @@ typedef struct SubmitClientFlags {
         bool help;
         bool parsable;
         bool json;
+        bool test_only;         /* --test-only: check and print, queue nothing */
 } SubmitClientFlags;
 
 /* Moves the client's own options out of argv (up to the command), keeping the order of

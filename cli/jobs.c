@@ -185,7 +185,7 @@ int cli_wait_job(Cli *cli, uint64_t id) {
                         _cleanup_(job_info_done) JobInfo info = JOB_INFO_INIT;
                         _cleanup_(reply_done) Reply reply = {};
                         json_object *job;
-                        char buf[128];
+                        char buf[1536]; /* a launch error may be 1 KiB */
 
                         /* No deadline: a job may run for days. A dead daemon still shows
                          * as the connection closing. */

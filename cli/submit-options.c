@@ -362,77 +362,19 @@ static int set_nice(SubmitOptions *o, const char *arg, char **ret_error) {
         return 0;
 }
 
-static int cmp_u32(const void *a, const void *b) {
-        uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
-        return x < y ? -1 : x > y;
-}
-
-/* sbatch's "1,3,5-9:2%4": the indexes of a comma list, as one START-END:STEP if they are
- * evenly spaced (an array is one range with one step here). -EINVAL on syntax, -ERANGE
- * when too large, -EDOM when the indexes are not evenly spaced. */
-static int array_list_parse(const char *arg, ArraySpec *ret) {
-        _cleanup_free_ char *copy = strdup(arg);
-        _cleanup_free_ uint32_t *idx = NULL;
-        _cleanup_strv_free_ char **items = NULL;
-        unsigned max = 0;
-        uint32_t step;
-        size_t n = 0, n_alloc = 0, k;
-        char *pct;
-        int r;
-
-        if (!copy)
-                return -ENOMEM;
-        pct = strchr(copy, '%');
-        if (pct) {
-                *pct = 0;
-                if (safe_atou(pct + 1, &max) < 0 || max == 0 || max > CORRAL_ARRAY_TASKS_MAX)
-                        return -EINVAL;
-        }
-        r = strv_split(copy, ",", &items);
-        if (r < 0)
-                return r;
-        STRV_FOREACH(i, items) {
-                ArraySpec a;
-
-                if (isempty(*i) || strchr(*i, '%'))
-                        return -EINVAL;
-                r = array_spec_parse(*i, &a);
-                if (r < 0)
-                        return r;
-                if (n + array_spec_count(&a) > CORRAL_ARRAY_TASKS_MAX)
-                        return -ERANGE;
-                if (!GREEDY_REALLOC(idx, n_alloc, n + array_spec_count(&a)))
-                        return -ENOMEM;
-                for (uint64_t v = a.start; v <= a.end; v += a.step)
-                        idx[n++] = (uint32_t) v;
-        }
-        if (n == 0)
-                return -EINVAL;
-        qsort(idx, n, sizeof(uint32_t), cmp_u32);
-        k = 1;
-        for (size_t i = 1; i < n; i++)
-                if (idx[i] != idx[k - 1])
-                        idx[k++] = idx[i];
-        step = k > 1 ? idx[1] - idx[0] : 1;
-        for (size_t i = 2; i < k; i++)
-                if (idx[i] - idx[i - 1] != step)
-                        return -EDOM;
-        *ret = (ArraySpec) { .set = true, .start = idx[0], .end = idx[k - 1], .step = step, .max_concurrent = max };
-        return 0;
-}
-
 static int set_array(SubmitOptions *o, const char *arg, char **ret_error) {
-        int r = strchr(arg, ',') ? array_list_parse(arg, &o->req.array) : array_spec_parse(arg, &o->req.array);
+        ArraySpec a = {};
+        int r = array_spec_parse(arg, &a);
+
         if (r == -ENOMEM)
                 return r;
         if (r == -ERANGE)
-                return fail(ret_error, "too large (at most %u tasks, indexes up to %u)", CORRAL_ARRAY_TASKS_MAX,
-                            CORRAL_ARRAY_INDEX_MAX);
-        if (r == -EDOM)
-                return fail(ret_error, "array lists are not supported yet; use START-END[:STEP][%%MAX] "
-                            "(a list is taken only when its indexes are evenly spaced)");
+                return fail(ret_error, "too large (at most %u tasks, indexes up to %u, %u ranges in a list)",
+                            CORRAL_ARRAY_TASKS_MAX, CORRAL_ARRAY_INDEX_MAX, CORRAL_ARRAY_RANGES_MAX);
         if (r < 0)
-                return fail(ret_error, "expected START[-END[:STEP]][%%MAX]");
+                return fail(ret_error, "expected START[-END[:STEP]][,...][%%MAX], each index once");
+        array_spec_done(&o->req.array);
+        o->req.array = a;
         return 0;
 }
 
@@ -587,17 +529,21 @@ static int set_mail_user(SubmitOptions *o, const char *arg, char **ret_error) {
         return warn_mail(o);
 }
 
-/* "[{R|B}:]SIGNAL[@SECONDS]": a name (with or without SIG) or a number, 0-65535 s. */
-static int parse_signal_spec(const char *arg) {
+/* "[{R|B}:]SIGNAL[@SECONDS]": a name (with or without SIG) or a number, 0-65535 s, 60 s
+ * when not given (as sbatch). R: (not while in a reservation) means nothing here: no
+ * reservations. */
+static int parse_signal_spec(const char *arg, unsigned *ret_sig, unsigned *ret_sec, bool *ret_batch) {
         const char *p = arg, *at;
         char name[16];
-        unsigned v;
+        unsigned v, sig, sec = 60;
+        bool batch = false;
         size_t n;
 
         n = strcspn(p, ":");
         if (p[n] == ':') {
                 if (n == 0 || n > 2 || strspn(p, "RB") != n || (n == 2 && p[0] == p[1]))
                         return -EINVAL;
+                batch = memchr(p, 'B', n);
                 p += n + 1;
         }
         at = strchr(p, '@');
@@ -607,31 +553,34 @@ static int parse_signal_spec(const char *arg) {
         memcpy(name, p, n);
         name[n] = 0;
         if (isdigit((unsigned char) name[0])) {
-                if (safe_atou(name, &v) < 0 || v < 1 || v > (unsigned) SIGRTMAX)
+                if (safe_atou(name, &v) < 0 || v < 1 || v > (unsigned) SIGRTMAX || v > CORRAL_WARN_SIGNAL_MAX)
                         return -EINVAL;
+                sig = v;
         } else {
                 const char *s = strncasecmp(name, "SIG", 3) == 0 ? name + 3 : name;
-                int sig;
+                int k;
 
-                for (sig = 1; sig < SIGRTMIN; sig++) {
-                        const char *a = sigabbrev_np(sig);
+                for (k = 1; k < SIGRTMIN; k++) {
+                        const char *a = sigabbrev_np(k);
                         if (a && strcasecmp(a, s) == 0)
                                 break;
                 }
-                if (sig >= SIGRTMIN)
+                if (k >= SIGRTMIN)
                         return -EINVAL;
+                sig = (unsigned) k;
         }
-        if (at && (safe_atou(at + 1, &v) < 0 || v > 65535))
+        if (at && (safe_atou(at + 1, &sec) < 0 || sec > CORRAL_WARN_SEC_MAX))
                 return -EINVAL;
+        *ret_sig = sig;
+        *ret_sec = sec;
+        *ret_batch = batch;
         return 0;
 }
 
 static int set_signal(SubmitOptions *o, const char *arg, char **ret_error) {
-        if (parse_signal_spec(arg) < 0)
+        if (parse_signal_spec(arg, &o->req.warn_signal, &o->req.warn_sec, &o->req.warn_batch_only) < 0)
                 return fail(ret_error, "expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300");
-        /* Refused rather than dropped: a checkpointing job that counts on it would be
-         * killed at its limit without warning. */
-        return fail(ret_error, "a signal before the time limit is not supported yet; the job would get none");
+        return 0;
 }
 
 static const SubmitOption options[] = {
@@ -677,7 +626,7 @@ static const SubmitOption options[] = {
         { "name", 'J', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_NAME, set_name, "job name" },
         { "job-name", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_NAME, set_name, NULL },
         { "nice", 0, SUBMIT_ARG_OPTIONAL, SUBMIT_FIELD_NICE, set_nice, "[=N] lower priority (default 100)" },
-        { "array", 'a', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_ARRAY, set_array, "START-END[:STEP][%MAX]" },
+        { "array", 'a', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_ARRAY, set_array, "START-END[:STEP][,...][%MAX]" },
         { "wait", 'W', SUBMIT_ARG_NONE, SUBMIT_FIELD_WAIT, set_wait, "wait for the job to end" },
         { "begin", 'b', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_BEGIN, set_begin, "start no earlier than this time" },
         { "nodes", 'N', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_NODES, set_nodes, NULL },
@@ -688,7 +637,8 @@ static const SubmitOption options[] = {
         { "qos", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_qos, NULL },
         { "mail-type", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_mail_type, NULL },
         { "mail-user", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_mail_user, NULL },
-        { "signal", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_signal, NULL },
+        { "signal", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_SIGNAL, set_signal,
+          "[B:]SIG[@SECONDS]: signal the job (B: its script's shell) that long before its time limit" },
         { "gpus-per-task", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
         { "gpus-per-node", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
         { "clusters", 'M', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },

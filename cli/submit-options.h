@@ -55,6 +55,7 @@ typedef enum SubmitField {
         SUBMIT_FIELD_BEGIN,
         SUBMIT_FIELD_NODES,
         SUBMIT_FIELD_JOIN,              /* PBS -j */
+        SUBMIT_FIELD_SIGNAL,            /* --signal */
         /* Options Slurm users carry that Corral does not honour as such: refused with the
          * reason ("not supported on a single machine", "not supported yet"), or accepted
          * with a warning (--qos, mail). Completion does not offer them. Their setters see

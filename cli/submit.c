@@ -15,7 +15,9 @@
 #include "fd-util.h"
 #include "log.h"
 #include "strv.h"
+#include "submit-check.h"
 #include "submit-options.h"
+#include "submit-test.h"
 
 extern char **environ;
 
@@ -26,6 +28,8 @@ static bool client_flag(const char *a, SubmitClientFlags *f) {
                 f->parsable = true;
         else if (streq(a, "--json"))
                 f->json = true;
+        else if (streq(a, "--test-only"))
+                f->test_only = true;
         else
                 return false;
         return true;
@@ -101,6 +105,7 @@ static void submit_help(void) {
         }
         printf("  %-28s %s\n", "    --parsable", "print only the job id");
         printf("  %-28s %s\n", "    --json", "print the reply as JSON");
+        printf("  %-28s %s\n", "    --test-only", "check the job and print it, with corrald's answer and estimated start; queue nothing");
         printf("  %-28s %s\n", "-h, --help", "show this help");
         printf("\nSlurm spellings work too: --ntasks, --job-name, --partition (-p), --account,\n"
                "--chdir, --requeue, --dependency. See corral(1) for the directive dialects.\n");
@@ -152,8 +157,16 @@ static int probe_script(const char *path, char **ret_text, size_t *ret_size) {
         int r;
 
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
-                return errno == ENOENT || errno == ENOTDIR ? PROBE_NOT_A_FILE : -errno;
+        if (fd < 0) {
+                if (errno == ENOENT || errno == ENOTDIR)
+                        return PROBE_NOT_A_FILE;
+                /* A bare name in a current directory we cannot search (a shell left in
+                 * /root): no script of ours can be there, so it is a command, and the
+                 * working directory check says what is wrong with the directory. */
+                if (errno == EACCES && !strchr(path, '/') && access(".", X_OK) < 0)
+                        return PROBE_NOT_A_FILE;
+                return -errno;
+        }
         if (fstat(fd, &st) < 0)
                 return -errno;
         if (!S_ISREG(st.st_mode))
@@ -318,6 +331,19 @@ int verb_submit(Cli *cli, int argc, char **argv) {
         }
         if (submit_options_resolve_output_dirs(&o, AT_FDCWD) < 0) /* PBS -o DIR */
                 return cli_oom();
+        /* As the submitting user, now, rather than a LaunchFailed when the job starts. */
+        error = mfree(error);
+        r = submit_check_paths(&o.req, AT_FDCWD, &error);
+        if (r == -ENOMEM)
+                return cli_oom();
+        if (r < 0) {
+                log_error("submit: %s (not submitted; --workdir, --output, --error and --input choose others)",
+                          strna(error));
+                return CLI_EXIT_USAGE;
+        }
+
+        if (flags.test_only)
+                return submit_test_only(cli, &o.req, script_name);
 
         r = submit_request_to_json(&o.req, &params);
         if (r < 0)

@@ -7,48 +7,94 @@
 
 #include "cpuset.h"
 
+/* Every function keeps the invariant: words outside [lo, hi) are zero. */
+
+static void shrink(CpuSet *s) {
+        while (s->lo < s->hi && !s->bits[s->lo])
+                s->lo++;
+        while (s->hi > s->lo && !s->bits[s->hi - 1])
+                s->hi--;
+        if (s->lo == s->hi)
+                s->lo = s->hi = 0;
+}
+
 unsigned cpu_set_count(const CpuSet *s) {
         unsigned n = 0;
-        for (size_t i = 0; i < ELEMENTSOF(s->bits); i++)
+        for (size_t i = s->lo; i < s->hi; i++)
                 n += (unsigned) __builtin_popcountll(s->bits[i]);
         return n;
 }
 
+unsigned cpu_set_count_and(const CpuSet *a, const CpuSet *b) {
+        size_t lo = MAX(a->lo, b->lo), hi = MIN(a->hi, b->hi);
+        unsigned n = 0;
+
+        for (size_t i = lo; i < hi; i++)
+                n += (unsigned) __builtin_popcountll(a->bits[i] & b->bits[i]);
+        return n;
+}
+
 bool cpu_set_is_empty(const CpuSet *s) {
-        for (size_t i = 0; i < ELEMENTSOF(s->bits); i++)
+        for (size_t i = s->lo; i < s->hi; i++)
                 if (s->bits[i])
                         return false;
         return true;
 }
 
 bool cpu_set_equal(const CpuSet *a, const CpuSet *b) {
-        return memcmp(a->bits, b->bits, sizeof a->bits) == 0;
+        size_t lo = MIN(a->lo, b->lo), hi = MAX(a->hi, b->hi);
+
+        if (a->lo == a->hi)
+                lo = b->lo;
+        else if (b->lo == b->hi)
+                lo = a->lo;
+        /* Words outside either range are zero in it: compare the union. */
+        for (size_t i = lo; i < hi; i++)
+                if (a->bits[i] != b->bits[i])
+                        return false;
+        return true;
 }
 
 bool cpu_set_intersects(const CpuSet *a, const CpuSet *b) {
-        for (size_t i = 0; i < ELEMENTSOF(a->bits); i++)
+        size_t lo = MAX(a->lo, b->lo), hi = MIN(a->hi, b->hi);
+
+        for (size_t i = lo; i < hi; i++)
                 if (a->bits[i] & b->bits[i])
                         return true;
         return false;
 }
 
 void cpu_set_or(CpuSet *dst, const CpuSet *src) {
-        for (size_t i = 0; i < ELEMENTSOF(dst->bits); i++)
+        if (src->lo == src->hi)
+                return;
+        for (size_t i = src->lo; i < src->hi; i++)
                 dst->bits[i] |= src->bits[i];
+        if (dst->lo == dst->hi)
+                dst->lo = src->lo, dst->hi = src->hi;
+        else {
+                dst->lo = MIN(dst->lo, src->lo);
+                dst->hi = MAX(dst->hi, src->hi);
+        }
 }
 
 void cpu_set_and(CpuSet *dst, const CpuSet *src) {
-        for (size_t i = 0; i < ELEMENTSOF(dst->bits); i++)
+        /* src's words outside its range are zero: this clears dst's there too. */
+        for (size_t i = dst->lo; i < dst->hi; i++)
                 dst->bits[i] &= src->bits[i];
+        shrink(dst);
 }
 
 void cpu_set_andnot(CpuSet *dst, const CpuSet *src) {
-        for (size_t i = 0; i < ELEMENTSOF(dst->bits); i++)
+        size_t lo = MAX(dst->lo, src->lo), hi = MIN(dst->hi, src->hi);
+
+        for (size_t i = lo; i < hi; i++)
                 dst->bits[i] &= ~src->bits[i];
 }
 
 int cpu_set_next(const CpuSet *s, unsigned from) {
-        for (unsigned w = from / 64; w < ELEMENTSOF(s->bits); w++) {
+        unsigned w = MAX(from / 64, (unsigned) s->lo);
+
+        for (; w < s->hi; w++) {
                 uint64_t m = s->bits[w];
                 if (w == from / 64)
                         m &= ~UINT64_C(0) << (from % 64);
@@ -113,8 +159,8 @@ int cpu_set_parse(const char *s, CpuSet *ret) {
 }
 
 char *cpu_set_format(const CpuSet *s) {
-        /* Worst case "0,2,4,..." with 4 digits each. */
-        char *buf = malloc(CPU_SET_MAX * 6 + 1), *p;
+        /* At most 5 characters per CPU: 4 digits and a separator. */
+        char *buf = malloc((size_t) cpu_set_count(s) * 5 + 1), *p;
         int i;
 
         if (!buf)

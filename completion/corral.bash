@@ -125,7 +125,7 @@ _corral() {
                       -D --workdir --chdir -o --output -e --error -i --input --env --export
                       -d --dependency --depend -H --hold -q --queue -p --partition -A --project --account
                       --exclusive --rerunnable --requeue --no-rerunnable --no-requeue -J --name --job-name
-                      --nice -a --array -W --wait -b --begin -N --nodes --parsable --json -h --help --'
+                      --nice -a --array -W --wait -b --begin -N --nodes --signal --parsable --test-only --json -h --help --'
                 COMPREPLY=($(compgen -W "$opts" -- "$cur"))
             else
                 # A script, or a command.

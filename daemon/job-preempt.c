@@ -127,7 +127,7 @@ void manager_preempt_act(Manager *m, Job *j) {
         if (act != PREEMPT_ACT_THAW || j->state != JOB_RUNNING || !j->alloc)
                 return;
         for (unsigned k = 0; k < m->machine.n_nodes; k++)
-                if (j->alloc->node_mask & (UINT32_C(1) << k))
+                if (j->alloc->node_mask & (UINT64_C(1) << k))
                         cpu_set_add(&mems, m->numa_ids[k]);
         r = executor_thaw_onto(m->executor, j->id, j->project, j->preempt_moved ? &j->alloc->cpus : NULL,
                                j->preempt_moved ? &mems : NULL, j->preempt_swap_off, on_preempt_thawed, m);

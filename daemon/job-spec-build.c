@@ -48,7 +48,7 @@ int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
                 return -EINVAL;
         s->cpus = j->alloc->cpus;
         for (unsigned k = 0; k < m->machine.n_nodes; k++)
-                if (j->alloc->node_mask & (UINT32_C(1) << k))
+                if (j->alloc->node_mask & (UINT64_C(1) << k))
                         cpu_set_add(&s->mem_nodes, m->numa_ids[k]);
         s->memory_max = j->req.memory;
         s->io_weight = j->req.io_weight;
@@ -57,6 +57,9 @@ int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
         s->umask = j->req.umask;
         s->has_umask = true;
         s->walltime_sec = manager_job_walltime(m, j) == SCHED_TIME_INFINITY ? 0 : manager_job_walltime(m, j);
+        s->warn_signal = (int) j->req.warn_signal;
+        s->warn_sec = j->req.warn_sec;
+        s->warn_batch_only = j->req.warn_batch_only;
 
         /* io limits: one entry per device, merging the four lists. */
         IoDeviceLimits *lists[4] = { &j->req.io_read_bw, &j->req.io_write_bw, &j->req.io_read_iops,

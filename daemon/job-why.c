@@ -51,10 +51,8 @@ static void explain_resources(Manager *m, const Job *j, json_object *why) {
                 if (!job_state_is_active(r->state) || !r->alloc)
                         continue;
                 for (size_t k = 0; k < m->machine.n_nodes; k++) {
-                        CpuSet c = r->alloc->cpus;
-                        cpu_set_and(&c, &m->machine.nodes[k].cpus);
-                        busy[k] += cpu_set_count(&c);
-                        if (r->alloc->node_mask & (UINT32_C(1) << k))
+                        busy[k] += cpu_set_count_and(&r->alloc->cpus, &m->machine.nodes[k].cpus);
+                        if (r->alloc->node_mask & (UINT64_C(1) << k))
                                 mem_busy[k] += r->alloc->mem[k];
                 }
         }

@@ -306,6 +306,12 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
         if (r < 0)
                 return log_error_errno(r, "Invalid configuration: %s", strna(err));
         r = load_machine(m);
+        if (r == -ERANGE)
+                return log_error_errno(r, "This machine has CPUs numbered %d or above: Corral supports at most %d "
+                                       "CPUs (0-%d).", CPU_SET_MAX, CPU_SET_MAX, CPU_SET_MAX - 1);
+        if (r == -E2BIG)
+                return log_error_errno(r, "This machine has more than %d NUMA nodes: Corral supports at most %d.",
+                                       SCHED_NODES_MAX, SCHED_NODES_MAX);
         if (r < 0)
                 return log_error_errno(r, "Cannot read the machine's NUMA topology: %m");
         m->sched = sched_context_new();

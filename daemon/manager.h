@@ -59,6 +59,7 @@ typedef struct Manager {
         uint64_t last_pass_end;  /* CLOCK_MONOTONIC µs */
         sd_event_source *sched_defer;
         size_t last_pass_jobs;
+        uint64_t last_estimate_end, last_estimate_usec; /* TestSubmit's what-if pass, spaced out */
 
         /* Accounting (usage.c): decayed usage, grants; loaded on first use. */
         struct Accounting *acct;
@@ -120,6 +121,10 @@ void manager_preempt_act(Manager *m, Job *j);
 json_object *manager_job_why(Manager *m, Job *j);
 void manager_launch_pending(Manager *m);
 bool manager_sched_deferred(Manager *m);
+/* TestSubmit: when the probe (a job not in the table, with an unused id) would start if
+ * submitted now: now, an estimate, or SCHED_TIME_INFINITY, and the reason it would wait
+ * (NULL: none). -EBUSY when a what-if ran too recently, -ENOMEM. */
+int manager_estimate_start(Manager *m, Job *probe, uint64_t *ret_est, const char **ret_reason);
 /* The walltime limit a job runs under (sched_effective_walltime() with its queue's). */
 uint64_t manager_job_walltime(Manager *m, const Job *j);
 

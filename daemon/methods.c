@@ -198,13 +198,13 @@ static bool output_paths_fit(const SubmitRequest *req, const char *user) {
         return true;
 }
 
-static Job *submit_new_job(Manager *m, const Peer *peer, const struct passwd *pw, const char *project,
+static Job *submit_new_job(Manager *m, uint64_t id, const Peer *peer, const struct passwd *pw, const char *project,
                            const QueueConfig *q, const SubmitRequest *req, uint64_t now) {
         Job *j = job_new();
 
         if (!j)
                 return NULL;
-        j->id = m->next_id++;
+        j->id = id;
         j->uid = peer->uid;
         j->gid = pw->pw_gid;
         j->user = intern(pw->pw_name);
@@ -218,113 +218,139 @@ static Job *submit_new_job(Manager *m, const Peer *peer, const struct passwd *pw
         return j;
 }
 
-static json_object *method_submit(Manager *m, const Peer *peer, json_object *params) {
-        _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
-        _cleanup_free_ char *project = NULL, *grant_notice = NULL;
-        const char *bad = NULL;
+/* What Submit decided before making anything of a request. */
+typedef struct SubmitChecked {
+        SubmitRequest req;
         struct passwd *pw;
-        struct group *gr;
-        json_object *err, *p;
-        uint32_t n_tasks = 1, max_tasks;
-        uint64_t now = (uint64_t) time(NULL), first_id = m->next_id;
-        size_t n_jobs_before = m->n_jobs, bytes = 0;
-        bool req_hold;
-        ArraySpec array;
+        char *project, *grant_notice;
         const QueueConfig *q;
+        uint32_t n_tasks;
+} SubmitChecked;
+
+#define SUBMIT_CHECKED_INIT { .req = SUBMIT_REQUEST_INIT, .n_tasks = 1 }
+
+static void submit_checked_done(SubmitChecked *c) {
+        submit_request_done(&c->req);
+        c->project = mfree(c->project);
+        c->grant_notice = mfree(c->grant_notice);
+}
+
+/* Everything Submit checks before it makes a job (parse, validate, authorize, bound),
+ * shared with TestSubmit so that --test-only answers what Submit would. NULL: the job
+ * would be accepted. Reads only. */
+static json_object *submit_check(Manager *m, const Peer *peer, json_object *params, SubmitChecked *c) {
+        SubmitRequest *req = &c->req;
+        const char *bad = NULL;
+        struct group *gr;
+        json_object *err;
+        uint32_t max_tasks;
+        size_t bytes = 0;
         int r;
 
         if ((err = check(m, peer, AUTHZ_SUBMIT, NULL, "you may not submit jobs")))
                 return err;
-        r = submit_request_from_json(params, &req, &bad);
+        r = submit_request_from_json(params, req, &bad);
         if (r < 0)
                 return reply_invalid_parameter(bad ?: "parameters", strerror(-r));
 
-        pw = getpwuid(peer->uid);
-        if (!pw)
+        c->pw = getpwuid(peer->uid);
+        if (!c->pw)
                 return reply_invalid_parameter("user", "your user id has no passwd entry on the scheduler's machine");
-        if (!req.workdir || req.workdir[0] != '/')
+        if (!req->workdir || req->workdir[0] != '/')
                 return reply_invalid_parameter("workdir", "the working directory must be an absolute path");
-        q = config_find_queue(m->config, req.queue ?: m->config->default_queue);
-        if (!q)
+        c->q = config_find_queue(m->config, req->queue ?: m->config->default_queue);
+        if (!c->q)
                 return reply_invalid_parameter("queue", "no such queue (corral info lists them)");
-        if (q->max_walltime && req.walltime_sec != 0 && req.walltime_sec > q->max_walltime)
+        if (c->q->max_walltime && req->walltime_sec != 0 && req->walltime_sec > c->q->max_walltime)
                 return reply_invalid_parameter("walltime_sec", "longer than the queue's maximum walltime");
-        if ((req.cpus ?: 1) > sched_machine_cpus(&m->machine))
+        if ((req->cpus ?: 1) > sched_machine_cpus(&m->machine))
                 return reply_invalid_parameter("cpus", "more CPUs than this machine has");
-        if (q->max_cpus_per_job && (req.cpus ?: 1) > q->max_cpus_per_job)
+        if (c->q->max_cpus_per_job && (req->cpus ?: 1) > c->q->max_cpus_per_job)
                 return reply_invalid_parameter("cpus", "more CPUs than the queue allows a job (its MaxCPUsPerJob=)");
 
-        if (req.memory > sched_machine_memory(&m->machine))
+        if (req->memory > sched_machine_memory(&m->machine))
                 return reply_invalid_parameter("memory", "more memory than this machine has");
-        for (size_t i = 0; i < req.n_dependencies; i++)
-                if (!manager_find_job(m, req.dependencies[i].job_id))
+        for (size_t i = 0; i < req->n_dependencies; i++)
+                if (!manager_find_job(m, req->dependencies[i].job_id))
                         return reply_invalid_parameter("dependencies", "a job it depends on does not exist");
-        if (!output_paths_fit(&req, pw->pw_name))
+        if (!output_paths_fit(req, c->pw->pw_name))
                 return reply_invalid_parameter("stdout_path", "an output path with its patterns expanded "
                                                               "would be longer than PATH_MAX");
-        if (req.nice < 0 && (err = check(m, peer, AUTHZ_SET_PRIORITY, NULL,
-                                         "only administrators may raise a job's priority (a negative nice)")))
+        if (req->nice < 0 && (err = check(m, peer, AUTHZ_SET_PRIORITY, NULL,
+                                          "only administrators may raise a job's priority (a negative nice)")))
                 return err;
 
         if (m->config->n_projects > 0) {
-                err = resolve_project(m, peer, pw, &req, q, &project);
+                err = resolve_project(m, peer, c->pw, req, c->q, &c->project);
                 if (err)
                         return err;
-        } else if (req.project) {
+        } else if (req->project) {
                 /* Without project files every unix group is a project, and the project
                  * defaults to the user's primary group, as an account defaults in Slurm;
                  * naming another one requires membership (or admin rights). */
-                AuthzJob aj = { .owner_uid = peer->uid, .project = req.project };
+                AuthzJob aj = { .owner_uid = peer->uid, .project = req->project };
                 AuthzPeer ap = authz_peer(peer);
-                gr = getgrnam(req.project);
+                gr = getgrnam(req->project);
                 if (gr)
                         aj.have_project_gid = true, aj.project_gid = gr->gr_gid;
                 if (authz_check(&ap, AUTHZ_USE_PROJECT, &aj, &m->authz) < 0)
                         return permission_denied("you are not a member of that project (group)");
-                project = strdup(req.project);
+                c->project = strdup(req->project);
         } else {
-                gr = getgrgid(pw->pw_gid);
-                project = strdup(gr ? gr->gr_name : "default");
+                gr = getgrgid(c->pw->pw_gid);
+                c->project = strdup(gr ? gr->gr_name : "default");
         }
-        if (!project)
-                return NULL;
+        if (!c->project)
+                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         /* A project that has spent its grant: to the bonus queue, or refused (usage.c). */
-        if ((err = manager_grant_check(m, project, &req, &q, &grant_notice)))
+        if ((err = manager_grant_check(m, c->project, req, &c->q, &c->grant_notice)))
                 return err;
-        if (q->allow_projects || q->allow_groups) {
+        if (c->q->allow_projects || c->q->allow_groups) {
                 _cleanup_strv_free_ char **groups = peer_group_names(peer);
-                AuthzJob aj = { .owner_uid = peer->uid, .project = project };
+                AuthzJob aj = { .owner_uid = peer->uid, .project = c->project };
                 AuthzPeer ap = authz_peer(peer);
                 char msg[256];
 
-                aj.queue_allowed = !q->allow_projects || strv_contains(q->allow_projects, project);
-                if (aj.queue_allowed && q->allow_groups) {
+                aj.queue_allowed = !c->q->allow_projects || strv_contains(c->q->allow_projects, c->project);
+                if (aj.queue_allowed && c->q->allow_groups) {
                         aj.queue_allowed = false;
-                        STRV_FOREACH(g, q->allow_groups)
+                        STRV_FOREACH(g, c->q->allow_groups)
                                 aj.queue_allowed = aj.queue_allowed || strv_contains(groups, *g);
                 }
                 if (authz_check(&ap, AUTHZ_USE_QUEUE, &aj, &m->authz) < 0) {
                         snprintf(msg, sizeof msg, "queue %s does not take this job (its AllowProjects=, AllowGroups=)",
-                                 q->name);
+                                 c->q->name);
                         return permission_denied(msg);
                 }
         }
 
         max_tasks = m->config->max_array_size ?: CORRAL_ARRAY_TASKS_MAX;
-        if (req.array.set) {
-                n_tasks = array_spec_count(&req.array);
-                if (peer->uid != 0 && n_tasks > max_tasks)
+        if (req->array.set) {
+                c->n_tasks = array_spec_count(&req->array);
+                if (peer->uid != 0 && c->n_tasks > max_tasks)
                         return quota_exceeded("MaxArraySize", max_tasks, "the array has more tasks than allowed");
         }
         if (m->config->max_stored_bytes_per_user && peer->uid != 0) {
                 /* The size as stored: one serialization more, only when it is limited. */
                 json_object *o = NULL;
-                if (submit_request_to_json(&req, &o) < 0)
-                        return NULL;
+                if (submit_request_to_json(req, &o) < 0)
+                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
                 bytes = strlen(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
                 json_object_put(o);
         }
-        if ((err = check_user_limits(m, peer->uid, n_tasks, bytes)))
+        return check_user_limits(m, peer->uid, c->n_tasks, bytes);
+}
+
+static json_object *method_submit(Manager *m, const Peer *peer, json_object *params) {
+        _cleanup_(submit_checked_done) SubmitChecked c = SUBMIT_CHECKED_INIT;
+        SubmitRequest *req = &c.req;
+        json_object *err, *p;
+        uint64_t now = (uint64_t) time(NULL), first_id = m->next_id;
+        size_t n_jobs_before = m->n_jobs;
+        bool req_hold;
+        ArraySpec array;
+
+        if ((err = submit_check(m, peer, params, &c)))
                 return err;
 
         /* All tasks or none: a failure half way (out of memory, a full disk) rolls the
@@ -334,22 +360,22 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         }
         /* The first job takes req over: what the rest need of it is kept here. */
-        req_hold = req.hold;
-        array = req.array;
-        for (uint32_t t = 0; t < n_tasks; t++) {
-                Job *j = submit_new_job(m, peer, pw, project, q, &req, now);
+        req_hold = req->hold;
+        array = req->array;
+        for (uint32_t t = 0; t < c.n_tasks; t++) {
+                Job *j = submit_new_job(m, m->next_id++, peer, c.pw, c.project, c.q, req, now);
                 Job *first = t > 0 ? manager_find_job(m, first_id) : NULL;
 
                 if (!j)
                         goto fail;
                 if (array.set) {
                         j->array_job_id = first_id;
-                        j->array_task_id = array.start + t * (array.step ?: 1);
+                        j->array_task_id = array_spec_index(&array, t);
                 }
                 if (t == 0) {
                         /* The first (or only) job owns the request; the store keeps it once. */
-                        j->req = req;
-                        req = (SubmitRequest) SUBMIT_REQUEST_INIT;
+                        j->req = *req;
+                        *req = (SubmitRequest) SUBMIT_REQUEST_INIT;
                 } else {
                         /* The rest copy what the first kept in memory (its trimmed request)
                          * and refer to its stored request. */
@@ -375,14 +401,14 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
                 snprintf(last, sizeof last, "%" PRIu64, m->next_id - 1);
                 (void) store_set_meta(m->store, "last_job_id", last);
         }
-        log_debug("Job %" PRIu64 " submitted by uid %u (%u tasks).", first_id, (unsigned) peer->uid, n_tasks);
+        log_debug("Job %" PRIu64 " submitted by uid %u (%u tasks).", first_id, (unsigned) peer->uid, c.n_tasks);
         m->sched_needed = true;
         p = json_object_new_object();
         json_add_u64(p, "job_id", first_id);
-        json_add_string(p, "notice", grant_notice);
-        if (n_tasks > 1) {
-                json_object *ids = json_object_new_array_ext((int) n_tasks);
-                for (uint32_t t = 0; ids && t < n_tasks; t++)
+        json_add_string(p, "notice", c.grant_notice);
+        if (c.n_tasks > 1) {
+                json_object *ids = json_object_new_array_ext((int) c.n_tasks);
+                for (uint32_t t = 0; ids && t < c.n_tasks; t++)
                         json_object_array_add(ids, json_object_new_uint64(first_id + t));
                 json_add(p, "job_ids", ids);
         }
@@ -394,6 +420,57 @@ fail:
                 job_free(m->jobs[--m->n_jobs]);
         m->next_id = first_id;
         return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+}
+
+/* sbatch --test-only: Submit's checks, then when the job would start if it came now,
+ * from a what-if pass over the queue with it added (its first task, for an array).
+ * Nothing is queued or stored. */
+static json_object *method_test_submit(Manager *m, const Peer *peer, json_object *params) {
+        _cleanup_(submit_checked_done) SubmitChecked c = SUBMIT_CHECKED_INIT;
+        _cleanup_(job_freep) Job *probe = NULL;
+        const char *reason = NULL;
+        uint64_t est = SCHED_TIME_INFINITY;
+        json_object *err, *p;
+        int r;
+
+        if ((err = submit_check(m, peer, params, &c)))
+                return err;
+        p = json_object_new_object();
+        if (!p)
+                return NULL;
+        json_add_bool(p, "accepted", true);
+        json_add_string(p, "queue", c.q->name);
+        json_add_string(p, "project", c.project);
+        json_add_u64(p, "tasks", c.n_tasks);
+        json_add_string(p, "notice", c.grant_notice);
+        if (c.req.hold) {
+                json_add_string(p, "reason", "JobHeldUser");
+                return ok_reply(p);
+        }
+        probe = submit_new_job(m, m->next_id, peer, c.pw, c.project, c.q, &c.req, (uint64_t) time(NULL));
+        if (!probe) {
+                json_object_put(p);
+                return NULL;
+        }
+        probe->state = JOB_QUEUED;
+        probe->req = c.req;
+        c.req = (SubmitRequest) SUBMIT_REQUEST_INIT;
+        if (probe->req.array.set) {
+                probe->array_job_id = probe->id;
+                probe->array_task_id = array_spec_index(&probe->req.array, 0);
+        }
+        r = manager_estimate_start(m, probe, &est, &reason);
+        if (r == -EBUSY)
+                json_add_string(p, "estimate_unavailable", "the scheduler is busy: try again in a moment");
+        else if (r < 0) {
+                json_object_put(p);
+                return NULL;
+        } else {
+                json_add_string(p, "reason", reason);
+                if (est != SCHED_TIME_INFINITY && est <= CORRAL_TIME_MAX)
+                        json_add_u64(p, "est_start", est);
+        }
+        return ok_reply(p);
 }
 
 static bool state_matches(const Job *j, char *const *states) {
@@ -856,6 +933,7 @@ typedef json_object *(*MethodHandler)(Manager *m, Call *call, const Peer *peer, 
                 return expr;                                                                        \
         }
 SIMPLE(do_submit, method_submit(m, peer, params))
+SIMPLE(do_test_submit, method_test_submit(m, peer, params))
 SIMPLE(do_list, method_list(m, peer, params))
 SIMPLE(do_show, method_show(m, peer, params))
 SIMPLE(do_cancel, method_cancel(m, peer, params))
@@ -893,6 +971,7 @@ static const struct {
         [CORRAL_METHOD_USAGE] = { do_usage },
         [CORRAL_METHOD_SHARE] = { do_share },
         [CORRAL_METHOD_WHY] = { do_why },
+        [CORRAL_METHOD_TEST_SUBMIT] = { do_test_submit },
 };
 
 static int dispatch(void *userdata, Call *call, const Peer *peer, CorralMethod method, json_object *params,

@@ -93,36 +93,54 @@ void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
         };
 }
 
+/* The job as a pass sees it, its dependencies' status included. */
+static int sched_job_for_pass(Manager *m, Job *j, SchedJob *s) {
+        manager_sched_job(m, j, s);
+        if (j->req.n_dependencies > 0 && j->state == JOB_QUEUED) {
+                SchedDep *d = reallocarray(j->deps, j->req.n_dependencies, sizeof *d);
+                if (!d)
+                        return -ENOMEM;
+                j->deps = d;
+                for (size_t k = 0; k < j->req.n_dependencies; k++)
+                        d[k] = (SchedDep) { .job_id = j->req.dependencies[k].job_id,
+                                            .type = (SchedDepType) j->req.dependencies[k].type,
+                                            .status = dep_status(m, j->req.dependencies[k].job_id) };
+                s->deps = d;
+                s->n_deps = j->req.n_dependencies;
+        }
+        return 0;
+}
+
+/* The queue as a pass takes it, into m->sched_jobs, with room for extra more. */
+static int sched_jobs_build(Manager *m, size_t extra, size_t *ret_n) {
+        size_t n = 0;
+        int r;
+
+        if (!GREEDY_REALLOC(m->sched_jobs, m->allocated_sched_jobs, m->n_jobs + extra + 1))
+                return -ENOMEM;
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                Job *j = m->jobs[i];
+
+                if (j->state != JOB_QUEUED && j->state != JOB_BLOCKED && !job_state_is_active(j->state))
+                        continue;
+                r = sched_job_for_pass(m, j, &m->sched_jobs[n++]);
+                if (r < 0)
+                        return r;
+        }
+        *ret_n = n;
+        return 0;
+}
+
 int manager_schedule(Manager *m) {
         SchedResult res;
         uint64_t now = (uint64_t) time(NULL);
         size_t n = 0;
         int r;
 
-        if (!GREEDY_REALLOC(m->sched_jobs, m->allocated_sched_jobs, m->n_jobs + 1))
-                return -ENOMEM;
         manager_fairshare_refresh(m, now); /* each project's usage, running jobs included */
-        for (size_t i = 0; i < m->n_jobs; i++) {
-                Job *j = m->jobs[i];
-                SchedJob *s;
-
-                if (j->state != JOB_QUEUED && j->state != JOB_BLOCKED && !job_state_is_active(j->state))
-                        continue;
-                s = &m->sched_jobs[n++];
-                manager_sched_job(m, j, s);
-                if (j->req.n_dependencies > 0 && j->state == JOB_QUEUED) {
-                        SchedDep *d = reallocarray(j->deps, j->req.n_dependencies, sizeof *d);
-                        if (!d)
-                                return -ENOMEM;
-                        j->deps = d;
-                        for (size_t k = 0; k < j->req.n_dependencies; k++)
-                                d[k] = (SchedDep) { .job_id = j->req.dependencies[k].job_id,
-                                                    .type = (SchedDepType) j->req.dependencies[k].type,
-                                                    .status = dep_status(m, j->req.dependencies[k].job_id) };
-                        s->deps = d;
-                        s->n_deps = j->req.n_dependencies;
-                }
-        }
+        r = sched_jobs_build(m, 0, &n);
+        if (r < 0)
+                return r;
 
         uint64_t t0 = now_usec(CLOCK_MONOTONIC);
         r = sched_pass(m->sched, &m->sched_config, &m->machine, m->sched_jobs, n, now, &res);
@@ -246,3 +264,49 @@ bool manager_sched_deferred(Manager *m) {
         return true;
 }
 
+
+/* A what-if pass for TestSubmit: the queue as it is plus the probe, in a context of its
+ * own (conservative's remembered reservations stay as they are), its decisions dropped.
+ * As costly as a pass, so spaced out as passes are: a second one too soon gets -EBUSY. */
+int manager_estimate_start(Manager *m, Job *probe, uint64_t *ret_est, const char **ret_reason) {
+        _cleanup_(sched_context_freep) SchedContext *ctx = NULL;
+        uint64_t now = (uint64_t) time(NULL), mono = now_usec(CLOCK_MONOTONIC), t0;
+        SchedResult res;
+        size_t n;
+        int r;
+
+        if (m->last_estimate_end &&
+            mono < m->last_estimate_end + MIN(MAX(m->last_pass_usec, m->last_estimate_usec) * SCHED_SPACING_FACTOR,
+                                              SCHED_SPACING_MAX_USEC))
+                return -EBUSY;
+        ctx = sched_context_new();
+        if (!ctx)
+                return -ENOMEM;
+        r = sched_jobs_build(m, 1, &n);
+        if (r < 0)
+                return r;
+        r = sched_job_for_pass(m, probe, &m->sched_jobs[n++]);
+        if (r < 0)
+                return r;
+        t0 = now_usec(CLOCK_MONOTONIC);
+        r = sched_pass(ctx, &m->sched_config, &m->machine, m->sched_jobs, n, now, &res);
+        m->last_estimate_end = now_usec(CLOCK_MONOTONIC);
+        m->last_estimate_usec = m->last_estimate_end - t0;
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < res.n_decisions; i++)
+                if (res.decisions[i].job_id == probe->id && res.decisions[i].type == SCHED_DECISION_START) {
+                        *ret_est = now;
+                        *ret_reason = NULL;
+                        return 0;
+                }
+        for (size_t i = 0; i < res.n_waiting; i++)
+                if (res.waiting[i].job_id == probe->id) {
+                        *ret_est = res.waiting[i].est_start;
+                        *ret_reason = sched_reason_to_string(res.waiting[i].reason);
+                        return 0;
+                }
+        *ret_est = SCHED_TIME_INFINITY;
+        *ret_reason = NULL;
+        return 0;
+}

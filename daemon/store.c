@@ -270,7 +270,7 @@ static char *format_alloc_mem(const SchedAllocation *a) {
                 return NULL;
         *p = 0;
         for (size_t i = 0; i < SCHED_NODES_MAX; i++)
-                if (a->node_mask & (UINT32_C(1) << i))
+                if (a->node_mask & (UINT64_C(1) << i))
                         p += sprintf(p, "%s%zu:%" PRIu64, p == buf ? "" : ",", i, a->mem[i]);
         return buf;
 }
@@ -285,7 +285,7 @@ static int parse_alloc_mem(const char *s, SchedAllocation *a) {
                 int n = 0;
                 if (sscanf(p, "%u:%" SCNu64 "%n", &node, &bytes, &n) != 2 || node >= SCHED_NODES_MAX)
                         return -EBADMSG;
-                a->node_mask |= UINT32_C(1) << node;
+                a->node_mask |= UINT64_C(1) << node;
                 a->mem[node] = bytes;
                 p += n;
                 if (*p == ',')

@@ -60,6 +60,11 @@ typedef struct JobSpec {
          * accident; UINT64_MAX: no limit ("infinity"), for a daemon configured so. */
         uint64_t tasks_max;
         uint64_t walltime_sec; /* 0 or DURATION_INFINITY: none; enforced by the supervisor */
+        /* --signal: warn_signal (0: none) warn_sec before the walltime ends, to the job's
+         * first process only (warn_batch_only) or to all of its processes. */
+        int warn_signal;
+        uint64_t warn_sec;
+        bool warn_batch_only;
         uint64_t array_job_id; /* 0: not part of an array */
         uint32_t array_task_id;
 } JobSpec;

@@ -51,6 +51,11 @@ int job_spec_to_json(const JobSpec *s, char **ret) {
         r |= json_add_u64(o, "io_weight", s->io_weight);
         r |= json_add_u64(o, "tasks_max", s->tasks_max);
         r |= json_add_u64(o, "walltime_sec", s->walltime_sec);
+        if (s->warn_signal > 0) {
+                r |= json_add_u64(o, "warn_signal", (uint64_t) s->warn_signal);
+                r |= json_add_u64(o, "warn_sec", s->warn_sec);
+                r |= json_add_bool(o, "warn_batch_only", s->warn_batch_only);
+        }
         r |= json_add_u64(o, "array_job_id", s->array_job_id);
         r |= json_add_u64(o, "array_task_id", s->array_task_id);
         if (r < 0)
@@ -181,6 +186,13 @@ int job_spec_from_json(const char *text, JobSpec **ret) {
         if ((r = get_u64(o, "array_task_id", &u)) < 0)
                 return r;
         s->array_task_id = (uint32_t) u;
+        u = 0;
+        if ((r = get_u64(o, "warn_signal", &u)) < 0 || (r = get_u64(o, "warn_sec", &s->warn_sec)) < 0 ||
+            (r = get_bool(o, "warn_batch_only", &s->warn_batch_only)) < 0)
+                return r;
+        if (u > 64)
+                return -ERANGE;
+        s->warn_signal = (int) u;
         u = 0;
         if ((r = get_u64(o, "uid", &u)) < 0)
                 return r;

@@ -533,7 +533,7 @@ typedef struct Supervisor {
 
         Relay relays[2];
         uint64_t start_mono, last_tick, kill_at, walltime_usec;
-        bool killing, child_done;
+        bool killing, child_done, warned;
         JobOutcome outcome;
 } Supervisor;
 
@@ -724,6 +724,18 @@ static void on_tick(Supervisor *s) {
         if (now - s->last_tick > FROZEN_GAP_USEC)
                 o->suspended_usec += now - s->last_tick - USEC_PER_SEC;
         s->last_tick = now;
+        /* --signal: once, warn_sec before the limit (at the start for a limit shorter than
+         * that), as Slurm sends it. */
+        if (s->spec->warn_signal > 0 && !s->warned && !s->killing && !s->child_done && s->walltime_usec > 0 &&
+            now - s->start_mono - o->suspended_usec + s->spec->warn_sec * USEC_PER_SEC >= s->walltime_usec) {
+                s->warned = true;
+                log_info("Sending signal %d to %s, %" PRIu64 " s before the time limit.", s->spec->warn_signal,
+                         s->spec->warn_batch_only ? "the job script" : "the job", s->spec->warn_sec);
+                if (s->spec->warn_batch_only)
+                        (void) kill(s->child, s->spec->warn_signal);
+                else
+                        (void) cg_kill_fallback(s->root_fd, s->leaf, s->spec->warn_signal);
+        }
         if (!s->killing && !s->child_done && s->walltime_usec > 0 &&
             now - s->start_mono - o->suspended_usec >= s->walltime_usec) {
                 o->timed_out = true;

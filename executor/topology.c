@@ -197,9 +197,15 @@ static int load_libnuma(Topology *t) {
                         r = errno_or_else(EIO);
                         break;
                 }
-                for (unsigned i = 0; i < bm->size && i < CPU_SET_MAX; i++)
-                        if (numa_bitmask_isbitset(bm, i))
-                                cpu_set_add(&cpus, i);
+                for (unsigned i = 0; i < bm->size && r >= 0; i++)
+                        if (numa_bitmask_isbitset(bm, i)) {
+                                if (i >= CPU_SET_MAX)
+                                        r = -ERANGE; /* more CPUs than supported: never a truncation */
+                                else
+                                        cpu_set_add(&cpus, i);
+                        }
+                if (r < 0)
+                        break;
                 r = topology_add_node(t, (unsigned) n, &cpus, (uint64_t) size);
                 if (r < 0)
                         break;

@@ -31,6 +31,8 @@ typedef struct Topology {
  * node directory (a kernel built without NUMA; topology_load() handles that case). */
 int topology_load_sysfs(int sysfs_root_fd, Topology **ret);
 
+/* -ERANGE when a CPU's number is CPU_SET_MAX or more (the machine is larger than
+ * supported). */
 /* The running machine, through libnuma; when libnuma reports NUMA unavailable, one node 0
  * with all online CPUs and the MemTotal of /proc/meminfo. CPU speeds come from /sys. */
 int topology_load(Topology **ret);

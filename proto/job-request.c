@@ -37,30 +37,77 @@ static int eat_u32(const char **p, uint32_t max, uint32_t *ret) {
         return 0;
 }
 
+/* One "START[-END[:STEP]]". */
+static int parse_range(const char **p, ArrayRange *ret) {
+        ArrayRange g = { .step = 1 };
+        int r;
+
+        r = eat_u32(p, CORRAL_ARRAY_INDEX_MAX, &g.start);
+        if (r < 0)
+                return r;
+        g.end = g.start;
+        if (**p == '-') {
+                (*p)++;
+                r = eat_u32(p, CORRAL_ARRAY_INDEX_MAX, &g.end);
+                if (r < 0)
+                        return r;
+                if (**p == ':') {
+                        (*p)++;
+                        r = eat_u32(p, CORRAL_ARRAY_INDEX_MAX, &g.step);
+                        if (r < 0)
+                                return r;
+                        if (g.step == 0)
+                                return -EINVAL;
+                }
+        }
+        if (g.start > g.end)
+                return -EINVAL;
+        *ret = g;
+        return 0;
+}
+
+static uint32_t range_count(const ArrayRange *g) {
+        return (g->end - g->start) / g->step + 1;
+}
+
+static int cmp_range(const void *a, const void *b) {
+        const ArrayRange *x = a, *y = b;
+        return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+        uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+        return x < y ? -1 : x > y;
+}
+
 int array_spec_parse(const char *s, ArraySpec *ret) {
+        _cleanup_free_ ArrayRange *g = NULL;
+        _cleanup_free_ uint32_t *idx = NULL;
         ArraySpec a = { .set = true, .step = 1 };
         const char *p = s;
+        size_t n = 0, n_idx = 0, tasks = 0;
         int r;
 
         if (isempty(s))
                 return -EINVAL;
-        r = eat_u32(&p, CORRAL_ARRAY_INDEX_MAX, &a.start);
-        if (r < 0)
-                return r;
-        a.end = a.start;
-        if (*p == '-') {
-                p++;
-                r = eat_u32(&p, CORRAL_ARRAY_INDEX_MAX, &a.end);
+        if (strlen(s) > CORRAL_ARRAY_SPEC_LENGTH_MAX)
+                return -ERANGE;
+        g = new(ArrayRange, CORRAL_ARRAY_RANGES_MAX);
+        if (!g)
+                return -ENOMEM;
+        for (;;) {
+                if (n == CORRAL_ARRAY_RANGES_MAX)
+                        return -ERANGE;
+                r = parse_range(&p, &g[n]);
                 if (r < 0)
                         return r;
-                if (*p == ':') {
-                        p++;
-                        r = eat_u32(&p, CORRAL_ARRAY_INDEX_MAX, &a.step);
-                        if (r < 0)
-                                return r;
-                        if (a.step == 0)
-                                return -EINVAL;
-                }
+                tasks += range_count(&g[n]);
+                if (tasks > CORRAL_ARRAY_TASKS_MAX)
+                        return -ERANGE;
+                n++;
+                if (*p != ',')
+                        break;
+                p++;
         }
         if (*p == '%') {
                 p++;
@@ -70,32 +117,117 @@ int array_spec_parse(const char *s, ArraySpec *ret) {
                 if (a.max_concurrent == 0)
                         return -EINVAL;
         }
-        if (*p != '\0' || a.start > a.end)
+        if (*p != '\0')
                 return -EINVAL;
-        if (array_spec_count(&a) > CORRAL_ARRAY_TASKS_MAX)
-                return -ERANGE;
+
+        if (n == 1) {
+                a.start = g[0].start, a.end = g[0].end, a.step = g[0].step;
+                *ret = a;
+                return 0;
+        }
+        /* A list: every index once; one range with one step when evenly spaced. */
+        idx = new(uint32_t, tasks);
+        if (!idx)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                for (uint64_t v = g[i].start; v <= g[i].end; v += g[i].step)
+                        idx[n_idx++] = (uint32_t) v;
+        qsort(idx, n_idx, sizeof(uint32_t), cmp_u32);
+        for (size_t i = 1; i < n_idx; i++)
+                if (idx[i] == idx[i - 1])
+                        return -EINVAL;
+        a.start = idx[0];
+        a.end = idx[n_idx - 1];
+        a.step = n_idx > 1 ? idx[1] - idx[0] : 1;
+        for (size_t i = 2; i < n_idx; i++)
+                if (idx[i] - idx[i - 1] != a.step) {
+                        a.step = 1;
+                        qsort(g, n, sizeof(ArrayRange), cmp_range);
+                        a.ranges = TAKE_PTR(g);
+                        a.n_ranges = (uint32_t) n;
+                        break;
+                }
         *ret = a;
         return 0;
 }
 
 uint32_t array_spec_count(const ArraySpec *a) {
-        if (!a->set || a->step == 0 || a->start > a->end)
+        uint32_t n = 0;
+
+        if (!a->set)
+                return 0;
+        if (a->ranges) {
+                for (uint32_t i = 0; i < a->n_ranges; i++)
+                        if (a->ranges[i].step > 0 && a->ranges[i].start <= a->ranges[i].end)
+                                n += range_count(&a->ranges[i]);
+                return n;
+        }
+        if (a->step == 0 || a->start > a->end)
                 return 0;
         return (a->end - a->start) / a->step + 1;
 }
 
+uint32_t array_spec_index(const ArraySpec *a, uint32_t t) {
+        if (!a->ranges)
+                return a->start + t * (a->step ?: 1);
+        for (uint32_t i = 0; i < a->n_ranges; i++) {
+                uint32_t c = range_count(&a->ranges[i]);
+                if (t < c)
+                        return a->ranges[i].start + t * a->ranges[i].step;
+                t -= c;
+        }
+        return a->end;
+}
+
+static int format_range(char *buf, size_t size, uint32_t start, uint32_t end, uint32_t step) {
+        if (start == end)
+                return snprintf(buf, size, "%" PRIu32, start);
+        if (step == 1)
+                return snprintf(buf, size, "%" PRIu32 "-%" PRIu32, start, end);
+        return snprintf(buf, size, "%" PRIu32 "-%" PRIu32 ":%" PRIu32, start, end, step);
+}
+
 char *array_spec_format(const ArraySpec *a, char *buf, size_t size) {
+        size_t used = 0;
         int n;
 
-        if (a->start == a->end)
-                n = snprintf(buf, size, "%" PRIu32, a->start);
-        else if (a->step == 1)
-                n = snprintf(buf, size, "%" PRIu32 "-%" PRIu32, a->start, a->end);
-        else
-                n = snprintf(buf, size, "%" PRIu32 "-%" PRIu32 ":%" PRIu32, a->start, a->end, a->step);
-        if (a->max_concurrent > 0 && n >= 0 && (size_t) n < size)
-                snprintf(buf + n, size - (size_t) n, "%%%" PRIu32, a->max_concurrent);
+        if (size == 0)
+                return buf;
+        buf[0] = 0;
+        if (!a->ranges) {
+                n = format_range(buf, size, a->start, a->end, a->step);
+                used = n < 0 ? 0 : MIN((size_t) n, size - 1);
+        } else
+                for (uint32_t i = 0; i < a->n_ranges && used + 1 < size; i++) {
+                        n = format_range(buf + used, size - used, a->ranges[i].start, a->ranges[i].end,
+                                         a->ranges[i].step);
+                        used = n < 0 ? used : MIN(used + (size_t) n, size - 1);
+                        if (i + 1 < a->n_ranges && used + 1 < size) {
+                                buf[used++] = ',';
+                                buf[used] = 0;
+                        }
+                }
+        if (a->max_concurrent > 0 && used + 1 < size)
+                snprintf(buf + used, size - used, "%%%" PRIu32, a->max_concurrent);
         return buf;
+}
+
+int array_spec_copy(const ArraySpec *src, ArraySpec *ret) {
+        ArraySpec a = *src;
+
+        if (src->ranges) {
+                a.ranges = new(ArrayRange, src->n_ranges);
+                if (!a.ranges)
+                        return -ENOMEM;
+                memcpy(a.ranges, src->ranges, sizeof(ArrayRange) * src->n_ranges);
+        }
+        *ret = a;
+        return 0;
+}
+
+void array_spec_done(ArraySpec *a) {
+        a->ranges = mfree(a->ranges);
+        *a = (ArraySpec) {};
 }
 
 /* ---- Validators ---- */
@@ -413,15 +545,18 @@ static const JsonFieldOps dependencies_ops = {
 static int array_decode(const JsonField *f, json_object *v, void *obj) {
         SubmitRequest *req = obj;
         const char *s;
+        int r;
 
-        if (json_get_string(v, 1, 64, &s) < 0)
+        if (json_get_string(v, 1, CORRAL_ARRAY_SPEC_LENGTH_MAX, &s) < 0)
                 return -EINVAL;
-        return array_spec_parse(s, &req->array) < 0 ? -EINVAL : 0;
+        array_spec_done(&req->array);
+        r = array_spec_parse(s, &req->array);
+        return r == -ENOMEM ? r : r < 0 ? -EINVAL : 0;
 }
 
 static int array_encode(const JsonField *f, const void *obj, json_object **ret) {
         const SubmitRequest *req = obj;
-        char buf[64];
+        char buf[CORRAL_ARRAY_SPEC_LENGTH_MAX + 1];
 
         *ret = NULL;
         if (!req->array.set)
@@ -433,15 +568,43 @@ static int array_encode(const JsonField *f, const void *obj, json_object **ret) 
 static bool array_valid(const JsonField *f, const void *obj) {
         const ArraySpec *a = &((const SubmitRequest *) obj)->array;
 
-        return !a->set || (a->step >= 1 && a->start <= a->end && a->end <= CORRAL_ARRAY_INDEX_MAX &&
-                           array_spec_count(a) <= CORRAL_ARRAY_TASKS_MAX &&
-                           a->max_concurrent <= CORRAL_ARRAY_TASKS_MAX);
+        if (!a->set)
+                return true;
+        if (a->ranges) {
+                if (a->n_ranges < 2 || a->n_ranges > CORRAL_ARRAY_RANGES_MAX)
+                        return false;
+                for (uint32_t i = 0; i < a->n_ranges; i++) {
+                        const ArrayRange *g = &a->ranges[i];
+                        if (g->step < 1 || g->start > g->end || g->end > CORRAL_ARRAY_INDEX_MAX ||
+                            (i > 0 && g->start < a->ranges[i - 1].start))
+                                return false;
+                }
+        }
+        return a->step >= 1 && a->start <= a->end && a->end <= CORRAL_ARRAY_INDEX_MAX &&
+               array_spec_count(a) <= CORRAL_ARRAY_TASKS_MAX && a->max_concurrent <= CORRAL_ARRAY_TASKS_MAX;
+}
+
+static void array_forget(const JsonField *f, void *obj) {
+        SubmitRequest *req = obj;
+        req->array.ranges = NULL;
+        req->array.n_ranges = 0;
+}
+
+static int array_copy(const JsonField *f, const void *src, void *dst) {
+        return array_spec_copy(&((const SubmitRequest *) src)->array, &((SubmitRequest *) dst)->array);
+}
+
+static void array_done(const JsonField *f, void *obj) {
+        array_spec_done(&((SubmitRequest *) obj)->array);
 }
 
 static const JsonFieldOps array_ops = {
         .decode = array_decode,
         .encode = array_encode,
         .valid = array_valid,
+        .forget = array_forget,
+        .copy = array_copy,
+        .done = array_done,
 };
 
 /* ---- SubmitRequest ---- */
@@ -478,6 +641,9 @@ static const JsonField submit_request_fields[] = {
         JSON_CUSTOM(SubmitRequest, "dependencies", dependencies, &dependencies_ops, 0),
         JSON_CUSTOM(SubmitRequest, "array", array, &array_ops, 0),
         JSON_U64(SubmitRequest, "begin_time", begin_time, 1, CORRAL_TIME_MAX, OMIT, 0),
+        JSON_U32(SubmitRequest, "warn_signal", warn_signal, 1, CORRAL_WARN_SIGNAL_MAX, OMIT, 0),
+        JSON_U32(SubmitRequest, "warn_sec", warn_sec, 1, CORRAL_WARN_SEC_MAX, OMIT, 0),
+        JSON_BOOL(SubmitRequest, "warn_batch_only", warn_batch_only, OMIT),
         JSON_END,
 };
 
@@ -501,6 +667,9 @@ int submit_request_validate(const SubmitRequest *req, const char **ret_bad_field
                         bad = "script";
                 else if (!req->argv && !req->script)
                         bad = "argv";
+                /* A time or "B:" without a signal to send. */
+                else if (!req->warn_signal && (req->warn_sec || req->warn_batch_only))
+                        bad = "warn_signal";
         }
         if (bad) {
                 if (ret_bad_field)

@@ -24,7 +24,7 @@
 #include "macro.h"
 #include "string-table.h"
 
-#define CORRAL_CPUS_MAX 4096U
+#define CORRAL_CPUS_MAX 8192U                           /* CPU_SET_MAX: a whole machine */
 #define CORRAL_NICE_MIN (-10000)
 #define CORRAL_NICE_MAX 10000
 #define CORRAL_IO_WEIGHT_MIN 1U
@@ -39,6 +39,8 @@
 #define CORRAL_TIME_MAX (UINT64_C(1) << 40)             /* seconds since the epoch, year ~36800 */
 #define CORRAL_UMASK_MAX 0777U
 #define CORRAL_UMASK_DEFAULT 0022U                      /* what a request without "umask" gets */
+#define CORRAL_WARN_SIGNAL_MAX 64U                      /* SIGRTMAX on Linux */
+#define CORRAL_WARN_SEC_MAX 65535U                      /* as sbatch --signal */
 
 typedef enum DependencyType {
         DEPENDENCY_AFTER,       /* the other job started (or ended) */
@@ -67,17 +69,36 @@ typedef struct IoDeviceLimits {
         size_t n;
 } IoDeviceLimits;
 
-/* "START[-END[:STEP]][%MAX]": Slurm's --array without the comma lists. */
+/* One START-END:STEP of an array list. */
+typedef struct ArrayRange {
+        uint32_t start, end, step;
+} ArrayRange;
+
+/* Slurm's --array: "START[-END[:STEP]][,...][%MAX]". One range (also a list whose indexes
+ * are evenly spaced) is start/end/step; any other list keeps its ranges, ascending and
+ * without an index twice, in ranges (owned: array_spec_done(); start and end are then
+ * the lowest and highest index, step 1). */
+#define CORRAL_ARRAY_RANGES_MAX 40U     /* so the canonical form fits CORRAL_ARRAY_SPEC_LENGTH_MAX */
+#define CORRAL_ARRAY_SPEC_LENGTH_MAX 1023U
+
 typedef struct ArraySpec {
         bool set;
         uint32_t start, end, step;
         uint32_t max_concurrent;        /* 0: no limit */
+        ArrayRange *ranges;             /* NULL: the one range above */
+        uint32_t n_ranges;
 } ArraySpec;
 
-/* -EINVAL on syntax or start > end, -ERANGE beyond the array bounds above. */
+/* -EINVAL on syntax, start > end or a list naming an index twice, -ERANGE beyond the
+ * array bounds above (tasks, indexes, ranges), -ENOMEM. */
 int array_spec_parse(const char *s, ArraySpec *ret);
-/* Canonical form ("1-100:2%10"); buf >= 64 bytes. */
+/* Canonical form ("1-100:2%10", "1,6-7,12"); buf >= CORRAL_ARRAY_SPEC_LENGTH_MAX + 1
+ * bytes holds any. */
 char *array_spec_format(const ArraySpec *a, char *buf, size_t size);
+/* The index of task t (0 <= t < array_spec_count()). */
+uint32_t array_spec_index(const ArraySpec *a, uint32_t t) _pure_;
+int array_spec_copy(const ArraySpec *src, ArraySpec *ret);
+void array_spec_done(ArraySpec *a);
 uint32_t array_spec_count(const ArraySpec *a) _pure_;
 
 typedef struct SubmitRequest {
@@ -110,6 +131,13 @@ typedef struct SubmitRequest {
         size_t n_dependencies;
         ArraySpec array;
         uint64_t begin_time;
+
+        /* sbatch --signal=[B:]SIG@TIME: signal (0: none) sent warn_sec before the
+         * walltime ends, to the job script's shell only (batch_only, "B:") or to every
+         * process of the job; how checkpointing jobs survive their limit. */
+        unsigned warn_signal;
+        unsigned warn_sec;
+        bool warn_batch_only;
 } SubmitRequest;
 
 #define SUBMIT_REQUEST_INIT { .rerunnable = -1, .umask = CORRAL_UMASK_DEFAULT }

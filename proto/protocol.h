@@ -61,6 +61,11 @@ typedef enum CorralMethod {
         CORRAL_METHOD_WHY,      /* {"job_id"} -> {"job_id", "state", "reason"?, "priority", "terms": [{"name",
                                  * "input", "weight", "value"}], "position"?, "eligible"?, "est_start"?,
                                  * "why": [sentences]}: owner and admins */
+        CORRAL_METHOD_TEST_SUBMIT, /* SubmitRequest -> {"accepted": true, "queue", "project", "tasks",
+                                 * "notice"?, "reason"?: why it would wait, "est_start"?: when it would
+                                 * start (now if it would start at once; absent: unknown),
+                                 * "estimate_unavailable"?: why there is none}: Submit's checks and
+                                 * errors, nothing queued or stored (sbatch --test-only) */
         _CORRAL_METHOD_MAX,
         _CORRAL_METHOD_INVALID = -EINVAL,
 } CorralMethod;

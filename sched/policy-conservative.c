@@ -41,7 +41,7 @@ static void resv_plan(const SchedContext *ctx, const Resv *rv, Plan *ret) {
         *ret = (Plan) {};
         for (size_t i = 0; i < rv->n_parts; i++) {
                 const ResvPart *x = &ctx->resv_parts[rv->parts + i];
-                ret->node_mask |= UINT32_C(1) << x->node;
+                ret->node_mask |= UINT64_C(1) << x->node;
                 ret->cpus[x->node] = x->cpus;
                 ret->mem[x->node] = x->mem;
         }
@@ -50,14 +50,14 @@ static void resv_plan(const SchedContext *ctx, const Resv *rv, Plan *ret) {
 /* Appends pl's per-node holdings to a parts pool; *ret_off: where they start. */
 static int parts_append(ResvPart **parts, size_t *n_used, size_t *n_alloc, size_t n_nodes,
                         const Plan *pl, uint32_t *ret_off, uint32_t *ret_n) {
-        unsigned n = (unsigned) __builtin_popcount(pl->node_mask);
+        unsigned n = (unsigned) __builtin_popcountll(pl->node_mask);
 
         if (!GROW(*parts, *n_alloc, *n_used + n))
                 return -ENOMEM;
         *ret_off = (uint32_t) *n_used;
         *ret_n = n;
         for (size_t k = 0; k < n_nodes; k++)
-                if (pl->node_mask & (UINT32_C(1) << k))
+                if (pl->node_mask & (UINT64_C(1) << k))
                         (*parts)[(*n_used)++] = (ResvPart) {
                                 .node = (uint8_t) k,
                                 .cpus = pl->cpus[k],

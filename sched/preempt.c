@@ -141,7 +141,7 @@ static int try_resume(SchedPass *p, size_t idx) {
                 for (size_t k = 0; k < p->n_nodes; k++) {
                         pl.mem[k] = (a->node_mask >> k) & 1 ? a->mem[k] : 0;
                         if (pl.cpus[k] > 0)
-                                pl.node_mask |= UINT32_C(1) << k;
+                                pl.node_mask |= UINT64_C(1) << k;
                 }
         } else {
                 Avail capped[SCHED_NODES_MAX];

@@ -50,6 +50,15 @@ int pass_setup_machine(SchedPass *p) {
                 return -EINVAL;
 
         p->n_nodes = m->n_nodes;
+        if (p->ctx->n_free_cpus < m->n_nodes) {
+                CpuSet *f = reallocarray(p->ctx->free_cpus, m->n_nodes, sizeof(CpuSet));
+                if (!f)
+                        return -ENOMEM;
+                memset(f + p->ctx->n_free_cpus, 0, sizeof(CpuSet) * (m->n_nodes - p->ctx->n_free_cpus));
+                p->ctx->free_cpus = f;
+                p->ctx->n_free_cpus = m->n_nodes;
+        }
+        p->free_cpus = p->ctx->free_cpus;
         for (size_t k = 0; k < m->n_nodes; k++) {
                 /* Overlapping nodes would let two jobs share a CPU. */
                 if (cpu_set_intersects(&seen, &m->nodes[k].cpus))
@@ -96,12 +105,12 @@ uint64_t preempted_mem(const SchedPass *p, const SchedJob *j, size_t k) {
         const SchedAllocation *a = j->alloc;
         uint64_t total = 0;
 
-        if (!(a->node_mask & (UINT32_C(1) << k)))
+        if (!(a->node_mask & (UINT64_C(1) << k)))
                 return 0;
         if (!p->config->preempt.reclaim)
                 return a->mem[k];
         for (size_t i = 0; i < p->n_nodes; i++)
-                if (a->node_mask & (UINT32_C(1) << i))
+                if (a->node_mask & (UINT64_C(1) << i))
                         total = time_add(total, a->mem[i]);
         if (total == 0 || j->resident_memory >= total)
                 return a->mem[k];
@@ -147,12 +156,10 @@ int pass_build_now(SchedPass *p) {
                 if (!rel)
                         return -ENOMEM;
                 for (size_t k = 0; k < p->n_nodes; k++) {
-                        CpuSet on = m->nodes[k].cpus;
                         uint64_t mem;
 
-                        cpu_set_and(&on, &a->cpus);
-                        rel[k].cpus = preempted ? 0 : cpu_set_count(&on);
-                        if (a->node_mask & (UINT32_C(1) << k)) {
+                        rel[k].cpus = preempted ? 0 : cpu_set_count_and(&m->nodes[k].cpus, &a->cpus);
+                        if (a->node_mask & (UINT64_C(1) << k)) {
                                 mem = preempted ? preempted_mem(p, j, k) : a->mem[k];
                                 rel[k].mem = mem;
                                 p->avail_now[k].mem -= MIN(p->avail_now[k].mem, mem);
@@ -162,7 +169,9 @@ int pass_build_now(SchedPass *p) {
 
         p->now_cpus = 0;
         for (size_t k = 0; k < p->n_nodes; k++) {
-                p->free_cpus[k] = m->nodes[k].cpus;
+                /* Cleared and refilled within the words in use, not copied whole. */
+                cpu_set_andnot(&p->free_cpus[k], &p->free_cpus[k]);
+                cpu_set_or(&p->free_cpus[k], &m->nodes[k].cpus);
                 cpu_set_and(&p->free_cpus[k], &free_all);
                 p->avail_now[k].cpus = cpu_set_count(&p->free_cpus[k]);
                 p->now_cpus += p->avail_now[k].cpus;
@@ -196,14 +205,18 @@ bool plan_fit(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret)
         if (sum_cpus < need_cpus || sum_mem < need_mem)
                 return false;
 
-        *ret = (Plan) {};
+        /* Only the pass's nodes are ever read: clearing all SCHED_NODES_MAX would cost
+         * more than the search on a small machine. */
+        ret->node_mask = 0;
+        memset(ret->cpus, 0, sizeof(ret->cpus[0]) * p->n_nodes);
+        memset(ret->mem, 0, sizeof(ret->mem[0]) * p->n_nodes);
 
         /* One node is best: the first in preferred order that holds it all. */
         for (size_t i = 0; i < n; i++) {
                 size_t k = cand[i];
 
                 if (st[k].cpus >= need_cpus && st[k].mem >= need_mem) {
-                        ret->node_mask = UINT32_C(1) << k;
+                        ret->node_mask = UINT64_C(1) << k;
                         ret->cpus[k] = j->exclusive ? st[k].cpus : (uint32_t) need_cpus;
                         ret->mem[k] = j->exclusive ? st[k].mem : need_mem;
                         return true;
@@ -228,7 +241,7 @@ bool plan_fit(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret)
 
                 if (c == 0 && mm == 0)
                         continue;
-                ret->node_mask |= UINT32_C(1) << k;
+                ret->node_mask |= UINT64_C(1) << k;
                 ret->cpus[k] = j->exclusive ? st[k].cpus : (uint32_t) c;
                 ret->mem[k] = j->exclusive ? st[k].mem : mm;
                 need_cpus -= c;
@@ -250,10 +263,8 @@ bool plan_fit_now(const SchedPass *p, const Avail *st, const Cand *c, Plan *ret)
         /* A node's CPUs outside the cap are not there for this job; an exclusive job then
          * finds the node not idle, as it should. */
         for (size_t k = 0; k < p->n_nodes; k++) {
-                CpuSet f = p->free_cpus[k];
-                cpu_set_and(&f, allowed);
                 capped[k] = st[k];
-                capped[k].cpus = MIN(st[k].cpus, cpu_set_count(&f));
+                capped[k].cpus = MIN(st[k].cpus, cpu_set_count_and(&p->free_cpus[k], allowed));
         }
         return plan_fit(p, capped, cand_job(p, c), ret);
 }
@@ -305,7 +316,7 @@ int pass_start(SchedPass *p, Cand *c, const Plan *pl) {
                 (void) ok;
         }
         for (size_t k = 0; k < p->n_nodes; k++) {
-                if (!(pl->node_mask & (UINT32_C(1) << k)))
+                if (!(pl->node_mask & (UINT64_C(1) << k)))
                         continue;
                 cpu_set_andnot(&p->free_cpus[k], &d->alloc.cpus);
                 rel[k] = (Avail) { .cpus = pl->cpus[k], .mem = pl->mem[k] };
@@ -330,7 +341,7 @@ bool pick_cpus(const SchedPass *p, const CpuSet *free, const CpuSet *allowed, co
                 uint32_t want = pl->cpus[k];
                 CpuSet from = free[k];
 
-                if (!(pl->node_mask & (UINT32_C(1) << k)))
+                if (!(pl->node_mask & (UINT64_C(1) << k)))
                         continue;
                 if (allowed)
                         cpu_set_and(&from, allowed);

@@ -17,7 +17,7 @@ typedef struct Avail {
 
 /* A placement in counts: what a job takes from each node. */
 typedef struct Plan {
-        uint32_t node_mask;
+        uint64_t node_mask;
         uint32_t cpus[SCHED_NODES_MAX];
         uint64_t mem[SCHED_NODES_MAX];
 } Plan;
@@ -106,6 +106,8 @@ typedef struct ProfEvent {
 
 typedef struct SchedContext {
         uint64_t n_passes;     /* passes run with this context, this one included */
+        CpuSet *free_cpus;     /* per node, for SchedPass.free_cpus; valid sets between passes */
+        size_t n_free_cpus;
         Cand *cands, *cands_tmp;
         size_t n_cands_alloc, n_cands_tmp_alloc;
         SortKey *keys, *keys_tmp;
@@ -191,8 +193,9 @@ struct SchedPass {
         uint32_t node_cpus[SCHED_NODES_MAX]; /* sizes */
         uint64_t node_mem[SCHED_NODES_MAX];
 
-        /* free now */
-        CpuSet free_cpus[SCHED_NODES_MAX];
+        /* free now; the sets live in the context (SchedContext.free_cpus): 64 of them
+         * would be 66 KiB to clear in every pass */
+        CpuSet *free_cpus;
         Avail avail_now[SCHED_NODES_MAX];
         uint32_t now_cpus;                   /* sum of avail_now[].cpus */
 

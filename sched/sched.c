@@ -65,6 +65,7 @@ SchedContext *sched_context_new(void) {
 SchedContext *sched_context_free(SchedContext *ctx) {
         if (!ctx)
                 return NULL;
+        free(ctx->free_cpus);
         free(ctx->cands);
         free(ctx->cands_tmp);
         free(ctx->keys);

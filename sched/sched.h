@@ -36,7 +36,8 @@
 #include "cpuset.h"
 #include "macro.h"
 
-#define SCHED_NODES_MAX 32
+/* NUMA nodes of one machine; node masks are 64-bit. */
+#define SCHED_NODES_MAX 64
 
 /* A walltime without limit, and an estimated start that is unknown or never. */
 #define SCHED_TIME_INFINITY UINT64_MAX
@@ -68,7 +69,7 @@ typedef struct SchedMachine {
  * exclusive job holds all CPUs and all memory of its nodes. */
 typedef struct SchedAllocation {
         CpuSet cpus;
-        uint32_t node_mask;              /* bit k: node k */
+        uint64_t node_mask;              /* bit k: node k */
         uint64_t mem[SCHED_NODES_MAX];   /* bytes held on node k */
 } SchedAllocation;
 

@@ -15,6 +15,44 @@ log "submit a command and --wait for it"
 out=$(A corral submit --wait -n 1 --mem 64M --time 5:00 --name hello -- sh -c 'echo "hello from $CORRAL_JOB_ID on $CORRAL_CPUS"; exit 4') && rc=0 || rc=$?
 assert_eq "$rc" 4 "corral submit --wait exit code"
 
+log "failures say why at once: a directory the user cannot enter is refused at submission"
+out=$(cd /root && A corral submit -- true 2>&1) && fail "a job in /root was accepted from $USER_A"
+assert_match "$out" 'cannot change to the working directory /root: Permission denied' "the refusal says why"
+log "a launch that fails: wait prints the reason"
+mkdir -p /tmp/outdir && chmod 777 /tmp/outdir
+id=$(A corral submit --parsable --hold -o /tmp/outdir/out -- true)
+chmod 755 /tmp/outdir
+A corral release "$id"
+out=$(A corral wait "$id" 2>&1) && fail "the job without a writable output file succeeded"
+assert_match "$out" "job $id: FAILED \\(LaunchFailed: cannot open the output file /tmp/outdir/out" \
+    "corral wait says why the launch failed"
+rmdir /tmp/outdir
+
+log "--test-only: checked, printed and estimated; nothing queued"
+n_before=$(corral queue --json 2>/dev/null | jq '[.jobs[]?] | length')
+out=$(A corral submit --test-only -n 1 --time 1:00 -- true) || fail "--test-only refused a good job: $out"
+assert_match "$out" 'Accepted: +yes' "--test-only: accepted"
+assert_match "$out" 'Would start: +now' "--test-only on an idle machine: starts now"
+out=$(A corral submit --test-only -n 64 -- true) && fail "--test-only accepted 64 CPUs on a small guest"
+assert_match "$out" 'Would not be accepted' "--test-only: the refusal"
+assert_eq "$(corral queue --json 2>/dev/null | jq '[.jobs[]?] | length')" "$n_before" "--test-only queued nothing"
+
+log "--signal=B:USR1@55: the script's shell is told before its time limit, and can end cleanly"
+cat > /tmp/sig.sbatch <<'S'
+#!/bin/bash
+#SBATCH --time=1
+#SBATCH --signal=B:USR1@55
+#SBATCH --output=/tmp/sig-%j.out
+trap 'echo "got USR1"; kill $pid; exit 0' USR1
+sleep 100 & pid=$!
+wait $pid
+echo "not told"
+S
+chmod 644 /tmp/sig.sbatch
+id=$(A corral submit --parsable /tmp/sig.sbatch)
+A corral wait "$id" >/dev/null 2>&1 || fail "the job that trapped its signal did not complete: $(corral show "$id")"
+assert_eq "$(cat /tmp/sig-$id.out)" "got USR1" "the script got USR1 before its limit"
+
 log "a Slurm script with directives"
 cat > /tmp/job.sbatch <<'S'
 #!/bin/sh

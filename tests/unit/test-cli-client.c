@@ -236,6 +236,85 @@ static void test_submit_bad_directive(void **state) {
         unlink(script);
 }
 
+static bool check_test_only(json_object *p, bool more) {
+        _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+        const char *bad;
+
+        return !more && submit_request_from_json(p, &req, &bad) >= 0 && req.cpus == 4 && req.script;
+}
+
+/* --test-only: the request printed, corrald's TestSubmit asked (never Submit), the exit
+ * status its answer; without corrald the request is still checked and printed. */
+static void test_submit_test_only(void **state) {
+        static const Exchange accepted[] = {
+                { CORRAL_METHOD_TEST_SUBMIT, check_test_only,
+                  { "{\"parameters\":{\"accepted\":true,\"queue\":\"normal\",\"project\":\"geo\",\"tasks\":1,"
+                    "\"reason\":\"Resources\",\"est_start\":1900000000}}" } },
+        };
+        static const Exchange refused[] = {
+                { CORRAL_METHOD_TEST_SUBMIT, NULL,
+                  { "{\"error\":\"io.corral.Manager.InvalidParameter\",\"parameters\":{\"parameter\":\"cpus\","
+                    "\"message\":\"more CPUs than this machine has\"}}" } },
+        };
+        static const Exchange json[] = {
+                { CORRAL_METHOD_TEST_SUBMIT, NULL, { "{\"parameters\":{\"accepted\":true,\"est_start\":1900000000}}" } },
+        };
+        _cleanup_free_ char *out = NULL, *script = NULL, *bad = NULL;
+        json_object *o, *v;
+        pid_t pid;
+        FILE *f;
+
+        assert_true(asprintf(&script, "%s/job.sh", tmpdir) > 0);
+        f = fopen(script, "we");
+        assert_non_null(f);
+        fputs("#!/bin/sh\n#SBATCH -n 4\n#SBATCH -t 30\nhostname\n", f);
+        fclose(f);
+        assert_true(asprintf(&bad, "%s/bad.sh", tmpdir) > 0);
+        f = fopen(bad, "we");
+        assert_non_null(f);
+        fputs("#!/bin/sh\n#SBATCH -n 0\nhostname\n", f);
+        fclose(f);
+
+        pid = start_server(accepted, ELEMENTSOF(accepted), false);
+        assert_int_equal(run(ARGS("submit", "--test-only", script), &out), 0);
+        assert_int_equal(server_status(pid), 0);
+        assert_non_null(strstr(out, "CPUs:         4\n"));
+        assert_non_null(strstr(out, "Walltime:     30:00\n"));
+        assert_non_null(strstr(out, "job.sh (4 lines"));
+        assert_non_null(strstr(out, "Accepted:     yes, in queue normal, project geo\n"));
+        assert_non_null(strstr(out, "(estimated; waits for Resources)"));
+
+        pid = start_server(refused, ELEMENTSOF(refused), false);
+        assert_int_equal(run(ARGS("submit", "--test-only", "-n", "64", "--", "true"), &out), 2);
+        assert_int_equal(server_status(pid), 0);
+        assert_non_null(strstr(out, "Would not be accepted: "));
+        assert_non_null(strstr(out, "more CPUs than this machine has"));
+
+        pid = start_server(json, ELEMENTSOF(json), false);
+        assert_int_equal(run(ARGS("submit", "--test-only", "--json", script), &out), 0);
+        assert_int_equal(server_status(pid), 0);
+        o = json_tokener_parse(out);
+        assert_non_null(o);
+        assert_true(json_object_object_get_ex(o, "request", &v) && json_object_object_get_ex(v, "cpus", &v) &&
+                    json_object_get_int(v) == 4);
+        assert_true(json_object_object_get_ex(o, "accepted", &v) && json_object_get_boolean(v));
+        assert_true(json_object_object_get_ex(o, "corrald", &v) && json_object_object_get_ex(v, "est_start", &v));
+        json_object_put(o);
+
+        /* No corrald: still parsed and printed, the estimate said to be unavailable. */
+        unlink(socket_path);
+        assert_int_equal(run(ARGS("submit", "--test-only", script), &out), 0);
+        assert_non_null(strstr(out, "CPUs:         4\n"));
+        assert_non_null(strstr(out, "Estimate:     unavailable: corrald is not reachable"));
+        assert_int_equal(run(ARGS("submit", "--test-only", "--json", script), &out), 0);
+        assert_non_null(strstr(out, "\"estimate_unavailable\""));
+        /* A bad script is refused before anything is printed or asked. */
+        assert_int_equal(run(ARGS("submit", "--test-only", bad), &out), 2);
+        assert_string_equal(out, "");
+        unlink(script);
+        unlink(bad);
+}
+
 static bool check_job_5(json_object *p, bool more) {
         json_object *id;
         return json_object_object_get_ex(p, "job_id", &id) && json_object_get_int64(id) == 5;
@@ -350,6 +429,7 @@ int main(void) {
                 cmocka_unit_test(test_submit_array_parsable),
                 cmocka_unit_test(test_submit_script),
                 cmocka_unit_test(test_submit_bad_directive),
+                cmocka_unit_test(test_submit_test_only),
                 cmocka_unit_test(test_cancel_errors),
                 cmocka_unit_test(test_invalid_parameter_is_usage),
                 cmocka_unit_test(test_wait_stream),

@@ -147,25 +147,30 @@ static void test_script_detection(void **state) {
 
 static void test_exit_status(void **state) {
         static const struct {
-                const char *state;
+                const char *state, *reason;
                 int code, sig, want;
                 const char *outcome;
         } cases[] = {
-                { "COMPLETED", 0, 0, 0, "COMPLETED, exit code 0" },
-                { "COMPLETED", -1, 0, 0, "COMPLETED" },
-                { "FAILED", 3, 0, 3, "FAILED, exit code 3" },
-                { "FAILED", -1, 9, 137, "FAILED, killed by signal 9 (KILL)" },
-                { "FAILED", -1, 0, 1, "FAILED" },
-                { "CANCELLED", -1, 0, 1, "CANCELLED" },
-                { "CANCELLED", -1, 15, 143, "CANCELLED, killed by signal 15 (TERM)" },
-                { "TIMEOUT", 0, 0, 1, "TIMEOUT, exit code 0" },
-                { "OUT_OF_MEMORY", -1, 9, 137, "OUT_OF_MEMORY, killed by signal 9 (KILL)" },
-                { "NODE_FAIL", -1, 0, 1, "NODE_FAIL" },
+                { "COMPLETED", NULL, 0, 0, 0, "COMPLETED, exit code 0" },
+                { "FAILED", "LaunchFailed: cannot change to the working directory /root: Permission denied", -1, 0, 1,
+                  "FAILED (LaunchFailed: cannot change to the working directory /root: Permission denied)" },
+                { "FAILED", "NonZeroExitCode", 3, 0, 3, "FAILED, exit code 3 (NonZeroExitCode)" },
+                { "TIMEOUT", "TimeLimit", -1, 15, 143, "TIMEOUT, killed by signal 15 (TERM) (TimeLimit)" },
+                { "CANCELLED", "", -1, 0, 1, "CANCELLED" },
+                { "COMPLETED", "weird", -1, 0, 0, "COMPLETED" },
+                { "FAILED", NULL, 3, 0, 3, "FAILED, exit code 3" },
+                { "FAILED", NULL, -1, 9, 137, "FAILED, killed by signal 9 (KILL)" },
+                { "FAILED", NULL, -1, 0, 1, "FAILED" },
+                { "CANCELLED", NULL, -1, 0, 1, "CANCELLED" },
+                { "CANCELLED", NULL, -1, 15, 143, "CANCELLED, killed by signal 15 (TERM)" },
+                { "TIMEOUT", NULL, 0, 0, 1, "TIMEOUT, exit code 0" },
+                { "OUT_OF_MEMORY", NULL, -1, 9, 137, "OUT_OF_MEMORY, killed by signal 9 (KILL)" },
+                { "NODE_FAIL", NULL, -1, 0, 1, "NODE_FAIL" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                JobInfo info = { .state = (char *) cases[i].state, .exit_code = cases[i].code,
-                                 .exit_signal = cases[i].sig };
+                JobInfo info = { .state = (char *) cases[i].state, .reason = (char *) cases[i].reason,
+                                 .exit_code = cases[i].code, .exit_signal = cases[i].sig };
                 char buf[128];
 
                 assert_int_equal(job_exit_status(&info), cases[i].want);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/accounting.h"
@@ -495,6 +496,114 @@ static void test_blocked_by_limit(void **state) {
         manager_for_test_free(m);
 }
 
+static json_object *params_of(json_object *reply) {
+        json_object *p;
+        if (error_of(reply))
+                fail_msg("error reply: %s", json_object_to_json_string(reply));
+        assert_true(json_object_object_get_ex(reply, "parameters", &p));
+        return p;
+}
+
+static int count_stored(Job *j, void *userdata) {
+        (*(size_t *) userdata)++;
+        job_free(j);
+        return 0;
+}
+
+/* TestSubmit (--test-only): Submit's checks and errors, an estimate from a what-if pass,
+ * and nothing queued, stored or numbered. */
+static void test_test_submit(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        json_object *r, *p, *v;
+        uint64_t now, id, est;
+        size_t stored = 0;
+
+        /* An empty machine: it would start now. */
+        now = (uint64_t) time(NULL);
+        r = call(m, NOBODY, CORRAL_METHOD_TEST_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":4,\"walltime_sec\":60}");
+        p = params_of(r);
+        assert_true(json_object_object_get_ex(p, "accepted", &v) && json_object_get_boolean(v));
+        assert_true(json_object_object_get_ex(p, "est_start", &v));
+        assert_true((uint64_t) json_object_get_int64(v) >= now && (uint64_t) json_object_get_int64(v) <= now + 5);
+        assert_false(json_object_object_get_ex(p, "reason", &v));
+        assert_true(json_object_object_get_ex(p, "queue", &v));
+        json_object_put(r);
+        assert_int_equal(m->n_jobs, 0);
+        assert_int_equal(m->next_id, 1);
+
+        /* The machine full for an hour: it would wait for Resources until then. */
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":8,\"walltime_sec\":3600}");
+        id = job_id_of(r);
+        json_object_put(r);
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(manager_find_job(m, id)->state, JOB_RUNNING);
+        m->last_estimate_end = 0;
+        r = call(m, NOBODY, CORRAL_METHOD_TEST_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":2,\"walltime_sec\":60}");
+        p = params_of(r);
+        assert_true(json_object_object_get_ex(p, "reason", &v));
+        assert_string_equal(json_object_get_string(v), "Resources");
+        assert_true(json_object_object_get_ex(p, "est_start", &v));
+        est = (uint64_t) json_object_get_int64(v);
+        assert_int_equal(est, manager_find_job(m, id)->start_time + 3600);
+        json_object_put(r);
+
+        /* Spaced out like passes: a second what-if too soon has no estimate, but still
+         * says the job would be accepted. */
+        m->last_pass_usec = 500000;
+        r = call(m, NOBODY, CORRAL_METHOD_TEST_SUBMIT, "{" SUBMIT_TRUE "}");
+        p = params_of(r);
+        assert_true(json_object_object_get_ex(p, "estimate_unavailable", &v));
+        assert_false(json_object_object_get_ex(p, "est_start", &v));
+        assert_true(json_object_object_get_ex(p, "accepted", &v) && json_object_get_boolean(v));
+        json_object_put(r);
+        m->last_pass_usec = 0;
+
+        /* Held: accepted, no estimate. */
+        m->last_estimate_end = 0;
+        r = call(m, NOBODY, CORRAL_METHOD_TEST_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}");
+        p = params_of(r);
+        assert_true(json_object_object_get_ex(p, "reason", &v));
+        assert_string_equal(json_object_get_string(v), "JobHeldUser");
+        json_object_put(r);
+
+        /* Refused as Submit refuses. */
+        expect_error(call(m, NOBODY, CORRAL_METHOD_TEST_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":9}"), "InvalidParameter",
+                     "more CPUs than this machine has");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_TEST_SUBMIT, "{" SUBMIT_TRUE ",\"nice\":-1}"), "PermissionDenied",
+                     "administrators");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_TEST_SUBMIT, "{\"argv\":[\"/bin/true\"],\"workdir\":\"rel\"}"),
+                     "InvalidParameter", NULL);
+        m->config->max_jobs_per_user = 1;
+        expect_error(call(m, NOBODY, CORRAL_METHOD_TEST_SUBMIT, "{" SUBMIT_TRUE "}"), "QuotaExceeded",
+                     "MaxJobsPerUser=1");
+        m->config->max_jobs_per_user = 0;
+
+        /* Only the one real submission exists, in memory and in the store. */
+        assert_int_equal(m->n_jobs, 1);
+        assert_int_equal(m->next_id, id + 1);
+        assert_int_equal(store_commit(m->store), 0);
+        assert_int_equal(store_load_jobs(m->store, count_stored, &stored), 0);
+        assert_int_equal(stored, 1);
+
+        /* An sbatch list: one task per index, the list kept in the stored request. */
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"array\":\"12,1,6-7%2\"}");
+        id = job_id_of(r);
+        json_object_put(r);
+        assert_int_equal(m->n_jobs, 5);
+        {
+                static const uint32_t want[] = { 1, 6, 7, 12 };
+                for (size_t i = 0; i < 4; i++) {
+                        Job *task = manager_find_job(m, id + i);
+                        assert_non_null(task);
+                        assert_int_equal(task->array_job_id, id);
+                        assert_int_equal(task->array_task_id, want[i]);
+                        assert_int_equal(task->req.array.max_concurrent, 2);
+                }
+        }
+        manager_for_test_free(m);
+}
+
 static int setup(void **state) {
         return tree_setup_prefix(state, "corral-methods");
 }
@@ -567,6 +676,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_projects_submit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_blocked_by_limit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_preemption, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_test_submit, setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/directives.h"
+#include "cli/submit-check.h"
 #include "cli/submit-options.h"
 #include "strv.h"
 
@@ -125,6 +127,7 @@ typedef struct Row {
         const char *queue, *project, *stdout_path, *stderr_path;
         const char *env;                /* a NAME=VALUE the job gets */
         uint64_t memory;
+        const char *warn;               /* --signal as "SIG@SEC" or "B:SIG@SEC" */
 } Row;
 
 #define MAIL_WARNING "accepted, but Corral sends no job mail: none will be sent for this job"
@@ -154,16 +157,20 @@ static const Row rows[] = {
           .script = "#SBATCH -n 2\n#SBATCH --frobnicate\nhostname\n", .ret = -EINVAL,
           .reports = { { 1, false, NO_SHEBANG }, { 2, false, "#SBATCH --frobnicate: unknown option" } } },
 
-        /* Arrays: Torque's -t, sbatch's lists when they are one range with one step. */
+        /* Arrays: Torque's -t, sbatch's lists (one range with one step when evenly spaced). */
         { .what = "Torque -t", .script = "#!/bin/sh\n#PBS -t 1-10%4\ntrue\n", .array = "1-10%4" },
         { .what = "Torque -t, a list", .script = "#!/bin/sh\n#PBS -t 0,2,4-8:2\ntrue\n", .array = "0-8:2" },
         { .what = "sbatch list evenly spaced", .script = "#!/bin/sh\n#SBATCH --array=1,3,5-9:2%2\ntrue\n",
           .array = "1-9:2%2" },
         { .what = "sbatch step and list", .script = "#!/bin/sh\n#SBATCH -a 1-20:2,21\ntrue\n", .array = "1-21:2" },
-        { .what = "sbatch list not evenly spaced",
-          .script = "#!/bin/sh\n#SBATCH --array=1,6-7,12\ntrue\n", .ret = -EINVAL,
-          .reports = { { 2, false, "#SBATCH --array=1,6-7,12: array lists are not supported yet; use "
-                                   "START-END[:STEP][%MAX] (a list is taken only when its indexes are evenly spaced)" } } },
+        { .what = "sbatch list", .script = "#!/bin/sh\n#SBATCH --array=1,6-7,12\ntrue\n", .array = "1,6-7,12" },
+        { .what = "sbatch list with steps, out of order, and a limit",
+          .script = "#!/bin/sh\n#SBATCH --array=40-42,1-20:2,30%3\ntrue\n", .array = "1-20:2,30,40-42%3" },
+        { .what = "sbatch step", .script = "#!/bin/sh\n#SBATCH --array=1-20:2\ntrue\n", .array = "1-20:2" },
+        { .what = "Torque -t list", .script = "#!/bin/sh\n#PBS -t 1,6-7,12%2\ntrue\n", .array = "1,6-7,12%2" },
+        { .what = "sbatch list naming an index twice",
+          .script = "#!/bin/sh\n#SBATCH --array=1-5,3\ntrue\n", .ret = -EINVAL,
+          .reports = { { 2, false, "#SBATCH --array=1-5,3: expected START[-END[:STEP]][,...][%MAX], each index once" } } },
 
         /* -q in #SBATCH is the QOS: never the queue; it is carried to the job. */
         { .what = "#SBATCH -q",
@@ -176,15 +183,22 @@ static const Row rows[] = {
           .queue = "", .env = "SLURM_JOB_QOS=normal" },
         { .what = "#CORRAL -q is still the queue", .script = "#!/bin/sh\n#CORRAL -q fast\ntrue\n", .queue = "fast" },
 
-        /* --signal: read, then refused until the supervisor sends it. */
-        { .what = "--signal",
-          .script = "#!/bin/sh\n#SBATCH --signal=B:USR1@300\n#SBATCH --signal=SIGTERM\n#SBATCH --signal=USR1@x\n",
+        /* --signal: sent by the supervisor that long before the limit (60 s by default);
+         * B: to the script's shell only; R: (reservations) means nothing here. */
+        { .what = "--signal B:", .script = "#!/bin/sh\n#SBATCH --signal=B:USR1@300\ntrue\n", .warn = "B:10@300" },
+        { .what = "--signal, default time, the later wins",
+          .script = "#!/bin/sh\n#SBATCH --signal=B:USR1@300\n#SBATCH --signal=SIGTERM\ntrue\n", .warn = "15@60" },
+        { .what = "--signal by number, R:", .script = "#!/bin/sh\n#SBATCH --signal=R:12@0\ntrue\n", .warn = "12@0" },
+        { .what = "--signal RB:", .script = "#!/bin/sh\n#SBATCH --signal=RB:usr2@65535\ntrue\n", .warn = "B:12@65535" },
+        { .what = "--signal bad",
+          .script = "#!/bin/sh\n#SBATCH --signal=USR1@x\n#SBATCH --signal=FROB\n#SBATCH --signal=X:TERM\n"
+                    "#SBATCH --signal=TERM@65536\n#SBATCH --signal=65\n",
           .ret = -EINVAL,
-          .reports = { { 2, false, "#SBATCH --signal=B:USR1@300: a signal before the time limit is not supported yet; "
-                                   "the job would get none" },
-                       { 3, false, "#SBATCH --signal=SIGTERM: a signal before the time limit is not supported yet; "
-                                   "the job would get none" },
-                       { 4, false, "#SBATCH --signal=USR1@x: expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300" } } },
+          .reports = { { 2, false, "#SBATCH --signal=USR1@x: expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300" },
+                       { 3, false, "#SBATCH --signal=FROB: expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300" },
+                       { 4, false, "#SBATCH --signal=X:TERM: expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300" },
+                       { 5, false, "#SBATCH --signal=TERM@65536: expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300" },
+                       { 6, false, "#SBATCH --signal=65: expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300" } } },
 
         /* -k: the output is on this machine anyway; group_list: the project. */
         { .what = "PBS -k and group_list",
@@ -239,7 +253,7 @@ static const Row rows[] = {
           .ret = -EINVAL,
           .reports = { { 2, false, "#SBATCH --gres=gpu:1: option not supported" },
                        { 2, false, "#SBATCH --frobnicate: unknown option" },
-                       { 2, false, "#SBATCH --cpus-per-task=0: must be a number between 1 and 4096" },
+                       { 2, false, "#SBATCH --cpus-per-task=0: must be a number between 1 and 8192" },
                        { 3, false, "#PBS -l vmem=8gb,walltime=1:00:00,foo=1: resource 'vmem' not supported; "
                                    "resource 'foo' not supported" },
                        { 3, false, "#PBS -Z: unknown option" } } },
@@ -302,6 +316,15 @@ static void test_directive_table(void **state) {
                 }
                 if (w->memory)
                         assert_true(o.req.memory == w->memory);
+                if (w->warn) {
+                        snprintf(buf, sizeof buf, "%s%u@%u", o.req.warn_batch_only ? "B:" : "", o.req.warn_signal,
+                                 o.req.warn_sec);
+                        if (!streq(buf, w->warn)) {
+                                fprintf(stderr, "row \"%s\": --signal gives %s, want %s\n", w->what, buf, w->warn);
+                                fail();
+                        }
+                } else
+                        assert_int_equal(o.req.warn_signal, 0);
         }
 }
 
@@ -414,7 +437,7 @@ static void test_slurm_unsupported(void **state) {
         expect_error(&e, 2, 8, false, "#SBATCH --frobnicate: unknown option");
         expect_error(&e, 3, 9, false,
                      "#SBATCH --nodes=2: not supported on a single machine (only 1 node can be requested)");
-        expect_error(&e, 4, 10, false, "#SBATCH --cpus-per-task 0: must be a number between 1 and 4096");
+        expect_error(&e, 4, 10, false, "#SBATCH --cpus-per-task 0: must be a number between 1 and 8192");
         expect_error(&e, 5, 11, false, "#SBATCH stray: unexpected argument");
         expect_error(&e, 6, 12, false, "#SBATCH --name \"unterminated: unterminated quote");
         expect_error(&e, 7, 14, true, "#SBATCH --mem=1G: ignored, directives after the first command are not read");
@@ -628,8 +651,8 @@ static void test_argv(void **state) {
                 const char *args[4];
                 const char *error;
         } bad[] = {
-                { { "--cpus=0" }, "--cpus=0: must be a number between 1 and 4096" },
-                { { "-n", "x" }, "-n x: must be a number between 1 and 4096" },
+                { { "--cpus=0" }, "--cpus=0: must be a number between 1 and 8192" },
+                { { "-n", "x" }, "-n x: must be a number between 1 and 8192" },
                 { { "--mem" }, "--mem: option requires a value" },
                 { { "--hold=yes" }, "--hold=yes: option takes no value" },
                 { { "--bogus" }, "--bogus: unknown option" },
@@ -643,10 +666,10 @@ static void test_argv(void **state) {
                 { { "-d", "afterok:x" }, "-d afterok:x: 'x' is not a job id" },
                 { { "-d", "afterfoo:1" }, "-d afterfoo:1: unknown dependency type 'afterfoo' (after, afterany, afterok, afternotok)" },
                 { { "-d", "afterok:1?afterany:2" }, "-d afterok:1?afterany:2: '?' (any of) dependencies are not supported, only ',' (all of)" },
-                { { "--array=1,6-7,12" }, "--array=1,6-7,12: array lists are not supported yet; use START-END[:STEP][%MAX] (a list is taken only when its indexes are evenly spaced)" },
-                { { "--array=1-" }, "--array=1-: expected START[-END[:STEP]][%MAX]" },
+                { { "--array=1,6-7,1" }, "--array=1,6-7,1: expected START[-END[:STEP]][,...][%MAX], each index once" },
+                { { "--array=1-" }, "--array=1-: expected START[-END[:STEP]][,...][%MAX], each index once" },
                 { { "--mem=1G", "--mem-per-cpu=1G" }, "--mem-per-cpu=1G: --mem and --mem-per-cpu are mutually exclusive" },
-                { { "--signal=USR1@90" }, "--signal=USR1@90: a signal before the time limit is not supported yet; the job would get none" },
+                { { "--signal=USR1@90x" }, "--signal=USR1@90x: expected [B:]SIGNAL[@SECONDS], e.g. B:USR1@300" },
                 { { "-M", "other" }, "-M other: not supported on a single machine" },
                 { { "-q", "bad queue" }, "-q bad queue: invalid name (letters, digits, '_', '.', '-'; at most 64)" },
                 { { "--export=NONE,A" }, "--export=NONE,A: NONE cannot be combined with other entries" },
@@ -712,7 +735,7 @@ static void test_finalize(void **state) {
                 assert_int_equal(submit_options_parse_argv(5, argv, &o, NULL, &err), 0);
                 assert_int_equal(strv_extend(&o.req.argv, "/bin/true"), 0);
                 assert_int_equal(submit_options_finalize(&o, "/", NULL, &err), -EINVAL);
-                assert_string_equal(err, "--ntasks x --cpus-per-task = 10000 CPUs, more than 4096");
+                assert_string_equal(err, "--ntasks x --cpus-per-task = 10000 CPUs, more than 8192");
                 free(err);
                 submit_options_done(&o);
         }
@@ -759,6 +782,103 @@ static void test_option_table(void **state) {
         assert_null(submit_option_find_long("cpu", 3)); /* no prefix matching */
 }
 
+/* The paths a job will use, checked as the submitter: each row is one request against a
+ * tree where /locked cannot be entered, /home/ann/ro cannot be written and
+ * /home/ann/secret cannot be read. Returns the number of rows that went wrong. */
+static int check_path_rows(int fd) {
+        static const struct {
+                const char *workdir, *in, *out, *err;
+                int want;
+                const char *message;
+        } prows[] = {
+                { "/home/ann", NULL, NULL, NULL, 0, NULL },
+                { "/locked", NULL, NULL, NULL, -EACCES,
+                  "cannot change to the working directory /locked: Permission denied" },
+                { "/missing", NULL, NULL, NULL, -ENOENT,
+                  "cannot change to the working directory /missing: No such file or directory" },
+                { "/home/ann/in", NULL, NULL, NULL, -ENOTDIR,
+                  "cannot change to the working directory /home/ann/in: Not a directory" },
+                { "/home/ann", NULL, "ro/out", NULL, -EACCES,
+                  "cannot open the output file /home/ann/ro/out: Permission denied" },
+                { "/home/ann", NULL, "ro/%j.out", NULL, -EACCES,
+                  "cannot open the output file /home/ann/ro/%j.out: Permission denied" },
+                { "/home/ann", NULL, "ro/open", NULL, 0, NULL },  /* exists, writable */
+                { "/home/ann", NULL, "ro", NULL, -EISDIR,
+                  "cannot open the output file /home/ann/ro: Is a directory" },
+                { "/home/ann", NULL, "out-%j", "/home/ann/err", 0, NULL },
+                { "/home/ann", NULL, "%u/out", NULL, 0, NULL },  /* corrald's to expand */
+                { "/home/ann", NULL, "/nodir/out", NULL, -ENOENT,
+                  "cannot open the output file /nodir/out: No such file or directory" },
+                { "/home/ann", NULL, NULL, "/locked/err", -EACCES,
+                  "cannot open the error file /locked/err: Permission denied" },
+                { "/home/ann", "in", NULL, NULL, 0, NULL },
+                { "/home/ann", "secret", NULL, NULL, -EACCES,
+                  "cannot open the input file /home/ann/secret: Permission denied" },
+                { "/home/ann", "/home/ann/none", NULL, NULL, -ENOENT,
+                  "cannot open the input file /home/ann/none: No such file or directory" },
+                { "/", NULL, NULL, NULL, 0, NULL },
+        };
+        int bad = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(prows); i++) {
+                SubmitRequest req = { .workdir = (char *) prows[i].workdir, .stdin_path = (char *) prows[i].in,
+                                      .stdout_path = (char *) prows[i].out, .stderr_path = (char *) prows[i].err };
+                char *error = NULL;
+                int r = submit_check_paths(&req, fd, &error);
+
+                if (r != prows[i].want || (prows[i].message ? !error || !streq(error, prows[i].message) : !!error)) {
+                        fprintf(stderr, "row %zu: got %d \"%s\", want %d \"%s\"\n", i, r, error ? error : "",
+                                prows[i].want, prows[i].message ? prows[i].message : "");
+                        bad++;
+                }
+                free(error);
+        }
+        return bad;
+}
+
+static void test_check_paths(void **state) {
+        char root[] = "/tmp/test-check-paths-XXXXXX", cmd[256];
+        bool as_root = geteuid() == 0;
+        int fd, status;
+        pid_t pid;
+
+        assert_non_null(mkdtemp(root));
+        assert_int_equal(chmod(root, 0755), 0);
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(mkdirat(fd, "home", 0755), 0);
+        assert_int_equal(mkdirat(fd, "home/ann", 0777), 0);
+        assert_int_equal(fchmodat(fd, "home/ann", 0777, 0), 0);
+        assert_int_equal(mkdirat(fd, "home/ann/ro", 0755), 0);
+        assert_int_equal(mkdirat(fd, "locked", 0700), 0);
+        assert_true(close(openat(fd, "home/ann/in", O_CREAT | O_WRONLY | O_CLOEXEC, 0644)) == 0);
+        assert_true(close(openat(fd, "home/ann/secret", O_CREAT | O_WRONLY | O_CLOEXEC, 0600)) == 0);
+        assert_true(close(openat(fd, "home/ann/ro/open", O_CREAT | O_WRONLY | O_CLOEXEC, 0666)) == 0);
+        assert_int_equal(fchmodat(fd, "home/ann/ro/open", 0666, 0), 0);
+        if (!as_root) {
+                /* Its owner: take the rights away instead. */
+                assert_int_equal(fchmodat(fd, "home/ann/ro", 0555, 0), 0);
+                assert_int_equal(fchmodat(fd, "locked", 0, 0), 0);
+                assert_int_equal(fchmodat(fd, "home/ann/secret", 0, 0), 0);
+                assert_int_equal(check_path_rows(fd), 0);
+        } else {
+                /* root may do anything: the rows run as nobody, whom the modes stop. */
+                pid = fork();
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                                _exit(100);
+                        _exit(check_path_rows(fd) > 0 ? 1 : 0);
+                }
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                assert_true(WIFEXITED(status));
+                assert_int_equal(WEXITSTATUS(status), 0);
+        }
+        close(fd);
+        snprintf(cmd, sizeof(cmd), "chmod -R u+rwx '%s'; rm -rf '%s'", root, root);
+        assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_slurm_basic),
@@ -775,6 +895,7 @@ int main(void) {
                 cmocka_unit_test(test_option_table),
                 cmocka_unit_test(test_directive_table),
                 cmocka_unit_test(test_pbs_output_dir),
+                cmocka_unit_test(test_check_paths),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,7 +26,20 @@ static void test_array_spec(void **state) {
                 { "5-1", -EINVAL, 0, 0, 0, 0, NULL },
                 { "1-10:0", -EINVAL, 0, 0, 0, 0, NULL },
                 { "1-10%0", -EINVAL, 0, 0, 0, 0, NULL },
-                { "1,2,3", -EINVAL, 0, 0, 0, 0, NULL },
+                /* Lists: evenly spaced, one range; otherwise their ranges, ascending. */
+                { "1,2,3", 0, 1, 3, 1, 0, "1-3" },
+                { "1-20:2,21%5", 0, 1, 21, 2, 5, "1-21:2%5" },
+                { "1,6-7,12", 0, 1, 12, 1, 0, "1,6-7,12" },
+                { "12,1,6-7", 0, 1, 12, 1, 0, "1,6-7,12" },
+                { "0-20:10,3,40-43%2", 0, 0, 43, 1, 2, "0-20:10,3,40-43%2" },
+                { "1-5,3", -EINVAL, 0, 0, 0, 0, NULL },         /* an index twice */
+                { "1,,2", -EINVAL, 0, 0, 0, 0, NULL },
+                { "1,2,", -EINVAL, 0, 0, 0, 0, NULL },
+                { "1%2,3", -EINVAL, 0, 0, 0, 0, NULL },
+                { "0-99999,100000", -ERANGE, 0, 0, 0, 0, NULL },
+                { "1,3,7,15,31,63,127,255,511,1023,2047,4095,8191,16383,32767,65535,131071,262143,524287,1048575,"
+                  "1,3,7,15,31,63,127,255,511,1023,2047,4095,8191,16383,32767,65535,131071,262143,524287,1048575,9",
+                  -ERANGE, 0, 0, 0, 0, NULL },                  /* 41 ranges */
                 { "", -EINVAL, 0, 0, 0, 0, NULL },
                 { "-1", -EINVAL, 0, 0, 0, 0, NULL },
                 { "1-", -EINVAL, 0, 0, 0, 0, NULL },
@@ -36,10 +49,11 @@ static void test_array_spec(void **state) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(t); i++) {
-                ArraySpec a = {};
-                char buf[64];
+                ArraySpec a = {}, b = {};
+                char buf[CORRAL_ARRAY_SPEC_LENGTH_MAX + 1];
 
-                assert_int_equal(array_spec_parse(t[i].s, &a), t[i].r);
+                if (array_spec_parse(t[i].s, &a) != t[i].r)
+                        fail_msg("array_spec_parse(\"%s\") = %d, want %d", t[i].s, array_spec_parse(t[i].s, &b), t[i].r);
                 if (t[i].r < 0)
                         continue;
                 assert_int_equal(a.start, t[i].start);
@@ -47,6 +61,26 @@ static void test_array_spec(void **state) {
                 assert_int_equal(a.step, t[i].step);
                 assert_int_equal(a.max_concurrent, t[i].max);
                 assert_string_equal(array_spec_format(&a, buf, sizeof(buf)), t[i].canonical);
+                /* The canonical form reads back the same, and copies are equal. */
+                assert_int_equal(array_spec_parse(buf, &b), 0);
+                assert_int_equal(array_spec_count(&a), array_spec_count(&b));
+                array_spec_done(&b);
+                assert_int_equal(array_spec_copy(&a, &b), 0);
+                for (uint32_t k = 0; k < array_spec_count(&a); k++)
+                        assert_int_equal(array_spec_index(&a, k), array_spec_index(&b, k));
+                array_spec_done(&b);
+                array_spec_done(&a);
+        }
+
+        /* The tasks of a list, in order. */
+        {
+                static const uint32_t want[] = { 0, 10, 20, 3, 40, 41, 42, 43 };
+                ArraySpec a = {};
+                assert_int_equal(array_spec_parse("0-20:10,3,40-43%2", &a), 0);
+                assert_int_equal(array_spec_count(&a), ELEMENTSOF(want));
+                for (uint32_t k = 0; k < ELEMENTSOF(want); k++)
+                        assert_int_equal(array_spec_index(&a, k), want[k]);
+                array_spec_done(&a);
         }
 }
 
@@ -162,7 +196,10 @@ static void test_submit_rejections(void **state) {
                 { "{\"script\":\"a\\u0000b\"}", "script" },
                 { "{\"argv\":[\"a\"],\"cpu\":4}", "cpu" }, /* unknown key, named as sent */
                 { "{\"argv\":[\"a\"],\"cpus\":0}", "cpus" },
-                { "{\"argv\":[\"a\"],\"cpus\":4097}", "cpus" },
+                { "{\"argv\":[\"a\"],\"cpus\":8193}", "cpus" },
+                /* a time or B: without a signal */
+                { "{\"argv\":[\"a\"],\"warn_sec\":60}", "warn_signal" },
+                { "{\"argv\":[\"a\"],\"warn_batch_only\":true}", "warn_signal" },
                 { "{\"argv\":[\"a\"],\"cpus\":-1}", "cpus" },
                 { "{\"argv\":[\"a\"],\"cpus\":2.5}", "cpus" },
                 { "{\"argv\":[\"a\"],\"cpus\":\"4\"}", "cpus" },
@@ -264,7 +301,7 @@ static void test_submit_limits(void **state) {
 
         /* validate() catches what C code builds. */
         req = full_request();
-        req.cpus = 5000;
+        req.cpus = 9000;
         assert_int_equal(submit_request_validate(&req, &bad), -EINVAL);
         assert_string_equal(bad, "cpus");
         req.cpus = 1;
@@ -479,8 +516,8 @@ static void test_submit_field_table(void **state) {
                 { "stdin_path", "\"in\"", NULL, "[]", "\"\"" },
                 { "stdout_path", "\"out\"", NULL, "{}", "\"a\\nb\"" },
                 { "stderr_path", "\"err\"", NULL, "0", "\"\"" },
-                { "cpus", "1", "4096", "\"1\"", "0" },
-                { "cpus", NULL, NULL, "1.5", "4097" },
+                { "cpus", "1", "8192", "\"1\"", "0" },
+                { "cpus", NULL, NULL, "1.5", "8193" },
                 { "memory", "1", "1152921504606846976", "\"1G\"", "0" },
                 { "memory", NULL, NULL, "-1", "1152921504606846977" },
                 { "walltime_sec", "1", "3153600000", "\"forever\"", "0" },
@@ -505,6 +542,9 @@ static void test_submit_field_table(void **state) {
                 { "array", "\"0\"", "\"0-99999\"", "[]", "\"0-100000\"" },
                 { "begin_time", "1", "1099511627776", "\"now\"", "1099511627777" },
                 { "begin_time", NULL, NULL, "null", "0" },
+                { "warn_signal", "1", "64", "\"USR1\"", "65" },
+                { "warn_signal", NULL, NULL, "true", "0" },
+                { "warn_sec", NULL, NULL, "\"60\"", "65536" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(t); i++) {
@@ -643,7 +683,7 @@ static void test_job_info_field_table(void **state) {
         } t[] = {
                 { "id", "0" }, { "name", "1" }, { "user", "[]" }, { "uid", "4294967296" },
                 { "project", "{}" }, { "queue", "true" }, { "state", "\"\"" }, { "reason", "1" },
-                { "cpus", "4097" }, { "memory", "-1" }, { "walltime_sec", "\"never\"" },
+                { "cpus", "8193" }, { "memory", "-1" }, { "walltime_sec", "\"never\"" },
                 { "nice", "10001" }, { "submit_time", "1099511627777" }, { "start_time", "\"x\"" },
                 { "end_time", "-1" }, { "exit_code", "-1" }, { "exit_signal", "128" }, { "node", "1" },
                 { "cpus_allocated", "[]" }, { "array_job_id", "9007199254740993" },

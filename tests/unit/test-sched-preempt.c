@@ -42,7 +42,7 @@ static void run_cpus(SchedJob *j, const SchedMachine *m, size_t slot, uint64_t s
         assert_int_equal(cpu_set_parse(list, &a->cpus), 0);
         for (size_t k = 0; k < m->n_nodes; k++)
                 if (cpu_set_intersects(&a->cpus, &m->nodes[k].cpus)) {
-                        a->node_mask |= 1u << k;
+                        a->node_mask |= UINT64_C(1) << k;
                         if (first)
                                 a->mem[k] = mem;
                         first = false;

@@ -132,7 +132,7 @@ static void check_start(const Scenario *s, const TJob *x, const SchedAllocation 
                       "job %llu started with an unmet dependency", (unsigned long long) j->id);
         for (size_t k = 0; k < s->m.n_nodes; k++) {
                 cpu_set_or(&machine, &s->nodes[k].cpus);
-                if (a->node_mask & (1u << k)) {
+                if (a->node_mask & (UINT64_C(1) << k)) {
                         cpu_set_or(&on_nodes, &s->nodes[k].cpus);
                         mem += a->mem[k];
                 } else
@@ -153,7 +153,7 @@ static void check_start(const Scenario *s, const TJob *x, const SchedAllocation 
 static void check_running(const Scenario *s) {
         CpuSet used = {};
         uint64_t mem[4] = {};
-        uint32_t shared_nodes = 0, excl_nodes = 0;
+        uint64_t shared_nodes = 0, excl_nodes = 0;
 
         for (size_t i = 0; i < s->n; i++) {
                 const TJob *x = &s->t[i];
@@ -250,8 +250,8 @@ static void simulate(Scenario *s) {
                         for (size_t i = 0; i < res.n_decisions; i++) {
                                 const SchedJob *j = &view[res.decisions[i].job_index];
                                 char *c = cpu_set_format(&res.decisions[i].alloc.cpus);
-                                print_message("  start %llu cpus=%u excl=%d mem=%llu wall=%llu on %s mask=%x\n", (unsigned long long) j->id, j->cpus, j->exclusive,
-                                              (unsigned long long) (j->memory / GIB), (unsigned long long) j->walltime, c, res.decisions[i].alloc.node_mask);
+                                print_message("  start %llu cpus=%u excl=%d mem=%llu wall=%llu on %s mask=%llx\n", (unsigned long long) j->id, j->cpus, j->exclusive,
+                                              (unsigned long long) (j->memory / GIB), (unsigned long long) j->walltime, c, (unsigned long long) res.decisions[i].alloc.node_mask);
                                 free(c);
                         }
                         for (size_t i = 0; i < res.n_waiting; i++) {

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <string.h>
 
 #include "sched.h"
@@ -17,14 +18,14 @@ typedef struct Run {
 static SchedAllocation allocs[64];
 
 /* Marks jobs[i] running since start on the given nodes' first cpus CPUs. */
-static void run_on(SchedJob *j, const SchedMachine *m, size_t slot, uint64_t start, uint32_t node_mask,
+static void run_on(SchedJob *j, const SchedMachine *m, size_t slot, uint64_t start, uint64_t node_mask,
                    unsigned cpus, uint64_t mem, bool whole) {
         SchedAllocation *a = &allocs[slot];
 
         *a = (SchedAllocation) { .node_mask = node_mask };
         for (size_t k = 0; k < m->n_nodes; k++) {
                 unsigned taken = 0;
-                if (!(node_mask & (1u << k)))
+                if (!(node_mask & (UINT64_C(1) << k)))
                         continue;
                 CPU_SET_FOREACH(c, &m->nodes[k].cpus)
                         if (whole || taken < cpus) {
@@ -393,6 +394,62 @@ static void test_exclusive(void **state) {
         run_done(&r);
 }
 
+/* The largest machine: 64 NUMA nodes of 128 CPUs, 8,192 CPUs. Nodes above 32 and CPUs
+ * above 1,024 are allocated, masked and reserved like the first ones. */
+static void test_large_machine(void **state) {
+        static SchedNode nodes[SCHED_NODES_MAX];
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedMachine m;
+        SchedJob jobs[5];
+        SchedAllocation a;
+        uint64_t mask;
+        Run r = {};
+
+        assert_int_equal(SCHED_NODES_MAX, 64);
+        machine_uniform(nodes, 64, 128, 8 * GIB, &m);
+        assert_int_equal(sched_machine_cpus(&m), 8192);
+
+        /* Nodes 0-39 taken whole until 1000. */
+        jobs[0] = job_pending(1, 0, 40 * 128, 1000);
+        run_on(&jobs[0], &m, 0, 0, (UINT64_C(1) << 40) - 1, 0, 0, true);
+        jobs[1] = job_pending(2, 10, 20 * 128, 100);   /* nodes 40-59 */
+        jobs[2] = job_pending(3, 11, 1, 100);          /* node 60, whole */
+        jobs[2].exclusive = true;
+        jobs[3] = job_pending(4, 12, 400, 5000);       /* 384 left: waits for job 2 to end */
+        jobs[4] = job_pending(5, 13, 300, 100);        /* backfilled on 61-63 */
+
+        pass(&r, &cfg, &m, jobs, 5, 50);
+        assert_true(started(&r, 2, &a));
+        mask = 0;
+        for (unsigned k = 40; k < 60; k++)
+                mask |= UINT64_C(1) << k;
+        assert_true(a.node_mask == mask);
+        assert_int_equal(cpu_set_count(&a.cpus), 2560);
+        assert_int_equal(cpu_set_next(&a.cpus, 0), 40 * 128);
+        assert_false(cpu_set_intersects(&a.cpus, &allocs[0].cpus));
+
+        assert_true(started(&r, 3, &a));
+        assert_true(a.node_mask == UINT64_C(1) << 60);
+        assert_int_equal(cpu_set_count(&a.cpus), 128);
+        assert_int_equal(cpu_set_next(&a.cpus, 0), 60 * 128);
+        assert_true(a.mem[60] == 8 * GIB);
+
+        expect_wait(&r, 4, SCHED_REASON_RESOURCES, 150);
+        assert_true(started(&r, 5, &a));
+        assert_true(a.node_mask == (UINT64_C(7) << 61));
+        assert_int_equal(cpu_set_count(&a.cpus), 300);
+        assert_true(cpu_set_test(&a.cpus, 61 * 128));
+        assert_false(cpu_set_test(&a.cpus, 8191)); /* lowest free first: 61, 62, then 44 of 63 */
+        assert_true(cpu_set_test(&a.cpus, 63 * 128 + 43));
+        run_done(&r);
+
+        /* More nodes than supported: refused, not truncated. */
+        m.n_nodes = SCHED_NODES_MAX + 1;
+        r.ctx = sched_context_new();
+        assert_int_equal(sched_pass(r.ctx, &cfg, &m, jobs, 0, 0, &r.res), -EINVAL);
+        run_done(&r);
+}
+
 static void test_memory(void **state) {
         SchedConfig cfg = SCHED_CONFIG_DEFAULT;
         SchedNode nodes[2];
@@ -467,7 +524,7 @@ static void test_node_order(void **state) {
         jobs[1] = job_pending(2, 10, 7, 100);
         pass(&r, &cfg, &m, jobs, 2, 50);
         assert_true(started(&r, 2, &a));
-        assert_int_equal(__builtin_popcount(a.node_mask), 2);
+        assert_int_equal(__builtin_popcountll(a.node_mask), 2);
         assert_int_equal(cpu_set_count(&a.cpus), 7);
         run_done(&r);
 }
@@ -663,6 +720,7 @@ int main(void) {
                 cmocka_unit_test(test_array_throttle),
                 cmocka_unit_test(test_exclusive),
                 cmocka_unit_test(test_memory),
+                cmocka_unit_test(test_large_machine),
                 cmocka_unit_test(test_node_order),
                 cmocka_unit_test(test_priority),
                 cmocka_unit_test(test_conservative),

@@ -112,9 +112,22 @@ static void test_small(void **state) {
         assert_int_equal(run_sim(&t, &o, &st, &err), 0);
         assert_int_equal(st.simulated, 4);
 
-        o.procs = 2000;
+        /* Up to CPU_SET_MAX processors (8192) and SCHED_NODES_MAX NUMA nodes (64); more
+         * is refused by name, not truncated. */
+        o.procs = 8192;
+        o.numa_nodes = 64;
+        assert_int_equal(run_sim(&t, &o, &st, &err), 0);
+        assert_int_equal(st.simulated, 5); /* the job too big for 4 fits now */
+        assert_int_equal(st.skipped_too_big, 0);
+        assert_int_equal(st.numa_nodes, 64);
+        o.numa_nodes = 65;
         assert_int_equal(run_sim(&t, &o, &st, &err), -EINVAL);
-        assert_non_null(err);
+        assert_non_null(strstr(err, "at most 64"));
+        err = mfree(err);
+        o.numa_nodes = 0;
+        o.procs = 8193;
+        assert_int_equal(run_sim(&t, &o, &st, &err), -EINVAL);
+        assert_non_null(strstr(err, "at most 8192"));
         free(err);
         sim_stats_done(&st);
         swf_trace_done(&t);

@@ -31,6 +31,9 @@ static void test_spec_round_trip(void **state) {
         assert_int_equal(cpu_set_parse("1", &s->mem_nodes), 0);
         s->memory_max = UINT64_C(4) << 30;
         s->walltime_sec = 3600;
+        s->warn_signal = 10;
+        s->warn_sec = 300;
+        s->warn_batch_only = true;
         s->io_limits = new0(JobIoLimit, 1);
         s->io_limits[0].device = strdup("/dev/vdb");
         s->io_limits[0].write_bps = 1 << 20;
@@ -45,6 +48,9 @@ static void test_spec_round_trip(void **state) {
         assert_int_equal(t->n_supplementary_gids, 2);
         assert_int_equal(t->supplementary_gids[1], 2001);
         assert_int_equal(t->io_limits[0].write_bps, 1 << 20);
+        assert_int_equal(t->warn_signal, 10);
+        assert_int_equal(t->warn_sec, 300);
+        assert_true(t->warn_batch_only);
         assert_null(t->argv);
         assert_null(t->stderr_path);
         /* A spec without a umask (an older daemon's) says so: the supervisor then uses
@@ -65,6 +71,7 @@ static void test_spec_umask(void **state) {
                 { ",\"umask\":511}", 0, 0777 },
                 { ",\"umask\":512}", -ERANGE, 0 },
                 { ",\"umask\":\"077\"}", -EINVAL, 0 },
+                { ",\"umask\":0,\"warn_signal\":65}", -ERANGE, 0 },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(t); i++) {

@@ -116,6 +116,32 @@ static void test_sort_ties(void **state) {
         assert_int_equal(topo->nodes[3].id, 2);
 }
 
+/* The largest machine Debian's kernels are built for: 8,192 CPUs on 64 nodes; one CPU
+ * more is an error (-ERANGE), never a truncated machine. */
+static void test_large(void **state) {
+        Tree *t = *state;
+        _cleanup_topology_free_ Topology *topo = NULL;
+        char list[32];
+
+        for (unsigned k = 0; k < 64; k++) {
+                (void) snprintf(list, sizeof list, "%u-%u", k * 128, k * 128 + 127);
+                put_node(t->fd, k, list, 1000);
+        }
+        put_freq(t->fd, 8191, "3000000\n");
+        assert_int_equal(topology_load_sysfs(t->fd, &topo), 0);
+        assert_int_equal(topo->n_nodes, 64);
+        assert_int_equal(cpu_set_count(&topo->cpus), 8192);
+        assert_int_equal(cpu_set_count(&topo->nodes[63].cpus), 128);
+        assert_true(cpu_set_test(&topo->nodes[63].cpus, 8191));
+        assert_int_equal(topo->cpu_max_freq_khz[8191], 3000000);
+        assert_int_equal(topo->nodes[63].max_freq_khz, 3000000);
+        topo = topology_free(topo);
+
+        put_node(t->fd, 64, "8192", 1000);
+        assert_int_equal(topology_load_sysfs(t->fd, &topo), -ERANGE);
+        assert_null(topo);
+}
+
 static void test_errors(void **state) {
         Tree *t = *state;
         Topology *topo = NULL;
@@ -170,6 +196,7 @@ int main(void) {
                 T(test_two_nodes),
                 T(test_sort_ties),
                 T(test_errors),
+                T(test_large),
                 cmocka_unit_test(test_this_machine),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
