@@ -421,6 +421,12 @@ int submit_run(Cli *cli, int argc, char **argv, bool sbatch) {
                         o.req.name = strdup(path_basename(args[first]));
         }
 
+        /* sbatch writes to slurm-%j.out in the job's directory unless told otherwise
+         * (corral submit leaves it to corrald: the journal). */
+        if (sbatch && !o.req.stdout_path &&
+            !(o.req.stdout_path = strdup(o.req.array.set ? "slurm-%A_%a.out" : "slurm-%j.out")))
+                return cli_oom();
+
         cwd = getcwd(NULL, 0); /* NULL is fine if --workdir is absolute; finalize says so otherwise */
         /* The job creates its files as the submitter would from this shell (sbatch does the
          * same), not with the daemon's umask. */
