@@ -46,7 +46,7 @@ int main(int argc, char *argv[]) {
         _cleanup_free_ char *me = NULL;
         const char *user = NULL, *name = NULL, *states = NULL, *partition = NULL, *account = NULL;
         size_t n_refs = 0;
-        bool quiet = false, any = false;
+        bool quiet = false;
         int status = 0, c, r;
 
         slurm_setup("scancel", &cli, "error");
@@ -120,6 +120,17 @@ int main(int argc, char *argv[]) {
                 return 1;
         }
 
+        /* As Slurm's: filters without -u select one's own jobs (root: everyone's); others'
+         * jobs are named by id or -u, and corrald says whether one may cancel them. */
+        if (n_refs == 0 && !user && getuid() != 0) {
+                struct passwd *pw = getpwuid(getuid());
+                if (!pw || !(me = strdup(pw->pw_name))) {
+                        slurm_error("cannot find the name of uid %u", (unsigned) getuid());
+                        return 1;
+                }
+                user = me;
+        }
+
         r = slurm_list_jobs(&cli, NULL, false, &l);
         if (r != 0)
                 return r;
@@ -142,7 +153,6 @@ int main(int argc, char *argv[]) {
                         if (!ok)
                                 continue;
                 }
-                any = true;
                 if (job_state_name_is_final(j->state)) {
                         /* Named by id: scancel says so; matched by a filter: nothing to do. */
                         if (n_refs > 0 && !quiet)
@@ -168,6 +178,5 @@ int main(int argc, char *argv[]) {
                         status = 1;
                 }
         }
-        (void) any;
         return status;
 }

@@ -352,7 +352,7 @@ static char *format_megabytes(char *buf, size_t size, uint64_t bytes) {
 
 static const char *squeue_value(char letter, const SqueueJob *sj, time_t now, char *buf, size_t size) {
         const JobInfo *j = sj->info;
-        bool active = job_state_name_is_final(j->state) ? j->start_time > 0 : queue_section_of_state(j->state) == QUEUE_SECTION_ACTIVE;
+        bool active = queue_section_of_state(j->state) == QUEUE_SECTION_ACTIVE;
         uint64_t elapsed = job_elapsed(j, now);
 
         switch (letter) {
