@@ -262,7 +262,7 @@ fi
 
 # --- lint of the built pages ------------------------------------------------------------
 [ -n "$build" ] && [ -d "$build/man" ] || { echo "no built man pages (CORRAL_BUILDDIR): lint skipped"; exit 0; }
-pages=("$build"/man/*.[158])
+pages=("$build"/man/*.[1578])
 [ -e "${pages[0]}" ] || { echo "no built man pages in $build/man (scdoc missing?): lint skipped"; exit 0; }
 rc=0
 linted=0
