@@ -13,7 +13,7 @@ static uint64_t get_u64(json_object *o, const char *key) {
         uint64_t u = 0;
 
         if (json_object_object_get_ex(o, key, &v))
-                (void) json_get_u64(v, 0, UINT64_MAX, &u);
+                (void) json_get_u64(v, 0, (uint64_t) INT64_MAX - 1, &u);
         return u;
 }
 
