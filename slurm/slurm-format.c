@@ -746,7 +746,7 @@ int sinfo_print(FILE *out, const SlurmFormat *f, const SinfoPartition *parts, si
                 return -EINVAL;
         for (size_t row = 0; row < n + (header ? 1 : 0); row++) {
                 bool is_header = header && row == 0;
-                const SinfoPartition *p = &parts[header ? row - 1 : row];
+                const SinfoPartition *p = is_header ? NULL : &parts[header ? row - 1 : row];
 
                 for (size_t i = 0; i < f->n; i++) {
                         const SlurmFormatItem *it = &f->items[i];
