@@ -88,10 +88,14 @@ int cli_wait_job(Cli *cli, uint64_t id);
 /* Options of `corral submit` that concern the client, not the job: they stay out of the
  * shared option table so that "#SBATCH --parsable" keeps meaning nothing to a job. */
 typedef struct SubmitClientFlags {
+        bool sbatch;            /* in: sbatch(1)'s client options, not corral's --json */
         bool help;
         bool parsable;
         bool json;
         bool test_only;         /* --test-only: check and print, queue nothing */
+        bool quiet;             /* sbatch -Q */
+        const char *wrap;       /* sbatch --wrap=CMD: points into argv */
+        const char *bad;        /* a client option without its value (--wrap at the end) */
 } SubmitClientFlags;
 
 /* Moves the client's own options out of argv (up to the command), keeping the order of
@@ -99,6 +103,10 @@ typedef struct SubmitClientFlags {
  * submit_options_parse_args() will, so an option's value ("--name --json") is never
  * mistaken for an option. */
 int submit_split_client_flags(int argc, char **argv, int *ret_argc, char ***ret_argv, SubmitClientFlags *flags);
+
+/* corral submit, and sbatch(1) when sbatch is set: the same table and the same request,
+ * with sbatch's --wrap, --test-only, -Q, -q as --qos and its "sbatch: error:" messages. */
+int submit_run(Cli *cli, int argc, char **argv, bool sbatch);
 
 /* Sorts jobs into the queue's sections and, within each, the order shown. */
 void queue_sort(JobEntry *jobs, size_t n);

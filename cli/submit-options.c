@@ -819,7 +819,7 @@ int submit_options_parse_args(SubmitOptions *o, char *const *args, size_t n, Sub
                                 break;
                         return fail(ret_error, "%s: unexpected argument", a);
                 }
-                r = parse_one(o, args, n, &i, source, false, ret_error);
+                r = parse_one(o, args, n, &i, source, o->slurm_dialect, ret_error);
                 if (r < 0)
                         return r;
         }
@@ -1002,6 +1002,21 @@ int submit_options_finalize(SubmitOptions *o, const char *cwd, char *const *envi
         if (o->qos) {
                 _cleanup_free_ char *a = NULL;
                 if (asprintf(&a, "SLURM_JOB_QOS=%s", o->qos) < 0 || (r = env_set(&env, a)) < 0)
+                        return -ENOMEM;
+        }
+        /* sbatch: Slurm's names for the shape of the request, which the job cannot tell
+         * apart once -n and -c are multiplied into CPUs; the supervisor adds the rest
+         * (and for corral submit, one task of all the CPUs). */
+        if (o->slurm_dialect && (o->ntasks > 0 || o->cpus_per_task > 0)) {
+                _cleanup_free_ char *a = NULL, *b = NULL;
+                if (asprintf(&a, "SLURM_NTASKS=%u", MAX(o->ntasks, 1U)) < 0 || (r = env_set(&env, a)) < 0 ||
+                    asprintf(&b, "SLURM_CPUS_PER_TASK=%u", MAX(o->cpus_per_task, 1U)) < 0 ||
+                    (r = env_set(&env, b)) < 0)
+                        return -ENOMEM;
+        }
+        if (o->slurm_dialect && cwd && cwd[0] == '/') {
+                _cleanup_free_ char *a = NULL;
+                if (asprintf(&a, "SLURM_SUBMIT_DIR=%s", cwd) < 0 || (r = env_set(&env, a)) < 0)
                         return -ENOMEM;
         }
         STRV_FOREACH(v, o->req.env)

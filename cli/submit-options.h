@@ -103,6 +103,9 @@ typedef struct SubmitOptions {
          * its DirectiveErrors as warnings, the command line's stay here. */
         char **warnings;
         SubmitSource source;            /* of the option being applied, for the setters */
+        /* sbatch(1)/srun(1) (slurm/): -q on the command line is --qos, as there, and the
+         * job learns where it was submitted from (SLURM_SUBMIT_DIR). */
+        bool slurm_dialect;
 
         time_t now;                     /* the clock --begin counts from; set by init */
         bool set_by_command_line[_SUBMIT_FIELD_MAX];

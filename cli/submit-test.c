@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "json-util.h"
@@ -79,7 +80,36 @@ static int connect_quietly(Cli *cli) {
         return client_connect(cli->socket_path ?: client_socket_path(), cli->timeout_ms, &cli->client);
 }
 
-int submit_test_only(Cli *cli, const SubmitRequest *req, const char *script_name) {
+/* Slurm's own words for sbatch --test-only. */
+static int sbatch_test_only(const SubmitRequest *req, json_object *answer, const char *refusal,
+                            const char *unavailable, int status) {
+        char host[256] = "localhost", when[64] = "an unknown time";
+        json_object *v;
+        uint64_t t;
+
+        if (refusal) {
+                fprintf(stderr, "sbatch: error: Batch job submission failed: %s\n", refusal);
+                return status;
+        }
+        if (unavailable) {
+                fprintf(stderr, "sbatch: Job request is valid; no start time estimated: %s\n", unavailable);
+                return status;
+        }
+        (void) gethostname(host, sizeof host - 1);
+        if (json_object_object_get_ex(answer, "est_start", &v) && json_get_u64(v, 0, CORRAL_TIME_MAX, &t) >= 0) {
+                time_t tt = (time_t) t;
+                struct tm tm;
+                if (localtime_r(&tt, &tm))
+                        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+        }
+        fprintf(stderr, "sbatch: Job to start at %s using %u processors on nodes %s in partition %s\n", when,
+                req->cpus ?: 1,
+                host, json_object_object_get_ex(answer, "queue", &v) ? json_object_get_string(v)
+                                                                      : req->queue ?: "(default)");
+        return status;
+}
+
+int submit_test_only(Cli *cli, const SubmitRequest *req, const char *script_name, bool sbatch) {
         _cleanup_(reply_done) Reply reply = {};
         _cleanup_json_ json_object *params = NULL, *out = NULL;
         _cleanup_free_ char *unavailable = NULL, *refusal = NULL;
@@ -90,7 +120,7 @@ int submit_test_only(Cli *cli, const SubmitRequest *req, const char *script_name
         r = submit_request_to_json(req, &params);
         if (r < 0)
                 return cli_oom();
-        if (!cli->json) {
+        if (!cli->json && !sbatch) {
                 submit_request_print(stdout, req, script_name);
                 fflush(stdout);
         }
@@ -119,6 +149,8 @@ int submit_test_only(Cli *cli, const SubmitRequest *req, const char *script_name
                         answer = reply.parameters;
         }
 
+        if (sbatch)
+                return sbatch_test_only(req, answer, refusal, unavailable, status);
         if (cli->json) {
                 out = json_object_new_object();
                 if (!out)

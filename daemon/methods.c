@@ -897,6 +897,8 @@ static json_object *method_get_info(Manager *m) {
                 json_add_string(q, "name", m->config->queues[i].name);
                 json_add_i64(q, "priority", m->config->queues[i].priority);
                 json_add_bool(q, "default", streq(m->config->queues[i].name, m->config->default_queue));
+                if (m->config->queues[i].max_walltime > 0) /* sinfo's TIMELIMIT */
+                        json_add_u64(q, "max_walltime", m->config->queues[i].max_walltime);
                 json_object_array_add(qs, q);
         }
         json_add(p, "queues", qs);

@@ -139,6 +139,24 @@ _noreturn_ static void child_fail_open(int fd, int error, const char *what, cons
         child_fail(fd, error, what, path, open_failure_cause(path, error, creating));
 }
 
+/* The SLURM_* variables build_environment() sets itself (SLURM_NTASKS,
+ * SLURM_CPUS_PER_TASK and SLURM_SUBMIT_DIR come from the request when the client put them
+ * there). */
+static bool slurm_variable_is_ours(const char *assignment) {
+        static const char *const ours[] = {
+                "SLURM_JOB_ID", "SLURM_JOBID", "SLURM_JOB_NAME", "SLURM_JOB_USER", "SLURM_JOB_ACCOUNT",
+                "SLURM_JOB_PARTITION", "SLURM_CPUS_ON_NODE", "SLURM_JOB_CPUS_PER_NODE", "SLURM_JOB_NUM_NODES",
+                "SLURM_NNODES", "SLURM_MEM_PER_NODE", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID",
+                "SLURMD_NODENAME", "SLURM_JOB_NODELIST", "SLURM_STEP_ID", "SLURM_PROCID", "SLURM_LOCALID",
+        };
+        size_t n = strcspn(assignment, "=");
+
+        for (size_t i = 0; i < ELEMENTSOF(ours); i++)
+                if (strlen(ours[i]) == n && strneq(assignment, ours[i], n))
+                        return true;
+        return false;
+}
+
 static char **build_environment(const JobSpec *s, const struct passwd *pw) {
         _cleanup_strv_free_ char **env = NULL;
         _cleanup_free_ char *cpus = cpu_set_format(&s->cpus);
@@ -147,9 +165,11 @@ static char **build_environment(const JobSpec *s, const struct passwd *pw) {
 
         if (!cpus)
                 return NULL;
-        /* The job's own variables first; ours cannot be overridden by them. */
+        /* The job's own variables first; ours cannot be overridden by them. Slurm's names
+         * for what we set (a job submitted from inside another carries its parent's) are
+         * ours too: tools written for Slurm read them (corral-slurm(7)). */
         STRV_FOREACH(e, s->environment)
-                if (!strneq(*e, "CORRAL_", 7) && strv_extend(&env, *e) < 0)
+                if (!strneq(*e, "CORRAL_", 7) && !slurm_variable_is_ours(*e) && strv_extend(&env, *e) < 0)
                         return NULL;
 #define SETENV(fmt, ...)                                                                   \
         do {                                                                               \
@@ -184,6 +204,36 @@ static char **build_environment(const JobSpec *s, const struct passwd *pw) {
         snprintf(buf, sizeof buf, "%" PRIu64, s->walltime_sec);
         if (s->walltime_sec > 0 && s->walltime_sec != DURATION_INFINITY)
                 SETENV("CORRAL_WALLTIME=%s", buf);
+
+        /* Slurm's view of the same job: one node, one task unless sbatch/corral submit put
+         * SLURM_NTASKS and SLURM_CPUS_PER_TASK in the request (from -n and -c). */
+        SETENV("SLURM_JOB_ID=%" PRIu64, s->id);
+        SETENV("SLURM_JOBID=%" PRIu64, s->id);
+        SETENV("SLURM_JOB_NAME=%s", strempty(s->name));
+        SETENV("SLURM_JOB_USER=%s", strempty(s->user));
+        SETENV("SLURM_JOB_ACCOUNT=%s", strempty(s->project));
+        SETENV("SLURM_JOB_PARTITION=%s", strempty(s->queue));
+        SETENV("SLURM_CPUS_ON_NODE=%u", cpu_set_count(&s->cpus));
+        SETENV("SLURM_JOB_CPUS_PER_NODE=%u", cpu_set_count(&s->cpus));
+        SETENV("SLURM_JOB_NUM_NODES=%u", 1U);
+        SETENV("SLURM_NNODES=%u", 1U);
+        if (!strv_env_get(env, "SLURM_NTASKS"))
+                SETENV("SLURM_NTASKS=%u", 1U);
+        if (!strv_env_get(env, "SLURM_CPUS_PER_TASK"))
+                SETENV("SLURM_CPUS_PER_TASK=%u", cpu_set_count(&s->cpus));
+        if (s->memory_max > 0)
+                SETENV("SLURM_MEM_PER_NODE=%" PRIu64, s->memory_max >> 20);
+        if (s->array_job_id) {
+                SETENV("SLURM_ARRAY_JOB_ID=%" PRIu64, s->array_job_id);
+                SETENV("SLURM_ARRAY_TASK_ID=%" PRIu32, s->array_task_id);
+        }
+        if (!strv_env_get(env, "SLURM_SUBMIT_DIR") && s->working_directory)
+                SETENV("SLURM_SUBMIT_DIR=%s", s->working_directory);
+        if (gethostname(buf, sizeof buf) >= 0) {
+                buf[sizeof buf - 1] = 0;
+                SETENV("SLURMD_NODENAME=%s", buf);
+                SETENV("SLURM_JOB_NODELIST=%s", buf);
+        }
 #undef SETENV
         return TAKE_PTR(env);
 }

@@ -45,7 +45,11 @@ esac
 [ ! -e /lib/systemd/system/corrald.socket ] || fail "purge left corrald.socket"
 
 log "installing it again"
-out=$(dpkg -i "$deb" 2>&1) || fail "dpkg -i $deb: $out"
+# With corral-slurm-compat, which apt removed with corral, for the tests after this one.
+debs=("$deb")
+slurmdeb=$(dirname "$deb")/corral-slurm-compat_${deb##*/corral_}
+[ -f "$slurmdeb" ] && debs+=("$slurmdeb")
+out=$(dpkg -i "${debs[@]}" 2>&1) || fail "dpkg -i ${debs[*]}: $out"
 assert_eq "$(systemctl is-active corrald.socket)" active "corrald.socket after reinstalling"
 as_user "$USER_A" corral info >/dev/null || fail "corral info after reinstalling"
 log "ok"

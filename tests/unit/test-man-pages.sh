@@ -192,6 +192,50 @@ for page, path in (("man/corral.conf.5.scd", "daemon/config.c"), ("man/corral-pr
 if n_keys < 15:
     failures.append(f"only {n_keys} configuration keys were found: the test's parser needs updating")
 
+# --- corral-slurm(7): the Slurm front ends of slurm/ --------------------------------
+# sbatch and srun parse with the submit table itself, so the page lists the table (every
+# option, the refused ones under what is refused) and sbatch's own client flags; each
+# other tool its getopt table; squeue, sinfo and sacct their field tables.
+page = "man/corral-slurm.7.scd"
+if not os.path.exists(os.path.join(src, page)):
+    failures.append(f"{page} is missing")
+else:
+    scd = read(page)
+    tool_secs = sections(scd, "##")
+    tools = re.findall(r"'(\w+)'", re.search(r"foreach tool : \[([^]]*)\]", read("slurm/meson.build")).group(1))
+    if len(tools) < 8:
+        failures.append("slurm/meson.build: the list of tools was not found (the test's parser needs updating)")
+    for t in tools:
+        if t not in tool_secs:
+            failures.append(f"{page}: the command '{t}' has no '## {t}' section")
+    table = read("cli/submit-options.c")
+    names = [m.group(1) for _, b in c_block(table, r"static const SubmitOption options\[\]\s*=\s*\{")
+             for m in re.finditer(r'\{\s*"([\w-]+)",', b)]
+    if len(names) < 40:
+        failures.append("cli/submit-options.c: the option table was not found (the test's parser needs updating)")
+    for t in ("sbatch", "srun"):
+        for n in names:
+            check(page, f"the {t} section", tool_secs.get(t, ""), n)
+    for flag in re.findall(r'is_long\(a, "([\w-]+)"\)', read("cli/submit.c")):
+        check(page, "the sbatch section", tool_secs.get("sbatch", ""), flag)
+    for t in tools:
+        for func, opts in getopt_tables(f"slurm/{t}.c"):
+            for l, sh in opts:
+                check(page, f"the {t} section", tool_secs.get(t, ""), l, sh)
+    fmt = read("slurm/slurm-format.c")
+    for what, tool, start in (("squeue", "squeue", r"squeue_fields\[\]\s*=\s*\{"),
+                              ("sinfo", "sinfo", r"sinfo_fields\[\]\s*=\s*\{")):
+        for _, b in c_block(fmt, start):
+            for m in re.finditer(r"\{ '(.)', \"([^\"]+)\"(?:, \"(\w+)\")?", b):
+                if "*%" + m.group(1) + "*" not in tool_secs.get(tool, ""):
+                    failures.append(f"{page}: {what} field %{m.group(1)} is not documented in the {tool} section")
+                if m.group(3) and "*" + m.group(3) + "*" not in tool_secs.get(tool, ""):
+                    failures.append(f"{page}: squeue -O field {m.group(3)} is not documented in the {tool} section")
+    for _, b in c_block(fmt, r"sacct_fields\[\]\s*=\s*\{"):
+        for m in re.finditer(r'\{ "(\w+)", -?\d+ \}', b):
+            if "*" + m.group(1) + "*" not in tool_secs.get("sacct", ""):
+                failures.append(f"{page}: sacct field {m.group(1)} is not documented in the sacct section")
+
 for f in failures:
     print(f)
 if failures:
@@ -218,7 +262,7 @@ fi
 
 # --- lint of the built pages ------------------------------------------------------------
 [ -n "$build" ] && [ -d "$build/man" ] || { echo "no built man pages (CORRAL_BUILDDIR): lint skipped"; exit 0; }
-pages=("$build"/man/*.[158])
+pages=("$build"/man/*.[1578])
 [ -e "${pages[0]}" ] || { echo "no built man pages in $build/man (scdoc missing?): lint skipped"; exit 0; }
 rc=0
 linted=0

@@ -52,10 +52,11 @@ arch=$(dpkg --print-architecture)
 deb=$out/src/corral_${version}_$arch.deb
 sedeb=$out/src/corral-selinux_${version}_all.deb
 changes=$out/src/corral_${version}_$arch.changes
-for f in "$deb" "$sedeb" "$changes"; do
+slurmdeb=$out/src/corral-slurm-compat_${version}_$arch.deb
+for f in "$deb" "$sedeb" "$slurmdeb" "$changes"; do
     [ -f "$f" ] || { echo "FAIL: $f was not built"; ls "$out/src"; exit 1; }
 done
-cp "$deb" "$sedeb" "$out/"
+cp "$deb" "$sedeb" "$slurmdeb" "$out/"
 
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -74,6 +75,15 @@ secontents=$(dpkg-deb -c "$sedeb" | awk '{ print $NF }' | sed 's|^\./|/|')
 for f in /usr/share/selinux/packages/corral.pp /usr/share/selinux/devel/include/contrib/corral.if; do
     grep -qxF "$f" <<<"$secontents" || fail "corral-selinux.deb lacks $f"
 done
+
+# The Slurm commands only in corral-slurm-compat, which conflicts with Slurm's.
+slurmcontents=$(dpkg-deb -c "$slurmdeb" | awk '{ print $NF }' | sed 's|^\./|/|')
+for t in sbatch squeue scancel sacct sinfo scontrol srun sacctmgr; do
+    grep -qxF "/usr/bin/$t" <<<"$slurmcontents" || fail "corral-slurm-compat.deb lacks /usr/bin/$t"
+    grep -qxF "/usr/bin/$t" <<<"$contents" && fail "corral.deb holds /usr/bin/$t (only corral-slurm-compat may)"
+done
+grep -qxF /usr/share/man/man7/corral-slurm.7.gz <<<"$slurmcontents" || fail "corral-slurm-compat.deb lacks corral-slurm(7)"
+dpkg-deb -f "$slurmdeb" Conflicts | grep -qw slurm-client || fail "corral-slurm-compat does not conflict with slurm-client"
 
 # The maintainer scripts: the configuration is a conffile; the socket is enabled and
 # started, and never stopped or restarted by an upgrade; the service is restarted after

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* What the Slurm front ends share: start-up (messages as "squeue: error: ..."), the
+ * client of corral(1) (cli/client.h), and fetching jobs. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "commands.h"
+#include "slurm-format.h"
+
+/* Sets up logging under the tool's name and the Cli of corral(1) with verb (for the
+ * messages of corrald's error replies). */
+void slurm_setup(const char *tool, Cli *cli, const char *verb);
+
+/* "error: " in front, as Slurm's tools write: "squeue: error: ...". */
+#define slurm_error(fmt, ...) log_error("error: " fmt, ##__VA_ARGS__)
+
+/* Lists the jobs with filter (taken; NULL: every job corrald still knows, finished ones
+ * included) and, with details, fetches each one with Show (usage, paths: what List does
+ * not send). Returns 0, or an exit status (already reported). */
+int slurm_list_jobs(Cli *cli, json_object *filter, bool details, JobList *ret);
+
+/* Whether a comma list (as "-u alice,bob", "-j 4,5", "-t R,PD") contains s. NULL: all. */
+bool slurm_list_contains(const char *list, const char *s);
+/* The job ids of a comma list ("4,5_2"): their JobRef. -EINVAL for a bad one. */
+int slurm_parse_job_list(const char *list, JobRef **ret, size_t *ret_n);
+bool slurm_job_matches_refs(const JobInfo *j, const JobRef *refs, size_t n);

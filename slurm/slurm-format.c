@@ -1,0 +1,868 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli-util.h"
+#include "slurm-format.h"
+
+/* ---- States ---- */
+
+static const struct {
+        const char *corral, *slurm, *compact;
+} states[] = {
+        { "PENDING", "PENDING", "PD" },
+        { "HELD", "PENDING", "PD" },
+        { "BLOCKED", "PENDING", "PD" },
+        { "RUNNING", "RUNNING", "R" },
+        { "SUSPENDED", "SUSPENDED", "S" },
+        { "COMPLETED", "COMPLETED", "CD" },
+        { "FAILED", "FAILED", "F" },
+        { "CANCELLED", "CANCELLED", "CA" },
+        { "TIMEOUT", "TIMEOUT", "TO" },
+        { "OUT_OF_MEMORY", "OUT_OF_MEMORY", "OOM" },
+        { "NODE_FAIL", "NODE_FAIL", "NF" },
+};
+
+const char *slurm_state_name(const char *corral_state) {
+        for (size_t i = 0; i < ELEMENTSOF(states); i++)
+                if (streq_ptr(states[i].corral, corral_state))
+                        return states[i].slurm;
+        return corral_state ?: "UNKNOWN";
+}
+
+const char *slurm_state_compact(const char *corral_state) {
+        for (size_t i = 0; i < ELEMENTSOF(states); i++)
+                if (streq_ptr(states[i].corral, corral_state))
+                        return states[i].compact;
+        return "?";
+}
+
+bool slurm_state_matches(const char *slurm_name, const char *corral_state) {
+        if (!slurm_name || !corral_state)
+                return false;
+        if (strcaseeq(slurm_name, "all"))
+                return true;
+        /* Corral's own names (HELD, BLOCKED) work too. */
+        return strcaseeq(slurm_name, corral_state) || strcaseeq(slurm_name, slurm_state_name(corral_state)) ||
+               strcaseeq(slurm_name, slurm_state_compact(corral_state));
+}
+
+/* ---- Times ---- */
+
+char *slurm_format_secs(char *buf, size_t size, uint64_t sec) {
+        uint64_t d = sec / 86400, h = sec / 3600 % 24, m = sec / 60 % 60, s = sec % 60;
+
+        if (d > 0)
+                snprintf(buf, size, "%" PRIu64 "-%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64, d, h, m, s);
+        else if (h > 0)
+                snprintf(buf, size, "%" PRIu64 ":%02" PRIu64 ":%02" PRIu64, h, m, s);
+        else
+                snprintf(buf, size, "%" PRIu64 ":%02" PRIu64, m, s);
+        return buf;
+}
+
+char *slurm_format_elapsed(char *buf, size_t size, uint64_t sec) {
+        uint64_t d = sec / 86400, h = sec / 3600 % 24, m = sec / 60 % 60, s = sec % 60;
+
+        if (d > 0)
+                snprintf(buf, size, "%" PRIu64 "-%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64, d, h, m, s);
+        else
+                snprintf(buf, size, "%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64, h, m, s);
+        return buf;
+}
+
+char *slurm_format_cpu_usec(char *buf, size_t size, uint64_t usec) {
+        uint64_t sec = usec / 1000000;
+
+        if (sec >= 3600)
+                return slurm_format_elapsed(buf, size, sec);
+        snprintf(buf, size, "%02" PRIu64 ":%02" PRIu64 ".%03" PRIu64, sec / 60, sec % 60, usec / 1000 % 1000);
+        return buf;
+}
+
+char *slurm_format_time(char *buf, size_t size, uint64_t t) {
+        struct tm tm;
+        time_t tt = (time_t) t;
+
+        if (t == 0 || !localtime_r(&tt, &tm) || strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+                snprintf(buf, size, "Unknown");
+        return buf;
+}
+
+static bool walltime_is_unlimited(uint64_t sec) {
+        return sec == 0 || sec >= CORRAL_WALLTIME_INFINITY;
+}
+
+/* ---- Format strings ---- */
+
+void slurm_format_done(SlurmFormat *f) {
+        if (!f)
+                return;
+        for (size_t i = 0; i < f->n; i++) {
+                free(f->items[i].text);
+                free(f->items[i].name);
+        }
+        f->items = mfree(f->items);
+        f->n = 0;
+}
+
+static int format_add(SlurmFormat *f, SlurmFormatItem it) {
+        SlurmFormatItem *n = reallocarray(f->items, f->n + 1, sizeof(SlurmFormatItem));
+
+        if (!n) {
+                free(it.text);
+                free(it.name);
+                return -ENOMEM;
+        }
+        f->items = n;
+        f->items[f->n++] = it;
+        return 0;
+}
+
+static int add_text(SlurmFormat *f, const char *s, size_t n) {
+        char *t;
+
+        if (n == 0)
+                return 0;
+        t = strndup(s, n);
+        if (!t)
+                return -ENOMEM;
+        return format_add(f, (SlurmFormatItem) { .text = t });
+}
+
+/* "[.]digits" at *p; advances it. */
+static int parse_width(const char **p, int *ret_width, bool *ret_right) {
+        const char *s = *p;
+        long w = 0;
+
+        *ret_right = false;
+        if (*s == '.') {
+                *ret_right = true;
+                s++;
+        }
+        while (*s >= '0' && *s <= '9') {
+                w = w * 10 + (*s - '0');
+                if (w > 1024)
+                        return -EINVAL;
+                s++;
+        }
+        *ret_width = (int) w;
+        *p = s;
+        return 0;
+}
+
+int slurm_format_parse(const char *s, SlurmFormat *ret) {
+        _cleanup_(slurm_format_done) SlurmFormat f = {};
+        const char *p = s, *lit = s;
+        int r;
+
+        assert(ret);
+
+        if (!s)
+                return -EINVAL;
+        while (*p) {
+                SlurmFormatItem it = {};
+
+                if (*p != '%') {
+                        p++;
+                        continue;
+                }
+                if (p[1] == '%') {
+                        /* "%%" is a percent sign. */
+                        r = add_text(&f, lit, (size_t) (p - lit) + 1);
+                        if (r < 0)
+                                return r;
+                        p += 2;
+                        lit = p;
+                        continue;
+                }
+                r = add_text(&f, lit, (size_t) (p - lit));
+                if (r < 0)
+                        return r;
+                p++;
+                if (parse_width(&p, &it.width, &it.right) < 0)
+                        return -EINVAL;
+                if (!*p || !((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+                        return -EINVAL;
+                it.field = *p++;
+                r = format_add(&f, it);
+                if (r < 0)
+                        return r;
+                lit = p;
+        }
+        r = add_text(&f, lit, (size_t) (p - lit));
+        if (r < 0)
+                return r;
+        if (f.n == 0)
+                return -EINVAL;
+        *ret = f;
+        f = (SlurmFormat) {};
+        return 0;
+}
+
+/* A comma list of NAME<sep>WIDTH items; sep is ':' (squeue -O, "Name:.20") or '%'
+ * (sacct, "Account%20"). */
+static int parse_named(const char *s, char sep, int default_width, SlurmFormat *ret) {
+        _cleanup_(slurm_format_done) SlurmFormat f = {};
+        const char *p = s;
+        int r;
+
+        if (!s || !*s)
+                return -EINVAL;
+        for (;;) {
+                size_t n = strcspn(p, ",");
+                size_t name_len = strcspn(p, sep == ':' ? ":," : "%,");
+                SlurmFormatItem it = { .width = default_width };
+
+                if (name_len > n)
+                        name_len = n;
+                if (name_len == 0)
+                        return -EINVAL;
+                it.name = strndup(p, name_len);
+                if (!it.name)
+                        return -ENOMEM;
+                if (name_len < n) {
+                        const char *w = p + name_len + 1;
+                        bool neg = false;
+
+                        if (sep == '%' && *w == '-') {
+                                neg = true;
+                                w++;
+                        }
+                        if (parse_width(&w, &it.width, &it.right) < 0 || w != p + n ||
+                            (sep == '%' && it.right)) {
+                                free(it.name);
+                                return -EINVAL;
+                        }
+                        /* sacct: a given width is right justified, "%-N" left. */
+                        if (sep == '%') {
+                                it.right = !neg;
+                                it.width = it.width == 0 ? default_width : it.width;
+                        }
+                } else if (sep == '%')
+                        it.width = 0; /* the field's own default, chosen when printing */
+                r = format_add(&f, it);
+                if (r < 0)
+                        return r;
+                p += n;
+                if (!*p)
+                        break;
+                p++;
+                if (!*p)
+                        break; /* "a,b," as Slurm allows */
+        }
+        *ret = f;
+        f = (SlurmFormat) {};
+        return 0;
+}
+
+int slurm_format_parse_long(const char *s, SlurmFormat *ret) {
+        return parse_named(s, ':', 20, ret);
+}
+
+int slurm_fields_parse(const char *s, SlurmFormat *ret) {
+        return parse_named(s, '%', 0, ret);
+}
+
+void slurm_print_field(FILE *f, const SlurmFormatItem *it, const char *value) {
+        value = value ?: "";
+        if (it->width <= 0)
+                fputs(value, f);
+        else if (it->right)
+                fprintf(f, "%*.*s", it->width, it->width, value);
+        else
+                fprintf(f, "%-*.*s", it->width, it->width, value);
+}
+
+/* ---- squeue ---- */
+
+static const struct {
+        char letter;
+        const char *header;
+        const char *long_name; /* -O */
+} squeue_fields[] = {
+        { 'i', "JOBID", "JobID" },
+        { 'A', "JOBID", "JobIDRaw" },
+        { 'F', "ARRAY_JOB_ID", "ArrayJobID" },
+        { 'K', "ARRAY_TASK_ID", "ArrayTaskID" },
+        { 'j', "NAME", "Name" },
+        { 'u', "USER", "UserName" },
+        { 'U', "UID", "UID" },
+        { 'a', "ACCOUNT", "Account" },
+        { 'P', "PARTITION", "Partition" },
+        { 't', "ST", "StateCompact" },
+        { 'T', "STATE", "State" },
+        { 'M', "TIME", "TimeUsed" },
+        { 'l', "TIME_LIMIT", "TimeLimit" },
+        { 'L', "TIME_LEFT", "TimeLeft" },
+        { 'D', "NODES", "NumNodes" },
+        { 'C', "CPUS", "NumCPUs" },
+        { 'c', "MIN_CPUS", "MinCpus" },
+        { 'm', "MIN_MEMORY", "MinMemory" },
+        { 'R', "NODELIST(REASON)", "ReasonList" },
+        { 'N', "NODELIST", "NodeList" },
+        { 'r', "REASON", "Reason" },
+        { 'S', "START_TIME", "StartTime" },
+        { 'V', "SUBMIT_TIME", "SubmitTime" },
+        { 'e', "END_TIME", "EndTime" },
+        { 'Q', "PRIORITY", "PriorityLong" },
+        { 'y', "NICE", "Nice" },
+        { 'q', "QOS", "QOS" },
+};
+
+static int squeue_field_index(const SlurmFormatItem *it) {
+        for (size_t i = 0; i < ELEMENTSOF(squeue_fields); i++)
+                if (it->name ? strcaseeq(it->name, squeue_fields[i].long_name) : it->field == squeue_fields[i].letter)
+                        return (int) i;
+        return -1;
+}
+
+int squeue_format_check(const SlurmFormat *f, const char **ret_bad) {
+        static char letter[2];
+
+        for (size_t i = 0; i < f->n; i++) {
+                const SlurmFormatItem *it = &f->items[i];
+                if (it->text || squeue_field_index(it) >= 0)
+                        continue;
+                if (ret_bad) {
+                        letter[0] = it->field;
+                        *ret_bad = it->name ?: letter;
+                }
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* Memory as Slurm's convert_num_unit() writes megabytes: "500M", "4G". */
+static char *format_megabytes(char *buf, size_t size, uint64_t bytes) {
+        static const char units[] = "MGTP";
+        uint64_t v = bytes >> 20;
+        size_t u = 0;
+
+        while (v >= 1024 && v % 1024 == 0 && u + 1 < sizeof(units) - 1) {
+                v /= 1024;
+                u++;
+        }
+        snprintf(buf, size, "%" PRIu64 "%c", v, units[u]);
+        return buf;
+}
+
+static const char *squeue_value(char letter, const SqueueJob *sj, time_t now, char *buf, size_t size) {
+        const JobInfo *j = sj->info;
+        bool active = queue_section_of_state(j->state) == QUEUE_SECTION_ACTIVE;
+        uint64_t elapsed = job_elapsed(j, now);
+
+        switch (letter) {
+        case 'i':
+                if (j->array_job_id > 0)
+                        snprintf(buf, size, "%" PRIu64 "_%" PRIu32, j->array_job_id, j->array_task_id);
+                else
+                        snprintf(buf, size, "%" PRIu64, j->id);
+                return buf;
+        case 'A':
+                snprintf(buf, size, "%" PRIu64, j->id);
+                return buf;
+        case 'F':
+                snprintf(buf, size, "%" PRIu64, j->array_job_id > 0 ? j->array_job_id : j->id);
+                return buf;
+        case 'K':
+                if (j->array_job_id == 0)
+                        return "N/A";
+                snprintf(buf, size, "%" PRIu32, j->array_task_id);
+                return buf;
+        case 'j':
+                return strempty(j->name);
+        case 'u':
+                return strempty(j->user);
+        case 'U':
+                snprintf(buf, size, "%u", (unsigned) j->uid);
+                return buf;
+        case 'a':
+                return strempty(j->project);
+        case 'P':
+                return strempty(j->queue);
+        case 't':
+                return slurm_state_compact(j->state);
+        case 'T':
+                return slurm_state_name(j->state);
+        case 'M':
+                return slurm_format_secs(buf, size, elapsed);
+        case 'l':
+                if (walltime_is_unlimited(j->walltime_sec))
+                        return "UNLIMITED";
+                return slurm_format_secs(buf, size, j->walltime_sec);
+        case 'L':
+                if (walltime_is_unlimited(j->walltime_sec))
+                        return "UNLIMITED";
+                return slurm_format_secs(buf, size, j->walltime_sec > elapsed ? j->walltime_sec - elapsed : 0);
+        case 'D':
+                return "1";
+        case 'C':
+        case 'c':
+                snprintf(buf, size, "%u", j->cpus);
+                return buf;
+        case 'm':
+                if (j->memory == 0)
+                        return "0";
+                return format_megabytes(buf, size, j->memory);
+        case 'R':
+                if (active)
+                        return strempty(j->node);
+                snprintf(buf, size, "(%s)", isempty(j->reason) ? "None" : j->reason);
+                return buf;
+        case 'N':
+                return active ? strempty(j->node) : "";
+        case 'r':
+                return isempty(j->reason) ? "None" : j->reason;
+        case 'S':
+                if (j->start_time == 0)
+                        return "N/A";
+                return slurm_format_time(buf, size, j->start_time);
+        case 'V':
+                return slurm_format_time(buf, size, j->submit_time);
+        case 'e':
+                if (j->end_time > 0)
+                        return slurm_format_time(buf, size, j->end_time);
+                if (j->start_time > 0 && !walltime_is_unlimited(j->walltime_sec))
+                        return slurm_format_time(buf, size, j->start_time + j->walltime_sec);
+                return "N/A";
+        case 'Q':
+                snprintf(buf, size, "%" PRIi64, sj->has_priority ? (int64_t) (sj->priority + 0.5) : INT64_C(0));
+                return buf;
+        case 'y':
+                snprintf(buf, size, "%d", j->nice);
+                return buf;
+        case 'q':
+                return "normal";
+        }
+        return NULL;
+}
+
+int squeue_print(FILE *out, const SlurmFormat *f, const SqueueJob *jobs, size_t n, bool header, time_t now) {
+        char buf[256];
+
+        if (squeue_format_check(f, NULL) < 0)
+                return -EINVAL;
+        if (header) {
+                for (size_t i = 0; i < f->n; i++) {
+                        const SlurmFormatItem *it = &f->items[i];
+                        if (it->text)
+                                fputs(it->text, out);
+                        else
+                                slurm_print_field(out, it, squeue_fields[squeue_field_index(it)].header);
+                }
+                fputc('\n', out);
+        }
+        for (size_t k = 0; k < n; k++) {
+                for (size_t i = 0; i < f->n; i++) {
+                        const SlurmFormatItem *it = &f->items[i];
+                        if (it->text)
+                                fputs(it->text, out);
+                        else
+                                slurm_print_field(out, it,
+                                                  squeue_value(squeue_fields[squeue_field_index(it)].letter,
+                                                               &jobs[k], now, buf, sizeof(buf)));
+                }
+                fputc('\n', out);
+        }
+        return ferror(out) ? -EIO : 0;
+}
+
+/* ---- sacct ---- */
+
+static const struct {
+        const char *name;
+        int width; /* negative: left justified */
+} sacct_fields[] = {
+        { "JobID", -12 },     { "JobIDRaw", -12 },  { "JobName", 10 },  { "User", 9 },       { "UID", 5 },
+        { "Account", 10 },    { "Partition", 10 },  { "State", 10 },    { "ExitCode", 8 },   { "Elapsed", 10 },
+        { "ElapsedRaw", 10 }, { "Submit", 19 },     { "Start", 19 },    { "End", 19 },       { "AllocCPUS", 10 },
+        { "NCPUS", 10 },      { "ReqCPUS", 8 },     { "CPUTime", 10 },  { "CPUTimeRAW", 10 }, { "TotalCPU", 10 },
+        { "MaxRSS", 10 },     { "ReqMem", 10 },     { "NodeList", 15 }, { "NNodes", 8 },     { "Timelimit", 10 },
+        { "Reason", 20 },     { "Priority", 10 },   { "QOS", 10 },      { "WorkDir", 30 },
+};
+
+static int sacct_field_index(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(sacct_fields); i++)
+                if (strcaseeq(name, sacct_fields[i].name))
+                        return (int) i;
+        return -1;
+}
+
+int sacct_fields_check(const SlurmFormat *f, const char **ret_bad) {
+        for (size_t i = 0; i < f->n; i++)
+                if (!f->items[i].name || sacct_field_index(f->items[i].name) < 0) {
+                        if (ret_bad)
+                                *ret_bad = f->items[i].name ?: "";
+                        return -EINVAL;
+                }
+        return 0;
+}
+
+static unsigned alloc_cpus(const JobInfo *j) {
+        return j->start_time > 0 ? j->cpus : 0;
+}
+
+const char *sacct_field_value(const char *name, const JobInfo *j, time_t now, char *buf, size_t size) {
+        uint64_t elapsed = job_elapsed(j, now);
+
+        if (strcaseeq(name, "JobID")) {
+                if (j->array_job_id > 0)
+                        snprintf(buf, size, "%" PRIu64 "_%" PRIu32, j->array_job_id, j->array_task_id);
+                else
+                        snprintf(buf, size, "%" PRIu64, j->id);
+        } else if (strcaseeq(name, "JobIDRaw"))
+                snprintf(buf, size, "%" PRIu64, j->id);
+        else if (strcaseeq(name, "JobName"))
+                return strempty(j->name);
+        else if (strcaseeq(name, "User"))
+                return strempty(j->user);
+        else if (strcaseeq(name, "UID"))
+                snprintf(buf, size, "%u", (unsigned) j->uid);
+        else if (strcaseeq(name, "Account"))
+                return strempty(j->project);
+        else if (strcaseeq(name, "Partition"))
+                return strempty(j->queue);
+        else if (strcaseeq(name, "State"))
+                return slurm_state_name(j->state);
+        else if (strcaseeq(name, "ExitCode"))
+                snprintf(buf, size, "%d:%d", j->exit_code >= 0 ? j->exit_code : 0, j->exit_signal);
+        else if (strcaseeq(name, "Elapsed"))
+                return slurm_format_elapsed(buf, size, elapsed);
+        else if (strcaseeq(name, "ElapsedRaw"))
+                snprintf(buf, size, "%" PRIu64, elapsed);
+        else if (strcaseeq(name, "Submit"))
+                return slurm_format_time(buf, size, j->submit_time);
+        else if (strcaseeq(name, "Start"))
+                return slurm_format_time(buf, size, j->start_time);
+        else if (strcaseeq(name, "End"))
+                return slurm_format_time(buf, size, j->end_time);
+        else if (strcaseeq(name, "AllocCPUS") || strcaseeq(name, "NCPUS"))
+                snprintf(buf, size, "%u", alloc_cpus(j));
+        else if (strcaseeq(name, "ReqCPUS"))
+                snprintf(buf, size, "%u", j->cpus);
+        else if (strcaseeq(name, "CPUTime"))
+                return slurm_format_elapsed(buf, size, elapsed * alloc_cpus(j));
+        else if (strcaseeq(name, "CPUTimeRAW"))
+                snprintf(buf, size, "%" PRIu64, elapsed * alloc_cpus(j));
+        else if (strcaseeq(name, "TotalCPU"))
+                return slurm_format_cpu_usec(buf, size, j->usage.cpu_usec);
+        else if (strcaseeq(name, "MaxRSS")) {
+                /* Slurm has it on the steps; there are none here, so on the job's line. */
+                if (j->usage.memory_peak == 0)
+                        return "";
+                snprintf(buf, size, "%" PRIu64 "K", j->usage.memory_peak >> 10);
+        } else if (strcaseeq(name, "ReqMem")) {
+                if (j->memory == 0)
+                        return "0";
+                return format_megabytes(buf, size, j->memory);
+        } else if (strcaseeq(name, "NodeList"))
+                return j->start_time > 0 && !isempty(j->node) ? j->node : "None assigned";
+        else if (strcaseeq(name, "NNodes"))
+                return "1";
+        else if (strcaseeq(name, "Timelimit")) {
+                if (walltime_is_unlimited(j->walltime_sec))
+                        return "UNLIMITED";
+                return slurm_format_elapsed(buf, size, j->walltime_sec);
+        } else if (strcaseeq(name, "Reason"))
+                return isempty(j->reason) ? "None" : j->reason;
+        else if (strcaseeq(name, "Priority"))
+                snprintf(buf, size, "%" PRIi64, j->has_priority ? (int64_t) (j->priority + 0.5) : INT64_C(0));
+        else if (strcaseeq(name, "QOS"))
+                return "normal";
+        else if (strcaseeq(name, "WorkDir"))
+                return strempty(j->workdir);
+        else
+                return NULL;
+        return buf;
+}
+
+static int item_width(const SlurmFormatItem *it, bool *ret_right) {
+        int k = sacct_field_index(it->name ?: "");
+        int w = it->width != 0 ? it->width : (k >= 0 ? sacct_fields[k].width : 10);
+
+        if (it->width != 0)
+                *ret_right = it->right;
+        else
+                *ret_right = w > 0;
+        return w < 0 ? -w : w;
+}
+
+static const char *canonical_name(const SlurmFormatItem *it) {
+        int k = sacct_field_index(it->name ?: "");
+        return k >= 0 ? sacct_fields[k].name : it->name;
+}
+
+/* One value as sacct prints a column: cut to the width with a '+' for what is missing,
+ * then one space. */
+static void print_fixed(FILE *out, const char *v, int width, bool right) {
+        if ((int) strlen(v) > width)
+                fprintf(out, "%.*s+ ", width - 1, v);
+        else if (right)
+                fprintf(out, "%*s ", width, v);
+        else
+                fprintf(out, "%-*s ", width, v);
+}
+
+int slurm_fields_print(FILE *out, const SlurmFormat *f, const char *const *values, size_t n_rows,
+                       SacctStyle style, bool header) {
+        for (size_t row = 0; row < n_rows + (header ? 1 : 0); row++) {
+                bool is_header = header && row == 0;
+                size_t r = header ? row - 1 : row;
+
+                for (size_t i = 0; i < f->n; i++) {
+                        const char *v = is_header ? canonical_name(&f->items[i]) : values[r * f->n + i];
+                        bool right;
+                        int w = item_width(&f->items[i], &right);
+
+                        v = v ?: "";
+                        if (style == SACCT_FIXED) {
+                                if (is_header)
+                                        fprintf(out, right ? "%*.*s " : "%-*.*s ", w, w, v);
+                                else
+                                        print_fixed(out, v, w, right);
+                        } else {
+                                fputs(v, out);
+                                if (style == SACCT_PARSABLE || i + 1 < f->n)
+                                        fputc('|', out);
+                        }
+                }
+                fputc('\n', out);
+                if (is_header && style == SACCT_FIXED) {
+                        for (size_t i = 0; i < f->n; i++) {
+                                bool right;
+                                int w = item_width(&f->items[i], &right);
+                                for (int k = 0; k < w; k++)
+                                        fputc('-', out);
+                                fputc(' ', out);
+                        }
+                        fputc('\n', out);
+                }
+        }
+        return ferror(out) ? -EIO : 0;
+}
+
+int sacct_print(FILE *out, const SlurmFormat *f, const JobInfo *const *jobs, size_t n, SacctStyle style,
+                bool header, time_t now) {
+        _cleanup_free_ char *bufs = NULL;
+        _cleanup_free_ const char **values = NULL;
+        const size_t bsize = 256;
+        int r;
+
+        if (sacct_fields_check(f, NULL) < 0)
+                return -EINVAL;
+        if (n > 0 && f->n > SIZE_MAX / n / bsize)
+                return -ENOMEM;
+        values = new0(const char *, n * f->n + 1);
+        bufs = new0(char, n * f->n * bsize + 1);
+        if (!values || !bufs)
+                return -ENOMEM;
+        for (size_t k = 0; k < n; k++)
+                for (size_t i = 0; i < f->n; i++) {
+                        char *b = bufs + (k * f->n + i) * bsize;
+                        values[k * f->n + i] = sacct_field_value(f->items[i].name, jobs[k], now, b, bsize);
+                }
+        r = slurm_fields_print(out, f, values, n, style, header);
+        return r;
+}
+
+/* ---- sinfo ---- */
+
+static const struct {
+        char letter;
+        const char *header;
+} sinfo_fields[] = {
+        { 'P', "PARTITION" }, { 'R', "PARTITION" }, { 'a', "AVAIL" },    { 'l', "TIMELIMIT" },
+        { 'D', "NODES" },     { 't', "STATE" },     { 'T', "STATE" },    { 'N', "NODELIST" },
+        { 'n', "HOSTNAMES" }, { 'c', "CPUS" },      { 'm', "MEMORY" },   { 'C', "CPUS(A/I/O/T)" },
+};
+
+static int sinfo_field_index(char c) {
+        for (size_t i = 0; i < ELEMENTSOF(sinfo_fields); i++)
+                if (sinfo_fields[i].letter == c)
+                        return (int) i;
+        return -1;
+}
+
+int sinfo_format_check(const SlurmFormat *f, const char **ret_bad) {
+        static char letter[2];
+
+        for (size_t i = 0; i < f->n; i++)
+                if (!f->items[i].text && sinfo_field_index(f->items[i].field) < 0) {
+                        if (ret_bad) {
+                                letter[0] = f->items[i].field;
+                                *ret_bad = letter;
+                        }
+                        return -EINVAL;
+                }
+        return 0;
+}
+
+static const char *sinfo_value(char c, const SinfoPartition *p, char *buf, size_t size) {
+        bool idle = p->cpus_allocated == 0, full = p->cpus_allocated >= p->cpus;
+
+        switch (c) {
+        case 'P':
+                snprintf(buf, size, "%s%s", p->name, p->is_default ? "*" : "");
+                return buf;
+        case 'R':
+                return p->name;
+        case 'a':
+                return "up";
+        case 'l':
+                if (p->max_walltime == 0)
+                        return "infinite";
+                return slurm_format_secs(buf, size, p->max_walltime);
+        case 'D':
+                return "1";
+        case 't':
+                return idle ? "idle" : full ? "alloc" : "mix";
+        case 'T':
+                return idle ? "idle" : full ? "allocated" : "mixed";
+        case 'N':
+        case 'n':
+                return p->node;
+        case 'c':
+                snprintf(buf, size, "%u", p->cpus);
+                return buf;
+        case 'm':
+                snprintf(buf, size, "%" PRIu64, p->memory >> 20);
+                return buf;
+        case 'C':
+                snprintf(buf, size, "%u/%u/0/%u", MIN(p->cpus_allocated, p->cpus),
+                         p->cpus - MIN(p->cpus_allocated, p->cpus), p->cpus);
+                return buf;
+        }
+        return "";
+}
+
+int sinfo_print(FILE *out, const SlurmFormat *f, const SinfoPartition *parts, size_t n, bool header) {
+        char buf[256];
+
+        if (sinfo_format_check(f, NULL) < 0)
+                return -EINVAL;
+        for (size_t row = 0; row < n + (header ? 1 : 0); row++) {
+                bool is_header = header && row == 0;
+                const SinfoPartition *p = is_header ? NULL : &parts[header ? row - 1 : row];
+
+                for (size_t i = 0; i < f->n; i++) {
+                        const SlurmFormatItem *it = &f->items[i];
+                        if (it->text)
+                                fputs(it->text, out);
+                        else
+                                slurm_print_field(out, it,
+                                                  is_header ? sinfo_fields[sinfo_field_index(it->field)].header
+                                                            : sinfo_value(it->field, p, buf, sizeof(buf)));
+                }
+                fputc('\n', out);
+        }
+        return ferror(out) ? -EIO : 0;
+}
+
+/* ---- scontrol show job ---- */
+
+int scontrol_show_job(FILE *out, const JobInfo *j, time_t now) {
+        char a[64], b[64], c[64], d[64];
+        bool started = j->start_time > 0;
+
+        fprintf(out, "JobId=%" PRIu64 " JobName=%s\n", j->id, strempty(j->name));
+        if (j->array_job_id > 0)
+                fprintf(out, "   ArrayJobId=%" PRIu64 " ArrayTaskId=%" PRIu32 "\n", j->array_job_id, j->array_task_id);
+        fprintf(out, "   UserId=%s(%u) Account=%s QOS=normal\n", strempty(j->user), (unsigned) j->uid,
+                strempty(j->project));
+        fprintf(out, "   Priority=%" PRIi64 " Nice=%d\n",
+                j->has_priority ? (int64_t) (j->priority + 0.5) : INT64_C(0), j->nice);
+        fprintf(out, "   JobState=%s Reason=%s\n", slurm_state_name(j->state), isempty(j->reason) ? "None" : j->reason);
+        fprintf(out, "   ExitCode=%d:%d\n", j->exit_code >= 0 ? j->exit_code : 0, j->exit_signal);
+        fprintf(out, "   RunTime=%s TimeLimit=%s\n", slurm_format_elapsed(a, sizeof(a), job_elapsed(j, now)),
+                walltime_is_unlimited(j->walltime_sec) ? "UNLIMITED"
+                                                        : slurm_format_elapsed(b, sizeof(b), j->walltime_sec));
+        fprintf(out, "   SubmitTime=%s StartTime=%s EndTime=%s\n", slurm_format_time(a, sizeof(a), j->submit_time),
+                slurm_format_time(c, sizeof(c), j->start_time), slurm_format_time(d, sizeof(d), j->end_time));
+        fprintf(out, "   Partition=%s\n", strempty(j->queue));
+        fprintf(out, "   NodeList=%s\n", started && !isempty(j->node) ? j->node : "(null)");
+        if (started && !isempty(j->node))
+                fprintf(out, "   BatchHost=%s\n", j->node);
+        fprintf(out, "   NumNodes=1 NumCPUs=%u NumTasks=1 CPUs/Task=%u\n", j->cpus, j->cpus);
+        if (!isempty(j->cpus_allocated))
+                fprintf(out, "   CPU_IDs=%s\n", j->cpus_allocated);
+        fprintf(out, "   MinMemoryNode=%s\n", j->memory > 0 ? format_megabytes(a, sizeof(a), j->memory) : "0");
+        if (j->has_details) {
+                _cleanup_free_ char *cmd = j->argv ? argv_to_display(j->argv) : NULL;
+                fprintf(out, "   Command=%s\n", cmd ?: (j->has_script ? "(batch script)" : "(null)"));
+                fprintf(out, "   WorkDir=%s\n", j->workdir ?: "(null)");
+                fprintf(out, "   StdErr=%s\n", j->stderr_path ?: "(null)");
+                fprintf(out, "   StdIn=%s\n", j->stdin_path ?: "/dev/null");
+                fprintf(out, "   StdOut=%s\n", j->stdout_path ?: "(null)");
+        }
+        fputc('\n', out);
+        return ferror(out) ? -EIO : 0;
+}
+
+/* ---- sacct times ---- */
+
+int slurm_parse_time(const char *s, time_t now, uint64_t *ret) {
+        struct tm tm;
+        const char *end;
+
+        if (!s || !*s)
+                return -EINVAL;
+        if (strcaseeq(s, "now")) {
+                *ret = (uint64_t) now;
+                return 0;
+        }
+        if (strncasecmp(s, "now-", 4) == 0 || strncasecmp(s, "now+", 4) == 0) {
+                char *e;
+                unsigned long long v;
+                uint64_t mult = 1;
+
+                errno = 0;
+                v = strtoull(s + 4, &e, 10);
+                if (errno != 0 || e == s + 4)
+                        return -EINVAL;
+                if (strcaseeq(e, "") || strcaseeq(e, "s") || strcaseeq(e, "seconds"))
+                        mult = 1;
+                else if (strcaseeq(e, "m") || strcaseeq(e, "minutes"))
+                        mult = 60;
+                else if (strcaseeq(e, "h") || strcaseeq(e, "hours"))
+                        mult = 3600;
+                else if (strcaseeq(e, "d") || strcaseeq(e, "days"))
+                        mult = 86400;
+                else if (strcaseeq(e, "w") || strcaseeq(e, "weeks"))
+                        mult = 7 * 86400;
+                else
+                        return -EINVAL;
+                if (v > (uint64_t) now / mult + 1000000)
+                        return -EINVAL;
+                if (s[3] == '-')
+                        *ret = v * mult > (uint64_t) now ? 0 : (uint64_t) now - v * mult;
+                else
+                        *ret = (uint64_t) now + v * mult;
+                return 0;
+        }
+
+        localtime_r(&now, &tm);
+        tm.tm_isdst = -1;
+        if (strcaseeq(s, "today") || strcaseeq(s, "midnight"))
+                tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+        else if ((end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) && !*end)
+                ;
+        else if ((localtime_r(&now, &tm), tm.tm_isdst = -1, end = strptime(s, "%Y-%m-%dT%H:%M", &tm)) && !*end)
+                tm.tm_sec = 0;
+        else if ((localtime_r(&now, &tm), tm.tm_isdst = -1, end = strptime(s, "%Y-%m-%d", &tm)) && !*end)
+                tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+        else if ((localtime_r(&now, &tm), tm.tm_isdst = -1, end = strptime(s, "%H:%M:%S", &tm)) && !*end)
+                ;
+        else if ((localtime_r(&now, &tm), tm.tm_isdst = -1, end = strptime(s, "%H:%M", &tm)) && !*end)
+                tm.tm_sec = 0;
+        else
+                return -EINVAL;
+        time_t t = mktime(&tm);
+        if (t == (time_t) -1 || t < 0)
+                return -EINVAL;
+        *ret = (uint64_t) t;
+        return 0;
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* The pure parts of the Slurm front ends (the commands in slurm/): Slurm's state names, its time
+ * formats, squeue's and sinfo's "%[.][width]c" format strings, squeue's -O and sacct's
+ * field lists, each rendered byte for byte as Slurm's tools print them, because
+ * workflow managers parse that output. No I/O but to the FILE given, no clock (now is an
+ * argument): tests/unit/test-slurm-format.c checks every field. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "macro.h"
+#include "proto/job-request.h"
+
+/* A Corral state as Slurm names it (HELD and BLOCKED are Slurm's PENDING, with the reason
+ * saying why); unknown names pass through. */
+const char *slurm_state_name(const char *corral_state) _pure_;
+/* squeue's %t: PD R S CD F CA TO OOM NF. */
+const char *slurm_state_compact(const char *corral_state) _pure_;
+/* Whether a Slurm state name or code (squeue -t, sacct -s) matches a Corral state. */
+bool slurm_state_matches(const char *slurm_name, const char *corral_state) _pure_;
+
+/* squeue's TIME and TIME_LIMIT: "M:SS", "H:MM:SS", "D-HH:MM:SS". */
+char *slurm_format_secs(char *buf, size_t size, uint64_t sec);
+/* sacct's Elapsed, CPUTime and Timelimit: "HH:MM:SS", "D-HH:MM:SS". */
+char *slurm_format_elapsed(char *buf, size_t size, uint64_t sec);
+/* sacct's TotalCPU: "MM:SS.mmm" under an hour, else as Elapsed. */
+char *slurm_format_cpu_usec(char *buf, size_t size, uint64_t usec);
+/* "YYYY-MM-DDTHH:MM:SS" in local time, or "Unknown" for 0. */
+char *slurm_format_time(char *buf, size_t size, uint64_t t);
+
+/* One item of a format: text, or a field with its width (0: as long as it is) and
+ * justification. */
+typedef struct SlurmFormatItem {
+        char *text;             /* literal text; NULL for a field */
+        char field;             /* %c (squeue -o, sinfo -o) */
+        char *name;             /* squeue -O and sacct -o field names */
+        int width;              /* 0: not given */
+        bool right;             /* "%.N": right justified */
+} SlurmFormatItem;
+
+typedef struct SlurmFormat {
+        SlurmFormatItem *items;
+        size_t n;
+} SlurmFormat;
+
+void slurm_format_done(SlurmFormat *f);
+
+/* "%.18i %.9P %8j text %%": -EINVAL for a '%' without a field letter. The letters are
+ * not checked here: the renderers do (an unknown letter is an error there, as Slurm). */
+int slurm_format_parse(const char *s, SlurmFormat *ret);
+/* squeue -O: "JobID,Name:30,State:.10,..."; default width 20, left justified, with
+ * one space after each field (Slurm's default suffix). */
+int slurm_format_parse_long(const char *s, SlurmFormat *ret);
+/* sacct -o/--format and sacctmgr format=: "JobIDRaw,State,Account%20". */
+int slurm_fields_parse(const char *s, SlurmFormat *ret);
+
+/* Pads or cuts value to the item's width, as squeue and sinfo print a field. */
+void slurm_print_field(FILE *f, const SlurmFormatItem *it, const char *value);
+
+/* squeue's default -o and the one -l uses. */
+#define SQUEUE_FORMAT_DEFAULT "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
+#define SQUEUE_FORMAT_LONG "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
+#define SINFO_FORMAT_DEFAULT "%9P %.5a %.10l %.6D %.6t %N"
+#define SACCT_FORMAT_DEFAULT "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode"
+
+/* What squeue knows of a job beyond JobInfo. */
+typedef struct SqueueJob {
+        const JobInfo *info;
+        double priority;
+        bool has_priority;
+} SqueueJob;
+
+/* Checks a parsed squeue format: -EINVAL with *ret_bad set to the unknown letter or name. */
+int squeue_format_check(const SlurmFormat *f, const char **ret_bad);
+/* Prints the header line (when header) and one line per job. */
+int squeue_print(FILE *out, const SlurmFormat *f, const SqueueJob *jobs, size_t n, bool header, time_t now);
+
+/* sacct. The checks and rendering of its fields. */
+int sacct_fields_check(const SlurmFormat *f, const char **ret_bad);
+typedef enum SacctStyle {
+        SACCT_FIXED,            /* columns, with a header and a dashed line */
+        SACCT_PARSABLE,         /* -p: "a|b|" */
+        SACCT_PARSABLE2,        /* -P: "a|b" */
+} SacctStyle;
+/* The value of one field for a job (the caller's buffer); NULL for an unknown name. */
+const char *sacct_field_value(const char *name, const JobInfo *j, time_t now, char *buf, size_t size);
+int sacct_print(FILE *out, const SlurmFormat *f, const JobInfo *const *jobs, size_t n, SacctStyle style,
+                bool header, time_t now);
+/* The same printing for any rows of strings (sacctmgr): values[row * f->n + column]. */
+int slurm_fields_print(FILE *out, const SlurmFormat *f, const char *const *values, size_t n_rows,
+                       SacctStyle style, bool header);
+
+/* sinfo: one partition per queue on one node. */
+typedef struct SinfoPartition {
+        const char *name;
+        bool is_default;
+        uint64_t max_walltime;  /* seconds; 0: infinite */
+        const char *node;
+        unsigned cpus, cpus_allocated;
+        uint64_t memory;        /* bytes */
+} SinfoPartition;
+
+int sinfo_format_check(const SlurmFormat *f, const char **ret_bad);
+int sinfo_print(FILE *out, const SlurmFormat *f, const SinfoPartition *parts, size_t n, bool header);
+
+/* scontrol show job: Slurm's "Key=Value" lines. */
+int scontrol_show_job(FILE *out, const JobInfo *j, time_t now);
+
+/* sacct -S/-E: "now", "now-N[s|m|h|d]" (N alone: seconds), "today"/"midnight",
+ * "YYYY-MM-DD[THH:MM[:SS]]", "HH:MM[:SS]" (today), in local time. -EINVAL otherwise. */
+int slurm_parse_time(const char *s, time_t now, uint64_t *ret);

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* squeue(1) on corrald: the unfinished jobs (or -t's states), in Slurm's default layout
+ * or -o/-O formats (slurm-format.c). */
+
+#include <getopt.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "slurm-common.h"
+#include "strv.h"
+
+static void help(void) {
+        printf("Usage: squeue [OPTIONS]\n\n"
+               "List corrald's jobs as Slurm's squeue does.\n\n"
+               "  -u, --user=USERS        jobs of these users (comma list)\n"
+               "      --me                your jobs\n"
+               "  -j, --jobs=IDS          these jobs (42, 42_3, comma list)\n"
+               "  -t, --states=STATES     these states (PD,R,... or all); default PENDING,RUNNING,SUSPENDED\n"
+               "  -p, --partition=PARTS   these partitions (queues)\n"
+               "  -A, --account=ACCOUNTS  these accounts (projects)\n"
+               "  -n, --name=NAMES        jobs with these names\n"
+               "  -h, --noheader          no header line\n"
+               "  -o, --format=FORMAT     %%.18i %%.9P %%.8j %%.8u %%.2t %%.10M %%.6D %%R and more\n"
+               "  -O, --Format=FIELDS     JobID,Name:30,State,...\n"
+               "  -l, --long              the long layout\n"
+               "      --help              this help\n"
+               "See corral-slurm(7) for the fields.\n");
+}
+
+int main(int argc, char *argv[]) {
+        enum { ARG_ME = 0x100, ARG_HELP };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, ARG_HELP }, { "user", required_argument, NULL, 'u' },
+                { "me", no_argument, NULL, ARG_ME },     { "jobs", optional_argument, NULL, 'j' },
+                { "states", required_argument, NULL, 't' }, { "state", required_argument, NULL, 't' },
+                { "partition", required_argument, NULL, 'p' }, { "account", required_argument, NULL, 'A' },
+                { "name", required_argument, NULL, 'n' }, { "noheader", no_argument, NULL, 'h' },
+                { "format", required_argument, NULL, 'o' }, { "Format", required_argument, NULL, 'O' },
+                { "long", no_argument, NULL, 'l' },      { "array", no_argument, NULL, 'r' },
+                { "all", no_argument, NULL, 'a' },       { "sort", required_argument, NULL, 'S' },
+                { "iterate", required_argument, NULL, 'i' }, { "nodelist", required_argument, NULL, 'w' },
+                { "clusters", required_argument, NULL, 'M' }, { "qos", required_argument, NULL, 'q' },
+                {},
+        };
+        _cleanup_(cli_done) Cli cli;
+        _cleanup_(job_list_done) JobList l = {};
+        _cleanup_(slurm_format_done) SlurmFormat fmt = {};
+        _cleanup_free_ JobRef *refs = NULL;
+        _cleanup_free_ SqueueJob *rows = NULL;
+        _cleanup_free_ char *me = NULL;
+        _cleanup_strv_free_ char **states = NULL;
+        const char *user = NULL, *partition = NULL, *account = NULL, *names = NULL, *format = NULL, *bad = NULL;
+        bool header = true, long_format = false;
+        size_t n_refs = 0, n = 0;
+        int c, r;
+
+        slurm_setup("squeue", &cli, "error");
+        while ((c = getopt_long(argc, argv, "u:j::t:p:A:n:ho:O:lraS:i:w:M:q:", options, NULL)) >= 0)
+                switch (c) {
+                case ARG_HELP:
+                        help();
+                        return 0;
+                case 'u':
+                        user = optarg;
+                        break;
+                case ARG_ME: {
+                        struct passwd *pw = getpwuid(getuid());
+                        if (!pw || !(me = strdup(pw->pw_name))) {
+                                slurm_error("cannot find the name of uid %u", (unsigned) getuid());
+                                return 1;
+                        }
+                        user = me;
+                        break;
+                }
+                case 'j': {
+                        const char *arg = optarg;
+                        /* "-j 42" as well as "-j42": the optional argument is the next word. */
+                        if (!arg && optind < argc && argv[optind][0] != '-')
+                                arg = argv[optind++];
+                        if (!arg)
+                                break;
+                        free(refs);
+                        refs = NULL;
+                        if (slurm_parse_job_list(arg, &refs, &n_refs) < 0) {
+                                slurm_error("Invalid job id: %s", arg);
+                                return 1;
+                        }
+                        break;
+                }
+                case 't':
+                        strv_free(states);
+                        states = NULL;
+                        if (strv_split(optarg, ",", &states) < 0)
+                                return cli_oom();
+                        STRV_FOREACH(s, states) {
+                                bool known = strcaseeq(*s, "all");
+                                for (const char *const *k = cli_job_states; *k && !known; k++)
+                                        known = slurm_state_matches(*s, *k);
+                                if (!known) {
+                                        slurm_error("Invalid job state specified: %s", *s);
+                                        return 1;
+                                }
+                        }
+                        break;
+                case 'p':
+                        partition = optarg;
+                        break;
+                case 'A':
+                        account = optarg;
+                        break;
+                case 'n':
+                        names = optarg;
+                        break;
+                case 'h':
+                        header = false;
+                        break;
+                case 'o':
+                        format = optarg;
+                        slurm_format_done(&fmt);
+                        if (slurm_format_parse(optarg, &fmt) < 0) {
+                                slurm_error("Invalid format specification: %s", optarg);
+                                return 1;
+                        }
+                        break;
+                case 'O':
+                        format = optarg;
+                        slurm_format_done(&fmt);
+                        if (slurm_format_parse_long(optarg, &fmt) < 0) {
+                                slurm_error("Invalid --Format specification: %s", optarg);
+                                return 1;
+                        }
+                        break;
+                case 'l':
+                        long_format = true;
+                        break;
+                case 'r':
+                case 'a':
+                case 'i':
+                case 'S':
+                        break; /* array tasks are one line each already; one machine: no hidden partitions */
+                case 'w':
+                case 'M':
+                        slurm_error("-%c: not supported on a single machine", c);
+                        return 1;
+                case 'q':
+                        slurm_error("--qos: Corral has no QOS");
+                        return 1;
+                default:
+                        return 1;
+                }
+        if (optind < argc) {
+                slurm_error("Unrecognized option: %s", argv[optind]);
+                return 1;
+        }
+        if (!format && slurm_format_parse(long_format ? SQUEUE_FORMAT_LONG : SQUEUE_FORMAT_DEFAULT, &fmt) < 0)
+                return cli_oom();
+        if (squeue_format_check(&fmt, &bad) < 0) {
+                slurm_error("Invalid job format specification: %s", bad);
+                return 1;
+        }
+
+        r = slurm_list_jobs(&cli, NULL, false, &l);
+        if (r != 0)
+                return r;
+        queue_sort(l.items, l.n);
+        rows = new0(SqueueJob, l.n + 1);
+        if (!rows)
+                return cli_oom();
+        for (size_t i = 0; i < l.n; i++) {
+                const JobInfo *j = &l.items[i].info;
+                bool ok;
+
+                if (states) {
+                        ok = false;
+                        STRV_FOREACH(s, states)
+                                ok = ok || slurm_state_matches(*s, j->state);
+                } else
+                        /* Slurm lists pending, running and suspended jobs (and those
+                         * completing) unless -t or -j says otherwise. */
+                        ok = !job_state_name_is_final(j->state) || n_refs > 0;
+                if (!ok || (n_refs > 0 && !slurm_job_matches_refs(j, refs, n_refs)) ||
+                    !slurm_list_contains(user, j->user) || !slurm_list_contains(partition, j->queue) ||
+                    !slurm_list_contains(account, j->project) || !slurm_list_contains(names, j->name))
+                        continue;
+                rows[n++] = (SqueueJob) { .info = j, .priority = l.items[i].priority,
+                                          .has_priority = l.items[i].has_priority };
+        }
+        if (n_refs > 0 && n == 0) {
+                slurm_error("Invalid job id specified");
+                return 1;
+        }
+        r = squeue_print(stdout, &fmt, rows, n, header, time(NULL));
+        if (r < 0)
+                return log_error_errno(r, "error: cannot write: %m"), 1;
+        return 0;
+}

@@ -1,0 +1,83 @@
+#!/bin/bash
+# The Slurm front ends (corral-slurm(7)) as workflow managers call them, as two users:
+# sbatch --wrap and scripts, squeue -u/-o, scancel -n, sacct -P, sinfo -o %P,
+# scontrol show jobid -dd, sacctmgr list user; the SLURM_* job environment; srun outside
+# a job (submit and follow) and inside one (a step in the job's scope, bound to -c CPUs).
+# timeout: 600
+. "$CORRAL_TEST_LIB"
+systemctl start corrald.socket
+command -v sbatch >/dev/null || skip "the Slurm commands are not installed (corral-slurm-compat)"
+cd /tmp
+A() { as_user "$USER_A" "$@"; }
+B() { as_user "$USER_B" "$@"; }
+sacct_state() { A sacct -P -n --format=JobIdRaw,State -j "$1"; }
+
+log "sbatch --wrap, the Slurm environment, sacct -P as Snakemake reads it"
+out=$(A sbatch -J envjob -c 1 --mem 64 -t 5 -o '/tmp/slurm-env-%j.out' \
+        --wrap 'env | grep -E "^(SLURM_|SLURMD_)" | sort; exit 3')
+assert_match "$out" '^Submitted batch job [0-9]+$' "sbatch's message"
+id=${out##* }
+A corral wait "$id" >/dev/null || true
+envout=$(cat "/tmp/slurm-env-$id.out")
+for v in "SLURM_JOB_ID=$id" "SLURM_JOB_NAME=envjob" SLURM_CPUS_ON_NODE=1 SLURM_CPUS_PER_TASK=1 SLURM_NTASKS=1 \
+         SLURM_MEM_PER_NODE=64 "SLURM_SUBMIT_DIR=/tmp" "SLURMD_NODENAME=$(hostname)" "SLURM_JOB_ACCOUNT=$PROJECT_A"; do
+    grep -qxF "$v" <<<"$envout" || fail "the job's environment lacks $v: $envout"
+done
+assert_eq "$(sacct_state "$id")" "$id|FAILED" "sacct -P -n --format=JobIdRaw,State"
+assert_eq "$(A sacct -P -n -o JobID,JobName,User,Account,State,ExitCode,AllocCPUS -j "$id")" \
+    "$id|envjob|$USER_A|$PROJECT_A|FAILED|3:0|1" "sacct -P fields"
+A sacct -j "$id" | head -2 | grep -q '^JobID           JobName  Partition' || fail "sacct's default header: $(A sacct -j "$id")"
+
+log "squeue -u and -o, scontrol show jobid -dd, as both users"
+id=$(A sbatch --parsable -J slurmtest -t 5 -o /dev/null --wrap 'sleep 300')
+assert_match "$id" '^[0-9]+$' "sbatch --parsable"
+bid=$(B sbatch --parsable -J slurmtest -t 5 -o /dev/null --wrap 'sleep 300')
+wait_for 60 sh -c "squeue -h -j $id -o %T | grep -qx RUNNING" || fail "job $id does not run: $(squeue)"
+line=$(B squeue -u "$USER_A" -h -o '%i|%j|%u|%a|%D')
+assert_eq "$line" "$id|slurmtest|$USER_A|$PROJECT_A|1" "squeue -u $USER_A as $USER_B"
+A squeue | head -1 | grep -qx '             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)' \
+    || fail "squeue's default header: $(A squeue | head -1)"
+A squeue -u "$USER_A" | grep -Eq "^ +$id +[^ ]+ +slurmtes +$USER_A +R " || fail "squeue's default line: $(A squeue)"
+A scontrol show jobid -dd "$id" | grep -q "JobState=RUNNING" || fail "scontrol show jobid: $(A scontrol show jobid -dd "$id")"
+
+log "scancel -n cancels only one's own jobs"
+A scancel -n slurmtest
+wait_for 60 sh -c "[ \"\$(setpriv --reuid=$USER_A --regid=\$(id -g $USER_A) --init-groups --reset-env sacct -P -n --format=JobIdRaw,State -j $id)\" = '$id|CANCELLED' ]" \
+    || fail "scancel -n: $(sacct_state "$id")"
+assert_match "$(B squeue -h -j "$bid" -o %T)" '^(RUNNING|PENDING)$' "$USER_B's job of the same name"
+out=$(A scancel "$bid" 2>&1) && fail "$USER_A cancelled $USER_B's job"
+assert_match "$out" '^scancel: ' "scancel's error"
+B scancel "$bid"
+wait_for 60 sh -c "! squeue -h -o %i | grep -qx $bid" || fail "job $bid still queued: $(squeue)"
+
+log "sinfo, sacctmgr, refusals"
+sinfo -h -o %P | grep -q '\*$' || fail "sinfo -o %P marks no default partition: $(sinfo -o %P)"
+A sacctmgr -n -s list user "$USER_A" format=account%20 | grep -qw "$PROJECT_A" \
+    || fail "sacctmgr: $(A sacctmgr -n -s list user "$USER_A" format=account%20 2>&1)"
+out=$(A sbatch --gres=gpu:1 --wrap true 2>&1) && fail "sbatch --gres was accepted"
+assert_match "$out" '^sbatch: error: --gres=gpu:1: option not supported' "sbatch --gres"
+out=$(A sbatch -N 2 --wrap true 2>&1) && fail "sbatch -N 2 was accepted"
+assert_match "$out" 'not supported on a single machine' "sbatch -N 2"
+
+log "srun outside a job: submit, follow the output, its exit status"
+out=$(A srun -c 1 --mem 64 -t 5 sh -c 'echo "out $SLURM_JOB_ID"; echo err >&2; exit 5' 2>/tmp/srun-err) && rc=0 || rc=$?
+assert_eq "$rc" 5 "srun's exit status"
+assert_match "$out" '^out [0-9]+$' "srun's standard output"
+grep -qx err /tmp/srun-err || fail "srun's standard error: $(cat /tmp/srun-err)"
+
+log "srun inside a job: a step in the job's scope, bound to -c CPUs"
+cpus=$(nproc --all)
+[ "$cpus" -ge 2 ] || skip "srun inside a job needs 2 CPUs, the guest has $cpus"
+id=$(A sbatch --parsable -c 2 --mem 128 -t 5 -o '/tmp/slurm-step-%j.out' --wrap \
+        'srun -n1 -c1 --cpu-bind=q sh -c "echo step \$SLURM_PROCID; grep ^Cpus_allowed_list /proc/self/status; grep corral-job /proc/self/cgroup"
+         srun -n2 -c1 sh -c "echo task \$SLURM_PROCID"
+         srun -n3 -c1 true; echo "too many: $?"')
+A corral wait "$id" >/dev/null || true
+step=$(cat "/tmp/slurm-step-$id.out")
+grep -qx "step 0" <<<"$step" || fail "the step did not run: $step"
+grep -Eq "^Cpus_allowed_list:\s+[0-9]+$" <<<"$step" || fail "the step is not bound to one CPU: $step"
+grep -q "/corral-job-$id.scope" <<<"$step" || fail "the step is not in the job's scope: $step"
+[ "$(grep -c '^task [01]$' <<<"$step")" = 2 ] || fail "srun -n2 did not run two tasks: $step"
+grep -qx "too many: 1" <<<"$step" || fail "srun -n3 -c1 in a 2-CPU job was not refused: $step"
+grep -q "More processors requested than permitted" <<<"$step" || fail "srun's refusal: $step"
+log "ok"

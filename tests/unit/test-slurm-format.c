@@ -1,0 +1,447 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The Slurm front ends' output, byte for byte as Slurm's tools print it (workflow
+ * managers parse it), and the parity of sbatch's options with corral submit's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/commands.h"
+#include "cli/submit-options.h"
+#include "slurm/slurm-format.h"
+#include "strv.h"
+
+/* 2023-11-14T22:13:20Z. Tests run with TZ=UTC. */
+#define NOW ((time_t) 1700000000)
+
+static int setup_tz(void **state) {
+        setenv("TZ", "UTC", 1);
+        tzset();
+        return 0;
+}
+
+/* What f printed into a memstream, malloc'ed. */
+#define CAPTURE(buf, expr)                                                     \
+        do {                                                                   \
+                size_t _len;                                                   \
+                FILE *_f = open_memstream(&(buf), &_len);                      \
+                assert_non_null(_f);                                           \
+                assert_int_equal((expr), 0);                                   \
+                fclose(_f);                                                    \
+        } while (0)
+#define F _f
+
+static JobInfo running_job(void) {
+        return (JobInfo) {
+                .id = 42, .name = (char *) "wrap", .user = (char *) "alice", .uid = 1001,
+                .project = (char *) "physics", .queue = (char *) "batch", .state = (char *) "RUNNING",
+                .cpus = 4, .memory = UINT64_C(2048) << 20, .walltime_sec = 3600, .submit_time = NOW - 100,
+                .start_time = NOW - 65, .exit_code = -1, .node = (char *) "node1",
+        };
+}
+
+static void test_states(void **state) {
+        static const char *const cases[][3] = {
+                { "PENDING", "PENDING", "PD" },      { "HELD", "PENDING", "PD" },
+                { "BLOCKED", "PENDING", "PD" },      { "RUNNING", "RUNNING", "R" },
+                { "SUSPENDED", "SUSPENDED", "S" },   { "COMPLETED", "COMPLETED", "CD" },
+                { "FAILED", "FAILED", "F" },         { "CANCELLED", "CANCELLED", "CA" },
+                { "TIMEOUT", "TIMEOUT", "TO" },      { "OUT_OF_MEMORY", "OUT_OF_MEMORY", "OOM" },
+                { "NODE_FAIL", "NODE_FAIL", "NF" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                assert_string_equal(slurm_state_name(cases[i][0]), cases[i][1]);
+                assert_string_equal(slurm_state_compact(cases[i][0]), cases[i][2]);
+                assert_true(slurm_state_matches(cases[i][2], cases[i][0]));
+                assert_true(slurm_state_matches(cases[i][1], cases[i][0]));
+        }
+        /* Every state the daemon names has a Slurm name. */
+        for (const char *const *s = cli_job_states; *s; s++)
+                assert_string_not_equal(slurm_state_compact(*s), "?");
+        assert_false(slurm_state_matches("R", "PENDING"));
+        assert_true(slurm_state_matches("pd", "HELD"));
+        assert_true(slurm_state_matches("all", "FAILED"));
+}
+
+static void test_times(void **state) {
+        char b[64];
+
+        assert_string_equal(slurm_format_secs(b, sizeof(b), 0), "0:00");
+        assert_string_equal(slurm_format_secs(b, sizeof(b), 65), "1:05");
+        assert_string_equal(slurm_format_secs(b, sizeof(b), 3600), "1:00:00");
+        assert_string_equal(slurm_format_secs(b, sizeof(b), 86400 + 3661), "1-01:01:01");
+        assert_string_equal(slurm_format_elapsed(b, sizeof(b), 5), "00:00:05");
+        assert_string_equal(slurm_format_elapsed(b, sizeof(b), 3 * 86400 + 5), "3-00:00:05");
+        assert_string_equal(slurm_format_cpu_usec(b, sizeof(b), 1234567), "00:01.234");
+        assert_string_equal(slurm_format_cpu_usec(b, sizeof(b), UINT64_C(7200) * 1000000), "02:00:00");
+        assert_string_equal(slurm_format_time(b, sizeof(b), NOW), "2023-11-14T22:13:20");
+        assert_string_equal(slurm_format_time(b, sizeof(b), 0), "Unknown");
+}
+
+static void test_parse_time(void **state) {
+        uint64_t t;
+
+        assert_int_equal(slurm_parse_time("now", NOW, &t), 0);
+        assert_int_equal(t, NOW);
+        assert_int_equal(slurm_parse_time("now-1hours", NOW, &t), 0);
+        assert_int_equal(t, NOW - 3600);
+        assert_int_equal(slurm_parse_time("now-2d", NOW, &t), 0);
+        assert_int_equal(t, NOW - 2 * 86400);
+        assert_int_equal(slurm_parse_time("today", NOW, &t), 0);
+        assert_int_equal(t, 1699920000);
+        assert_int_equal(slurm_parse_time("2023-11-14T10:00", NOW, &t), 0);
+        assert_int_equal(t, 1699956000);
+        assert_int_equal(slurm_parse_time("2023-11-14", NOW, &t), 0);
+        assert_int_equal(t, 1699920000);
+        assert_int_equal(slurm_parse_time("10:00:00", NOW, &t), 0);
+        assert_int_equal(t, 1699956000);
+        assert_int_equal(slurm_parse_time("yesterday-ish", NOW, &t), -EINVAL);
+        assert_int_equal(slurm_parse_time("now-3x", NOW, &t), -EINVAL);
+        assert_int_equal(slurm_parse_time("", NOW, &t), -EINVAL);
+}
+
+static void test_format_parse(void **state) {
+        SlurmFormat f = {};
+
+        assert_int_equal(slurm_format_parse("%.18i %9P|%j%%", &f), 0);
+        assert_int_equal(f.n, 6);
+        assert_int_equal(f.items[0].field, 'i');
+        assert_int_equal(f.items[0].width, 18);
+        assert_true(f.items[0].right);
+        assert_string_equal(f.items[1].text, " ");
+        assert_int_equal(f.items[2].field, 'P');
+        assert_false(f.items[2].right);
+        assert_string_equal(f.items[3].text, "|");
+        assert_int_equal(f.items[4].field, 'j');
+        assert_int_equal(f.items[4].width, 0);
+        assert_string_equal(f.items[5].text, "%");
+        slurm_format_done(&f);
+
+        assert_int_equal(slurm_format_parse("%", &f), -EINVAL);
+        assert_int_equal(slurm_format_parse("%.5", &f), -EINVAL);
+        assert_int_equal(slurm_format_parse("", &f), -EINVAL);
+
+        assert_int_equal(slurm_fields_parse("JobIDRaw,State,Account%20,JobName%-5", &f), 0);
+        assert_int_equal(f.n, 4);
+        assert_string_equal(f.items[2].name, "Account");
+        assert_int_equal(f.items[2].width, 20);
+        assert_true(f.items[2].right);
+        assert_int_equal(f.items[3].width, 5);
+        assert_false(f.items[3].right);
+        slurm_format_done(&f);
+        assert_int_equal(slurm_fields_parse("JobID,,State", &f), -EINVAL);
+        assert_int_equal(slurm_fields_parse("Account%x", &f), -EINVAL);
+
+        assert_int_equal(slurm_format_parse_long("JobID,Name:.30,State", &f), 0);
+        assert_int_equal(f.items[0].width, 20);
+        assert_int_equal(f.items[1].width, 30);
+        assert_true(f.items[1].right);
+        slurm_format_done(&f);
+}
+
+static void test_squeue_default(void **state) {
+        JobInfo run = running_job();
+        JobInfo pend = running_job();
+        JobInfo arr = running_job();
+        SqueueJob jobs[3] = { { .info = &run }, { .info = &pend }, { .info = &arr } };
+        SlurmFormat f = {};
+        char *out = NULL;
+
+        pend.id = 43;
+        pend.name = (char *) "a_rather_long_name";
+        pend.state = (char *) "HELD";
+        pend.reason = (char *) "JobHeldUser";
+        pend.start_time = 0;
+        arr.id = 50;
+        arr.array_job_id = 44;
+        arr.array_task_id = 6;
+
+        assert_int_equal(slurm_format_parse(SQUEUE_FORMAT_DEFAULT, &f), 0);
+        CAPTURE(out, squeue_print(F, &f, jobs, 3, true, NOW));
+        assert_string_equal(out,
+                            "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
+                            "                42     batch     wrap    alice  R       1:05      1 node1\n"
+                            "                43     batch a_rather    alice PD       0:00      1 (JobHeldUser)\n"
+                            "              44_6     batch     wrap    alice  R       1:05      1 node1\n");
+        free(out);
+        slurm_format_done(&f);
+
+        assert_int_equal(slurm_format_parse("%i|%A|%F|%K|%T|%l|%L|%C|%m|%a|%u|%r", &f), 0);
+        CAPTURE(out, squeue_print(F, &f, jobs, 3, false, NOW));
+        assert_string_equal(out, "42|42|42|N/A|RUNNING|1:00:00|58:55|4|2G|physics|alice|None\n"
+                                 "43|43|43|N/A|PENDING|1:00:00|1:00:00|4|2G|physics|alice|JobHeldUser\n"
+                                 "44_6|50|44|6|RUNNING|1:00:00|58:55|4|2G|physics|alice|None\n");
+        free(out);
+        slurm_format_done(&f);
+
+        assert_int_equal(slurm_format_parse_long("JobID:6,State:.9,Name", &f), 0);
+        CAPTURE(out, squeue_print(F, &f, jobs, 1, true, NOW));
+        assert_string_equal(out, "JOBID     STATENAME                \n"
+                                 "42      RUNNINGwrap                \n");
+        free(out);
+        slurm_format_done(&f);
+
+        assert_int_equal(slurm_format_parse("%i %Y", &f), 0);
+        const char *bad = NULL;
+        assert_int_equal(squeue_format_check(&f, &bad), -EINVAL);
+        assert_string_equal(bad, "Y");
+        slurm_format_done(&f);
+}
+
+static void test_sacct(void **state) {
+        JobInfo done = running_job(), fail = running_job(), pend = running_job();
+        const JobInfo *jobs[] = { &done, &fail, &pend };
+        SlurmFormat f = {};
+        char *out = NULL, b[64];
+
+        done.state = (char *) "COMPLETED";
+        done.end_time = NOW - 5;
+        done.exit_code = 0;
+        done.usage.cpu_usec = 61500000;
+        done.usage.memory_peak = UINT64_C(10) << 20;
+        fail.id = 43;
+        fail.name = (char *) "a_rather_long_name";
+        fail.state = (char *) "FAILED";
+        fail.end_time = NOW;
+        fail.exit_code = 0;
+        fail.exit_signal = 9;
+        pend.id = 44;
+        pend.state = (char *) "BLOCKED";
+        pend.start_time = 0;
+        pend.walltime_sec = CORRAL_WALLTIME_INFINITY;
+        pend.memory = 0;
+
+        assert_int_equal(slurm_fields_parse("JobIdRaw,State", &f), 0);
+        CAPTURE(out, sacct_print(F, &f, jobs, 3, SACCT_PARSABLE2, false, NOW));
+        assert_string_equal(out, "42|COMPLETED\n43|FAILED\n44|PENDING\n");
+        free(out);
+        CAPTURE(out, sacct_print(F, &f, jobs, 1, SACCT_PARSABLE, true, NOW));
+        assert_string_equal(out, "JobIDRaw|State|\n42|COMPLETED|\n");
+        free(out);
+        slurm_format_done(&f);
+
+        assert_int_equal(slurm_fields_parse(SACCT_FORMAT_DEFAULT, &f), 0);
+        CAPTURE(out, sacct_print(F, &f, jobs, 3, SACCT_FIXED, true, NOW));
+        assert_string_equal(out,
+                            "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode \n"
+                            "------------ ---------- ---------- ---------- ---------- ---------- -------- \n"
+                            "42                 wrap      batch    physics          4  COMPLETED      0:0 \n"
+                            "43           a_rather_+      batch    physics          4     FAILED      0:9 \n"
+                            "44                 wrap      batch    physics          0    PENDING      0:0 \n");
+        free(out);
+        slurm_format_done(&f);
+
+        /* Snakemake guesses the account with "sacct -nu USER -o Account%20". */
+        assert_int_equal(slurm_fields_parse("Account%20", &f), 0);
+        CAPTURE(out, sacct_print(F, &f, jobs, 1, SACCT_FIXED, false, NOW));
+        assert_string_equal(out, "             physics \n");
+        free(out);
+        slurm_format_done(&f);
+
+        assert_string_equal(sacct_field_value("Elapsed", &done, NOW, b, sizeof(b)), "00:01:00");
+        assert_string_equal(sacct_field_value("CPUTime", &done, NOW, b, sizeof(b)), "00:04:00");
+        assert_string_equal(sacct_field_value("TotalCPU", &done, NOW, b, sizeof(b)), "01:01.500");
+        assert_string_equal(sacct_field_value("MaxRSS", &done, NOW, b, sizeof(b)), "10240K");
+        assert_string_equal(sacct_field_value("ReqMem", &done, NOW, b, sizeof(b)), "2G");
+        assert_string_equal(sacct_field_value("ReqMem", &pend, NOW, b, sizeof(b)), "0");
+        assert_string_equal(sacct_field_value("Start", &done, NOW, b, sizeof(b)), "2023-11-14T22:12:15");
+        assert_string_equal(sacct_field_value("End", &pend, NOW, b, sizeof(b)), "Unknown");
+        assert_string_equal(sacct_field_value("NodeList", &done, NOW, b, sizeof(b)), "node1");
+        assert_string_equal(sacct_field_value("NodeList", &pend, NOW, b, sizeof(b)), "None assigned");
+        assert_string_equal(sacct_field_value("Timelimit", &done, NOW, b, sizeof(b)), "01:00:00");
+        assert_string_equal(sacct_field_value("Timelimit", &pend, NOW, b, sizeof(b)), "UNLIMITED");
+        assert_string_equal(sacct_field_value("User", &done, NOW, b, sizeof(b)), "alice");
+        assert_string_equal(sacct_field_value("Elapsed", &pend, NOW, b, sizeof(b)), "00:00:00");
+        assert_null(sacct_field_value("NoSuchField", &done, NOW, b, sizeof(b)));
+
+        const char *bad = NULL;
+        assert_int_equal(slurm_fields_parse("JobID,Bogus", &f), 0);
+        assert_int_equal(sacct_fields_check(&f, &bad), -EINVAL);
+        assert_string_equal(bad, "Bogus");
+        slurm_format_done(&f);
+}
+
+static void test_sinfo(void **state) {
+        SinfoPartition p[] = {
+                { .name = "batch", .is_default = true, .node = "node1", .cpus = 4, .cpus_allocated = 2,
+                  .memory = UINT64_C(8192) << 20 },
+                { .name = "express", .max_walltime = 3600, .node = "node1", .cpus = 4 },
+        };
+        SlurmFormat f = {};
+        char *out = NULL;
+
+        assert_int_equal(slurm_format_parse(SINFO_FORMAT_DEFAULT, &f), 0);
+        CAPTURE(out, sinfo_print(F, &f, p, 2, true));
+        assert_string_equal(out, "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+                                 "batch*       up   infinite      1    mix node1\n"
+                                 "express      up    1:00:00      1   idle node1\n");
+        free(out);
+        slurm_format_done(&f);
+
+        /* Snakemake finds the default partition with "sinfo -o %P". */
+        assert_int_equal(slurm_format_parse("%P", &f), 0);
+        CAPTURE(out, sinfo_print(F, &f, p, 2, false));
+        assert_string_equal(out, "batch*\nexpress\n");
+        free(out);
+        slurm_format_done(&f);
+
+        assert_int_equal(slurm_format_parse("%c %m %C %T", &f), 0);
+        CAPTURE(out, sinfo_print(F, &f, p, 1, false));
+        assert_string_equal(out, "4 8192 2/2/0/4 mixed\n");
+        free(out);
+        slurm_format_done(&f);
+}
+
+static void test_scontrol(void **state) {
+        JobInfo j = running_job();
+        char *out = NULL;
+
+        CAPTURE(out, scontrol_show_job(F, &j, NOW));
+        assert_string_equal(out, "JobId=42 JobName=wrap\n"
+                                 "   UserId=alice(1001) Account=physics QOS=normal\n"
+                                 "   Priority=0 Nice=0\n"
+                                 "   JobState=RUNNING Reason=None\n"
+                                 "   ExitCode=0:0\n"
+                                 "   RunTime=00:01:05 TimeLimit=01:00:00\n"
+                                 "   SubmitTime=2023-11-14T22:11:40 StartTime=2023-11-14T22:12:15 EndTime=Unknown\n"
+                                 "   Partition=batch\n"
+                                 "   NodeList=node1\n"
+                                 "   BatchHost=node1\n"
+                                 "   NumNodes=1 NumCPUs=4 NumTasks=1 CPUs/Task=4\n"
+                                 "   MinMemoryNode=2G\n"
+                                 "\n");
+        free(out);
+}
+
+/* sbatch has no parser of its own: the same words through corral submit's and sbatch's
+ * paths make the same request, except for -q (the queue for corral, --qos for sbatch). */
+static void test_option_parity(void **state) {
+        static const char *const argvs[][12] = {
+                { "x", "-n", "2", "-c", "3", "--mem=1G", "-t", "1:00:00", "-J", "job", "cmd", NULL },
+                { "x", "--ntasks=4", "--cpus-per-task=2", "-p", "batch", "-A", "physics", "cmd", NULL },
+                { "x", "--export=NONE", "-D", "/tmp", "-o", "out-%j.log", "-e", "err-%x.log", "cmd", NULL },
+                { "x", "--array=1-4%2", "--dependency=afterok:3", "--nice=5", "-H", "cmd", NULL },
+        };
+        size_t n;
+        const SubmitOption *t = submit_options_table(&n);
+
+        for (size_t k = 0; k < ELEMENTSOF(argvs); k++) {
+                SubmitOptions a, b;
+                _cleanup_json_ json_object *ja = NULL, *jb = NULL;
+                char *err = NULL;
+                int first_a, first_b, argc = 0;
+
+                while (argvs[k][argc])
+                        argc++;
+                submit_options_init(&a, NOW);
+                submit_options_init(&b, NOW);
+                b.slurm_dialect = true;
+                assert_int_equal(submit_options_parse_argv(argc, (char **) argvs[k], &a, &first_a, &err), 0);
+                assert_int_equal(submit_options_parse_argv(argc, (char **) argvs[k], &b, &first_b, &err), 0);
+                assert_int_equal(first_a, first_b);
+                a.req.argv = strv_copy((char **) argvs[k] + first_a);
+                b.req.argv = strv_copy((char **) argvs[k] + first_b);
+                assert_int_equal(submit_options_finalize(&a, "/home/a", NULL, &err), 0);
+                assert_int_equal(submit_options_finalize(&b, "/home/a", NULL, &err), 0);
+                /* What only sbatch's dialect adds: Slurm's names of the request's shape. */
+                {
+                        _cleanup_strv_free_ char **kept = NULL;
+                        STRV_FOREACH(e, b.req.env) {
+                                if (streq(*e, "SLURM_SUBMIT_DIR=/home/a") ||
+                                    (k == 0 && (streq(*e, "SLURM_NTASKS=2") || streq(*e, "SLURM_CPUS_PER_TASK=3"))) ||
+                                    (k == 1 && (streq(*e, "SLURM_NTASKS=4") || streq(*e, "SLURM_CPUS_PER_TASK=2"))))
+                                        continue;
+                                assert_int_equal(strv_extend(&kept, *e), 0);
+                        }
+                        assert_int_equal(strv_length(b.req.env) - strv_length(kept), k < 2 ? 3 : 1);
+                        strv_free(b.req.env);
+                        b.req.env = TAKE_PTR(kept);
+                }
+                if (b.req.env && !b.req.env[0])
+                        b.req.env = strv_free(b.req.env);
+                assert_int_equal(submit_request_to_json(&a.req, &ja), 0);
+                assert_int_equal(submit_request_to_json(&b.req, &jb), 0);
+                assert_string_equal(json_object_to_json_string(ja), json_object_to_json_string(jb));
+                submit_options_done(&a);
+                submit_options_done(&b);
+        }
+
+        /* -q: the queue for corral submit, Slurm's --qos for sbatch (a warning, no queue). */
+        {
+                SubmitOptions a, b;
+                char *argv[] = { (char *) "x", (char *) "-q", (char *) "express", (char *) "cmd", NULL };
+                char *err = NULL;
+                int first;
+
+                submit_options_init(&a, NOW);
+                submit_options_init(&b, NOW);
+                b.slurm_dialect = true;
+                assert_int_equal(submit_options_parse_argv(4, argv, &a, &first, &err), 0);
+                assert_int_equal(submit_options_parse_argv(4, argv, &b, &first, &err), 0);
+                assert_string_equal(a.req.queue, "express");
+                assert_null(b.req.queue);
+                assert_string_equal(b.qos, "express");
+                submit_options_done(&a);
+                submit_options_done(&b);
+        }
+
+        /* The single-machine refusals are the table's, with Slurm's option as written. */
+        static const char *const refused[] = { "--gres=gpu:1", "--constraint=intel", "-N2", "--nodelist=n1",
+                                               "--gpus=1" };
+        for (size_t k = 0; k < ELEMENTSOF(refused); k++) {
+                SubmitOptions b;
+                char *argv[] = { (char *) "x", (char *) refused[k], (char *) "cmd", NULL };
+                char *err = NULL;
+                int first;
+
+                submit_options_init(&b, NOW);
+                b.slurm_dialect = true;
+                assert_int_equal(submit_options_parse_argv(3, argv, &b, &first, &err), -EINVAL);
+                assert_non_null(err);
+                assert_non_null(strstr(err, refused[k]));
+                free(err);
+                submit_options_done(&b);
+        }
+
+        /* sbatch's client options are its own: none may shadow an option of the table. */
+        static const char *const client_only[] = { "wrap", "parsable", "test-only", "quiet", "help" };
+        for (size_t k = 0; k < ELEMENTSOF(client_only); k++)
+                assert_null(submit_option_find_long(client_only[k], strlen(client_only[k])));
+        for (size_t i = 0; i < n; i++)
+                assert_true(t[i].short_name != 'Q' && t[i].short_name != 'h');
+}
+
+/* sbatch --wrap and --parsable are split off as client options, their values too. */
+static void test_sbatch_client_flags(void **state) {
+        char *argv[] = { (char *) "sbatch", (char *) "--parsable", (char *) "-J", (char *) "--wrap",
+                         (char *) "--wrap", (char *) "echo hi", (char *) "-c2", NULL };
+        SubmitClientFlags f = { .sbatch = true };
+        _cleanup_free_ char **out = NULL;
+        int n;
+
+        assert_int_equal(submit_split_client_flags(7, argv, &n, &out, &f), 0);
+        assert_true(f.parsable);
+        assert_string_equal(f.wrap, "echo hi");
+        assert_int_equal(n, 4);
+        assert_string_equal(out[1], "-J");
+        assert_string_equal(out[2], "--wrap"); /* the job's name, not the option */
+        assert_string_equal(out[3], "-c2");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_states),          cmocka_unit_test(test_times),
+                cmocka_unit_test(test_parse_time),      cmocka_unit_test(test_format_parse),
+                cmocka_unit_test(test_squeue_default),  cmocka_unit_test(test_sacct),
+                cmocka_unit_test(test_sinfo),           cmocka_unit_test(test_scontrol),
+                cmocka_unit_test(test_option_parity),   cmocka_unit_test(test_sbatch_client_flags),
+        };
+
+        return cmocka_run_group_tests(tests, setup_tz, NULL);
+}
