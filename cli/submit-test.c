@@ -52,8 +52,10 @@ void submit_request_print(FILE *f, const SubmitRequest *req, const char *script_
         print_row(f, "Error:", req->stderr_path ?: req->stdout_path ?: "the journal (corral logs)");
         snprintf(buf, sizeof buf, "%zu variables", strv_length(req->env));
         print_row(f, "Environment:", buf);
-        if (req->array.set)
-                print_row(f, "Array:", array_spec_format(&req->array, buf, sizeof buf));
+        if (req->array.set) {
+                char spec[CORRAL_ARRAY_SPEC_LENGTH_MAX + 1];
+                print_row(f, "Array:", array_spec_format(&req->array, spec, sizeof spec));
+        }
         for (size_t i = 0; i < req->n_dependencies; i++) {
                 snprintf(buf, sizeof buf, "%s:%" PRIu64, strna(dependency_type_to_string(req->dependencies[i].type)),
                          req->dependencies[i].job_id);
