@@ -316,6 +316,10 @@ static void sim_submit(Sim *s, size_t next) {
                 .max_walltime = qc ? qc->max_walltime : 0,
                 .queue_id = qc ? j->queue : UINT32_MAX,
                 .target_queue_time = qc ? qc->target_queue_time : 0,
+                .preempts = qc ? qc->preempts_mask : 0,
+                .parallel_run = qc && qc->parallel_run,
+                .preemptable = !qc || qc->preemptable,
+                .resident_memory = UINT64_MAX,
         };
         s->first_submit = MIN(s->first_submit, j->submit);
 }
@@ -454,6 +458,7 @@ static int apply_suspend(Sim *s, const SchedDecision *d, uint64_t now) {
         j->suspend_start = now;
         j->suspensions++;
         sj->state = SCHED_JOB_SUSPENDED;
+        sj->preempted = true; /* by the scheduler: it holds memory only, and a pass resumes it */
         s->st->suspensions++;
         return 0;
 }
@@ -469,7 +474,10 @@ static int apply_resume(Sim *s, const SchedDecision *d, uint64_t now) {
                 return -EPROTO;
         }
         j->suspended += now - j->suspend_start;
-        sj->start_time += now - j->suspend_start; /* its walltime clock stood still */
+        /* Its walltime clock stood still: the core adds suspended_time to its end. */
+        sj->suspended_time = j->suspended;
+        sj->preempted = false;
+        sj->last_resume_time = now;
         /* Moved to other CPUs (the daemon changes the scope's AllowedCPUs= before it thaws). */
         if (!cpu_set_is_empty(&d->alloc.cpus))
                 *(SchedAllocation *) sj->alloc = d->alloc;
@@ -488,6 +496,12 @@ static int sim_pass(Sim *s, uint64_t now) {
 
         if (s->o->fairshare)
                 fairshare_refresh(s, now);
+        /* The suspension under way counts up to now, as the daemon gives it. */
+        for (size_t i = 0; i < s->n_active; i++)
+                if (s->active[i].state == SCHED_JOB_SUSPENDED) {
+                        const SimJob *j = &s->jobs[s->active_job[i]];
+                        s->active[i].suspended_time = j->suspended + (now - j->suspend_start);
+                }
         if (s->o->pass)
                 r = s->o->pass(s->o->pass_userdata, s->ctx, s->cfg, s->machine, s->active, s->n_active, now,
                                &res);
