@@ -20,6 +20,7 @@ void submit_options_init(SubmitOptions *o, time_t now) {
                 .req = SUBMIT_REQUEST_INIT,
                 .export_all = -1,
                 .now = now,
+                .sendmail_path = CORRAL_SENDMAIL_PATH,
         };
 }
 
@@ -486,19 +487,23 @@ static int set_qos(SubmitOptions *o, const char *arg, char **ret_error) {
 }
 
 static int warn_mail(SubmitOptions *o) {
-        if (o->warned_mail)
+        if (o->warned_mail || !o->req.mail_events || access(o->sendmail_path, X_OK) >= 0)
                 return 0;
         o->warned_mail = true;
-        return warn(o, "accepted, but Corral sends no job mail: none will be sent for this job");
+        return warn(o, "accepted, but this machine has no %s: no mail will be sent for this job", o->sendmail_path);
 }
 
 static int set_mail_type(SubmitOptions *o, const char *arg, char **ret_error) {
-        static const char *const types[] = {
-                "NONE", "BEGIN", "END", "FAIL", "REQUEUE", "ALL", "INVALID_DEPEND", "STAGE_OUT",
-                "TIME_LIMIT", "TIME_LIMIT_90", "TIME_LIMIT_80", "TIME_LIMIT_50", "ARRAY_TASKS",
+        /* Slurm's types; those without a meaning here (no stage-out, no dependency that
+         * turns invalid later, no time-limit warnings yet) are taken and send nothing. */
+        static const struct { const char *name; unsigned events; } types[] = {
+                { "NONE", 0 }, { "BEGIN", MAIL_BEGIN }, { "END", MAIL_END }, { "FAIL", MAIL_FAIL },
+                { "REQUEUE", MAIL_REQUEUE }, { "ALL", MAIL_ALL }, { "ARRAY_TASKS", MAIL_ARRAY_TASKS },
+                { "INVALID_DEPEND", 0 }, { "STAGE_OUT", 0 }, { "TIME_LIMIT", 0 }, { "TIME_LIMIT_90", 0 },
+                { "TIME_LIMIT_80", 0 }, { "TIME_LIMIT_50", 0 },
         };
         _cleanup_strv_free_ char **l = NULL;
-        bool none = true;
+        unsigned events = 0;
         int r;
 
         r = strv_split(arg, ",", &l);
@@ -510,22 +515,21 @@ static int set_mail_type(SubmitOptions *o, const char *arg, char **ret_error) {
                 size_t i;
 
                 for (i = 0; i < ELEMENTSOF(types); i++)
-                        if (strcasecmp(*t, types[i]) == 0)
+                        if (strcasecmp(*t, types[i].name) == 0)
                                 break;
                 if (i >= ELEMENTSOF(types))
                         return fail(ret_error, "unknown mail type '%s' (BEGIN, END, FAIL, ALL, NONE, ...)", *t);
-                if (i > 0)
-                        none = false;
+                events = i == 0 ? 0 : events | types[i].events;
         }
-        return none ? 0 : warn_mail(o);
+        o->req.mail_events = events;
+        return warn_mail(o);
 }
 
 static int set_mail_user(SubmitOptions *o, const char *arg, char **ret_error) {
-        for (const char *p = arg; *p; p++)
-                if (isspace((unsigned char) *p) || iscntrl((unsigned char) *p))
-                        return fail(ret_error, "invalid address");
-        if (isempty(arg))
-                return fail(ret_error, "invalid address");
+        if (!mail_user_is_valid(arg))
+                return fail(ret_error, "invalid address '%s' (a user name or user@host)", arg);
+        if (replace_string(&o->req.mail_user, arg) < 0)
+                return -ENOMEM;
         return warn_mail(o);
 }
 
@@ -635,8 +639,8 @@ static const SubmitOption options[] = {
          * "unknown option". Scripts carry the first three nearly always: accepted, with
          * a warning. */
         { "qos", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_qos, NULL },
-        { "mail-type", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_mail_type, NULL },
-        { "mail-user", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_mail_user, NULL },
+        { "mail-type", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_MAIL_EVENTS, set_mail_type, NULL },
+        { "mail-user", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_MAIL_USER, set_mail_user, NULL },
         { "signal", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_SIGNAL, set_signal,
           "[B:]SIG[@SECONDS]: signal the job (B: its script's shell) that long before its time limit" },
         { "gpus-per-task", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },

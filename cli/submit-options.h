@@ -56,9 +56,11 @@ typedef enum SubmitField {
         SUBMIT_FIELD_NODES,
         SUBMIT_FIELD_JOIN,              /* PBS -j */
         SUBMIT_FIELD_SIGNAL,            /* --signal */
+        SUBMIT_FIELD_MAIL_EVENTS,       /* --mail-type, PBS -m */
+        SUBMIT_FIELD_MAIL_USER,         /* --mail-user, PBS -M */
         /* Options Slurm users carry that Corral does not honour as such: refused with the
          * reason ("not supported on a single machine", "not supported yet"), or accepted
-         * with a warning (--qos, mail). Completion does not offer them. Their setters see
+         * with a warning (--qos). Completion does not offer them. Their setters see
          * SubmitOptions.source and keep the command line's precedence themselves. */
         SUBMIT_FIELD_UNSUPPORTED,
         _SUBMIT_FIELD_MAX,
@@ -95,6 +97,9 @@ typedef struct SubmitOptions {
         char *qos;                      /* no QOS here: the job only sees it as SLURM_JOB_QOS */
         bool qos_by_command_line;
         bool warned_mail;
+        /* Whether mail can be sent here: a warning when it is missing (tests point it
+         * elsewhere). CORRAL_SENDMAIL_PATH by default. */
+        const char *sendmail_path;
         /* PBS -o/-e (bit 0/1): the path may name a directory, which means the default
          * file name in it; submit_options_resolve_output_dirs() looks. */
         unsigned output_may_be_dir;

@@ -83,13 +83,15 @@ _corral() {
                 case ${words[i]} in
                     --) ((i + 1 <= cword)) && { _corral_command_at $((COMP_CWORD - cword + i + 1)); return; } ;;
                     --*=*) ;;
-                    -n|-c|-t|-D|-o|-e|-i|-d|-q|-p|-A|-J|-a|-b|-N|--cpus|--ntasks|--ntasks-per-node|--cpus-per-task|--mem|--mem-per-cpu|--time|--io-read-bw|--io-write-bw|--io-read-iops|--io-write-iops|--io-weight|--tasks-max|--workdir|--chdir|--output|--error|--input|--env|--export|--dependency|--depend|--queue|--partition|--project|--account|--name|--job-name|--array|--begin|--nodes)
+                    -n|-c|-t|-D|-o|-e|-i|-d|-q|-p|-A|-J|-a|-b|-N|--cpus|--ntasks|--ntasks-per-node|--cpus-per-task|--mem|--mem-per-cpu|--time|--io-read-bw|--io-write-bw|--io-read-iops|--io-write-iops|--io-weight|--tasks-max|--workdir|--chdir|--output|--error|--input|--env|--export|--dependency|--depend|--queue|--partition|--project|--account|--name|--job-name|--array|--begin|--nodes|--signal|--mail-type|--mail-user)
                         skip=1 ;;
                     -*) ;;
                     *) _corral_command_at $((COMP_CWORD - cword + i)); return ;;
                 esac
             done
             case $prev in
+                --mail-type)
+                    COMPREPLY=($(compgen -W 'BEGIN END FAIL REQUEUE ALL ARRAY_TASKS NONE' -- "${cur##*,}")); return ;;
                 -q|--queue|-p|--partition)
                     COMPREPLY=($(compgen -W "$(__corral_queues)" -- "$cur")); return ;;
                 -A|--project|--account)
@@ -125,7 +127,7 @@ _corral() {
                       -D --workdir --chdir -o --output -e --error -i --input --env --export
                       -d --dependency --depend -H --hold -q --queue -p --partition -A --project --account
                       --exclusive --rerunnable --requeue --no-rerunnable --no-requeue -J --name --job-name
-                      --nice -a --array -W --wait -b --begin -N --nodes --signal --parsable --test-only --json -h --help --'
+                      --nice -a --array -W --wait -b --begin -N --nodes --signal --mail-type --mail-user --parsable --test-only --json -h --help --'
                 COMPREPLY=($(compgen -W "$opts" -- "$cur"))
             else
                 # A script, or a command.

@@ -30,6 +30,7 @@ Config *config_free(Config *c) {
         free(c->priority_type);
         strv_free(c->fairshare_exclude_queues);
         free(c->metrics_file);
+        free(c->mail_prog);
         for (size_t i = 0; i < c->n_queues; i++)
                 queue_config_done(&c->queues[i]);
         free(c->queues);
@@ -170,6 +171,7 @@ static const IniItem items[] = {
         MGR("FairShareHalfLife", ini_parse_sec, fairshare_half_life, "a duration such as 168h (infinity: no decay)"),
         MGR("FairShareExcludeQueues", parse_queue_list, fairshare_exclude_queues, "queue names"),
         MGR("MetricsFile", parse_absolute_path, metrics_file, "an absolute path"),
+        MGR("MailProg", parse_absolute_path, mail_prog, "an absolute path"),
         MGR("MaxXFactor", parse_xfactor, max_xfactor, "a number >= 1, such as 1.25"),
         MGR("SuspendWindowSec", ini_parse_sec, suspend_window_sec, "a duration"),
         MGR("MaxSuspendTime", ini_parse_sec, max_suspend_time, "a duration (infinity: no cap)"),

@@ -55,6 +55,7 @@ typedef struct Config {
         uint64_t fairshare_half_life;
         char **fairshare_exclude_queues;
         char *metrics_file;     /* NULL: the node exporter's directory, when it exists */
+        char *mail_prog;        /* job mail, as Slurm's MailProg; NULL: CORRAL_SENDMAIL_PATH */
         /* Preemption (sched.h, SchedPreempt). */
         double max_xfactor;
         uint64_t suspend_window_sec;

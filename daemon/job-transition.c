@@ -151,5 +151,8 @@ int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, cons
                                                store_error(m->store));
                 return manager_add_job(m, j);
         }
-        return manager_job_save(m, j);
+        r = manager_job_save(m, j);
+        if (r >= 0)
+                manager_job_mail(m, j, event);
+        return r;
 }

@@ -128,6 +128,12 @@ int manager_estimate_start(Manager *m, Job *probe, uint64_t *ret_est, const char
 /* The walltime limit a job runs under (sched_effective_walltime() with its queue's). */
 uint64_t manager_job_walltime(Manager *m, const Job *j);
 
+/* Job mail (job-mail.c): the kind a state change calls for under the job's
+ * --mail-type (0: none), the message for it, and sending it. */
+MailEvent job_mail_event(const Job *j, JobEvent event);
+int job_mail_compose(const Job *j, MailEvent what, uint64_t now, char **ret);
+void manager_job_mail(Manager *m, const Job *j, JobEvent event);
+
 /* The spec the executor starts a job from (job-spec-build.c). */
 int manager_build_spec(Manager *m, Job *j, JobSpec **ret);
 

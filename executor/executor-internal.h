@@ -24,6 +24,8 @@ struct Executor {
 
         int results_inotify_fd;
         sd_event_source *results_source;
+
+        uint64_t mail_seq; /* mail.c: numbers its units */
 };
 
 /* launch.c */

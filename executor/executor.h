@@ -8,7 +8,8 @@
  *   lifecycle.c  executor_new()/executor_free(): the run directory, systemd's version
  *   launch.c     StartTransientUnit with the job's limits and its supervisor as the PID
  *   control.c    freeze/thaw (FreezeUnit/ThawUnit, confirmed in cgroup.events), cancel
- *   results.c    the supervisors' outcome files, and the running scopes after a restart */
+ *   results.c    the supervisors' outcome files, and the running scopes after a restart
+ *   mail.c       job mail through sendmail, in a transient service */
 
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
@@ -73,6 +74,11 @@ int executor_outcome_consumed(Executor *e, uint64_t job_id);
 /* The ids of all corral-job-*.scope units systemd has loaded and active, synchronously:
  * for start-up only, before the daemon serves anyone. */
 int executor_list_running(Executor *e, uint64_t **ret_ids, size_t *ret_n);
+
+/* Hands a whole message (headers, blank line, body) to mailprog -t -oi, run by systemd as
+ * uid in a transient service; asynchronous and best effort (failures are logged).
+ * -ENOENT/-EACCES: no mailprog to run. */
+int executor_send_mail(Executor *e, uint64_t job_id, uid_t uid, const char *mailprog, const char *message);
 
 /* The cgroup path of a job's scope, relative to the cgroup root. */
 int executor_job_cgroup(uint64_t job_id, const char *project, char **ret);

@@ -268,6 +268,22 @@ bool ident_is_valid(const char *s) {
         return true;
 }
 
+bool mail_user_is_valid(const char *s) {
+        size_t n;
+
+        /* Handed to sendmail -t in a To: header: no option (leading '-'), no second
+         * recipient, no header of its own. */
+        if (isempty(s) || s[0] == '-')
+                return false;
+        n = strlen(s);
+        if (n > CORRAL_MAIL_USER_LENGTH_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!isalnum((unsigned char) s[i]) && !strchr("_.+-@%=", s[i]))
+                        return false;
+        return true;
+}
+
 bool job_name_is_valid(const char *s) {
         size_t n;
 
@@ -644,6 +660,8 @@ static const JsonField submit_request_fields[] = {
         JSON_U32(SubmitRequest, "warn_signal", warn_signal, 1, CORRAL_WARN_SIGNAL_MAX, OMIT, 0),
         JSON_U32(SubmitRequest, "warn_sec", warn_sec, 1, CORRAL_WARN_SEC_MAX, OMIT, 0),
         JSON_BOOL(SubmitRequest, "warn_batch_only", warn_batch_only, OMIT),
+        JSON_U32(SubmitRequest, "mail_events", mail_events, 1, MAIL_ALL | MAIL_ARRAY_TASKS, OMIT, 0),
+        JSON_STRING(SubmitRequest, "mail_user", mail_user, 1, CORRAL_MAIL_USER_LENGTH_MAX, 0, mail_user_is_valid),
         JSON_END,
 };
 

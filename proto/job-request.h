@@ -41,6 +41,17 @@
 #define CORRAL_UMASK_DEFAULT 0022U                      /* what a request without "umask" gets */
 #define CORRAL_WARN_SIGNAL_MAX 64U                      /* SIGRTMAX on Linux */
 #define CORRAL_WARN_SEC_MAX 65535U                      /* as sbatch --signal */
+#define CORRAL_MAIL_USER_LENGTH_MAX 254U                /* an address, RFC 5321's path limit */
+
+/* sbatch --mail-type, qsub -m: the events a job's mail is sent for. */
+typedef enum MailEvent {
+        MAIL_BEGIN = 1 << 0,
+        MAIL_END = 1 << 1,   /* any end, successful or not */
+        MAIL_FAIL = 1 << 2,  /* an unsuccessful end */
+        MAIL_REQUEUE = 1 << 3,
+        MAIL_ALL = MAIL_BEGIN | MAIL_END | MAIL_FAIL | MAIL_REQUEUE,
+        MAIL_ARRAY_TASKS = 1 << 4, /* each task of an array; else none for array tasks */
+} MailEvent;
 
 typedef enum DependencyType {
         DEPENDENCY_AFTER,       /* the other job started (or ended) */
@@ -138,6 +149,11 @@ typedef struct SubmitRequest {
         unsigned warn_signal;
         unsigned warn_sec;
         bool warn_batch_only;
+
+        /* Mail for these MailEvents (0: none) to mail_user, or to the submitting user
+         * when NULL, through the machine's sendmail. */
+        unsigned mail_events;
+        char *mail_user;
 } SubmitRequest;
 
 #define SUBMIT_REQUEST_INIT { .rerunnable = -1, .umask = CORRAL_UMASK_DEFAULT }
@@ -163,6 +179,7 @@ bool env_assignment_is_valid(const char *s) _pure_;
 bool env_name_is_valid(const char *s, size_t n) _pure_;
 bool ident_is_valid(const char *s) _pure_;          /* queue/project: [A-Za-z0-9_.-]{1,64} */
 bool job_name_is_valid(const char *s) _pure_;
+bool mail_user_is_valid(const char *s) _pure_;   /* user or user@host, no spaces or quotes */
 
 typedef struct JobUsage {
         uint64_t cpu_usec;

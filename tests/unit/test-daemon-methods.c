@@ -208,6 +208,59 @@ static bool first_job_has_charge(json_object *reply) {
         return json_object_object_get_ex(json_object_array_get_idx(jobs, 0), "charge", &v);
 }
 
+/* Job mail: which changes call for mail under --mail-type, and the message, in Slurm's
+ * subject words; a bad address is refused at submission. */
+static void test_job_mail(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        json_object *r;
+        char *msg = NULL;
+        Job *j;
+
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"mail_events\":2,\"mail_user\":\"a b\"}"),
+                     "InvalidParameter", NULL);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT,
+                 "{" SUBMIT_TRUE ",\"hold\":true,\"name\":\"sim\",\"mail_events\":6,\"mail_user\":\"ann@example.org\"}");
+        json_object_put(r);
+        j = m->jobs[0];
+        assert_int_equal(j->req.mail_events, MAIL_END | MAIL_FAIL);
+        assert_int_equal(job_mail_event(j, JOB_EVENT_START), 0); /* no BEGIN asked */
+
+        j->submit_time = 1000;
+        j->start_time = 1065;
+        j->end_time = 1065 + 3725 + 10;
+        j->suspended_usec = 10 * UINT64_C(1000000);
+        j->exit_code = 3;
+        j->state = JOB_FAILED;
+        assert_true(job_set_reason(j, "NonZeroExitCode") >= 0);
+        assert_int_equal(job_mail_event(j, JOB_EVENT_END), MAIL_FAIL);
+        assert_int_equal(job_mail_compose(j, MAIL_FAIL, 0, &msg), 0);
+        assert_string_equal(msg, "To: ann@example.org\n"
+                                 "Subject: Corral Job_id=1 Name=sim Failed, Run time 01:02:05, FAILED, ExitCode 3\n"
+                                 "Auto-Submitted: auto-generated\n"
+                                 "X-Corral-Job-Id: 1\n"
+                                 "\n"
+                                 "Corral Job_id=1 Name=sim Failed, Run time 01:02:05, FAILED, ExitCode 3\n"
+                                 "Reason: NonZeroExitCode\n");
+        msg = mfree(msg);
+        j->state = JOB_COMPLETED;
+        j->exit_code = 0;
+        assert_int_equal(job_mail_event(j, JOB_EVENT_END), MAIL_END);
+        j->req.mail_events = MAIL_BEGIN;
+        assert_int_equal(job_mail_event(j, JOB_EVENT_END), 0);
+        assert_int_equal(job_mail_event(j, JOB_EVENT_START), MAIL_BEGIN);
+        j->req.mail_user = mfree(j->req.mail_user);
+        assert_int_equal(job_mail_compose(j, MAIL_BEGIN, 0, &msg), 0);
+        assert_non_null(strstr(msg, "To: nobody\nSubject: Corral Job_id=1 Name=sim Began, Queued time 00:01:05\n"));
+        msg = mfree(msg);
+        /* Array tasks: only with ARRAY_TASKS. */
+        j->array_job_id = 1;
+        assert_int_equal(job_mail_event(j, JOB_EVENT_START), 0);
+        j->req.mail_events |= MAIL_ARRAY_TASKS;
+        assert_int_equal(job_mail_event(j, JOB_EVENT_START), MAIL_BEGIN);
+        manager_for_test_free(m);
+}
+
 /* corral queue --long: List carries a charge when asked, and only where Show would. */
 static void test_list_charges(void **state) {
         Tree *t = *state;
@@ -669,6 +722,7 @@ static void test_preemption(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_submit_bounds, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_job_mail, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_list_charges, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_list_pages, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_transitions, setup, tree_teardown),

@@ -47,6 +47,8 @@ static int run(const char *script, char **argv, SubmitOptions *o, DirectiveError
         char *err = NULL;
 
         submit_options_init(o, NOW);
+        o->sendmail_path = "/nonexistent/sendmail"; /* the warning, on any machine */
+
         if (argv) {
                 assert_int_equal(submit_options_parse_argv((int) strv_length(argv), argv, o, &first, &err), 0);
         }
@@ -130,7 +132,7 @@ typedef struct Row {
         const char *warn;               /* --signal as "SIG@SEC" or "B:SIG@SEC" */
 } Row;
 
-#define MAIL_WARNING "accepted, but Corral sends no job mail: none will be sent for this job"
+#define MAIL_WARNING "accepted, but this machine has no /nonexistent/sendmail: no mail will be sent for this job"
 #define QOS_WARNING "Corral has no QOS: not used for scheduling (choose a queue with --partition); " \
                     "the job sees it as SLURM_JOB_QOS"
 #define NO_SHEBANG "not a batch script: the first line must start with #! and an interpreter, e.g. #!/bin/bash"
@@ -270,6 +272,8 @@ static void test_directive_table(void **state) {
                 int r;
 
                 submit_options_init(&o, NOW);
+                o.sendmail_path = "/nonexistent/sendmail";
+
                 r = directives_parse(w->script, "job.sh", &o, &e);
                 while (n < ELEMENTSOF(w->reports) && w->reports[n].message)
                         n++;
@@ -408,6 +412,46 @@ static void test_slurm_mem_per_cpu(void **state) {
         assert_int_equal(o.req.walltime_sec, 90 * 60); /* Slurm: bare number = minutes */
 }
 
+/* Mail: the events and the address in the request, the last mail type winning, NONE
+ * clearing; no warning where sendmail is there. */
+static void test_mail(void **state) {
+        static const struct {
+                const char *script;
+                unsigned events;
+                const char *user;
+        } t[] = {
+                { "#!/bin/sh\n#SBATCH --mail-type=END,FAIL\n#SBATCH --mail-user=ann@example.org\ntrue\n",
+                  MAIL_END | MAIL_FAIL, "ann@example.org" },
+                { "#!/bin/sh\n#SBATCH --mail-type=ALL,ARRAY_TASKS\ntrue\n", MAIL_ALL | MAIL_ARRAY_TASKS, NULL },
+                { "#!/bin/sh\n#SBATCH --mail-type=BEGIN,TIME_LIMIT_90\ntrue\n", MAIL_BEGIN, NULL },
+                { "#!/bin/sh\n#SBATCH --mail-type=END\n#SBATCH --mail-type=NONE\ntrue\n", 0, NULL },
+                { "#!/bin/sh\n#PBS -m abe\n#PBS -M bob\ntrue\n", MAIL_FAIL | MAIL_BEGIN | MAIL_END, "bob" },
+                { "#!/bin/sh\n#PBS -m n\ntrue\n", 0, NULL },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                _cleanup_(submit_options_done) SubmitOptions o;
+                _cleanup_(directive_errors_done) DirectiveErrors e = {};
+
+                submit_options_init(&o, NOW);
+                o.sendmail_path = "/bin/sh"; /* executable: mail can be sent */
+                assert_int_equal(directives_parse(t[i].script, "job.sh", &o, &e), 0);
+                assert_int_equal(e.n, 0);
+                assert_int_equal(o.req.mail_events, t[i].events);
+                assert_string_equal(strempty(o.req.mail_user), strempty(t[i].user));
+        }
+        {
+                _cleanup_(submit_options_done) SubmitOptions o;
+                _cleanup_(directive_errors_done) DirectiveErrors e = {};
+
+                submit_options_init(&o, NOW);
+                assert_int_equal(directives_parse("#!/bin/sh\n#SBATCH --mail-user=-oQ/tmp\ntrue\n", "job.sh", &o, &e),
+                                 -EINVAL);
+                expect_error(&e, 0, 2, false,
+                             "#SBATCH --mail-user=-oQ/tmp: invalid address '-oQ/tmp' (a user name or user@host)");
+        }
+}
+
 static void test_slurm_unsupported(void **state) {
         static const char script[] =
                 "#!/bin/bash\n"                         /* 1 */
@@ -428,11 +472,13 @@ static void test_slurm_unsupported(void **state) {
         _cleanup_(directive_errors_done) DirectiveErrors e = {};
 
         submit_options_init(&o, NOW);
+        o.sendmail_path = "/nonexistent/sendmail";
+
         assert_int_equal(directives_parse(script, "job.sh", &o, &e), -EINVAL);
         assert_int_equal(e.n, 8);
         /* Mail is accepted, with one warning for the script. */
         expect_error(&e, 0, 3, true,
-                     "#SBATCH --mail-type=END: accepted, but Corral sends no job mail: none will be sent for this job");
+                     "#SBATCH --mail-type=END: " MAIL_WARNING);
         expect_error(&e, 1, 7, false, "#SBATCH --gres=gpu:1: option not supported");
         expect_error(&e, 2, 8, false, "#SBATCH --frobnicate: unknown option");
         expect_error(&e, 3, 9, false,
@@ -530,10 +576,12 @@ static void test_pbs_unsupported(void **state) {
         _cleanup_(directive_errors_done) DirectiveErrors e = {};
 
         submit_options_init(&o, NOW);
+        o.sendmail_path = "/nonexistent/sendmail";
+
         assert_int_equal(directives_parse(script, "pbs.sh", &o, &e), -EINVAL);
         assert_int_equal(e.n, 6);
         expect_error(&e, 0, 2, true,
-                     "#PBS -m abe: accepted, but Corral sends no job mail: none will be sent for this job");
+                     "#PBS -m abe: " MAIL_WARNING);
         expect_error(&e, 1, 4, false, "#PBS -l vmem=8gb: resource 'vmem' not supported");
         expect_error(&e, 2, 5, false,
                      "#PBS -l nodes=2:ppn=8: not supported on a single machine (only nodes=1 can be requested)");
@@ -562,6 +610,8 @@ static void test_native_directives(void **state) {
         char *err = NULL;
 
         submit_options_init(&o, NOW);
+        o.sendmail_path = "/nonexistent/sendmail";
+
         assert_int_equal(directives_parse(script, "x.py", &o, &e), 0);
         o.req.script = strdup(script);
         assert_int_equal(submit_options_finalize(&o, "/home/ann", env, &err), 0);
@@ -622,6 +672,7 @@ static void test_argv(void **state) {
                 char *argv[] = { (char *) "submit", (char *) "-Hn", (char *) "3", (char *) "--nice",
                                  (char *) "--exclusive", (char *) "--", (char *) "--not-an-option", NULL };
                 submit_options_init(&o, NOW);
+                o.sendmail_path = "/nonexistent/sendmail";
                 assert_int_equal(submit_options_parse_argv(7, argv, &o, &first, &err), 0);
                 assert_int_equal(first, 6);
                 assert_true(o.req.hold);
@@ -634,6 +685,7 @@ static void test_argv(void **state) {
                 char *argv[] = { (char *) "submit", (char *) "-J", (char *) "x", (char *) "/bin/sleep",
                                  (char *) "-n", (char *) "5", NULL };
                 submit_options_init(&o, NOW);
+                o.sendmail_path = "/nonexistent/sendmail";
                 assert_int_equal(submit_options_parse_argv(6, argv, &o, &first, &err), 0);
                 assert_int_equal(first, 3);     /* options after the command are the command's */
                 assert_int_equal(o.ntasks, 0);
@@ -642,6 +694,7 @@ static void test_argv(void **state) {
         {
                 char *argv[] = { (char *) "submit", NULL };
                 submit_options_init(&o, NOW);
+                o.sendmail_path = "/nonexistent/sendmail";
                 assert_int_equal(submit_options_parse_argv(1, argv, &o, &first, &err), 0);
                 assert_int_equal(first, 1);
                 submit_options_done(&o);
@@ -684,6 +737,7 @@ static void test_argv(void **state) {
                         argv[argc++] = (char *) bad[i].args[j];
                 err = NULL;
                 submit_options_init(&o, NOW);
+                o.sendmail_path = "/nonexistent/sendmail";
                 assert_int_equal(submit_options_parse_argv(argc, argv, &o, &first, &err), -EINVAL);
                 if (!err || !streq(err, bad[i].error)) {
                         fprintf(stderr, "case %zu: got '%s'\n", i, strna(err));
@@ -705,6 +759,7 @@ static void test_finalize(void **state) {
                 char *argv[] = { (char *) "submit", (char *) "--env=PATH=/opt/bin", (char *) "-c", (char *) "4",
                                  (char *) "--mem-per-cpu=100", (char *) "-o", (char *) "o.log", NULL };
                 submit_options_init(&o, NOW);
+                o.sendmail_path = "/nonexistent/sendmail";
                 assert_int_equal(submit_options_parse_argv(7, argv, &o, NULL, &err), 0);
                 assert_int_equal(strv_extend(&o.req.argv, "/bin/true"), 0);
                 assert_int_equal(submit_options_finalize(&o, "/home/ann", env, &err), 0);
@@ -720,6 +775,7 @@ static void test_finalize(void **state) {
         {
                 char *argv[] = { (char *) "submit", (char *) "--export=HOME,X=1,MISSING", NULL };
                 submit_options_init(&o, NOW);
+                o.sendmail_path = "/nonexistent/sendmail";
                 assert_int_equal(submit_options_parse_argv(2, argv, &o, NULL, &err), 0);
                 assert_int_equal(strv_extend(&o.req.argv, "/bin/true"), 0);
                 assert_int_equal(submit_options_finalize(&o, "/", env, &err), 0);
@@ -732,6 +788,7 @@ static void test_finalize(void **state) {
         {
                 char *argv[] = { (char *) "submit", (char *) "-n", (char *) "100", (char *) "-c", (char *) "100", NULL };
                 submit_options_init(&o, NOW);
+                o.sendmail_path = "/nonexistent/sendmail";
                 assert_int_equal(submit_options_parse_argv(5, argv, &o, NULL, &err), 0);
                 assert_int_equal(strv_extend(&o.req.argv, "/bin/true"), 0);
                 assert_int_equal(submit_options_finalize(&o, "/", NULL, &err), -EINVAL);
@@ -742,6 +799,7 @@ static void test_finalize(void **state) {
         /* No command nor script: the request is invalid. */
         {
                 submit_options_init(&o, NOW);
+                o.sendmail_path = "/nonexistent/sendmail";
                 assert_int_equal(submit_options_finalize(&o, "/", NULL, &err), -EINVAL);
                 assert_string_equal(err, "invalid job request: argv");
                 free(err);
@@ -883,6 +941,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_slurm_basic),
                 cmocka_unit_test(test_slurm_mem_per_cpu),
+                cmocka_unit_test(test_mail),
                 cmocka_unit_test(test_slurm_unsupported),
                 cmocka_unit_test(test_pbs_torque),
                 cmocka_unit_test(test_pbs_pro_select),

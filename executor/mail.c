@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Job mail (sbatch --mail-type, qsub -m), as Slurm's MailProg: the message is handed to
+ * the machine's sendmail by systemd, in a transient service of its own, run as the job's
+ * user. Not forked from corrald: its sandbox (NoNewPrivileges=, the capability bounding
+ * set) would stop the setgid queueing programs of the usual MTAs, and corrald never
+ * waits on a child. Best effort: what systemd or sendmail say is logged, never retried. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "executor-internal.h"
+#include "executor.h"
+#include "log.h"
+
+static int on_mail_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+
+        if (e)
+                log_warning("Job %" PRIu64 ": mail not sent: %s", (uint64_t) (uintptr_t) userdata, e->message);
+        return 0;
+}
+
+int executor_send_mail(Executor *e, uint64_t job_id, uid_t uid, const char *mailprog, const char *message) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        char unit[96], user[16], desc[64];
+        int r;
+
+        assert(e);
+        assert(mailprog);
+        assert(message);
+
+        if (access(mailprog, X_OK) < 0)
+                return -errno;
+        /* Unique per daemon run and message: a mail still being sent never blocks the next. */
+        snprintf(unit, sizeof unit, "corral-mail-%" PRIu64 "-%" PRIu64 ".service", job_id, ++e->mail_seq);
+        snprintf(user, sizeof user, "%u", (unsigned) uid);
+        snprintf(desc, sizeof desc, "Corral mail for job %" PRIu64, job_id);
+
+        r = sd_bus_message_new_method_call(e->bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                           "org.freedesktop.systemd1.Manager", "StartTransientUnit");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "ss", unit, "fail");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)", "Description", "s", desc, "User", "s", user,
+                                  "Type", "s", "oneshot", "CollectMode", "s", "inactive-or-failed",
+                                  "RuntimeMaxUSec", "t", UINT64_C(120) * 1000000);
+        if (r < 0)
+                return r;
+        /* sendmail -t: the recipients from the message's To:; -oi: a lone "." is text. */
+        r = sd_bus_message_append(m, "(sv)", "ExecStart", "a(sasb)", 1, mailprog, 3, mailprog, "-t", "-oi", false);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "s", "StandardInputData");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'v', "ay");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append_array(m, 'y', message, strlen(message));
+        if (r < 0)
+                return r;
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        if (r < 0)
+                return r;
+        return sd_bus_call_async(e->bus, NULL, m, on_mail_reply, (void *) (uintptr_t) job_id, 0);
+}
