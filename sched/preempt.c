@@ -339,6 +339,7 @@ static int try_preempt(SchedPass *p, Cand *c, size_t n_victims, size_t n_run_use
                 d->by_job_id = pj->id;
                 d->score = vs[i].score;
                 ctx->victim_taken[vs[i].slot] = true;
+                p->n_victims_taken++;
                 /* It keeps its memory (reclaim or not: what is pushed out is only known
                  * once it is frozen) and gives its CPUs now. */
                 rel = ctx->release_avail + ctx->job_release[vs[i].job];
@@ -430,6 +431,9 @@ int pass_preempt(SchedPass *p) {
                 if (!ctx->preemptor[c->idx])
                         continue;
                 seen++;
+                /* No CPU free and none to take: the rest cannot start either. */
+                if (p->now_cpus == 0 && p->n_victims_taken >= n_victims)
+                        break;
                 j = cand_job(p, c);
                 if (!eligible(c) || limits_block(p, c))
                         continue;

@@ -209,6 +209,7 @@ struct SchedPass {
         size_t n_release_avail;
         bool releases_sorted;
         size_t n_preempted;                  /* SUSPENDED jobs a pass suspended */
+        size_t n_victims_taken;              /* suspended in this pass */
 };
 
 static inline const SchedJob *cand_job(const SchedPass *p, const Cand *c) {

@@ -4,9 +4,10 @@
 # stops), corral resume cannot thaw it, corral why names the express job, the express job
 # runs; then the scheduler thaws the normal job and it completes although its run with
 # the suspension outlasted its walltime (the clock stood still), charged for its running
-# time only. With ReclaimSuspended=yes and swap (the scratch disk made swap for the
-# test), the frozen job's memory.current drops.
-# timeout: 500
+# time only. A suspended job whose CPU is taken resumes on another one that frees. With
+# ReclaimSuspended=yes and swap (the scratch disk made swap for the test), the frozen
+# job's memory.current drops.
+# timeout: 600
 . "$CORRAL_TEST_LIB"
 dropin_dir=/etc/corral/corral.conf.d
 dropin=$dropin_dir/80-preempt.conf
@@ -77,6 +78,39 @@ log "job $a: from start to end $((end - start)) s, charged for $run s running (w
 [ $((end - start)) -gt 40 ] || fail "job $a took $((end - start)) s: the suspension did not outlast its walltime, the test proves nothing"
 [ "$run" -lt 40 ] || fail "job $a was charged $run s: suspended time counted"
 [ "$run" -le $((end - start - 20)) ] || fail "job $a: charged $run s of $((end - start)) s, 30 s of them suspended"
+
+# Two normal jobs of one CPU each; an express job suspends one of them, the other ends
+# while the express job still runs: the suspended job resumes at once on the CPU that
+# freed, not its own (its scope's cpuset moved while frozen, then thawed).
+cpus_of() { cat "$(unit_cgroup "corral-job-$1.scope")/cpuset.cpus"; }
+if [ "$ncpu" -ne 2 ]; then
+    echo "SKIPPED PART: resuming on other CPUs (written for 2 CPUs, this machine has $ncpu)"
+else
+    p=$(as_user "$USER_A" corral submit --parsable -D "$work" -q normal -n 1 --time 2:00 -- \
+        sh -c 'for i in $(seq 40); do sleep 0.5; done')
+    q=$(as_user "$USER_A" corral submit --parsable -D "$work" -q normal -n 1 --time 2:00 -- \
+        sh -c 'for i in $(seq 24); do sleep 0.5; done')
+    wait_for 60 sh -c "[ \"\$(corral show --json $p | jq -r .job.state)\$(corral show --json $q | jq -r .job.state)\" = RUNNINGRUNNING ]" ||
+        fail "jobs $p, $q: $(state "$p"), $(state "$q")"
+    wait_for 30 frozen "$p" 0 && wait_for 30 frozen "$q" 0 || fail "jobs $p, $q have no scopes"
+    e=$(as_user "$USER_B" corral submit --parsable -D "$work_b" -q express -n 1 --time 1:00 -- sleep 45)
+    wait_for 60 sh -c "corral show --json $p | grep -q SUSPENDED || corral show --json $q | grep -q SUSPENDED" ||
+        fail "neither $p nor $q was suspended for $e"
+    if is_state "$p" SUSPENDED; then v=$p; o=$q; else v=$q; o=$p; fi
+    before=$(cpus_of "$v")
+    log "job $v suspended on CPU $before for express job $e; job $o runs on"
+    as_user "$USER_A" corral wait "$o" >/dev/null || fail "job $o: $(state "$o")"
+    wait_for 60 is_state "$v" RUNNING || fail "job $v was not resumed when job $o ended: $(state "$v")"
+    is_state "$e" RUNNING || fail "express job $e ended before the test could see job $v move"
+    wait_for 30 frozen "$v" 0 || fail "job $v's scope is still frozen"
+    after=$(cpus_of "$v")
+    log "job $v resumed on CPU $after (was $before), beside express job $e on $(cpus_of "$e")"
+    [ "$after" != "$before" ] || fail "job $v resumed on its old CPU $before, which express job $e holds"
+    [ "$after" != "$(cpus_of "$e")" ] || fail "job $v shares CPU $after with job $e"
+    as_user "$USER_A" corral wait "$v" >/dev/null || fail "job $v after its move: $(state "$v")"
+    corral cancel "$e" >/dev/null
+    wait_for 60 sh -c "corral show --json $e | jq -e '.job.state != \"RUNNING\"' >/dev/null" || fail "job $e did not stop"
+fi
 
 # ReclaimSuspended=yes: needs swap, and the kernel's memory.reclaim (5.19).
 if [ ! -e "$(unit_cgroup init.scope)/memory.reclaim" ] && [ ! -e /sys/fs/cgroup/system.slice/memory.reclaim ]; then
