@@ -105,8 +105,9 @@ static void check_cli_decoders(json_object *o) {
 }
 
 static void check_array_spec(const char *s) {
-        ArraySpec a = {}, b = {};
-        char buf[64], buf2[64];
+        _cleanup_(array_spec_done) ArraySpec a = {}, b = {};
+        /* A list of up to 40 ranges, each up to "99999-99999:99999,". */
+        char buf[2048], buf2[2048];
 
         if (array_spec_parse(s, &a) < 0)
                 return;
