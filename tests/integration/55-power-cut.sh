@@ -19,6 +19,10 @@ if [ "${CORRAL_TEST_PHASE:-}" != after-power-cut ]; then
     busy=$(corral queue --json -t RUNNING,SUSPENDED | jq -r '.jobs[].id')
     [ -z "$busy" ] || fail "jobs left running by an earlier test: $busy"
     rm -rf "${keep:?}"/*
+    # The package also enables corrald.service, which then starts at boot; this boot it
+    # must not, so that the store can be looked at as the power cut left it.
+    systemctl is-enabled -q corrald.service && touch "$keep/service-was-enabled"
+    systemctl disable -q corrald.service
     q "select coalesce(max(id), 0) from jobs" > "$keep/base"
     r=$(as_user "$USER_A" corral submit --parsable --rerunnable -J pc-run-r -- sleep 600)
     n=$(as_user "$USER_B" corral submit --parsable --no-rerunnable -J pc-run-n -- sleep 600)
@@ -70,6 +74,7 @@ assert_eq "$integrity" ok "integrity of the store after the power cut"
 sqlite3 "$copy/corral.db" "select id, state, rerunnable, requeue_count, array_job_id from jobs where id > $base" \
     | tr '|' ' ' > "$keep/as-cut"
 rm -rf "$copy"
+[ ! -e "$keep/service-was-enabled" ] || systemctl enable -q corrald.service
 awk '$2 == "RUNNING" || $2 == "SUSPENDED"' "$keep/as-cut" > "$keep/running-at-cut"
 
 # Every acknowledged submission and cancellation is in the store.
