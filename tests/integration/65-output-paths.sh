@@ -34,6 +34,30 @@ run_case() {
     echo "case: $what -> job $id $state${reason:+ ($reason)}"
 }
 
+# corral submit checks the paths as the user before it sends anything, and refuses with
+# the reason; the supervisor checks again when it opens them (a request need not come
+# from this CLI, and paths change between submission and start). Both are tested: the
+# CLI's refusal, then the same request sent over the socket as another client could.
+client=$(dirname "$0")/proto-client.py
+submit_refused() { # WHAT WORDS CORRAL-SUBMIT-ARGS...
+    local what=$1 words=$2 out
+    shift 2
+    if out=$(A corral submit --parsable -n 1 --mem 64M --time 2:00 --name op-case -D "$ha" "$@" 2>&1); then
+        fail "$what: submitted as job $out, expected a refusal at submission"
+    fi
+    assert_match "$out" "${words/: /( [^:]*)?: }" "$what: the refusal at submission"
+    echo "case: $what -> refused at submission: $out"
+}
+raw_case() { # WHAT SUBMIT-PARAMETERS (JSON members beyond the common ones)
+    local what=$1 reply
+    reply=$(A python3 "$client" /run/corral/io.corral.Manager <<<"{\"method\":\"io.corral.Manager.Submit\",\"parameters\":{\"cpus\":1,\"memory\":67108864,\"walltime_sec\":120,\"name\":\"op-case\",\"workdir\":\"$ha\",$2}}")
+    id=$(jq -r '.parameters.job_id // empty' <<<"$reply")
+    [ -n "$id" ] || fail "$what: the request sent over the socket was refused: $reply"
+    wait_for 90 is_final "$id" || fail "$what: job $id still $(jfield "$id" state) after 90 s: the supervisor is blocked"
+    state=$(jfield "$id" state) reason=$(jfield "$id" reason)
+    echo "case: $what (over the socket) -> job $id $state${reason:+ ($reason)}"
+}
+
 # The owner (and root) see what was wrong, with the path; bob sees that the launch
 # failed, never the path; the job's journal stream has the path, for its owner.
 assert_refused() {
@@ -57,25 +81,32 @@ before=$(sha256sum < /usr/local/share/corral-root-owned)
 
 log "a symbolic link to a file of root's, as output: opened as alice, so refused"
 A ln -sfn /usr/local/share/corral-root-owned "$ha/op-link-out"
-run_case "output symlink to a root-owned file" -o "$ha/op-link-out" -- echo pwned
+submit_refused "output symlink to a root-owned file" "cannot open the output file: Permission denied" \
+    -o "$ha/op-link-out" -- echo pwned
+raw_case "output symlink to a root-owned file" "\"argv\":[\"echo\",\"pwned\"],\"stdout_path\":\"$ha/op-link-out\""
 assert_refused "output symlink" "$ha/op-link-out" "cannot open the output file: Permission denied"
 assert_eq "$(sha256sum < /usr/local/share/corral-root-owned)" "$before" "the root-owned file's content"
 assert_eq "$(stat -c %U /usr/local/share/corral-root-owned)" root "the root-owned file's owner"
 
 log "a symbolic link to /etc/shadow, as input"
 A ln -sfn /etc/shadow "$ha/op-link-in"
-run_case "input symlink to /etc/shadow" -i "$ha/op-link-in" -o "$ha/op-in.out" -- cat
+submit_refused "input symlink to /etc/shadow" "cannot open the input file: Permission denied" \
+    -i "$ha/op-link-in" -o "$ha/op-in.out" -- cat
+raw_case "input symlink to /etc/shadow" "\"argv\":[\"cat\"],\"stdin_path\":\"$ha/op-link-in\",\"stdout_path\":\"$ha/op-in.out\""
 assert_refused "input symlink" "$ha/op-link-in" "cannot open the input file: Permission denied"
 [ ! -s "$ha/op-in.out" ] || fail "the job read /etc/shadow: $(head -c 64 "$ha/op-in.out")"
 
 log "a path into bob's private directory"
 install -d -m 0700 -o "$USER_B" -g "$PROJECT_B" "$hb/private"
-run_case "output into another user's private directory" -o "$hb/private/from-alice" -- echo hello
+submit_refused "output into another user's private directory" "Permission denied" \
+    -o "$hb/private/from-alice" -- echo hello
+raw_case "output into another user's private directory" "\"argv\":[\"echo\",\"hello\"],\"stdout_path\":\"$hb/private/from-alice\""
 assert_refused "other user's directory" "$hb/private/from-alice" "cannot open the output file: Permission denied"
 [ ! -e "$hb/private/from-alice" ] || fail "a file was created in bob's private directory"
 
 log "a directory that does not exist"
-run_case "output in a missing directory" -o "$ha/op-no-such-dir/out" -- echo hello
+submit_refused "output in a missing directory" "op-no-such-dir" -o "$ha/op-no-such-dir/out" -- echo hello
+raw_case "output in a missing directory" "\"argv\":[\"echo\",\"hello\"],\"stdout_path\":\"$ha/op-no-such-dir/out\""
 assert_refused "missing directory" "$ha/op-no-such-dir/out" "cannot open the output file: a directory on its path does not exist"
 
 log "a FIFO that nobody reads: refused at once, the supervisor never waits"

@@ -21,6 +21,8 @@ systemctl start corrald.socket
 id=$(as_user "$USER_A" corral submit --parsable -D /tmp --wait -- true 2>/dev/null) || fail "a job before removal: $id"
 [ -s /var/lib/corral/corral.db ] || fail "no job database"
 echo "# an administrator's drop-in" > /etc/corral/corral.conf.d/50-site.conf
+mkdir -p /etc/corral/projects.d
+echo "# an administrator's project" > /etc/corral/projects.d/purge-test.conf
 
 log "apt-get remove corral"
 out=$(apt-get remove -y -q corral 2>&1) || fail "apt-get remove: $out"
@@ -32,6 +34,7 @@ systemctl is-active -q corrald.service && fail "corrald.service is still active"
 [ -s /var/lib/corral/corral.db ] || fail "remove deleted the job database"
 [ -f /etc/corral/corral.conf ] || fail "remove deleted /etc/corral/corral.conf"
 [ -f /etc/corral/corral.conf.d/50-site.conf ] || fail "remove deleted the administrator's drop-in"
+[ -f /etc/corral/projects.d/purge-test.conf ] || fail "remove deleted the administrator's project file"
 
 log "apt-get purge corral"
 out=$(apt-get purge -y -q corral 2>&1) || fail "apt-get purge: $out"
