@@ -338,6 +338,34 @@ static void test_submit_test_only(void **state) {
         assert_non_null(strstr(out, "Accepted:     yes, in queue normal, project geo\n"));
         assert_non_null(strstr(out, "(estimated; waits for Resources)"));
 
+        /* sbatch --test-only asks the same, and answers in Slurm's words on stderr. */
+        {
+                _cleanup_free_ char *err = NULL;
+                char path[160];
+                size_t size;
+                int fd, saved;
+
+                snprintf(path, sizeof(path), "%s/stderr", tmpdir);
+                fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                assert_true(fd >= 0);
+                saved = dup(STDERR_FILENO);
+                assert_true(saved >= 0 && dup2(fd, STDERR_FILENO) >= 0);
+                pid = start_server(accepted, ELEMENTSOF(accepted), false);
+                run_as_sbatch = true;
+                assert_int_equal(run(((const char *const[]) { "sbatch", "--test-only", script, NULL }), &out), 0);
+                run_as_sbatch = false;
+                assert_true(dup2(saved, STDERR_FILENO) >= 0);
+                close(saved);
+                close(fd);
+                assert_int_equal(server_status(pid), 0);
+                assert_string_equal(out, "");
+                assert_int_equal(read_file_at(AT_FDCWD, path, 1 << 20, &err, &size), 0);
+                unlink(path);
+                if (!strstr(err, "sbatch: Job to start at ") || !strstr(err, " using 4 processors on nodes ") ||
+                    !strstr(err, " in partition normal\n"))
+                        fail_msg("sbatch --test-only said: %s", err);
+        }
+
         pid = start_server(refused, ELEMENTSOF(refused), false);
         assert_int_equal(run(ARGS("submit", "--test-only", "-n", "64", "--", "true"), &out), 2);
         assert_int_equal(server_status(pid), 0);
