@@ -9,7 +9,7 @@
 . "$CORRAL_TEST_LIB"
 systemctl start corrald.socket
 command -v sbatch >/dev/null || skip "the Slurm commands are not installed (corral-slurm-compat)"
-command -v snakemake >/dev/null || skip "snakemake is not installed in the guest (tests/vm/image/packages)"
+command -v snakemake >/dev/null || skip "snakemake is not installed in the guest (tests/vm/image/packages-slow: CORRAL_TEST_SLOW=1)"
 A() { as_user "$USER_A" "$@"; }
 cpus=$(nproc --all)
 [ "$cpus" -ge 2 ] || skip "the workflow's 2-thread rule needs 2 CPUs, the guest has $cpus"
