@@ -22,7 +22,9 @@ if [ "${CORRAL_TEST_PHASE:-}" != after-power-cut ]; then
     # The package also enables corrald.service, which then starts at boot; this boot it
     # must not, so that the store can be looked at as the power cut left it.
     systemctl is-enabled -q corrald.service && touch "$keep/service-was-enabled"
+    # (Disabling the service disables its Also=corrald.socket too: the socket goes back on.)
     systemctl disable -q corrald.service
+    systemctl enable -q corrald.socket
     q "select coalesce(max(id), 0) from jobs" > "$keep/base"
     r=$(as_user "$USER_A" corral submit --parsable --rerunnable -J pc-run-r -- sleep 600)
     n=$(as_user "$USER_B" corral submit --parsable --no-rerunnable -J pc-run-n -- sleep 600)
@@ -61,6 +63,15 @@ fi
 
 read -r base < "$keep/base"
 read -r r n h < "$keep/fixed"
+# Whatever happens below, the jobs of this test do not outlive it: the next tests expect
+# the CPUs free.
+cleanup() {
+    [ ! -e "$keep/service-was-enabled" ] || systemctl enable -q corrald.service
+    systemctl start corrald.socket
+    as_user "$USER_A" corral cancel --me >/dev/null 2>&1 || true
+    as_user "$USER_B" corral cancel --me >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
 log "after the power cut (it came $(cat "$CORRAL_TEST_OUT/power-cut-delay" 2>/dev/null || echo '?')s after the request)"
 # Look at the store as the power cut left it, before corrald opens it: on a copy, so
 # that corrald's own recovery of the WAL is what the rest of the test sees.
