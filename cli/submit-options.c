@@ -635,14 +635,16 @@ static const SubmitOption options[] = {
         { "begin", 'b', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_BEGIN, set_begin, "start no earlier than this time" },
         { "nodes", 'N', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_NODES, set_nodes, NULL },
 
-        /* Known to Slurm users, meaningless or not implemented here: say so rather than
-         * "unknown option". Scripts carry the first three nearly always: accepted, with
-         * a warning. */
-        { "qos", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_qos, NULL },
-        { "mail-type", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_MAIL_EVENTS, set_mail_type, NULL },
-        { "mail-user", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_MAIL_USER, set_mail_user, NULL },
+        { "mail-type", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_MAIL_EVENTS, set_mail_type,
+          "mail on BEGIN, END, FAIL, REQUEUE, ALL (ARRAY_TASKS: for each array task; NONE)" },
+        { "mail-user", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_MAIL_USER, set_mail_user,
+          "where the mail goes (default: you)" },
         { "signal", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_SIGNAL, set_signal,
           "[B:]SIG[@SECONDS]: signal the job (B: its script's shell) that long before its time limit" },
+
+        /* Known to Slurm users, meaningless or not implemented here: say so rather than
+         * "unknown option". Scripts carry --qos often: accepted, with a warning. */
+        { "qos", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_qos, NULL },
         { "gpus-per-task", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
         { "gpus-per-node", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
         { "clusters", 'M', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
