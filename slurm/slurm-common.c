@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <pwd.h>
+#include <unistd.h>
 #include <errno.h>
 #include <locale.h>
 #include <string.h>
@@ -105,4 +107,13 @@ bool slurm_job_matches_refs(const JobInfo *j, const JobRef *refs, size_t n) {
                         return true;
         }
         return false;
+}
+
+char *slurm_my_name(void) {
+        struct passwd *pw = getpwuid(getuid());
+        char *name = pw ? strdup(pw->pw_name) : NULL;
+
+        if (!name)
+                slurm_error("cannot find the name of uid %u", (unsigned) getuid());
+        return name;
 }

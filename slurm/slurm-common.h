@@ -14,6 +14,8 @@
 /* Sets up logging under the tool's name and the Cli of corral(1) with verb (for the
  * messages of corrald's error replies). */
 void slurm_setup(const char *tool, Cli *cli, const char *verb);
+/* The calling user's name (--me), newly allocated; reports and returns NULL if unknown. */
+char *slurm_my_name(void);
 
 /* "error: " in front, as Slurm's tools write: "squeue: error: ...". */
 #define slurm_error(fmt, ...) log_error("error: " fmt, ##__VA_ARGS__)

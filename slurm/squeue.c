@@ -66,15 +66,12 @@ int main(int argc, char *argv[]) {
                 case 'u':
                         user = optarg;
                         break;
-                case ARG_ME: {
-                        struct passwd *pw = getpwuid(getuid());
-                        if (!pw || !(me = strdup(pw->pw_name))) {
-                                slurm_error("cannot find the name of uid %u", (unsigned) getuid());
+                case ARG_ME:
+                        free(me);
+                        if (!(me = slurm_my_name()))
                                 return 1;
-                        }
                         user = me;
                         break;
-                }
                 case 'j': {
                         const char *arg = optarg;
                         /* "-j 42" as well as "-j42": the optional argument is the next word. */
