@@ -74,7 +74,7 @@ Job *job_new(void) {
         }
         j = job_free_list;
         job_free_list = *(Job **) j;
-        *j = (Job) { .exit_code = -1, .req = SUBMIT_REQUEST_INIT };
+        *j = (Job) { .state = JOB_QUEUED, .exit_code = -1, .req = SUBMIT_REQUEST_INIT };
         return j;
 }
 

@@ -3,6 +3,7 @@
  * decides), change state through the manager, reply. Every reply is queued and goes out
  * only after the post-iteration commit. */
 
+#include <assert.h>
 #include <errno.h>
 #include <grp.h>
 #include <inttypes.h>
@@ -452,7 +453,9 @@ static json_object *method_test_submit(Manager *m, const Peer *peer, json_object
                 json_object_put(p);
                 return NULL;
         }
-        probe->state = JOB_QUEUED;
+        /* The probe is never in the table nor stored, so it takes no transition: it is
+         * born queued (job_new()), which is what a what-if pass needs. */
+        assert(probe->state == JOB_QUEUED);
         probe->req = c.req;
         c.req = (SubmitRequest) SUBMIT_REQUEST_INIT;
         if (probe->req.array.set) {
