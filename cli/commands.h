@@ -39,8 +39,15 @@ typedef struct ChargeView {
         uint64_t run_usec, cpu_usec, memory_peak;
         uint64_t io_read_bytes, io_write_bytes, io_read_ops, io_write_ops;
         double core_hours, charge_factor, service_units, efficiency;
-        uint64_t stall_usec[6]; /* cpu, memory, io: some, full */
+        uint64_t stall_usec[6];  /* cpu, memory, io: some, full */
 } ChargeView;
+
+#define _CHARGE_STALL_MAX 6
+/* The keys of the charge's (and a usage row's) "stall_usec" object, in stall_usec's order. */
+extern const char *const charge_stall_names[_CHARGE_STALL_MAX];
+/* A number field of an object; 0 when missing or of another type (and for negatives, unum). */
+double json_field_num(json_object *o, const char *key);
+uint64_t json_field_unum(json_object *o, const char *key);
 
 /* Tolerates missing and unknown fields; a wrong shape leaves it unset. */
 void charge_view_from_json(json_object *o, ChargeView *ret);

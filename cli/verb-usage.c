@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* corral usage (sreport's summaries: by user, project, queue or day, as a table, JSON,
- * CSV, a terminal chart or an SVG), and the charge lines of `corral show`. */
+ * CSV, a terminal chart or an SVG). */
 
 #include <errno.h>
 #include <getopt.h>
@@ -21,98 +21,6 @@
 #include "usage-chart.h"
 
 #define DEFAULT_DAYS 30
-
-static const char *const stall_names[] = { "cpu_some", "cpu_full", "memory_some", "memory_full", "io_some", "io_full" };
-
-static double num(json_object *o, const char *key) {
-        json_object *v;
-
-        if (!json_object_object_get_ex(o, key, &v) ||
-            (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int)))
-                return 0;
-        return json_object_get_double(v);
-}
-
-static uint64_t unum(json_object *o, const char *key) {
-        json_object *v;
-        int64_t i;
-
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-                return 0;
-        i = json_object_get_int64(v);
-        return i > 0 ? (uint64_t) i : 0;
-}
-
-/* ---- corral show's charge ---- */
-
-void charge_view_from_json(json_object *o, ChargeView *ret) {
-        json_object *st, *v;
-
-        *ret = (ChargeView) {};
-        if (!json_object_is_type(o, json_type_object))
-                return;
-        *ret = (ChargeView) {
-                .set = true,
-                .cpus = (unsigned) unum(o, "cpus"),
-                .run_usec = unum(o, "run_usec"),
-                .cpu_usec = unum(o, "cpu_usec"),
-                .memory_peak = unum(o, "memory_peak"),
-                .io_read_bytes = unum(o, "io_read_bytes"),
-                .io_write_bytes = unum(o, "io_write_bytes"),
-                .io_read_ops = unum(o, "io_read_ops"),
-                .io_write_ops = unum(o, "io_write_ops"),
-                .core_hours = num(o, "core_hours"),
-                .charge_factor = num(o, "charge_factor"),
-                .service_units = num(o, "service_units"),
-                .efficiency = num(o, "efficiency"),
-        };
-        if (json_object_object_get_ex(o, "live", &v) && json_object_is_type(v, json_type_boolean))
-                ret->live = json_object_get_boolean(v);
-        if (json_object_object_get_ex(o, "stall_usec", &st) && json_object_is_type(st, json_type_object)) {
-                ret->has_pressure = true;
-                for (size_t i = 0; i < ELEMENTSOF(stall_names); i++)
-                        ret->stall_usec[i] = unum(st, stall_names[i]);
-        }
-}
-
-static void line(FILE *f, const char *key, const char *fmt, ...) _printf_(3, 4);
-static void line(FILE *f, const char *key, const char *fmt, ...) {
-        va_list ap;
-
-        fprintf(f, "%14s: ", key);
-        va_start(ap, fmt);
-        vfprintf(f, fmt, ap);
-        va_end(ap);
-        fputc('\n', f);
-}
-
-static char *format_seconds(char *buf, size_t size, uint64_t usec) {
-        if (usec < 60 * UINT64_C(1000000))
-                snprintf(buf, size, "%.1fs", (double) usec / 1e6);
-        else
-                format_elapsed(buf, size, usec / 1000000);
-        return buf;
-}
-
-void charge_view_print(FILE *f, const ChargeView *c) {
-        char a[64], b[64], d[64], e[64], g[64];
-
-        line(f, "Charge", "%.4g service units%s = %.4g core-hours x %g (%u CPUs x %s)", c->service_units,
-             c->live ? " so far" : "", c->core_hours, c->charge_factor, c->cpus,
-             format_seconds(a, sizeof a, c->run_usec));
-        line(f, "CPUTime", "%s (efficiency %.1f%% of the CPUs' time)", format_seconds(a, sizeof a, c->cpu_usec),
-             100.0 * c->efficiency);
-        line(f, "MemoryPeak", "%s", format_size(a, sizeof a, c->memory_peak));
-        line(f, "IO", "%s read, %s written (%" PRIu64 " and %" PRIu64 " operations)",
-             format_size(a, sizeof a, c->io_read_bytes), format_size(b, sizeof b, c->io_write_bytes), c->io_read_ops,
-             c->io_write_ops);
-        if (c->has_pressure)
-                /* PSI: "some" is time at least one task stalled, "full" all of them. */
-                line(f, "Stalled", "cpu %s, memory %s (all tasks %s), io %s (all tasks %s)",
-                     format_seconds(a, sizeof a, c->stall_usec[0]), format_seconds(b, sizeof b, c->stall_usec[2]),
-                     format_seconds(d, sizeof d, c->stall_usec[3]), format_seconds(e, sizeof e, c->stall_usec[4]),
-                     format_seconds(g, sizeof g, c->stall_usec[5]));
-}
 
 /* ---- corral usage ---- */
 
@@ -196,19 +104,19 @@ static void csv_field(FILE *f, const char *s) {
 static void print_csv(json_object *rows, const char *by) {
         printf("%s,jobs,core_hours,service_units,cpu_hours,efficiency,memory_peak,io_read_bytes,io_write_bytes,io_ops",
                by);
-        for (size_t i = 0; i < ELEMENTSOF(stall_names); i++)
-                printf(",%s_sec", stall_names[i]);
+        for (size_t i = 0; i < ELEMENTSOF(charge_stall_names); i++)
+                printf(",%s_sec", charge_stall_names[i]);
         putchar('\n');
         for (size_t i = 0; i < json_object_array_length(rows); i++) {
                 json_object *r = json_object_array_get_idx(rows, i), *k, *st = NULL;
 
                 csv_field(stdout, json_object_object_get_ex(r, "key", &k) ? json_object_get_string(k) : "");
-                printf(",%" PRIu64 ",%.6f,%.6f,%.6f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, unum(r, "jobs"),
-                       num(r, "core_hours"), num(r, "service_units"), num(r, "cpu_hours"), num(r, "efficiency"),
-                       unum(r, "memory_peak"), unum(r, "io_read_bytes"), unum(r, "io_write_bytes"), unum(r, "io_ops"));
+                printf(",%" PRIu64 ",%.6f,%.6f,%.6f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, json_field_unum(r, "jobs"),
+                       json_field_num(r, "core_hours"), json_field_num(r, "service_units"), json_field_num(r, "cpu_hours"), json_field_num(r, "efficiency"),
+                       json_field_unum(r, "memory_peak"), json_field_unum(r, "io_read_bytes"), json_field_unum(r, "io_write_bytes"), json_field_unum(r, "io_ops"));
                 (void) json_object_object_get_ex(r, "stall_sec", &st);
-                for (size_t s = 0; s < ELEMENTSOF(stall_names); s++)
-                        printf(",%.3f", st ? num(st, stall_names[s]) : 0.0);
+                for (size_t s = 0; s < ELEMENTSOF(charge_stall_names); s++)
+                        printf(",%.3f", st ? json_field_num(st, charge_stall_names[s]) : 0.0);
                 putchar('\n');
         }
 }
@@ -220,18 +128,18 @@ static int add_table_row(Table *t, const char *key, json_object *r) {
 
         (void) json_object_object_get_ex(r, "stall_sec", &st);
         snprintf(c[0], sizeof c[0], "%s", key);
-        snprintf(c[1], sizeof c[1], "%" PRIu64, unum(r, "jobs"));
-        snprintf(c[2], sizeof c[2], "%.2f", num(r, "core_hours"));
-        snprintf(c[3], sizeof c[3], "%.2f", num(r, "service_units"));
-        snprintf(c[4], sizeof c[4], "%.2f", num(r, "cpu_hours"));
-        snprintf(c[5], sizeof c[5], "%.1f%%", 100.0 * num(r, "efficiency"));
-        format_size(c[6], sizeof c[6], unum(r, "memory_peak"));
-        format_size(c[7], sizeof c[7], unum(r, "io_read_bytes"));
-        format_size(c[8], sizeof c[8], unum(r, "io_write_bytes"));
-        snprintf(c[9], sizeof c[9], "%" PRIu64, unum(r, "io_ops"));
-        snprintf(c[10], sizeof c[10], "%.1fs", st ? num(st, "cpu_some") : 0.0);
-        snprintf(c[11], sizeof c[11], "%.1fs", st ? num(st, "memory_some") : 0.0);
-        snprintf(c[12], sizeof c[12], "%.1fs", st ? num(st, "io_some") : 0.0);
+        snprintf(c[1], sizeof c[1], "%" PRIu64, json_field_unum(r, "jobs"));
+        snprintf(c[2], sizeof c[2], "%.2f", json_field_num(r, "core_hours"));
+        snprintf(c[3], sizeof c[3], "%.2f", json_field_num(r, "service_units"));
+        snprintf(c[4], sizeof c[4], "%.2f", json_field_num(r, "cpu_hours"));
+        snprintf(c[5], sizeof c[5], "%.1f%%", 100.0 * json_field_num(r, "efficiency"));
+        format_size(c[6], sizeof c[6], json_field_unum(r, "memory_peak"));
+        format_size(c[7], sizeof c[7], json_field_unum(r, "io_read_bytes"));
+        format_size(c[8], sizeof c[8], json_field_unum(r, "io_write_bytes"));
+        snprintf(c[9], sizeof c[9], "%" PRIu64, json_field_unum(r, "io_ops"));
+        snprintf(c[10], sizeof c[10], "%.1fs", st ? json_field_num(st, "cpu_some") : 0.0);
+        snprintf(c[11], sizeof c[11], "%.1fs", st ? json_field_num(st, "memory_some") : 0.0);
+        snprintf(c[12], sizeof c[12], "%.1fs", st ? json_field_num(st, "io_some") : 0.0);
         for (size_t i = 0; i < ELEMENTSOF(cells); i++)
                 cells[i] = c[i];
         return table_add_row(t, cells);
@@ -278,7 +186,7 @@ static int plot(json_object *rows, const char *since, const char *until, bool al
         for (size_t i = 0; i < json_object_array_length(rows); i++) {
                 json_object *row = json_object_array_get_idx(rows, i), *k;
                 if (json_object_object_get_ex(row, "key", &k))
-                        (void) usage_series_add(&s, json_object_get_string(k), num(row, "core_hours"));
+                        (void) usage_series_add(&s, json_object_get_string(k), json_field_num(row, "core_hours"));
         }
         snprintf(title, sizeof title, "Allocated core-hours per day, %s to %s%s", since, until,
                  all ? "" : " (yours and your projects')");
