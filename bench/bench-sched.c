@@ -2,8 +2,14 @@
 /* One full scheduling pass (multifactor priority + EASY over the whole queue) on a
  * 2-NUMA-node, 128-CPU model, with 1,000 / 10,000 / 100,000 waiting jobs; and on a
  * 1,024-CPU model with 1,000 jobs running and 100,000 waiting, with and without
- * preemption (express preempts normal). Prints the median of several passes. Not run by
- * `meson test`. */
+ * preemption (express preempts normal). Prints the median of several passes, each started
+ * from what the last one decided, as corrald's are. Not run by `meson test`.
+ *   bench-sched            all of it
+ *   bench-sched preempt    the preemption figures only
+ *   bench-sched easy [N]   EASY alone at 10,000, 100,000 and 1,000,000 waiting (or N):
+ *                          how the pass grows with the queue
+ * BENCH_CPU=1 times each pass in the thread's CPU time instead of the wall clock: steadier
+ * on a shared machine, blind to waits (the pass has none). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +23,7 @@
 static double now_sec(void) {
         struct timespec ts;
 
-        clock_gettime(CLOCK_MONOTONIC, &ts);
+        clock_gettime(getenv("BENCH_CPU") ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
         return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
@@ -27,6 +33,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 static uint64_t rng_state = 42;
+static double last_median; /* of the last bench(), in seconds */
 static uint64_t rnd(uint64_t n) {
         rng_state ^= rng_state >> 12;
         rng_state ^= rng_state << 25;
@@ -100,6 +107,7 @@ static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
         }
         first = t[0];
         qsort(t, REPEAT, sizeof(double), cmp_double);
+        last_median = t[REPEAT / 2];
         printf("%-28s waiting %7zu running %4zu: median %8.3f ms/pass (min %.3f, max %.3f, first %.3f), %zu started in all\n",
                label, n_waiting, n_running, t[REPEAT / 2] * 1e3, t[0] * 1e3, t[REPEAT - 1] * 1e3, first * 1e3,
                n_started);
@@ -210,8 +218,25 @@ static int bench_preempt(const char *label, bool preempt, size_t n_waiting) {
 
 int main(int argc, char **argv) {
         static const size_t sizes[] = { 1000, 10000, 100000 };
-        /* "preempt": only the preemption figures. */
+        /* "preempt": only the preemption figures; "easy": only EASY in priority order, at
+         * 10,000, 100,000 and 1,000,000 waiting jobs (is the pass still n log n?). */
         bool only_preempt = argc > 1 && streq(argv[1], "preempt");
+
+        if (argc > 1 && streq(argv[1], "easy")) {
+                SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+                /* "easy N": that size alone, to profile. */
+                size_t only = argc > 2 ? (size_t) strtoull(argv[2], NULL, 10) : 0;
+                double prev = 0;
+                for (size_t n = only ?: 10000; n <= (only ?: 1000000); n *= 10) {
+                        if (bench("easy, priority order", &cfg, n) < 0)
+                                return EXIT_FAILURE;
+                        /* n log n would be a little over 10x per step; n^2 100x. */
+                        if (prev > 0)
+                                printf("    %zux the jobs: %.1fx the time\n", (size_t) 10, last_median / prev);
+                        prev = last_median;
+                }
+                return EXIT_SUCCESS;
+        }
         SchedConfig easy = SCHED_CONFIG_DEFAULT, sjf = SCHED_CONFIG_DEFAULT, fcfs = SCHED_CONFIG_DEFAULT,
                     cons = SCHED_CONFIG_DEFAULT;
 

@@ -131,15 +131,14 @@ int pass_build_now(SchedPass *p) {
                 return -ENOMEM;
         p->n_preempted = 0;
 
-        for (size_t i = 0; i < p->n_jobs; i++) {
+        for (size_t x = 0; x < p->n_active; x++) {
+                size_t i = p->active[x];
                 const SchedJob *j = &p->jobs[i];
                 const SchedAllocation *a = j->alloc;
                 bool preempted = j->state == SCHED_JOB_SUSPENDED && j->preempted;
                 uint64_t end;
                 Avail *rel;
 
-                if (j->state != SCHED_JOB_RUNNING && j->state != SCHED_JOB_SUSPENDED)
-                        continue;
                 if (!a)
                         return -EINVAL;
 

@@ -112,6 +112,14 @@ typedef struct SchedContext {
         size_t n_cands_alloc, n_cands_tmp_alloc;
         SortKey *keys, *keys_tmp;
         size_t n_keys_alloc, n_keys_tmp_alloc;
+        /* The last pass's candidates by ascending id, each with its place in that pass's
+         * order (n_last of them; none when the jobs did not come by ascending id): this
+         * pass's sort starts from that order, which has changed little. */
+        uint64_t *last_ids;
+        uint32_t *last_rank, *rank_slot, *new_cands;
+        uint32_t *active;
+        size_t n_active_alloc;
+        size_t n_last, n_last_ids_alloc, n_last_rank_alloc, n_rank_slot_alloc, n_new_cands_alloc;
         SchedDecision *decisions;
         size_t n_decisions_alloc;
         SchedWait *waiting;
@@ -201,6 +209,10 @@ struct SchedPass {
 
         Cand *cands;                         /* all pending jobs, priority order */
         size_t n_cands;
+        /* Indexes of the RUNNING and SUSPENDED jobs, ascending (in the context): found by
+         * pass_collect()'s scan so that pass_build_now() need not read every job again. */
+        const uint32_t *active;
+        size_t n_active;
         size_t n_groups;                     /* limit groups (limits.c) */
         bool limits;                         /* some project has limits */
         bool ps_hard_only;                   /* no job within the soft MAXPS is eligible */

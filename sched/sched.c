@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +71,11 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->cands_tmp);
         free(ctx->keys);
         free(ctx->keys_tmp);
+        free(ctx->last_ids);
+        free(ctx->last_rank);
+        free(ctx->rank_slot);
+        free(ctx->new_cands);
+        free(ctx->active);
         free(ctx->decisions);
         free(ctx->waiting);
         free(ctx->releases);
@@ -211,13 +217,11 @@ static size_t array_slot(const uint64_t *ids, size_t n, uint64_t id) {
 /* Array throttles ("%N"): per array, its running tasks plus those let through so far in
  * priority order; the rest wait. One sort of the throttled arrays' ids per pass, so an
  * array of 100,000 tasks costs n log n, not n². */
-static int pass_array_limits(SchedPass *p) {
+static int pass_array_limits(SchedPass *p, size_t n) {
         SchedContext *ctx = p->ctx;
-        size_t n = 0, k = 0;
+        size_t k = 0;
 
-        for (size_t i = 0; i < p->n_jobs; i++)
-                if (p->jobs[i].array_max_running && p->jobs[i].state != SCHED_JOB_DONE)
-                        n++;
+        /* n: the tasks of throttled arrays, counted by pass_collect()'s scan. */
         if (n == 0)
                 return 0;
         if (!GROW(ctx->array_ids, ctx->n_array_ids_alloc, n) || !GROW(ctx->array_count, ctx->n_array_count_alloc, n))
@@ -308,26 +312,74 @@ static int pass_shuffle_scores(SchedPass *p) {
         return 0;
 }
 
+/* The sort starts from the order the last pass left, which has changed little:
+ * priorities move alike for all (age grows alike), so a pass mostly meets its queue in
+ * order and the sort is a scan, plus a merge of what is new. The last order is kept as
+ * the candidates' ids ascending, each with its rank; matching them to this pass's
+ * candidates is a merge of two id-sorted lists, done as pass_collect() makes them when the
+ * jobs come by ascending id (as the daemon and the simulator give them). */
+
+/* Rank of the job with this id in the last order (UINT32_MAX: none); *k walks last_ids. */
+static inline uint32_t last_rank_of(const SchedContext *ctx, size_t *k, uint64_t id) {
+        while (*k < ctx->n_last && ctx->last_ids[*k] < id)
+                (*k)++;
+        return *k < ctx->n_last && ctx->last_ids[*k] == id ? ctx->last_rank[*k] : UINT32_MAX;
+}
+
+/* Puts keys[0, n) in the last order: those ranked in rank_slot (rank -> key index, or
+ * UINT32_MAX), then the n_new in new_cands, new since the last pass, in job order. */
+static void keys_in_last_order(SchedContext *ctx, size_t n, size_t n_new) {
+        size_t o = 0;
+
+        for (size_t r = 0; r < ctx->n_last; r++)
+                if (ctx->rank_slot[r] != UINT32_MAX)
+                        ctx->keys_tmp[o++] = ctx->keys[ctx->rank_slot[r]];
+        assert(o + n_new == n);
+        for (size_t i = 0; i < n_new; i++)
+                ctx->keys_tmp[o++] = ctx->keys[ctx->new_cands[i]];
+        SWAP_TWO(ctx->keys, ctx->keys_tmp);
+        SWAP_TWO(ctx->n_keys_alloc, ctx->n_keys_tmp_alloc);
+}
+
+/* Remembers this pass's order for the next: keys[r].cand is the candidate (made in job
+ * order, so by ascending id) placed r-th. */
+static int keys_remember_order(SchedContext *ctx, size_t n, bool by_id) {
+        ctx->n_last = 0;
+        if (!by_id)
+                return 0;
+        if (!GROW(ctx->last_ids, ctx->n_last_ids_alloc, n) || !GROW(ctx->last_rank, ctx->n_last_rank_alloc, n))
+                return -ENOMEM;
+        for (size_t c = 0; c < n; c++)
+                ctx->last_ids[c] = ctx->cands[c].id;
+        for (size_t r = 0; r < n; r++)
+                ctx->last_rank[ctx->keys[r].cand] = (uint32_t) r;
+        ctx->n_last = n;
+        return 0;
+}
+
 static int pass_collect(SchedPass *p) {
         SchedContext *ctx = p->ctx;
-        size_t n = 0;
+        size_t n = 0, n_new = 0, n_throttled = 0, n_active = 0, k = 0;
         int r;
         uint32_t machine_cpus = 0;
         uint64_t machine_mem = 0;
+        bool by_id = true;
 
-        for (size_t k = 0; k < p->n_nodes; k++) {
-                machine_cpus += p->node_cpus[k];
-                machine_mem = time_add(machine_mem, p->node_mem[k]);
+        for (size_t i = 0; i < p->n_nodes; i++) {
+                machine_cpus += p->node_cpus[i];
+                machine_mem = time_add(machine_mem, p->node_mem[i]);
         }
 
-        for (size_t i = 0; i < p->n_jobs; i++)
-                if (p->jobs[i].state == SCHED_JOB_PENDING)
-                        n++;
-        if (!GROW(ctx->cands, ctx->n_cands_alloc, n) ||
-            !GROW(ctx->cands_tmp, ctx->n_cands_tmp_alloc, n) ||
-            !GROW(ctx->keys, ctx->n_keys_alloc, n) ||
-            !GROW(ctx->keys_tmp, ctx->n_keys_tmp_alloc, n))
+        /* Room for every job: one scan of the jobs instead of a count first. */
+        if (!GROW(ctx->cands, ctx->n_cands_alloc, p->n_jobs) ||
+            !GROW(ctx->cands_tmp, ctx->n_cands_tmp_alloc, p->n_jobs) ||
+            !GROW(ctx->keys, ctx->n_keys_alloc, p->n_jobs) ||
+            !GROW(ctx->keys_tmp, ctx->n_keys_tmp_alloc, p->n_jobs) ||
+            !GROW(ctx->new_cands, ctx->n_new_cands_alloc, p->n_jobs) ||
+            !GROW(ctx->active, ctx->n_active_alloc, p->n_jobs) ||
+            !GROW(ctx->rank_slot, ctx->n_rank_slot_alloc, ctx->n_last))
                 return -ENOMEM;
+        memset(ctx->rank_slot, 0xff, ctx->n_last * sizeof(uint32_t));
 
         if (p->config->ordering == SCHED_ORDERING_SHUFFLE) {
                 r = pass_shuffle_scores(p);
@@ -335,14 +387,20 @@ static int pass_collect(SchedPass *p) {
                         return r;
         }
 
-        n = 0;
         for (size_t i = 0; i < p->n_jobs; i++) {
                 const SchedJob *j = &p->jobs[i];
+                uint32_t rank;
                 Cand *c;
 
+                if (j->array_max_running && j->state != SCHED_JOB_DONE)
+                        n_throttled++;
+                if (i > 0 && j->id <= p->jobs[i - 1].id)
+                        by_id = false;
+                if (j->state == SCHED_JOB_RUNNING || j->state == SCHED_JOB_SUSPENDED)
+                        ctx->active[n_active++] = (uint32_t) i;
                 if (j->state != SCHED_JOB_PENDING)
                         continue;
-                c = &ctx->cands[n++];
+                c = &ctx->cands[n];
                 *c = (Cand) {
                         .prio = p->config->priority->priority(p->config, j, p->now),
                         .submit = j->submit_time,
@@ -352,23 +410,35 @@ static int pass_collect(SchedPass *p) {
                 c->reason = job_ineligible(p, j, &c->est, machine_cpus, machine_mem);
                 /* Shuffled: the queue's priority first, then the lightest score; the
                  * priority reported stays the policy's. */
-                ctx->keys[n - 1] = (SortKey) {
+                ctx->keys[n] = (SortKey) {
                         .prio = p->config->ordering == SCHED_ORDERING_SHUFFLE
                                         ? (double) j->queue_priority * 1e15 - (double) ctx->shuffle_score[i]
                                         : c->prio,
-                        .cand = (uint32_t) (n - 1),
+                        .cand = (uint32_t) n,
                 };
+                rank = by_id ? last_rank_of(ctx, &k, j->id) : UINT32_MAX;
+                if (rank != UINT32_MAX)
+                        ctx->rank_slot[rank] = (uint32_t) n;
+                else
+                        ctx->new_cands[n_new++] = (uint32_t) n;
+                n++;
         }
 
-        if (sort_keys(ctx->keys, ctx->keys_tmp, n, ctx->cands)) {
-                for (size_t i = 0; i < n; i++)
-                        ctx->cands_tmp[i] = ctx->cands[ctx->keys[i].cand];
-                SWAP_TWO(ctx->cands, ctx->cands_tmp);
-                SWAP_TWO(ctx->n_cands_alloc, ctx->n_cands_tmp_alloc);
-        }
+        if (by_id && ctx->n_last > 0)
+                keys_in_last_order(ctx, n, n_new);
+        (void) sort_keys(ctx->keys, ctx->keys_tmp, n, ctx->cands);
+        r = keys_remember_order(ctx, n, by_id);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                ctx->cands_tmp[i] = ctx->cands[ctx->keys[i].cand];
+        SWAP_TWO(ctx->cands, ctx->cands_tmp);
+        SWAP_TWO(ctx->n_cands_alloc, ctx->n_cands_tmp_alloc);
         p->cands = ctx->cands;
         p->n_cands = n;
-        r = pass_array_limits(p);
+        p->active = ctx->active;
+        p->n_active = n_active;
+        r = pass_array_limits(p, n_throttled);
         if (r < 0)
                 return r;
         return pass_limits_setup(p);
@@ -435,10 +505,11 @@ int sched_pass(SchedContext *ctx, const SchedConfig *config, const SchedMachine 
         r = pass_setup_machine(&p);
         if (r < 0)
                 return r;
-        r = pass_build_now(&p);
+        /* Collect first: its one scan of the jobs also finds the running ones. */
+        r = pass_collect(&p);
         if (r < 0)
                 return r;
-        r = pass_collect(&p);
+        r = pass_build_now(&p);
         if (r < 0)
                 return r;
         r = pass_preempt(&p);

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The pass's ordering: the natural merge sort of sched/sort.h against a plain stable
+ * reference on inputs of every shape, and a pass that starts from the last pass's order
+ * (a kept context) deciding exactly what a fresh context decides, over queues that change
+ * between passes (jobs come, start, end, priorities move). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched.h"
+#include "macro.h"
+#include "sort.h"
+#include "test-sched-helpers.h"
+
+typedef struct Rng {
+        uint64_t s;
+} Rng;
+
+static uint64_t rnd(Rng *r, uint64_t n) {
+        r->s ^= r->s >> 12;
+        r->s ^= r->s << 25;
+        r->s ^= r->s >> 27;
+        return (r->s * UINT64_C(2685821657736338717)) % n;
+}
+
+/* key ties are common; pos says where an entry came from, to check stability. */
+typedef struct Entry {
+        uint32_t key, pos;
+} Entry;
+
+static inline bool entry_less(const void *ctx, const Entry *a, const Entry *b) {
+        return a->key < b->key;
+}
+DEFINE_MERGE_SORT(sort_entries, Entry, entry_less);
+
+static int cmp_stable(const void *x, const void *y) {
+        const Entry *a = x, *b = y;
+
+        if (a->key != b->key)
+                return a->key < b->key ? -1 : 1;
+        return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+enum { SHAPE_RANDOM, SHAPE_SORTED, SHAPE_REVERSED, SHAPE_SORTED_TAIL, SHAPE_FEW_SWAPS, SHAPE_EQUAL,
+       SHAPE_RUNS, SHAPE_SAWTOOTH, _SHAPE_MAX };
+
+static void fill(Entry *a, size_t n, int shape, Rng *r) {
+        uint32_t range = 1 + (uint32_t) rnd(r, 2 * n + 1);
+
+        for (size_t i = 0; i < n; i++)
+                a[i].key = (uint32_t) rnd(r, range);
+        switch (shape) {
+        case SHAPE_SORTED:
+        case SHAPE_SORTED_TAIL:
+        case SHAPE_FEW_SWAPS:
+        case SHAPE_REVERSED: {
+                size_t tail = shape == SHAPE_SORTED_TAIL ? MIN(n, (size_t) 40) : 0;
+                size_t sorted = n - (tail > 0 ? rnd(r, tail + 1) : 0);
+                qsort(a, sorted, sizeof(Entry), cmp_stable);
+                if (shape == SHAPE_REVERSED)
+                        for (size_t i = 0; i < n / 2; i++)
+                                SWAP_TWO(a[i], a[n - 1 - i]);
+                if (shape == SHAPE_FEW_SWAPS && n > 1)
+                        for (size_t k = 0, m = 1 + rnd(r, 5); k < m; k++) {
+                                size_t x = rnd(r, n), y = rnd(r, n);
+                                SWAP_TWO(a[x], a[y]);
+                        }
+                break;
+        }
+        case SHAPE_EQUAL:
+                for (size_t i = 0; i < n; i++)
+                        a[i].key = 7;
+                break;
+        case SHAPE_RUNS:
+                /* Ordered runs of random lengths, as a queue of merged arrays looks. */
+                for (size_t lo = 0; lo < n;) {
+                        size_t want = 1 + rnd(r, 300), len = MIN(n - lo, want);
+                        qsort(a + lo, len, sizeof(Entry), cmp_stable);
+                        lo += len;
+                }
+                break;
+        case SHAPE_SAWTOOTH:
+                for (size_t i = 0; i < n; i++)
+                        a[i].key = (uint32_t) (i % 37);
+                break;
+        }
+        for (size_t i = 0; i < n; i++)
+                a[i].pos = (uint32_t) i;
+}
+
+static void test_sort_against_reference(void **state) {
+        static const size_t sizes[] = { 0, 1, 2, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 1000, 4097, 30000 };
+        Rng r = { 12345 };
+
+        for (size_t s = 0; s < ELEMENTSOF(sizes); s++)
+                for (int shape = 0; shape < _SHAPE_MAX; shape++)
+                        for (int rep = 0; rep < (sizes[s] > 1000 ? 3 : 20); rep++) {
+                                size_t n = sizes[s];
+                                Entry *a = calloc(MAX(n, (size_t) 1), sizeof(Entry));
+                                Entry *ref = calloc(MAX(n, (size_t) 1), sizeof(Entry));
+                                Entry *tmp = calloc(MAX(n, (size_t) 1), sizeof(Entry));
+                                bool moved, in_order = true;
+
+                                assert_non_null(a);
+                                assert_non_null(ref);
+                                assert_non_null(tmp);
+                                fill(a, n, shape, &r);
+                                memcpy(ref, a, n * sizeof(Entry));
+                                for (size_t i = 1; i < n; i++)
+                                        if (a[i].key < a[i - 1].key)
+                                                in_order = false;
+                                qsort(ref, n, sizeof(Entry), cmp_stable);
+                                moved = sort_entries(a, tmp, n, NULL);
+                                assert_memory_equal(a, ref, n * sizeof(Entry));
+                                assert_int_equal(moved, !in_order);
+                                free(a);
+                                free(ref);
+                                free(tmp);
+                        }
+}
+
+/* The queue of a kept context against a fresh one each pass. */
+#define N_JOBS 3000
+#define N_PASSES 40
+
+static void compare_results(const SchedResult *a, const SchedResult *b) {
+        assert_int_equal(a->n_decisions, b->n_decisions);
+        for (size_t i = 0; i < a->n_decisions; i++) {
+                assert_int_equal(a->decisions[i].type, b->decisions[i].type);
+                assert_int_equal(a->decisions[i].job_index, b->decisions[i].job_index);
+        }
+        assert_int_equal(a->n_waiting, b->n_waiting);
+        for (size_t i = 0; i < a->n_waiting; i++) {
+                assert_int_equal(a->waiting[i].job_id, b->waiting[i].job_id);
+                assert_int_equal(a->waiting[i].reason, b->waiting[i].reason);
+                assert_int_equal(a->waiting[i].est_start, b->waiting[i].est_start);
+                assert_true(a->waiting[i].priority == b->waiting[i].priority);
+        }
+}
+
+static void run_kept_against_fresh(const SchedConfig *cfg, bool by_id, uint64_t seed) {
+        SchedNode nodes[2];
+        SchedMachine m;
+        SchedJob *jobs = calloc(N_JOBS, sizeof(SchedJob));
+        SchedAllocation *allocs = calloc(N_JOBS, sizeof(SchedAllocation));
+        SchedContext *kept = sched_context_new();
+        Rng r = { seed };
+        uint64_t now = 1000000, next_id = 1;
+        size_t n = 0;
+
+        assert_non_null(jobs);
+        assert_non_null(allocs);
+        assert_non_null(kept);
+        machine_uniform(nodes, 2, 16, 64 * GIB, &m);
+
+        for (int pass = 0; pass < N_PASSES; pass++) {
+                SchedContext *fresh = sched_context_new();
+                SchedResult a, b;
+
+                /* Newcomers, some with ties in submission time and priority. */
+                for (size_t k = 0, add = rnd(&r, 200); k < add && n < N_JOBS; k++)
+                        jobs[n++] = (SchedJob) {
+                                .id = next_id++,
+                                .state = SCHED_JOB_PENDING,
+                                .queue_priority = (int32_t) rnd(&r, 3),
+                                .fairshare = (double) rnd(&r, 4) * 250000.0,
+                                .submit_time = now - rnd(&r, 3) * 100,
+                                .cpus = 1 + (unsigned) rnd(&r, 8),
+                                .memory = rnd(&r, 4) * GIB,
+                                .walltime = 60 + rnd(&r, 7200),
+                                .held = rnd(&r, 30) == 0,
+                        };
+                /* Without ascending ids, the kept order must not be used, nor matter. */
+                if (!by_id && n > 2) {
+                        size_t x = rnd(&r, n), y = rnd(&r, n);
+                        SWAP_TWO(jobs[x], jobs[y]);
+                }
+                /* Fair-share moves for some: the order changes beyond newcomers. */
+                for (size_t k = 0; k < n; k++)
+                        if (rnd(&r, 10) == 0)
+                                jobs[k].fairshare = (double) rnd(&r, 4) * 250000.0;
+
+                assert_int_equal(sched_pass(kept, cfg, &m, jobs, n, now, &a), 0);
+                assert_int_equal(sched_pass(fresh, cfg, &m, jobs, n, now, &b), 0);
+                compare_results(&a, &b);
+
+                /* Apply the starts; end some running jobs; drop what ended. */
+                for (size_t d = 0; d < a.n_decisions; d++) {
+                        SchedJob *j = &jobs[a.decisions[d].job_index];
+
+                        if (a.decisions[d].type != SCHED_DECISION_START)
+                                continue;
+                        allocs[j->id % N_JOBS] = a.decisions[d].alloc;
+                        j->alloc = &allocs[j->id % N_JOBS];
+                        j->state = SCHED_JOB_RUNNING;
+                        j->start_time = now;
+                }
+                for (size_t k = 0; k < n;)
+                        if (jobs[k].state == SCHED_JOB_RUNNING && rnd(&r, 3) == 0)
+                                memmove(&jobs[k], &jobs[k + 1], (--n - k) * sizeof(SchedJob));
+                        else
+                                k++;
+                /* Allocation pointers follow the jobs (indexed by id, stable). */
+                for (size_t k = 0; k < n; k++)
+                        if (jobs[k].state == SCHED_JOB_RUNNING)
+                                jobs[k].alloc = &allocs[jobs[k].id % N_JOBS];
+                now += 1 + rnd(&r, 600);
+                sched_context_free(fresh);
+        }
+        sched_context_free(kept);
+        free(allocs);
+        free(jobs);
+}
+
+static void test_kept_order_decides_as_fresh(void **state) {
+        SchedConfig easy = SCHED_CONFIG_DEFAULT, fcfs = SCHED_CONFIG_DEFAULT, sjf = SCHED_CONFIG_DEFAULT;
+
+        /* Not the conservative policy: its context keeps reservations on purpose. */
+        fcfs.policy = &sched_policy_fcfs;
+        sjf.backfill_order = SCHED_BACKFILL_SJF;
+        /* With an age weight large enough that waiting reorders the queue. */
+        easy.weights.age = 1.0;
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+                run_kept_against_fresh(&easy, true, seed);
+                run_kept_against_fresh(&fcfs, true, seed);
+                run_kept_against_fresh(&sjf, true, seed);
+                run_kept_against_fresh(&easy, false, seed);
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_sort_against_reference),
+                cmocka_unit_test(test_kept_order_decides_as_fresh),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
