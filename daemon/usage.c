@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -518,21 +517,6 @@ bool manager_project_grant_spent(Manager *m, const ProjectConfig *pc, uint64_t n
         return used >= (double) pc->grant;
 }
 
-/* The user is in one of the groups (by name), as the group database says now. */
-static bool user_in_groups(const char *user, gid_t gid, char *const *names) {
-        gid_t groups[256];
-        int n = (int) ELEMENTSOF(groups);
-
-        if (!user || getgrouplist(user, gid, groups, &n) < 0)
-                return false; /* more than 256 groups: not worth guessing; the job waits */
-        for (int i = 0; i < n; i++) {
-                struct group *g = getgrgid(groups[i]);
-                if (g && strv_contains(names, g->gr_name))
-                        return true;
-        }
-        return false;
-}
-
 /* Why the bonus queue cannot take the job (a static string), NULL when it can. */
 static const char *bonus_refuses(const ProjectConfig *pc, const QueueConfig *bonus, uint64_t walltime_sec,
                                  unsigned cpus) {
@@ -562,8 +546,11 @@ const QueueConfig *manager_grant_bonus_queue(Manager *m, const Job *j, const cha
                 return NULL;
         }
         *ret_why = bonus_refuses(pc, bonus, j->req.walltime_sec, j->req.cpus);
-        if (!*ret_why && bonus->allow_groups && !user_in_groups(j->user, j->gid, bonus->allow_groups))
-                *ret_why = "the bonus queue's AllowGroups= does not include the job's owner";
+        /* Its owner's groups are known for sure only from a connection: no group database
+         * lookups for each waiting job in each pass. Resubmitted, it would go there. */
+        if (!*ret_why && bonus->allow_groups)
+                *ret_why = "the bonus queue has AllowGroups=, checked only when a job is submitted; cancel and "
+                           "resubmit the job to have it go there";
         return *ret_why ? NULL : bonus;
 }
 
