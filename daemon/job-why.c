@@ -118,16 +118,17 @@ static void explain_grant(Manager *m, const Job *j, uint64_t now, json_object *w
         uint64_t begin, end;
         char from[16], to[16], next[16];
 
-        say(why, "its project %s has spent its grant: %.2f of %" PRIu64 " service units used, and its queue %s "
-            "charges (ChargeFactor=%g)", strna(j->project), (double) j->limit_wanted / JOB_GRANT_SCALE,
+        say(why, "its project %s has spent its grant: %.2f of %" PRIu64
+            " service units used, and its queue %s charges (ChargeFactor=%g)", strna(j->project),
+            (double) j->limit_wanted / JOB_GRANT_SCALE,
             j->limit_value / JOB_GRANT_SCALE, strna(j->queue), q ? q->charge_factor : 1.0);
         if (pc && acct_grant_period(pc->grant_start, pc->grant_period, now, &begin, &end)) {
                 if (end == UINT64_MAX)
-                        say(why, "the grant's period runs since %s and has no end: it starts when an administrator "
-                            "raises Grant=", acct_day(from, sizeof from, begin));
+                        say(why, "the grant's period runs since %s and has no end: it starts when an "
+                            "administrator raises Grant=", acct_day(from, sizeof from, begin));
                 else
-                        say(why, "the period runs from %s to %s: it starts when the next one begins, on %s, or when "
-                            "an administrator raises Grant=", acct_day(from, sizeof from, begin),
+                        say(why, "the period runs from %s to %s: it starts when the next one begins, on %s, "
+                            "or when an administrator raises Grant=", acct_day(from, sizeof from, begin),
                             acct_day(to, sizeof to, end - 1), acct_day(next, sizeof next, end));
         }
         bonus = manager_grant_bonus_queue(m, j, &stays);

@@ -62,7 +62,8 @@ typedef struct Job {
 
         /* Not stored: */
         bool cancel_requested;  /* a cancel is under way: the outcome says Cancelled */
-        uint64_t limit_value, limit_wanted; /* a limit reason's numbers (SchedWait); Grant: in JOB_GRANT_SCALE */
+        /* A limit reason's numbers (SchedWait); for Grant, service units × JOB_GRANT_SCALE. */
+        uint64_t limit_value, limit_wanted;
         bool launching;
         bool scope_empty_seen;  /* the last sweep found its scope empty */
         uint64_t est_start;

@@ -177,8 +177,8 @@ static json_object *resolve_project(Manager *m, const Peer *peer, const struct p
 
 /* A queue's AllowProjects= and AllowGroups= (the caller's groups), for a job of owner's in
  * project; what says how the refusal begins ("does not take this job"). */
-static json_object *check_queue_access(Manager *m, const Peer *peer, const QueueConfig *q, const char *project,
-                                       uid_t owner, const char *what) {
+static json_object *check_queue_access(Manager *m, const Peer *peer, const QueueConfig *q,
+                                       const char *project, uid_t owner, const char *what) {
         _cleanup_strv_free_ char **groups = NULL;
         AuthzJob aj = { .owner_uid = owner, .project = project };
         AuthzPeer ap = authz_peer(peer);
@@ -214,7 +214,8 @@ static json_object *check_access_again(Manager *m, const Peer *peer, const Job *
         char msg[512];
 
         if (!q) {
-                snprintf(msg, sizeof msg, "queue %s no longer exists (corral info lists the queues)", j->queue);
+                snprintf(msg, sizeof msg, "queue %s no longer exists (corral info lists the queues)",
+                         j->queue);
                 return permission_denied(msg);
         }
         if (m->config->n_projects > 0) {
@@ -224,7 +225,8 @@ static json_object *check_access_again(Manager *m, const Peer *peer, const Job *
                 if (!groups)
                         return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
                 if (!pc) {
-                        snprintf(msg, sizeof msg, "project %s no longer exists (corral info lists the projects)",
+                        snprintf(msg, sizeof msg,
+                                 "project %s no longer exists (corral info lists the projects)",
                                  strna(j->project));
                         return permission_denied(msg);
                 }
@@ -235,8 +237,8 @@ static json_object *check_access_again(Manager *m, const Peer *peer, const Job *
                         return permission_denied(msg);
                 }
                 if (!project_allows_queue(pc, q->name)) {
-                        snprintf(msg, sizeof msg, "project %s may no longer use queue %s (its Queues=)", pc->name,
-                                 q->name);
+                        snprintf(msg, sizeof msg, "project %s may no longer use queue %s (its Queues=)",
+                                 pc->name, q->name);
                         return permission_denied(msg);
                 }
         } else if (j->project) {

@@ -146,6 +146,7 @@ static uint64_t grant_scaled(double su) {
  * reason Grant. Submit checks the grant too, but jobs also come back after it ran out,
  * released from a hold or requeued: this is where they all meet it. */
 static void grants_before_pass(Manager *m, uint64_t now) {
+        size_t moved = 0;
         bool any = false;
 
         for (size_t i = 0; i < m->n_projects && m->sched_projects; i++) {
@@ -177,11 +178,17 @@ static void grants_before_pass(Manager *m, uint64_t now) {
                 bonus = manager_grant_bonus_queue(m, j, &why);
                 if (!bonus)
                         continue; /* blocked by the pass; corral why says what is spent */
-                log_info("Job %" PRIu64 " goes to queue %s: project %s has spent its grant (OnGrantSpent=bonus).",
-                         j->id, bonus->name, j->project);
+                log_debug("Job %" PRIu64 " goes to queue %s: project %s has spent its grant.", j->id,
+                          bonus->name, j->project);
                 j->queue = intern(bonus->name);
                 (void) manager_job_save(m, j);
+                moved++;
         }
+        /* Once, not per job: a queue of thousands moves at once when a grant runs out. */
+        if (moved > 0)
+                log_info("%zu waiting job%s moved to the bonus queue: %s project's grant is spent "
+                         "(OnGrantSpent=bonus).",
+                         moved, moved == 1 ? "" : "s", moved == 1 ? "its" : "their");
 }
 
 int manager_schedule(Manager *m) {

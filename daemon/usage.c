@@ -496,7 +496,8 @@ static bool project_grant_used(Manager *m, const ProjectConfig *pc, uint64_t now
         const AcctEntry *e;
         Accounting *a;
 
-        if (!pc || pc->grant == 0 || !acct_grant_period(pc->grant_start, pc->grant_period, now, ret_begin, ret_end))
+        if (!pc || pc->grant == 0 ||
+            !acct_grant_period(pc->grant_start, pc->grant_period, now, ret_begin, ret_end))
                 return false;
         a = manager_accounting(m);
         if (!a)
@@ -549,8 +550,8 @@ const QueueConfig *manager_grant_bonus_queue(Manager *m, const Job *j, const cha
         /* Its owner's groups are known for sure only from a connection: no group database
          * lookups for each waiting job in each pass. Resubmitted, it would go there. */
         if (!*ret_why && bonus->allow_groups)
-                *ret_why = "the bonus queue has AllowGroups=, checked only when a job is submitted; cancel and "
-                           "resubmit the job to have it go there";
+                *ret_why = "the bonus queue has AllowGroups=, checked only when a job is submitted; "
+                           "cancel and resubmit the job to have it go there";
         return *ret_why ? NULL : bonus;
 }
 

@@ -189,7 +189,7 @@ typedef enum SchedReason {
         SCHED_REASON_MAX_PS_SOFT,                /* MaxPSSoft: processor-seconds, see SchedLimits */
         SCHED_REASON_MAX_PS_HARD,                /* MaxPSHard */
         SCHED_REASON_MAX_WALLTIME,               /* MaxWalltime of its project */
-        SCHED_REASON_GRANT,                      /* Grant: its project's is spent (SchedProject.grant_spent) */
+        SCHED_REASON_GRANT,                      /* Grant: its project's is spent (SchedProject) */
         _SCHED_REASON_MAX,
         _SCHED_REASON_INVALID = -EINVAL,
 } SchedReason;

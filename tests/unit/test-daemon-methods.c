@@ -524,9 +524,11 @@ static void test_release_requeue_recheck(void **state) {
         r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}");
         done = job_id_of(r);
         json_object_put(r);
-        assert_int_equal(manager_job_transition(m, manager_find_job(m, done), JOB_EVENT_CANCEL, JOB_CANCELLED, NULL), 0);
         snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) held);
         snprintf(params_done, sizeof params_done, "{\"job_id\":%llu}", (unsigned long long) done);
+        r = call(m, NOBODY, CORRAL_METHOD_CANCEL, params_done);
+        assert_null(error_of(r));
+        json_object_put(r);
 
         /* Removed from the project. */
         put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=root\n");
@@ -543,7 +545,8 @@ static void test_release_requeue_recheck(void **state) {
         reload_ok(m);
         expect_error(call(m, NOBODY, CORRAL_METHOD_RELEASE, params), "PermissionDenied",
                      "project geo may no longer use queue normal (its Queues=)");
-        expect_error(call(m, 0, CORRAL_METHOD_REQUEUE, params_done), "PermissionDenied", "may no longer use queue normal");
+        expect_error(call(m, 0, CORRAL_METHOD_REQUEUE, params_done), "PermissionDenied",
+                     "may no longer use queue normal");
 
         /* The queue's own access changed. */
         put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=nobody\n");
@@ -551,12 +554,14 @@ static void test_release_requeue_recheck(void **state) {
         reload_ok(m);
         expect_error(call(m, NOBODY, CORRAL_METHOD_RELEASE, params), "PermissionDenied",
                      "queue normal no longer takes this job (its AllowProjects=, AllowGroups=)");
-        expect_error(call(m, NOBODY, CORRAL_METHOD_REQUEUE, params_done), "PermissionDenied", "AllowProjects=");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_REQUEUE, params_done), "PermissionDenied",
+                     "AllowProjects=");
 
         /* The queue is gone. */
         put(t->dir, "corral.conf", "[Queue]\nName=other\n");
         reload_ok(m);
-        expect_error(call(m, NOBODY, CORRAL_METHOD_RELEASE, params), "PermissionDenied", "queue normal no longer exists");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_RELEASE, params), "PermissionDenied",
+                     "queue normal no longer exists");
 
         /* As it was: both go through. */
         put(t->dir, "corral.conf", "");

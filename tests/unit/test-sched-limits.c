@@ -275,7 +275,8 @@ static void test_allowed_cpus(void **state) {
  * queue that charges nothing, and other projects' jobs, start; with the grant not
  * spent (a new period), they start too. */
 static void test_grant_spent(void **state) {
-        const SchedPolicyOps *policies[] = { &sched_policy_fcfs, &sched_policy_easy, &sched_policy_conservative };
+        const SchedPolicyOps *policies[] = { &sched_policy_fcfs, &sched_policy_easy,
+                                             &sched_policy_conservative };
         SchedProject projs[2] = {
                 { .id = 1, .grant_spent = true, .grant = 100000, .grant_used = 123450 },
                 { .id = 2 },

@@ -452,10 +452,12 @@ static void test_grant_after_submission(void **state) {
         Manager *m;
         json_object *r;
         char *err = NULL;
+        const char *why;
         uint64_t a, arr, now = (uint64_t) time(NULL);
 
         put(t->dir, "corral.conf",
-            "[Queue]\nName=normal\nPriority=1\nChargeFactor=1000\n\n[Queue]\nName=bonus\nPriority=0\nChargeFactor=0\n");
+            "[Queue]\nName=normal\nPriority=1\nChargeFactor=1000\n\n"
+            "[Queue]\nName=bonus\nPriority=0\nChargeFactor=0\n");
         mkdir_in(t->dir, "projects.d");
         put(t->dir, "projects.d/geo.conf",
             "[Project]\nMembers=nobody\nGrant=1\nGrantPeriod=30d\nOnGrantSpent=refuse\n");
@@ -497,8 +499,9 @@ static void test_grant_after_submission(void **state) {
                             "Grant (used 2.78 of 1 SU)");
         json_object_put(r);
         r = call_job(m, NOBODY, CORRAL_METHOD_WHY, arr);
-        if (!strstr(json_object_to_json_string(get(params_of(r), "why")), "has spent its grant: 2.78 of 1 service units") ||
-            !strstr(json_object_to_json_string(get(params_of(r), "why")), "OnGrantSpent=refuse"))
+        why = json_object_to_json_string(get(params_of(r), "why"));
+        if (!strstr(why, "has spent its grant: 2.78 of 1 service units") ||
+            !strstr(why, "OnGrantSpent=refuse"))
                 fail_msg("why: %s", json_object_to_json_string(r));
         json_object_put(r);
 
