@@ -14,6 +14,7 @@
 
 #include "json-util.h"
 #include "manager.h"
+#include "usage.h"
 
 static bool reason_is(const Job *j, const char *r) {
         return j->reason && streq(j->reason, r);
@@ -108,6 +109,33 @@ static void explain_limit(const Job *j, json_object *why) {
                     "job is eligible");
 }
 
+/* Blocked by the pass (sched-driver.c): its project's grant is spent and its queue charges. */
+static void explain_grant(Manager *m, const Job *j, uint64_t now, json_object *why) {
+        const ProjectConfig *pc = j->project ? config_find_project(m->config, j->project) : NULL;
+        const QueueConfig *q = config_find_queue(m->config, j->queue);
+        const QueueConfig *bonus;
+        const char *stays = NULL;
+        uint64_t begin, end;
+        char from[16], to[16], next[16];
+
+        say(why, "its project %s has spent its grant: %.2f of %" PRIu64
+            " service units used, and its queue %s charges (ChargeFactor=%g)", strna(j->project),
+            (double) j->limit_wanted / JOB_GRANT_SCALE,
+            j->limit_value / JOB_GRANT_SCALE, strna(j->queue), q ? q->charge_factor : 1.0);
+        if (pc && acct_grant_period(pc->grant_start, pc->grant_period, now, &begin, &end)) {
+                if (end == UINT64_MAX)
+                        say(why, "the grant's period runs since %s and has no end: it starts when an "
+                            "administrator raises Grant=", acct_day(from, sizeof from, begin));
+                else
+                        say(why, "the period runs from %s to %s: it starts when the next one begins, on %s, "
+                            "or when an administrator raises Grant=", acct_day(from, sizeof from, begin),
+                            acct_day(to, sizeof to, end - 1), acct_day(next, sizeof next, end));
+        }
+        bonus = manager_grant_bonus_queue(m, j, &stays);
+        if (!bonus && stays)
+                say(why, "it does not go to the bonus queue: %s", stays);
+}
+
 json_object *manager_job_why(Manager *m, Job *j) {
         json_object *o = json_object_new_object(), *why = json_object_new_array(), *terms = json_object_new_array();
         uint64_t now = (uint64_t) time(NULL);
@@ -159,7 +187,10 @@ json_object *manager_job_why(Manager *m, Job *j) {
                     j->held_by_admin ? " (an administrator's hold only an administrator releases)" : "");
                 break;
         case JOB_BLOCKED:
-                explain_limit(j, why);
+                if (reason_is(j, "Grant"))
+                        explain_grant(m, j, now, why);
+                else
+                        explain_limit(j, why);
                 break;
         case JOB_QUEUED:
                 if (reason_is(j, "Dependency") || reason_is(j, "DependencyNeverSatisfied"))

@@ -176,6 +176,12 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
         if (details && j->launch_error) {
                 if (asprintf(&i.reason, "%s: %s", strempty(j->reason), j->launch_error) < 0)
                         r = -ENOMEM, i.reason = NULL;
+        } else if (j->limit_value && j->reason && streq(j->reason, "Grant")) {
+                /* e.g. "Grant (used 1234.50 of 1000 SU)": its project's grant is spent. */
+                if (asprintf(&i.reason, "Grant (used %.2f of %" PRIu64 " SU)",
+                             (double) j->limit_wanted / JOB_GRANT_SCALE,
+                             j->limit_value / JOB_GRANT_SCALE) < 0)
+                        r = -ENOMEM, i.reason = NULL;
         } else if (j->limit_value && j->limit_wanted) {
                 /* e.g. "MaxPSSoft (98696 > 72000)": what the job would make of the limit. */
                 if (asprintf(&i.reason, "%s (%" PRIu64 " > %" PRIu64 ")", strempty(j->reason), j->limit_wanted,

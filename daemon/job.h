@@ -13,6 +13,9 @@
 #include "job-state.h"
 #include "sched/sched.h"
 
+/* The reason Grant carries service units in hundredths (its grant, what is used of it). */
+#define JOB_GRANT_SCALE 100
+
 typedef struct Job {
         uint64_t id;
         uid_t uid;
@@ -59,7 +62,8 @@ typedef struct Job {
 
         /* Not stored: */
         bool cancel_requested;  /* a cancel is under way: the outcome says Cancelled */
-        uint64_t limit_value, limit_wanted; /* a limit reason's numbers (SchedWait) */
+        /* A limit reason's numbers (SchedWait); for Grant, service units × JOB_GRANT_SCALE. */
+        uint64_t limit_value, limit_wanted;
         bool launching;
         bool scope_empty_seen;  /* the last sweep found its scope empty */
         uint64_t est_start;

@@ -176,6 +176,89 @@ static json_object *resolve_project(Manager *m, const Peer *peer, const struct p
         return *ret ? NULL : reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
 }
 
+/* A queue's AllowProjects= and AllowGroups= (the caller's groups), for a job of owner's in
+ * project; what says how the refusal begins ("does not take this job"). */
+static json_object *check_queue_access(Manager *m, const Peer *peer, const QueueConfig *q,
+                                       const char *project, uid_t owner, const char *what) {
+        _cleanup_strv_free_ char **groups = NULL;
+        AuthzJob aj = { .owner_uid = owner, .project = project };
+        AuthzPeer ap = authz_peer(peer);
+        char msg[256];
+
+        if (!q->allow_projects && !q->allow_groups)
+                return NULL;
+        aj.queue_allowed = !q->allow_projects || strv_contains(q->allow_projects, project);
+        if (aj.queue_allowed && q->allow_groups) {
+                groups = peer_group_names(peer);
+                if (!groups)
+                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+                aj.queue_allowed = false;
+                STRV_FOREACH(g, q->allow_groups)
+                        aj.queue_allowed = aj.queue_allowed || strv_contains(groups, *g);
+        }
+        if (authz_check(&ap, AUTHZ_USE_QUEUE, &aj, &m->authz) < 0) {
+                snprintf(msg, sizeof msg, "queue %s %s (its AllowProjects=, AllowGroups=)", q->name, what);
+                return permission_denied(msg);
+        }
+        return NULL;
+}
+
+/* Release and Requeue put a job back among those that may start: what Submit checked of
+ * its project and queue is checked again as the configuration and groups are now (a user
+ * removed from the project, a queue's access changed since), each refusal naming what
+ * changed. The grant is the pass's to enforce (sched-driver.c): a job whose project has
+ * spent it waits blocked, or goes to the bonus queue, as a new one would. */
+static json_object *check_access_again(Manager *m, const Peer *peer, const Job *j) {
+        const QueueConfig *q = config_find_queue(m->config, j->queue);
+        AuthzJob aj = { .owner_uid = j->uid, .project = j->project };
+        AuthzPeer ap = authz_peer(peer);
+        char msg[512];
+
+        if (!q) {
+                snprintf(msg, sizeof msg, "queue %s no longer exists (corral info lists the queues)",
+                         j->queue);
+                return permission_denied(msg);
+        }
+        if (m->config->n_projects > 0) {
+                const ProjectConfig *pc = j->project ? config_find_project(m->config, j->project) : NULL;
+                _cleanup_strv_free_ char **groups = peer_group_names(peer);
+
+                if (!groups)
+                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+                if (!pc) {
+                        snprintf(msg, sizeof msg,
+                                 "project %s no longer exists (corral info lists the projects)",
+                                 strna(j->project));
+                        return permission_denied(msg);
+                }
+                aj.project_member = project_has_member(pc, j->user, (const char *const *) groups);
+                if (authz_check(&ap, AUTHZ_USE_PROJECT, &aj, &m->authz) < 0) {
+                        snprintf(msg, sizeof msg, "%s is no longer a member of project %s (its Members=)",
+                                 strna(j->user), pc->name);
+                        return permission_denied(msg);
+                }
+                if (!project_allows_queue(pc, q->name)) {
+                        snprintf(msg, sizeof msg, "project %s may no longer use queue %s (its Queues=)",
+                                 pc->name, q->name);
+                        return permission_denied(msg);
+                }
+        } else if (j->project) {
+                /* Without project files the project is a unix group, checked at submission
+                 * when it was named: still a member? (The "default" of a user without a
+                 * group entry names no group.) */
+                struct group *gr = getgrnam(j->project);
+                if (gr) {
+                        aj.have_project_gid = true, aj.project_gid = gr->gr_gid;
+                        if (authz_check(&ap, AUTHZ_USE_PROJECT, &aj, &m->authz) < 0) {
+                                snprintf(msg, sizeof msg, "%s is no longer in group %s, the job's project",
+                                         strna(j->user), j->project);
+                                return permission_denied(msg);
+                        }
+                }
+        }
+        return check_queue_access(m, peer, q, j->project, j->uid, "no longer takes this job");
+}
+
 /* The longest expansion a pattern can have, checked at submission so that a path too long
  * for the kernel is the submitter's error now, not a failed launch later. */
 static bool output_paths_fit(const SubmitRequest *req, const char *user) {
@@ -306,24 +389,8 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
         /* A project that has spent its grant: to the bonus queue, or refused (usage.c). */
         if ((err = manager_grant_check(m, c->project, req, &c->q, &c->grant_notice)))
                 return err;
-        if (c->q->allow_projects || c->q->allow_groups) {
-                _cleanup_strv_free_ char **groups = peer_group_names(peer);
-                AuthzJob aj = { .owner_uid = peer->uid, .project = c->project };
-                AuthzPeer ap = authz_peer(peer);
-                char msg[256];
-
-                aj.queue_allowed = !c->q->allow_projects || strv_contains(c->q->allow_projects, c->project);
-                if (aj.queue_allowed && c->q->allow_groups) {
-                        aj.queue_allowed = false;
-                        STRV_FOREACH(g, c->q->allow_groups)
-                                aj.queue_allowed = aj.queue_allowed || strv_contains(groups, *g);
-                }
-                if (authz_check(&ap, AUTHZ_USE_QUEUE, &aj, &m->authz) < 0) {
-                        snprintf(msg, sizeof msg, "queue %s does not take this job (its AllowProjects=, AllowGroups=)",
-                                 c->q->name);
-                        return permission_denied(msg);
-                }
-        }
+        if ((err = check_queue_access(m, peer, c->q, c->project, peer->uid, "does not take this job")))
+                return err;
 
         max_tasks = m->config->max_array_size ?: CORRAL_ARRAY_TASKS_MAX;
         if (req->array.set) {
@@ -648,8 +715,11 @@ static json_object *method_hold(Manager *m, const Peer *peer, json_object *param
                 r = manager_job_transition(m, j, JOB_EVENT_HOLD, JOB_HELD, by_admin ? "JobHeldAdmin" : "JobHeldUser");
                 if (r < 0 && was != JOB_HELD)
                         j->held_by_admin = false;
-        } else
+        } else {
+                if (j->state == JOB_HELD && (err = check_access_again(m, peer, j)))
+                        return err;
                 r = manager_job_transition(m, j, JOB_EVENT_RELEASE, JOB_QUEUED, NULL);
+        }
         if (r == -EBUSY || r == -EALREADY)
                 return invalid_state(j);
         if (r < 0)
@@ -739,6 +809,8 @@ static json_object *method_requeue(Manager *m, const Peer *peer, json_object *pa
                 return err;
         if (job_state_is_pending(j->state) || j->cancel_requested)
                 return invalid_state(j);
+        if ((err = check_access_again(m, peer, j)))
+                return err;
         if (job_state_is_final(j->state)) {
                 /* Back among the unfinished jobs: it counts against its owner's limits
                  * again, as a new submission would. */

@@ -62,6 +62,8 @@ void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
                                                      : SCHED_JOB_PENDING,
                 .blocked = j->state == JOB_BLOCKED,
                 .project_id = manager_project_id(m, j),
+                /* A queue removed from the configuration since is charged as normal (usage.c). */
+                .charged = !q || q->charge_factor != 0.0,
                 .queue_priority = q ? q->priority : 0,
                 .nice = j->req.nice,
                 .submit_time = j->submit_time,
@@ -131,6 +133,64 @@ static int sched_jobs_build(Manager *m, size_t extra, size_t *ret_n) {
         return 0;
 }
 
+/* A spent grant's numbers reach sched/ and the reason (job.c) in hundredths of a service unit. */
+static uint64_t grant_scaled(double su) {
+        double v = su * JOB_GRANT_SCALE + 0.5;
+        return v <= 0 ? 0 : v >= (double) UINT64_MAX ? UINT64_MAX : (uint64_t) v;
+}
+
+/* Grants, before a pass, after the refresh that counted the running jobs: each project's
+ * state for sched/ (which reads no usage itself), and the waiting jobs of a project whose
+ * grant is spent that sit in a charging queue go to the bonus queue where OnGrantSpent=bonus
+ * and it takes them, as a submission would; the rest the pass holds back, blocked with the
+ * reason Grant. Submit checks the grant too, but jobs also come back after it ran out,
+ * released from a hold or requeued: this is where they all meet it. */
+static void grants_before_pass(Manager *m, uint64_t now) {
+        size_t moved = 0;
+        bool any = false;
+
+        for (size_t i = 0; i < m->n_projects && m->sched_projects; i++) {
+                const ProjectConfig *pc = &m->config->projects[i];
+                SchedProject *sp = &m->sched_projects[i];
+                double used = 0.0;
+
+                sp->grant_spent = manager_project_grant_spent(m, pc, now, &used);
+                sp->grant = sp->grant_spent ? grant_scaled((double) pc->grant) : 0;
+                sp->grant_used = sp->grant_spent ? grant_scaled(used) : 0;
+                any = any || sp->grant_spent;
+        }
+        if (!any)
+                return;
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                Job *j = m->jobs[i];
+                const QueueConfig *q, *bonus;
+                const char *why;
+                uint32_t id;
+
+                if (j->state != JOB_QUEUED && j->state != JOB_BLOCKED)
+                        continue;
+                id = manager_project_id(m, j);
+                if (id == 0 || !m->sched_projects[id - 1].grant_spent)
+                        continue;
+                q = job_queue(m, j);
+                if (q && q->charge_factor == 0.0)
+                        continue;
+                bonus = manager_grant_bonus_queue(m, j, &why);
+                if (!bonus)
+                        continue; /* blocked by the pass; corral why says what is spent */
+                log_debug("Job %" PRIu64 " goes to queue %s: project %s has spent its grant.", j->id,
+                          bonus->name, j->project);
+                j->queue = intern(bonus->name);
+                (void) manager_job_save(m, j);
+                moved++;
+        }
+        /* Once, not per job: a queue of thousands moves at once when a grant runs out. */
+        if (moved > 0)
+                log_info("%zu waiting job%s moved to the bonus queue: %s project's grant is spent "
+                         "(OnGrantSpent=bonus).",
+                         moved, moved == 1 ? "" : "s", moved == 1 ? "its" : "their");
+}
+
 int manager_schedule(Manager *m) {
         SchedResult res;
         uint64_t now = (uint64_t) time(NULL);
@@ -138,6 +198,7 @@ int manager_schedule(Manager *m) {
         int r;
 
         manager_fairshare_refresh(m, now); /* each project's usage, running jobs included */
+        grants_before_pass(m, now);
         r = sched_jobs_build(m, 0, &n);
         if (r < 0)
                 return r;

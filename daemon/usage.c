@@ -488,13 +488,78 @@ static const QueueConfig *find_bonus_queue(const Config *c) {
         return NULL;
 }
 
+/* Service units the project has used of its grant in the period now is in (runs ended
+ * in it, and running jobs so far as of the last refresh). false: no grant, no current
+ * period, or no accounting (not knowing is no reason to hold work back). */
+static bool project_grant_used(Manager *m, const ProjectConfig *pc, uint64_t now, uint64_t *ret_begin,
+                               uint64_t *ret_end, double *ret_used) {
+        const AcctEntry *e;
+        Accounting *a;
+
+        if (!pc || pc->grant == 0 ||
+            !acct_grant_period(pc->grant_start, pc->grant_period, now, ret_begin, ret_end))
+                return false;
+        a = manager_accounting(m);
+        if (!a)
+                return false;
+        e = entry_find(&a->tables[STORE_USAGE_PROJECT], intern(pc->name));
+        *ret_used = (e && e->grant_begin == *ret_begin ? e->grant_su : 0.0) + (e ? e->running_su : 0.0);
+        return true;
+}
+
+bool manager_project_grant_spent(Manager *m, const ProjectConfig *pc, uint64_t now, double *ret_used) {
+        uint64_t begin, end;
+        double used;
+
+        if (!project_grant_used(m, pc, now, &begin, &end, &used))
+                return false;
+        if (ret_used)
+                *ret_used = used;
+        return used >= (double) pc->grant;
+}
+
+/* Why the bonus queue cannot take the job (a static string), NULL when it can. */
+static const char *bonus_refuses(const ProjectConfig *pc, const QueueConfig *bonus, uint64_t walltime_sec,
+                                 unsigned cpus) {
+        if (!project_allows_queue(pc, bonus->name))
+                return "its Queues= does not include the bonus queue";
+        if (bonus->max_walltime && walltime_sec > bonus->max_walltime)
+                return "the job asks for more time than the bonus queue allows (its MaxWalltime=)";
+        if (bonus->max_cpus_per_job && (cpus ?: 1) > bonus->max_cpus_per_job)
+                return "the job asks for more CPUs than the bonus queue allows (its MaxCPUsPerJob=)";
+        if (bonus->allow_projects && !strv_contains(bonus->allow_projects, pc->name))
+                return "the bonus queue's AllowProjects= does not include the project";
+        return NULL;
+}
+
+const QueueConfig *manager_grant_bonus_queue(Manager *m, const Job *j, const char **ret_why) {
+        const ProjectConfig *pc = j->project ? config_find_project(m->config, j->project) : NULL;
+        const QueueConfig *bonus;
+
+        *ret_why = NULL;
+        if (!pc || pc->grant_refuse) {
+                *ret_why = "OnGrantSpent=refuse";
+                return NULL;
+        }
+        bonus = find_bonus_queue(m->config);
+        if (!bonus) {
+                *ret_why = "no queue has ChargeFactor=0";
+                return NULL;
+        }
+        *ret_why = bonus_refuses(pc, bonus, j->req.walltime_sec, j->req.cpus);
+        /* Its owner's groups are known for sure only from a connection: no group database
+         * lookups for each waiting job in each pass. Resubmitted, it would go there. */
+        if (!*ret_why && bonus->allow_groups)
+                *ret_why = "the bonus queue has AllowGroups=, checked only when a job is submitted; "
+                           "cancel and resubmit the job to have it go there";
+        return *ret_why ? NULL : bonus;
+}
+
 json_object *manager_grant_check(Manager *m, const char *project, const SubmitRequest *req, const QueueConfig **q,
                                  char **ret_notice) {
         const ProjectConfig *pc = project ? config_find_project(m->config, project) : NULL;
         uint64_t now = (uint64_t) time(NULL), begin, end;
         const QueueConfig *bonus = NULL;
-        const AcctEntry *e;
-        Accounting *a;
         char msg[512], from[16], to[16], period[48];
         json_object *p;
         double used;
@@ -502,13 +567,8 @@ json_object *manager_grant_check(Manager *m, const char *project, const SubmitRe
         *ret_notice = NULL;
         if (!pc || pc->grant == 0 || (*q)->charge_factor == 0.0)
                 return NULL; /* no grant, or a queue that charges nothing */
-        if (!acct_grant_period(pc->grant_start, pc->grant_period, now, &begin, &end))
+        if (!project_grant_used(m, pc, now, &begin, &end, &used))
                 return NULL;
-        a = manager_accounting(m);
-        if (!a)
-                return NULL; /* not knowing is no reason to refuse work */
-        e = entry_find(&a->tables[STORE_USAGE_PROJECT], intern(project));
-        used = (e && e->grant_begin == begin ? e->grant_su : 0.0) + (e ? e->running_su : 0.0);
         if (used < (double) pc->grant)
                 return NULL;
 

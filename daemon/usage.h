@@ -50,6 +50,14 @@ double manager_job_fairshare(Manager *m, const Job *j);
 json_object *manager_grant_check(Manager *m, const char *project, const SubmitRequest *req, const QueueConfig **q,
                                  char **ret_notice);
 
+/* The project's grant is spent in the period now is in (as of the last refresh);
+ * *ret_used: its service units used. false too for a project without a grant. */
+bool manager_project_grant_spent(Manager *m, const ProjectConfig *pc, uint64_t now, double *ret_used);
+/* Where a waiting job of a project whose grant is spent goes, as a submission would: the
+ * bonus queue, or NULL with *ret_why (static) saying why it stays (OnGrantSpent=refuse,
+ * no bonus queue, or one that does not take it). */
+const QueueConfig *manager_grant_bonus_queue(Manager *m, const Job *j, const char **ret_why);
+
 /* The methods Usage and Share (usage-report.c). */
 json_object *manager_method_usage(Manager *m, const Peer *peer, json_object *params);
 json_object *manager_method_share(Manager *m, const Peer *peer, json_object *params);

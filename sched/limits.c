@@ -6,7 +6,8 @@
  * back waits in the blocked part of the queue with the limit's name; it is never refused,
  * since the limit may allow it later. Checked at start time, against what running jobs
  * and the jobs started earlier in the same pass hold, so a job waiting for resources
- * does not take a limit's headroom from the jobs behind it. */
+ * does not take a limit's headroom from the jobs behind it. A project whose grant is
+ * spent (the caller says so) holds its charged jobs back the same way. */
 
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +212,26 @@ static int idle_partition(SchedPass *p) {
         return 0;
 }
 
+/* A project whose grant is spent starts none of its charged jobs: they wait blocked
+ * with the grant's numbers, before the idle partition, so they take no member's idle
+ * slot (they cannot start until the next period or a larger grant). */
+static void grant_block(SchedPass *p) {
+        for (size_t i = 0; i < p->n_cands; i++) {
+                Cand *c = &p->cands[i];
+                const SchedProject *pr;
+
+                if (c->proj < 0 || c->reason != SCHED_REASON_NONE)
+                        continue;
+                pr = &p->config->projects[c->proj];
+                if (!pr->grant_spent || !cand_job(p, c)->charged)
+                        continue;
+                c->reason = SCHED_REASON_GRANT;
+                c->limit = pr->grant;
+                c->wanted = pr->grant_used;
+                c->est = SCHED_TIME_INFINITY;
+        }
+}
+
 int pass_limits_setup(SchedPass *p) {
         SchedContext *ctx = p->ctx;
         const SchedConfig *cfg = p->config;
@@ -269,6 +290,7 @@ int pass_limits_setup(SchedPass *p) {
                         c->group = group_index(p, (uint32_t) c->proj, j->user_id);
         }
 
+        grant_block(p);
         r = idle_partition(p);
         if (r < 0)
                 return r;

@@ -26,12 +26,13 @@ static const char *const sched_reason_table[_SCHED_REASON_MAX] = {
         [SCHED_REASON_MAX_PS_SOFT] = "MaxPSSoft",
         [SCHED_REASON_MAX_PS_HARD] = "MaxPSHard",
         [SCHED_REASON_MAX_WALLTIME] = "MaxWalltime",
+        [SCHED_REASON_GRANT] = "Grant",
 };
 
 DEFINE_STRING_TABLE_LOOKUP(sched_reason, SchedReason);
 
 bool sched_reason_is_limit(SchedReason r) {
-        return r >= SCHED_REASON_MAX_CPUS && r <= SCHED_REASON_MAX_WALLTIME;
+        return r >= SCHED_REASON_MAX_CPUS && r <= SCHED_REASON_GRANT;
 }
 
 static const SchedPolicyOps *const policies[] = {

@@ -133,6 +133,9 @@ typedef struct SchedJob {
         bool held;
         uint32_t user_id;
         uint32_t project_id;
+        /* Its queue charges (ChargeFactor= above 0): it waits while its project's grant
+         * is spent (SchedProject.grant_spent). */
+        bool charged;
         uint32_t bypass_count;    /* times lower jobs were started ahead of it (see SchedWait.bypassed) */
         uint32_t queue_id;        /* which queue (SCHED_ORDERING_SHUFFLE groups by it) */
         uint64_t target_queue_time; /* its queue's TargetQueueTime= in seconds; 0: none */
@@ -186,6 +189,7 @@ typedef enum SchedReason {
         SCHED_REASON_MAX_PS_SOFT,                /* MaxPSSoft: processor-seconds, see SchedLimits */
         SCHED_REASON_MAX_PS_HARD,                /* MaxPSHard */
         SCHED_REASON_MAX_WALLTIME,               /* MaxWalltime of its project */
+        SCHED_REASON_GRANT,                      /* Grant: its project's is spent (SchedProject) */
         _SCHED_REASON_MAX,
         _SCHED_REASON_INVALID = -EINVAL,
 } SchedReason;
@@ -371,6 +375,11 @@ typedef struct SchedProject {
          * Its jobs start only on these; reservations are planned without the cap, so
          * such a job may start later than its reservation said. */
         const CpuSet *allowed_cpus;
+        /* Its grant is spent (the caller decides, from its accounting): its charged jobs
+         * wait blocked with SCHED_REASON_GRANT, SchedWait.limit = grant and .wanted =
+         * grant_used, in the caller's unit. A pass reads no clock nor usage itself. */
+        bool grant_spent;
+        uint64_t grant, grant_used;
 } SchedProject;
 
 /* Preemption by suspension, NCI's priority-run and parallel-run (corrald(8), PREEMPTION).

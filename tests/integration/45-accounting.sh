@@ -4,8 +4,9 @@
 # (the express job left out of fair-share); a running job's charge is read from its
 # cgroup, with memory stall time for a job thrashing under a tight memory.high; users see
 # only their own usage and their projects'; corral usage --svg writes XML; a spent grant
-# sends the next job to the bonus queue, or has it refused; the Prometheus textfile is
-# written.
+# sends the next job to the bonus queue, or has it refused, and jobs released or requeued
+# after it was spent go to the bonus queue or wait BLOCKED (reason Grant), never charging;
+# a release after removal from the project is refused; the Prometheus textfile is written.
 # timeout: 600
 . "$CORRAL_TEST_LIB"
 dropin_dir=/etc/corral/corral.conf.d
@@ -155,6 +156,9 @@ wait_for 60 sh -c "[ \"\$(corral show --json $c | jq -r .job.state)\" = CANCELLE
 log "job $c at its end: $(corral show --json "$c" | jq -c '.job.charge | {run_usec, stall_usec}')"
 
 # The grant: 5 service units; 1 CPU × 6 s in costly (3600 per core-hour) spends them.
+# Two jobs held from before: released after it is spent, they must not start charging.
+h1=$(as_user "$USER_A" corral submit --parsable -H -D "$work" -q costly -- /bin/true)
+h2=$(as_user "$USER_A" corral submit --parsable -H -D "$work" -q costly -- /bin/true)
 d=$(as_user "$USER_A" corral submit --parsable -D "$work" -q costly -- sleep 6)
 as_user "$USER_A" corral wait "$d" >/dev/null || fail "job $d: $(state "$d")"
 expect_job "$d" '.job.charge.service_units >= 5' "job $d spent the grant"
@@ -166,11 +170,33 @@ as_user "$USER_A" corral wait "$e" >/dev/null || fail "job $e in bonus: $(state 
 expect_job "$e" '.job.charge.service_units == 0' "the bonus queue charges nothing"
 as_user "$USER_A" corral share --json | jq -e '.projects[] | select(.name == "geo") | .grant == 5 and .grant_left == 0' \
     >/dev/null || fail "corral share's grant: $(corral share --json)"
+# Released after the grant ran out (OnGrantSpent=bonus): to the bonus queue, as a new job.
+as_user "$USER_A" corral release "$h1" || fail "release $h1"
+as_user "$USER_A" corral wait "$h1" >/dev/null || fail "job $h1 released: $(state "$h1")"
+assert_eq "$(corral show --json "$h1" | jq -r .job.queue)" bonus "the queue of job $h1, released after the grant was spent"
+expect_job "$h1" '.job.charge.service_units == 0' "job $h1 was not charged"
 
 printf '[Project]\nMembers=%s\nGrant=5\nGrantPeriod=30d\nOnGrantSpent=refuse\n' "$USER_A" >"$pdir/geo.conf"
 corral reload
 if out=$(as_user "$USER_A" corral submit -D "$work" -- /bin/true 2>&1); then fail "OnGrantSpent=refuse took a job: $out"; fi
 assert_match "$out" 'spent its grant: .* of 5 service units' "the refusal names the grant"
+# OnGrantSpent=refuse: released, or finished and requeued, it waits BLOCKED with the
+# grant's numbers, and corral why says so.
+as_user "$USER_A" corral release "$h2" || fail "release $h2"
+as_user "$USER_A" corral requeue "$d" || fail "requeue $d"
+wait_for 30 sh -c "[ \"\$(corral show --json $h2 | jq -r .job.state)\" = BLOCKED ] && [ \"\$(corral show --json $d | jq -r .job.state)\" = BLOCKED ]" \
+    || fail "jobs $h2, $d after the grant was spent: $(state "$h2"), $(state "$d")"
+assert_match "$(corral show --json "$h2" | jq -r .job.reason)" '^Grant \(used [0-9]+\.[0-9]+ of 5 SU\)$' "job $h2's reason"
+assert_match "$(as_user "$USER_A" corral why "$h2")" 'has spent its grant: .* of 5 service units' "corral why $h2"
+sleep 2
+assert_eq "$(state "$d")" BLOCKED "job $d, requeued after the grant was spent, still"
+# Removed from the project: a release is refused, naming it.
+as_user "$USER_A" corral hold "$h2" || fail "hold $h2"
+printf '[Project]\nMembers=%s\n' "$USER_B" >"$pdir/geo.conf"
+corral reload
+if out=$(as_user "$USER_A" corral release "$h2" 2>&1); then fail "release after removal from the project: $out"; fi
+assert_match "$out" 'no longer a member of project geo' "the refusal names the change"
+corral cancel "$h2" "$d"
 
 # The Prometheus textfile, written each minute.
 wait_for 75 test -s "$mdir/corral.prom" || fail "no metrics in $mdir"

@@ -495,6 +495,96 @@ static void test_projects_submit(void **state) {
         manager_for_test_free(m);
 }
 
+static void reload_ok(Manager *m) {
+        char *err = NULL;
+        if (manager_reload(m, &err) < 0)
+                fail_msg("reload: %s", strna(err));
+}
+
+/* Release and Requeue check again what Submit checked of the project and the queue: a
+ * user removed from the project, a project's Queues= or a queue's AllowProjects= that
+ * no longer take the job, a queue gone; each refusal names what changed, and the job
+ * stays as it was. An administrator may still release (as they may submit to any
+ * project), but not into a queue the project may no longer use. */
+static void test_release_requeue_recheck(void **state) {
+        Tree *t = *state;
+        char p[256], params[64], params_done[64];
+        Manager *m;
+        json_object *r;
+        uint64_t held, done;
+
+        snprintf(p, sizeof p, "%s/projects.d", t->dir);
+        assert_int_equal(mkdir(p, 0755), 0);
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=nobody\n");
+        m = manager_for_test(t->dir);
+
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}");
+        held = job_id_of(r);
+        json_object_put(r);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}");
+        done = job_id_of(r);
+        json_object_put(r);
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) held);
+        snprintf(params_done, sizeof params_done, "{\"job_id\":%llu}", (unsigned long long) done);
+        r = call(m, NOBODY, CORRAL_METHOD_CANCEL, params_done);
+        assert_null(error_of(r));
+        json_object_put(r);
+
+        /* Removed from the project. */
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=root\n");
+        reload_ok(m);
+        expect_error(call(m, NOBODY, CORRAL_METHOD_RELEASE, params), "PermissionDenied",
+                     "nobody is no longer a member of project geo (its Members=)");
+        assert_int_equal(manager_find_job(m, held)->state, JOB_HELD);
+        expect_error(call(m, NOBODY, CORRAL_METHOD_REQUEUE, params_done), "PermissionDenied",
+                     "no longer a member of project geo");
+        assert_int_equal(manager_find_job(m, done)->state, JOB_CANCELLED);
+
+        /* A member again, but the project may no longer use the job's queue: not even root. */
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=nobody\nQueues=express\n");
+        reload_ok(m);
+        expect_error(call(m, NOBODY, CORRAL_METHOD_RELEASE, params), "PermissionDenied",
+                     "project geo may no longer use queue normal (its Queues=)");
+        expect_error(call(m, 0, CORRAL_METHOD_REQUEUE, params_done), "PermissionDenied",
+                     "may no longer use queue normal");
+
+        /* The queue's own access changed. */
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=nobody\n");
+        put(t->dir, "corral.conf", "[Queue]\nName=normal\nAllowProjects=astro\n");
+        reload_ok(m);
+        expect_error(call(m, NOBODY, CORRAL_METHOD_RELEASE, params), "PermissionDenied",
+                     "queue normal no longer takes this job (its AllowProjects=, AllowGroups=)");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_REQUEUE, params_done), "PermissionDenied",
+                     "AllowProjects=");
+
+        /* The queue is gone. */
+        put(t->dir, "corral.conf", "[Queue]\nName=other\n");
+        reload_ok(m);
+        expect_error(call(m, NOBODY, CORRAL_METHOD_RELEASE, params), "PermissionDenied",
+                     "queue normal no longer exists");
+
+        /* As it was: both go through. */
+        put(t->dir, "corral.conf", "");
+        reload_ok(m);
+        r = call(m, NOBODY, CORRAL_METHOD_RELEASE, params);
+        assert_null(error_of(r));
+        json_object_put(r);
+        assert_int_equal(manager_find_job(m, held)->state, JOB_QUEUED);
+        r = call(m, NOBODY, CORRAL_METHOD_REQUEUE, params_done);
+        assert_null(error_of(r));
+        json_object_put(r);
+        assert_int_equal(manager_find_job(m, done)->state, JOB_QUEUED);
+
+        /* Removed again: root still releases (an administrator may charge any project). */
+        json_object_put(call(m, NOBODY, CORRAL_METHOD_HOLD, params));
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=root\n");
+        reload_ok(m);
+        r = call(m, 0, CORRAL_METHOD_RELEASE, params);
+        assert_null(error_of(r));
+        json_object_put(r);
+        manager_for_test_free(m);
+}
+
 /* A project limit blocks a job (BLOCKED, the limit named with its numbers) and lets it go
  * when the limit allows: through the scheduling pass and the transitions. */
 static void test_blocked_by_limit(void **state) {
@@ -728,6 +818,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_transitions, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_hold_requeue_rules, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_projects_submit, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_release_requeue_recheck, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_blocked_by_limit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_preemption, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_test_submit, setup, tree_teardown),

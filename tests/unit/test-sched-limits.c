@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Throttling limits inside the scheduling core: HPC2N's MAXPS worked example, the idle
  * and blocked parts of a user's queue (10 submissions, 8 idle), per-project CPU, memory
- * and running-job limits under every policy, per-user overrides, walltime. */
+ * and running-job limits under every policy, per-user overrides, walltime, a spent grant. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -270,6 +270,80 @@ static void test_allowed_cpus(void **state) {
         }
 }
 
+/* A project whose grant is spent: its jobs in charging queues wait blocked with the
+ * grant's numbers, under every policy and without preempting anything; its jobs in a
+ * queue that charges nothing, and other projects' jobs, start; with the grant not
+ * spent (a new period), they start too. */
+static void test_grant_spent(void **state) {
+        const SchedPolicyOps *policies[] = { &sched_policy_fcfs, &sched_policy_easy,
+                                             &sched_policy_conservative };
+        SchedProject projs[2] = {
+                { .id = 1, .grant_spent = true, .grant = 100000, .grant_used = 123450 },
+                { .id = 2 },
+        };
+        SchedNode nodes[1];
+        SchedMachine m;
+
+        machine_uniform(nodes, 1, 8, 16 * GIB, &m);
+        for (size_t k = 0; k < ELEMENTSOF(policies); k++) {
+                SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+                SchedContext *ctx = sched_context_new();
+                SchedJob jobs[5];
+                SchedResult r;
+
+                cfg.policy = policies[k];
+                cfg.projects = projs;
+                cfg.n_projects = 2;
+                cfg.preempt.enabled = true;
+                jobs[0] = job_pending(1, 0, 2, 100); /* charged, spent project: blocked */
+                jobs[0].project_id = 1, jobs[0].charged = true, jobs[0].user_id = 1001;
+                jobs[1] = job_pending(2, 1, 2, 100); /* the same project, a free queue */
+                jobs[1].project_id = 1, jobs[1].user_id = 1001;
+                jobs[2] = job_pending(3, 2, 2, 100); /* another project, charged */
+                jobs[2].project_id = 2, jobs[2].charged = true;
+                /* A preemptor of the spent project in front of a full machine's victim:
+                 * it must not suspend anything for a start it may not make. */
+                jobs[3] = job_pending(4, 3, 8, 100);
+                jobs[3].project_id = 1, jobs[3].charged = true, jobs[3].user_id = 1001;
+                jobs[3].queue_id = 0, jobs[3].preempts = UINT64_C(1) << 1;
+                jobs[4] = job_pending(5, 0, 2, 1000);
+                jobs[4].project_id = 2, jobs[4].queue_id = 1, jobs[4].preemptable = true;
+                run_on_cpus(&jobs[4], &m, 0, 5, 6, 2);
+                r = pass(ctx, &cfg, &m, jobs, 5, 10);
+                assert_false(started(&r, 1));
+                assert_int_equal(waiting(&r, 1)->reason, SCHED_REASON_GRANT);
+                assert_int_equal(waiting(&r, 1)->limit, 100000);
+                assert_int_equal(waiting(&r, 1)->wanted, 123450);
+                assert_int_equal(waiting(&r, 4)->reason, SCHED_REASON_GRANT);
+                assert_true(started(&r, 2));
+                assert_true(started(&r, 3));
+                for (size_t i = 0; i < r.n_decisions; i++)
+                        if (r.decisions[i].type == SCHED_DECISION_SUSPEND)
+                                fail_msg("policy %s suspended job %llu for a job whose grant is spent",
+                                         policies[k]->name, (unsigned long long) r.decisions[i].job_id);
+                sched_context_free(ctx);
+        }
+        assert_true(sched_reason_is_limit(SCHED_REASON_GRANT));
+        assert_string_equal(sched_reason_to_string(SCHED_REASON_GRANT), "Grant");
+
+        /* The next period: the same jobs start. */
+        {
+                SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+                SchedContext *ctx = sched_context_new();
+                SchedJob jobs[1];
+                SchedResult r;
+
+                projs[0].grant_spent = false;
+                cfg.projects = projs;
+                cfg.n_projects = 2;
+                jobs[0] = job_pending(1, 0, 2, 100);
+                jobs[0].project_id = 1, jobs[0].charged = true;
+                r = pass(ctx, &cfg, &m, jobs, 1, 10);
+                assert_true(started(&r, 1));
+                sched_context_free(ctx);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_maxps_hpc2n),
@@ -277,6 +351,7 @@ int main(void) {
                 cmocka_unit_test(test_project_limits),
                 cmocka_unit_test(test_walltime_limit),
                 cmocka_unit_test(test_allowed_cpus),
+                cmocka_unit_test(test_grant_spent),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -430,6 +430,100 @@ static void test_grant(void **state) {
         manager_free(m);
 }
 
+static JobState state_of(Manager *m, uint64_t id) {
+        Job *j = manager_find_job(m, id);
+        assert_non_null(j);
+        return j->state;
+}
+
+static json_object *call_job(Manager *m, uid_t uid, CorralMethod method, uint64_t id) {
+        char params[64];
+
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) id);
+        return call(m, uid, method, params);
+}
+
+/* A grant spent after the jobs were submitted: tasks held from before, then released,
+ * and a finished job requeued, do not start in the charging queue: they wait BLOCKED
+ * with the grant's numbers (OnGrantSpent=refuse), shown by Show and Why; with
+ * OnGrantSpent=bonus they go to the bonus queue and start there, as a submission would. */
+static void test_grant_after_submission(void **state) {
+        Tree *t = *state;
+        Manager *m;
+        json_object *r;
+        char *err = NULL;
+        const char *why;
+        uint64_t a, arr, now = (uint64_t) time(NULL);
+
+        put(t->dir, "corral.conf",
+            "[Queue]\nName=normal\nPriority=1\nChargeFactor=1000\n\n"
+            "[Queue]\nName=bonus\nPriority=0\nChargeFactor=0\n");
+        mkdir_in(t->dir, "projects.d");
+        put(t->dir, "projects.d/geo.conf",
+            "[Project]\nMembers=nobody\nGrant=1\nGrantPeriod=30d\nOnGrantSpent=refuse\n");
+        m = manager_for_test(t->dir);
+
+        /* Submitted while the grant was whole: a job that runs, three held tasks. */
+        a = submit(m, NOBODY, "");
+        arr = submit(m, NOBODY, ",\"hold\":true,\"array\":\"1-3\"");
+        assert_string_equal(manager_find_job(m, arr)->queue, "normal");
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(state_of(m, a), JOB_RUNNING);
+        finish(m, a, now - 20, 10, 0, 10); /* 10 s × 1000 = 2.78 SU of 1 */
+        m->n_to_launch = 0;
+
+        for (uint64_t id = arr; id < arr + 3; id++) {
+                r = call_job(m, NOBODY, CORRAL_METHOD_RELEASE, id);
+                params_of(r);
+                json_object_put(r);
+        }
+        r = call_job(m, NOBODY, CORRAL_METHOD_REQUEUE, a);
+        params_of(r);
+        json_object_put(r);
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(m->n_to_launch, 0);
+        for (uint64_t id = arr; id < arr + 3; id++) {
+                Job *j = manager_find_job(m, id);
+                assert_int_equal(j->state, JOB_BLOCKED);
+                assert_string_equal(j->reason, "Grant");
+                assert_string_equal(j->queue, "normal");
+                assert_int_equal(j->limit_value, 100);
+                assert_int_equal(j->limit_wanted, 278);
+        }
+        assert_int_equal(state_of(m, a), JOB_BLOCKED);
+        assert_string_equal(manager_find_job(m, a)->reason, "Grant");
+
+        /* corral show and corral why say so, with the numbers. */
+        r = call_job(m, NOBODY, CORRAL_METHOD_SHOW, arr);
+        assert_string_equal(json_object_get_string(get(get(params_of(r), "job"), "reason")),
+                            "Grant (used 2.78 of 1 SU)");
+        json_object_put(r);
+        r = call_job(m, NOBODY, CORRAL_METHOD_WHY, arr);
+        why = json_object_to_json_string(get(params_of(r), "why"));
+        if (!strstr(why, "has spent its grant: 2.78 of 1 service units") ||
+            !strstr(why, "OnGrantSpent=refuse"))
+                fail_msg("why: %s", json_object_to_json_string(r));
+        json_object_put(r);
+
+        /* Still spent: still blocked, pass after pass. */
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(state_of(m, a), JOB_BLOCKED);
+        assert_int_equal(m->n_to_launch, 0);
+
+        /* OnGrantSpent=bonus: they go where a new submission would, and start there. */
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=nobody\nGrant=1\nGrantPeriod=30d\n");
+        assert_int_equal(manager_reload(m, &err), 0);
+        assert_int_equal(manager_schedule(m), 0);
+        for (uint64_t id = arr; id < arr + 3; id++) {
+                assert_int_equal(state_of(m, id), JOB_RUNNING);
+                assert_string_equal(manager_find_job(m, id)->queue, "bonus");
+        }
+        assert_int_equal(state_of(m, a), JOB_RUNNING);
+        assert_string_equal(manager_find_job(m, a)->queue, "bonus");
+        m->n_to_launch = 0;
+        manager_free(m);
+}
+
 /* The textfile: written whole, renamed into place, in the exposition format. */
 static void test_metrics(void **state) {
         Tree *t = *state;
@@ -479,6 +573,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_running_job, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_report, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_grant, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_grant_after_submission, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_metrics, setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
