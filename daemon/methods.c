@@ -235,12 +235,23 @@ static void submit_checked_done(SubmitChecked *c) {
         c->grant_notice = mfree(c->grant_notice);
 }
 
+/* The field, and for text a terminal could take for a command, what and where. */
+static json_object *reply_submit_refused(const SubmitRequestError *e, int r) {
+        char msg[160];
+
+        if (e->problem == TEXT_OK)
+                return reply_invalid_parameter(e->field ?: "parameters", strerror(-r));
+        snprintf(msg, sizeof msg, "%s at byte %zu (names and paths are UTF-8 without control characters)",
+                 text_problem_to_string(e->problem), e->offset);
+        return reply_invalid_parameter(e->field, msg);
+}
+
 /* Everything Submit checks before it makes a job (parse, validate, authorize, bound),
  * shared with TestSubmit so that --test-only answers what Submit would. NULL: the job
  * would be accepted. Reads only. */
 static json_object *submit_check(Manager *m, const Peer *peer, json_object *params, SubmitChecked *c) {
         SubmitRequest *req = &c->req;
-        const char *bad = NULL;
+        SubmitRequestError bad = {};
         struct group *gr;
         json_object *err;
         uint32_t max_tasks;
@@ -249,9 +260,9 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
 
         if ((err = check(m, peer, AUTHZ_SUBMIT, NULL, "you may not submit jobs")))
                 return err;
-        r = submit_request_from_json(params, req, &bad);
+        r = submit_request_decode(params, 0, req, &bad);
         if (r < 0)
-                return reply_invalid_parameter(bad ?: "parameters", strerror(-r));
+                return reply_submit_refused(&bad, r);
 
         c->pw = getpwuid(peer->uid);
         if (!c->pw)
