@@ -132,3 +132,24 @@ int fputs_escaped(const char *s, FILE *f) {
         free(e);
         return r;
 }
+
+int vfprintf_escaped(FILE *f, const char *fmt, va_list ap) {
+        char *s;
+        int r;
+
+        if (vasprintf(&s, fmt, ap) < 0)
+                return -ENOMEM;
+        r = fputs_escaped(s, f);
+        free(s);
+        return r;
+}
+
+int fprintf_escaped(FILE *f, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vfprintf_escaped(f, fmt, ap);
+        va_end(ap);
+        return r;
+}

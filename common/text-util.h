@@ -6,6 +6,7 @@
  * that prints such a string escapes it anyway (text_escape), since data stored before
  * the check, the journal and a newer peer's fields are not checked. */
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -41,3 +42,7 @@ bool text_is_safe(const char *s) _pure_;
 char *text_escape(const char *s);
 /* fputs() of text_escape(s), without an allocation when s is safe. 0 or -EIO/-ENOMEM. */
 int fputs_escaped(const char *s, FILE *f);
+/* fprintf() with the whole result escaped: the format must not end in a newline, which
+ * would be escaped too. 0 or -EIO/-ENOMEM. */
+int fprintf_escaped(FILE *f, const char *fmt, ...) _printf_(2, 3);
+int vfprintf_escaped(FILE *f, const char *fmt, va_list ap) _printf_(2, 0);
