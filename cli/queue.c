@@ -17,6 +17,7 @@
 #include "parse-util.h"
 #include "strv.h"
 #include "table.h"
+#include "text-util.h"
 
 static int cmp_u64(uint64_t a, uint64_t b) {
         return a < b ? -1 : a > b;
@@ -344,8 +345,9 @@ static void field(FILE *f, const char *key, const char *fmt, ...) {
         va_list ap;
 
         fprintf(f, "%14s: ", key);
+        /* Values are the users' (names, paths, commands): escaped, whatever was stored. */
         va_start(ap, fmt);
-        vfprintf(f, fmt, ap);
+        (void) vfprintf_escaped(f, fmt, ap);
         va_end(ap);
         fputc('\n', f);
 }

@@ -5,6 +5,7 @@
 
 #include "strv.h"
 #include "table.h"
+#include "text-util.h"
 
 typedef struct TableColumn {
         char *header;
@@ -65,7 +66,9 @@ int table_add_row(Table *t, const char *const *cells) {
                 return -ENOMEM;
         base = t->n_rows * t->n_columns;
         for (size_t i = 0; i < t->n_columns; i++) {
-                t->cells[base + i] = strdup(isempty(cells[i]) ? "-" : cells[i]);
+                /* Escaped here, so widths count what is printed and no cell reaches the
+                 * terminal as a command, whatever corrald stored or relayed. */
+                t->cells[base + i] = text_escape(isempty(cells[i]) ? "-" : cells[i]);
                 if (!t->cells[base + i]) {
                         while (i > 0)
                                 free(t->cells[base + --i]);

@@ -20,7 +20,8 @@ Table *table_free(Table *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Table *, table_free);
 #define _cleanup_table_ _cleanup_(table_freep)
 
-/* Copies n_columns cells; NULL and "" cells show as "-". 0 or -ENOMEM. */
+/* Copies n_columns cells, escaped (text_escape()); NULL and "" cells show as "-". 0 or
+ * -ENOMEM. */
 int table_add_row(Table *t, const char *const *cells);
 size_t table_get_rows(const Table *t) _pure_;
 size_t table_get_columns(const Table *t) _pure_;

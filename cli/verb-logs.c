@@ -256,6 +256,17 @@ int verb_logs(Cli *cli, int argc, char **argv) {
                 if (strv_push(&args, match) < 0)
                         return cli_oom();
                 TAKE_PTR(match);
+                /* Ids start again at 1 when corrald's database is purged, and the journal
+                 * keeps the earlier job's lines under the same id and unit: only what was
+                 * written since this job was submitted is its. */
+                if (json_object_object_get_ex(reply.parameters, "since", &jl) &&
+                    json_object_is_type(jl, json_type_int)) {
+                        if (asprintf(&match, "--since=@%" PRIu64, (uint64_t) json_object_get_uint64(jl)) < 0)
+                                return cli_oom();
+                        if (strv_push(&args, match) < 0)
+                                return cli_oom();
+                        TAKE_PTR(match);
+                }
                 execvp(args[0], args);
                 log_error_errno(errno, "logs: cannot run journalctl: %m");
                 return CLI_EXIT_FAILURE;

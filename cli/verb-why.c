@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "log.h"
+#include "text-util.h"
 
 static void why_help(void) {
         printf("Usage: corral why [--json] JOBID\n\n"
@@ -61,14 +62,18 @@ int verb_why(Cli *cli, int argc, char **argv) {
         if (cli->json)
                 return cli_print_json(reply.parameters) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
 
-        printf("Job %" PRIu64 ": %s", ids[0],
-               json_object_object_get_ex(reply.parameters, "state", &v) ? json_object_get_string(v) : "?");
+        /* The daemon's words quote the users' (project names, dependencies, paths): escaped,
+         * as everything a user wrote and another one reads. */
+        fprintf_escaped(stdout, "Job %" PRIu64 ": %s", ids[0],
+                        json_object_object_get_ex(reply.parameters, "state", &v) ? json_object_get_string(v) : "?");
         if (json_object_object_get_ex(reply.parameters, "reason", &v))
-                printf(" (%s)", json_object_get_string(v));
+                fprintf_escaped(stdout, " (%s)", json_object_get_string(v));
         printf("\n");
         if (json_object_object_get_ex(reply.parameters, "why", &list) && json_object_is_type(list, json_type_array))
-                for (size_t i = 0, k = json_object_array_length(list); i < k; i++)
-                        printf("  - %s\n", json_object_get_string(json_object_array_get_idx(list, i)));
+                for (size_t i = 0, k = json_object_array_length(list); i < k; i++) {
+                        fprintf_escaped(stdout, "  - %s", json_object_get_string(json_object_array_get_idx(list, i)));
+                        printf("\n");
+                }
         if (json_object_object_get_ex(reply.parameters, "position", &v)) {
                 json_object *e;
                 printf("Place: %" PRIi64 " of %" PRIi64 " eligible jobs\n", json_object_get_int64(v),
@@ -84,8 +89,10 @@ int verb_why(Cli *cli, int argc, char **argv) {
                                 continue;
                         if (json_object_get_double(w) == 0.0)
                                 continue; /* terms with no weight do not count */
-                        printf("  %+14.6f  %-9s %g x %g\n", json_object_get_double(val), json_object_get_string(name),
-                               json_object_get_double(w), json_object_get_double(in));
+                        fprintf_escaped(stdout, "  %+14.6f  %-9s %g x %g", json_object_get_double(val),
+                                        json_object_get_string(name), json_object_get_double(w),
+                                        json_object_get_double(in));
+                        printf("\n");
                 }
         return CLI_EXIT_SUCCESS;
 }

@@ -10,9 +10,9 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
-#include <systemd/sd-journal.h>
 #include <time.h>
 
+#include "job-logs.h"
 #include "json-util.h"
 #include "log.h"
 #include "manager.h"
@@ -319,12 +319,23 @@ static void submit_checked_done(SubmitChecked *c) {
         c->grant_notice = mfree(c->grant_notice);
 }
 
+/* The field, and for text a terminal could take for a command, what and where. */
+static json_object *reply_submit_refused(const SubmitRequestError *e, int r) {
+        char msg[160];
+
+        if (e->problem == TEXT_OK)
+                return reply_invalid_parameter(e->field ?: "parameters", strerror(-r));
+        snprintf(msg, sizeof msg, "%s at byte %zu (names and paths are UTF-8 without control characters)",
+                 text_problem_to_string(e->problem), e->offset);
+        return reply_invalid_parameter(e->field, msg);
+}
+
 /* Everything Submit checks before it makes a job (parse, validate, authorize, bound),
  * shared with TestSubmit so that --test-only answers what Submit would. NULL: the job
  * would be accepted. Reads only. */
 static json_object *submit_check(Manager *m, const Peer *peer, json_object *params, SubmitChecked *c) {
         SubmitRequest *req = &c->req;
-        const char *bad = NULL;
+        SubmitRequestError bad = {};
         struct group *gr;
         json_object *err;
         uint32_t max_tasks;
@@ -333,9 +344,9 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
 
         if ((err = check(m, peer, AUTHZ_SUBMIT, NULL, "you may not submit jobs")))
                 return err;
-        r = submit_request_from_json(params, req, &bad);
+        r = submit_request_decode(params, 0, req, &bad);
         if (r < 0)
-                return reply_invalid_parameter(bad ?: "parameters", strerror(-r));
+                return reply_submit_refused(&bad, r);
 
         c->pw = getpwuid(peer->uid);
         if (!c->pw)
@@ -857,55 +868,6 @@ static json_object *method_wait(Manager *m, Call *call, const Peer *peer, json_o
         return NULL;
 }
 
-/* The job's journal output, newest last, at most budget bytes: the user cannot read the
- * system journal, so the daemon reads it for them once authz has said yes. */
-#define LOGS_BUDGET (768U << 10)
-static json_object *journal_lines(uint64_t job_id, uint64_t max_lines, bool *ret_truncated) {
-        _cleanup_(sd_journal_closep) sd_journal *jr = NULL;
-        json_object *lines;
-        char match[64];
-        size_t used = 0, n = 0;
-        int r;
-
-        *ret_truncated = false;
-        if (sd_journal_open(&jr, SD_JOURNAL_LOCAL_ONLY | SD_JOURNAL_SYSTEM) < 0)
-                return NULL;
-        /* Two fields of one entry must both match. CORRAL_JOB_ID= is what the job's
-         * supervisor writes, but any process may write it; _SYSTEMD_UNIT= is journald's
-         * own record of the sender's cgroup, so another user's job cannot put lines here. */
-        snprintf(match, sizeof match, "CORRAL_JOB_ID=%" PRIu64, job_id);
-        if (sd_journal_add_match(jr, match, 0) < 0)
-                return NULL;
-        snprintf(match, sizeof match, "_SYSTEMD_UNIT=corral-job-%" PRIu64 ".scope", job_id);
-        if (sd_journal_add_match(jr, match, 0) < 0 || sd_journal_seek_tail(jr) < 0)
-                return NULL;
-        lines = json_object_new_array();
-        if (!lines)
-                return NULL;
-        while ((r = sd_journal_previous(jr)) > 0) {
-                const void *d;
-                size_t l;
-
-                if (sd_journal_get_data(jr, "MESSAGE", &d, &l) < 0 || l < 8)
-                        continue;
-                if (used + l > LOGS_BUDGET || (max_lines && n >= max_lines)) {
-                        *ret_truncated = true;
-                        break;
-                }
-                used += l;
-                n++;
-                json_object_array_add(lines, json_object_new_string_len((const char *) d + 8, (int) (l - 8)));
-        }
-        /* Collected newest first. */
-        for (size_t i = 0; i < n / 2; i++) {
-                json_object *a = json_object_get(json_object_array_get_idx(lines, i));
-                json_object *b = json_object_get(json_object_array_get_idx(lines, n - 1 - i));
-                json_object_array_put_idx(lines, i, b);
-                json_object_array_put_idx(lines, n - 1 - i, a);
-        }
-        return lines;
-}
-
 static json_object *method_logs(Manager *m, const Peer *peer, json_object *params) {
         json_object *err = NULL, *p, *v, *lines;
         Job *j = get_job(m, params, &err);
@@ -923,6 +885,8 @@ static json_object *method_logs(Manager *m, const Peer *peer, json_object *param
         snprintf(unit, sizeof unit, "corral-job-%" PRIu64 ".scope", j->id);
         json_add_string(p, "unit", unit);
         json_add_string(p, "workdir", j->req.workdir);
+        /* The journal's lines for this id from before then are an earlier job's. */
+        json_add_u64(p, "since", j->submit_time);
         /* Where the files really are: patterns expanded, relative to the working directory. */
         for (int k = 0; k < 2; k++) {
                 const char *raw = k == 0 ? j->req.stdout_path : (j->req.stderr_path ?: j->req.stdout_path);
@@ -934,7 +898,7 @@ static json_object *method_logs(Manager *m, const Peer *peer, json_object *param
                 json_add_string(p, k == 0 ? "stdout_path" : "stderr_path", abs ?: x);
         }
         if (!j->req.stdout_path || !j->req.stderr_path) {
-                lines = journal_lines(j->id, max_lines, &truncated);
+                lines = job_logs_read(j->id, j->submit_time, max_lines, &truncated);
                 if (lines) {
                         json_add(p, "lines", lines);
                         json_add_bool(p, "truncated", truncated);

@@ -424,7 +424,7 @@ int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata)
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 _cleanup_(job_freep) Job *j = job_new();
                 _cleanup_free_ char *state = NULL, *cpus = NULL, *mem = NULL;
-                const char *request, *bad = NULL;
+                const char *request;
                 json_object *o;
 
                 if (!j) {
@@ -504,7 +504,7 @@ int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata)
                                 r = -EBADMSG;
                                 break;
                         }
-                        r = submit_request_from_json(o, &j->req, &bad);
+                        r = submit_request_decode(o, SUBMIT_REQUEST_STORED, &j->req, NULL);
                         json_object_put(o);
                         if (r < 0)
                                 break;
@@ -587,7 +587,6 @@ int store_next_job_id(Store *s, uint64_t *ret) {
 int store_load_request(Store *s, uint64_t id, SubmitRequest *ret) {
         sqlite3_stmt *st;
         json_object *o = NULL;
-        const char *bad = NULL;
         int rc, r;
 
         rc = sqlite3_prepare_v2(s->db,
@@ -606,7 +605,7 @@ int store_load_request(Store *s, uint64_t id, SubmitRequest *ret) {
                 return -ENOENT;
         if (!o)
                 return rc == SQLITE_ROW ? -EBADMSG : sqlite_to_errno(rc);
-        r = submit_request_from_json(o, ret, &bad);
+        r = submit_request_decode(o, SUBMIT_REQUEST_STORED, ret, NULL);
         json_object_put(o);
         return r;
 }

@@ -284,19 +284,15 @@ bool mail_user_is_valid(const char *s) {
         return true;
 }
 
-bool job_name_is_valid(const char *s) {
-        size_t n;
+/* The row's rule; the characters are submit_request_check_text()'s, which says where the
+ * bad one is. */
+static bool job_name_row_valid(const char *s) {
+        return !isempty(s) && strlen(s) <= CORRAL_NAME_LENGTH_MAX;
+}
 
-        if (isempty(s))
-                return false;
-        n = strlen(s);
-        if (n > CORRAL_NAME_LENGTH_MAX)
-                return false;
-        /* Control characters would garble the queue listing. */
-        for (size_t i = 0; i < n; i++)
-                if ((unsigned char) s[i] < ' ' || s[i] == 0x7f)
-                        return false;
-        return true;
+bool job_name_is_valid(const char *s) {
+        /* Printed in every listing, to every user's terminal. */
+        return job_name_row_valid(s) && text_check(s, strlen(s), 0, NULL) == TEXT_OK;
 }
 
 static bool path_is_valid(const char *s, bool absolute) {
@@ -307,12 +303,8 @@ static bool path_is_valid(const char *s, bool absolute) {
         n = strlen(s);
         if (n > CORRAL_PATH_LENGTH_MAX)
                 return false;
-        if (absolute && s[0] != '/')
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (s[i] == '\n')
-                        return false;
-        return true;
+        /* A newline or any other control character: submit_request_check_text(). */
+        return !absolute || s[0] == '/';
 }
 
 static bool path_is_valid_absolute(const char *s) {
@@ -629,7 +621,7 @@ static const JsonFieldOps array_ops = {
 
 /* The order is the order on the wire and of validation. */
 static const JsonField submit_request_fields[] = {
-        JSON_STRING(SubmitRequest, "name", name, 1, CORRAL_NAME_LENGTH_MAX, 0, job_name_is_valid),
+        JSON_STRING(SubmitRequest, "name", name, 1, CORRAL_NAME_LENGTH_MAX, 0, job_name_row_valid),
         JSON_STRV(SubmitRequest, "argv", argv, CORRAL_ARGV_MAX, CORRAL_ARG_LENGTH_MAX, JSON_FIELD_COMMAND, NULL),
         JSON_STRING(SubmitRequest, "script", script, 1, CORRAL_SCRIPT_SIZE_MAX, 0, NULL),
         JSON_STRV(SubmitRequest, "env", env, CORRAL_ENV_MAX, CORRAL_ARG_LENGTH_MAX, 0, env_assignment_is_valid),
@@ -665,6 +657,76 @@ static const JsonField submit_request_fields[] = {
         JSON_END,
 };
 
+/* The text rules, one row per field whose value other users see printed (in the queue,
+ * squeue, sacct, show, scontrol): names and paths are single lines of UTF-8 without
+ * control characters, since a C1 control such as U+009B (CSI, two bytes C2 9B) or an
+ * escape byte in a job name would be a command to another user's terminal. Not here:
+ * argv, env and script are handed to the job as they are (a newline in an argument, a
+ * tab or a Latin-1 byte in a variable are the user's own business) and only escaped
+ * when shown; queue, project and mail_user have stricter ASCII rules of their own;
+ * dependencies are numbers. */
+typedef enum TextFieldKind {
+        TEXT_FIELD_STRING,
+        TEXT_FIELD_IO_LIMITS,   /* each device's path */
+} TextFieldKind;
+
+typedef struct TextField {
+        const char *name;
+        TextFieldKind kind;
+        size_t offset;
+        unsigned allow;         /* TextAllow */
+} TextField;
+
+static const TextField submit_request_text_fields[] = {
+        { "name", TEXT_FIELD_STRING, offsetof(SubmitRequest, name), 0 },
+        { "workdir", TEXT_FIELD_STRING, offsetof(SubmitRequest, workdir), 0 },
+        { "stdin_path", TEXT_FIELD_STRING, offsetof(SubmitRequest, stdin_path), 0 },
+        { "stdout_path", TEXT_FIELD_STRING, offsetof(SubmitRequest, stdout_path), 0 },
+        { "stderr_path", TEXT_FIELD_STRING, offsetof(SubmitRequest, stderr_path), 0 },
+        { "io_read_bw", TEXT_FIELD_IO_LIMITS, offsetof(SubmitRequest, io_read_bw), 0 },
+        { "io_write_bw", TEXT_FIELD_IO_LIMITS, offsetof(SubmitRequest, io_write_bw), 0 },
+        { "io_read_iops", TEXT_FIELD_IO_LIMITS, offsetof(SubmitRequest, io_read_iops), 0 },
+        { "io_write_iops", TEXT_FIELD_IO_LIMITS, offsetof(SubmitRequest, io_write_iops), 0 },
+};
+
+static bool text_field_check(const TextField *f, const char *s, SubmitRequestError *ret_error) {
+        TextProblem p;
+        size_t off = 0;
+
+        if (!s)
+                return true;
+        p = text_check(s, strlen(s), f->allow, &off);
+        if (p == TEXT_OK)
+                return true;
+        if (ret_error)
+                *ret_error = (SubmitRequestError) { .field = f->name, .problem = p, .offset = off };
+        return false;
+}
+
+int submit_request_check_text(const SubmitRequest *req, SubmitRequestError *ret_error) {
+        assert(req);
+
+        for (size_t i = 0; i < ELEMENTSOF(submit_request_text_fields); i++) {
+                const TextField *f = &submit_request_text_fields[i];
+                const void *m = (const uint8_t *) req + f->offset;
+
+                switch (f->kind) {
+                case TEXT_FIELD_STRING:
+                        if (!text_field_check(f, *(char *const *) m, ret_error))
+                                return -EINVAL;
+                        break;
+                case TEXT_FIELD_IO_LIMITS: {
+                        const IoDeviceLimits *l = m;
+                        for (size_t k = 0; k < l->n; k++)
+                                if (!text_field_check(f, l->items[k].device, ret_error))
+                                        return -EINVAL;
+                        break;
+                }
+                }
+        }
+        return 0;
+}
+
 void submit_request_done(SubmitRequest *req) {
         if (!req)
                 return;
@@ -672,7 +734,8 @@ void submit_request_done(SubmitRequest *req) {
         *req = (SubmitRequest) SUBMIT_REQUEST_INIT;
 }
 
-int submit_request_validate(const SubmitRequest *req, const char **ret_bad_field) {
+/* The table's rules and the ones across fields; the text rules unless stored. */
+static int validate(const SubmitRequest *req, unsigned flags, SubmitRequestError *ret_error) {
         const char *bad = NULL;
         int r;
 
@@ -690,11 +753,23 @@ int submit_request_validate(const SubmitRequest *req, const char **ret_bad_field
                         bad = "warn_signal";
         }
         if (bad) {
-                if (ret_bad_field)
-                        *ret_bad_field = bad;
+                if (ret_error)
+                        *ret_error = (SubmitRequestError) { .field = bad };
                 return -EINVAL;
         }
+        if (!(flags & SUBMIT_REQUEST_STORED))
+                return submit_request_check_text(req, ret_error);
         return 0;
+}
+
+int submit_request_validate(const SubmitRequest *req, const char **ret_bad_field) {
+        SubmitRequestError e = {};
+        int r;
+
+        r = validate(req, 0, &e);
+        if (r < 0 && ret_bad_field)
+                *ret_bad_field = e.field;
+        return r;
 }
 
 int submit_request_to_json(const SubmitRequest *req, json_object **ret) {
@@ -704,29 +779,45 @@ int submit_request_to_json(const SubmitRequest *req, json_object **ret) {
         return json_codec_encode(submit_request_fields, req, 0, ret);
 }
 
-int submit_request_from_json(json_object *o, SubmitRequest *ret, const char **ret_bad_field) {
+int submit_request_decode(json_object *o, unsigned flags, SubmitRequest *ret, SubmitRequestError *ret_error) {
         _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+        const char *bad = NULL;
         int r;
 
         assert(ret);
 
         *ret = (SubmitRequest) SUBMIT_REQUEST_INIT;
+        if (ret_error)
+                *ret_error = (SubmitRequestError) {};
 
         if (!json_object_is_type(o, json_type_object)) {
-                if (ret_bad_field)
-                        *ret_bad_field = "parameters";
+                if (ret_error)
+                        ret_error->field = "parameters";
                 return -EINVAL;
         }
-        r = json_codec_decode(submit_request_fields, o, JSON_UNKNOWN_REFUSE, &req, ret_bad_field, NULL);
-        if (r < 0)
+        r = json_codec_decode(submit_request_fields, o, JSON_UNKNOWN_REFUSE, &req, &bad, NULL);
+        if (r < 0) {
+                if (ret_error)
+                        ret_error->field = bad;
                 return r;
-        r = submit_request_validate(&req, ret_bad_field);
+        }
+        r = validate(&req, flags, ret_error);
         if (r < 0)
                 return r;
 
         *ret = req;
         req = (SubmitRequest) SUBMIT_REQUEST_INIT;
         return 0;
+}
+
+int submit_request_from_json(json_object *o, SubmitRequest *ret, const char **ret_bad_field) {
+        SubmitRequestError e = {};
+        int r;
+
+        r = submit_request_decode(o, 0, ret, &e);
+        if (r < 0 && ret_bad_field && e.field)
+                *ret_bad_field = e.field;
+        return r;
 }
 
 /* A real deep copy, for array tasks: a JSON round trip costs a full serialize and parse of

@@ -23,6 +23,7 @@
 
 #include "macro.h"
 #include "string-table.h"
+#include "text-util.h"
 
 #define CORRAL_CPUS_MAX 8192U                           /* CPU_SET_MAX: a whole machine */
 #define CORRAL_NICE_MIN (-10000)
@@ -166,19 +167,38 @@ int io_device_limits_add(IoDeviceLimits *l, const char *device, uint64_t limit);
 void io_device_limits_done(IoDeviceLimits *l);
 int submit_request_add_dependency(SubmitRequest *req, DependencyType type, uint64_t job_id);
 
+/* Why a request was refused: the wire key, and for text that a terminal could take for
+ * a command (a control character, invalid UTF-8) what and at which byte of the value. */
+typedef struct SubmitRequestError {
+        const char *field;
+        TextProblem problem;    /* TEXT_OK: another of the field's rules */
+        size_t offset;
+} SubmitRequestError;
+
+typedef enum SubmitRequestDecodeFlags {
+        /* A request corrald stored itself, perhaps before the text rules: it is loaded as
+         * it was accepted, and escaped wherever it is shown. */
+        SUBMIT_REQUEST_STORED = 1 << 0,
+} SubmitRequestDecodeFlags;
+
 /* Checks a request built in C (by the CLI) with the same rules from_json applies. */
 int submit_request_validate(const SubmitRequest *req, const char **ret_bad_field);
+/* The text rules alone: names and paths are single lines of UTF-8 without control
+ * characters. 0, or -EINVAL filling *ret_error (may be NULL). */
+int submit_request_check_text(const SubmitRequest *req, SubmitRequestError *ret_error);
 
 int submit_request_to_json(const SubmitRequest *req, json_object **ret);
-/* Fills *ret (initialized here) or, on failure, leaves it empty. -EINVAL with
- * *ret_bad_field set, or -ENOMEM. A non-object gives bad field "parameters". */
+/* Fills *ret (initialized here) or, on failure, leaves it empty. -EINVAL with *ret_error
+ * set, or -ENOMEM. A non-object gives bad field "parameters". */
+int submit_request_decode(json_object *o, unsigned flags, SubmitRequest *ret, SubmitRequestError *ret_error);
+/* submit_request_decode() of what a user sends, naming only the field. */
 int submit_request_from_json(json_object *o, SubmitRequest *ret, const char **ret_bad_field);
 
 /* Small validators the CLI reuses for early, precise errors. */
 bool env_assignment_is_valid(const char *s) _pure_;
 bool env_name_is_valid(const char *s, size_t n) _pure_;
 bool ident_is_valid(const char *s) _pure_;          /* queue/project: [A-Za-z0-9_.-]{1,64} */
-bool job_name_is_valid(const char *s) _pure_;
+bool job_name_is_valid(const char *s) _pure_;     /* one line of UTF-8, no control characters */
 bool mail_user_is_valid(const char *s) _pure_;   /* user or user@host, no spaces or quotes */
 
 typedef struct JobUsage {

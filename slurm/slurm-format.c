@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "cli-util.h"
 #include "slurm-format.h"
+#include "text-util.h"
 
 /* ---- States ---- */
 
@@ -268,6 +270,13 @@ int slurm_fields_parse(const char *s, SlurmFormat *ret) {
 }
 
 void slurm_print_field(FILE *f, const SlurmFormatItem *it, const char *value) {
+        _cleanup_free_ char *e = NULL;
+
+        /* squeue's and sinfo's values: escaped, so a job name cannot command the terminal. */
+        if (!text_is_safe(value)) {
+                e = text_escape(value);
+                value = e ?: "?";
+        }
         value = value ?: "";
         if (it->width <= 0)
                 fputs(value, f);
@@ -618,7 +627,13 @@ int slurm_fields_print(FILE *out, const SlurmFormat *f, const char *const *value
                         bool right;
                         int w = item_width(&f->items[i], &right);
 
+                        _cleanup_free_ char *e = NULL;
+
                         v = v ?: "";
+                        if (!text_is_safe(v)) {
+                                e = text_escape(v);
+                                v = e ?: "?";
+                        }
                         if (style == SACCT_FIXED) {
                                 if (is_header)
                                         fprintf(out, right ? "%*.*s " : "%-*.*s ", w, w, v);
@@ -764,39 +779,57 @@ int sinfo_print(FILE *out, const SlurmFormat *f, const SinfoPartition *parts, si
 
 /* ---- scontrol show job ---- */
 
+/* One line of scontrol's output: its values are the users' (names, paths, the command),
+ * escaped whatever corrald stored. */
+static void show_line(FILE *out, const char *fmt, ...) _printf_(2, 3);
+static void show_line(FILE *out, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        (void) vfprintf_escaped(out, fmt, ap);
+        va_end(ap);
+        fputc('\n', out);
+}
+
 int scontrol_show_job(FILE *out, const JobInfo *j, time_t now) {
         char a[64], b[64], c[64], d[64];
         bool started = j->start_time > 0;
 
-        fprintf(out, "JobId=%" PRIu64 " JobName=%s\n", j->id, strempty(j->name));
+        show_line(out, "JobId=%" PRIu64 " JobName=%s", j->id, strempty(j->name));
         if (j->array_job_id > 0)
-                fprintf(out, "   ArrayJobId=%" PRIu64 " ArrayTaskId=%" PRIu32 "\n", j->array_job_id, j->array_task_id);
-        fprintf(out, "   UserId=%s(%u) Account=%s QOS=normal\n", strempty(j->user), (unsigned) j->uid,
-                strempty(j->project));
-        fprintf(out, "   Priority=%" PRIi64 " Nice=%d\n",
-                j->has_priority ? (int64_t) (j->priority + 0.5) : INT64_C(0), j->nice);
-        fprintf(out, "   JobState=%s Reason=%s\n", slurm_state_name(j->state), isempty(j->reason) ? "None" : j->reason);
-        fprintf(out, "   ExitCode=%d:%d\n", j->exit_code >= 0 ? j->exit_code : 0, j->exit_signal);
-        fprintf(out, "   RunTime=%s TimeLimit=%s\n", slurm_format_elapsed(a, sizeof(a), job_elapsed(j, now)),
-                walltime_is_unlimited(j->walltime_sec) ? "UNLIMITED"
-                                                        : slurm_format_elapsed(b, sizeof(b), j->walltime_sec));
-        fprintf(out, "   SubmitTime=%s StartTime=%s EndTime=%s\n", slurm_format_time(a, sizeof(a), j->submit_time),
-                slurm_format_time(c, sizeof(c), j->start_time), slurm_format_time(d, sizeof(d), j->end_time));
-        fprintf(out, "   Partition=%s\n", strempty(j->queue));
-        fprintf(out, "   NodeList=%s\n", started && !isempty(j->node) ? j->node : "(null)");
+                show_line(out, "   ArrayJobId=%" PRIu64 " ArrayTaskId=%" PRIu32, j->array_job_id,
+                          j->array_task_id);
+        show_line(out, "   UserId=%s(%u) Account=%s QOS=normal", strempty(j->user), (unsigned) j->uid,
+                  strempty(j->project));
+        show_line(out, "   Priority=%" PRIi64 " Nice=%d",
+                  j->has_priority ? (int64_t) (j->priority + 0.5) : INT64_C(0), j->nice);
+        show_line(out, "   JobState=%s Reason=%s", slurm_state_name(j->state),
+                  isempty(j->reason) ? "None" : j->reason);
+        show_line(out, "   ExitCode=%d:%d", j->exit_code >= 0 ? j->exit_code : 0, j->exit_signal);
+        show_line(out, "   RunTime=%s TimeLimit=%s", slurm_format_elapsed(a, sizeof(a), job_elapsed(j, now)),
+                  walltime_is_unlimited(j->walltime_sec)
+                          ? "UNLIMITED"
+                          : slurm_format_elapsed(b, sizeof(b), j->walltime_sec));
+        show_line(out, "   SubmitTime=%s StartTime=%s EndTime=%s",
+                  slurm_format_time(a, sizeof(a), j->submit_time),
+                  slurm_format_time(c, sizeof(c), j->start_time),
+                  slurm_format_time(d, sizeof(d), j->end_time));
+        show_line(out, "   Partition=%s", strempty(j->queue));
+        show_line(out, "   NodeList=%s", started && !isempty(j->node) ? j->node : "(null)");
         if (started && !isempty(j->node))
-                fprintf(out, "   BatchHost=%s\n", j->node);
-        fprintf(out, "   NumNodes=1 NumCPUs=%u NumTasks=1 CPUs/Task=%u\n", j->cpus, j->cpus);
+                show_line(out, "   BatchHost=%s", j->node);
+        show_line(out, "   NumNodes=1 NumCPUs=%u NumTasks=1 CPUs/Task=%u", j->cpus, j->cpus);
         if (!isempty(j->cpus_allocated))
-                fprintf(out, "   CPU_IDs=%s\n", j->cpus_allocated);
-        fprintf(out, "   MinMemoryNode=%s\n", j->memory > 0 ? format_megabytes(a, sizeof(a), j->memory) : "0");
+                show_line(out, "   CPU_IDs=%s", j->cpus_allocated);
+        show_line(out, "   MinMemoryNode=%s",
+                  j->memory > 0 ? format_megabytes(a, sizeof(a), j->memory) : "0");
         if (j->has_details) {
                 _cleanup_free_ char *cmd = j->argv ? argv_to_display(j->argv) : NULL;
-                fprintf(out, "   Command=%s\n", cmd ?: (j->has_script ? "(batch script)" : "(null)"));
-                fprintf(out, "   WorkDir=%s\n", j->workdir ?: "(null)");
-                fprintf(out, "   StdErr=%s\n", j->stderr_path ?: "(null)");
-                fprintf(out, "   StdIn=%s\n", j->stdin_path ?: "/dev/null");
-                fprintf(out, "   StdOut=%s\n", j->stdout_path ?: "(null)");
+                show_line(out, "   Command=%s", cmd ?: (j->has_script ? "(batch script)" : "(null)"));
+                show_line(out, "   WorkDir=%s", j->workdir ?: "(null)");
+                show_line(out, "   StdErr=%s", j->stderr_path ?: "(null)");
+                show_line(out, "   StdIn=%s", j->stdin_path ?: "/dev/null");
+                show_line(out, "   StdOut=%s", j->stdout_path ?: "(null)");
         }
         fputc('\n', out);
         return ferror(out) ? -EIO : 0;

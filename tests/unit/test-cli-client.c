@@ -402,6 +402,11 @@ static bool check_job_5(json_object *p, bool more) {
         return json_object_object_get_ex(p, "job_id", &id) && json_object_get_int64(id) == 5;
 }
 
+static bool check_job_9(json_object *p, bool more) {
+        json_object *v;
+        return !more && json_object_object_get_ex(p, "job_id", &v) && json_object_get_uint64(v) == 9;
+}
+
 static void test_cancel_errors(void **state) {
         static const Exchange ex[] = {
                 { CORRAL_METHOD_CANCEL, check_job_5,
@@ -463,6 +468,38 @@ static void test_queue_roundtrip(void **state) {
         assert_non_null(strstr(out, "Total jobs: 1\n"));
 }
 
+/* A name corrald stored before it refused control characters, or one a newer daemon
+ * sends: what reaches the terminal is escaped, in the queue and in show. */
+static void test_stored_control_characters_escaped(void **state) {
+        static const Exchange list[] = {
+                { CORRAL_METHOD_LIST, NULL,
+                  { "{\"parameters\":{\"jobs\":[{\"id\":9,\"name\":\"x\\u009b31mred\\u001b[2J\",\"user\":\"ann\","
+                    "\"state\":\"PENDING\",\"cpus\":1}]}}" } },
+        };
+        static const Exchange show[] = {
+                { CORRAL_METHOD_SHOW, check_job_9,
+                  { "{\"parameters\":{\"job\":{\"id\":9,\"name\":\"x\\u009b31mred\",\"user\":\"ann\","
+                    "\"state\":\"PENDING\",\"cpus\":1,\"workdir\":\"/tmp/\\u001b]0;t\\u0007\",\"argv\":[\"a\"],"
+                    "\"env\":[]}}}" } },
+        };
+        _cleanup_free_ char *out = NULL;
+        pid_t pid = start_server(list, ELEMENTSOF(list), false);
+
+        assert_int_equal(run(ARGS("queue"), &out), 0);
+        assert_int_equal(server_status(pid), 0);
+        assert_non_null(strstr(out, "x\\u009b31mred\\x1b[2J"));
+        assert_null(strstr(out, "\xc2\x9b"));
+        assert_null(strchr(out, '\x1b'));
+
+        pid = start_server(show, ELEMENTSOF(show), false);
+        assert_int_equal(run(ARGS("show", "9"), &out), 0);
+        assert_int_equal(server_status(pid), 0);
+        assert_non_null(strstr(out, "Name: x\\u009b31mred\n"));
+        assert_non_null(strstr(out, "WorkDir: /tmp/\\x1b]0;t\\x07\n"));
+        assert_null(strstr(out, "\xc2\x9b"));
+        assert_null(strchr(out, '\x1b'));
+}
+
 static void test_unreachable(void **state) {
         _cleanup_free_ char *out = NULL;
 
@@ -517,6 +554,7 @@ int main(void) {
                 cmocka_unit_test(test_invalid_parameter_is_usage),
                 cmocka_unit_test(test_wait_stream),
                 cmocka_unit_test(test_queue_roundtrip),
+                cmocka_unit_test(test_stored_control_characters_escaped),
                 cmocka_unit_test(test_unreachable),
                 cmocka_unit_test(test_hangup_and_timeout),
         };

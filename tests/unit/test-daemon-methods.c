@@ -152,6 +152,13 @@ static void test_submit_bounds(void **state) {
                 snprintf(params + n, sizeof params - n, "\"}");
                 expect_error(call(m, 0, CORRAL_METHOD_SUBMIT, params), "InvalidParameter", NULL);
         }
+
+        /* A name that would command other users' terminals (U+009B, CSI), or a path of
+         * invalid UTF-8: refused, saying what and where. */
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"name\":\"x\\u009b31m\"}"),
+                     "InvalidParameter", "a control character at byte 1");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"stdout_path\":\"out\xc0\x80\"}"),
+                     "InvalidParameter", "invalid UTF-8 at byte 3");
         manager_for_test_free(m);
 }
 

@@ -262,6 +262,104 @@ static void test_submit_rejections(void **state) {
         }
 }
 
+/* Names and paths other users see printed: a control character (C0, DEL, C1) or invalid
+ * UTF-8 is refused, naming the field and the byte. The values travel as bytes, not as
+ * JSON escapes, as a hostile client would send them. */
+static void test_submit_text_refusals(void **state) {
+        static const struct {
+                const char *key, *value;
+                TextProblem problem;
+                size_t offset;
+        } t[] = {
+                /* U+009B (CSI) as UTF-8, then "31m": red text on the reader's terminal. */
+                { "name", "a\xc2\x9b" "31m", TEXT_CONTROL, 1 },
+                { "name", "\xc2\x85", TEXT_CONTROL, 0 },                 /* NEL */
+                { "name", "job\x1b[2J", TEXT_CONTROL, 3 },
+                { "name", "ab\x9b", TEXT_INVALID_UTF8, 2 },              /* Latin-1's CSI */
+                { "name", "ok\xc0\x80", TEXT_INVALID_UTF8, 2 },          /* overlong NUL */
+                { "name", "\xc1\x9b", TEXT_INVALID_UTF8, 0 },            /* overlong ESC [ */
+                { "name", "\xe0\x80\xaf", TEXT_INVALID_UTF8, 0 },        /* overlong '/' */
+                { "name", "x\xed\xa0\x80", TEXT_INVALID_UTF8, 1 },       /* a surrogate */
+                { "name", "cut\xe2\x9c", TEXT_INVALID_UTF8, 3 },
+                { "workdir", "/tmp/\x1b]0;title\x07", TEXT_CONTROL, 5 },
+                { "workdir", "/home/\xe9t\xe9", TEXT_INVALID_UTF8, 6 },
+                { "stdout_path", "out\xc2\x9b.txt", TEXT_CONTROL, 3 },
+                { "stderr_path", "err\x7f", TEXT_CONTROL, 3 },
+                { "stdin_path", "in\tput", TEXT_CONTROL, 2 },
+                { "io_read_bw", "/dev/\x1b", TEXT_CONTROL, 5 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+                _cleanup_json_ json_object *o = json_object_new_object();
+                SubmitRequestError e = {};
+                const char *bad = NULL;
+                json_object *argv = json_object_new_array();
+
+                assert_int_equal(json_object_array_add(argv, json_object_new_string("/bin/true")), 0);
+                assert_int_equal(json_add(o, "argv", argv), 0);
+                assert_int_equal(json_add_string(o, "workdir", "/tmp"), 0);
+                if (streq(t[i].key, "io_read_bw")) {
+                        json_object *l = json_object_new_array(), *d = json_object_new_object();
+                        assert_int_equal(json_add_string(d, "device", t[i].value), 0);
+                        assert_int_equal(json_add_u64(d, "limit", 1024), 0);
+                        assert_int_equal(json_object_array_add(l, d), 0);
+                        assert_int_equal(json_add(o, t[i].key, l), 0);
+                } else
+                        assert_int_equal(json_add_string(o, t[i].key, t[i].value), 0);
+
+                if (submit_request_decode(o, 0, &req, &e) != -EINVAL || !e.field || !streq(e.field, t[i].key) ||
+                    e.problem != t[i].problem || e.offset != t[i].offset) {
+                        fprintf(stderr, "case %zu: got field %s, problem %d at %zu\n", i, strna(e.field), e.problem,
+                                e.offset);
+                        fail();
+                }
+                assert_null(req.argv);
+                /* The short form names the field; and corrald's own store loads what it
+                 * accepted before these rules, to be escaped where it is shown. */
+                assert_int_equal(submit_request_from_json(o, &req, &bad), -EINVAL);
+                assert_string_equal(bad, t[i].key);
+                assert_int_equal(submit_request_decode(o, SUBMIT_REQUEST_STORED, &req, NULL), 0);
+                submit_request_done(&req);
+        }
+
+        /* As a JSON escape, U+009B is the same two bytes once decoded. */
+        {
+                _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+                _cleanup_json_ json_object *o = json_tokener_parse("{\"argv\":[\"a\"],\"name\":\"x\\u009b1m\"}");
+                SubmitRequestError e = {};
+
+                assert_non_null(o);
+                assert_int_equal(submit_request_decode(o, 0, &req, &e), -EINVAL);
+                assert_string_equal(e.field, "name");
+                assert_int_equal(e.problem, TEXT_CONTROL);
+                assert_int_equal(e.offset, 1);
+        }
+        /* The CLI's early check agrees. */
+        assert_false(job_name_is_valid("a\xc2\x9b" "31m"));
+        assert_false(job_name_is_valid("ok\xc0\x80"));
+        assert_true(job_name_is_valid("caf\xc3\xa9 \xe2\x9c\x93"));
+}
+
+/* What the job gets as it was given (arguments, environment, script) may hold control
+ * characters and any bytes; and names in other scripts than Latin are fine. */
+static void test_submit_text_accepted(void **state) {
+        _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+        _cleanup_json_ json_object *o = json_object_new_object();
+        json_object *argv = json_object_new_array(), *env = json_object_new_array();
+        SubmitRequestError e = {};
+
+        assert_int_equal(json_object_array_add(argv, json_object_new_string("printf")), 0);
+        assert_int_equal(json_object_array_add(argv, json_object_new_string("\x1b[1m%s\n\xe9")), 0);
+        assert_int_equal(json_add(o, "argv", argv), 0);
+        assert_int_equal(json_object_array_add(env, json_object_new_string("PS1=\x1b[32m$ \x1b[0m")), 0);
+        assert_int_equal(json_add(o, "env", env), 0);
+        assert_int_equal(json_add_string(o, "name", "\xd0\xb7\xd0\xb0\xd0\xb4\xd0\xb0\xd1\x87\xd0\xb0 \xe4\xbd\x9c\xe4\xb8\x9a"), 0);
+        assert_int_equal(json_add_string(o, "workdir", "/home/alice/donn\xc3\xa9" "es"), 0);
+        assert_int_equal(submit_request_decode(o, 0, &req, &e), 0);
+        assert_string_equal(req.argv[1], "\x1b[1m%s\n\xe9");
+}
+
 static void test_submit_limits(void **state) {
         _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
         _cleanup_json_ json_object *o = NULL;
@@ -754,6 +852,8 @@ int main(void) {
                 cmocka_unit_test(test_job_info_round_trip),
                 cmocka_unit_test(test_job_info_rejections),
                 cmocka_unit_test(test_submit_in_request_envelope),
+                cmocka_unit_test(test_submit_text_refusals),
+                cmocka_unit_test(test_submit_text_accepted),
                 cmocka_unit_test(test_submit_field_table),
                 cmocka_unit_test(test_submit_validate_table),
                 cmocka_unit_test(test_submit_wire_bytes),

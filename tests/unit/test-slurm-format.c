@@ -319,6 +319,39 @@ static void test_scontrol(void **state) {
         free(out);
 }
 
+/* squeue, sacct and scontrol print what corrald stored before it refused control
+ * characters (or what a newer one sends) escaped. */
+static void test_escaped(void **state) {
+        JobInfo j = running_job();
+        const JobInfo *jobs[] = { &j };
+        SqueueJob sj[] = { { .info = &j } };
+        SlurmFormat f = {};
+        char *out = NULL;
+
+        j.name = (char *) "x\xc2\x9b" "31m\x1b[2J";
+        j.workdir = (char *) "/tmp/\xe9";
+        j.has_details = true;
+
+        assert_int_equal(slurm_format_parse("%.30j|%j", &f), 0);
+        CAPTURE(out, squeue_print(F, &f, sj, 1, false, NOW));
+        assert_string_equal(out, "             x\\u009b31m\\x1b[2J|x\\u009b31m\\x1b[2J\n");
+        free(out);
+        slurm_format_done(&f);
+
+        assert_int_equal(slurm_fields_parse("JobName,WorkDir", &f), 0);
+        CAPTURE(out, sacct_print(F, &f, jobs, 1, SACCT_PARSABLE2, false, NOW));
+        assert_string_equal(out, "x\\u009b31m\\x1b[2J|/tmp/\\xe9\n");
+        free(out);
+        slurm_format_done(&f);
+
+        CAPTURE(out, scontrol_show_job(F, &j, NOW));
+        assert_non_null(strstr(out, "JobId=42 JobName=x\\u009b31m\\x1b[2J\n"));
+        assert_non_null(strstr(out, "   WorkDir=/tmp/\\xe9\n"));
+        assert_null(strchr(out, '\x1b'));
+        assert_null(strstr(out, "\xc2\x9b"));
+        free(out);
+}
+
 /* sbatch has no parser of its own: the same words through corral submit's and sbatch's
  * paths make the same request, except for -q (the queue for corral, --qos for sbatch). */
 static void test_option_parity(void **state) {
@@ -440,6 +473,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_time),      cmocka_unit_test(test_format_parse),
                 cmocka_unit_test(test_squeue_default),  cmocka_unit_test(test_sacct),
                 cmocka_unit_test(test_sinfo),           cmocka_unit_test(test_scontrol),
+                cmocka_unit_test(test_escaped),
                 cmocka_unit_test(test_option_parity),   cmocka_unit_test(test_sbatch_client_flags),
         };
 
