@@ -74,6 +74,7 @@ static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
                 allocs[i].mem[k] = GIB;
                 jobs[i] = (SchedJob) {
                         .id = i + 1, .state = SCHED_JOB_RUNNING, .cpus = 1, .memory = GIB,
+                        .user_id = (uint32_t) rnd(200), .project_id = 1 + (uint32_t) rnd(10),
                         .submit_time = now - 100000, .start_time = now - rnd(3600),
                         .walltime = 3600 + rnd(86400), .alloc = &allocs[i],
                 };
@@ -81,6 +82,7 @@ static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
         for (size_t i = n_running; i < n; i++)
                 jobs[i] = (SchedJob) {
                         .id = i + 1, .state = SCHED_JOB_PENDING,
+                        .user_id = (uint32_t) rnd(200), .project_id = 1 + (uint32_t) rnd(10),
                         .queue_priority = (int32_t) rnd(3),
                         .submit_time = now - rnd(500000),
                         .cpus = 1 + (unsigned) (rnd(4) == 0 ? rnd(128) : rnd(16)),
@@ -223,7 +225,8 @@ int main(int argc, char **argv) {
         bool only_preempt = argc > 1 && streq(argv[1], "preempt");
 
         if (argc > 1 && streq(argv[1], "easy")) {
-                SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+                SchedConfig cfg = SCHED_CONFIG_DEFAULT, limited = SCHED_CONFIG_DEFAULT;
+                SchedProject projects[10];
                 /* "easy N": that size alone, to profile. */
                 size_t only = argc > 2 ? (size_t) strtoull(argv[2], NULL, 10) : 0;
                 double prev = 0;
@@ -235,6 +238,18 @@ int main(int argc, char **argv) {
                                 printf("    %zux the jobs: %.1fx the time\n", (size_t) 10, last_median / prev);
                         prev = last_median;
                 }
+                /* The same with ten projects that limit their members (projects.d). */
+                for (uint32_t k = 0; k < 10; k++)
+                        projects[k] = (SchedProject) {
+                                .id = k + 1,
+                                .total = { .max_cpus = 64, .max_running_jobs = 100 },
+                                .per_user = { .max_running_jobs = 4, .max_idle_jobs = 8 },
+                        };
+                limited.projects = projects;
+                limited.n_projects = 10;
+                for (size_t n = only ?: 10000; n <= (only ?: 100000); n *= 10)
+                        if (bench("easy, project limits", &limited, n) < 0)
+                                return EXIT_FAILURE;
                 return EXIT_SUCCESS;
         }
         SchedConfig easy = SCHED_CONFIG_DEFAULT, sjf = SCHED_CONFIG_DEFAULT, fcfs = SCHED_CONFIG_DEFAULT,
