@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sched-internal.h"
+#include "sort.h"
 
 static uint64_t mul_sat(uint64_t a, uint64_t b) {
         return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b;
@@ -44,27 +45,61 @@ static const SchedLimits *user_limits(const SchedProject *pr, uint32_t user) {
         return lo < pr->n_users && pr->users[lo].user_id == user ? &pr->users[lo].limits : &pr->per_user;
 }
 
-static inline bool group_less(const LimitGroup *a, const LimitGroup *b) {
-        return a->proj != b->proj ? a->proj < b->proj : a->user < b->user;
+static inline uint64_t group_key(uint32_t proj, uint32_t user) {
+        return (uint64_t) proj << 32 | user;
 }
 
-static int cmp_group(const void *x, const void *y) {
-        const LimitGroup *a = x, *b = y;
-        return group_less(a, b) ? -1 : group_less(b, a);
+static inline size_t group_slot(uint64_t key, size_t mask) {
+        /* Fibonacci hashing: users and projects are small consecutive numbers. */
+        return (size_t) ((key * UINT64_C(11400714819323198485)) >> 20) & mask;
 }
 
-static uint32_t group_index(const SchedPass *p, uint32_t proj, uint32_t user) {
-        const LimitGroup key = { .proj = proj, .user = user };
-        size_t lo = 0, hi = p->n_groups;
+/* Makes the table twice the size it must at least be, and puts the groups back. */
+static int group_hash_grow(SchedContext *ctx, size_t n_groups) {
+        size_t size = 1024;
+        uint32_t *h;
 
-        while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (group_less(&p->ctx->groups[mid], &key))
-                        lo = mid + 1;
-                else
-                        hi = mid;
+        while (size < 2 * (n_groups + 1))
+                size *= 2;
+        h = new0(uint32_t, size);
+        if (!h)
+                return -ENOMEM;
+        for (size_t g = 0; g < n_groups; g++) {
+                size_t i = group_slot(group_key(ctx->groups[g].proj, ctx->groups[g].user), size - 1);
+                while (h[i] != 0)
+                        i = (i + 1) & (size - 1);
+                h[i] = (uint32_t) g + 1;
         }
-        return (uint32_t) lo; /* every job's group was put there by setup */
+        free(ctx->group_hash);
+        ctx->group_hash = h;
+        ctx->n_group_hash = size;
+        return 0;
+}
+
+/* The (project, user) pair's group, made when new. Linear in the jobs per pass, where
+ * sorting every job's pair was n log n (and most of a pass with limits). */
+static int group_add(SchedPass *p, uint32_t proj, uint32_t user, uint32_t *ret) {
+        SchedContext *ctx = p->ctx;
+        uint64_t key = group_key(proj, user);
+        size_t mask = ctx->n_group_hash - 1, i = group_slot(key, mask);
+
+        for (;; i = (i + 1) & mask) {
+                uint32_t g = ctx->group_hash[i];
+                if (g == 0)
+                        break;
+                if (group_key(ctx->groups[g - 1].proj, ctx->groups[g - 1].user) == key) {
+                        *ret = g - 1;
+                        return 0;
+                }
+        }
+        if (!GROW(ctx->groups, ctx->n_groups_alloc, p->n_groups + 1))
+                return -ENOMEM;
+        ctx->groups[p->n_groups] = (LimitGroup) { .proj = proj, .user = user };
+        ctx->group_hash[i] = (uint32_t) ++p->n_groups;
+        *ret = (uint32_t) p->n_groups - 1;
+        if (2 * (p->n_groups + 1) > ctx->n_group_hash)
+                return group_hash_grow(ctx, p->n_groups);
+        return 0;
 }
 
 static uint64_t job_ps(const SchedJob *j) {
@@ -120,7 +155,7 @@ static bool blocks(SchedPass *p, Cand *c, bool soft) {
         const SchedProject *pr = &p->config->projects[c->proj];
         const SchedJob *j = cand_job(p, c);
 
-        return scope_blocks(user_limits(pr, j->user_id), &p->ctx->group_use[c->group], j, soft, c) ||
+        return scope_blocks(user_limits(pr, c->user), &p->ctx->group_use[c->group], j, soft, c) ||
                scope_blocks(&pr->total, &p->ctx->proj_use[c->proj], j, soft, c);
 }
 
@@ -142,15 +177,14 @@ void limits_charge(SchedPass *p, const Cand *c) {
         use_add(&p->ctx->proj_use[c->proj], MAX(j->cpus, 1u), j->memory, job_ps(j));
 }
 
-static int cmp_idle(const void *x, const void *y) {
-        const IdleEntry *a = x, *b = y;
-
+static inline bool idle_less(const void *ctx, const IdleEntry *a, const IdleEntry *b) {
         if (a->group != b->group)
-                return a->group < b->group ? -1 : 1;
+                return a->group < b->group;
         if (a->submit != b->submit)
-                return a->submit < b->submit ? -1 : 1;
-        return a->id < b->id ? -1 : a->id > b->id;
+                return a->submit < b->submit;
+        return a->id < b->id;
 }
+DEFINE_MERGE_SORT(sort_idle, IdleEntry, idle_less);
 
 /* Each member's eligible jobs: at most MaxIdleJobsPerUser idle, and no more than
  * MaxJobsPerUser with the running ones; the rest blocked. Jobs idle before stay idle;
@@ -159,25 +193,42 @@ static int idle_partition(SchedPass *p) {
         SchedContext *ctx = p->ctx;
         size_t n = 0;
 
-        if (!GROW(ctx->idle, ctx->n_idle_alloc, p->n_cands))
+        if (!GROW(ctx->idle, ctx->n_idle_alloc, p->n_cands) || !GROW(ctx->idle_tmp, ctx->n_idle_tmp_alloc, p->n_cands) ||
+            !GROW(ctx->group_count, ctx->n_group_count_alloc, p->n_groups))
                 return -ENOMEM;
+        /* By group with a counting sort, each group's in priority order, which is nearly
+         * submission order (age dominates within one user's jobs of one queue): so the
+         * merge sort to (group, submission) meets runs already in order. */
+        memset(ctx->group_count, 0, MAX(p->n_groups, (size_t) 1) * sizeof(uint32_t));
+        for (size_t i = 0; i < p->n_cands; i++) {
+                const Cand *c = &p->cands[i];
+                if (c->proj >= 0 && c->reason == SCHED_REASON_NONE) {
+                        ctx->group_count[c->group]++;
+                        n++;
+                }
+        }
+        for (size_t g = 0, at = 0; g < p->n_groups; g++) {
+                uint32_t count = ctx->group_count[g];
+                ctx->group_count[g] = (uint32_t) at;
+                at += count;
+        }
         for (size_t i = 0; i < p->n_cands; i++) {
                 const Cand *c = &p->cands[i];
                 if (c->proj >= 0 && c->reason == SCHED_REASON_NONE)
-                        ctx->idle[n++] = (IdleEntry) { .group = c->group, .submit = c->submit, .id = c->id,
-                                                       .cand = (uint32_t) i };
+                        ctx->idle[ctx->group_count[c->group]++] =
+                                (IdleEntry) { .group = c->group, .submit = c->submit, .id = c->id, .cand = (uint32_t) i };
         }
-        qsort(ctx->idle, n, sizeof(IdleEntry), cmp_idle);
+        (void) sort_idle(ctx->idle, ctx->idle_tmp, n, NULL);
 
         for (size_t a = 0, b; a < n; a = b) {
                 const Cand *first = &p->cands[ctx->idle[a].cand];
-                const SchedLimits *l = user_limits(&p->config->projects[first->proj], cand_job(p, first)->user_id);
+                const SchedLimits *l = user_limits(&p->config->projects[first->proj], first->user);
                 uint64_t running = ctx->group_use[first->group].running, allowed = UINT64_MAX, idle = 0;
                 SchedReason why = SCHED_REASON_MAX_IDLE_JOBS_PER_USER;
                 uint64_t limit = l->max_idle_jobs;
 
                 for (b = a; b < n && ctx->idle[b].group == ctx->idle[a].group; b++)
-                        if (!cand_job(p, &p->cands[ctx->idle[b].cand])->blocked)
+                        if (!p->cands[ctx->idle[b].cand].was_blocked)
                                 idle++;
                 if (l->max_idle_jobs)
                         allowed = l->max_idle_jobs;
@@ -192,7 +243,7 @@ static int idle_partition(SchedPass *p) {
                 /* Newest first, both ways. */
                 for (size_t k = b; k > a; k--) {
                         Cand *c = &p->cands[ctx->idle[k - 1].cand];
-                        bool was_blocked = cand_job(p, c)->blocked;
+                        bool was_blocked = c->was_blocked;
 
                         if (!was_blocked && idle > allowed) {
                                 idle--;
@@ -235,59 +286,59 @@ static void grant_block(SchedPass *p) {
 int pass_limits_setup(SchedPass *p) {
         SchedContext *ctx = p->ctx;
         const SchedConfig *cfg = p->config;
-        size_t n = 0, k = 0;
         bool soft_ok = false;
         int r;
 
         p->limits = cfg->n_projects > 0 && cfg->projects;
         p->n_groups = 0;
         p->ps_hard_only = false;
-        if (!p->limits) {
-                for (size_t i = 0; i < p->n_cands; i++)
-                        p->cands[i].proj = -1;
-                return 0;
-        }
+        if (!p->limits)
+                return 0; /* and every candidate's proj is -1 */
 
-        for (size_t i = 0; i < p->n_jobs; i++)
-                if (p->jobs[i].state != SCHED_JOB_DONE)
-                        n++;
-        if (!GROW(ctx->groups, ctx->n_groups_alloc, n) || !GROW(ctx->proj_use, ctx->n_proj_use_alloc, cfg->n_projects))
+        if (!GROW(ctx->proj_use, ctx->n_proj_use_alloc, cfg->n_projects))
                 return -ENOMEM;
-        for (size_t i = 0; i < p->n_jobs; i++) {
-                const SchedJob *j = &p->jobs[i];
-                int32_t pi;
-                if (j->state == SCHED_JOB_DONE || (pi = project_index(cfg, j->project_id)) < 0)
-                        continue;
-                ctx->groups[k++] = (LimitGroup) { .proj = (uint32_t) pi, .user = j->user_id };
+        if (ctx->n_group_hash == 0) {
+                r = group_hash_grow(ctx, 0);
+                if (r < 0)
+                        return r;
+        } else
+                memset(ctx->group_hash, 0, ctx->n_group_hash * sizeof(uint32_t));
+        memset(ctx->proj_use, 0, cfg->n_projects * sizeof(LimitUse));
+
+        /* The groups of the waiting jobs (a job DONE is neither waiting nor active). */
+        for (size_t i = 0; i < p->n_cands; i++) {
+                Cand *c = &p->cands[i];
+                if (c->proj >= 0) {
+                        r = group_add(p, (uint32_t) c->proj, c->user, &c->group);
+                        if (r < 0)
+                                return r;
+                }
         }
-        qsort(ctx->groups, k, sizeof(LimitGroup), cmp_group);
-        for (size_t i = 0; i < k; i++)
-                if (p->n_groups == 0 || cmp_group(&ctx->groups[p->n_groups - 1], &ctx->groups[i]) != 0)
-                        ctx->groups[p->n_groups++] = ctx->groups[i];
         if (!GROW(ctx->group_use, ctx->n_group_use_alloc, p->n_groups))
                 return -ENOMEM;
         memset(ctx->group_use, 0, MAX(p->n_groups, (size_t) 1) * sizeof(LimitUse));
-        memset(ctx->proj_use, 0, cfg->n_projects * sizeof(LimitUse));
 
-        /* What running jobs hold. */
-        for (size_t i = 0; i < p->n_jobs; i++) {
-                const SchedJob *j = &p->jobs[i];
-                int32_t pi;
+        /* What running jobs hold; a group of running jobs only is made here. */
+        for (size_t x = 0; x < p->n_active; x++) {
+                const SchedJob *j = &p->jobs[p->active[x]];
+                int32_t pi = project_index(cfg, j->project_id);
+                size_t before = p->n_groups;
                 uint64_t ps;
-                if ((j->state != SCHED_JOB_RUNNING && j->state != SCHED_JOB_SUSPENDED) ||
-                    (pi = project_index(cfg, j->project_id)) < 0)
-                        continue;
-                ps = running_ps(j, p->now);
-                use_add(&ctx->group_use[group_index(p, (uint32_t) pi, j->user_id)], MAX(j->cpus, 1u), j->memory, ps);
-                use_add(&ctx->proj_use[pi], MAX(j->cpus, 1u), j->memory, ps);
-        }
+                uint32_t g;
 
-        for (size_t i = 0; i < p->n_cands; i++) {
-                Cand *c = &p->cands[i];
-                const SchedJob *j = cand_job(p, c);
-                c->proj = project_index(cfg, j->project_id);
-                if (c->proj >= 0)
-                        c->group = group_index(p, (uint32_t) c->proj, j->user_id);
+                if (pi < 0)
+                        continue;
+                r = group_add(p, (uint32_t) pi, j->user_id, &g);
+                if (r < 0)
+                        return r;
+                if (p->n_groups > before) {
+                        if (!GROW(ctx->group_use, ctx->n_group_use_alloc, p->n_groups))
+                                return -ENOMEM;
+                        ctx->group_use[g] = (LimitUse) {};
+                }
+                ps = running_ps(j, p->now);
+                use_add(&ctx->group_use[g], MAX(j->cpus, 1u), j->memory, ps);
+                use_add(&ctx->proj_use[pi], MAX(j->cpus, 1u), j->memory, ps);
         }
 
         grant_block(p);

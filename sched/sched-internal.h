@@ -32,8 +32,10 @@ typedef struct Cand {
         uint64_t est;
         bool started;
         bool bypassed;
+        bool was_blocked;    /* its job's blocked: limits read it without the job */
         int32_t proj;        /* index into config->projects, -1: not limited */
         uint32_t group;      /* its (project, user) in the pass's limit groups */
+        uint32_t user;       /* its job's user_id: limits read it without the job */
         uint64_t limit, wanted; /* for a limit reason */
 } Cand;
 
@@ -144,8 +146,16 @@ typedef struct SchedContext {
         ResvPart *resv_parts, *resv_parts_next;
         size_t n_resv_parts, n_resv_parts_alloc, n_resv_parts_next, n_resv_parts_next_alloc;
         bool *resv_held;       /* per candidate: its remembered reservation is in the profile */
-        LimitGroup *groups;    /* this pass's (project, user) pairs, sorted */
+        LimitGroup *groups;    /* this pass's (project, user) pairs, in the order first met */
         size_t n_groups_alloc;
+        /* (project, user) -> 1 + index into groups; 0: empty. Open addressing, a power of
+         * two at least twice the groups. */
+        uint32_t *group_hash;
+        size_t n_group_hash;
+        uint32_t *group_count; /* per group: its idle entries, then where they start */
+        size_t n_group_count_alloc;
+        IdleEntry *idle_tmp;
+        size_t n_idle_tmp_alloc;
         LimitUse *group_use, *proj_use;
         size_t n_group_use_alloc, n_proj_use_alloc;
         IdleEntry *idle;

@@ -96,6 +96,9 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->shuffle);
         free(ctx->shuffle_score);
         free(ctx->groups);
+        free(ctx->group_hash);
+        free(ctx->group_count);
+        free(ctx->idle_tmp);
         free(ctx->group_use);
         free(ctx->proj_use);
         free(ctx->idle);
@@ -407,6 +410,10 @@ static int pass_collect(SchedPass *p) {
                         .submit = j->submit_time,
                         .id = j->id,
                         .idx = (uint32_t) i,
+                        .proj = p->config->n_projects > 0 && p->config->projects
+                                        ? project_index(p->config, j->project_id) : -1,
+                        .user = j->user_id,
+                        .was_blocked = j->blocked,
                 };
                 c->reason = job_ineligible(p, j, &c->est, machine_cpus, machine_mem);
                 /* Shuffled: the queue's priority first, then the lightest score; the

@@ -165,6 +165,8 @@ static void run_kept_against_fresh(const SchedConfig *cfg, bool by_id, uint64_t 
                         jobs[n++] = (SchedJob) {
                                 .id = next_id++,
                                 .state = SCHED_JOB_PENDING,
+                                .user_id = (uint32_t) rnd(&r, 20),
+                                .project_id = 1 + (uint32_t) rnd(&r, 4),
                                 .queue_priority = (int32_t) rnd(&r, 3),
                                 .fairshare = (double) rnd(&r, 4) * 250000.0,
                                 .submit_time = now - rnd(&r, 3) * 100,
@@ -216,18 +218,29 @@ static void run_kept_against_fresh(const SchedConfig *cfg, bool by_id, uint64_t 
 }
 
 static void test_kept_order_decides_as_fresh(void **state) {
-        SchedConfig easy = SCHED_CONFIG_DEFAULT, fcfs = SCHED_CONFIG_DEFAULT, sjf = SCHED_CONFIG_DEFAULT;
+        SchedConfig easy = SCHED_CONFIG_DEFAULT, fcfs = SCHED_CONFIG_DEFAULT, sjf = SCHED_CONFIG_DEFAULT,
+                    limited = SCHED_CONFIG_DEFAULT;
+        /* Projects 1-3 limit their members (project 4 has no file): groups and the
+         * idle/blocked partition are rebuilt each pass from the kept order too. */
+        SchedProject projects[3] = {
+                { .id = 1, .total = { .max_cpus = 12 }, .per_user = { .max_idle_jobs = 3 } },
+                { .id = 2, .per_user = { .max_running_jobs = 1, .max_jobs = 4 } },
+                { .id = 3, .total = { .max_running_jobs = 5 }, .per_user = { .max_idle_jobs = 1 } },
+        };
 
         /* Not the conservative policy: its context keeps reservations on purpose. */
         fcfs.policy = &sched_policy_fcfs;
         sjf.backfill_order = SCHED_BACKFILL_SJF;
         /* With an age weight large enough that waiting reorders the queue. */
         easy.weights.age = 1.0;
+        limited.projects = projects;
+        limited.n_projects = ELEMENTSOF(projects);
         for (uint64_t seed = 1; seed <= 3; seed++) {
                 run_kept_against_fresh(&easy, true, seed);
                 run_kept_against_fresh(&fcfs, true, seed);
                 run_kept_against_fresh(&sjf, true, seed);
                 run_kept_against_fresh(&easy, false, seed);
+                run_kept_against_fresh(&limited, true, seed);
         }
 }
 
