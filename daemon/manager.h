@@ -10,7 +10,7 @@
 #include <systemd/sd-event.h>
 
 #include "authz.h"
-#include "config.h"
+#include "config/config.h"
 #include "executor.h"
 #include "job.h"
 #include "protocol.h"

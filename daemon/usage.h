@@ -15,7 +15,7 @@
 #include <json-c/json.h>
 
 #include "accounting.h"
-#include "config.h"
+#include "config/config.h"
 #include "job.h"
 #include "server.h"
 #include "spec-json.h"
