@@ -173,13 +173,6 @@ int manager_listen(Manager *m, const char *socket_path) {
         return 0;
 }
 
-uint32_t manager_project_id(Manager *m, const Job *j) {
-        for (size_t i = 0; i < m->n_projects; i++)
-                if (m->project_names[i] == j->project)
-                        return (uint32_t) i + 1;
-        return 0;
-}
-
 static int cmp_user_limits(const void *a, const void *b) {
         uint32_t x = ((const SchedUserLimits *) a)->user_id, y = ((const SchedUserLimits *) b)->user_id;
         return x < y ? -1 : x > y;

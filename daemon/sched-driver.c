@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The adapter to sched/: the jobs as the scheduler sees them (queue priorities and
  * walltime limits, dependencies' status, array throttles), a pass, and its decisions
- * applied (starts recorded, then launched after the commit); expensive passes are
- * spaced out. */
+ * applied (starts recorded for job-launch.c to launch after the commit); expensive
+ * passes are spaced out. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -26,6 +26,13 @@ uint64_t manager_job_walltime(Manager *m, const Job *j) {
         uint64_t w = j->req.walltime_sec == CORRAL_WALLTIME_INFINITY ? 0 : j->req.walltime_sec;
 
         return sched_effective_walltime(w, q ? q->default_walltime : 0, q ? q->max_walltime : 0);
+}
+
+uint32_t manager_project_id(Manager *m, const Job *j) {
+        for (size_t i = 0; i < m->n_projects; i++)
+                if (m->project_names[i] == j->project)
+                        return (uint32_t) i + 1;
+        return 0;
 }
 
 /* Dependencies cross from proto's enum to sched's by value. */
@@ -203,36 +210,12 @@ int manager_schedule(Manager *m) {
                 *j->alloc = d->alloc;
                 if (manager_job_transition(m, j, JOB_EVENT_START, JOB_RUNNING, NULL) < 0)
                         continue;
-                /* Launched only after the commit that records it as running. */
+                /* Launched only after the commit that records it as running (job-launch.c). */
                 if (!GREEDY_REALLOC(m->to_launch, m->allocated_to_launch, m->n_to_launch + 1))
                         return -ENOMEM;
                 m->to_launch[m->n_to_launch++] = j->id;
         }
         return 0;
-}
-
-void manager_launch_pending(Manager *m) {
-        for (size_t i = 0; i < m->n_to_launch; i++) {
-                _cleanup_(job_spec_freep) JobSpec *spec = NULL;
-                Job *j = manager_find_job(m, m->to_launch[i]);
-                int r;
-
-                if (j && j->preempt_act) {
-                        manager_preempt_act(m, j);
-                        continue;
-                }
-                if (!j || j->state != JOB_RUNNING)
-                        continue;
-                r = manager_build_spec(m, j, &spec);
-                if (r >= 0)
-                        r = executor_start(m->executor, spec);
-                if (r < 0) {
-                        j->launching = false;
-                        log_error_errno(r, "Cannot launch job %" PRIu64 ": %m", j->id);
-                        (void) manager_job_launch_failed(m, j, JOB_FAILED, strerror(-r));
-                }
-        }
-        m->n_to_launch = 0;
 }
 
 static int on_sched_defer(sd_event_source *s, uint64_t usec, void *userdata) {
