@@ -61,7 +61,7 @@ typedef struct Manager {
         size_t last_pass_jobs;
         uint64_t last_estimate_end, last_estimate_usec; /* TestSubmit's what-if pass, spaced out */
 
-        /* Accounting (usage.c): decayed usage, grants; loaded on first use. */
+        /* Accounting (usage.c): charges, decayed usage, grants. */
         struct Accounting *acct;
         sd_event_source *metrics_timer; /* the Prometheus textfile, each minute (metrics.c) */
 } Manager;
@@ -136,6 +136,15 @@ void manager_job_mail(Manager *m, const Job *j, JobEvent event);
 /* Launching (job-launch.c), after the commit: the starts a pass recorded in to_launch,
  * and the freezes and thaws (j->preempt_act) of its preemptions. */
 void manager_launch_pending(Manager *m);
+
+/* The methods Usage and Share (usage-report.c), over the accounting (usage.c). */
+json_object *manager_method_usage(Manager *m, const Peer *peer, json_object *params);
+json_object *manager_method_share(Manager *m, const Peer *peer, json_object *params);
+/* Writes the metrics (metrics.c) to MetricsFile=, else to the node exporter's textfile
+ * directory when it exists; 0 when there is nowhere to write. Atomic: temp + rename. */
+int manager_write_metrics(Manager *m);
+/* The textfile's path now, or NULL. */
+const char *manager_metrics_path(Manager *m);
 
 /* The spec the executor starts a job from (job-spec-build.c). */
 int manager_build_spec(Manager *m, Job *j, JobSpec **ret);

@@ -86,7 +86,7 @@ void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
                 .bypass_count = j->bypass_count,
                 .queue_id = q ? (uint32_t) (q - m->config->queues) : UINT32_MAX,
                 .target_queue_time = q ? q->target_queue_time : 0,
-                .fairshare = manager_job_fairshare(m, j),
+                .fairshare = accounting_job_fairshare(m->acct, j),
                 .start_time = j->start_time,
                 .preempts = q ? q->preempts_mask : 0,
                 .parallel_run = q && q->parallel_run,
@@ -144,7 +144,7 @@ int manager_schedule(Manager *m) {
         size_t n = 0;
         int r;
 
-        manager_fairshare_refresh(m, now); /* each project's usage, running jobs included */
+        accounting_refresh(m->acct, m->jobs, m->n_jobs, now); /* each project's usage, running jobs included */
         r = sched_jobs_build(m, 0, &n);
         if (r < 0)
                 return r;
