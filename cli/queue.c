@@ -299,7 +299,7 @@ int verb_queue(Cli *cli, int argc, char **argv) {
         if (reply.error)
                 return cli_report_error(cli, NULL, &reply);
         if (cli->json)
-                return cli_print_json(reply.parameters) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
+                return cli_print_json_status(reply.parameters);
 
         r = job_list_from_reply(reply.parameters, &l);
         if (r == -ENOMEM)
