@@ -15,30 +15,21 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench-util.h"
 #include "sched.h"
-
-#define GIB (UINT64_C(1) << 30)
-#define REPEAT 9
-
-static double now_sec(void) {
-        struct timespec ts;
-
-        clock_gettime(getenv("BENCH_CPU") ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-        return x < y ? -1 : x > y;
-}
 
 static uint64_t rng_state = 42;
 static double last_median; /* of the last bench(), in seconds */
 static uint64_t rnd(uint64_t n) {
-        rng_state ^= rng_state >> 12;
-        rng_state ^= rng_state << 25;
-        rng_state ^= rng_state >> 27;
-        return (rng_state * UINT64_C(2685821657736338717)) % n;
+        return rng_next(&rng_state) % n;
+}
+
+#define GIB (UINT64_C(1) << 30)
+#define REPEAT 9
+
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+        return x < y ? -1 : x > y;
 }
 
 static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {

@@ -14,14 +14,22 @@
 #include <time.h>
 
 #include "sim.h"
+#include "bench-util.h"
 #include "swf.h"
 #include "tests/unit/sim-mix.h"
 
-static double now_sec(void) {
-        struct timespec ts;
+/* One simulation, its wall time in *ret_wall; a failure is said on stderr. */
+static int run_timed(const char *label, const SwfTrace *t, const SimOptions *o, SimStats *st, double *ret_wall) {
+        char *err = NULL;
+        double t0 = now_sec();
 
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+        if (sim_run(t, o, st, &err) < 0) {
+                fprintf(stderr, "%s: %s\n", label, err ?: "failed");
+                free(err);
+                return -EIO;
+        }
+        *ret_wall = now_sec() - t0;
+        return 0;
 }
 
 static int run(const char *label, const SwfTrace *t, bool runtime) {
@@ -31,15 +39,11 @@ static int run(const char *label, const SwfTrace *t, bool runtime) {
 
         for (size_t i = 0; i < ELEMENTSOF(policies); i++) {
                 SimOptions o = { .policy = policies[i], .missing_estimate_runtime = runtime };
-                char *err = NULL;
                 SimStats st;
-                double t0 = now_sec(), wall;
+                double wall;
 
-                if (sim_run(t, &o, &st, &err) < 0) {
-                        fprintf(stderr, "%s: %s\n", label, err ?: "failed");
+                if (run_timed(label, t, &o, &st, &wall) < 0)
                         return -EIO;
-                }
-                wall = now_sec() - t0;
                 printf("%-26s %-12s jobs %6zu passes %6zu  %8.3f s  %10.0f jobs/s\n",
                        label, policies[i]->name, st.simulated, st.passes, wall, (double) st.simulated / wall);
                 sim_stats_done(&st);
@@ -58,15 +62,11 @@ static int run_policies(const char *label, const SwfTrace *t, const Config *c, b
                 .fairshare = fairshare,
         };
         const SimGroupStats *ex, *no;
-        char *err = NULL;
         SimStats st;
-        double t0 = now_sec(), wall;
+        double wall;
 
-        if (sim_run(t, &o, &st, &err) < 0) {
-                fprintf(stderr, "%s: %s\n", label, err ?: "failed");
+        if (run_timed(label, t, &o, &st, &wall) < 0)
                 return -EIO;
-        }
-        wall = now_sec() - t0;
         ex = mix_group(st.queues, st.n_queues, "express");
         no = mix_group(st.queues, st.n_queues, "normal");
         printf("%-34s jobs %6zu passes %6zu  %8.3f s  %10.0f jobs/s  wait %8.0f s  bsld %7.2f  Jain %.4f  "
@@ -146,10 +146,7 @@ static int repeat(const SwfTrace *t, size_t n, SwfTrace *ret) {
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15;
 static double rnd01(void) {
-        rng_state ^= rng_state >> 12;
-        rng_state ^= rng_state << 25;
-        rng_state ^= rng_state >> 27;
-        return (double) ((rng_state * UINT64_C(2685821657736338717)) >> 11) / 9007199254740992.0;
+        return (double) (rng_next(&rng_state) >> 11) / 9007199254740992.0;
 }
 
 #define YEAR_PROCS 8192

@@ -16,26 +16,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-util.h"
 #include "daemon/accounting.h"
 #include "daemon/store.h"
 
-#define DAY 86400
-#define UPDATES 10000
-
-static double now_sec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
-
 static uint64_t rng_state = 42;
 static uint64_t rnd(uint64_t n) {
-        rng_state ^= rng_state >> 12;
-        rng_state ^= rng_state << 25;
-        rng_state ^= rng_state >> 27;
-        return (rng_state * UINT64_C(2685821657736338717)) % n;
+        return rng_next(&rng_state) % n;
 }
+
+#define DAY 86400
+#define UPDATES 10000
 
 static const uint64_t first_day = 1704067200; /* 2024-01-01 */
 /* Job ids of the runs written here start above those a store already holds (bench/usage

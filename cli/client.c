@@ -535,6 +535,21 @@ int cli_report_error(const Cli *cli, const char *subject, const Reply *reply) {
         return cli_error_exit_status(reply);
 }
 
+int cli_call_reply(Cli *cli, CorralMethod method, json_object *parameters, const char *subject, Reply *ret) {
+        int r;
+
+        r = cli_call(cli, method, parameters, ret);
+        if (r < 0)
+                return cli_exit_status_from_errno(r);
+        if (ret->error)
+                return cli_report_error(cli, subject, ret);
+        return 0;
+}
+
+int cli_print_json_status(json_object *v) {
+        return cli_print_json(v) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
+}
+
 int cli_print_json(json_object *v) {
         int flags = JSON_C_TO_STRING_NOSLASHESCAPE |
                     (isatty(STDOUT_FILENO) ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED : JSON_C_TO_STRING_PLAIN);

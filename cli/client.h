@@ -74,3 +74,9 @@ int cli_oom(void);
 
 /* Prints v to stdout: pretty on a terminal, one line otherwise (for jq and friends). */
 int cli_print_json(json_object *v);
+/* The same, as a verb's exit status. */
+int cli_print_json_status(json_object *v);
+
+/* cli_call() for a verb: 0 with the reply in *ret, or, the call failed or the reply is an
+ * error (reported as cli_report_error() does, with subject), the verb's exit status. */
+int cli_call_reply(Cli *cli, CorralMethod method, json_object *parameters, const char *subject, Reply *ret);

@@ -86,6 +86,12 @@ int cli_list_jobs(Cli *cli, json_object *filter, JobList *ret);
  * reported and counted in *ret_failed. Returns 0, a positive exit status, or a negative
  * errno (already logged). */
 int cli_resolve_jobs(Cli *cli, char *const *args, size_t n, uint64_t **ret_ids, size_t *ret_n, size_t *ret_failed);
+/* For a verb that takes jobs: the ones argv names after its options (optind on), resolved
+ * as above. None: a usage error that says how to call it (usage; NULL: "corral VERB
+ * JOBID..."). Returns 0 with *ret_status the verb's status so far (CLI_EXIT_FAILURE when
+ * an array task was not found), or the exit status to end with. */
+int cli_args_to_jobs(Cli *cli, int argc, char **argv, const char *usage, uint64_t **ret_ids, size_t *ret_n,
+                     int *ret_status);
 
 /* Follows job id with Wait until it ends. Returns the job's exit status (job_exit_status)
  * after printing its outcome to stderr; or CLI_EXIT_FAILURE after an error reply; or a

@@ -519,12 +519,7 @@ static int pbs_parse_words(SubmitOptions *o, char **words, char ***ret_errors) {
                                 o->warnings[i] = m;
                         }
                 }
-                if (r == -EINVAL) {
-                        failed = true;
-                        r = strv_push(ret_errors, error);
-                        if (r < 0)
-                                free(error);
-                }
+                r = directive_keep_error(r, error, ret_errors, &failed);
                 if (r < 0)
                         return r;
         }

@@ -169,6 +169,27 @@ int cli_resolve_jobs(Cli *cli, char *const *args, size_t n, uint64_t **ret_ids, 
         return 0;
 }
 
+int cli_args_to_jobs(Cli *cli, int argc, char **argv, const char *usage, uint64_t **ret_ids, size_t *ret_n,
+                     int *ret_status) {
+        size_t failed = 0;
+        int r;
+
+        if (optind >= argc) {
+                if (usage)
+                        log_error("%s: no job given (%s)", cli->verb, usage);
+                else
+                        log_error("%s: no job given (corral %s JOBID...)", cli->verb, cli->verb);
+                return CLI_EXIT_USAGE;
+        }
+        r = cli_resolve_jobs(cli, argv + optind, (size_t) (argc - optind), ret_ids, ret_n, &failed);
+        if (r < 0)
+                return cli_exit_status_from_errno(r);
+        if (r > 0)
+                return r;
+        *ret_status = failed > 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
+        return 0;
+}
+
 int cli_wait_job(Cli *cli, uint64_t id) {
         char subject[64];
         int r;

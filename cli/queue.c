@@ -300,7 +300,7 @@ int verb_queue(Cli *cli, int argc, char **argv) {
         if (reply.error)
                 return cli_report_error(cli, NULL, &reply);
         if (cli->json)
-                return cli_print_json(reply.parameters) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
+                return cli_print_json_status(reply.parameters);
 
         r = job_list_from_reply(reply.parameters, &l);
         if (r == -ENOMEM)
@@ -431,7 +431,7 @@ int verb_show(Cli *cli, int argc, char **argv) {
                 {},
         };
         _cleanup_free_ uint64_t *ids = NULL;
-        size_t n = 0, failed = 0;
+        size_t n = 0;
         int c, r, status;
 
         cli_reset_getopt();
@@ -449,17 +449,9 @@ int verb_show(Cli *cli, int argc, char **argv) {
                         log_error("show: see corral show --help");
                         return CLI_EXIT_USAGE;
                 }
-        if (optind >= argc) {
-                log_error("show: no job given (corral show JOBID...; corral queue lists them)");
-                return CLI_EXIT_USAGE;
-        }
-
-        r = cli_resolve_jobs(cli, argv + optind, (size_t) (argc - optind), &ids, &n, &failed);
-        if (r < 0)
-                return cli_exit_status_from_errno(r);
-        if (r > 0)
+        r = cli_args_to_jobs(cli, argc, argv, "corral show JOBID...; corral queue lists them", &ids, &n, &status);
+        if (r != 0)
                 return r;
-        status = failed > 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
 
         for (size_t i = 0; i < n; i++) {
                 _cleanup_(reply_done) Reply reply = {};

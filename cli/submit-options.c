@@ -835,6 +835,16 @@ int submit_options_parse_args(SubmitOptions *o, char *const *args, size_t n, Sub
         return 0;
 }
 
+int directive_keep_error(int r, char *error, char ***errors, bool *failed) {
+        if (r != -EINVAL)
+                return r;
+        *failed = true;
+        r = strv_push(errors, error);
+        if (r < 0)
+                free(error);
+        return r;
+}
+
 int submit_options_parse_directive(SubmitOptions *o, char *const *args, size_t n, bool sbatch,
                                    char ***ret_errors) {
         bool failed = false;
@@ -858,12 +868,7 @@ int submit_options_parse_directive(SubmitOptions *o, char *const *args, size_t n
                             i < n && args[i][0] != '-')
                                 i++;
                 }
-                if (r == -EINVAL) {
-                        failed = true;
-                        r = strv_push(ret_errors, error);
-                        if (r < 0)
-                                free(error);
-                }
+                r = directive_keep_error(r, error, ret_errors, &failed);
                 if (r < 0)
                         return r;
         }

@@ -154,6 +154,11 @@ int submit_option_apply(SubmitOptions *o, const SubmitOption *opt, const char *a
 int submit_options_parse_args(SubmitOptions *o, char *const *args, size_t n, SubmitSource source,
                               size_t *ret_first_positional, char **ret_error);
 
+/* One option of a directive line tried, with r its result: -EINVAL with error (taken) puts
+ * error in *errors, sets *failed and returns 0, so the next option is tried; any other r
+ * is returned as it is. */
+int directive_keep_error(int r, char *error, char ***errors, bool *failed);
+
 /* The words of one directive line: every option is tried, each error goes to *ret_errors
  * (a strv, in the form above), so one line reports all its problems. sbatch: read -q as
  * sbatch does (--qos), not as the queue. 0, -EINVAL when there were errors, -ENOMEM. */

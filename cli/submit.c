@@ -471,11 +471,9 @@ int submit_run(Cli *cli, int argc, char **argv, bool sbatch) {
         r = submit_request_to_json(&o.req, &params);
         if (r < 0)
                 return cli_oom();
-        r = cli_call(cli, CORRAL_METHOD_SUBMIT, TAKE_PTR(params), &reply);
-        if (r < 0)
-                return cli_exit_status_from_errno(r);
-        if (reply.error)
-                return cli_report_error(cli, NULL, &reply);
+        r = cli_call_reply(cli, CORRAL_METHOD_SUBMIT, TAKE_PTR(params), NULL, &reply);
+        if (r != 0)
+                return r;
 
         /* One id, or for an array one per task (also when the daemon sends both). */
         if (json_object_object_get_ex(reply.parameters, "job_ids", &v) && json_object_is_type(v, json_type_array)) {

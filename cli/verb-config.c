@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "daemon/config.h"
+#include "config/config.h"
 #include "log.h"
 
 static void config_help(void) {

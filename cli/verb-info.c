@@ -74,13 +74,11 @@ int verb_info(Cli *cli, int argc, char **argv) {
                           "Show corrald's version, this machine's CPUs and memory, and the queues.\n", &r))
                 return r;
 
-        r = cli_call(cli, CORRAL_METHOD_GET_INFO, NULL, &reply);
-        if (r < 0)
-                return cli_exit_status_from_errno(r);
-        if (reply.error)
-                return cli_report_error(cli, NULL, &reply);
+        r = cli_call_reply(cli, CORRAL_METHOD_GET_INFO, NULL, NULL, &reply);
+        if (r != 0)
+                return r;
         if (cli->json)
-                return cli_print_json(reply.parameters) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
+                return cli_print_json_status(reply.parameters);
 
         printf("        Host: %s\n", strna(get_string(reply.parameters, "hostname")));
         printf("     corrald: %s", strna(get_string(reply.parameters, "version")));
@@ -132,11 +130,9 @@ int verb_reload(Cli *cli, int argc, char **argv) {
                           "Make corrald re-read its configuration (administrators only).\n", &r))
                 return r;
 
-        r = cli_call(cli, CORRAL_METHOD_RELOAD, NULL, &reply);
-        if (r < 0)
-                return cli_exit_status_from_errno(r);
-        if (reply.error)
-                return cli_report_error(cli, NULL, &reply);
+        r = cli_call_reply(cli, CORRAL_METHOD_RELOAD, NULL, NULL, &reply);
+        if (r != 0)
+                return r;
         if (cli->json)
                 (void) cli_print_json(reply.parameters);
         return CLI_EXIT_SUCCESS;

@@ -89,8 +89,8 @@ int verb_job_action(Cli *cli, int argc, char **argv) {
         };
         _cleanup_free_ uint64_t *ids = NULL;
         bool requeue = streq(cli->verb, "requeue"), hold = false;
-        size_t n = 0, failed = 0;
-        int c, r;
+        size_t n = 0;
+        int c, r, status;
 
         cli_reset_getopt();
         while ((c = getopt_long(argc, argv, requeue ? "hH" : "h", options, NULL)) >= 0)
@@ -113,17 +113,10 @@ int verb_job_action(Cli *cli, int argc, char **argv) {
                         log_error("%s: see corral %s --help", cli->verb, cli->verb);
                         return CLI_EXIT_USAGE;
                 }
-        if (optind >= argc) {
-                log_error("%s: no job given (corral %s JOBID...)", cli->verb, cli->verb);
-                return CLI_EXIT_USAGE;
-        }
-
-        r = cli_resolve_jobs(cli, argv + optind, (size_t) (argc - optind), &ids, &n, &failed);
-        if (r < 0)
-                return cli_exit_status_from_errno(r);
-        if (r > 0)
+        r = cli_args_to_jobs(cli, argc, argv, NULL, &ids, &n, &status);
+        if (r != 0)
                 return r;
-        return act_on_jobs(cli, ids, n, hold, failed > 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS);
+        return act_on_jobs(cli, ids, n, hold, status);
 }
 
 static void cancel_help(void) {

@@ -203,7 +203,7 @@ int verb_logs(Cli *cli, int argc, char **argv) {
         if (reply.error)
                 return cli_report_error(cli, subject, &reply);
         if (cli->json)
-                return cli_print_json(reply.parameters) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
+                return cli_print_json_status(reply.parameters);
 
         ctx.id = ids[0];
         if ((p = reply_string(&reply, "workdir")) && *p && !(ctx.workdir = strdup(p)))

@@ -69,13 +69,11 @@ int verb_share(Cli *cli, int argc, char **argv) {
                 return CLI_EXIT_USAGE;
         }
 
-        r = cli_call(cli, CORRAL_METHOD_SHARE, NULL, &reply);
-        if (r < 0)
-                return cli_exit_status_from_errno(r);
-        if (reply.error)
-                return cli_report_error(cli, NULL, &reply);
+        r = cli_call_reply(cli, CORRAL_METHOD_SHARE, NULL, NULL, &reply);
+        if (r != 0)
+                return r;
         if (cli->json)
-                return cli_print_json(reply.parameters) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
+                return cli_print_json_status(reply.parameters);
         if (!json_object_object_get_ex(reply.parameters, "projects", &projects) ||
             !json_object_is_type(projects, json_type_array)) {
                 log_error("share: corrald's reply has no projects this corral can read");

@@ -318,11 +318,9 @@ int verb_usage(Cli *cli, int argc, char **argv) {
             json_add_string(params, "by", by ?: "project") < 0 || json_add_string(params, "user", user) < 0 ||
             json_add_string(params, "project", project) < 0 || json_add_string(params, "queue", queue) < 0)
                 return cli_oom();
-        r = cli_call(cli, CORRAL_METHOD_USAGE, TAKE_PTR(params), &reply);
-        if (r < 0)
-                return cli_exit_status_from_errno(r);
-        if (reply.error)
-                return cli_report_error(cli, NULL, &reply);
+        r = cli_call_reply(cli, CORRAL_METHOD_USAGE, TAKE_PTR(params), NULL, &reply);
+        if (r != 0)
+                return r;
         if (!json_object_object_get_ex(reply.parameters, "rows", &rows) || !json_object_is_type(rows, json_type_array)) {
                 log_error("usage: corrald's reply has no rows this corral can read");
                 return CLI_EXIT_FAILURE;
@@ -338,7 +336,7 @@ int verb_usage(Cli *cli, int argc, char **argv) {
                         return CLI_EXIT_SUCCESS;
         }
         if (cli->json)
-                return cli_print_json(reply.parameters) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
+                return cli_print_json_status(reply.parameters);
         if (csv) {
                 print_csv(rows, by ?: "project");
                 return ferror(stdout) ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;

@@ -15,7 +15,7 @@ int verb_wait(Cli *cli, int argc, char **argv) {
                 {},
         };
         _cleanup_free_ uint64_t *ids = NULL;
-        size_t n = 0, failed = 0;
+        size_t n = 0;
         int c, r, status;
 
         cli_reset_getopt();
@@ -34,17 +34,9 @@ int verb_wait(Cli *cli, int argc, char **argv) {
                         log_error("wait: see corral wait --help");
                         return CLI_EXIT_USAGE;
                 }
-        if (optind >= argc) {
-                log_error("wait: no job given (corral wait JOBID...)");
-                return CLI_EXIT_USAGE;
-        }
-
-        r = cli_resolve_jobs(cli, argv + optind, (size_t) (argc - optind), &ids, &n, &failed);
-        if (r < 0)
-                return cli_exit_status_from_errno(r);
-        if (r > 0)
+        r = cli_args_to_jobs(cli, argc, argv, NULL, &ids, &n, &status);
+        if (r != 0)
                 return r;
-        status = failed > 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
         for (size_t i = 0; i < n; i++) {
                 r = cli_wait_job(cli, ids[i]);
                 if (r < 0)

@@ -54,13 +54,11 @@ int verb_why(Cli *cli, int argc, char **argv) {
         if (n != 1)
                 return CLI_EXIT_FAILURE;
         snprintf(subject, sizeof subject, "job %" PRIu64, ids[0]);
-        r = cli_call(cli, CORRAL_METHOD_WHY, json_job_id(ids[0]), &reply);
-        if (r < 0)
-                return cli_exit_status_from_errno(r);
-        if (reply.error)
-                return cli_report_error(cli, subject, &reply);
+        r = cli_call_reply(cli, CORRAL_METHOD_WHY, json_job_id(ids[0]), subject, &reply);
+        if (r != 0)
+                return r;
         if (cli->json)
-                return cli_print_json(reply.parameters) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
+                return cli_print_json_status(reply.parameters);
 
         /* The daemon's words quote the users' (project names, dependencies, paths): escaped,
          * as everything a user wrote and another one reads. */

@@ -10,18 +10,27 @@
 
 #include "parse-util.h"
 
+/* After strtoull()/strtoll() with errno cleared: out of range, or not all digits. */
+static int strto_result(const char *end) {
+        if (errno == ERANGE)
+                return -ERANGE;
+        if (*end != '\0')
+                return -EINVAL;
+        return 0;
+}
+
 int safe_atou64(const char *s, uint64_t *ret) {
         unsigned long long v;
         char *end;
+        int r;
 
         if (isempty(s) || !isdigit((unsigned char) s[0]))
                 return -EINVAL; /* strtoull would accept " 1", "+1" and "-1" */
         errno = 0;
         v = strtoull(s, &end, 10);
-        if (errno == ERANGE)
-                return -ERANGE;
-        if (*end != '\0')
-                return -EINVAL;
+        r = strto_result(end);
+        if (r < 0)
+                return r;
         if (ret)
                 *ret = (uint64_t) v;
         return 0;
@@ -30,15 +39,15 @@ int safe_atou64(const char *s, uint64_t *ret) {
 int safe_atoi64(const char *s, int64_t *ret) {
         long long v;
         char *end;
+        int r;
 
         if (isempty(s) || !(isdigit((unsigned char) s[0]) || (s[0] == '-' && isdigit((unsigned char) s[1]))))
                 return -EINVAL;
         errno = 0;
         v = strtoll(s, &end, 10);
-        if (errno == ERANGE)
-                return -ERANGE;
-        if (*end != '\0')
-                return -EINVAL;
+        r = strto_result(end);
+        if (r < 0)
+                return r;
         if (ret)
                 *ret = (int64_t) v;
         return 0;

@@ -62,7 +62,7 @@ void manager_on_job_finished(Executor *e, const JobOutcome *o, void *userdata) {
                 j->launching = false;
         /* Charged for this run (a requeue too) in the transaction of its end. */
         if (!o->launch_errno)
-                (void) manager_account_run(m, j, o, (uint64_t) time(NULL));
+                (void) accounting_charge_run(m->acct, j, o, (uint64_t) time(NULL));
         if (o->launch_errno) {
                 log_info("Job %" PRIu64 " could not be launched: %s.", j->id, strna(o->launch_error));
                 (void) manager_job_launch_failed(m, j, JOB_FAILED,

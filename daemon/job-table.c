@@ -74,7 +74,7 @@ json_object *manager_job_json(Manager *m, const Job *j, bool details) {
         job_info_done(&info);
         /* What the job was charged, or so far while it runs: the owner's and admins' view. */
         if (o && details)
-                json_add(o, "charge", manager_job_charge_json(m, j));
+                json_add(o, "charge", accounting_job_charge_json(m->acct, j));
         return o;
 }
 

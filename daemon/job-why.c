@@ -131,7 +131,7 @@ static void explain_grant(Manager *m, const Job *j, uint64_t now, json_object *w
                             "or when an administrator raises Grant=", acct_day(from, sizeof from, begin),
                             acct_day(to, sizeof to, end - 1), acct_day(next, sizeof next, end));
         }
-        bonus = manager_grant_bonus_queue(m, j, &stays);
+        bonus = accounting_grant_bonus_queue(m->acct, j, &stays);
         if (!bonus && stays)
                 say(why, "it does not go to the bonus queue: %s", stays);
 }

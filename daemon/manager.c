@@ -11,7 +11,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup-stat.h"
 #include "cgroup-util.h"
 #include "fd-util.h"
 #include "json-util.h"
@@ -66,23 +65,10 @@ static int on_post(sd_event_source *s, void *userdata) {
         return 0;
 }
 
-/* Whether a live job's scope has no process left at all (cgroup.events). */
-static bool scope_is_empty(const Job *j) {
-        _cleanup_free_ char *path = NULL, *ev = NULL;
-        _cleanup_close_ int root = -EBADF, fd = -EBADF;
-        CgroupEvents e;
-
-        if (executor_job_cgroup(j->id, j->project, &path) < 0)
-                return false;
-        root = open(getenv("CORRAL_CGROUP_ROOT") ?: "/sys/fs/cgroup", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (root < 0)
-                return false;
-        fd = cg_open(root, path);
-        if (fd < 0)
-                return false; /* no cgroup (yet): systemd's word that it is live stands */
-        if (cg_read_attr(fd, "cgroup.events", &ev) < 0 || cg_parse_events(ev, &e) < 0)
-                return false;
-        return !e.populated;
+/* Whether a live job's scope has no process left at all. No cgroup (yet): systemd's word
+ * that it is live stands. */
+static bool scope_is_empty(Manager *m, const Job *j) {
+        return executor_job_populated(m->executor, j->id, j->project) == 0;
 }
 
 /* A running job whose scope has held no process on two sweeps in a row (half a minute
@@ -92,7 +78,7 @@ static void sweep_empty_scopes(Manager *m) {
         for (size_t i = 0; i < m->n_jobs; i++) {
                 Job *j = m->jobs[i];
 
-                if (j->state != JOB_RUNNING || j->launching || !scope_is_empty(j)) {
+                if (j->state != JOB_RUNNING || j->launching || !scope_is_empty(m, j)) {
                         j->scope_empty_seen = false;
                         continue;
                 }
@@ -170,13 +156,6 @@ int manager_listen(Manager *m, const char *socket_path) {
         if (r < 0)
                 return r;
         apply_server_limits(m);
-        return 0;
-}
-
-uint32_t manager_project_id(Manager *m, const Job *j) {
-        for (size_t i = 0; i < m->n_projects; i++)
-                if (m->project_names[i] == j->project)
-                        return (uint32_t) i + 1;
         return 0;
 }
 
@@ -259,6 +238,8 @@ static int apply_config(Manager *m, Config *c) {
         }
         old = TAKE_PTR(m->config);
         m->config = c;
+        if (m->acct)
+                accounting_set_config(m->acct, c);
         apply_server_limits(m);
         manager_apply_slices(m, old);
         return 0;
@@ -325,6 +306,7 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
         ExecutorConfig ec = {
                 .supervisor_path = getenv("CORRAL_SUPERVISOR") ?: CORRAL_LIBEXECDIR "/corral-supervisor",
                 .run_dir = rundir,
+                .cgroup_root = CGROUP_ROOT,
                 .kill_wait_sec = m->config->kill_wait_sec,
                 .before_unit = "corrald.service",
                 .on_started = manager_on_job_started,
@@ -334,6 +316,9 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
         r = executor_new(event, bus, &ec, &m->executor);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the executor: %m");
+        r = accounting_new(m->store, m->executor, m->config, &m->acct);
+        if (r < 0)
+                return r;
 
         r = sd_event_add_post(event, &m->post_source, on_post, m);
         if (r < 0)
@@ -448,7 +433,7 @@ int manager_startup(Manager *m) {
                 for (size_t k = 0; k < n_live; k++)
                         if (live[k] == j->id)
                                 is_live = true;
-                if (is_live && !rebooted && !scope_is_empty(j)) {
+                if (is_live && !rebooted && !scope_is_empty(m, j)) {
                         adopted++;
                         continue;
                 }

@@ -10,7 +10,7 @@
 #include <systemd/sd-event.h>
 
 #include "authz.h"
-#include "config.h"
+#include "config/config.h"
 #include "executor.h"
 #include "job.h"
 #include "protocol.h"
@@ -61,7 +61,7 @@ typedef struct Manager {
         size_t last_pass_jobs;
         uint64_t last_estimate_end, last_estimate_usec; /* TestSubmit's what-if pass, spaced out */
 
-        /* Accounting (usage.c): decayed usage, grants; loaded on first use. */
+        /* Accounting (usage.c): charges, decayed usage, grants. */
         struct Accounting *acct;
         sd_event_source *metrics_timer; /* the Prometheus textfile, each minute (metrics.c) */
 } Manager;
@@ -104,11 +104,11 @@ json_object *manager_job_json(Manager *m, const Job *j, bool details);
  * asynchronous, a failure is logged. */
 void manager_apply_slices(Manager *m, const Config *old);
 
-/* The id of a job's project in the scheduler's limits; 0 when it has none. */
+/* The id of a job's project in the scheduler's limits (sched-driver.c); 0 when it has none. */
 uint32_t manager_project_id(Manager *m, const Job *j);
 
 /* The adapter to sched/ (sched-driver.c): one pass over the queue, its starts recorded;
- * the recorded starts launched once committed; whether a pass must wait (spacing). */
+ * whether a pass must wait (spacing). */
 int manager_schedule(Manager *m);
 /* The job as the scheduler sees it (its dependencies are filled by a pass only). */
 void manager_sched_job(Manager *m, Job *j, SchedJob *ret);
@@ -119,7 +119,6 @@ void manager_preempt_resume(Manager *m, Job *j, const SchedDecision *d);
 void manager_preempt_act(Manager *m, Job *j);
 /* corral why: what holds the job back and what its priority is made of (job-why.c). */
 json_object *manager_job_why(Manager *m, Job *j);
-void manager_launch_pending(Manager *m);
 bool manager_sched_deferred(Manager *m);
 /* TestSubmit: when the probe (a job not in the table, with an unused id) would start if
  * submitted now: now, an estimate, or SCHED_TIME_INFINITY, and the reason it would wait
@@ -133,6 +132,19 @@ uint64_t manager_job_walltime(Manager *m, const Job *j);
 MailEvent job_mail_event(const Job *j, JobEvent event);
 int job_mail_compose(const Job *j, MailEvent what, uint64_t now, char **ret);
 void manager_job_mail(Manager *m, const Job *j, JobEvent event);
+
+/* Launching (job-launch.c), after the commit: the starts a pass recorded in to_launch,
+ * and the freezes and thaws (j->preempt_act) of its preemptions. */
+void manager_launch_pending(Manager *m);
+
+/* The methods Usage and Share (usage-report.c), over the accounting (usage.c). */
+json_object *manager_method_usage(Manager *m, const Peer *peer, json_object *params);
+json_object *manager_method_share(Manager *m, const Peer *peer, json_object *params);
+/* Writes the metrics (metrics.c) to MetricsFile=, else to the node exporter's textfile
+ * directory when it exists; 0 when there is nowhere to write. Atomic: temp + rename. */
+int manager_write_metrics(Manager *m);
+/* The textfile's path now, or NULL. */
+const char *manager_metrics_path(Manager *m);
 
 /* The spec the executor starts a job from (job-spec-build.c). */
 int manager_build_spec(Manager *m, Job *j, JobSpec **ret);

@@ -398,7 +398,7 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
         if (!c->project)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         /* A project that has spent its grant: to the bonus queue, or refused (usage.c). */
-        if ((err = manager_grant_check(m, c->project, req, &c->q, &c->grant_notice)))
+        if ((err = accounting_grant_check(m->acct, c->project, req, &c->q, &c->grant_notice)))
                 return err;
         if ((err = check_queue_access(m, peer, c->q, c->project, peer->uid, "does not take this job")))
                 return err;
@@ -645,7 +645,7 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
                 if (charges) {
                         AuthzJob aj = authz_job(j);
                         if (authz_check(&ap, AUTHZ_SHOW_DETAILS, &aj, &m->authz) >= 0)
-                                json_add(o, "charge", manager_job_charge_json(m, j));
+                                json_add(o, "charge", accounting_job_charge_json(m->acct, j));
                 }
                 if (!json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len))
                         len = 512;

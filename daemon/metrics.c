@@ -60,7 +60,7 @@ static int metrics_format(Manager *m, FILE *f) {
                 if (job_state_is_active(j->state))
                         cpus += j->alloc ? cpu_set_count(&j->alloc->cpus) : (j->req.cpus ?: 1);
         }
-        r = manager_project_usage(m, now, &l, &n, &total);
+        r = accounting_project_usage(m->acct, m->jobs, m->n_jobs, now, &l, &n, &total);
         if (r < 0)
                 return r;
 

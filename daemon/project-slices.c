@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "manager.h"
+#include "properties.h"
 #include "unit-name.h"
 
 static int on_set_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -32,24 +33,8 @@ static int append_u64(sd_bus_message *m, const char *name, uint64_t v) {
 static int append_cpus(sd_bus_message *m, const CpuSet *s) {
         uint8_t bytes[CPU_SET_MAX / 8];
         size_t n = cpu_set_to_mask(s, bytes, sizeof bytes);
-        int r;
 
-        r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "s", "AllowedCPUs");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'v', "ay");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append_array(m, 'y', bytes, n);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_close_container(m);
-        if (r < 0)
-                return r;
-        return sd_bus_message_close_container(m);
+        return exec_property_append_bytes(m, "AllowedCPUs", bytes, n);
 }
 
 static int slice_set(Manager *m, const ProjectConfig *p) {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The adapter to sched/: the jobs as the scheduler sees them (queue priorities and
  * walltime limits, dependencies' status, array throttles), a pass, and its decisions
- * applied (starts recorded, then launched after the commit); expensive passes are
- * spaced out. */
+ * applied (starts recorded for job-launch.c to launch after the commit); expensive
+ * passes are spaced out. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -26,6 +26,13 @@ uint64_t manager_job_walltime(Manager *m, const Job *j) {
         uint64_t w = j->req.walltime_sec == CORRAL_WALLTIME_INFINITY ? 0 : j->req.walltime_sec;
 
         return sched_effective_walltime(w, q ? q->default_walltime : 0, q ? q->max_walltime : 0);
+}
+
+uint32_t manager_project_id(Manager *m, const Job *j) {
+        for (size_t i = 0; i < m->n_projects; i++)
+                if (m->project_names[i] == j->project)
+                        return (uint32_t) i + 1;
+        return 0;
 }
 
 /* Dependencies cross from proto's enum to sched's by value. */
@@ -81,7 +88,7 @@ void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
                 .bypass_count = j->bypass_count,
                 .queue_id = q ? (uint32_t) (q - m->config->queues) : UINT32_MAX,
                 .target_queue_time = q ? q->target_queue_time : 0,
-                .fairshare = manager_job_fairshare(m, j),
+                .fairshare = accounting_job_fairshare(m->acct, j),
                 .start_time = j->start_time,
                 .preempts = q ? q->preempts_mask : 0,
                 .parallel_run = q && q->parallel_run,
@@ -154,7 +161,7 @@ static void grants_before_pass(Manager *m, uint64_t now) {
                 SchedProject *sp = &m->sched_projects[i];
                 double used = 0.0;
 
-                sp->grant_spent = manager_project_grant_spent(m, pc, now, &used);
+                sp->grant_spent = accounting_project_grant_spent(m->acct, pc, now, &used);
                 sp->grant = sp->grant_spent ? grant_scaled((double) pc->grant) : 0;
                 sp->grant_used = sp->grant_spent ? grant_scaled(used) : 0;
                 any = any || sp->grant_spent;
@@ -175,7 +182,7 @@ static void grants_before_pass(Manager *m, uint64_t now) {
                 q = job_queue(m, j);
                 if (q && q->charge_factor == 0.0)
                         continue;
-                bonus = manager_grant_bonus_queue(m, j, &why);
+                bonus = accounting_grant_bonus_queue(m->acct, j, &why);
                 if (!bonus)
                         continue; /* blocked by the pass; corral why says what is spent */
                 log_debug("Job %" PRIu64 " goes to queue %s: project %s has spent its grant.", j->id,
@@ -197,7 +204,7 @@ int manager_schedule(Manager *m) {
         size_t n = 0;
         int r;
 
-        manager_fairshare_refresh(m, now); /* each project's usage, running jobs included */
+        accounting_refresh(m->acct, m->jobs, m->n_jobs, now); /* each project's usage, running jobs included */
         grants_before_pass(m, now);
         r = sched_jobs_build(m, 0, &n);
         if (r < 0)
@@ -264,36 +271,12 @@ int manager_schedule(Manager *m) {
                 *j->alloc = d->alloc;
                 if (manager_job_transition(m, j, JOB_EVENT_START, JOB_RUNNING, NULL) < 0)
                         continue;
-                /* Launched only after the commit that records it as running. */
+                /* Launched only after the commit that records it as running (job-launch.c). */
                 if (!GREEDY_REALLOC(m->to_launch, m->allocated_to_launch, m->n_to_launch + 1))
                         return -ENOMEM;
                 m->to_launch[m->n_to_launch++] = j->id;
         }
         return 0;
-}
-
-void manager_launch_pending(Manager *m) {
-        for (size_t i = 0; i < m->n_to_launch; i++) {
-                _cleanup_(job_spec_freep) JobSpec *spec = NULL;
-                Job *j = manager_find_job(m, m->to_launch[i]);
-                int r;
-
-                if (j && j->preempt_act) {
-                        manager_preempt_act(m, j);
-                        continue;
-                }
-                if (!j || j->state != JOB_RUNNING)
-                        continue;
-                r = manager_build_spec(m, j, &spec);
-                if (r >= 0)
-                        r = executor_start(m->executor, spec);
-                if (r < 0) {
-                        j->launching = false;
-                        log_error_errno(r, "Cannot launch job %" PRIu64 ": %m", j->id);
-                        (void) manager_job_launch_failed(m, j, JOB_FAILED, strerror(-r));
-                }
-        }
-        m->n_to_launch = 0;
 }
 
 static int on_sched_defer(sd_event_source *s, uint64_t usec, void *userdata) {

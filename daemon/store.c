@@ -120,6 +120,19 @@ static int exec_sql(Store *s, const char *sql) {
         return sqlite_to_errno(sqlite3_exec(s->db, sql, NULL, NULL, NULL));
 }
 
+static int prepare(Store *s, const char *sql, sqlite3_stmt **ret) {
+        return sqlite_to_errno(sqlite3_prepare_v2(s->db, sql, -1, ret, NULL));
+}
+
+/* The end of a walk over st's rows, stopped by sqlite3_step()'s rc (SQLITE_DONE: every row
+ * was read) or by the caller's r < 0: finalizes st and returns r, or SQLite's error. */
+static int rows_end(sqlite3_stmt *st, int rc, int r) {
+        if (r == 0 && rc != SQLITE_DONE)
+                r = sqlite_to_errno(rc) ?: -EIO;
+        sqlite3_finalize(st);
+        return r;
+}
+
 int store_schema_version(Store *s) {
         sqlite3_stmt *st;
         int v = -EIO;
@@ -416,11 +429,11 @@ int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata)
         uint64_t shared_id = 0;
         size_t shared_bytes = 0;
         sqlite3_stmt *st;
-        int rc, r = 0;
+        int rc, r;
 
-        rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return sqlite_to_errno(rc);
+        r = prepare(s, sql, &st);
+        if (r < 0)
+                return r;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 _cleanup_(job_freep) Job *j = job_new();
                 _cleanup_free_ char *state = NULL, *cpus = NULL, *mem = NULL;
@@ -522,10 +535,7 @@ int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata)
                 if (r < 0)
                         break;
         }
-        if (r == 0 && rc != SQLITE_DONE)
-                r = sqlite_to_errno(rc) ?: -EIO;
-        sqlite3_finalize(st);
-        return r;
+        return rows_end(st, rc, r);
 }
 
 int store_get_meta(Store *s, const char *key, char **ret) {
@@ -752,11 +762,11 @@ int store_save_decayed(Store *s, StoreUsageKind kind, const char *name, const Ac
 
 int store_load_decayed(Store *s, store_decayed_cb cb, void *userdata) {
         sqlite3_stmt *st;
-        int rc, r = 0;
+        int rc, r;
 
-        rc = sqlite3_prepare_v2(s->db, "SELECT kind, name, value, stamp FROM usage_decayed", -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return sqlite_to_errno(rc);
+        r = prepare(s, "SELECT kind, name, value, stamp FROM usage_decayed", &st);
+        if (r < 0)
+                return r;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 AcctDecayed d = { .value = sqlite3_column_double(st, 2),
                                   .stamp = (uint64_t) sqlite3_column_int64(st, 3) };
@@ -765,10 +775,7 @@ int store_load_decayed(Store *s, store_decayed_cb cb, void *userdata) {
                 if (r < 0)
                         break;
         }
-        if (r == 0 && rc != SQLITE_DONE)
-                r = sqlite_to_errno(rc) ?: -EIO;
-        sqlite3_finalize(st);
-        return r;
+        return rows_end(st, rc, r);
 }
 
 int store_save_grant(Store *s, const char *project, uint64_t period_begin, double service_units) {
@@ -787,21 +794,18 @@ int store_save_grant(Store *s, const char *project, uint64_t period_begin, doubl
 
 int store_load_grants(Store *s, store_grant_cb cb, void *userdata) {
         sqlite3_stmt *st;
-        int rc, r = 0;
+        int rc, r;
 
-        rc = sqlite3_prepare_v2(s->db, "SELECT project, period_begin, service_units FROM grant_usage", -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return sqlite_to_errno(rc);
+        r = prepare(s, "SELECT project, period_begin, service_units FROM grant_usage", &st);
+        if (r < 0)
+                return r;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 const char *project = (const char *) sqlite3_column_text(st, 0);
                 r = cb(project ?: "", (uint64_t) sqlite3_column_int64(st, 1), sqlite3_column_double(st, 2), userdata);
                 if (r < 0)
                         break;
         }
-        if (r == 0 && rc != SQLITE_DONE)
-                r = sqlite_to_errno(rc) ?: -EIO;
-        sqlite3_finalize(st);
-        return r;
+        return rows_end(st, rc, r);
 }
 
 static const char *usage_key_column(StoreUsageBy by) {
@@ -823,7 +827,7 @@ int store_usage_rows(Store *s, const StoreUsageQuery *q, store_usage_cb cb, void
         _cleanup_free_ char *sql = NULL;
         const char *key = usage_key_column(q->by);
         sqlite3_stmt *st;
-        int rc, r = 0;
+        int rc, r;
 
         if (!key)
                 return -EINVAL;
@@ -839,9 +843,9 @@ int store_usage_rows(Store *s, const StoreUsageQuery *q, store_usage_cb cb, void
                      " GROUP BY 1, project, uid ORDER BY 1",
                      key) < 0)
                 return -ENOMEM;
-        rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return sqlite_to_errno(rc);
+        r = prepare(s, sql, &st);
+        if (r < 0)
+                return r;
         (void) bind_text(st, 1, q->since ?: "0000-00-00");
         (void) bind_text(st, 2, q->until ?: "9999-99-99");
         (void) bind_text(st, 3, q->user);
@@ -871,8 +875,5 @@ int store_usage_rows(Store *s, const StoreUsageQuery *q, store_usage_cb cb, void
                 if (r < 0)
                         break;
         }
-        if (r == 0 && rc != SQLITE_DONE)
-                r = sqlite_to_errno(rc) ?: -EIO;
-        sqlite3_finalize(st);
-        return r;
+        return rows_end(st, rc, r);
 }

@@ -238,7 +238,7 @@ json_object *manager_method_share(Manager *m, const Peer *peer, json_object *par
         size_t n = 0;
         double total = 0;
 
-        if (manager_project_usage(m, now, &l, &n, &total) < 0)
+        if (accounting_project_usage(m->acct, m->jobs, m->n_jobs, now, &l, &n, &total) < 0)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         p = json_object_new_object();
         ps = json_object_new_array();
@@ -275,7 +275,7 @@ json_object *manager_method_share(Manager *m, const Peer *peer, json_object *par
         if (pw) {
                 json_object *o = json_object_new_object();
                 json_add_string(o, "name", pw->pw_name);
-                json_add(o, "usage", json_object_new_double(manager_user_usage(m, pw->pw_name, now)));
+                json_add(o, "usage", json_object_new_double(accounting_user_usage(m->acct, pw->pw_name, now)));
                 json_add(p, "user", o);
         }
         return reply_new(p, false);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The manager's accounting state: decayed usage per project and user, each project's
- * grant period, its all-time totals for the metrics; what a job is charged, at its end
- * and so far while it runs; fair-share factors for the scheduler; the grant check at
- * submission. */
+/* The accounting state: decayed usage per project and user, each project's grant
+ * period, its all-time totals for the metrics; what a job is charged, at its end and so
+ * far while it runs (from the executor); fair-share factors for the scheduler; the grant
+ * check at submission. It knows the store, the executor and the configuration it is
+ * given, never the manager. */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,12 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup-usage.h"
-#include "executor.h"
-#include "fd-util.h"
 #include "json-util.h"
 #include "log.h"
-#include "manager.h"
 #include "message.h"
 #include "strv.h"
 #include "time-util.h"
@@ -41,9 +37,12 @@ typedef struct AcctTable {
 } AcctTable;
 
 struct Accounting {
+        Store *store;           /* borrowed, as the next two */
+        Executor *executor;     /* running jobs' usage so far; NULL: their time alone */
+        const Config *config;
+        bool loaded;
         AcctTable tables[2]; /* StoreUsageKind: projects, users */
         double total;        /* every project's usage at the last refresh */
-        int cgroup_fd;       /* /sys/fs/cgroup for running jobs' counters, opened on first use */
 };
 
 static AcctEntry *entry_find(AcctTable *t, const char *name) {
@@ -76,12 +75,27 @@ static AcctEntry *entry_get(AcctTable *t, const char *name) {
         return &t->entries[at];
 }
 
+int accounting_new(Store *store, Executor *executor, const Config *config, Accounting **ret) {
+        Accounting *a = new0(Accounting, 1);
+
+        if (!a)
+                return -ENOMEM;
+        a->store = store;
+        a->executor = executor;
+        a->config = config;
+        *ret = a;
+        return 0;
+}
+
+void accounting_set_config(Accounting *a, const Config *config) {
+        a->config = config;
+}
+
 Accounting *accounting_free(Accounting *a) {
         if (!a)
                 return NULL;
         for (size_t i = 0; i < ELEMENTSOF(a->tables); i++)
                 free(a->tables[i].entries);
-        safe_close(a->cgroup_fd);
         free(a);
         return NULL;
 }
@@ -121,34 +135,32 @@ static int load_totals(const StoreUsageRow *row, void *userdata) {
         return 0;
 }
 
-Accounting *manager_accounting(Manager *m) {
-        Accounting *a;
+/* The state, loaded from the store on first use; a failure is logged, and tried again
+ * at the next use. */
+static int accounting_load(Accounting *a) {
         int r;
 
-        if (m->acct)
-                return m->acct;
-        a = new0(Accounting, 1);
-        if (!a)
-                return NULL;
-        a->cgroup_fd = -EBADF;
+        if (a->loaded)
+                return 0;
         /* The all-time totals read the per-day summary once, at start-up; from then on
          * each run's end adds to them. */
-        if ((r = store_load_decayed(m->store, load_decayed, a)) < 0 || (r = store_load_grants(m->store, load_grant, a)) < 0 ||
-            (r = store_usage_rows(m->store, &(StoreUsageQuery) { .by = STORE_USAGE_BY_PROJECT }, load_totals, a)) < 0) {
-                log_error_errno(r, "Cannot load the accounting state: %s", store_error(m->store));
-                accounting_free(a);
-                return NULL;
+        if ((r = store_load_decayed(a->store, load_decayed, a)) < 0 || (r = store_load_grants(a->store, load_grant, a)) < 0 ||
+            (r = store_usage_rows(a->store, &(StoreUsageQuery) { .by = STORE_USAGE_BY_PROJECT }, load_totals, a)) < 0) {
+                log_error_errno(r, "Cannot load the accounting state: %s", store_error(a->store));
+                for (size_t i = 0; i < ELEMENTSOF(a->tables); i++)
+                        a->tables[i].n = 0;
+                return r;
         }
-        m->acct = a;
-        return a;
+        a->loaded = true;
+        return 0;
 }
 
-static bool queue_excluded(Manager *m, const char *queue) {
-        return queue && strv_contains(m->config->fairshare_exclude_queues, queue);
+static bool queue_excluded(Accounting *a, const char *queue) {
+        return queue && strv_contains(a->config->fairshare_exclude_queues, queue);
 }
 
-static double queue_charge_factor(Manager *m, const char *queue) {
-        const QueueConfig *q = queue ? config_find_queue(m->config, queue) : NULL;
+static double queue_charge_factor(Accounting *a, const char *queue) {
+        const QueueConfig *q = queue ? config_find_queue(a->config, queue) : NULL;
 
         /* A queue removed from the configuration since: charged as normal. */
         return q ? q->charge_factor : 1.0;
@@ -160,7 +172,7 @@ static unsigned job_cpus(const Job *j) {
 }
 
 /* From the job's own record: its times, suspension and the usage its outcome gave. */
-static void charge_from_job(Manager *m, const Job *j, uint64_t now, JobCharge *c) {
+static void charge_from_job(Accounting *a, const Job *j, uint64_t now, JobCharge *c) {
         bool active = job_state_is_active(j->state);
         uint64_t end = active ? now : j->end_time, suspended = j->suspended_usec;
 
@@ -177,7 +189,7 @@ static void charge_from_job(Manager *m, const Job *j, uint64_t now, JobCharge *c
                 .end_time = active ? 0 : j->end_time,
                 .cpus = job_cpus(j),
                 .run_usec = acct_run_usec(j->start_time * USEC_PER_SEC, end * USEC_PER_SEC, suspended),
-                .charge_factor = queue_charge_factor(m, j->queue),
+                .charge_factor = queue_charge_factor(a, j->queue),
                 .cpu_usec = j->usage.cpu_usec,
                 .memory_peak = j->usage.memory_peak,
                 .io_read_bytes = j->usage.io_read_bytes,
@@ -187,60 +199,47 @@ static void charge_from_job(Manager *m, const Job *j, uint64_t now, JobCharge *c
         acct_charge_compute(c);
 }
 
-/* What the scope's cgroup says now. The scope may be gone (ended, or not started yet):
- * then nothing changes. */
-static void charge_read_cgroup(Manager *m, const Job *j, JobCharge *c) {
-        Accounting *a = manager_accounting(m);
-        _cleanup_free_ char *path = NULL;
-        CgroupUsage u = {};
-        CgroupIoDevice io;
-
-        if (!a || executor_job_cgroup(j->id, j->project, &path) < 0)
-                return;
-        if (a->cgroup_fd == -EBADF) {
-                const char *root = getenv("CORRAL_CGROUP_ROOT") ?: "/sys/fs/cgroup";
-                a->cgroup_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (a->cgroup_fd < 0)
-                        a->cgroup_fd = -errno;
-        }
-        if (a->cgroup_fd < 0 || cg_read_usage(a->cgroup_fd, path, &u) < 0)
-                return;
-        if (u.has_cpu)
-                c->cpu_usec = u.cpu.usage_usec;
-        if (u.has_memory_peak)
-                c->memory_peak = u.memory_peak;
-        else if (u.has_memory_current)
-                c->memory_peak = MAX(c->memory_peak, u.memory_current);
-        if (u.has_io) {
-                cgroup_io_stat_total(&u.io, &io);
-                c->io_read_bytes = io.rbytes;
-                c->io_write_bytes = io.wbytes;
-                c->io_read_ops = io.rios;
-                c->io_write_ops = io.wios;
-        }
-        if (u.has_cpu_pressure || u.has_memory_pressure || u.has_io_pressure) {
-                c->has_pressure = true;
-                c->stall_usec[ACCT_STALL_CPU_SOME] = u.cpu_pressure.some_usec;
-                c->stall_usec[ACCT_STALL_CPU_FULL] = u.cpu_pressure.full_usec;
-                c->stall_usec[ACCT_STALL_MEMORY_SOME] = u.memory_pressure.some_usec;
-                c->stall_usec[ACCT_STALL_MEMORY_FULL] = u.memory_pressure.full_usec;
-                c->stall_usec[ACCT_STALL_IO_SOME] = u.io_pressure.some_usec;
-                c->stall_usec[ACCT_STALL_IO_FULL] = u.io_pressure.full_usec;
-        }
-        cgroup_usage_done(&u);
+/* What a run used, as the supervisor's outcome reports it at the end or the executor
+ * reads it so far (the same fields, read the same way): the one place they become a
+ * charge's. */
+static void charge_set_usage(JobCharge *c, const JobOutcome *u) {
+        c->cpu_usec = u->cpu_usage_usec;
+        c->memory_peak = u->memory_peak;
+        c->io_read_bytes = u->io_read_bytes;
+        c->io_write_bytes = u->io_write_bytes;
+        c->io_read_ops = u->io_read_ios;
+        c->io_write_ops = u->io_write_ios;
+        c->has_pressure = u->has_pressure;
+        c->stall_usec[ACCT_STALL_CPU_SOME] = u->cpu_some_usec;
+        c->stall_usec[ACCT_STALL_CPU_FULL] = u->cpu_full_usec;
+        c->stall_usec[ACCT_STALL_MEMORY_SOME] = u->memory_some_usec;
+        c->stall_usec[ACCT_STALL_MEMORY_FULL] = u->memory_full_usec;
+        c->stall_usec[ACCT_STALL_IO_SOME] = u->io_some_usec;
+        c->stall_usec[ACCT_STALL_IO_FULL] = u->io_full_usec;
 }
 
-int manager_job_charge(Manager *m, const Job *j, uint64_t now, JobCharge *ret) {
+/* The run's usage so far, from the executor. The scope may be gone (ended, or not started
+ * yet): -ENOENT. */
+static int job_usage_now(Accounting *a, const Job *j, JobOutcome *ret) {
+        if (!a->executor)
+                return -ENOENT;
+        return executor_job_usage(a->executor, j->id, j->project, ret);
+}
+
+int accounting_job_charge(Accounting *a, const Job *j, uint64_t now, JobCharge *ret) {
+        JobOutcome u;
+
         if (j->start_time == 0)
                 return -ENOENT;
         if (job_state_is_active(j->state)) {
-                charge_from_job(m, j, now, ret);
-                charge_read_cgroup(m, j, ret);
+                charge_from_job(a, j, now, ret);
+                if (job_usage_now(a, j, &u) >= 0)
+                        charge_set_usage(ret, &u);
                 return 0;
         }
         /* Nothing stored: it never ran (a failed launch), was lost with the machine, or
          * ended under a corrald that did not charge yet. */
-        if (store_load_charge(m->store, j->id, ret) < 0 || ret->run != j->requeue_count)
+        if (store_load_charge(a->store, j->id, ret) < 0 || ret->run != j->requeue_count)
                 return -ENOENT;
         ret->user = j->user;
         ret->project = j->project;
@@ -277,27 +276,28 @@ json_object *job_charge_to_json(const JobCharge *c) {
         return o;
 }
 
-json_object *manager_job_charge_json(Manager *m, const Job *j) {
+json_object *accounting_job_charge_json(Accounting *a, const Job *j) {
         JobCharge c;
 
-        if (manager_job_charge(m, j, (uint64_t) time(NULL), &c) < 0)
+        if (accounting_job_charge(a, j, (uint64_t) time(NULL), &c) < 0)
                 return NULL;
         return job_charge_to_json(&c);
 }
 
-int manager_account_run(Manager *m, const Job *j, const JobOutcome *o, uint64_t now) {
-        Accounting *a = manager_accounting(m);
-        uint64_t half_life = m->config->fairshare_half_life, suspended = MAX(o->suspended_usec, j->suspended_usec);
-        const ProjectConfig *pc = config_find_project(m->config, j->project);
+int accounting_charge_run(Accounting *a, const Job *j, const JobOutcome *o, uint64_t now) {
+        uint64_t half_life = a->config->fairshare_half_life, suspended = MAX(o->suspended_usec, j->suspended_usec);
+        const ProjectConfig *pc = config_find_project(a->config, j->project);
         const char *project = j->project ?: intern("");
         AcctEntry *e;
         JobCharge c;
+        JobOutcome live;
         double credit;
         int r;
 
-        if (!a)
-                return -ENOMEM;
-        charge_from_job(m, j, now, &c);
+        r = accounting_load(a);
+        if (r < 0)
+                return r;
+        charge_from_job(a, j, now, &c);
         c.live = false;
         /* The supervisor's clock brackets the job's own processes: more exact than the
          * scheduler's start, which precedes the launch. */
@@ -309,38 +309,23 @@ int manager_account_run(Manager *m, const Job *j, const JobOutcome *o, uint64_t 
                 c.end_time = now;
                 c.run_usec = acct_run_usec(j->start_time * USEC_PER_SEC, now * USEC_PER_SEC, suspended);
         }
-        c.cpu_usec = o->cpu_usage_usec;
-        c.memory_peak = o->memory_peak;
-        c.io_read_bytes = o->io_read_bytes;
-        c.io_write_bytes = o->io_write_bytes;
-        c.io_read_ops = o->io_read_ios;
-        c.io_write_ops = o->io_write_ios;
+        charge_set_usage(&c, o);
         /* The stall totals the supervisor read as the job ended; from a supervisor too old to
          * report them, the scope as it is now, if it is still there. */
-        if (o->has_pressure) {
+        if (!o->has_pressure && job_usage_now(a, j, &live) >= 0 && live.has_pressure) {
+                JobCharge now_c = {};
+                charge_set_usage(&now_c, &live);
                 c.has_pressure = true;
-                c.stall_usec[ACCT_STALL_CPU_SOME] = o->cpu_some_usec;
-                c.stall_usec[ACCT_STALL_CPU_FULL] = o->cpu_full_usec;
-                c.stall_usec[ACCT_STALL_MEMORY_SOME] = o->memory_some_usec;
-                c.stall_usec[ACCT_STALL_MEMORY_FULL] = o->memory_full_usec;
-                c.stall_usec[ACCT_STALL_IO_SOME] = o->io_some_usec;
-                c.stall_usec[ACCT_STALL_IO_FULL] = o->io_full_usec;
-        } else {
-                JobCharge live = c;
-                charge_read_cgroup(m, j, &live);
-                if (live.has_pressure) {
-                        c.has_pressure = true;
-                        memcpy(c.stall_usec, live.stall_usec, sizeof c.stall_usec);
-                }
+                memcpy(c.stall_usec, now_c.stall_usec, sizeof c.stall_usec);
         }
         acct_charge_compute(&c);
 
-        r = store_record_charge(m->store, &c);
+        r = store_record_charge(a->store, &c);
         if (r == -EEXIST)
                 return 0; /* charged before */
         if (r < 0)
                 return log_error_errno(r, "Cannot record the charge of job %" PRIu64 ": %s", j->id,
-                                       store_error(m->store));
+                                       store_error(a->store));
 
         credit = acct_decay_credit(c.core_hours, c.end_time > c.start_time ? c.end_time - c.start_time : 0, half_life);
         e = entry_get(&a->tables[STORE_USAGE_PROJECT], project);
@@ -356,21 +341,21 @@ int manager_account_run(Manager *m, const Job *j, const JobOutcome *o, uint64_t 
                                 e->grant_su = 0;
                         }
                         e->grant_su += c.service_units;
-                        if ((r = store_save_grant(m->store, project, begin, e->grant_su)) < 0)
+                        if ((r = store_save_grant(a->store, project, begin, e->grant_su)) < 0)
                                 return r;
                 }
         }
-        if (queue_excluded(m, j->queue))
+        if (queue_excluded(a, j->queue))
                 return 0;
         acct_decayed_add(&e->decayed, credit, c.end_time, half_life);
-        if ((r = store_save_decayed(m->store, STORE_USAGE_PROJECT, project, &e->decayed)) < 0)
+        if ((r = store_save_decayed(a->store, STORE_USAGE_PROJECT, project, &e->decayed)) < 0)
                 return r;
         if (j->user) {
                 e = entry_get(&a->tables[STORE_USAGE_USER], j->user);
                 if (!e)
                         return -ENOMEM;
                 acct_decayed_add(&e->decayed, credit, c.end_time, half_life);
-                if ((r = store_save_decayed(m->store, STORE_USAGE_USER, j->user, &e->decayed)) < 0)
+                if ((r = store_save_decayed(a->store, STORE_USAGE_USER, j->user, &e->decayed)) < 0)
                         return r;
         }
         log_debug("Job %" PRIu64 " charged %.4f core-hours, %.4f service units.", j->id, c.core_hours,
@@ -378,32 +363,31 @@ int manager_account_run(Manager *m, const Job *j, const JobOutcome *o, uint64_t 
         return 0;
 }
 
-void manager_fairshare_refresh(Manager *m, uint64_t now) {
-        Accounting *a = manager_accounting(m);
-        uint64_t half_life = m->config->fairshare_half_life;
+void accounting_refresh(Accounting *a, Job *const *jobs, size_t n_jobs, uint64_t now) {
+        uint64_t half_life = a->config->fairshare_half_life;
         AcctTable *projects, *users;
 
-        if (!a)
+        if (accounting_load(a) < 0)
                 return;
         projects = &a->tables[STORE_USAGE_PROJECT];
         users = &a->tables[STORE_USAGE_USER];
         for (size_t k = 0; k < ELEMENTSOF(a->tables); k++)
                 for (size_t i = 0; i < a->tables[k].n; i++)
                         a->tables[k].entries[i].running = a->tables[k].entries[i].running_su = 0;
-        for (size_t i = 0; i < m->n_jobs; i++) {
-                const Job *j = m->jobs[i];
+        for (size_t i = 0; i < n_jobs; i++) {
+                const Job *j = jobs[i];
                 AcctEntry *e;
                 JobCharge c;
                 double credit;
 
                 if (!job_state_is_active(j->state) || !j->project)
                         continue;
-                charge_from_job(m, j, now, &c);
+                charge_from_job(a, j, now, &c);
                 e = entry_get(projects, j->project);
                 if (!e)
                         return;
                 e->running_su += c.service_units;
-                if (queue_excluded(m, j->queue))
+                if (queue_excluded(a, j->queue))
                         continue;
                 credit = acct_decay_credit(c.core_hours, now > j->start_time ? now - j->start_time : 0, half_life);
                 e->running += credit;
@@ -420,20 +404,19 @@ void manager_fairshare_refresh(Manager *m, uint64_t now) {
                 projects->entries[i].fairshare = acct_fairshare(projects->entries[i].usage, a->total);
 }
 
-double manager_job_fairshare(Manager *m, const Job *j) {
-        AcctEntry *e = m->acct && j->project ? entry_find(&m->acct->tables[STORE_USAGE_PROJECT], j->project) : NULL;
+double accounting_job_fairshare(Accounting *a, const Job *j) {
+        AcctEntry *e = j->project ? entry_find(&a->tables[STORE_USAGE_PROJECT], j->project) : NULL;
 
         return e ? e->fairshare : ACCT_FAIRSHARE_MAX;
 }
 
-double manager_user_usage(Manager *m, const char *user, uint64_t now) {
-        Accounting *a = manager_accounting(m);
-        AcctEntry *e = a && user ? entry_find(&a->tables[STORE_USAGE_USER], intern(user)) : NULL;
+double accounting_user_usage(Accounting *a, const char *user, uint64_t now) {
+        AcctEntry *e = accounting_load(a) >= 0 && user ? entry_find(&a->tables[STORE_USAGE_USER], intern(user)) : NULL;
 
-        return e ? acct_decayed_value(&e->decayed, now, m->config->fairshare_half_life) + e->running : 0.0;
+        return e ? acct_decayed_value(&e->decayed, now, a->config->fairshare_half_life) + e->running : 0.0;
 }
 
-static void project_usage_fill(Manager *m, const ProjectConfig *pc, const AcctEntry *e, uint64_t now,
+static void project_usage_fill(const ProjectConfig *pc, const AcctEntry *e, uint64_t now,
                                double total, ProjectUsage *u) {
         *u = (ProjectUsage) {
                 .name = e ? e->name : pc->name,
@@ -450,27 +433,29 @@ static void project_usage_fill(Manager *m, const ProjectConfig *pc, const AcctEn
         }
 }
 
-int manager_project_usage(Manager *m, uint64_t now, ProjectUsage **ret, size_t *ret_n, double *ret_total) {
-        Accounting *a = manager_accounting(m);
+int accounting_project_usage(Accounting *a, Job *const *jobs, size_t n_jobs, uint64_t now, ProjectUsage **ret,
+                             size_t *ret_n, double *ret_total) {
         _cleanup_free_ ProjectUsage *l = NULL;
-        const Config *c = m->config;
+        const Config *c = a->config;
         AcctTable *t;
         size_t n = 0;
+        int r;
 
-        if (!a)
-                return -ENOMEM;
-        manager_fairshare_refresh(m, now);
+        r = accounting_load(a);
+        if (r < 0)
+                return r;
+        accounting_refresh(a, jobs, n_jobs, now);
         t = &a->tables[STORE_USAGE_PROJECT];
         l = new0(ProjectUsage, c->n_projects + t->n + 1);
         if (!l)
                 return -ENOMEM;
         for (size_t i = 0; i < c->n_projects; i++) {
                 const char *name = intern(c->projects[i].name);
-                project_usage_fill(m, &c->projects[i], name ? entry_find(t, name) : NULL, now, a->total, &l[n++]);
+                project_usage_fill(&c->projects[i], name ? entry_find(t, name) : NULL, now, a->total, &l[n++]);
         }
         for (size_t i = 0; i < t->n; i++)
                 if (!config_find_project(c, t->entries[i].name) && !isempty(t->entries[i].name))
-                        project_usage_fill(m, NULL, &t->entries[i], now, a->total, &l[n++]);
+                        project_usage_fill(NULL, &t->entries[i], now, a->total, &l[n++]);
         *ret = TAKE_PTR(l);
         *ret_n = n;
         *ret_total = a->total;
@@ -491,27 +476,25 @@ static const QueueConfig *find_bonus_queue(const Config *c) {
 /* Service units the project has used of its grant in the period now is in (runs ended
  * in it, and running jobs so far as of the last refresh). false: no grant, no current
  * period, or no accounting (not knowing is no reason to hold work back). */
-static bool project_grant_used(Manager *m, const ProjectConfig *pc, uint64_t now, uint64_t *ret_begin,
+static bool project_grant_used(Accounting *a, const ProjectConfig *pc, uint64_t now, uint64_t *ret_begin,
                                uint64_t *ret_end, double *ret_used) {
         const AcctEntry *e;
-        Accounting *a;
 
         if (!pc || pc->grant == 0 ||
             !acct_grant_period(pc->grant_start, pc->grant_period, now, ret_begin, ret_end))
                 return false;
-        a = manager_accounting(m);
-        if (!a)
+        if (accounting_load(a) < 0)
                 return false;
         e = entry_find(&a->tables[STORE_USAGE_PROJECT], intern(pc->name));
         *ret_used = (e && e->grant_begin == *ret_begin ? e->grant_su : 0.0) + (e ? e->running_su : 0.0);
         return true;
 }
 
-bool manager_project_grant_spent(Manager *m, const ProjectConfig *pc, uint64_t now, double *ret_used) {
+bool accounting_project_grant_spent(Accounting *a, const ProjectConfig *pc, uint64_t now, double *ret_used) {
         uint64_t begin, end;
         double used;
 
-        if (!project_grant_used(m, pc, now, &begin, &end, &used))
+        if (!project_grant_used(a, pc, now, &begin, &end, &used))
                 return false;
         if (ret_used)
                 *ret_used = used;
@@ -532,8 +515,8 @@ static const char *bonus_refuses(const ProjectConfig *pc, const QueueConfig *bon
         return NULL;
 }
 
-const QueueConfig *manager_grant_bonus_queue(Manager *m, const Job *j, const char **ret_why) {
-        const ProjectConfig *pc = j->project ? config_find_project(m->config, j->project) : NULL;
+const QueueConfig *accounting_grant_bonus_queue(Accounting *a, const Job *j, const char **ret_why) {
+        const ProjectConfig *pc = j->project ? config_find_project(a->config, j->project) : NULL;
         const QueueConfig *bonus;
 
         *ret_why = NULL;
@@ -541,7 +524,7 @@ const QueueConfig *manager_grant_bonus_queue(Manager *m, const Job *j, const cha
                 *ret_why = "OnGrantSpent=refuse";
                 return NULL;
         }
-        bonus = find_bonus_queue(m->config);
+        bonus = find_bonus_queue(a->config);
         if (!bonus) {
                 *ret_why = "no queue has ChargeFactor=0";
                 return NULL;
@@ -555,9 +538,9 @@ const QueueConfig *manager_grant_bonus_queue(Manager *m, const Job *j, const cha
         return *ret_why ? NULL : bonus;
 }
 
-json_object *manager_grant_check(Manager *m, const char *project, const SubmitRequest *req, const QueueConfig **q,
-                                 char **ret_notice) {
-        const ProjectConfig *pc = project ? config_find_project(m->config, project) : NULL;
+json_object *accounting_grant_check(Accounting *a, const char *project, const SubmitRequest *req,
+                                    const QueueConfig **q, char **ret_notice) {
+        const ProjectConfig *pc = project ? config_find_project(a->config, project) : NULL;
         uint64_t now = (uint64_t) time(NULL), begin, end;
         const QueueConfig *bonus = NULL;
         char msg[512], from[16], to[16], period[48];
@@ -567,7 +550,7 @@ json_object *manager_grant_check(Manager *m, const char *project, const SubmitRe
         *ret_notice = NULL;
         if (!pc || pc->grant == 0 || (*q)->charge_factor == 0.0)
                 return NULL; /* no grant, or a queue that charges nothing */
-        if (!project_grant_used(m, pc, now, &begin, &end, &used))
+        if (!project_grant_used(a, pc, now, &begin, &end, &used))
                 return NULL;
         if (used < (double) pc->grant)
                 return NULL;
@@ -579,7 +562,7 @@ json_object *manager_grant_check(Manager *m, const char *project, const SubmitRe
                 snprintf(period, sizeof period, "from %s to %s", acct_day(from, sizeof from, begin),
                          acct_day(to, sizeof to, end - 1));
         if (!pc->grant_refuse)
-                bonus = find_bonus_queue(m->config);
+                bonus = find_bonus_queue(a->config);
         if (bonus && !project_allows_queue(pc, bonus->name))
                 snprintf(msg, sizeof msg,
                          "project %s has spent its grant (%.2f of %" PRIu64 " service units %s), "

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-/* The manager's accounting: what each job is charged (at its end, and so far while it
- * runs, from its scope's cgroup), the decayed usage per project and user that fair-share
- * reads, each project's grant in its current period, and the methods that report them
- * (usage-report.c) and the Prometheus textfile (metrics.c). The arithmetic is
- * accounting.c's.
+/* The accounting: what each job is charged (at its end, and so far while it runs, from
+ * its scope's cgroup as the executor reads it), the decayed usage per project and user
+ * that fair-share reads, each project's grant in its current period; the methods that
+ * report them (usage-report.c) and the Prometheus textfile (metrics.c) read it. The
+ * arithmetic is accounting.c's. It knows nothing of the manager, which owns it and hands
+ * it the jobs where it needs them.
  *
  * Running jobs count toward the decayed usage without being ticked: a reading adds each
  * running job's core-hours so far, decayed as if spread evenly over its run
@@ -15,52 +16,53 @@
 #include <json-c/json.h>
 
 #include "accounting.h"
-#include "config.h"
+#include "config/config.h"
+#include "executor.h"
 #include "job.h"
-#include "server.h"
 #include "spec-json.h"
+#include "store.h"
 
-typedef struct Manager Manager;
 typedef struct Accounting Accounting;
 
-/* The accounting state, loaded from the store on first use. NULL on failure (logged). */
-Accounting *manager_accounting(Manager *m);
+/* What it reads is borrowed: the store (its state is loaded from there on first use; a
+ * failure is logged and tried again at the next use), the executor (running jobs' usage
+ * so far; NULL: their time alone is charged) and the configuration in force, which
+ * accounting_set_config() replaces at each reload. */
+int accounting_new(Store *store, Executor *executor, const Config *config, Accounting **ret);
 Accounting *accounting_free(Accounting *a);
+void accounting_set_config(Accounting *a, const Config *config);
 
 /* What the job was charged (its latest run, from the store), or, running, so far (its
  * cgroup read now). -ENOENT for a job that never ran. */
-int manager_job_charge(Manager *m, const Job *j, uint64_t now, JobCharge *ret);
+int accounting_job_charge(Accounting *a, const Job *j, uint64_t now, JobCharge *ret);
 /* The same as the "charge" object of the owner's view; NULL when it never ran. */
-json_object *manager_job_charge_json(Manager *m, const Job *j);
+json_object *accounting_job_charge_json(Accounting *a, const Job *j);
 json_object *job_charge_to_json(const JobCharge *c);
 
 /* A run ended (o: the executor's outcome): its charge is stored with the day's summary,
  * and added to its project's and user's decayed usage (unless its queue is in
  * FairShareExcludeQueues=) and to its project's grant period. In the open transaction,
  * before the job's transition. */
-int manager_account_run(Manager *m, const Job *j, const JobOutcome *o, uint64_t now);
+int accounting_charge_run(Accounting *a, const Job *j, const JobOutcome *o, uint64_t now);
 
-/* Before a scheduling pass: every project's usage as of now, running jobs included. */
-void manager_fairshare_refresh(Manager *m, uint64_t now);
+/* Before a scheduling pass: every project's usage as of now, the running ones of jobs
+ * included. */
+void accounting_refresh(Accounting *a, Job *const *jobs, size_t n_jobs, uint64_t now);
 /* The job's project's factor from the last refresh: 1e6 × (1 − usage / total). */
-double manager_job_fairshare(Manager *m, const Job *j);
+double accounting_job_fairshare(Accounting *a, const Job *j);
 
 /* A project whose grant is spent: *q becomes the bonus queue (*ret_notice says so,
  * malloc'ed), or, with OnGrantSpent=refuse, the error reply is returned. NULL: go on. */
-json_object *manager_grant_check(Manager *m, const char *project, const SubmitRequest *req, const QueueConfig **q,
-                                 char **ret_notice);
+json_object *accounting_grant_check(Accounting *a, const char *project, const SubmitRequest *req,
+                                    const QueueConfig **q, char **ret_notice);
 
 /* The project's grant is spent in the period now is in (as of the last refresh);
  * *ret_used: its service units used. false too for a project without a grant. */
-bool manager_project_grant_spent(Manager *m, const ProjectConfig *pc, uint64_t now, double *ret_used);
+bool accounting_project_grant_spent(Accounting *a, const ProjectConfig *pc, uint64_t now, double *ret_used);
 /* Where a waiting job of a project whose grant is spent goes, as a submission would: the
  * bonus queue, or NULL with *ret_why (static) saying why it stays (OnGrantSpent=refuse,
  * no bonus queue, or one that does not take it). */
-const QueueConfig *manager_grant_bonus_queue(Manager *m, const Job *j, const char **ret_why);
-
-/* The methods Usage and Share (usage-report.c). */
-json_object *manager_method_usage(Manager *m, const Peer *peer, json_object *params);
-json_object *manager_method_share(Manager *m, const Peer *peer, json_object *params);
+const QueueConfig *accounting_grant_bonus_queue(Accounting *a, const Job *j, const char **ret_why);
 
 /* Per project, for Share and the metrics: decayed usage (core-hours) as of the last
  * refresh, the factor, the grant's period and service units spent in it. */
@@ -73,12 +75,8 @@ typedef struct ProjectUsage {
         double grant_used;              /* service units: runs ended in the period + running so far */
         double all_core_hours, all_service_units; /* since the daemon's records began */
 } ProjectUsage;
-/* Every configured project, then every other one with usage. *ret malloc'ed. */
-int manager_project_usage(Manager *m, uint64_t now, ProjectUsage **ret, size_t *ret_n, double *ret_total);
-double manager_user_usage(Manager *m, const char *user, uint64_t now);
-
-/* Writes the metrics (metrics.c) to MetricsFile=, else to the node exporter's textfile
- * directory when it exists; 0 when there is nowhere to write. Atomic: temp + rename. */
-int manager_write_metrics(Manager *m);
-/* The textfile's path now, or NULL. */
-const char *manager_metrics_path(Manager *m);
+/* Every configured project, then every other one with usage, after a refresh with jobs.
+ * *ret malloc'ed. */
+int accounting_project_usage(Accounting *a, Job *const *jobs, size_t n_jobs, uint64_t now, ProjectUsage **ret,
+                             size_t *ret_n, double *ret_total);
+double accounting_user_usage(Accounting *a, const char *user, uint64_t now);

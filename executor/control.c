@@ -139,6 +139,8 @@ static int control_new(Executor *e, uint64_t job_id, executor_done_t done, void 
         Control *c;
         int r;
 
+        if (!e->bus)
+                return -ENOTCONN;
         c = new0(Control, 1);
         if (!c)
                 return -ENOMEM;
@@ -469,26 +471,5 @@ int executor_reclaim(Executor *e, uint64_t job_id, const char *project, executor
                                      "sba(sv)", c->unit, true, 1, "MemorySwapMax", "t", UINT64_MAX);
         if (r < 0)
                 return control_free(c), r;
-        return 0;
-}
-
-int executor_job_memory_current(Executor *e, uint64_t job_id, const char *project, uint64_t *ret) {
-        _cleanup_free_ char *path = NULL, *v = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        unsigned long long u;
-        int r;
-
-        r = executor_job_cgroup(job_id, project, &path);
-        if (r < 0)
-                return r;
-        fd = cg_open(e->cgroup_root_fd, path);
-        if (fd < 0)
-                return fd;
-        r = cg_read_attr(fd, "memory.current", &v);
-        if (r < 0)
-                return r;
-        if (sscanf(v, "%llu", &u) != 1)
-                return -EBADMSG;
-        *ret = u;
         return 0;
 }

@@ -9,6 +9,7 @@
  *   launch.c     StartTransientUnit with the job's limits and its supervisor as the PID
  *   control.c    freeze/thaw (FreezeUnit/ThawUnit, confirmed in cgroup.events), cancel
  *   results.c    the supervisors' outcome files, and the running scopes after a restart
+ *   job-cgroup.c what the daemon reads of a job's scope: processes left, memory, usage so far
  *   mail.c       job mail through sendmail, in a transient service */
 
 #include <systemd/sd-bus.h>
@@ -30,7 +31,7 @@ typedef void (*executor_done_t)(Executor *e, uint64_t job_id, int error, const c
 typedef struct ExecutorConfig {
         const char *supervisor_path; /* corral-supervisor */
         const char *run_dir;         /* holds jobs/ (specs) and results/ (outcomes) */
-        const char *cgroup_root;     /* /sys/fs/cgroup */
+        const char *cgroup_root;     /* where every job cgroup is read and written: CGROUP_ROOT */
         uint64_t kill_wait_sec;      /* SIGTERM → SIGKILL grace */
         /* Scopes are ordered Before= this unit (the daemon's own), so that at shutdown the
          * daemon stops first and never mistakes the jobs being stopped for cancellations:
@@ -41,6 +42,8 @@ typedef struct ExecutorConfig {
         void *userdata;
 } ExecutorConfig;
 
+/* bus NULL: an executor that reads the jobs' cgroups and outcome files and asks systemd
+ * nothing (its launches and controls fail with -ENOTCONN), for unit tests. */
 int executor_new(sd_event *event, sd_bus *bus, const ExecutorConfig *config, Executor **ret);
 Executor *executor_free(Executor *e);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Executor *, executor_free);
@@ -61,8 +64,6 @@ int executor_thaw_onto(Executor *e, uint64_t job_id, const char *project, const 
  * memory.current to its memory.reclaim, in a child. -EOPNOTSUPP without memory.reclaim
  * (kernel < 5.19); done when the child is through. */
 int executor_reclaim(Executor *e, uint64_t job_id, const char *project, executor_done_t done, void *userdata);
-/* The scope's memory.current. */
-int executor_job_memory_current(Executor *e, uint64_t job_id, const char *project, uint64_t *ret);
 /* Stops the job: thaws it if frozen, then SIGTERM to the scope (the supervisor gives the
  * job the grace period and records the outcome), SIGKILL if the scope outlives that. */
 int executor_cancel(Executor *e, uint64_t job_id, executor_done_t done, void *userdata);
@@ -82,3 +83,13 @@ int executor_send_mail(Executor *e, uint64_t job_id, uid_t uid, const char *mail
 
 /* The cgroup path of a job's scope, relative to the cgroup root. */
 int executor_job_cgroup(uint64_t job_id, const char *project, char **ret);
+
+/* What the daemon reads of a job's scope (job-cgroup.c), below config->cgroup_root; each
+ * -ENOENT when the scope has no cgroup (not created yet, or gone). */
+/* Whether a process is left in it (cgroup.events): 1 or 0. */
+int executor_job_populated(Executor *e, uint64_t job_id, const char *project);
+/* Its memory.current. */
+int executor_job_memory_current(Executor *e, uint64_t job_id, const char *project, uint64_t *ret);
+/* Its usage so far: *ret holds the accounting an outcome carries (job_outcome_read_usage()),
+ * read now, and the job's id; the rest is zero. */
+int executor_job_usage(Executor *e, uint64_t job_id, const char *project, JobOutcome *ret);

@@ -296,6 +296,8 @@ int executor_start(Executor *e, const JobSpec *spec) {
         Launch *l;
         int sync[2], r;
 
+        if (!e->bus)
+                return -ENOTCONN;
         if (executor_is_launching(e, spec->id))
                 return -EEXIST;
 

@@ -14,6 +14,7 @@
 #include "executor-internal.h"
 #include "executor.h"
 #include "log.h"
+#include "properties.h"
 
 static int on_mail_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         const sd_bus_error *e = sd_bus_message_get_error(m);
@@ -58,22 +59,7 @@ int executor_send_mail(Executor *e, uint64_t job_id, uid_t uid, const char *mail
         r = sd_bus_message_append(m, "(sv)", "ExecStart", "a(sasb)", 1, mailprog, 3, mailprog, "-t", "-oi", false);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "s", "StandardInputData");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'v', "ay");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append_array(m, 'y', message, strlen(message));
-        if (r < 0)
-                return r;
-        r = sd_bus_message_close_container(m);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_close_container(m);
+        r = exec_property_append_bytes(m, "StandardInputData", message, strlen(message));
         if (r < 0)
                 return r;
         r = sd_bus_message_close_container(m);

@@ -229,18 +229,13 @@ int exec_properties_build(const JobSpec *spec, unsigned systemd_version, ExecPro
                         return r;
         }
 
-        r = push_bool(p, "CPUAccounting", true);
-        if (r < 0)
-                return r;
-        r = push_bool(p, "MemoryAccounting", true);
-        if (r < 0)
-                return r;
-        r = push_bool(p, "IOAccounting", true);
-        if (r < 0)
-                return r;
-        r = push_bool(p, "TasksAccounting", true);
-        if (r < 0)
-                return r;
+        static const char *const accounting[] = { "CPUAccounting", "MemoryAccounting", "IOAccounting",
+                                                  "TasksAccounting" };
+        for (size_t i = 0; i < ELEMENTSOF(accounting); i++) {
+                r = push_bool(p, accounting[i], true);
+                if (r < 0)
+                        return r;
+        }
 
         r = push_mask(p, "AllowedCPUs", &spec->cpus);
         if (r < 0)
@@ -266,18 +261,20 @@ int exec_properties_build(const JobSpec *spec, unsigned systemd_version, ExecPro
                 if (r < 0)
                         return r;
         }
-        r = push_io_limits(p, "IOReadBandwidthMax", spec, offsetof(JobIoLimit, read_bps));
-        if (r < 0)
-                return r;
-        r = push_io_limits(p, "IOWriteBandwidthMax", spec, offsetof(JobIoLimit, write_bps));
-        if (r < 0)
-                return r;
-        r = push_io_limits(p, "IOReadIOPSMax", spec, offsetof(JobIoLimit, read_iops));
-        if (r < 0)
-                return r;
-        r = push_io_limits(p, "IOWriteIOPSMax", spec, offsetof(JobIoLimit, write_iops));
-        if (r < 0)
-                return r;
+        static const struct {
+                const char *name;
+                size_t offset;
+        } io_limits[] = {
+                { "IOReadBandwidthMax", offsetof(JobIoLimit, read_bps) },
+                { "IOWriteBandwidthMax", offsetof(JobIoLimit, write_bps) },
+                { "IOReadIOPSMax", offsetof(JobIoLimit, read_iops) },
+                { "IOWriteIOPSMax", offsetof(JobIoLimit, write_iops) },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(io_limits); i++) {
+                r = push_io_limits(p, io_limits[i].name, spec, io_limits[i].offset);
+                if (r < 0)
+                        return r;
+        }
 
         /* Always set: without it the scope would get systemd's DefaultTasksMax=. UINT64_MAX
          * is what systemd takes for "infinity". */
@@ -309,6 +306,41 @@ const char *exec_property_signature(ExecPropertyType t) {
         return (unsigned) t < _EXEC_PROPERTY_TYPE_MAX ? table[t] : NULL;
 }
 
+/* Opens the "(sv)" element of a property called name and, in it, its value's variant of
+ * signature sig, for the caller to fill; property_close() closes both. */
+static int property_open(sd_bus_message *m, const char *name, const char *sig) {
+        int r;
+
+        r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append_basic(m, 's', name);
+        if (r < 0)
+                return r;
+        return sd_bus_message_open_container(m, 'v', sig);
+}
+
+static int property_close(sd_bus_message *m) {
+        int r;
+
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(m);
+}
+
+int exec_property_append_bytes(sd_bus_message *m, const char *name, const void *data, size_t size) {
+        int r;
+
+        r = property_open(m, name, "ay");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append_array(m, 'y', data, size);
+        if (r < 0)
+                return r;
+        return property_close(m);
+}
+
 static int append_one(const ExecProperty *prop, sd_bus_message *m) {
         int r;
 
@@ -320,30 +352,9 @@ static int append_one(const ExecProperty *prop, sd_bus_message *m) {
         case EXEC_PROPERTY_STRING:
                 return sd_bus_message_append(m, "(sv)", prop->name, "s", prop->string);
         case EXEC_PROPERTY_BYTES:
-                r = sd_bus_message_open_container(m, 'r', "sv");
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_append_basic(m, 's', prop->name);
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_open_container(m, 'v', "ay");
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_append_array(m, 'y', prop->bytes.data, prop->bytes.size);
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_close_container(m);
-                if (r < 0)
-                        return r;
-                return sd_bus_message_close_container(m);
+                return exec_property_append_bytes(m, prop->name, prop->bytes.data, prop->bytes.size);
         case EXEC_PROPERTY_IO_LIMITS:
-                r = sd_bus_message_open_container(m, 'r', "sv");
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_append_basic(m, 's', prop->name);
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_open_container(m, 'v', "a(st)");
+                r = property_open(m, prop->name, "a(st)");
                 if (r < 0)
                         return r;
                 r = sd_bus_message_open_container(m, 'a', "(st)");
@@ -359,10 +370,7 @@ static int append_one(const ExecProperty *prop, sd_bus_message *m) {
                 r = sd_bus_message_close_container(m);
                 if (r < 0)
                         return r;
-                r = sd_bus_message_close_container(m);
-                if (r < 0)
-                        return r;
-                return sd_bus_message_close_container(m);
+                return property_close(m);
         default:
                 return -EINVAL;
         }

@@ -79,6 +79,10 @@ const ExecProperty *exec_properties_get(const ExecProperties *p, const char *nam
 /* The D-Bus signature of a property's value ("b", "t", "s", "ay", "a(st)"). */
 const char *exec_property_signature(ExecPropertyType t) _const_;
 
+/* Appends one "(sv)" element whose value is a byte array ("ay"): a CPU mask
+ * (AllowedCPUs=), StandardInputData=. Also for the daemon's slice caps and job mail. */
+int exec_property_append_bytes(sd_bus_message *m, const char *name, const void *data, size_t size);
+
 /* Appends each property as one "(sv)" element to m, which the caller has opened an
  * "a(sv)" container on (so it can add PIDs/PIDFDs of its own to the same array). */
 int exec_properties_append(const ExecProperties *p, sd_bus_message *m);

@@ -134,6 +134,8 @@ int executor_list_running(Executor *e, uint64_t **ret_ids, size_t *ret_n) {
         const char *name, *active;
         int r;
 
+        if (!e->bus)
+                return -ENOTCONN;
         r = sd_bus_call_method(e->bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                "org.freedesktop.systemd1.Manager", "ListUnitsByPatterns", &err, &reply, "asas",
                                0, 1, "corral-job-*.scope");

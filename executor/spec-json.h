@@ -41,5 +41,11 @@ static inline void job_outcome_done(JobOutcome *o) {
         o->launch_detail = mfree(o->launch_detail);
 }
 
+/* The accounting fields of o (cpu_* to io_full_usec) from the cgroup at root_fd/cgroup
+ * as it is now: the one reading of a job's counters, by the supervisor at the job's end
+ * and by executor_job_usage() while it runs (job-cgroup.c). A counter the kernel does not
+ * keep leaves its field as it was. -ENOENT when the cgroup is gone. */
+int job_outcome_read_usage(int root_fd, const char *cgroup, JobOutcome *o);
+
 int job_outcome_to_json(const JobOutcome *o, char **ret);
 int job_outcome_from_json(const char *text, JobOutcome *ret);

@@ -43,7 +43,6 @@
 
 #include "cgroup-kill.h"
 #include "cgroup-pid.h"
-#include "cgroup-usage.h"
 #include "cgroup-util.h"
 #include "errno-util.h"
 #include "fd-util.h"
@@ -487,43 +486,6 @@ static int write_outcome(const JobOutcome *o) {
         return 0;
 }
 
-static void fill_accounting(int root_fd, const char *cg, JobOutcome *o) {
-        CgroupUsage u = {};
-
-        if (cg_read_usage(root_fd, cg, &u) < 0)
-                return;
-        if (u.has_cpu) {
-                o->cpu_usage_usec = u.cpu.usage_usec;
-                o->cpu_user_usec = u.cpu.user_usec;
-                o->cpu_system_usec = u.cpu.system_usec;
-        }
-        if (u.has_memory_peak)
-                o->memory_peak = u.memory_peak;
-        if (u.has_memory_events)
-                o->oom_kills = u.memory_events.oom_kill;
-        if (u.has_pids_peak)
-                o->pids_peak = u.pids_peak;
-        if (u.has_io) {
-                CgroupIoDevice t;
-                cgroup_io_stat_total(&u.io, &t);
-                o->io_read_bytes = t.rbytes;
-                o->io_write_bytes = t.wbytes;
-                o->io_read_ios = t.rios;
-                o->io_write_ios = t.wios;
-        }
-        /* Why a job ran slowly: the time its tasks stalled, which only the kernel knows. */
-        if (u.has_cpu_pressure || u.has_memory_pressure || u.has_io_pressure) {
-                o->has_pressure = true;
-                o->cpu_some_usec = u.cpu_pressure.some_usec;
-                o->cpu_full_usec = u.cpu_pressure.full_usec;
-                o->memory_some_usec = u.memory_pressure.some_usec;
-                o->memory_full_usec = u.memory_pressure.full_usec;
-                o->io_some_usec = u.io_pressure.some_usec;
-                o->io_full_usec = u.io_pressure.full_usec;
-        }
-        cgroup_usage_done(&u);
-}
-
 static int parse_argv(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "job-id", required_argument, NULL, 'j' },
@@ -847,7 +809,7 @@ static int supervisor_finish(Supervisor *s) {
                 o->exit_code = WEXITSTATUS(s->status);
         else if (WIFSIGNALED(s->status))
                 o->signal = WTERMSIG(s->status);
-        fill_accounting(s->root_fd, s->cg, o);
+        (void) job_outcome_read_usage(s->root_fd, s->cg, o);
         o->oom_killed = o->oom_kills > 0;
         (void) unlinkat(s->root_fd, s->leaf, AT_REMOVEDIR);
 

@@ -60,19 +60,31 @@ static int reserve_top(SchedPass *p, size_t top, Shadow *sh, bool *ret_have) {
         return 0;
 }
 
+/* What every policy here begins with: the jobs that fit started in order, and a
+ * reservation for the first that did not, the top job (*ret_top). 0 when all started, so
+ * nothing is left to plan; 1 otherwise. */
+static int start_then_reserve(SchedPass *p, size_t *ret_top, Shadow *sh, bool *ret_have) {
+        int r;
+
+        r = start_in_order(p, ret_top);
+        if (r < 0)
+                return r;
+        if (*ret_top >= p->n_cands)
+                return 0;
+        r = reserve_top(p, *ret_top, sh, ret_have);
+        if (r < 0)
+                return r;
+        return 1;
+}
+
 static int plan_fcfs(SchedPass *p) {
         Shadow sh;
         size_t top;
         bool have;
         int r;
 
-        r = start_in_order(p, &top);
-        if (r < 0)
-                return r;
-        if (top >= p->n_cands)
-                return 0;
-        r = reserve_top(p, top, &sh, &have);
-        if (r < 0)
+        r = start_then_reserve(p, &top, &sh, &have);
+        if (r <= 0)
                 return r;
         rest_wait(p, top + 1);
         return pass_estimate(p, true);
@@ -117,13 +129,8 @@ static int plan_easy(SchedPass *p) {
         bool have;
         int r;
 
-        r = start_in_order(p, &top);
-        if (r < 0)
-                return r;
-        if (top >= p->n_cands)
-                return 0;
-        r = reserve_top(p, top, &sh, &have);
-        if (r < 0)
+        r = start_then_reserve(p, &top, &sh, &have);
+        if (r <= 0)
                 return r;
         r = backfill_order(p, top, &n);
         if (r < 0)

@@ -29,7 +29,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "daemon/config.h"
+#include "config/config.h"
 #include "sched.h"
 #include "swf.h"
 

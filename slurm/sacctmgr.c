@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/config.h"
-#include "daemon/projects.h"
+#include "config/config.h"
+#include "config/projects.h"
 #include "log.h"
 #include "slurm-common.h"
 #include "strv.h"

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/config.h"
+#include "config/config.h"
 #include "fuzz.h"
 
 static const char *const files[] = {

@@ -18,6 +18,7 @@
 #include "daemon/accounting.h"
 #include "daemon/manager.h"
 #include "daemon/store.h"
+#include "daemon/usage.h"
 #include "json-util.h"
 #include "tmp-tree.h"
 
@@ -35,6 +36,7 @@ static Manager *manager_for_test(const char *dir) {
         if (manager_reload(m, &err) < 0) /* no corral.conf: defaults */
                 fail_msg("configuration: %s", strna(err));
         assert_int_equal(store_open(dir, &m->store), 0);
+        assert_int_equal(accounting_new(m->store, NULL, m->config, &m->acct), 0);
         m->sched = sched_context_new();
         assert_non_null(m->sched);
         for (unsigned k = 0; k < 2; k++) {

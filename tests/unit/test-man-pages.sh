@@ -6,8 +6,8 @@
 #                       of cli/submit-options.c and the client flags of cli/submit.c;
 #   corrald(8)          the getopt table of daemon/corrald.c;
 #   corral-sim(1)       the getopt table of sim/corral-sim.c;
-#   corral.conf(5)      the items[] table of daemon/config.c, each key in its section;
-#   corral-projects(5)  the items[] table of daemon/projects.c, each key in its section.
+#   corral.conf(5)      the items[] table of config/config.c, each key in its section;
+#   corral-projects(5)  the items[] table of config/projects.c, each key in its section.
 # Then the built pages must be lint-clean: mandoc -Tlint (the empty paragraphs scdoc
 # emits aside) and man --warnings.
 # Environment: CORRAL_SRCDIR, CORRAL_BUILDDIR (for the built pages; lint is skipped
@@ -162,7 +162,7 @@ for page, path in (("man/corrald.8.scd", "daemon/corrald.c"), ("man/corral-sim.1
 
 # --- corral.conf(5), corral-projects(5) ---------------------------------------------
 n_keys = 0
-for page, path in (("man/corral.conf.5.scd", "daemon/config.c"), ("man/corral-projects.5.scd", "daemon/projects.c")):
+for page, path in (("man/corral.conf.5.scd", "config/config.c"), ("man/corral-projects.5.scd", "config/projects.c")):
     if not os.path.exists(os.path.join(src, page)):
         failures.append(f"{page} is missing")
         continue
@@ -183,7 +183,7 @@ for page, path in (("man/corral.conf.5.scd", "daemon/config.c"), ("man/corral-pr
             if not re.search(r"\*[^*\n]*\b" + re.escape(key) + r"=", body):
                 failures.append(f"{page}: [{section}] {key}= (from {path}) is not documented in its section")
     # The default corral.conf the package installs lists every key of corral.conf, too.
-    if path == "daemon/config.c":
+    if path == "config/config.c":
         shipped = read("debian/corral.conf")
         for _, block in c_block(code, r"static const \w+ items\[\]\s*=\s*\{"):
             for m in re.finditer(r'\b(\w+)\("(\w+)"', block):

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/config.h"
+#include "config/config.h"
 #include "tmp-tree.h"
 
 static void put(const Tree *t, const char *name, const char *text) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The daemon's accounting against a tmpdir store and a manager with no executor: a run's
- * charge at its end (suspension excluded, the queue's factor), what show says of a
- * running job (its cgroup, faked in the tmpdir), decayed usage and fair-share with the
+/* The daemon's accounting against a tmpdir store and a manager with no executor, or one
+ * with no bus over a fake cgroup tree: a run's charge at its end (suspension excluded,
+ * the queue's factor), what show says of a running job (its cgroup as the executor reads
+ * it, faked in the tmpdir), decayed usage and fair-share with the
  * express queue left out, the Usage report's sums and who sees which rows, a spent grant
  * sending a job to the bonus queue or refused, the metrics file. */
 #include <setjmp.h>
@@ -27,9 +28,10 @@
 
 static SchedNode nodes[2];
 
-static Manager *manager_for_test(const char *dir) {
+/* cgroup_root: the executor's (one that asks systemd nothing), NULL: no executor. */
+static Manager *manager_for_test_cgroup(const char *dir, const char *cgroup_root) {
         Manager *m = calloc(1, sizeof *m);
-        char *err = NULL;
+        char *err = NULL, run[512];
 
         assert_non_null(m);
         m->confdir = strdup(dir);
@@ -37,6 +39,15 @@ static Manager *manager_for_test(const char *dir) {
         if (manager_reload(m, &err) < 0)
                 fail_msg("configuration: %s", strna(err));
         assert_int_equal(store_open(dir, &m->store), 0);
+        if (cgroup_root) {
+                snprintf(run, sizeof run, "%s/run", dir);
+                assert_int_equal(executor_new(NULL, NULL,
+                                              &(ExecutorConfig) { .supervisor_path = "/nonexistent", .run_dir = run,
+                                                                  .cgroup_root = cgroup_root },
+                                              &m->executor),
+                                 0);
+        }
+        assert_int_equal(accounting_new(m->store, m->executor, m->config, &m->acct), 0);
         m->sched = sched_context_new();
         assert_non_null(m->sched);
         for (unsigned k = 0; k < 2; k++) {
@@ -48,6 +59,10 @@ static Manager *manager_for_test(const char *dir) {
         m->next_id = 1;
         strcpy(m->hostname, "testhost");
         return m;
+}
+
+static Manager *manager_for_test(const char *dir) {
+        return manager_for_test_cgroup(dir, NULL);
 }
 
 static void put(const char *dir, const char *name, const char *text) {
@@ -204,7 +219,7 @@ static void test_charge_at_end(void **state) {
         {
                 Job *j = manager_find_job(m, a);
                 JobOutcome o = { .id = a, .start_usec = start * USEC, .end_usec = (start + 10) * USEC };
-                assert_int_equal(manager_account_run(m, j, &o, start + 10), 0);
+                assert_int_equal(accounting_charge_run(m->acct, j, &o, start + 10), 0);
         }
 
         /* Fair-share: geo has all the usage; the credit of 16 CPU-seconds over 10 s. */
@@ -251,8 +266,7 @@ static void test_running_job(void **state) {
             "8:0 rbytes=100 wbytes=200 rios=3 wios=4 dbytes=0 dios=0\n");
         put(t->dir, "corral.slice/corral-geo.slice/corral-job-1.scope/memory.pressure",
             "some avg10=0.00 avg60=0.00 avg300=0.00 total=5000\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=2500\n");
-        assert_int_equal(setenv("CORRAL_CGROUP_ROOT", t->dir, 1), 0);
-        m = manager_for_test(t->dir);
+        m = manager_for_test_cgroup(t->dir, t->dir);
 
         a = submit(m, NOBODY, ",\"cpus\":3");
         assert_int_equal(a, 1);
@@ -275,7 +289,6 @@ static void test_running_job(void **state) {
         /* Its usage counts as it runs: the project's fair-share usage is not 0. */
         assert_true(share_usage(m, "geo", NULL) > 0.9 * 3 * 60 / 3600.0 * acct_decay_credit(1, 60, 168 * 3600));
         manager_free(m);
-        assert_int_equal(unsetenv("CORRAL_CGROUP_ROOT"), 0);
 }
 
 static JobCharge charge(uint64_t id, uid_t uid, const char *user, const char *project, const char *queue,

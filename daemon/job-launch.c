@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Launching: what a pass decided (a start, a preemption's freeze or thaw) is acted on only
+ * once the store has committed it, so that a crash between the two never leaves a job
+ * running that the store does not know of. The pass (sched-driver.c, job-preempt.c)
+ * records the job's id in Manager.to_launch; after the commit, each start goes to the
+ * executor with the spec built for it, each freeze or thaw to job-preempt.c. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "log.h"
+#include "manager.h"
+
+void manager_launch_pending(Manager *m) {
+        for (size_t i = 0; i < m->n_to_launch; i++) {
+                _cleanup_(job_spec_freep) JobSpec *spec = NULL;
+                Job *j = manager_find_job(m, m->to_launch[i]);
+                int r;
+
+                if (j && j->preempt_act) {
+                        manager_preempt_act(m, j);
+                        continue;
+                }
+                if (!j || j->state != JOB_RUNNING)
+                        continue;
+                r = manager_build_spec(m, j, &spec);
+                if (r >= 0)
+                        r = executor_start(m->executor, spec);
+                if (r < 0) {
+                        j->launching = false;
+                        log_error_errno(r, "Cannot launch job %" PRIu64 ": %m", j->id);
+                        (void) manager_job_launch_failed(m, j, JOB_FAILED, strerror(-r));
+                }
+        }
+        m->n_to_launch = 0;
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What the daemon reads of a job's scope, below the executor's cgroup root (the one
+ * ExecutorConfig.cgroup_root names; a tmpdir in tests): whether a process is left in it,
+ * its memory now, its usage so far. And the one mapping from a cgroup's counters to the
+ * accounting of an outcome, which the supervisor uses at the job's end and
+ * executor_job_usage() while it runs, so that a charge reads the same either way. */
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "cgroup-stat.h"
+#include "cgroup-usage.h"
+#include "cgroup-util.h"
+#include "executor-internal.h"
+#include "fd-util.h"
+
+int job_outcome_read_usage(int root_fd, const char *cgroup, JobOutcome *o) {
+        CgroupUsage u = {};
+        int r;
+
+        r = cg_read_usage(root_fd, cgroup, &u);
+        if (r < 0)
+                return r;
+        if (u.has_cpu) {
+                o->cpu_usage_usec = u.cpu.usage_usec;
+                o->cpu_user_usec = u.cpu.user_usec;
+                o->cpu_system_usec = u.cpu.system_usec;
+        }
+        /* Before Linux 5.19 there is no memory.peak: what is charged now is the least the
+         * peak was. */
+        if (u.has_memory_peak)
+                o->memory_peak = u.memory_peak;
+        else if (u.has_memory_current)
+                o->memory_peak = MAX(o->memory_peak, u.memory_current);
+        if (u.has_memory_events)
+                o->oom_kills = u.memory_events.oom_kill;
+        if (u.has_pids_peak)
+                o->pids_peak = u.pids_peak;
+        if (u.has_io) {
+                CgroupIoDevice t;
+                cgroup_io_stat_total(&u.io, &t);
+                o->io_read_bytes = t.rbytes;
+                o->io_write_bytes = t.wbytes;
+                o->io_read_ios = t.rios;
+                o->io_write_ios = t.wios;
+        }
+        /* Why a job ran slowly: the time its tasks stalled, which only the kernel knows. */
+        if (u.has_cpu_pressure || u.has_memory_pressure || u.has_io_pressure) {
+                o->has_pressure = true;
+                o->cpu_some_usec = u.cpu_pressure.some_usec;
+                o->cpu_full_usec = u.cpu_pressure.full_usec;
+                o->memory_some_usec = u.memory_pressure.some_usec;
+                o->memory_full_usec = u.memory_pressure.full_usec;
+                o->io_some_usec = u.io_pressure.some_usec;
+                o->io_full_usec = u.io_pressure.full_usec;
+        }
+        cgroup_usage_done(&u);
+        return 0;
+}
+
+static int job_cgroup_open(Executor *e, uint64_t job_id, const char *project) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        r = executor_job_cgroup(job_id, project, &path);
+        if (r < 0)
+                return r;
+        return cg_open(e->cgroup_root_fd, path);
+}
+
+int executor_job_populated(Executor *e, uint64_t job_id, const char *project) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *v = NULL;
+        CgroupEvents ev;
+        int r;
+
+        assert(e);
+        fd = job_cgroup_open(e, job_id, project);
+        if (fd < 0)
+                return fd;
+        r = cg_read_attr(fd, "cgroup.events", &v);
+        if (r < 0)
+                return r;
+        r = cg_parse_events(v, &ev);
+        if (r < 0)
+                return r;
+        return ev.populated;
+}
+
+int executor_job_usage(Executor *e, uint64_t job_id, const char *project, JobOutcome *ret) {
+        _cleanup_free_ char *path = NULL;
+        JobOutcome o = { .id = job_id };
+        int r;
+
+        assert(e);
+        assert(ret);
+        r = executor_job_cgroup(job_id, project, &path);
+        if (r < 0)
+                return r;
+        r = job_outcome_read_usage(e->cgroup_root_fd, path, &o);
+        if (r < 0)
+                return r;
+        *ret = o;
+        return 0;
+}
+
+int executor_job_memory_current(Executor *e, uint64_t job_id, const char *project, uint64_t *ret) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *v = NULL;
+        unsigned long long u;
+        int r;
+
+        fd = job_cgroup_open(e, job_id, project);
+        if (fd < 0)
+                return fd;
+        r = cg_read_attr(fd, "memory.current", &v);
+        if (r < 0)
+                return r;
+        if (sscanf(v, "%llu", &u) != 1)
+                return -EBADMSG;
+        *ret = u;
+        return 0;
+}
