@@ -43,12 +43,14 @@ static json_object *quota_exceeded(const char *setting, uint64_t limit, const ch
 }
 
 /* What one user keeps in corrald: jobs not yet final, and the bytes of their stored
- * requests (an array's once). Root is not limited, as in Slurm. */
+ * requests (an array's once). Who is not limited: authz.c (AUTHZ_EXCEED_LIMITS). */
 static json_object *check_user_limits(Manager *m, uid_t uid, uint64_t new_jobs, uint64_t new_bytes) {
         const Config *c = m->config;
+        const AuthzPeer owner = { .uid = uid };
         uint64_t jobs = 0, bytes = 0, last_array = 0;
 
-        if (uid == 0 || (!c->max_jobs_per_user && !c->max_stored_bytes_per_user))
+        if (authz_check(&owner, AUTHZ_EXCEED_LIMITS, NULL, &m->authz) == 0 ||
+            (!c->max_jobs_per_user && !c->max_stored_bytes_per_user))
                 return NULL;
         for (size_t i = 0; i < m->n_jobs; i++) {
                 const Job *j = m->jobs[i];
@@ -127,6 +129,7 @@ static json_object *resolve_project(Manager *m, const Peer *peer, const struct p
                 if (!chosen)
                         return reply_invalid_parameter("project", "no such project (corral info lists them)");
                 aj.project_member = project_has_member(chosen, pw->pw_name, (const char *const *) groups);
+                aj.project_default = strv_contains(chosen->default_for, pw->pw_name);
                 if (authz_check(&ap, AUTHZ_USE_PROJECT, &aj, &m->authz) < 0)
                         return permission_denied("you are not a member of that project (its Members=)");
         } else {
@@ -166,6 +169,15 @@ static json_object *resolve_project(Manager *m, const Peer *peer, const struct p
                                  "(#SBATCH --account, #PBS -A), or ask for DefaultFor= in one of them", mine);
                         return reply_invalid_parameter("project", msg);
                 }
+                /* The default too is a use of the project that authz.c decides: DefaultFor=
+                 * lets its users in without Members=. */
+                AuthzPeer ap = authz_peer(peer);
+                AuthzJob aj = { .owner_uid = peer->uid, .project = chosen->name,
+                                .project_member = project_has_member(chosen, pw->pw_name,
+                                                                     (const char *const *) groups),
+                                .project_default = strv_contains(chosen->default_for, pw->pw_name) };
+                if (authz_check(&ap, AUTHZ_USE_PROJECT, &aj, &m->authz) < 0)
+                        return permission_denied("you are not a member of your default project (its Members=)");
         }
         if (!project_allows_queue(chosen, q->name)) {
                 snprintf(msg, sizeof msg, "project %s may not use queue %s (its Queues=)", chosen->name, q->name);
@@ -245,6 +257,7 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
         json_object *err;
         uint32_t max_tasks;
         size_t bytes = 0;
+        bool unlimited;
         int r;
 
         if ((err = check(m, peer, AUTHZ_SUBMIT, NULL, "you may not submit jobs")))
@@ -309,28 +322,27 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
                 _cleanup_strv_free_ char **groups = peer_group_names(peer);
                 AuthzJob aj = { .owner_uid = peer->uid, .project = c->project };
                 AuthzPeer ap = authz_peer(peer);
-                char msg[256];
+                _cleanup_free_ char *msg = NULL;
 
-                aj.queue_allowed = !c->q->allow_projects || strv_contains(c->q->allow_projects, c->project);
-                if (aj.queue_allowed && c->q->allow_groups) {
-                        aj.queue_allowed = false;
-                        STRV_FOREACH(g, c->q->allow_groups)
-                                aj.queue_allowed = aj.queue_allowed || strv_contains(groups, *g);
-                }
+                aj.queue_allowed = queue_config_allows(c->q, c->project, groups);
                 if (authz_check(&ap, AUTHZ_USE_QUEUE, &aj, &m->authz) < 0) {
-                        snprintf(msg, sizeof msg, "queue %s does not take this job (its AllowProjects=, AllowGroups=)",
-                                 c->q->name);
+                        if (queue_config_refusal(c->q, c->project, &msg) < 0)
+                                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
                         return permission_denied(msg);
                 }
         }
 
         max_tasks = m->config->max_array_size ?: CORRAL_ARRAY_TASKS_MAX;
+        {
+                AuthzPeer ap = authz_peer(peer);
+                unlimited = authz_check(&ap, AUTHZ_EXCEED_LIMITS, NULL, &m->authz) == 0;
+        }
         if (req->array.set) {
                 c->n_tasks = array_spec_count(&req->array);
-                if (peer->uid != 0 && c->n_tasks > max_tasks)
+                if (!unlimited && c->n_tasks > max_tasks)
                         return quota_exceeded("MaxArraySize", max_tasks, "the array has more tasks than allowed");
         }
-        if (m->config->max_stored_bytes_per_user && peer->uid != 0) {
+        if (m->config->max_stored_bytes_per_user && !unlimited) {
                 /* The size as stored: one serialization more, only when it is limited. */
                 json_object *o = NULL;
                 if (submit_request_to_json(req, &o) < 0)

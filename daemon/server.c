@@ -11,6 +11,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "authz.h"
 #include "errno-util.h"
 #include "fd-util.h"
 #include "log.h"
@@ -284,7 +285,8 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
                 if (k->peer.uid == peer.uid)
                         same_uid++;
         per_uid = s->limits.connections_per_user;
-        if (peer.uid == 0 ? s->n_conns >= CORRAL_CONNECTIONS_MAX + ROOT_RESERVED_CONNECTIONS
+        /* Root reaches a flooded corrald through connections kept for it (authz.c). */
+        if (authz_check(&(AuthzPeer) { .uid = peer.uid }, AUTHZ_EXCEED_LIMITS, NULL, NULL) == 0 ? s->n_conns >= CORRAL_CONNECTIONS_MAX + ROOT_RESERVED_CONNECTIONS
                           : s->n_conns >= CORRAL_CONNECTIONS_MAX || (per_uid && same_uid >= per_uid)) {
                 json_object *p = json_object_new_object();
                 bool global = s->n_conns >= CORRAL_CONNECTIONS_MAX;

@@ -154,6 +154,14 @@ static double queue_charge_factor(Manager *m, const char *queue) {
         return q ? q->charge_factor : 1.0;
 }
 
+/* Fair-share counts core-hours at the queue's charge factor, never below normal's 1:
+ * express's 3 is what its precedence costs the users it suspends or overtakes, while a
+ * cheaper queue (bonus's 0) is a discount on the grant, not on the CPUs it held
+ * (corrald(8), "QUEUES AND PREEMPTION"). */
+static double fairshare_core_hours(const JobCharge *c) {
+        return c->core_hours * MAX(c->charge_factor, 1.0);
+}
+
 static unsigned job_cpus(const Job *j) {
         unsigned n = j->alloc ? cpu_set_count(&j->alloc->cpus) : 0;
         return n ?: (j->req.cpus ?: 1);
@@ -342,7 +350,8 @@ int manager_account_run(Manager *m, const Job *j, const JobOutcome *o, uint64_t 
                 return log_error_errno(r, "Cannot record the charge of job %" PRIu64 ": %s", j->id,
                                        store_error(m->store));
 
-        credit = acct_decay_credit(c.core_hours, c.end_time > c.start_time ? c.end_time - c.start_time : 0, half_life);
+        credit = acct_decay_credit(fairshare_core_hours(&c), c.end_time > c.start_time ? c.end_time - c.start_time : 0,
+                                   half_life);
         e = entry_get(&a->tables[STORE_USAGE_PROJECT], project);
         if (!e)
                 return -ENOMEM;
@@ -405,7 +414,8 @@ void manager_fairshare_refresh(Manager *m, uint64_t now) {
                 e->running_su += c.service_units;
                 if (queue_excluded(m, j->queue))
                         continue;
-                credit = acct_decay_credit(c.core_hours, now > j->start_time ? now - j->start_time : 0, half_life);
+                credit = acct_decay_credit(fairshare_core_hours(&c), now > j->start_time ? now - j->start_time : 0,
+                                           half_life);
                 e->running += credit;
                 if (j->user && (e = entry_get(users, j->user)))
                         e->running += credit;
