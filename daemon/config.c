@@ -276,7 +276,7 @@ static int load_file(Config *c, const char *path, char **ret_error) {
 /* The seeds' three queues, there before any file is read, so that a [Queue] section
  * changes or adds one queue and never loses the others. NCI's: express work runs at once
  * by suspending normal work, and is charged three times normal's. Express is open to the
- * express group only (and admins): see corrald(8), "Queues and preemption". */
+ * express group only (and admins): see corrald(8), QUEUES. */
 static int add_builtin_queues(Config *c) {
         static const struct {
                 const char *name;
