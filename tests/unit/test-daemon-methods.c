@@ -456,6 +456,25 @@ static void test_projects_submit(void **state) {
         expect_error(call(m, 2, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}"), "NoProject",
                      "systemctl reload corrald");
 
+        /* DefaultFor= alone lets its user in, the administrator having chosen the project
+         * for them (authz.c, AUTHZ_USE_PROJECT), whether they name it or not. */
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=daemon\nDefaultFor=nobody\n");
+        {
+                char *err = NULL;
+                assert_int_equal(manager_reload(m, &err), 0);
+        }
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}");
+        assert_string_equal(project_of(m, job_id_of(r)), "geo");
+        json_object_put(r);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"project\":\"geo\"}");
+        assert_string_equal(project_of(m, job_id_of(r)), "geo");
+        json_object_put(r);
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=@nogroup\nDefaultFor=nobody\n");
+        {
+                char *err = NULL;
+                assert_int_equal(manager_reload(m, &err), 0);
+        }
+
         /* A queue's own rules: MaxCPUsPerJob=, AllowProjects=, AllowGroups= (admins pass). */
         put(t->dir, "corral.conf", "[Queue]\nName=normal\nMaxCPUsPerJob=2\nAllowProjects=astro\n"
                                    "[Queue]\nName=staff\nAllowGroups=adm\n");
