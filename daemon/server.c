@@ -271,6 +271,7 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
         Server *s = userdata;
         Connection *c;
         unsigned same_uid = 0, per_uid;
+        bool unlimited;
         int cfd, r;
         Peer peer = {};
 
@@ -286,8 +287,9 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
                         same_uid++;
         per_uid = s->limits.connections_per_user;
         /* Root reaches a flooded corrald through connections kept for it (authz.c). */
-        if (authz_check(&(AuthzPeer) { .uid = peer.uid }, AUTHZ_EXCEED_LIMITS, NULL, NULL) == 0 ? s->n_conns >= CORRAL_CONNECTIONS_MAX + ROOT_RESERVED_CONNECTIONS
-                          : s->n_conns >= CORRAL_CONNECTIONS_MAX || (per_uid && same_uid >= per_uid)) {
+        unlimited = authz_check(&(AuthzPeer) { .uid = peer.uid }, AUTHZ_EXCEED_LIMITS, NULL, NULL) == 0;
+        if (unlimited ? s->n_conns >= CORRAL_CONNECTIONS_MAX + ROOT_RESERVED_CONNECTIONS
+                      : s->n_conns >= CORRAL_CONNECTIONS_MAX || (per_uid && same_uid >= per_uid)) {
                 json_object *p = json_object_new_object();
                 bool global = s->n_conns >= CORRAL_CONNECTIONS_MAX;
                 json_add_u64(p, CORRAL_FIELD_LIMIT, global ? CORRAL_CONNECTIONS_MAX : per_uid);
