@@ -154,12 +154,9 @@ static double queue_charge_factor(Manager *m, const char *queue) {
         return q ? q->charge_factor : 1.0;
 }
 
-/* Fair-share counts core-hours at the queue's charge factor, never below normal's 1:
- * express's 3 is what its precedence costs the users it suspends or overtakes, while a
- * cheaper queue (bonus's 0) is a discount on the grant, not on the CPUs it held
- * (corrald(8), QUEUES). */
+/* Fair-share counts core-hours at the queue's charge factor, never below 1. */
 static double fairshare_core_hours(const JobCharge *c) {
-        return c->core_hours * MAX(c->charge_factor, 1.0);
+        return c->core_hours * acct_fairshare_weight(c->charge_factor);
 }
 
 static unsigned job_cpus(const Job *j) {
