@@ -310,15 +310,16 @@ static int add_builtin_queues(Config *c) {
 static int remove_disabled_queues(Config *c) {
         size_t n = 0;
 
-        for (size_t i = 0; i < c->n_queues; i++) {
-                if (!c->queues[i].disabled) {
-                        c->queues[n++] = c->queues[i];
-                        continue;
-                }
-                if (c->queues[i].builtin && strv_extend(&c->removed_builtins, c->queues[i].name) < 0)
+        /* Allocations first, so that a failure leaves the queues as they were. */
+        for (size_t i = 0; i < c->n_queues; i++)
+                if (c->queues[i].disabled && c->queues[i].builtin &&
+                    strv_extend(&c->removed_builtins, c->queues[i].name) < 0)
                         return -ENOMEM;
-                queue_config_done(&c->queues[i]);
-        }
+        for (size_t i = 0; i < c->n_queues; i++)
+                if (c->queues[i].disabled)
+                        queue_config_done(&c->queues[i]);
+                else
+                        c->queues[n++] = c->queues[i];
         c->n_queues = n;
         for (size_t i = 0; i < c->n_queues; i++) {
                 QueueConfig *q = &c->queues[i];
