@@ -7,7 +7,7 @@
  *
  * Rules:
  *   - "admins" are root and members (primary or supplementary) of the operator group;
- *     they may do everything;
+ *     they may do everything, but only root exceeds the per-user bounds (below);
  *   - anyone may submit and list (List returns the public queue view);
  *   - a job may be charged to a project (unix group) only by its members, by the users its
  *     DefaultFor= names (the administrator chose it for them), or by admins;
