@@ -82,7 +82,7 @@ static int run_policies(const char *label, const SwfTrace *t, const Config *c, b
 
 static const char conf_fair[] =
         "[Manager]\nFairShareHalfLife=4h\n"
-        "[Queue]\nName=express\nPriority=2\n"
+        "[Queue]\nName=express\nPriority=2\nPreempts=\n" /* the built-in's Preempts=normal, off */
         "[Queue]\nName=normal\nPriority=1\n";
 static const char conf_preempt[] =
         "[Manager]\nFairShareHalfLife=4h\n"

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* corral config check [DIR]: the whole configuration (corral.conf, its drop-ins, the
  * project files) checked as corrald would load it, without applying it: an admin runs it
- * before systemctl reload corrald. It reads the files with the caller's rights. */
+ * before systemctl reload corrald. It reads the files with the caller's rights, prints the
+ * queues in effect, and warns about each built-in queue the files changed or removed. */
 
 #include <getopt.h>
 #include <stdio.h>
@@ -10,12 +11,62 @@
 #include "commands.h"
 #include "config/config.h"
 #include "log.h"
+#include "strv.h"
 
 static void config_help(void) {
         printf("Usage: corral config check [DIR]\n\n"
                "Check corrald's configuration in DIR (default " CORRAL_CONFDIR "): corral.conf,\n"
                "corral.conf.d/*.conf and projects.d/*.conf, as a reload would read them, without\n"
-               "applying anything. Prints file:line and what is wrong, or what was found.\n");
+               "applying anything. Prints file:line and what is wrong, or what was found and\n"
+               "the queues in effect, with a warning for each built-in queue changed or removed.\n");
+}
+
+static void print_names(const char *label, char *const *l) {
+        if (!l || !l[0])
+                return;
+        printf(" %s=", label);
+        STRV_FOREACH(s, l)
+                printf("%s%s", s == l ? "" : ",", *s);
+}
+
+/* One line per queue, what decides who gets the machine first: priority, what it may
+ * suspend, what it costs, who may use it. */
+static void print_queues(const Config *c) {
+        printf("Queues in effect:\n");
+        for (size_t i = 0; i < c->n_queues; i++) {
+                const QueueConfig *q = &c->queues[i];
+
+                printf("  %-12s Priority=%d ChargeFactor=%g", q->name, q->priority, q->charge_factor);
+                print_names("Preempts", q->preempts);
+                print_names("AllowGroups", q->allow_groups);
+                print_names("AllowProjects", q->allow_projects);
+                if (!q->allow_groups && !q->allow_projects)
+                        printf(" (open to everyone)");
+                if (q->builtin)
+                        printf(" [built-in%s]", q->overridden ? ", overridden" : "");
+                printf("\n");
+        }
+        fflush(stdout); /* the warnings, on stderr, after the table */
+        for (size_t i = 0; i < c->n_queues; i++) {
+                const QueueConfig *q = &c->queues[i];
+                _cleanup_free_ char *keys = NULL;
+                size_t n = 0;
+
+                if (!q->overridden)
+                        continue;
+                STRV_FOREACH(k, q->overridden)
+                        n += strlen(*k) + 2;
+                keys = malloc(n + 1);
+                if (!keys)
+                        continue;
+                char *p = keys;
+                STRV_FOREACH(k, q->overridden)
+                        p = stpcpy(stpcpy(stpcpy(p, k == q->overridden ? "" : " "), *k), "=");
+                log_warning("config: the built-in queue %s is overridden: %s", q->name, keys);
+        }
+        STRV_FOREACH(r, c->removed_builtins)
+                log_warning("config: the built-in queue %s is REMOVED (Disabled=yes): nobody can submit to it",
+                            *r);
 }
 
 int verb_config(Cli *cli, int argc, char **argv) {
@@ -59,5 +110,6 @@ int verb_config(Cli *cli, int argc, char **argv) {
         printf("%s: valid: %zu queue%s (default %s), %zu project%s%s\n", dir, c->n_queues, c->n_queues == 1 ? "" : "s",
                c->default_queue, c->n_projects, c->n_projects == 1 ? "" : "s",
                c->n_projects == 0 ? " (every unix group is a project)" : "");
+        print_queues(c);
         return CLI_EXIT_SUCCESS;
 }

@@ -17,6 +17,7 @@ static void queue_config_done(QueueConfig *q) {
         strv_free(q->allow_projects);
         strv_free(q->allow_groups);
         strv_free(q->preempts);
+        strv_free(q->overridden);
         *q = (QueueConfig) {};
 }
 
@@ -34,6 +35,7 @@ Config *config_free(Config *c) {
         for (size_t i = 0; i < c->n_queues; i++)
                 queue_config_done(&c->queues[i]);
         free(c->queues);
+        strv_free(c->removed_builtins);
         for (size_t i = 0; i < c->n_projects; i++)
                 project_config_done(&c->projects[i]);
         free(c->projects);
@@ -189,6 +191,7 @@ static const IniItem items[] = {
         QUE("Preempts", parse_idents, preempts, "queue names"),
         QUE("ParallelRun", ini_parse_bool, parallel_run, "a boolean"),
         QUE("Preemptable", ini_parse_bool, preemptable, "a boolean"),
+        QUE("Disabled", ini_parse_bool, disabled, "a boolean"),
 };
 
 /* While loading: a [Queue] section is collected whole, then merged into the queue of the
@@ -245,6 +248,12 @@ static int section_end(void *userdata, const char *section, void *target, uint64
                         *(char ***) to = TAKE_PTR(*(char ***) from);
                 } else
                         memcpy(to, from, items[i].size);
+                /* corral config check names what of a built-in the site changed. */
+                if (into->builtin && !strv_contains(into->overridden, items[i].key) &&
+                    strv_extend(&into->overridden, items[i].key) < 0) {
+                        queue_config_done(&l->queue);
+                        return -ENOMEM;
+                }
         }
         queue_config_done(&l->queue);
         return 0;
@@ -262,6 +271,126 @@ static int load_file(Config *c, const char *path, char **ret_error) {
 
         queue_config_done(&l.queue); /* a section cut short by an error */
         return r;
+}
+
+/* The seeds' three queues, there before any file is read, so that a [Queue] section
+ * changes or adds one queue and never loses the others. NCI's: express work runs at once
+ * by suspending normal work, and is charged three times normal's. Express is open to the
+ * express group only (and admins): see corrald(8), QUEUES. */
+static int add_builtin_queues(Config *c) {
+        static const struct {
+                const char *name;
+                int32_t prio;
+                double charge;
+                const char *preempts, *group;
+        } def[] = {
+                { "express", 2, 3.0, "normal", CORRAL_EXPRESS_GROUP },
+                { "normal", 1, 1.0, NULL, NULL },
+                { "bonus", 0, 0.0, NULL, NULL },
+        };
+
+        c->queues = new0(QueueConfig, ELEMENTSOF(def));
+        if (!c->queues)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(def); i++) {
+                QueueConfig *q = &c->queues[c->n_queues++];
+
+                *q = (QueueConfig) { .name = strdup(def[i].name), .priority = def[i].prio, .rerunnable = true,
+                                     .charge_factor = def[i].charge, .preemptable = true, .builtin = true };
+                if (!q->name || (def[i].preempts && strv_extend(&q->preempts, def[i].preempts) < 0) ||
+                    (def[i].group && strv_extend(&q->allow_groups, def[i].group) < 0))
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Disabled=yes takes a queue out once every file is read (a later drop-in may say
+ * Disabled=no again). A built-in's own Preempts= forgets a queue so removed: the admin
+ * who removes normal did not write express's Preempts=normal. */
+static int remove_disabled_queues(Config *c) {
+        size_t n = 0;
+
+        /* Allocations first, so that a failure leaves the queues as they were. */
+        for (size_t i = 0; i < c->n_queues; i++)
+                if (c->queues[i].disabled && c->queues[i].builtin &&
+                    strv_extend(&c->removed_builtins, c->queues[i].name) < 0)
+                        return -ENOMEM;
+        for (size_t i = 0; i < c->n_queues; i++)
+                if (c->queues[i].disabled)
+                        queue_config_done(&c->queues[i]);
+                else
+                        c->queues[n++] = c->queues[i];
+        c->n_queues = n;
+        for (size_t i = 0; i < c->n_queues; i++) {
+                QueueConfig *q = &c->queues[i];
+                size_t k = 0;
+
+                if (!q->builtin || strv_contains(q->overridden, "Preempts"))
+                        continue;
+                STRV_FOREACH(p, q->preempts)
+                        if (strv_contains(c->removed_builtins, *p))
+                                free(*p);
+                        else
+                                q->preempts[k++] = *p;
+                if (q->preempts)
+                        q->preempts[k] = NULL;
+        }
+        return 0;
+}
+
+/* "a, b, c", or "(none)" for an empty list. */
+static char *join_names(char *const *l) {
+        size_t n = 1;
+        char *s, *p;
+
+        if (!l || !l[0])
+                return strdup("(none)");
+        STRV_FOREACH(i, l)
+                n += strlen(*i) + 2;
+        s = p = malloc(n);
+        if (!s)
+                return NULL;
+        STRV_FOREACH(i, l)
+                p = stpcpy(stpcpy(p, i == l ? "" : ", "), *i);
+        return s;
+}
+
+bool queue_config_allows(const QueueConfig *q, const char *project, char *const *group_names) {
+        if (q->allow_projects && !(project && strv_contains(q->allow_projects, project)))
+                return false;
+        if (!q->allow_groups)
+                return true;
+        STRV_FOREACH(g, q->allow_groups)
+                if (strv_contains(group_names, *g))
+                        return true;
+        return false;
+}
+
+int queue_config_refusal(const QueueConfig *q, const char *project, char **ret) {
+        _cleanup_free_ char *groups = NULL, *projects = NULL;
+        int r;
+
+        if (q->allow_projects && !(project && strv_contains(q->allow_projects, project))) {
+                projects = join_names(q->allow_projects);
+                if (!projects)
+                        return -ENOMEM;
+                r = asprintf(ret,
+                             "queue %s takes only jobs of the projects %s (its AllowProjects=), not of %s; an "
+                             "administrator changes that in a [Queue] Name=%s section of corral.conf",
+                             q->name, projects, project ?: "(none)", q->name);
+        } else {
+                groups = join_names(q->allow_groups);
+                if (!groups)
+                        return -ENOMEM;
+                r = asprintf(ret,
+                             "queue %s is open only to members of the groups %s (its AllowGroups=), root and the "
+                             "operator group: an administrator adds you to one (gpasswd -a USER %s), or opens the "
+                             "queue to everyone with an empty AllowGroups= in a [Queue] Name=%s section of "
+                             "corral.conf (corral.conf(5))",
+                             q->name, groups,
+                             q->allow_groups && q->allow_groups[0] ? q->allow_groups[0] : "GROUP", q->name);
+        }
+        return r < 0 ? -ENOMEM : 0;
 }
 
 static int filename_cmp(const void *a, const void *b) {
@@ -299,6 +428,9 @@ int config_load_paths(const char *main_path, const char *dropdir, const char *pd
         c->fairshare_half_life = 168 * 3600; /* IT4I: a week */
         c->max_xfactor = 1.25;                /* NCI */
         c->suspend_window_sec = 600;
+        r = add_builtin_queues(c);
+        if (r < 0)
+                return r;
         r = main_path ? load_file(c, main_path, ret_error) : 0;
         if (r < 0)
                 return r;
@@ -324,22 +456,13 @@ int config_load_paths(const char *main_path, const char *dropdir, const char *pd
                                 return r;
         }
 
+        r = remove_disabled_queues(c);
+        if (r < 0)
+                return r;
         if (c->n_queues == 0) {
-                /* The seeds' three queues. */
-                /* NCI's: express work runs at once by suspending normal work. */
-                static const struct { const char *name; int32_t prio; double charge; const char *preempts; } def[] = {
-                        { "express", 2, 3.0, "normal" }, { "normal", 1, 1.0, NULL }, { "bonus", 0, 0.0, NULL } };
-                c->queues = new0(QueueConfig, ELEMENTSOF(def));
-                if (!c->queues)
-                        return -ENOMEM;
-                for (size_t i = 0; i < ELEMENTSOF(def); i++) {
-                        c->queues[i] = (QueueConfig) { .name = strdup(def[i].name), .priority = def[i].prio,
-                                                       .rerunnable = true, .charge_factor = def[i].charge,
-                                                       .preemptable = true };
-                        if (!c->queues[i].name || (def[i].preempts && strv_extend(&c->queues[i].preempts, def[i].preempts) < 0))
-                                return -ENOMEM;
-                        c->n_queues++;
-                }
+                if (asprintf(ret_error, "every queue is Disabled=yes: no job could be submitted") < 0)
+                        *ret_error = NULL;
+                return -EINVAL;
         }
         for (size_t i = 0; i < c->n_queues; i++) {
                 QueueConfig *q = &c->queues[i];
@@ -368,8 +491,6 @@ int config_load_paths(const char *main_path, const char *dropdir, const char *pd
         r = check_projects(c, pdir, ret_error);
         if (r < 0)
                 return r;
-        if (!c->fairshare_exclude_queues && strv_extend(&c->fairshare_exclude_queues, "express") < 0)
-                return -ENOMEM;
         if (!c->default_queue && !(c->default_queue = strdup(config_find_queue(c, "normal") ? "normal" : c->queues[0].name)))
                 return -ENOMEM;
         if (!config_find_queue(c, c->default_queue)) {

@@ -3,7 +3,9 @@
 
 /* corrald's configuration: <confdir>/corral.conf and then <confdir>/corral.conf.d/NAME.conf
  * in lexical order, INI as systemd writes it. Later files override earlier ones key by key;
- * [Queue] sections with the same Name= merge key by key too. Errors name file:line. */
+ * [Queue] sections with the same Name= merge key by key too, starting from the three
+ * built-in queues (express, normal, bonus), which a [Queue] of another name does not
+ * replace and Disabled=yes removes. Errors name file:line. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -31,7 +33,16 @@ typedef struct QueueConfig {
         uint64_t preempts_mask;
         bool parallel_run;
         bool preemptable;
+        bool disabled;          /* Disabled=yes: removed once every file is read */
+        bool builtin;           /* one of the three corrald has without configuration */
+        char **overridden;      /* built-in: the keys [Queue] sections set ("Priority", ...) */
 } QueueConfig;
+
+/* The group the built-in express queue is open to (with root and the operator group):
+ * express suspends other users' normal jobs, so it is not everybody's by default.
+ * debian/corral.postinst creates it. */
+#define CORRAL_EXPRESS_GROUP "corral-express"
+
 
 typedef struct Config {
         char *operator_group;   /* NULL: only root is an admin */
@@ -63,6 +74,7 @@ typedef struct Config {
         bool reclaim_suspended;
         QueueConfig *queues;
         size_t n_queues;
+        char **removed_builtins; /* the built-in queues Disabled=yes removed */
         /* projects.d/: none means every unix group is a project. */
         ProjectConfig *projects;
         size_t n_projects;
@@ -82,5 +94,11 @@ int config_load_paths(const char *main_path, const char *dropdir, const char *pr
 
 const QueueConfig *config_find_queue(const Config *c, const char *name) _pure_;
 const ProjectConfig *config_find_project(const Config *c, const char *name) _pure_;
+/* Whether q's AllowProjects=/AllowGroups= let in a job of project whose submitter is in
+ * the groups group_names. Only the queue's rule: admins are let in by authz.c. */
+bool queue_config_allows(const QueueConfig *q, const char *project, char *const *group_names) _pure_;
+/* The refusal for a job that queue_config_allows() keeps out: which queue, what would let
+ * it in, and how an administrator opens it. */
+int queue_config_refusal(const QueueConfig *q, const char *project, char **ret);
 /* Fills a SchedConfig from the policy settings. */
 int config_sched(const Config *c, SchedConfig *ret);

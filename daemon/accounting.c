@@ -53,6 +53,10 @@ void acct_decayed_add(AcctDecayed *d, double amount, uint64_t now, uint64_t half
                 d->stamp = now;
 }
 
+double acct_fairshare_weight(double charge_factor) {
+        return MAX(charge_factor, 1.0);
+}
+
 double acct_decay_credit(double amount, uint64_t span, uint64_t half_life) {
         double x;
 

@@ -83,6 +83,12 @@ void acct_decayed_add(AcctDecayed *d, double amount, uint64_t now, uint64_t half
  * continuous and exact for a job that never paused, without ticking running jobs. */
 double acct_decay_credit(double amount, uint64_t span, uint64_t half_life) _const_;
 
+/* What one core-hour of a queue with this ChargeFactor= adds to fair-share usage: the
+ * factor, never below normal's 1. Express's 3 is what its precedence costs the users it
+ * suspends or overtakes; a cheaper queue (bonus's 0) is a discount on the grant, not on
+ * the CPUs its jobs held (corrald(8), QUEUES). */
+double acct_fairshare_weight(double charge_factor) _const_;
+
 /* 1e6 × (1 − usage / total), within [0, 1e6]; 1e6 when nothing was used. */
 double acct_fairshare(double usage, double total) _const_;
 

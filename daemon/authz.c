@@ -19,6 +19,7 @@ static const char *const authz_action_table[_AUTHZ_ACTION_MAX] = {
         [AUTHZ_USE_PROJECT] = "use-project",
         [AUTHZ_USE_QUEUE] = "use-queue",
         [AUTHZ_VIEW_USAGE] = "view-usage",
+        [AUTHZ_EXCEED_LIMITS] = "exceed-limits",
 };
 
 DEFINE_STRING_TABLE_LOOKUP(authz_action, AuthzAction);
@@ -61,6 +62,9 @@ int authz_check(const AuthzPeer *peer, AuthzAction action, const AuthzJob *job, 
         case AUTHZ_RELOAD:
         case AUTHZ_SET_PRIORITY:
                 return admin ? 0 : -EPERM;
+        case AUTHZ_EXCEED_LIMITS:
+                /* Root, not admins: see authz.h. As in Slurm, whose limits do not bind root. */
+                return peer->uid == 0 ? 0 : -EPERM;
         case AUTHZ_VIEW_USAGE:
                 /* Not the owner only: a project's members see each other's usage in it,
                  * as sreport shows an account's users to its members. */
@@ -85,8 +89,10 @@ int authz_check(const AuthzPeer *peer, AuthzAction action, const AuthzJob *job, 
 
         switch (action) {
         case AUTHZ_USE_PROJECT:
-                return job->project_member || (job->have_project_gid && peer_in_group(peer, job->project_gid)) ? 0
-                                                                                                               : -EPERM;
+                return job->project_member || job->project_default ||
+                                       (job->have_project_gid && peer_in_group(peer, job->project_gid))
+                               ? 0
+                               : -EPERM;
         case AUTHZ_USE_QUEUE:
                 return job->queue_allowed ? 0 : -EPERM;
         case AUTHZ_RELEASE:

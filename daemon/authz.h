@@ -7,10 +7,12 @@
  *
  * Rules:
  *   - "admins" are root and members (primary or supplementary) of the operator group;
- *     they may do everything;
+ *     they may do everything, but only root exceeds the per-user bounds (below);
  *   - anyone may submit and list (List returns the public queue view);
- *   - a job may be charged to a project (unix group) only by its members, or by admins;
- *   - a queue with AllowGroups=/AllowProjects= takes only the jobs they let in, and admins';
+ *   - a job may be charged to a project (unix group) only by its members, by the users its
+ *     DefaultFor= names (the administrator chose it for them), or by admins;
+ *   - a queue with AllowGroups=/AllowProjects= takes only the jobs they let in, and admins'
+ *     (the built-in express queue has AllowGroups=corral-express: config.c);
  *   - a job's priority may be raised (negative nice) only by admins;
  *   - a job's owner may show its details, cancel, hold, release, requeue, wait for it,
  *     see its logs and lower its priority;
@@ -20,6 +22,11 @@
  *   - a hold placed by an admin on someone else's job is an admin hold, released only
  *     by an admin (Slurm's admin hold): authz_hold_is_admin_hold();
  *   - raising priority and reloading the configuration: admins only;
+ *   - exceeding the bounds on what one user may make corrald hold (MaxJobsPerUser=,
+ *     MaxStoredBytesPerUser=, MaxArraySize=, MaxConnectionsPerUser= and the connections
+ *     every user shares): root only, not the operator group. The bounds protect corrald
+ *     itself, its memory and its event loop, from a runaway script; an operator's account
+ *     runs scripts like anyone's, while root must be able to reach a flooded daemon;
  *   - usage (corral usage): a user's own, and that of the projects they are members of
  *     (job: the usage's user as owner, its project); admins all. The fair-share view
  *     (corral share: each project's decayed usage and grant) is public, as the queue is. */
@@ -46,6 +53,7 @@ typedef struct AuthzJob {
         bool have_project_gid;  /* AUTHZ_USE_PROJECT: the project's unix group, if it exists */
         gid_t project_gid;
         bool project_member;    /* AUTHZ_USE_PROJECT, AUTHZ_VIEW_USAGE: listed in the project file's Members= */
+        bool project_default;   /* AUTHZ_USE_PROJECT: the project file's DefaultFor= names the owner */
         bool queue_allowed;     /* AUTHZ_USE_QUEUE: its AllowGroups=/AllowProjects= let this job in */
         bool held_by_admin;     /* the current hold was placed by an admin */
         bool suspended_by_admin;
@@ -75,6 +83,7 @@ typedef enum AuthzAction {
         AUTHZ_USE_PROJECT,      /* charge a job to job->project (job: the job being submitted) */
         AUTHZ_USE_QUEUE,        /* submit to a queue that restricts who may (job: the job being submitted) */
         AUTHZ_VIEW_USAGE,       /* see a user's usage in a project (job: owner = that user, its project) */
+        AUTHZ_EXCEED_LIMITS,    /* not be bound by the per-user and connection limits (no job) */
         _AUTHZ_ACTION_MAX,
         _AUTHZ_ACTION_INVALID = -EINVAL,
 } AuthzAction;
@@ -84,7 +93,8 @@ DECLARE_STRING_TABLE_LOOKUP(authz_action, AuthzAction);
 bool authz_peer_is_admin(const AuthzPeer *peer, const AuthzPolicy *policy) _pure_;
 
 /* 0 when allowed, -EPERM when not. -EINVAL for a job-scoped action without a job (a
- * caller bug, not a denial). job may be NULL for submit, list and reload. */
+ * caller bug, not a denial). job may be NULL for submit, list, reload and exceed-limits;
+ * policy may be NULL (then only root is an admin). */
 int authz_check(const AuthzPeer *peer, AuthzAction action, const AuthzJob *job, const AuthzPolicy *policy);
 
 /* Whether a hold (or a suspension) this peer places on this job binds its owner: an

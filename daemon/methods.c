@@ -44,12 +44,14 @@ static json_object *quota_exceeded(const char *setting, uint64_t limit, const ch
 }
 
 /* What one user keeps in corrald: jobs not yet final, and the bytes of their stored
- * requests (an array's once). Root is not limited, as in Slurm. */
+ * requests (an array's once). Who is not limited: authz.c (AUTHZ_EXCEED_LIMITS). */
 static json_object *check_user_limits(Manager *m, uid_t uid, uint64_t new_jobs, uint64_t new_bytes) {
         const Config *c = m->config;
+        const AuthzPeer owner = { .uid = uid };
         uint64_t jobs = 0, bytes = 0, last_array = 0;
 
-        if (uid == 0 || (!c->max_jobs_per_user && !c->max_stored_bytes_per_user))
+        if (authz_check(&owner, AUTHZ_EXCEED_LIMITS, NULL, &m->authz) == 0 ||
+            (!c->max_jobs_per_user && !c->max_stored_bytes_per_user))
                 return NULL;
         for (size_t i = 0; i < m->n_jobs; i++) {
                 const Job *j = m->jobs[i];
@@ -128,6 +130,7 @@ static json_object *resolve_project(Manager *m, const Peer *peer, const struct p
                 if (!chosen)
                         return reply_invalid_parameter("project", "no such project (corral info lists them)");
                 aj.project_member = project_has_member(chosen, pw->pw_name, (const char *const *) groups);
+                aj.project_default = strv_contains(chosen->default_for, pw->pw_name);
                 if (authz_check(&ap, AUTHZ_USE_PROJECT, &aj, &m->authz) < 0)
                         return permission_denied("you are not a member of that project (its Members=)");
         } else {
@@ -167,6 +170,15 @@ static json_object *resolve_project(Manager *m, const Peer *peer, const struct p
                                  "(#SBATCH --account, #PBS -A), or ask for DefaultFor= in one of them", mine);
                         return reply_invalid_parameter("project", msg);
                 }
+                /* The default too is a use of the project that authz.c decides: DefaultFor=
+                 * lets its users in without Members=. */
+                AuthzPeer ap = authz_peer(peer);
+                AuthzJob aj = { .owner_uid = peer->uid, .project = chosen->name,
+                                .project_member = project_has_member(chosen, pw->pw_name,
+                                                                     (const char *const *) groups),
+                                .project_default = strv_contains(chosen->default_for, pw->pw_name) };
+                if (authz_check(&ap, AUTHZ_USE_PROJECT, &aj, &m->authz) < 0)
+                        return permission_denied("you are not a member of your default project (its Members=)");
         }
         if (!project_allows_queue(chosen, q->name)) {
                 snprintf(msg, sizeof msg, "project %s may not use queue %s (its Queues=)", chosen->name, q->name);
@@ -178,29 +190,30 @@ static json_object *resolve_project(Manager *m, const Peer *peer, const struct p
 
 /* A queue's AllowProjects= and AllowGroups= (the caller's groups), for a job of owner's in
  * project; what says how the refusal begins ("does not take this job"). */
+/* The queue's AllowProjects=/AllowGroups= (the built-in express queue has one), through
+ * authz.c. context: NULL at submission; otherwise what the refusal is about, put before
+ * the queue's own words (config.c's queue_config_refusal()). */
 static json_object *check_queue_access(Manager *m, const Peer *peer, const QueueConfig *q,
-                                       const char *project, uid_t owner, const char *what) {
+                                       const char *project, uid_t owner, const char *context) {
         _cleanup_strv_free_ char **groups = NULL;
+        _cleanup_free_ char *refusal = NULL, *msg = NULL;
         AuthzJob aj = { .owner_uid = owner, .project = project };
         AuthzPeer ap = authz_peer(peer);
-        char msg[256];
 
         if (!q->allow_projects && !q->allow_groups)
                 return NULL;
-        aj.queue_allowed = !q->allow_projects || strv_contains(q->allow_projects, project);
-        if (aj.queue_allowed && q->allow_groups) {
+        if (q->allow_groups) {
                 groups = peer_group_names(peer);
                 if (!groups)
                         return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
-                aj.queue_allowed = false;
-                STRV_FOREACH(g, q->allow_groups)
-                        aj.queue_allowed = aj.queue_allowed || strv_contains(groups, *g);
         }
-        if (authz_check(&ap, AUTHZ_USE_QUEUE, &aj, &m->authz) < 0) {
-                snprintf(msg, sizeof msg, "queue %s %s (its AllowProjects=, AllowGroups=)", q->name, what);
-                return permission_denied(msg);
-        }
-        return NULL;
+        aj.queue_allowed = queue_config_allows(q, project, groups);
+        if (authz_check(&ap, AUTHZ_USE_QUEUE, &aj, &m->authz) == 0)
+                return NULL;
+        if (queue_config_refusal(q, project, &refusal) < 0 ||
+            (context && asprintf(&msg, "%s: %s", context, refusal) < 0))
+                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+        return permission_denied(msg ?: refusal);
 }
 
 /* Release and Requeue put a job back among those that may start: what Submit checked of
@@ -256,7 +269,7 @@ static json_object *check_access_again(Manager *m, const Peer *peer, const Job *
                         }
                 }
         }
-        return check_queue_access(m, peer, q, j->project, j->uid, "no longer takes this job");
+        return check_queue_access(m, peer, q, j->project, j->uid, "the job may no longer go back to its queue");
 }
 
 /* The longest expansion a pattern can have, checked at submission so that a path too long
@@ -340,6 +353,7 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
         json_object *err;
         uint32_t max_tasks;
         size_t bytes = 0;
+        bool unlimited;
         int r;
 
         if ((err = check(m, peer, AUTHZ_SUBMIT, NULL, "you may not submit jobs")))
@@ -400,16 +414,20 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
         /* A project that has spent its grant: to the bonus queue, or refused (usage.c). */
         if ((err = accounting_grant_check(m->acct, c->project, req, &c->q, &c->grant_notice)))
                 return err;
-        if ((err = check_queue_access(m, peer, c->q, c->project, peer->uid, "does not take this job")))
+        if ((err = check_queue_access(m, peer, c->q, c->project, peer->uid, NULL)))
                 return err;
 
         max_tasks = m->config->max_array_size ?: CORRAL_ARRAY_TASKS_MAX;
+        {
+                AuthzPeer ap = authz_peer(peer);
+                unlimited = authz_check(&ap, AUTHZ_EXCEED_LIMITS, NULL, &m->authz) == 0;
+        }
         if (req->array.set) {
                 c->n_tasks = array_spec_count(&req->array);
-                if (peer->uid != 0 && c->n_tasks > max_tasks)
+                if (!unlimited && c->n_tasks > max_tasks)
                         return quota_exceeded("MaxArraySize", max_tasks, "the array has more tasks than allowed");
         }
-        if (m->config->max_stored_bytes_per_user && peer->uid != 0) {
+        if (m->config->max_stored_bytes_per_user && !unlimited) {
                 /* The size as stored: one serialization more, only when it is limited. */
                 json_object *o = NULL;
                 if (submit_request_to_json(req, &o) < 0)

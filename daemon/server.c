@@ -11,6 +11,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "authz.h"
 #include "errno-util.h"
 #include "fd-util.h"
 #include "log.h"
@@ -270,6 +271,7 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
         Server *s = userdata;
         Connection *c;
         unsigned same_uid = 0, per_uid;
+        bool unlimited;
         int cfd, r;
         Peer peer = {};
 
@@ -284,8 +286,10 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
                 if (k->peer.uid == peer.uid)
                         same_uid++;
         per_uid = s->limits.connections_per_user;
-        if (peer.uid == 0 ? s->n_conns >= CORRAL_CONNECTIONS_MAX + ROOT_RESERVED_CONNECTIONS
-                          : s->n_conns >= CORRAL_CONNECTIONS_MAX || (per_uid && same_uid >= per_uid)) {
+        /* Root reaches a flooded corrald through connections kept for it (authz.c). */
+        unlimited = authz_check(&(AuthzPeer) { .uid = peer.uid }, AUTHZ_EXCEED_LIMITS, NULL, NULL) == 0;
+        if (unlimited ? s->n_conns >= CORRAL_CONNECTIONS_MAX + ROOT_RESERVED_CONNECTIONS
+                      : s->n_conns >= CORRAL_CONNECTIONS_MAX || (per_uid && same_uid >= per_uid)) {
                 json_object *p = json_object_new_object();
                 bool global = s->n_conns >= CORRAL_CONNECTIONS_MAX;
                 json_add_u64(p, CORRAL_FIELD_LIMIT, global ? CORRAL_CONNECTIONS_MAX : per_uid);

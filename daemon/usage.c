@@ -166,6 +166,11 @@ static double queue_charge_factor(Accounting *a, const char *queue) {
         return q ? q->charge_factor : 1.0;
 }
 
+/* Fair-share counts core-hours at the queue's charge factor, never below 1. */
+static double fairshare_core_hours(const JobCharge *c) {
+        return c->core_hours * acct_fairshare_weight(c->charge_factor);
+}
+
 static unsigned job_cpus(const Job *j) {
         unsigned n = j->alloc ? cpu_set_count(&j->alloc->cpus) : 0;
         return n ?: (j->req.cpus ?: 1);
@@ -327,7 +332,8 @@ int accounting_charge_run(Accounting *a, const Job *j, const JobOutcome *o, uint
                 return log_error_errno(r, "Cannot record the charge of job %" PRIu64 ": %s", j->id,
                                        store_error(a->store));
 
-        credit = acct_decay_credit(c.core_hours, c.end_time > c.start_time ? c.end_time - c.start_time : 0, half_life);
+        credit = acct_decay_credit(fairshare_core_hours(&c), c.end_time > c.start_time ? c.end_time - c.start_time : 0,
+                                   half_life);
         e = entry_get(&a->tables[STORE_USAGE_PROJECT], project);
         if (!e)
                 return -ENOMEM;
@@ -389,7 +395,8 @@ void accounting_refresh(Accounting *a, Job *const *jobs, size_t n_jobs, uint64_t
                 e->running_su += c.service_units;
                 if (queue_excluded(a, j->queue))
                         continue;
-                credit = acct_decay_credit(c.core_hours, now > j->start_time ? now - j->start_time : 0, half_life);
+                credit = acct_decay_credit(fairshare_core_hours(&c), now > j->start_time ? now - j->start_time : 0,
+                                           half_life);
                 e->running += credit;
                 if (j->user && (e = entry_get(users, j->user)))
                         e->running += credit;

@@ -46,6 +46,7 @@ typedef struct SimQueue {
         SimGroup g;
         const QueueConfig *config; /* NULL without a configuration */
         bool fairshare_excluded;   /* FairShareExcludeQueues= */
+        double fairshare_weight;   /* acct_fairshare_weight() of its ChargeFactor= */
 } SimQueue;
 
 typedef struct SimProject {
@@ -382,7 +383,7 @@ static void sim_terminate(Sim *s, const Event *e) {
          * its span and decayed to its end. */
         if (s->o->fairshare && !s->queues[j->queue].fairshare_excluded) {
                 uint64_t h = s->o->config->fairshare_half_life;
-                double ch = core_hours(j, e->end, j->suspended);
+                double ch = core_hours(j, e->end, j->suspended) * s->queues[j->queue].fairshare_weight;
                 acct_decayed_add(&p->ended, acct_decay_credit(ch, e->end - j->start, h), e->end, h);
         }
 }
@@ -405,8 +406,9 @@ static void fairshare_refresh(Sim *s, uint64_t now) {
                         continue;
                 if (sj->state == SCHED_JOB_SUSPENDED)
                         suspended += now - j->suspend_start; /* the open suspension */
-                s->projects[j->project].running += acct_decay_credit(core_hours(j, now, suspended),
-                                                                     now > j->start ? now - j->start : 0, h);
+                s->projects[j->project].running +=
+                        acct_decay_credit(core_hours(j, now, suspended) * s->queues[j->queue].fairshare_weight,
+                                          now > j->start ? now - j->start : 0, h);
         }
         for (size_t i = 0; i < s->n_projects; i++) {
                 SimProject *p = &s->projects[i];
@@ -703,6 +705,7 @@ static int setup_queues(Sim *s, const SimOptions *o, uint32_t *ret_default, char
                 if (!s->queues)
                         return -ENOMEM;
                 s->n_queues = 1;
+                s->queues[0].fairshare_weight = 1.0;
                 *ret_default = 0;
                 return 0;
         }
@@ -718,6 +721,7 @@ static int setup_queues(Sim *s, const SimOptions *o, uint32_t *ret_default, char
                 s->queues[i] = (SimQueue) {
                         .config = &c->queues[i],
                         .fairshare_excluded = strv_contains(c->fairshare_exclude_queues, c->queues[i].name),
+                        .fairshare_weight = acct_fairshare_weight(c->queues[i].charge_factor),
                 };
         *ret_default = (uint32_t) (config_find_queue(c, c->default_queue) - c->queues);
         return 0;

@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "fuzz.h"
+#include "strv.h"
 
 static const char *const files[] = {
         "corral.conf", "corral.conf.d/10-site.conf", "corral.conf.d/20-local.conf",
@@ -88,7 +89,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (size_t i = 0; i < c->n_queues; i++) {
                 fuzz_check(c->queues[i].name);
                 fuzz_check(config_find_queue(c, c->queues[i].name) == &c->queues[i]); /* names are unique */
+                fuzz_check(!c->queues[i].disabled); /* Disabled=yes removed it */
+                if (!queue_config_allows(&c->queues[i], "physics", (char *[]) { (char *) "physics", NULL })) {
+                        _cleanup_free_ char *why = NULL;
+                        r = queue_config_refusal(&c->queues[i], "physics", &why);
+                        fuzz_check(r == -ENOMEM || (r == 0 && why));
+                }
         }
+        STRV_FOREACH(q, c->removed_builtins)
+                fuzz_check(!config_find_queue(c, *q));
         for (size_t i = 0; i < c->n_projects; i++) {
                 static const char *const groups[] = { "physics", NULL };
 

@@ -17,6 +17,10 @@ assert_eq "$(systemctl is-enabled corrald.socket)" enabled "corrald.socket after
 assert_eq "$(systemctl is-active corrald.socket)" active "corrald.socket after installation"
 assert_eq "$(systemctl is-enabled corrald.service)" enabled "corrald.service after installation"
 grep -qx /etc/corral/corral.conf /var/lib/dpkg/info/corral.conffiles || fail "corral.conf is not a conffile"
+# The group the built-in express queue is open to (corrald(8), QUEUES): a system group.
+gid=$(getent group corral-express | cut -d: -f3)
+[ -n "$gid" ] || fail "the postinst did not create the group corral-express"
+[ "$gid" -lt 1000 ] || fail "corral-express has gid $gid, not a system group's"
 # (An earlier test, 20-cli, replaces the configuration and then deletes it.)
 [ -f /etc/corral/corral.conf ] || log "/etc/corral/corral.conf was deleted since the installation"
 

@@ -56,6 +56,8 @@ esac
 [ ! -e /var/lib/corral ] || fail "purge left /var/lib/corral"
 [ ! -e /etc/corral ] || fail "purge left /etc/corral: $(find /etc/corral)"
 [ ! -e /lib/systemd/system/corrald.socket ] || fail "purge left corrald.socket"
+# As Debian packages leave their system groups: its members stay an administrator's choice.
+getent group corral-express >/dev/null || fail "purge removed the group corral-express"
 
 log "installing it again"
 # With corral-slurm-compat, which apt removed with corral, for the tests after this one.

@@ -6,12 +6,14 @@
 # the suspension outlasted its walltime (the clock stood still), charged for its running
 # time only. A suspended job whose CPU is taken resumes on another one that frees. With
 # ReclaimSuspended=yes and swap (the scratch disk made swap for the test), the frozen
-# job's memory.current drops.
+# job's memory.current drops. Express is not everyone's: bob is refused until the
+# administrator adds him to the corral-express group, as corral.conf(5) says to.
 # timeout: 600
 . "$CORRAL_TEST_LIB"
 dropin_dir=/etc/corral/corral.conf.d
 dropin=$dropin_dir/80-preempt.conf
 swapdev=
+added_to_group=
 mkdir -p "$dropin_dir"
 cleanup() {
     corral cancel -u "$USER_A" >/dev/null 2>&1 || true
@@ -19,6 +21,7 @@ cleanup() {
     wait_for 60 sh -c '[ "$(corral queue --json -t RUNNING,SUSPENDED 2>/dev/null | jq ".jobs | length")" = 0 ]' || true
     [ -z "$swapdev" ] || swapoff "$swapdev" 2>/dev/null || true
     rm -f "$dropin"
+    [ -z "$added_to_group" ] || gpasswd -d "$USER_B" corral-express >/dev/null 2>&1 || true
     corral reload >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -38,6 +41,24 @@ EOF
 corral reload
 work=$(as_user "$USER_A" mktemp -d /tmp/preempt.XXXXXX)
 work_b=$(as_user "$USER_B" mktemp -d /tmp/preempt.XXXXXX)
+
+# Express out of the box: the queue in effect says who may use it, and bob, in no such
+# group, is refused by name. The package's postinst creates the group; an installation
+# from the build tree (meson install) has none, so the test makes it as the postinst does.
+if ! getent group corral-express >/dev/null; then
+    log "no corral-express group (not installed from the package): creating it as the postinst would"
+    groupadd --system corral-express
+fi
+assert_match "$(corral config check 2>&1)" 'express +Priority=2 ChargeFactor=3 Preempts=normal AllowGroups=corral-express \[built-in\]' \
+    "corral config check shows express open to corral-express only"
+if out=$(as_user "$USER_B" corral submit --parsable -D "$work_b" -q express -n 1 --time 1:00 -- true 2>&1); then
+    fail "bob, in no express group, submitted to express: job $out"
+fi
+assert_match "$out" 'queue express is open only to members of the groups corral-express' "the refusal names queue and group"
+assert_match "$out" 'gpasswd -a USER corral-express' "the refusal says how an administrator opens it"
+# What an administrator does: bob joins the group (effective on his next command).
+gpasswd -a "$USER_B" corral-express >/dev/null
+added_to_group=1
 
 # The normal job: 15 s of half-second sleeps (each frozen sleep costs at most its own
 # half second) with a CPU burner beside them, on every CPU, walltime 40 s.

@@ -105,6 +105,13 @@ static void test_fairshare(void **state) {
         assert_close(acct_fairshare(0, 0), 1e6, 0);
         assert_close(acct_fairshare(0, 10), 1e6, 0);
         assert_close(acct_fairshare(2.5, 10), 750000.0, 1e-12);
+        /* A core-hour's weight in fair-share: NCI's express counts 3, normal 1, and bonus,
+         * free on the grant, still 1 (corrald(8), QUEUES). */
+        assert_close(acct_fairshare_weight(3.0), 3.0, 0);
+        assert_close(acct_fairshare_weight(1.0), 1.0, 0);
+        assert_close(acct_fairshare_weight(0.0), 1.0, 0);
+        assert_close(acct_fairshare_weight(0.5), 1.0, 0);
+        assert_close(acct_fairshare_weight(1.5), 1.5, 0);
         assert_close(acct_fairshare(10, 10), 0.0, 0);
         assert_close(acct_fairshare(11, 10), 0.0, 0); /* rounding never makes it negative */
 }

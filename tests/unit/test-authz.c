@@ -30,11 +30,13 @@ enum {
         PROJECT_FOREIGN = 1 << 3,       /* a group nobody here is in */
         PROJECT_LISTED = 1 << 4,        /* Members= of a project file names the peer */
         QUEUE_ALLOWED = 1 << 5,         /* the queue's AllowGroups=/AllowProjects= let the job in */
+        PROJECT_DEFAULT = 1 << 6,       /* DefaultFor= of a project file names the owner */
 };
 static const struct {
         AuthzAction action;
         unsigned job;
         int owner, owner_may_suspend, other, admin;
+        bool root_only; /* admin is root's; the operator group gets -EPERM */
 } table[] = {
         { AUTHZ_SUBMIT, false, 0, 0, 0, 0 },
         { AUTHZ_LIST, false, 0, 0, 0, 0 },
@@ -58,6 +60,9 @@ static const struct {
         { AUTHZ_USE_PROJECT, false, -EPERM, -EPERM, -EPERM, 0 }, /* no such group */
         /* The caller computes "listed" for the submitter, the job's owner. */
         { AUTHZ_USE_PROJECT, PROJECT_LISTED, 0, 0, -EPERM, 0 },
+        /* DefaultFor= is the administrator's choice for the user, member or not. */
+        { AUTHZ_USE_PROJECT, PROJECT_DEFAULT, 0, 0, -EPERM, 0 },
+        { AUTHZ_USE_PROJECT, PROJECT_DEFAULT | PROJECT_FOREIGN, 0, 0, -EPERM, 0 },
         { AUTHZ_USE_QUEUE, QUEUE_ALLOWED, 0, 0, -EPERM, 0 },
         { AUTHZ_USE_QUEUE, false, -EPERM, -EPERM, -EPERM, 0 },
         /* Usage: one's own; a project's, to its members (listed, or in its group). */
@@ -65,6 +70,10 @@ static const struct {
         { AUTHZ_VIEW_USAGE, PROJECT_LISTED, 0, 0, 0, 0 },
         { AUTHZ_VIEW_USAGE, PROJECT_OWNERS, 0, 0, -EPERM, 0 },
         { AUTHZ_VIEW_USAGE, PROJECT_FOREIGN, 0, 0, -EPERM, 0 },
+        /* The per-user bounds (MaxJobsPerUser= ...) and the connection limits: root is not
+         * bound, the operator group is, and no job changes that. */
+        { AUTHZ_EXCEED_LIMITS, false, -EPERM, -EPERM, -EPERM, 0, true },
+        { AUTHZ_EXCEED_LIMITS, ADMIN_HELD | PROJECT_OWNERS | QUEUE_ALLOWED, -EPERM, -EPERM, -EPERM, 0, true },
 };
 
 static void test_table(void **state) {
@@ -81,6 +90,7 @@ static void test_table(void **state) {
                                        .have_project_gid = f & (PROJECT_OWNERS | PROJECT_FOREIGN),
                                        .project_gid = f & PROJECT_OWNERS ? 100 : 555,
                                        .project_member = f & PROJECT_LISTED,
+                                       .project_default = f & PROJECT_DEFAULT,
                                        .queue_allowed = f & QUEUE_ALLOWED };
                 AuthzAction a = table[i].action;
 
@@ -91,8 +101,9 @@ static void test_table(void **state) {
                 assert_int_equal(authz_check(&other, a, &job, &strict), table[i].other);
                 assert_int_equal(authz_check(&other, a, &job, &lenient), table[i].other);
                 for (size_t j = 0; j < ELEMENTSOF(admins); j++) {
-                        assert_int_equal(authz_check(admins[j], a, &job, &strict), table[i].admin);
-                        assert_int_equal(authz_check(admins[j], a, &job, &lenient), table[i].admin);
+                        int want = table[i].root_only && admins[j] != &root ? -EPERM : table[i].admin;
+                        assert_int_equal(authz_check(admins[j], a, &job, &strict), want);
+                        assert_int_equal(authz_check(admins[j], a, &job, &lenient), want);
                 }
         }
         for (int a = 0; a < _AUTHZ_ACTION_MAX; a++)
@@ -137,6 +148,9 @@ static void test_bad_calls(void **state) {
                 assert_int_equal(authz_check(&owner, AUTHZ_SUSPEND, &job, NULL), -EPERM);
         }
         assert_int_equal(authz_action_from_string("set-priority"), AUTHZ_SET_PRIORITY);
+        /* Without a job nor a policy, as server.c and check_user_limits() ask it. */
+        assert_int_equal(authz_check(&root, AUTHZ_EXCEED_LIMITS, NULL, NULL), 0);
+        assert_int_equal(authz_check(&owner, AUTHZ_EXCEED_LIMITS, NULL, NULL), -EPERM);
 }
 
 static void test_admin_action(void **state) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "strv.h"
 
 static char dir[64];
 
@@ -23,6 +24,13 @@ static void put(const char *name, const char *text) {
         assert_non_null(f);
         fputs(text, f);
         fclose(f);
+}
+
+static void unlink_in(const char *name) {
+        char p[256];
+
+        snprintf(p, sizeof p, "%s/%s", dir, name);
+        assert_int_equal(unlink(p), 0);
 }
 
 static int setup(void **state) {
@@ -55,6 +63,16 @@ static void test_defaults(void **state) {
         assert_true(config_find_queue(c, "bonus")->charge_factor == 0.0);
         assert_int_equal(c->kill_wait_sec, 30);
         assert_false(c->users_may_suspend);
+        /* Express suspends others' work: only its group (and admins, authz.c) may use it,
+         * and its runs count in fair-share (at its factor, usage.c): nothing is excluded. */
+        assert_string_equal(config_find_queue(c, "express")->allow_groups[0], CORRAL_EXPRESS_GROUP);
+        assert_null(config_find_queue(c, "express")->allow_groups[1]);
+        assert_null(config_find_queue(c, "normal")->allow_groups);
+        assert_null(config_find_queue(c, "bonus")->allow_groups);
+        assert_int_equal(strv_length(c->fairshare_exclude_queues), 0);
+        assert_true(config_find_queue(c, "express")->builtin);
+        assert_null(config_find_queue(c, "express")->overridden);
+        assert_null(c->removed_builtins);
         /* NCI's preemption: express suspends normal; nothing else. */
         assert_int_equal(config_find_queue(c, "express")->preempts_mask, 1u << (config_find_queue(c, "normal") - c->queues));
         assert_int_equal(config_find_queue(c, "normal")->preempts_mask, 0);
@@ -82,7 +100,10 @@ static void test_preemption(void **state) {
                            "[Queue]\nName=mid\nPriority=2\nParallelRun=yes\n"
                            "[Queue]\nName=low\nPriority=1\n");
         assert_int_equal(config_load(dir, &c, &err), 0);
-        assert_int_equal(config_find_queue(c, "top")->preempts_mask, (1u << 1) | (1u << 2));
+        /* Indexes after the three built-ins. */
+        assert_int_equal(config_find_queue(c, "top")->preempts_mask,
+                         (1u << (config_find_queue(c, "mid") - c->queues)) |
+                                 (1u << (config_find_queue(c, "low") - c->queues)));
         assert_false(config_find_queue(c, "top")->preemptable);
         assert_true(config_find_queue(c, "mid")->parallel_run);
         assert_int_equal(config_sched(c, &sc), 0);
@@ -93,7 +114,7 @@ static void test_preemption(void **state) {
         config_free(c);
 
         /* Queues of their own and none preempts: preemption is off. */
-        put("corral.conf", "[Queue]\nName=only\n");
+        put("corral.conf", "[Queue]\nName=only\n[Queue]\nName=express\nPreempts=\n");
         assert_int_equal(config_load(dir, &c, &err), 0);
         assert_int_equal(config_sched(c, &sc), 0);
         assert_false(sc.preempt.enabled);
@@ -118,7 +139,7 @@ static void test_dropins_override(void **state) {
         assert_string_equal(c->operator_group, "hpcadmin");
         assert_true(c->users_may_suspend);
         assert_int_equal(c->kill_wait_sec, 60);
-        assert_int_equal(c->n_queues, 2);
+        assert_int_equal(c->n_queues, 4); /* the built-ins and long */
         assert_int_equal(config_find_queue(c, "normal")->priority, 7);
         /* The drop-in named only Priority=: the rest of the queue stays as the main file
          * set it (it used to be replaced whole, dropping the walltime limit). */
@@ -145,7 +166,10 @@ static void test_dropins_override(void **state) {
                 assert_true(sc.weights.queue == 1000.0); /* IT4I's, where not set */
         }
         config_free(c);
-        unlink("corral.conf");
+        put("corral.conf", "");
+        unlink_in("corral.conf.d/10-a.conf");
+        unlink_in("corral.conf.d/20-b.conf");
+        unlink_in("corral.conf.d/ignored.txt");
 }
 
 static void test_errors(void **state) {
@@ -187,6 +211,110 @@ static void test_errors(void **state) {
         }
 }
 
+/* Defining a [Queue] used to replace the three built-in queues: an admin who only
+ * restricted express lost normal and bonus. Now a section merges into the built-in of its
+ * name key by key, other names add queues, and Disabled=yes is the one way to remove one. */
+static void test_builtin_merge(void **state) {
+        Config *c = NULL;
+        char *err = NULL;
+        const QueueConfig *q;
+
+        put("corral.conf", "[Queue]\nName=express\nAllowGroups=staff\nMaxWalltime=1h\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_int_equal(c->n_queues, 3);
+        assert_non_null(config_find_queue(c, "normal"));
+        assert_non_null(config_find_queue(c, "bonus"));
+        assert_string_equal(c->default_queue, "normal");
+        q = config_find_queue(c, "express");
+        assert_string_equal(q->allow_groups[0], "staff");
+        assert_null(q->allow_groups[1]);
+        assert_int_equal(q->max_walltime, 3600);
+        /* What the section did not say stays the built-in's. */
+        assert_int_equal(q->priority, 2);
+        assert_true(q->charge_factor == 3.0);
+        assert_int_equal(q->preempts_mask, 1u << (config_find_queue(c, "normal") - c->queues));
+        /* corral config check names the keys overridden. */
+        assert_true(strv_contains(q->overridden, "AllowGroups"));
+        assert_true(strv_contains(q->overridden, "MaxWalltime"));
+        assert_int_equal(strv_length(q->overridden), 2);
+        assert_null(config_find_queue(c, "normal")->overridden);
+        c = config_free(c);
+
+        /* Opened to everyone with an empty AllowGroups=; another name adds a queue. */
+        put("corral.conf", "[Queue]\nName=express\nAllowGroups=\n[Queue]\nName=long\nPriority=0\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_int_equal(c->n_queues, 4);
+        assert_null(config_find_queue(c, "express")->allow_groups);
+        assert_true(queue_config_allows(config_find_queue(c, "express"), "p", NULL));
+        assert_false(config_find_queue(c, "long")->builtin);
+        c = config_free(c);
+
+        /* Disabled=yes removes a built-in; express forgets its own Preempts=normal; a drop-in
+         * may bring a queue back. */
+        put("corral.conf", "[Queue]\nName=normal\nDisabled=yes\n[Queue]\nName=bonus\nDisabled=yes\n"
+                           "[Queue]\nName=work\nPriority=1\n");
+        put("corral.conf.d/50-bonus.conf", "[Queue]\nName=bonus\nDisabled=no\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_int_equal(c->n_queues, 3);
+        assert_null(config_find_queue(c, "normal"));
+        assert_non_null(config_find_queue(c, "bonus"));
+        assert_int_equal(strv_length(c->removed_builtins), 1);
+        assert_string_equal(c->removed_builtins[0], "normal");
+        assert_int_equal(strv_length(config_find_queue(c, "express")->preempts), 0);
+        assert_int_equal(config_find_queue(c, "express")->preempts_mask, 0);
+        assert_string_equal(c->default_queue, "express"); /* the first left */
+        c = config_free(c);
+        unlink_in("corral.conf.d/50-bonus.conf");
+
+        /* A Preempts= the admin wrote still has to name a queue. */
+        put("corral.conf", "[Queue]\nName=normal\nDisabled=yes\n[Queue]\nName=express\nPreempts=normal\n");
+        assert_int_equal(config_load(dir, &c, &err), -EINVAL);
+        assert_non_null(strstr(err, "[Queue] express: Preempts= names normal, which is no queue"));
+        err = mfree(err);
+
+        put("corral.conf", "[Queue]\nName=normal\nDisabled=yes\n[Queue]\nName=bonus\nDisabled=yes\n"
+                           "[Queue]\nName=express\nDisabled=yes\n");
+        assert_int_equal(config_load(dir, &c, &err), -EINVAL);
+        assert_non_null(strstr(err, "every queue is Disabled=yes"));
+        err = mfree(err);
+        put("corral.conf", "");
+}
+
+/* Who a queue's rule lets in, and the refusal that says what to do. */
+static void test_queue_access(void **state) {
+        Config *c = NULL;
+        char *err = NULL, *msg = NULL;
+        char *mine[] = { (char *) "users", (char *) "corral-express", NULL };
+        char *plain[] = { (char *) "users", NULL };
+        const QueueConfig *q;
+
+        put("corral.conf", "[Queue]\nName=lab\nAllowProjects=astro\nAllowGroups=a b\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        q = config_find_queue(c, "express");
+        assert_true(queue_config_allows(q, "geo", mine));
+        assert_false(queue_config_allows(q, "geo", plain));
+        assert_false(queue_config_allows(q, "geo", NULL));
+        assert_int_equal(queue_config_refusal(q, "geo", &msg), 0);
+        assert_non_null(strstr(msg, "queue express is open only to members of the groups corral-express"));
+        assert_non_null(strstr(msg, "gpasswd -a USER corral-express"));
+        assert_non_null(strstr(msg, "empty AllowGroups= in a [Queue] Name=express section"));
+        msg = mfree(msg);
+        assert_true(queue_config_allows(config_find_queue(c, "normal"), "geo", NULL));
+
+        q = config_find_queue(c, "lab");
+        assert_false(queue_config_allows(q, "geo", (char *[]) { (char *) "b", NULL }));
+        assert_true(queue_config_allows(q, "astro", (char *[]) { (char *) "b", NULL }));
+        assert_false(queue_config_allows(q, "astro", plain));
+        assert_int_equal(queue_config_refusal(q, "geo", &msg), 0);
+        assert_non_null(strstr(msg, "queue lab takes only jobs of the projects astro (its AllowProjects=), not of geo"));
+        msg = mfree(msg);
+        assert_int_equal(queue_config_refusal(q, "astro", &msg), 0);
+        assert_non_null(strstr(msg, "members of the groups a, b (its AllowGroups=)"));
+        msg = mfree(msg);
+        config_free(c);
+        put("corral.conf", "");
+}
+
 /* A NUL byte would hide the rest of the file from every check (found by fuzzing). */
 static void test_nul_byte(void **state) {
         static const char text[] = "[Manager]\nPolicy=easy\0x\n[Queue]\nName=hidden\nBogusKey=1\n";
@@ -212,6 +340,8 @@ int main(void) {
                 cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_nul_byte),
                 cmocka_unit_test(test_preemption),
+                cmocka_unit_test(test_builtin_merge),
+                cmocka_unit_test(test_queue_access),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -465,6 +465,25 @@ static void test_projects_submit(void **state) {
         expect_error(call(m, 2, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}"), "NoProject",
                      "systemctl reload corrald");
 
+        /* DefaultFor= alone lets its user in, the administrator having chosen the project
+         * for them (authz.c, AUTHZ_USE_PROJECT), whether they name it or not. */
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=daemon\nDefaultFor=nobody\n");
+        {
+                char *err = NULL;
+                assert_int_equal(manager_reload(m, &err), 0);
+        }
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}");
+        assert_string_equal(project_of(m, job_id_of(r)), "geo");
+        json_object_put(r);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"project\":\"geo\"}");
+        assert_string_equal(project_of(m, job_id_of(r)), "geo");
+        json_object_put(r);
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=@nogroup\nDefaultFor=nobody\n");
+        {
+                char *err = NULL;
+                assert_int_equal(manager_reload(m, &err), 0);
+        }
+
         /* A queue's own rules: MaxCPUsPerJob=, AllowProjects=, AllowGroups= (admins pass). */
         put(t->dir, "corral.conf", "[Queue]\nName=normal\nMaxCPUsPerJob=2\nAllowProjects=astro\n"
                                    "[Queue]\nName=staff\nAllowGroups=adm\n");
@@ -562,12 +581,12 @@ static void test_release_requeue_recheck(void **state) {
         put(t->dir, "corral.conf", "[Queue]\nName=normal\nAllowProjects=astro\n");
         reload_ok(m);
         expect_error(call(m, NOBODY, CORRAL_METHOD_RELEASE, params), "PermissionDenied",
-                     "queue normal no longer takes this job (its AllowProjects=, AllowGroups=)");
+                     "may no longer go back to its queue: queue normal takes only jobs of the projects astro");
         expect_error(call(m, NOBODY, CORRAL_METHOD_REQUEUE, params_done), "PermissionDenied",
                      "AllowProjects=");
 
         /* The queue is gone. */
-        put(t->dir, "corral.conf", "[Queue]\nName=other\n");
+        put(t->dir, "corral.conf", "[Queue]\nName=normal\nDisabled=yes\n");
         reload_ok(m);
         expect_error(call(m, NOBODY, CORRAL_METHOD_RELEASE, params), "PermissionDenied",
                      "queue normal no longer exists");
@@ -760,16 +779,72 @@ static int setup(void **state) {
         return tree_setup_prefix(state, "corral-methods");
 }
 
+/* The built-in express queue suspends other users' normal jobs: out of the box only root,
+ * the operator group and the corral-express group may submit to it, and a user who may
+ * not is told which queue, which group and how an administrator opens it. */
+static void test_express_access(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        const char *express = "{" SUBMIT_TRUE ",\"hold\":true,\"queue\":\"express\"}";
+        json_object *r;
+        char *err = NULL;
+
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, express), "PermissionDenied",
+                     "queue express is open only to members of the groups corral-express (its AllowGroups=)");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, express), "PermissionDenied",
+                     "empty AllowGroups= in a [Queue] Name=express section");
+        /* --test-only answers the same. */
+        expect_error(call(m, NOBODY, CORRAL_METHOD_TEST_SUBMIT, express), "PermissionDenied", "corral-express");
+        assert_int_equal(m->n_jobs, 0);
+        r = call(m, 0, CORRAL_METHOD_SUBMIT, express);
+        assert_null(error_of(r));
+        json_object_put(r);
+        /* normal stays everyone's. */
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}");
+        assert_null(error_of(r));
+        json_object_put(r);
+
+        /* The operator group is let in by authz.c. */
+        put(t->dir, "corral.conf", "[Manager]\nOperatorGroup=nogroup\n");
+        assert_int_equal(manager_reload(m, &err), 0);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, express);
+        assert_null(error_of(r));
+        json_object_put(r);
+
+        /* Opened to another group (nobody's primary group), merged into the built-in: the
+         * rest of express stays (priority 2, Preempts=normal, ChargeFactor=3). */
+        put(t->dir, "corral.conf", "[Queue]\nName=express\nAllowGroups=nogroup\n");
+        assert_int_equal(manager_reload(m, &err), 0);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, express);
+        assert_null(error_of(r));
+        json_object_put(r);
+        assert_int_equal(config_find_queue(m->config, "express")->priority, 2);
+        assert_true(config_find_queue(m->config, "express")->charge_factor == 3.0);
+        assert_non_null(config_find_queue(m->config, "bonus"));
+
+        /* Opened to everyone. */
+        put(t->dir, "corral.conf", "[Queue]\nName=express\nAllowGroups=\n");
+        assert_int_equal(manager_reload(m, &err), 0);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, express);
+        assert_null(error_of(r));
+        json_object_put(r);
+        manager_for_test_free(m);
+}
+
 /* Preemption through the pass and the transitions: an express job suspends the normal
  * job holding every CPU (recorded as the scheduler's suspension, which nobody resumes by
  * hand, and which corral why explains), and the normal job resumes when it ends. */
 static void test_preemption(void **state) {
         Tree *t = *state;
-        Manager *m = manager_for_test(t->dir);
+        Manager *m;
         char params[64], want[96];
         json_object *r;
         uint64_t a, b;
         Job *ja, *jb;
+
+        /* Express open to everyone, as an administrator opens it (corral.conf(5)). */
+        put(t->dir, "corral.conf", "[Queue]\nName=express\nAllowGroups=\n");
+        m = manager_for_test(t->dir);
 
         r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":8,\"walltime_sec\":3600,\"queue\":\"normal\"}");
         a = job_id_of(r);
@@ -830,6 +905,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_release_requeue_recheck, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_blocked_by_limit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_preemption, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_express_access, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_test_submit, setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

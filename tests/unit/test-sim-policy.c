@@ -50,6 +50,7 @@ static const char conf_queues[] =
         "[Queue]\n"
         "Name=express\n"
         "Priority=2\n"
+        "Preempts=\n" /* the built-in express's Preempts=normal, off */
         "[Queue]\n"
         "Name=normal\n"
         "Priority=1\n"

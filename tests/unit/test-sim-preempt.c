@@ -21,6 +21,7 @@ static const char conf_off[] =
         "[Queue]\n"
         "Name=express\n"
         "Priority=2\n"
+        "Preempts=\n" /* the built-in express's Preempts=normal, off */
         "[Queue]\n"
         "Name=normal\n"
         "Priority=1\n";

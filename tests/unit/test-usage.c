@@ -178,7 +178,9 @@ static double share_usage(Manager *m, const char *project, double *ret_fairshare
 }
 
 /* A run's charge: CPUs × running time without the suspension, × the queue's factor;
- * shown to the owner; the express queue's runs charged but not in fair-share usage. */
+ * shown to the owner; in fair-share usage at the queue's factor too, never below 1:
+ * express's runs count three times (they were left out, so express was free to the user
+ * whose jobs suspend others'), bonus's once. */
 static void test_charge_at_end(void **state) {
         Tree *t = *state;
         Manager *m;
@@ -187,9 +189,13 @@ static void test_charge_at_end(void **state) {
         uint64_t a, b, start = (uint64_t) time(NULL) - 100;
         double usage, fs;
 
+        uint64_t bo;
+        double hl = 168 * 3600, was;
+
         mkdir_in(t->dir, "projects.d");
         put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=nobody\n");
         put(t->dir, "projects.d/astro.conf", "[Project]\nMembers=root\n");
+        put(t->dir, "corral.conf", "[Queue]\nName=express\nAllowGroups=\n");
         m = manager_for_test(t->dir);
 
         a = submit(m, NOBODY, ",\"cpus\":2");
@@ -231,13 +237,27 @@ static void test_charge_at_end(void **state) {
         assert_close(share_usage(m, "astro", &fs), 0.0, 0);
         assert_close(fs, 1e6, 0);
 
-        /* express: charged at 3, but not fair-share usage (FairShareExcludeQueues=express). */
+        /* express: charged at 3, and 3 core-hours of fair-share usage for its one. */
         b = submit(m, NOBODY, ",\"queue\":\"express\"");
         assert_int_equal(manager_schedule(m), 0);
-        finish(m, b, start, 3600, 0, 0);
+        finish(m, b, start - 3600, 3600, 0, 0);
         assert_int_equal(store_load_charge(m->store, b, &c), 0);
         assert_close(c.service_units, 3.0, 1e-12);
-        assert_close(share_usage(m, "geo", NULL), usage, 1e-9);
+        was = usage;
+        usage = share_usage(m, "geo", NULL);
+        assert_close(usage - was,
+                     acct_decay_credit(3.0, 3600, hl) * acct_decay_factor((uint64_t) time(NULL) - start, hl), 1e-4);
+
+        /* bonus: free on the grant, but its CPU-hour counts once in fair-share. */
+        bo = submit(m, NOBODY, ",\"queue\":\"bonus\"");
+        assert_int_equal(manager_schedule(m), 0);
+        finish(m, bo, start - 3600, 3600, 0, 0);
+        assert_int_equal(store_load_charge(m->store, bo, &c), 0);
+        assert_close(c.service_units, 0.0, 0);
+        was = usage;
+        usage = share_usage(m, "geo", NULL);
+        assert_close(usage - was,
+                     acct_decay_credit(1.0, 3600, hl) * acct_decay_factor((uint64_t) time(NULL) - start, hl), 1e-4);
 
         /* Decayed usage survives a restart. */
         assert_int_equal(store_commit(m->store), 0);
