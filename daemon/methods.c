@@ -910,6 +910,12 @@ static json_object *method_get_info(Manager *m) {
         }
         if (m->config_error)
                 json_add_string(p, "config_error", m->config_error);
+        {
+                _cleanup_free_ char *in_force = NULL;
+                if (manager_config_in_force(m, &in_force) >= 0)
+                        json_add_string(p, "config_in_force", in_force);
+                json_add_bool(p, "config_last_good", m->config_lastgood);
+        }
         return ok_reply(p);
 }
 

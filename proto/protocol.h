@@ -7,7 +7,8 @@
  *   request:  {"method": "io.corral.Manager.Submit", "parameters": {...},
  *              "more": true (optional, streamed replies), "oneway": true (optional, no reply),
  *              "protocol": 1 (optional; a mismatch fails with ProtocolVersionMismatch)}
- *   reply:    {"parameters": {...}, "continues": true (only while more replies follow)}
+ *   reply:    {"parameters": {...}, "continues": true (only while more replies follow),
+ *              "warning": "..." (optional, on any reply: what every user should see)}
  *   error:    {"error": "io.corral.Manager.NoSuchJob", "parameters": {...}}
  *
  * Every name that crosses the socket is defined here and nowhere else. */
@@ -136,6 +137,9 @@ DECLARE_STRING_TABLE_LOOKUP(corral_error, CorralError);
 #define CORRAL_FIELD_LIMIT "limit"
 #define CORRAL_FIELD_METHOD "method"
 #define CORRAL_FIELD_JOB_ID "job_id"
+/* In a reply's envelope, beside "parameters", on any reply: what the daemon wants every
+ * user to see on stderr (the configuration on disk does not load). */
+#define CORRAL_FIELD_WARNING "warning"
 
 /* Bounds. Everything a peer sends is checked against these before it is stored, so one
  * client cannot make the daemon allocate without limit. */
