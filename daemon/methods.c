@@ -661,6 +661,14 @@ typedef struct FreezeCall {
         bool by_admin; /* an admin suspending somebody else's job: only an admin resumes it */
 } FreezeCall;
 
+/* A person's suspension of a job a pass holds suspended (preemption): both hold it. A pass
+ * does not resume it until they resume it, and their resume lifts only their hold. */
+static int hold_suspended_by_person(Manager *m, Job *j, bool by_admin) {
+        j->suspended_by_person = true;
+        j->suspended_by_admin = j->suspended_by_admin || by_admin;
+        return manager_job_save(m, j);
+}
+
 static void on_freeze_done(Executor *e, uint64_t id, int error, const char *message, void *userdata) {
         FreezeCall *fc = userdata;
         Manager *m = fc->m;
@@ -677,7 +685,10 @@ static void on_freeze_done(Executor *e, uint64_t id, int error, const char *mess
                 if (j && fc->freeze && j->state == JOB_RUNNING) {
                         j->suspended_by_admin = fc->by_admin;
                         (void) manager_job_transition(m, j, JOB_EVENT_SUSPEND, JOB_SUSPENDED, "Suspended");
-                } else if (j && !fc->freeze && j->state == JOB_SUSPENDED)
+                } else if (j && fc->freeze && j->state == JOB_SUSPENDED && j->suspended_by_sched)
+                        /* A pass suspended it while this freeze was under way: theirs stands too. */
+                        hold_suspended_by_person(m, j, fc->by_admin);
+                else if (j && !fc->freeze && j->state == JOB_SUSPENDED)
                         (void) manager_job_transition(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL);
                 reply = ok_reply(NULL);
         }
@@ -700,12 +711,35 @@ static json_object *method_suspend(Manager *m, Call *call, const Peer *peer, jso
         if ((err = check(m, peer, freeze ? AUTHZ_SUSPEND : AUTHZ_RESUME, j,
                          "suspend and resume are for administrators (or owners, where UsersMaySuspend=yes)")))
                 return err;
+        if (j->state == JOB_SUSPENDED && j->suspended_by_sched && !j->launching && !j->cancel_requested) {
+                AuthzPeer ap = authz_peer(peer);
+                AuthzJob aj = authz_job(j);
+                json_object *p;
+
+                /* Its CPUs are another job's now: only a pass, which knows where it can go,
+                 * resumes it. A person's suspend holds it suspended beyond that, their
+                 * resume lifts only their own hold. */
+                if (freeze) {
+                        if (j->suspended_by_person)
+                                return invalid_state(j);
+                        if (hold_suspended_by_person(m, j, authz_is_admin_action(&ap, &aj, &m->authz)) < 0)
+                                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+                        return ok_reply(NULL);
+                }
+                if (!j->suspended_by_person)
+                        return permission_denied("the scheduler suspended this job to let a higher priority job "
+                                                 "run; it resumes by itself as soon as CPUs allow");
+                j->suspended_by_person = j->suspended_by_admin = false;
+                if (manager_job_save(m, j) < 0)
+                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+                m->sched_needed = true;
+                p = json_object_new_object();
+                json_add_string(p, CORRAL_FIELD_MESSAGE, "your hold is lifted; the scheduler still holds it "
+                                "suspended (preemption) and resumes it as soon as CPUs allow");
+                return ok_reply(p);
+        }
         if (j->state != (freeze ? JOB_RUNNING : JOB_SUSPENDED) || j->launching || j->cancel_requested)
                 return invalid_state(j);
-        /* Its CPUs are another job's now: only a pass, which knows where it can go, resumes it. */
-        if (!freeze && j->suspended_by_sched)
-                return permission_denied("the scheduler suspended this job to let a higher priority job run; "
-                                         "it resumes by itself as soon as CPUs allow");
         fc = new0(FreezeCall, 1);
         if (!fc)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);

@@ -81,6 +81,9 @@ static const char *const migrations[] = {
         "CREATE TABLE grant_usage ("
         "  project TEXT PRIMARY KEY, period_begin INTEGER NOT NULL, service_units REAL NOT NULL"
         ") WITHOUT ROWID;",
+        /* 4: the job a preempted job was suspended for, so that corral why names it after a
+         * restart. */
+        "ALTER TABLE jobs ADD COLUMN preempted_by INTEGER NOT NULL DEFAULT 0;",
 };
 
 static int sqlite_to_errno(int rc) {
@@ -159,15 +162,15 @@ static const char update_sql[] =
         " eligible_time=?7, start_time=?8, end_time=?9, suspended_usec=?10, suspend_start=?11,"
         " exit_code=?12, exit_signal=?13, alloc_cpus=?14, alloc_mem=?15, usage_cpu_usec=?16,"
         " usage_memory_peak=?17, usage_io_read=?18, usage_io_write=?19, usage_tasks_peak=?20,"
-        " queue=?21, suspended_by_admin=?22, launch_error=?23 WHERE id=?1";
+        " queue=?21, suspended_by_admin=?22, launch_error=?23, preempted_by=?24 WHERE id=?1";
 static const char insert_sql[] =
         "INSERT INTO jobs (id, state, reason, rerunnable, held_by_admin, requeue_count, eligible_time,"
         " start_time, end_time, suspended_usec, suspend_start, exit_code, exit_signal, alloc_cpus,"
         " alloc_mem, usage_cpu_usec, usage_memory_peak, usage_io_read, usage_io_write,"
-        " usage_tasks_peak, queue, suspended_by_admin, launch_error, uid, gid, user, project, request,"
-        " array_job_id, array_task_id, submit_time, request_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
-        " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27,"
-        " ?28, ?29, ?30, ?31, ?32)";
+        " usage_tasks_peak, queue, suspended_by_admin, launch_error, preempted_by, uid, gid, user, project,"
+        " request, array_job_id, array_task_id, submit_time, request_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
+        " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26,"
+        " ?27, ?28, ?29, ?30, ?31, ?32, ?33)";
 
 int store_open(const char *dir, Store **ret) {
         _cleanup_(store_closep) Store *s = NULL;
@@ -321,8 +324,11 @@ static int bind_mutable(sqlite3_stmt *st, const Job *j) {
         rc |= sqlite3_bind_int64(st, 19, (sqlite3_int64) j->usage.io_write_bytes);
         rc |= sqlite3_bind_int64(st, 20, (sqlite3_int64) j->usage.tasks_peak);
         rc |= bind_text(st, 21, j->queue);
-        rc |= sqlite3_bind_int(st, 22, j->suspended_by_admin ? 1 : j->suspended_by_sched ? 2 : 0);
+        /* Who holds it suspended, as bits: an admin (1), a pass (2), a person too (4). */
+        rc |= sqlite3_bind_int(st, 22, (j->suspended_by_admin ? 1 : 0) | (j->suspended_by_sched ? 2 : 0) |
+                                               (j->suspended_by_person ? 4 : 0));
         rc |= bind_text(st, 23, j->launch_error);
+        rc |= sqlite3_bind_int64(st, 24, (sqlite3_int64) j->preempted_by);
         return rc ? -EIO : 0;
 }
 
@@ -365,15 +371,15 @@ int store_insert_job(Store *s, const Job *j, size_t *ret_request_bytes) {
                 (void) sqlite3_reset(s->insert);
                 return r;
         }
-        rc |= sqlite3_bind_int64(s->insert, 24, j->uid);
-        rc |= sqlite3_bind_int64(s->insert, 25, j->gid);
-        rc |= bind_text(s->insert, 26, j->user);
-        rc |= bind_text(s->insert, 27, j->project);
-        rc |= bind_text(s->insert, 28, request ?: "");
-        rc |= sqlite3_bind_int64(s->insert, 29, (sqlite3_int64) j->array_job_id);
-        rc |= sqlite3_bind_int64(s->insert, 30, j->array_task_id);
-        rc |= sqlite3_bind_int64(s->insert, 31, (sqlite3_int64) j->submit_time);
-        rc |= sqlite3_bind_int64(s->insert, 32, (sqlite3_int64) (request ? 0 : j->request_id));
+        rc |= sqlite3_bind_int64(s->insert, 25, j->uid);
+        rc |= sqlite3_bind_int64(s->insert, 26, j->gid);
+        rc |= bind_text(s->insert, 27, j->user);
+        rc |= bind_text(s->insert, 28, j->project);
+        rc |= bind_text(s->insert, 29, request ?: "");
+        rc |= sqlite3_bind_int64(s->insert, 30, (sqlite3_int64) j->array_job_id);
+        rc |= sqlite3_bind_int64(s->insert, 31, j->array_task_id);
+        rc |= sqlite3_bind_int64(s->insert, 32, (sqlite3_int64) j->submit_time);
+        rc |= sqlite3_bind_int64(s->insert, 33, (sqlite3_int64) (request ? 0 : j->request_id));
         if (rc) {
                 (void) sqlite3_reset(s->insert);
                 return -EIO;
@@ -408,7 +414,7 @@ int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata)
                 " requeue_count, array_job_id, array_task_id, submit_time, eligible_time, start_time,"
                 " end_time, suspended_usec, suspend_start, exit_code, exit_signal, alloc_cpus, alloc_mem,"
                 " usage_cpu_usec, usage_memory_peak, usage_io_read, usage_io_write, usage_tasks_peak,"
-                " request_id, suspended_by_admin, launch_error"
+                " request_id, suspended_by_admin, launch_error, preempted_by"
                 " FROM jobs ORDER BY id";
         /* Array tasks refer to their first task's request, which comes first in id order:
          * it is parsed once and copied, not parsed again per task. */
@@ -462,8 +468,10 @@ int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata)
                 j->usage.io_write_bytes = (uint64_t) sqlite3_column_int64(st, 27);
                 j->usage.tasks_peak = (uint64_t) sqlite3_column_int64(st, 28);
                 j->request_id = (uint64_t) sqlite3_column_int64(st, 29);
-                j->suspended_by_admin = sqlite3_column_int(st, 30) == 1;
-                j->suspended_by_sched = sqlite3_column_int(st, 30) == 2;
+                j->suspended_by_admin = sqlite3_column_int(st, 30) & 1;
+                j->suspended_by_sched = sqlite3_column_int(st, 30) & 2;
+                j->suspended_by_person = sqlite3_column_int(st, 30) & 4;
+                j->preempted_by = (uint64_t) sqlite3_column_int64(st, 32);
                 if (sqlite3_column_type(st, 31) != SQLITE_NULL && !(j->launch_error = col_strdup(st, 31))) {
                         r = -ENOMEM;
                         break;

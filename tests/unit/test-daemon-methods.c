@@ -719,6 +719,99 @@ static void test_preemption(void **state) {
         manager_for_test_free(m);
 }
 
+static int find_stored(Job *j, void *userdata) {
+        Job **want = userdata;
+        if (j->id == (*want)->id) {
+                job_free(*want);
+                *want = j;
+        } else
+                job_free(j);
+        return 0;
+}
+
+/* A person's suspension and the scheduler's of the same job: both hold it. The pass does
+ * not resume a job a person suspended too, a person's resume lifts only their hold (the
+ * job stays the scheduler's, which resumes it when CPUs allow), and the preemptor and the
+ * holds survive a restart (the store). */
+static void test_preemption_and_person(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        char params[64];
+        json_object *r;
+        uint64_t a, b;
+        Job *ja, *jb, *stored;
+
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":8,\"walltime_sec\":3600,\"queue\":\"normal\"}");
+        a = job_id_of(r);
+        json_object_put(r);
+        assert_int_equal(manager_schedule(m), 0);
+        ja = manager_find_job(m, a);
+        ja->launching = false;
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":2,\"walltime_sec\":60,\"queue\":\"express\"}");
+        b = job_id_of(r);
+        json_object_put(r);
+        assert_int_equal(manager_schedule(m), 0);
+        jb = manager_find_job(m, b);
+        assert_int_equal(ja->state, JOB_SUSPENDED);
+        assert_true(ja->suspended_by_sched);
+        m->n_to_launch = 0; /* no executor here to act */
+        ja->preempt_act = PREEMPT_ACT_NONE;
+
+        /* An admin suspends it too (their freeze lost the race, or came after): accepted,
+         * nothing to freeze, both hold it; a second suspend is refused. */
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) a);
+        r = call(m, 0, CORRAL_METHOD_SUSPEND, params);
+        assert_null(error_of(r));
+        json_object_put(r);
+        assert_true(ja->suspended_by_sched);
+        assert_true(ja->suspended_by_person);
+        assert_true(ja->suspended_by_admin);
+        expect_error(call(m, 0, CORRAL_METHOD_SUSPEND, params), "InvalidState", NULL);
+        r = call(m, NOBODY, CORRAL_METHOD_WHY, params);
+        if (!strstr(json_object_to_json_string(r), "suspended it too"))
+                fail_msg("why: %s", json_object_to_json_string(r));
+        json_object_put(r);
+
+        /* After a restart, the store says the same: who holds it, and for which job. */
+        assert_int_equal(store_commit(m->store), 0);
+        stored = job_new();
+        assert_non_null(stored);
+        stored->id = a;
+        assert_int_equal(store_load_jobs(m->store, find_stored, &stored), 0);
+        assert_int_equal(stored->state, JOB_SUSPENDED);
+        assert_true(stored->suspended_by_sched);
+        assert_true(stored->suspended_by_person);
+        assert_true(stored->suspended_by_admin);
+        assert_int_equal(stored->preempted_by, b);
+        job_free(stored);
+
+        /* The preemptor ends: the pass does not resume a job a person holds suspended. */
+        assert_int_equal(manager_job_transition(m, jb, JOB_EVENT_END, JOB_COMPLETED, NULL), 0);
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(ja->state, JOB_SUSPENDED);
+        assert_true(ja->suspended_by_sched);
+        assert_int_equal(ja->preempt_act, PREEMPT_ACT_NONE);
+
+        /* Their owner may not lift an admin's hold; the admin's resume lifts only theirs,
+         * says so, and the job stays the scheduler's until a pass resumes it. */
+        m->authz.users_may_suspend = true;
+        expect_error(call(m, NOBODY, CORRAL_METHOD_RESUME, params), "PermissionDenied", NULL);
+        r = call(m, 0, CORRAL_METHOD_RESUME, params);
+        assert_null(error_of(r));
+        assert_non_null(strstr(message_of(r), "the scheduler still holds it"));
+        json_object_put(r);
+        assert_int_equal(ja->state, JOB_SUSPENDED);
+        assert_true(ja->suspended_by_sched);
+        assert_false(ja->suspended_by_person);
+        expect_error(call(m, 0, CORRAL_METHOD_RESUME, params), "PermissionDenied", "the scheduler suspended");
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(ja->state, JOB_RUNNING);
+        assert_false(ja->suspended_by_sched);
+        assert_int_equal(ja->preempt_act, PREEMPT_ACT_THAW);
+        m->n_to_launch = 0;
+        manager_for_test_free(m);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_submit_bounds, setup, tree_teardown),
@@ -730,6 +823,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_projects_submit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_blocked_by_limit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_preemption, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_preemption_and_person, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_test_submit, setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
