@@ -41,7 +41,7 @@ static const char *const all_fields =
         "NCPUS NNodes NodeList Partition Priority QOS Reason ReqCPUS ReqMem Start State Submit Timelimit\n"
         "TotalCPU UID User WorkDir\n";
 
-int main(int argc, char *argv[]) {
+static int run(int argc, char *argv[]) {
         enum { ARG_NAME = 0x100 };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },         { "jobs", required_argument, NULL, 'j' },
@@ -210,3 +210,5 @@ int main(int argc, char *argv[]) {
                 return log_error_errno(r, "error: cannot write: %m"), 1;
         return 0;
 }
+
+SLURM_MAIN(run)
