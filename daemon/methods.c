@@ -499,13 +499,51 @@ static size_t first_job_after(Manager *m, uint64_t after) {
         return lo;
 }
 
+/* List's "history": jobs read back from the store, beyond the finished ones the daemon
+ * keeps in memory for a day (sacct). The job in memory stands in for its row where there
+ * is one: it may be newer than the open transaction's row. */
+#define LIST_HISTORY_SCAN 4096U
+
+typedef struct History {
+        Manager *m;
+        Job *jobs[LIST_HISTORY_SCAN];
+        bool owned[LIST_HISTORY_SCAN];
+        size_t n;
+        uint64_t last; /* the last id read */
+} History;
+
+static int history_take(Job *j, void *userdata) {
+        History *h = userdata;
+        Job *live = manager_find_job(h->m, j->id);
+
+        assert(h->n < LIST_HISTORY_SCAN);
+        h->last = j->id;
+        h->owned[h->n] = !live;
+        h->jobs[h->n++] = live ?: j;
+        if (live)
+                job_free(j);
+        return 0;
+}
+
+static History *history_free(History *h) {
+        if (!h)
+                return NULL;
+        for (size_t i = 0; i < h->n; i++)
+                if (h->owned[i])
+                        job_free(h->jobs[i]);
+        free(h);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(History *, history_free);
+
 static json_object *method_list(Manager *m, const Peer *peer, json_object *params) {
         _cleanup_strv_free_ char **states = NULL;
+        _cleanup_(history_freep) History *h = NULL;
         const char *user = NULL, *queue = NULL, *project = NULL;
         json_object *v, *jobs, *p;
-        uint64_t after = 0, limit = CORRAL_LIST_JOBS_MAX, last = 0;
-        size_t n = 0, bytes = 0;
-        bool more = false, charges = false;
+        uint64_t after = 0, limit = CORRAL_LIST_JOBS_MAX, last = 0, ended_since = 0;
+        size_t n = 0, bytes = 0, first, end;
+        bool more = false, charges = false, history = false;
         AuthzPeer ap = authz_peer(peer);
 
         if (json_object_object_get_ex(params, "user", &v) && json_get_string(v, 1, CORRAL_IDENT_LENGTH_MAX, &user) < 0)
@@ -537,6 +575,26 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
                         return reply_invalid_parameter("charges", "true or false");
                 charges = json_object_get_boolean(v);
         }
+        if (json_object_object_get_ex(params, "history", &v) && json_get_bool(v, &history) < 0)
+                return reply_invalid_parameter("history", "true or false");
+        if (json_object_object_get_ex(params, "ended_since", &v) &&
+            json_get_u64(v, 0, CORRAL_TIME_MAX, &ended_since) < 0)
+                return reply_invalid_parameter("ended_since", "seconds since the epoch");
+        if (history) {
+                int r;
+
+                h = new0(History, 1);
+                if (!h)
+                        return NULL;
+                h->m = m;
+                r = store_load_jobs_after(m->store, after, ended_since, LIST_HISTORY_SCAN, history_take, h);
+                if (r == -ENOMEM)
+                        return NULL;
+                if (r < 0) {
+                        log_error_errno(r, "Cannot read the job history: %s", store_error(m->store));
+                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+                }
+        }
 
         /* A page ends at the job count or at LIST_PAGE_BYTES of JSON, whichever comes first,
          * so a reply always fits in a message however long the queue; next_after_id says
@@ -544,12 +602,15 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
         jobs = json_object_new_array();
         if (!jobs)
                 return NULL;
-        for (size_t i = first_job_after(m, after); i < m->n_jobs; i++) {
-                Job *j = m->jobs[i];
+        first = h ? 0 : first_job_after(m, after);
+        end = h ? h->n : m->n_jobs;
+        for (size_t i = first; i < end; i++) {
+                Job *j = h ? h->jobs[i] : m->jobs[i];
                 json_object *o;
                 size_t len;
                 if ((user && !streq(user, j->user)) || (queue && !streq(queue, j->queue)) ||
-                    (project && !streq(project, strempty(j->project))) || !state_matches(j, states))
+                    (project && !streq(project, strempty(j->project))) || !state_matches(j, states) ||
+                    (job_state_is_final(j->state) && j->end_time < ended_since))
                         continue;
                 if (n >= limit || bytes >= LIST_PAGE_BYTES) {
                         more = true;
@@ -572,6 +633,11 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
                 bytes += len + 1;
                 last = j->id;
                 n++;
+        }
+        /* The history read ended before the store did: the next page goes on from there. */
+        if (h && !more && h->n == LIST_HISTORY_SCAN) {
+                more = true;
+                last = h->last;
         }
         p = json_object_new_object();
         json_add(p, "jobs", jobs);

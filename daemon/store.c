@@ -408,25 +408,61 @@ static char *col_strdup(sqlite3_stmt *st, int i) {
         return t ? strdup((const char *) t) : NULL;
 }
 
+/* A job row's columns, in the order load_jobs() reads them; the request and its
+ * request_id as given (the stored ones, or an array task's resolved). */
+#define JOB_COLUMNS(request, request_id)                                                                 \
+        "j.id, j.uid, j.gid, j.user, j.project, j.queue, j.state, j.reason, " request ", j.rerunnable,"  \
+        " j.held_by_admin, j.requeue_count, j.array_job_id, j.array_task_id, j.submit_time,"             \
+        " j.eligible_time, j.start_time, j.end_time, j.suspended_usec, j.suspend_start, j.exit_code,"    \
+        " j.exit_signal, j.alloc_cpus, j.alloc_mem, j.usage_cpu_usec, j.usage_memory_peak,"              \
+        " j.usage_io_read, j.usage_io_write, j.usage_tasks_peak, " request_id ", j.suspended_by_admin,"  \
+        " j.launch_error, j.preempted_by"
+
+static int load_jobs(sqlite3_stmt *st, int (*cb)(Job *j, void *userdata), void *userdata);
+
 int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata) {
         static const char sql[] =
-                "SELECT id, uid, gid, user, project, queue, state, reason, request, rerunnable, held_by_admin,"
-                " requeue_count, array_job_id, array_task_id, submit_time, eligible_time, start_time,"
-                " end_time, suspended_usec, suspend_start, exit_code, exit_signal, alloc_cpus, alloc_mem,"
-                " usage_cpu_usec, usage_memory_peak, usage_io_read, usage_io_write, usage_tasks_peak,"
-                " request_id, suspended_by_admin, launch_error, preempted_by"
-                " FROM jobs ORDER BY id";
+                "SELECT " JOB_COLUMNS("j.request", "j.request_id") " FROM jobs j ORDER BY j.id";
+        sqlite3_stmt *st;
+        int rc;
+
+        rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return sqlite_to_errno(rc);
+        return load_jobs(st, cb, userdata);
+}
+
+int store_load_jobs_after(Store *s, uint64_t after_id, uint64_t ended_since, unsigned limit,
+                          int (*cb)(Job *j, void *userdata), void *userdata) {
+        /* A page may start inside an array: each task reads its first task's request itself. */
+        static const char sql[] =
+                "SELECT " JOB_COLUMNS("CASE WHEN j.request_id = 0 THEN j.request"
+                                      " ELSE (SELECT r.request FROM jobs r WHERE r.id = j.request_id) END", "0")
+                " FROM jobs j WHERE j.id > ?1 AND (j.end_time = 0 OR j.end_time >= ?2) ORDER BY j.id LIMIT ?3";
+        sqlite3_stmt *st;
+        int rc;
+
+        rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return sqlite_to_errno(rc);
+        if (sqlite3_bind_int64(st, 1, (sqlite3_int64) MIN(after_id, (uint64_t) INT64_MAX)) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 2, (sqlite3_int64) MIN(ended_since, (uint64_t) INT64_MAX)) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 3, limit) != SQLITE_OK) {
+                sqlite3_finalize(st);
+                return -EIO;
+        }
+        return load_jobs(st, cb, userdata);
+}
+
+/* Takes st (finalized here). */
+static int load_jobs(sqlite3_stmt *st, int (*cb)(Job *j, void *userdata), void *userdata) {
         /* Array tasks refer to their first task's request, which comes first in id order:
          * it is parsed once and copied, not parsed again per task. */
         _cleanup_(submit_request_done) SubmitRequest shared = SUBMIT_REQUEST_INIT;
         uint64_t shared_id = 0;
         size_t shared_bytes = 0;
-        sqlite3_stmt *st;
         int rc, r = 0;
 
-        rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return sqlite_to_errno(rc);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 _cleanup_(job_freep) Job *j = job_new();
                 _cleanup_free_ char *state = NULL, *cpus = NULL, *mem = NULL;

@@ -29,7 +29,10 @@ typedef enum CorralMethod {
                                  * "notice"?: what changed on the way, e.g. a spent grant's bonus queue} */
         CORRAL_METHOD_LIST,     /* {"user"?, "states"?: [..], "queue"?, "project"?, "after_id"?, "limit"?,
                                  * "charges"?: bool, each job's "charge" where the caller may see
-                                 * details} -> {"jobs": [JobInfo public view], "next_after_id"?}: jobs in id
+                                 * details, "history"?: bool, also the finished jobs read back from
+                                 * the store (all it keeps, not only the last day's), "ended_since"?:
+                                 * seconds, leave out jobs that ended before}
+                                 * -> {"jobs": [JobInfo public view], "next_after_id"?}: jobs in id
                                  * order after after_id; a page ends at limit jobs or ~768 KiB, and
                                  * next_after_id, present when more match, is the next after_id */
         CORRAL_METHOD_SHOW,     /* {"job_id"} -> {"job": JobInfo, details for owner/admin} */

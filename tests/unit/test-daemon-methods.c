@@ -657,6 +657,73 @@ static void test_test_submit(void **state) {
         manager_for_test_free(m);
 }
 
+/* List's "history": the jobs the store keeps beyond the day the daemon has in memory
+ * (sacct), paged like the rest, filtered by when they ended; array tasks whose first task
+ * is on an earlier page still have their request. */
+static void test_list_history(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        uint64_t now = (uint64_t) time(NULL), old, array, next = 0, seen = 0;
+        char params[160];
+        json_object *r;
+        Job *j;
+
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}");
+        old = job_id_of(r);
+        json_object_put(r);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"array\":\"1-3\",\"name\":\"arr\"}");
+        array = job_id_of(r);
+        json_object_put(r);
+        /* The first job and the array's first task ended a month ago, and are purged. */
+        j = manager_find_job(m, old);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, NULL), 0);
+        j->end_time = now - 30 * 86400;
+        assert_int_equal(manager_job_save(m, j), 0);
+        j = manager_find_job(m, array);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, NULL), 0);
+        j->end_time = now - 30 * 86400;
+        assert_int_equal(manager_job_save(m, j), 0);
+        assert_int_equal(store_commit(m->store), 0);
+        manager_purge_finished(m, now);
+        assert_null(manager_find_job(m, old));
+        assert_int_equal(m->n_jobs, 2);
+
+        r = call(m, NOBODY, CORRAL_METHOD_LIST, "{\"states\":[\"all\"]}");
+        assert_int_equal(page_len(r, &next), 2);
+        json_object_put(r);
+        r = call(m, NOBODY, CORRAL_METHOD_LIST, "{\"states\":[\"all\"],\"history\":true}");
+        assert_int_equal(page_len(r, &next), 4);
+        assert_int_equal(next, 0);
+        if (!strstr(json_object_to_json_string(r), "\"CANCELLED\""))
+                fail_msg("history: %s", json_object_to_json_string(r));
+        json_object_put(r);
+        /* Ended before the window: left out; unfinished ones stay. */
+        snprintf(params, sizeof params, "{\"states\":[\"all\"],\"history\":true,\"ended_since\":%llu}",
+                 (unsigned long long) (now - 86400));
+        r = call(m, NOBODY, CORRAL_METHOD_LIST, params);
+        assert_int_equal(page_len(r, &next), 2);
+        json_object_put(r);
+        /* One job a page: the array's later tasks after its first on another page. */
+        do {
+                size_t len;
+                json_object *p, *jobs;
+
+                snprintf(params, sizeof params, "{\"states\":[\"all\"],\"history\":true,\"limit\":1,\"after_id\":%llu}",
+                         (unsigned long long) next);
+                r = call(m, NOBODY, CORRAL_METHOD_LIST, params);
+                len = page_len(r, &next);
+                assert_true(json_object_object_get_ex(r, "parameters", &p) &&
+                            json_object_object_get_ex(p, "jobs", &jobs));
+                if (len == 1 && seen >= 2 && !strstr(json_object_to_json_string(jobs), "\"arr\""))
+                        fail_msg("array task without its request: %s", json_object_to_json_string(jobs));
+                seen += len;
+                json_object_put(r);
+        } while (next && seen < 10);
+        assert_int_equal(seen, 4);
+        expect_error(call(m, NOBODY, CORRAL_METHOD_LIST, "{\"history\":1}"), "InvalidParameter", NULL);
+        manager_for_test_free(m);
+}
+
 static int setup(void **state) {
         return tree_setup_prefix(state, "corral-methods");
 }
@@ -818,6 +885,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_job_mail, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_list_charges, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_list_pages, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_list_history, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_transitions, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_hold_requeue_rules, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_projects_submit, setup, tree_teardown),
