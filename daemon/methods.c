@@ -646,12 +646,30 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
         return ok_reply(p);
 }
 
+/* A finished job the daemon no longer keeps in memory, read back from the store. */
+static int take_one(Job *j, void *userdata) {
+        Job **ret = userdata;
+
+        job_free(*ret);
+        *ret = j;
+        return 0;
+}
+
 static json_object *method_show(Manager *m, const Peer *peer, json_object *params) {
-        json_object *err = NULL, *p;
+        _cleanup_(job_freep) Job *stored = NULL;
+        json_object *err = NULL, *p, *v;
         AuthzPeer ap = authz_peer(peer);
         Job *j = get_job(m, params, &err);
         AuthzJob aj;
+        uint64_t id;
 
+        /* sacct's details and corral show reach the whole history, as List's "history". */
+        if (!j && json_object_object_get_ex(params, CORRAL_FIELD_JOB_ID, &v) &&
+            json_get_u64(v, 1, CORRAL_JOB_ID_MAX, &id) >= 0 &&
+            store_load_jobs_after(m->store, id - 1, 0, 1, take_one, &stored) >= 0 && stored && stored->id == id) {
+                json_object_put(err);
+                j = stored;
+        }
         if (!j)
                 return err;
         aj = authz_job(j);

@@ -721,6 +721,15 @@ static void test_list_history(void **state) {
         } while (next && seen < 10);
         assert_int_equal(seen, 4);
         expect_error(call(m, NOBODY, CORRAL_METHOD_LIST, "{\"history\":1}"), "InvalidParameter", NULL);
+
+        /* Show reaches it too (sacct's details, corral show); a job never submitted is none. */
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) old);
+        r = call(m, NOBODY, CORRAL_METHOD_SHOW, params);
+        assert_null(error_of(r));
+        if (!strstr(json_object_to_json_string(r), "\"CANCELLED\""))
+                fail_msg("show: %s", json_object_to_json_string(r));
+        json_object_put(r);
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SHOW, "{\"job_id\":999}"), "NoSuchJob", NULL);
         manager_for_test_free(m);
 }
 
