@@ -374,7 +374,6 @@ int manager_load_config(Manager *m) {
 int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *statedir, const char *rundir,
                 Manager **ret) {
         _cleanup_(manager_freep) Manager *m = new0(Manager, 1);
-        _cleanup_free_ char *err = NULL;
         int r;
 
         if (!m)

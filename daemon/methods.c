@@ -1045,6 +1045,7 @@ static json_object *method_reload(Manager *m, const Peer *peer) {
                 return err;
         if (manager_reload(m, &error) < 0) {
                 json_object *p = json_object_new_object();
+                log_error("Configuration not reloaded (corral reload), keeping the one in force: %s", strna(error));
                 json_add_string(p, CORRAL_FIELD_MESSAGE, error);
                 return reply_error_new(CORRAL_ERROR_INVALID_PARAMETER, p);
         }
