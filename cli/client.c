@@ -277,6 +277,12 @@ int cli_receive(Cli *cli, int timeout_ms, Reply *ret) {
         r = client_receive(cli->client, timeout_ms, ret);
         if (r < 0)
                 return log_transport_error(cli, r);
+        /* Once per command, whatever the command: an admin who never runs corral info
+         * still learns that corrald does not run on the files on disk. */
+        if (ret->warning && !cli->warned) {
+                cli->warned = true;
+                log_warning("warning: %s", ret->warning);
+        }
         return 0;
 }
 

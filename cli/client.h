@@ -42,6 +42,7 @@ typedef struct Cli {
         int timeout_ms;
         const char *socket_path;        /* NULL: client_socket_path() */
         Client *client;         /* connected on first use */
+        bool warned;            /* the daemon's warning was printed (once per command) */
 } Cli;
 
 void cli_done(Cli *cli);

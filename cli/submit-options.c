@@ -263,7 +263,7 @@ int parse_dependency_list(const char *s, SubmitRequest *req, char **ret_error) {
         int r;
 
         if (isempty(s))
-                return fail(ret_error, "expected TYPE:JOBID[:JOBID...][,TYPE:JOBID...]");
+                return fail(ret_error, "expected TYPE:JOBID[:JOBID...][,TYPE:JOBID...] or JOBID[:JOBID...]");
         if (strchr(s, '?'))
                 return fail(ret_error, "'?' (any of) dependencies are not supported, only ',' (all of)");
         r = strv_split(s, ",", &items);
@@ -276,15 +276,24 @@ int parse_dependency_list(const char *s, SubmitRequest *req, char **ret_error) {
 
                 if (streq(*i, "singleton"))
                         return fail(ret_error, "'singleton' is not supported");
-                if (!colon)
-                        return fail(ret_error, "'%s': expected TYPE:JOBID", *i);
-                type = strndup(*i, (size_t) (colon - *i));
-                if (!type)
-                        return -ENOMEM;
-                t = dependency_type_from_string(type);
-                if (t < 0)
-                        return fail(ret_error, "unknown dependency type '%s' (after, afterany, afterok, afternotok)", type);
-                for (p = colon + 1;;) {
+                /* Slurm's older form, still accepted: job ids without a type (JOBID[:JOBID...])
+                 * mean afterany. */
+                if (parse_job_id(*i, colon ? (size_t) (colon - *i) : strlen(*i), &(uint64_t) { 0 }) >= 0) {
+                        t = DEPENDENCY_AFTERANY;
+                        p = *i;
+                } else {
+                        if (!colon)
+                                return fail(ret_error, "'%s': expected TYPE:JOBID or JOBID", *i);
+                        type = strndup(*i, (size_t) (colon - *i));
+                        if (!type)
+                                return -ENOMEM;
+                        t = dependency_type_from_string(type);
+                        if (t < 0)
+                                return fail(ret_error, "unknown dependency type '%s' (after, afterany, afterok, "
+                                            "afternotok)", type);
+                        p = colon + 1;
+                }
+                for (;;) {
                         size_t n = strcspn(p, ":");
                         uint64_t id;
 

@@ -265,7 +265,7 @@ int verb_submit(Cli *cli, int argc, char **argv) {
 /* Messages: "submit: ..." for corral, "sbatch: error: ..." as Slurm's tools write them. */
 #define SUBMIT_ERROR(fmt, ...) log_error("%s" fmt, sbatch ? "error: " : "submit: ", ##__VA_ARGS__)
 
-int submit_run(Cli *cli, int argc, char **argv, bool sbatch) {
+static int submit_run_one(Cli *cli, int argc, char **argv, bool sbatch, bool *ret_waited) {
         _cleanup_(submit_options_done) SubmitOptions o;
         _cleanup_(directive_errors_done) DirectiveErrors errs = {};
         _cleanup_(reply_done) Reply reply = {};
@@ -519,7 +519,18 @@ int submit_run(Cli *cli, int argc, char **argv, bool sbatch) {
                        ids[0], n_ids, ids[0], ids[n_ids - 1]);
         fflush(stdout);
 
-        if (o.wait)
+        if (o.wait) {
+                *ret_waited = true;
                 return submit_wait_all(cli, ids, n_ids);
+        }
         return CLI_EXIT_SUCCESS;
+}
+
+int submit_run(Cli *cli, int argc, char **argv, bool sbatch) {
+        bool waited = false;
+        int r = submit_run_one(cli, argc, argv, sbatch, &waited);
+
+        /* sbatch exits 1 on every error, as Slurm's does (corral's 2 and 3 tell a usage
+         * error and an unreachable daemon apart); with --wait, the job's exit status. */
+        return sbatch && r != 0 && !waited ? 1 : r;
 }

@@ -115,8 +115,10 @@ int verb_info(Cli *cli, int argc, char **argv) {
                 printf("\n");
         } else
                 printf("    Projects: every unix group (no files in /etc/corral/projects.d)\n");
+        if (get_string(reply.parameters, "config_in_force"))
+                printf("      Config: %s\n", get_string(reply.parameters, "config_in_force"));
         if (get_string(reply.parameters, "config_error"))
-                printf("Config error: the last reload failed and the configuration before it stays:\n"
+                printf("Config error: the configuration on disk does not load, corrald runs on the one above:\n"
                        "              %s\n", get_string(reply.parameters, "config_error"));
         return CLI_EXIT_SUCCESS;
 }

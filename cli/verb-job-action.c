@@ -55,6 +55,14 @@ static int act_on_jobs(Cli *cli, const uint64_t *ids, size_t n, bool hold, int s
                 }
                 if (cli->json)
                         (void) cli_print_json(reply.parameters);
+                else {
+                        /* Done, but not all the person asked for (a resume that lifts only their
+                         * hold on a job the scheduler holds suspended too): say so. */
+                        json_object *msg;
+                        if (json_object_object_get_ex(reply.parameters, CORRAL_FIELD_MESSAGE, &msg) &&
+                            json_object_is_type(msg, json_type_string))
+                                log_notice("%s: job %" PRIu64 ": %s", cli->verb, ids[i], json_object_get_string(msg));
+                }
         }
         return status;
 }

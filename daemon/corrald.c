@@ -5,12 +5,16 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "manager.h"
+
+/* Room for a configuration error's file:line and message before the counts. */
+#define STATUS_MAX 1024
 
 static const char *arg_socket;
 static const char *arg_state_dir = CORRAL_STATEDIR;
@@ -72,21 +76,25 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, voi
 
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
-        _cleanup_free_ char *error = NULL;
+        _cleanup_free_ char *error = NULL, *in_force = NULL;
+        char status[STATUS_MAX];
         int r;
 
         (void) sd_notify(false, "RELOADING=1\nSTATUS=Reloading configuration.");
         r = manager_reload(m, &error);
-        if (r < 0)
-                log_error_errno(r, "Configuration not reloaded, keeping the old one: %s", strna(error));
-        else
+        if (r < 0) {
+                (void) manager_config_in_force(m, &in_force);
+                log_error_errno(r, "Configuration not reloaded: %s. Keeping %s.", error ?: strerror(-r),
+                                strna(in_force));
+        } else
                 log_info("Configuration reloaded.");
-        (void) sd_notify(false, "READY=1");
+        manager_status(m, status, sizeof status);
+        (void) sd_notifyf(false, "READY=1\nSTATUS=%s", status);
         return 0;
 }
 
 static int on_status(sd_event_source *s, uint64_t usec, void *userdata) {
-        char buf[256];
+        char buf[STATUS_MAX];
         manager_status(userdata, buf, sizeof buf);
         (void) sd_notifyf(false, "STATUS=%s", buf);
         return sd_event_source_set_time_relative(s, 10 * UINT64_C(1000000));
@@ -97,7 +105,7 @@ int main(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(manager_freep) Manager *m = NULL;
         sigset_t mask;
-        char status[256];
+        char status[STATUS_MAX];
         int r;
 
         log_setup("corrald", LOG_TARGET_AUTO);

@@ -93,7 +93,8 @@ static void on_preempt_thawed(Executor *e, uint64_t id, int error, const char *m
 void manager_preempt_resume(Manager *m, Job *j, const SchedDecision *d) {
         SchedAllocation old;
 
-        if (j->state != JOB_SUSPENDED || !j->suspended_by_sched || !j->alloc)
+        /* A person holds it suspended too: sched/ does not resume it (SchedJob.held). */
+        if (j->state != JOB_SUSPENDED || !j->suspended_by_sched || j->suspended_by_person || !j->alloc)
                 return;
         old = *j->alloc;
         *j->alloc = d->alloc;

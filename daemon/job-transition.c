@@ -66,7 +66,7 @@ int manager_job_save(Manager *m, Job *j) {
 /* A new run from scratch: what the last one left is forgotten. */
 static void job_reset_run(Job *j, uint64_t now) {
         j->alloc = mfree(j->alloc);
-        j->held_by_admin = j->suspended_by_admin = j->suspended_by_sched = j->reclaimed = false;
+        j->held_by_admin = j->suspended_by_admin = j->suspended_by_sched = j->suspended_by_person = j->reclaimed = false;
         j->preempted_by = j->resident_memory = j->last_resume = 0;
         j->launch_error = mfree(j->launch_error);
         j->requeue_count++;
@@ -115,7 +115,7 @@ int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, cons
                 if (j->suspend_start && now > j->suspend_start)
                         j->suspended_usec += (now - j->suspend_start) * UINT64_C(1000000);
                 j->suspend_start = 0;
-                j->suspended_by_admin = j->suspended_by_sched = false;
+                j->suspended_by_admin = j->suspended_by_sched = j->suspended_by_person = false;
                 break;
         case JOB_EVENT_END:
         case JOB_EVENT_CANCEL:

@@ -231,6 +231,12 @@ json_object *manager_job_why(Manager *m, Job *j) {
                 } else
                         say(why, "the scheduler suspended it at %s to let a higher priority job start (preemption)",
                             when);
+                if (j->suspended_by_person) {
+                        json_add_bool(o, "suspended_by_person", true);
+                        say(why, "%s suspended it too: the scheduler does not resume it until they resume it "
+                            "(corral resume %" PRIu64 ")", j->suspended_by_admin ? "an administrator" : "a person",
+                            j->id);
+                }
                 say(why, "its walltime clock stands still while it is suspended, and its charge leaves that "
                     "time out; it holds its memory%s but not its CPUs, and resumes by itself as soon as %u CPUs "
                     "are free, on whichever CPUs they are", j->reclaimed ? " (what stays resident of it)" : "",

@@ -43,8 +43,12 @@ typedef struct Job {
         bool suspended_by_admin;
         /* Suspended by a scheduling pass to let another job run (preemption): it holds
          * its memory, not its CPUs, nobody but a pass resumes it. Stored with
-         * suspended_by_admin, as 2. */
+         * suspended_by_admin, as bit 2 (admin 1, person 4). */
         bool suspended_by_sched;
+        /* A person suspended it too (the pass's suspension and theirs raced, or they
+         * suspended it while the pass held it): a pass's resume then leaves it suspended,
+         * on the CPUs the pass gave it, and their resume only lifts their hold. */
+        bool suspended_by_person;
         /* Why the launch failed, in words that may name the user's paths: shown to the
          * owner and admins only, the public reason says just "LaunchFailed". */
         char *launch_error;
@@ -70,7 +74,7 @@ typedef struct Job {
         double priority;
         uint32_t bypass_count;
         SchedDep *deps; /* refreshed before every pass */
-        /* Preemption: the job it was suspended for (0: not known, after a restart), what
+        /* Preemption: the job it was suspended for (stored: it survives a restart), what
          * stays resident of it after reclaim, whether it was reclaimed (its swap is then
          * switched off again as it resumes), and when a pass last resumed it. */
         uint64_t preempted_by;

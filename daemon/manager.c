@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cgroup-util.h"
+#include "config-lastgood.h"
 #include "fd-util.h"
 #include "json-util.h"
 #include "log.h"
@@ -156,7 +157,7 @@ int manager_listen(Manager *m, const char *socket_path) {
         if (r < 0)
                 return r;
         apply_server_limits(m);
-        return 0;
+        return server_set_notice(m->server, m->config_notice);
 }
 
 static int cmp_user_limits(const void *a, const void *b) {
@@ -245,6 +246,38 @@ static int apply_config(Manager *m, Config *c) {
         return 0;
 }
 
+static void format_time(uint64_t t, char buf[static 64]) {
+        time_t tt = (time_t) t;
+        struct tm tm;
+
+        if (!localtime_r(&tt, &tm) || strftime(buf, 64, "%Y-%m-%d %H:%M:%S %Z", &tm) == 0)
+                snprintf(buf, 64, "@%" PRIu64, t);
+}
+
+int manager_config_in_force(Manager *m, char **ret) {
+        char when[64];
+
+        format_time(m->config_since, when);
+        if (m->config_lastgood)
+                return asprintf(ret, "the last good configuration, saved %s in %s/%s", when, m->statedir,
+                                CONFIG_LASTGOOD_DIR) < 0 ? -ENOMEM : 0;
+        return asprintf(ret, "the configuration loaded from %s at %s", m->confdir, when) < 0 ? -ENOMEM : 0;
+}
+
+/* While the files on disk do not load, every reply says so (the CLI prints it on stderr),
+ * and so does the status line. */
+static void config_announce(Manager *m) {
+        _cleanup_free_ char *in_force = NULL;
+
+        m->config_notice = mfree(m->config_notice);
+        if (m->config_error && manager_config_in_force(m, &in_force) >= 0 &&
+            asprintf(&m->config_notice, "the configuration on disk does not load (%s); corrald runs on %s",
+                     m->config_error, in_force) < 0)
+                m->config_notice = NULL;
+        if (m->server)
+                (void) server_set_notice(m->server, m->config_notice);
+}
+
 int manager_reload(Manager *m, char **ret_error) {
         Config *c = NULL;
         int r;
@@ -253,13 +286,24 @@ int manager_reload(Manager *m, char **ret_error) {
         if (r < 0) {
                 /* The last good configuration stays; corral info says why the new one did not. */
                 free(m->config_error);
-                m->config_error = *ret_error ? strdup(*ret_error) : NULL;
+                m->config_error = *ret_error ? strdup(*ret_error) : strdup(strerror(-r));
+                config_announce(m);
                 return r;
         }
         r = apply_config(m, c);
         if (r < 0)
                 return r;
         m->config_error = mfree(m->config_error);
+        m->config_lastgood = false;
+        m->config_since = now_sec();
+        /* What a later start falls back on when the files do not load then. */
+        if (m->statedir) {
+                r = config_lastgood_save(m->statedir, m->confdir);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot keep a copy of the configuration in %s/%s: %m", m->statedir,
+                                          CONFIG_LASTGOOD_DIR);
+        }
+        config_announce(m);
         m->sched_needed = true;
         /* MetricsFile= may have changed: written soon, not a minute later. */
         if (m->metrics_timer)
@@ -267,10 +311,50 @@ int manager_reload(Manager *m, char **ret_error) {
         return 0;
 }
 
+/* The files on disk do not load at start-up (error): start on the last good configuration,
+ * shouting, rather than leave the machine without its scheduler; refuse when there is none. */
+static int start_on_lastgood(Manager *m, const char *error) {
+        _cleanup_free_ char *lerr = NULL, *in_force = NULL;
+        Config *c = NULL;
+        uint64_t saved = 0;
+        int r;
+
+        r = config_lastgood_load(m->statedir, &c, &lerr, &saved);
+        if (r == -ENOENT)
+                return log_error_errno(EINVAL, "Invalid configuration in %s: %s. There is no last good configuration "
+                                       "to start on (none has loaded yet): fix it and start corrald again.",
+                                       m->confdir, strna(error));
+        if (r < 0)
+                return log_error_errno(r, "Invalid configuration in %s: %s. The last good configuration in %s/%s "
+                                       "does not load either: %s", m->confdir, strna(error), m->statedir,
+                                       CONFIG_LASTGOOD_DIR, lerr ?: strerror(-r));
+        r = apply_config(m, c);
+        if (r < 0)
+                return log_oom();
+        m->config_lastgood = true;
+        m->config_since = saved;
+        config_announce(m);
+        (void) manager_config_in_force(m, &in_force);
+        log_error("Invalid configuration in %s: %s. Starting on %s; fix the files and reload "
+                  "(systemctl reload corrald).", m->confdir, strna(error), strna(in_force));
+        return 0;
+}
+
+int manager_load_config(Manager *m) {
+        _cleanup_free_ char *err = NULL;
+        int r;
+
+        r = manager_reload(m, &err);
+        if (r == -ENOMEM)
+                return log_oom();
+        if (r < 0)
+                return start_on_lastgood(m, err);
+        return 0;
+}
+
 int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *statedir, const char *rundir,
                 Manager **ret) {
         _cleanup_(manager_freep) Manager *m = new0(Manager, 1);
-        _cleanup_free_ char *err = NULL;
         int r;
 
         if (!m)
@@ -283,9 +367,9 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
         if (gethostname(m->hostname, sizeof m->hostname - 1) < 0)
                 strcpy(m->hostname, "localhost");
 
-        r = manager_reload(m, &err);
+        r = manager_load_config(m);
         if (r < 0)
-                return log_error_errno(r, "Invalid configuration: %s", strna(err));
+                return r;
         r = load_machine(m);
         if (r == -ERANGE)
                 return log_error_errno(r, "This machine has CPUs numbered %d or above: Corral supports at most %d "
@@ -364,6 +448,7 @@ Manager *manager_free(Manager *m) {
         free(m->sched_users);
         free(m->project_names);
         free(m->config_error);
+        free(m->config_notice);
         accounting_free(m->acct);
         free(m->confdir);
         free(m->statedir);
@@ -465,6 +550,9 @@ void manager_status(Manager *m, char *buf, size_t size) {
         for (size_t i = 0; i < m->n_jobs; i++)
                 if (job_state_is_pending(m->jobs[i]->state))
                         pending++;
-        snprintf(buf, size, "%u running, %zu pending jobs; %u client connections", m->n_running, pending,
-                 m->server ? server_n_connections(m->server) : 0);
+        /* systemctl status shows this line: a broken configuration on disk comes first. */
+        snprintf(buf, size, "%s%s%s%u running, %zu pending jobs; %u client connections",
+                 m->config_error ? "CONFIGURATION ON DISK DOES NOT LOAD: " : "", strempty(m->config_error),
+                 m->config_error ? (m->config_lastgood ? "; running on the last good one. " : "; running on the one before. ") : "",
+                 m->n_running, pending, m->server ? server_n_connections(m->server) : 0);
 }

@@ -50,7 +50,13 @@ typedef struct Manager {
         SchedUserLimits *sched_users;
         const char **project_names;
         size_t n_projects;
-        char *config_error; /* why the last reload failed, for corral info */
+        char *config_error; /* why the files on disk do not load (file:line), for corral info */
+        /* The configuration in force: the last good one saved in the state directory
+         * (started on it, the files on disk did not load), and when it was loaded or
+         * saved; the warning every reply carries while config_error is set. */
+        bool config_lastgood;
+        uint64_t config_since;
+        char *config_notice;
 
         AuthzPolicy authz;
         sd_event_source *post_source, *sched_timer;
@@ -74,6 +80,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 /* Loads jobs, re-adopts running scopes and settles the ones lost while we were down. */
 int manager_startup(Manager *m);
 int manager_reload(Manager *m, char **ret_error);
+/* At start-up: the configuration in confdir, saved as the last good one; when it does not
+ * load, the last good one, with the error in config_error (logged); -EINVAL, logged,
+ * when there is none. */
+int manager_load_config(Manager *m);
+/* The configuration in force, in words ("the last good configuration, saved ..."). */
+int manager_config_in_force(Manager *m, char **ret);
 /* A status line for sd_notify. */
 void manager_status(Manager *m, char *buf, size_t size);
 

@@ -598,13 +598,51 @@ static size_t first_job_after(Manager *m, uint64_t after) {
         return lo;
 }
 
+/* List's "history": jobs read back from the store, beyond the finished ones the daemon
+ * keeps in memory for a day (sacct). The job in memory stands in for its row where there
+ * is one: it may be newer than the open transaction's row. */
+#define LIST_HISTORY_SCAN 4096U
+
+typedef struct History {
+        Manager *m;
+        Job *jobs[LIST_HISTORY_SCAN];
+        bool owned[LIST_HISTORY_SCAN];
+        size_t n;
+        uint64_t last; /* the last id read */
+} History;
+
+static int history_take(Job *j, void *userdata) {
+        History *h = userdata;
+        Job *live = manager_find_job(h->m, j->id);
+
+        assert(h->n < LIST_HISTORY_SCAN);
+        h->last = j->id;
+        h->owned[h->n] = !live;
+        h->jobs[h->n++] = live ?: j;
+        if (live)
+                job_free(j);
+        return 0;
+}
+
+static History *history_free(History *h) {
+        if (!h)
+                return NULL;
+        for (size_t i = 0; i < h->n; i++)
+                if (h->owned[i])
+                        job_free(h->jobs[i]);
+        free(h);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(History *, history_free);
+
 static json_object *method_list(Manager *m, const Peer *peer, json_object *params) {
         _cleanup_strv_free_ char **states = NULL;
+        _cleanup_(history_freep) History *h = NULL;
         const char *user = NULL, *queue = NULL, *project = NULL;
         json_object *v, *jobs, *p;
-        uint64_t after = 0, limit = CORRAL_LIST_JOBS_MAX, last = 0;
-        size_t n = 0, bytes = 0;
-        bool more = false, charges = false;
+        uint64_t after = 0, limit = CORRAL_LIST_JOBS_MAX, last = 0, ended_since = 0;
+        size_t n = 0, bytes = 0, first, end;
+        bool more = false, charges = false, history = false;
         AuthzPeer ap = authz_peer(peer);
 
         if (json_object_object_get_ex(params, "user", &v) && json_get_string(v, 1, CORRAL_IDENT_LENGTH_MAX, &user) < 0)
@@ -636,6 +674,26 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
                         return reply_invalid_parameter("charges", "true or false");
                 charges = json_object_get_boolean(v);
         }
+        if (json_object_object_get_ex(params, "history", &v) && json_get_bool(v, &history) < 0)
+                return reply_invalid_parameter("history", "true or false");
+        if (json_object_object_get_ex(params, "ended_since", &v) &&
+            json_get_u64(v, 0, CORRAL_TIME_MAX, &ended_since) < 0)
+                return reply_invalid_parameter("ended_since", "seconds since the epoch");
+        if (history) {
+                int r;
+
+                h = new0(History, 1);
+                if (!h)
+                        return NULL;
+                h->m = m;
+                r = store_load_jobs_after(m->store, after, ended_since, LIST_HISTORY_SCAN, history_take, h);
+                if (r == -ENOMEM)
+                        return NULL;
+                if (r < 0) {
+                        log_error_errno(r, "Cannot read the job history: %s", store_error(m->store));
+                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+                }
+        }
 
         /* A page ends at the job count or at LIST_PAGE_BYTES of JSON, whichever comes first,
          * so a reply always fits in a message however long the queue; next_after_id says
@@ -643,12 +701,15 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
         jobs = json_object_new_array();
         if (!jobs)
                 return NULL;
-        for (size_t i = first_job_after(m, after); i < m->n_jobs; i++) {
-                Job *j = m->jobs[i];
+        first = h ? 0 : first_job_after(m, after);
+        end = h ? h->n : m->n_jobs;
+        for (size_t i = first; i < end; i++) {
+                Job *j = h ? h->jobs[i] : m->jobs[i];
                 json_object *o;
                 size_t len;
                 if ((user && !streq(user, j->user)) || (queue && !streq(queue, j->queue)) ||
-                    (project && !streq(project, strempty(j->project))) || !state_matches(j, states))
+                    (project && !streq(project, strempty(j->project))) || !state_matches(j, states) ||
+                    (job_state_is_final(j->state) && j->end_time < ended_since))
                         continue;
                 if (n >= limit || bytes >= LIST_PAGE_BYTES) {
                         more = true;
@@ -672,6 +733,11 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
                 last = j->id;
                 n++;
         }
+        /* The history read ended before the store did: the next page goes on from there. */
+        if (h && !more && h->n == LIST_HISTORY_SCAN) {
+                more = true;
+                last = h->last;
+        }
         p = json_object_new_object();
         json_add(p, "jobs", jobs);
         if (more)
@@ -679,12 +745,30 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
         return ok_reply(p);
 }
 
+/* A finished job the daemon no longer keeps in memory, read back from the store. */
+static int take_one(Job *j, void *userdata) {
+        Job **ret = userdata;
+
+        job_free(*ret);
+        *ret = j;
+        return 0;
+}
+
 static json_object *method_show(Manager *m, const Peer *peer, json_object *params) {
-        json_object *err = NULL, *p;
+        _cleanup_(job_freep) Job *stored = NULL;
+        json_object *err = NULL, *p, *v;
         AuthzPeer ap = authz_peer(peer);
         Job *j = get_job(m, params, &err);
         AuthzJob aj;
+        uint64_t id;
 
+        /* sacct's details and corral show reach the whole history, as List's "history". */
+        if (!j && json_object_object_get_ex(params, CORRAL_FIELD_JOB_ID, &v) &&
+            json_get_u64(v, 1, CORRAL_JOB_ID_MAX, &id) >= 0 &&
+            store_load_jobs_after(m->store, id - 1, 0, 1, take_one, &stored) >= 0 && stored && stored->id == id) {
+                json_object_put(err);
+                j = stored;
+        }
         if (!j)
                 return err;
         aj = authz_job(j);
@@ -763,6 +847,14 @@ typedef struct FreezeCall {
         bool by_admin; /* an admin suspending somebody else's job: only an admin resumes it */
 } FreezeCall;
 
+/* A person's suspension of a job a pass holds suspended (preemption): both hold it. A pass
+ * does not resume it until they resume it, and their resume lifts only their hold. */
+static int hold_suspended_by_person(Manager *m, Job *j, bool by_admin) {
+        j->suspended_by_person = true;
+        j->suspended_by_admin = j->suspended_by_admin || by_admin;
+        return manager_job_save(m, j);
+}
+
 static void on_freeze_done(Executor *e, uint64_t id, int error, const char *message, void *userdata) {
         FreezeCall *fc = userdata;
         Manager *m = fc->m;
@@ -779,7 +871,10 @@ static void on_freeze_done(Executor *e, uint64_t id, int error, const char *mess
                 if (j && fc->freeze && j->state == JOB_RUNNING) {
                         j->suspended_by_admin = fc->by_admin;
                         (void) manager_job_transition(m, j, JOB_EVENT_SUSPEND, JOB_SUSPENDED, "Suspended");
-                } else if (j && !fc->freeze && j->state == JOB_SUSPENDED)
+                } else if (j && fc->freeze && j->state == JOB_SUSPENDED && j->suspended_by_sched)
+                        /* A pass suspended it while this freeze was under way: theirs stands too. */
+                        hold_suspended_by_person(m, j, fc->by_admin);
+                else if (j && !fc->freeze && j->state == JOB_SUSPENDED)
                         (void) manager_job_transition(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL);
                 reply = ok_reply(NULL);
         }
@@ -802,12 +897,35 @@ static json_object *method_suspend(Manager *m, Call *call, const Peer *peer, jso
         if ((err = check(m, peer, freeze ? AUTHZ_SUSPEND : AUTHZ_RESUME, j,
                          "suspend and resume are for administrators (or owners, where UsersMaySuspend=yes)")))
                 return err;
+        if (j->state == JOB_SUSPENDED && j->suspended_by_sched && !j->launching && !j->cancel_requested) {
+                AuthzPeer ap = authz_peer(peer);
+                AuthzJob aj = authz_job(j);
+                json_object *p;
+
+                /* Its CPUs are another job's now: only a pass, which knows where it can go,
+                 * resumes it. A person's suspend holds it suspended beyond that, their
+                 * resume lifts only their own hold. */
+                if (freeze) {
+                        if (j->suspended_by_person)
+                                return invalid_state(j);
+                        if (hold_suspended_by_person(m, j, authz_is_admin_action(&ap, &aj, &m->authz)) < 0)
+                                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+                        return ok_reply(NULL);
+                }
+                if (!j->suspended_by_person)
+                        return permission_denied("the scheduler suspended this job to let a higher priority job "
+                                                 "run; it resumes by itself as soon as CPUs allow");
+                j->suspended_by_person = j->suspended_by_admin = false;
+                if (manager_job_save(m, j) < 0)
+                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+                m->sched_needed = true;
+                p = json_object_new_object();
+                json_add_string(p, CORRAL_FIELD_MESSAGE, "your hold is lifted; the scheduler still holds it "
+                                "suspended (preemption) and resumes it as soon as CPUs allow");
+                return ok_reply(p);
+        }
         if (j->state != (freeze ? JOB_RUNNING : JOB_SUSPENDED) || j->launching || j->cancel_requested)
                 return invalid_state(j);
-        /* Its CPUs are another job's now: only a pass, which knows where it can go, resumes it. */
-        if (!freeze && j->suspended_by_sched)
-                return permission_denied("the scheduler suspended this job to let a higher priority job run; "
-                                         "it resumes by itself as soon as CPUs allow");
         fc = new0(FreezeCall, 1);
         if (!fc)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
@@ -967,6 +1085,12 @@ static json_object *method_get_info(Manager *m) {
         }
         if (m->config_error)
                 json_add_string(p, "config_error", m->config_error);
+        {
+                _cleanup_free_ char *in_force = NULL;
+                if (manager_config_in_force(m, &in_force) >= 0)
+                        json_add_string(p, "config_in_force", in_force);
+                json_add_bool(p, "config_last_good", m->config_lastgood);
+        }
         return ok_reply(p);
 }
 
@@ -978,6 +1102,7 @@ static json_object *method_reload(Manager *m, const Peer *peer) {
                 return err;
         if (manager_reload(m, &error) < 0) {
                 json_object *p = json_object_new_object();
+                log_error("Configuration not reloaded (corral reload), keeping the one in force: %s", strna(error));
                 json_add_string(p, CORRAL_FIELD_MESSAGE, error);
                 return reply_error_new(CORRAL_ERROR_INVALID_PARAMETER, p);
         }

@@ -96,6 +96,8 @@ void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
                 .preemptable = (!q || q->preemptable) && !j->launching && !j->cancel_requested,
                 .suspended_time = suspended,
                 .preempted = j->state == JOB_SUSPENDED && j->suspended_by_sched,
+                /* Preempted, and suspended by a person too: not resumed until they resume it. */
+                .held = j->state == JOB_SUSPENDED && j->suspended_by_sched && j->suspended_by_person,
                 .resident_memory = j->reclaimed ? j->resident_memory : UINT64_MAX,
                 .last_resume_time = j->last_resume,
                 .alloc = job_state_is_active(j->state) ? j->alloc : NULL,

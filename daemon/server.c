@@ -56,6 +56,7 @@ struct Server {
         Connection *conns;
         unsigned n_conns;
         char *path; /* set when we bound the socket ourselves */
+        char *notice; /* added to every reply as "warning" (server_set_notice) */
 };
 
 char **peer_group_names(const Peer *peer) {
@@ -108,7 +109,12 @@ static void connection_update_events(Connection *c) {
 }
 
 static int queue(Connection *c, json_object *reply) {
-        int r = message_writer_queue(c->writer, reply);
+        int r;
+
+        if (c->server->notice && json_object_is_type(reply, json_type_object))
+                (void) json_object_object_add(reply, CORRAL_FIELD_WARNING,
+                                              json_object_new_string(c->server->notice));
+        r = message_writer_queue(c->writer, reply);
         json_object_put(reply);
         if (r < 0) {
                 /* A client that reads nothing while we stream to it: drop it. */
@@ -425,6 +431,16 @@ void server_set_limits(Server *s, const ServerLimits *limits) {
         s->limits = *limits;
 }
 
+int server_set_notice(Server *s, const char *notice) {
+        char *n = NULL;
+
+        if (notice && !(n = strdup(notice)))
+                return -ENOMEM;
+        free(s->notice);
+        s->notice = n;
+        return 0;
+}
+
 int server_new(sd_event *event, const char *socket_path, const ServerOps *ops, void *userdata, Server **ret) {
         Server *s = new0(Server, 1);
         int n, r;
@@ -475,6 +491,7 @@ Server *server_free(Server *s) {
         if (s->path)
                 (void) unlink(s->path);
         free(s->path);
+        free(s->notice);
         sd_event_unref(s->event);
         free(s);
         return NULL;

@@ -47,6 +47,9 @@ typedef struct ServerLimits {
 
 int server_new(sd_event *event, const char *socket_path, const ServerOps *ops, void *userdata, Server **ret);
 void server_set_limits(Server *s, const ServerLimits *limits);
+/* A notice every reply carries from now on, in the envelope's "warning" (the CLI prints
+ * it on stderr): NULL for none. */
+int server_set_notice(Server *s, const char *notice);
 Server *server_free(Server *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Server *, server_free);
 

@@ -81,6 +81,9 @@ static const char *const migrations[] = {
         "CREATE TABLE grant_usage ("
         "  project TEXT PRIMARY KEY, period_begin INTEGER NOT NULL, service_units REAL NOT NULL"
         ") WITHOUT ROWID;",
+        /* 4: the job a preempted job was suspended for, so that corral why names it after a
+         * restart. */
+        "ALTER TABLE jobs ADD COLUMN preempted_by INTEGER NOT NULL DEFAULT 0;",
 };
 
 static int sqlite_to_errno(int rc) {
@@ -172,15 +175,15 @@ static const char update_sql[] =
         " eligible_time=?7, start_time=?8, end_time=?9, suspended_usec=?10, suspend_start=?11,"
         " exit_code=?12, exit_signal=?13, alloc_cpus=?14, alloc_mem=?15, usage_cpu_usec=?16,"
         " usage_memory_peak=?17, usage_io_read=?18, usage_io_write=?19, usage_tasks_peak=?20,"
-        " queue=?21, suspended_by_admin=?22, launch_error=?23 WHERE id=?1";
+        " queue=?21, suspended_by_admin=?22, launch_error=?23, preempted_by=?24 WHERE id=?1";
 static const char insert_sql[] =
         "INSERT INTO jobs (id, state, reason, rerunnable, held_by_admin, requeue_count, eligible_time,"
         " start_time, end_time, suspended_usec, suspend_start, exit_code, exit_signal, alloc_cpus,"
         " alloc_mem, usage_cpu_usec, usage_memory_peak, usage_io_read, usage_io_write,"
-        " usage_tasks_peak, queue, suspended_by_admin, launch_error, uid, gid, user, project, request,"
-        " array_job_id, array_task_id, submit_time, request_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
-        " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27,"
-        " ?28, ?29, ?30, ?31, ?32)";
+        " usage_tasks_peak, queue, suspended_by_admin, launch_error, preempted_by, uid, gid, user, project,"
+        " request, array_job_id, array_task_id, submit_time, request_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
+        " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26,"
+        " ?27, ?28, ?29, ?30, ?31, ?32, ?33)";
 
 int store_open(const char *dir, Store **ret) {
         _cleanup_(store_closep) Store *s = NULL;
@@ -334,8 +337,11 @@ static int bind_mutable(sqlite3_stmt *st, const Job *j) {
         rc |= sqlite3_bind_int64(st, 19, (sqlite3_int64) j->usage.io_write_bytes);
         rc |= sqlite3_bind_int64(st, 20, (sqlite3_int64) j->usage.tasks_peak);
         rc |= bind_text(st, 21, j->queue);
-        rc |= sqlite3_bind_int(st, 22, j->suspended_by_admin ? 1 : j->suspended_by_sched ? 2 : 0);
+        /* Who holds it suspended, as bits: an admin (1), a pass (2), a person too (4). */
+        rc |= sqlite3_bind_int(st, 22, (j->suspended_by_admin ? 1 : 0) | (j->suspended_by_sched ? 2 : 0) |
+                                               (j->suspended_by_person ? 4 : 0));
         rc |= bind_text(st, 23, j->launch_error);
+        rc |= sqlite3_bind_int64(st, 24, (sqlite3_int64) j->preempted_by);
         return rc ? -EIO : 0;
 }
 
@@ -378,15 +384,15 @@ int store_insert_job(Store *s, const Job *j, size_t *ret_request_bytes) {
                 (void) sqlite3_reset(s->insert);
                 return r;
         }
-        rc |= sqlite3_bind_int64(s->insert, 24, j->uid);
-        rc |= sqlite3_bind_int64(s->insert, 25, j->gid);
-        rc |= bind_text(s->insert, 26, j->user);
-        rc |= bind_text(s->insert, 27, j->project);
-        rc |= bind_text(s->insert, 28, request ?: "");
-        rc |= sqlite3_bind_int64(s->insert, 29, (sqlite3_int64) j->array_job_id);
-        rc |= sqlite3_bind_int64(s->insert, 30, j->array_task_id);
-        rc |= sqlite3_bind_int64(s->insert, 31, (sqlite3_int64) j->submit_time);
-        rc |= sqlite3_bind_int64(s->insert, 32, (sqlite3_int64) (request ? 0 : j->request_id));
+        rc |= sqlite3_bind_int64(s->insert, 25, j->uid);
+        rc |= sqlite3_bind_int64(s->insert, 26, j->gid);
+        rc |= bind_text(s->insert, 27, j->user);
+        rc |= bind_text(s->insert, 28, j->project);
+        rc |= bind_text(s->insert, 29, request ?: "");
+        rc |= sqlite3_bind_int64(s->insert, 30, (sqlite3_int64) j->array_job_id);
+        rc |= sqlite3_bind_int64(s->insert, 31, j->array_task_id);
+        rc |= sqlite3_bind_int64(s->insert, 32, (sqlite3_int64) j->submit_time);
+        rc |= sqlite3_bind_int64(s->insert, 33, (sqlite3_int64) (request ? 0 : j->request_id));
         if (rc) {
                 (void) sqlite3_reset(s->insert);
                 return -EIO;
@@ -415,25 +421,61 @@ static char *col_strdup(sqlite3_stmt *st, int i) {
         return t ? strdup((const char *) t) : NULL;
 }
 
+/* A job row's columns, in the order load_jobs() reads them; the request and its
+ * request_id as given (the stored ones, or an array task's resolved). */
+#define JOB_COLUMNS(request, request_id)                                                                 \
+        "j.id, j.uid, j.gid, j.user, j.project, j.queue, j.state, j.reason, " request ", j.rerunnable,"  \
+        " j.held_by_admin, j.requeue_count, j.array_job_id, j.array_task_id, j.submit_time,"             \
+        " j.eligible_time, j.start_time, j.end_time, j.suspended_usec, j.suspend_start, j.exit_code,"    \
+        " j.exit_signal, j.alloc_cpus, j.alloc_mem, j.usage_cpu_usec, j.usage_memory_peak,"              \
+        " j.usage_io_read, j.usage_io_write, j.usage_tasks_peak, " request_id ", j.suspended_by_admin,"  \
+        " j.launch_error, j.preempted_by"
+
+static int load_jobs(sqlite3_stmt *st, int (*cb)(Job *j, void *userdata), void *userdata);
+
 int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata) {
         static const char sql[] =
-                "SELECT id, uid, gid, user, project, queue, state, reason, request, rerunnable, held_by_admin,"
-                " requeue_count, array_job_id, array_task_id, submit_time, eligible_time, start_time,"
-                " end_time, suspended_usec, suspend_start, exit_code, exit_signal, alloc_cpus, alloc_mem,"
-                " usage_cpu_usec, usage_memory_peak, usage_io_read, usage_io_write, usage_tasks_peak,"
-                " request_id, suspended_by_admin, launch_error"
-                " FROM jobs ORDER BY id";
+                "SELECT " JOB_COLUMNS("j.request", "j.request_id") " FROM jobs j ORDER BY j.id";
+        sqlite3_stmt *st;
+        int r;
+
+        r = prepare(s, sql, &st);
+        if (r < 0)
+                return r;
+        return load_jobs(st, cb, userdata);
+}
+
+int store_load_jobs_after(Store *s, uint64_t after_id, uint64_t ended_since, unsigned limit,
+                          int (*cb)(Job *j, void *userdata), void *userdata) {
+        /* A page may start inside an array: each task reads its first task's request itself. */
+        static const char sql[] =
+                "SELECT " JOB_COLUMNS("CASE WHEN j.request_id = 0 THEN j.request"
+                                      " ELSE (SELECT r.request FROM jobs r WHERE r.id = j.request_id) END", "0")
+                " FROM jobs j WHERE j.id > ?1 AND (j.end_time = 0 OR j.end_time >= ?2) ORDER BY j.id LIMIT ?3";
+        sqlite3_stmt *st;
+        int r;
+
+        r = prepare(s, sql, &st);
+        if (r < 0)
+                return r;
+        if (sqlite3_bind_int64(st, 1, (sqlite3_int64) MIN(after_id, (uint64_t) INT64_MAX)) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 2, (sqlite3_int64) MIN(ended_since, (uint64_t) INT64_MAX)) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 3, limit) != SQLITE_OK) {
+                sqlite3_finalize(st);
+                return -EIO;
+        }
+        return load_jobs(st, cb, userdata);
+}
+
+/* Takes st (finalized here). */
+static int load_jobs(sqlite3_stmt *st, int (*cb)(Job *j, void *userdata), void *userdata) {
         /* Array tasks refer to their first task's request, which comes first in id order:
          * it is parsed once and copied, not parsed again per task. */
         _cleanup_(submit_request_done) SubmitRequest shared = SUBMIT_REQUEST_INIT;
         uint64_t shared_id = 0;
         size_t shared_bytes = 0;
-        sqlite3_stmt *st;
-        int rc, r;
+        int rc, r = 0;
 
-        r = prepare(s, sql, &st);
-        if (r < 0)
-                return r;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 _cleanup_(job_freep) Job *j = job_new();
                 _cleanup_free_ char *state = NULL, *cpus = NULL, *mem = NULL;
@@ -475,8 +517,10 @@ int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata)
                 j->usage.io_write_bytes = (uint64_t) sqlite3_column_int64(st, 27);
                 j->usage.tasks_peak = (uint64_t) sqlite3_column_int64(st, 28);
                 j->request_id = (uint64_t) sqlite3_column_int64(st, 29);
-                j->suspended_by_admin = sqlite3_column_int(st, 30) == 1;
-                j->suspended_by_sched = sqlite3_column_int(st, 30) == 2;
+                j->suspended_by_admin = sqlite3_column_int(st, 30) & 1;
+                j->suspended_by_sched = sqlite3_column_int(st, 30) & 2;
+                j->suspended_by_person = sqlite3_column_int(st, 30) & 4;
+                j->preempted_by = (uint64_t) sqlite3_column_int64(st, 32);
                 if (sqlite3_column_type(st, 31) != SQLITE_NULL && !(j->launch_error = col_strdup(st, 31))) {
                         r = -ENOMEM;
                         break;

@@ -39,6 +39,10 @@ bool store_in_transaction(Store *s);
 
 /* Calls cb for every job, in id order; cb takes ownership of the job. */
 int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata);
+/* The same for up to limit jobs after after_id, leaving out jobs that ended before
+ * ended_since (the history beyond what the daemon keeps in memory: List's "history"). */
+int store_load_jobs_after(Store *s, uint64_t after_id, uint64_t ended_since, unsigned limit,
+                          int (*cb)(Job *j, void *userdata), void *userdata);
 /* The next job id: one past the highest ever handed out (kept even when jobs are purged). */
 int store_next_job_id(Store *s, uint64_t *ret);
 

@@ -439,13 +439,14 @@ void reply_done(Reply *reply) {
         if (!reply)
                 return;
         reply->error = mfree(reply->error);
+        reply->warning = mfree(reply->warning);
         json_object_put(reply->parameters);
         reply->parameters = NULL;
 }
 
 int reply_parse(const char *text, size_t len, Reply *ret) {
         _cleanup_json_ json_object *o = NULL;
-        _cleanup_free_ char *error = NULL;
+        _cleanup_free_ char *error = NULL, *warning = NULL;
         json_object *params = NULL;
         bool continues = false;
         int r;
@@ -472,6 +473,10 @@ int reply_parse(const char *text, size_t len, Reply *ret) {
                 } else if (streq(key, "continues")) {
                         if (json_get_bool(v, &continues) < 0)
                                 return -EBADMSG;
+                } else if (streq(key, CORRAL_FIELD_WARNING)) {
+                        r = json_dup_string(v, 1, 4096, &warning);
+                        if (r < 0)
+                                return r == -ENOMEM ? r : -EBADMSG;
                 }
         }
 
@@ -479,6 +484,7 @@ int reply_parse(const char *text, size_t len, Reply *ret) {
                 .parameters = params ? json_object_get(params) : json_object_new_object(),
                 .error = TAKE_PTR(error),
                 .continues = continues,
+                .warning = TAKE_PTR(warning),
         };
         if (!ret->parameters) {
                 reply_done(ret);

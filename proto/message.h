@@ -108,6 +108,7 @@ typedef struct Reply {
         char *error;                /* NULL on success; unknown error names are kept as sent */
         json_object *parameters;    /* owned; never NULL after a successful parse */
         bool continues;
+        char *warning;              /* the envelope's "warning", NULL when none */
 } Reply;
 
 void reply_done(Reply *reply);

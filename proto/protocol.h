@@ -7,7 +7,8 @@
  *   request:  {"method": "io.corral.Manager.Submit", "parameters": {...},
  *              "more": true (optional, streamed replies), "oneway": true (optional, no reply),
  *              "protocol": 1 (optional; a mismatch fails with ProtocolVersionMismatch)}
- *   reply:    {"parameters": {...}, "continues": true (only while more replies follow)}
+ *   reply:    {"parameters": {...}, "continues": true (only while more replies follow),
+ *              "warning": "..." (optional, on any reply: what every user should see)}
  *   error:    {"error": "io.corral.Manager.NoSuchJob", "parameters": {...}}
  *
  * Every name that crosses the socket is defined here and nowhere else. */
@@ -28,7 +29,10 @@ typedef enum CorralMethod {
                                  * "notice"?: what changed on the way, e.g. a spent grant's bonus queue} */
         CORRAL_METHOD_LIST,     /* {"user"?, "states"?: [..], "queue"?, "project"?, "after_id"?, "limit"?,
                                  * "charges"?: bool, each job's "charge" where the caller may see
-                                 * details} -> {"jobs": [JobInfo public view], "next_after_id"?}: jobs in id
+                                 * details, "history"?: bool, also the finished jobs read back from
+                                 * the store (all it keeps, not only the last day's), "ended_since"?:
+                                 * seconds, leave out jobs that ended before}
+                                 * -> {"jobs": [JobInfo public view], "next_after_id"?}: jobs in id
                                  * order after after_id; a page ends at limit jobs or ~768 KiB, and
                                  * next_after_id, present when more match, is the next after_id */
         CORRAL_METHOD_SHOW,     /* {"job_id"} -> {"job": JobInfo, details for owner/admin} */
@@ -136,6 +140,9 @@ DECLARE_STRING_TABLE_LOOKUP(corral_error, CorralError);
 #define CORRAL_FIELD_LIMIT "limit"
 #define CORRAL_FIELD_METHOD "method"
 #define CORRAL_FIELD_JOB_ID "job_id"
+/* In a reply's envelope, beside "parameters", on any reply: what the daemon wants every
+ * user to see on stderr (the configuration on disk does not load). */
+#define CORRAL_FIELD_WARNING "warning"
 
 /* Bounds. Everything a peer sends is checked against these before it is stored, so one
  * client cannot make the daemon allocate without limit. */

@@ -385,7 +385,7 @@ int pass_preempt(SchedPass *p) {
                 const SchedJob *j = &p->jobs[i];
 
                 if (j->state == SCHED_JOB_SUSPENDED && j->preempted) {
-                        if (n_resumes < p->n_preempted)
+                        if (n_resumes < p->n_preempted && !j->held)
                                 ctx->resumes[n_resumes++] = (uint32_t) i;
                         continue;
                 }

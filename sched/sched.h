@@ -130,7 +130,7 @@ typedef struct SchedJob {
          * idle, and as room frees up the newest blocked job is promoted first (HPC2N). */
         bool blocked;
         bool exclusive;           /* whole NUMA nodes, shared with nothing */
-        bool held;
+        bool held;                /* pending: held; preempted: a person suspended it too, no resume */
         uint32_t user_id;
         uint32_t project_id;
         /* Its queue charges (ChargeFactor= above 0): it waits while its project's grant

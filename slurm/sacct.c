@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* sacct(1) on corrald: the jobs corrald still knows (unfinished ones, and finished ones
- * for a day after they ended), one line per job (there are no job steps). */
+/* sacct(1) on corrald: every job corrald's store keeps (it keeps them all), one line per
+ * job (there are no job steps), in Slurm's window: since midnight unless -S, any time
+ * when jobs are named with -j. */
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -15,8 +16,8 @@
 
 static void help(void) {
         printf("Usage: sacct [OPTIONS]\n\n"
-               "Show corrald's accounting of jobs as Slurm's sacct does: the jobs corrald keeps\n"
-               "(unfinished ones, finished ones for a day), one line each (no steps).\n\n"
+               "Show corrald's accounting of jobs as Slurm's sacct does: every job corrald's\n"
+               "store keeps, one line each (no steps).\n\n"
                "  -j, --jobs=IDS          these jobs (42, 42_3, comma list)\n"
                "  -u, --user=USERS        jobs of these users (default: yours; root: everyone's)\n"
                "  -a, --allusers          every user's jobs\n"
@@ -41,7 +42,7 @@ static const char *const all_fields =
         "NCPUS NNodes NodeList Partition Priority QOS Reason ReqCPUS ReqMem Start State Submit Timelimit\n"
         "TotalCPU UID User WorkDir\n";
 
-int main(int argc, char *argv[]) {
+static int run(int argc, char *argv[]) {
         enum { ARG_NAME = 0x100 };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },         { "jobs", required_argument, NULL, 'j' },
@@ -64,6 +65,7 @@ int main(int argc, char *argv[]) {
         _cleanup_free_ const JobInfo **rows = NULL;
         _cleanup_free_ char *me = NULL;
         _cleanup_strv_free_ char **states = NULL;
+        json_object *filter;
         const char *user = NULL, *accounts = NULL, *partitions = NULL, *names = NULL, *format = NULL, *bad = NULL;
         bool header = true, all_users = false, details = false;
         SacctStyle style = SACCT_FIXED;
@@ -180,7 +182,15 @@ int main(int argc, char *argv[]) {
         if (!have_start && n_refs == 0 && slurm_parse_time("today", now, &start) < 0)
                 start = 0;
 
-        r = slurm_list_jobs(&cli, NULL, details, &l);
+        /* The whole history the store keeps, not only the day corrald has in memory; the
+         * daemon leaves out what ended before the window. */
+        filter = json_object_new_object();
+        if (!filter || json_add_strv(filter, "states", (char *[]) { (char *) "all", NULL }) < 0 ||
+            json_add_bool(filter, "history", true) < 0 || json_add_u64(filter, "ended_since", start) < 0) {
+                json_object_put(filter);
+                return cli_oom();
+        }
+        r = slurm_list_jobs(&cli, filter, details, &l);
         if (r != 0)
                 return r;
         rows = new0(const JobInfo *, l.n + 1);
@@ -210,3 +220,5 @@ int main(int argc, char *argv[]) {
                 return log_error_errno(r, "error: cannot write: %m"), 1;
         return 0;
 }
+
+SLURM_MAIN(run)

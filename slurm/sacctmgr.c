@@ -83,7 +83,7 @@ static int user_projects(const Config *c, const struct passwd *pw, char ***ret, 
         return 0;
 }
 
-int main(int argc, char *argv[]) {
+static int run(int argc, char *argv[]) {
         _cleanup_(slurm_format_done) SlurmFormat fmt = {};
         _cleanup_strv_free_ char **users = NULL;
         _cleanup_free_ char *error = NULL;
@@ -236,3 +236,5 @@ int main(int argc, char *argv[]) {
         r = slurm_fields_print(stdout, &fmt, values, n_rows, style, header);
         return r < 0 ? 1 : 0;
 }
+
+SLURM_MAIN(run)

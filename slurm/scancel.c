@@ -27,7 +27,7 @@ static void help(void) {
                "See corral-slurm(7).\n");
 }
 
-int main(int argc, char *argv[]) {
+static int run(int argc, char *argv[]) {
         enum { ARG_ME = 0x100 };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },       { "user", required_argument, NULL, 'u' },
@@ -177,3 +177,5 @@ int main(int argc, char *argv[]) {
         }
         return status;
 }
+
+SLURM_MAIN(run)

@@ -91,7 +91,7 @@ static int job_action(Cli *cli, const char *verb, bool hold, int argc, char **ar
         return verb_job_action(cli, (int) k, args) == 0 ? 0 : 1;
 }
 
-int main(int argc, char *argv[]) {
+static int run(int argc, char *argv[]) {
         _cleanup_(cli_done) Cli cli;
         int i = 1;
 
@@ -138,3 +138,5 @@ int main(int argc, char *argv[]) {
         slurm_error("%s: command not supported by Corral (see corral-slurm(7))", argv[i]);
         return 1;
 }
+
+SLURM_MAIN(run)

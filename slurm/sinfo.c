@@ -25,7 +25,7 @@ static const char *get_str(json_object *o, const char *key) {
         return NULL;
 }
 
-int main(int argc, char *argv[]) {
+static int run(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'H' },      { "noheader", no_argument, NULL, 'h' },
                 { "format", required_argument, NULL, 'o' }, { "partition", required_argument, NULL, 'p' },
@@ -128,3 +128,5 @@ int main(int argc, char *argv[]) {
                 return log_error_errno(r, "error: cannot write: %m"), 1;
         return 0;
 }
+
+SLURM_MAIN(run)

@@ -20,6 +20,16 @@ char *slurm_my_name(void);
 /* "error: " in front, as Slurm's tools write: "squeue: error: ...". */
 #define slurm_error(fmt, ...) log_error("error: " fmt, ##__VA_ARGS__)
 
+/* Slurm's commands exit 1 on any error; corral's codes (2: usage, 3: corrald unreachable,
+ * cli-util.h) become that. */
+static inline int slurm_exit_status(int status) {
+        return status == 0 ? 0 : 1;
+}
+#define SLURM_MAIN(run)                                      \
+        int main(int argc, char *argv[]) {                   \
+                return slurm_exit_status(run(argc, argv));   \
+        }
+
 /* Lists the jobs with filter (taken; NULL: every job corrald still knows, finished ones
  * included) and, with details, fetches each one with Show (usage, paths: what List does
  * not send). Returns 0, or an exit status (already reported). */

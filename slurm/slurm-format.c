@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -837,6 +838,88 @@ int scontrol_show_job(FILE *out, const JobInfo *j, time_t now) {
 
 /* ---- sacct times ---- */
 
+/* Slurm's names for times of today (parse_time()). */
+static const struct {
+        const char *name;
+        int hour;
+} named_hours[] = {
+        { "today", 0 }, { "midnight", 0 }, { "elevenses", 11 }, { "noon", 12 }, { "fika", 15 }, { "teatime", 16 },
+};
+
+/* One or two digits (max 2: exactly 2 when exact) at *p. */
+static bool read_digits(const char **p, bool exact, unsigned *ret) {
+        unsigned v = 0, n = 0;
+
+        while (n < 2 && isdigit((unsigned char) (*p)[n])) {
+                v = v * 10 + (unsigned) ((*p)[n] - '0');
+                n++;
+        }
+        if (n == 0 || (exact && n != 2))
+                return false;
+        *p += n;
+        *ret = v;
+        return true;
+}
+
+/* HH:MM[:SS], with ampm also followed by AM or PM; the whole of s. */
+static int parse_clock(const char *s, bool ampm, struct tm *tm) {
+        unsigned h, m, sec = 0;
+
+        if (!read_digits(&s, false, &h) || *s++ != ':' || !read_digits(&s, true, &m))
+                return -EINVAL;
+        if (*s == ':' && (s++, !read_digits(&s, true, &sec)))
+                return -EINVAL;
+        if (ampm && (strcaseeq(s, "AM") || strcaseeq(s, "PM"))) {
+                if (h < 1 || h > 12)
+                        return -EINVAL;
+                h = h % 12 + (toupper((unsigned char) *s) == 'P' ? 12 : 0);
+                s += 2;
+        }
+        if (*s || h > 23 || m > 59 || sec > 59)
+                return -EINVAL;
+        tm->tm_hour = (int) h;
+        tm->tm_min = (int) m;
+        tm->tm_sec = (int) sec;
+        return 0;
+}
+
+/* MM/DD[/YY], MM.DD[.YY] or MMDD[YY], then [-HH:MM[:SS]]; midnight when no time. */
+static int parse_month_day(const char *s, struct tm *tm) {
+        unsigned mon, day, yy;
+        char sep = 0;
+
+        if (!read_digits(&s, true, &mon))
+                return -EINVAL;
+        if (*s == '/' || *s == '.')
+                sep = *s++;
+        if (!read_digits(&s, true, &day))
+                return -EINVAL;
+        if (*s && *s != '-') {
+                if ((sep && *s++ != sep) || !read_digits(&s, true, &yy))
+                        return -EINVAL;
+                tm->tm_year = 100 + (int) yy;
+        }
+        if (mon < 1 || mon > 12 || day < 1 || day > 31)
+                return -EINVAL;
+        tm->tm_mon = (int) mon - 1;
+        tm->tm_mday = (int) day;
+        tm->tm_hour = tm->tm_min = tm->tm_sec = 0;
+        if (*s == '-')
+                return parse_clock(s + 1, false, tm);
+        return *s ? -EINVAL : 0;
+}
+
+static int tm_to_time(struct tm *tm, uint64_t *ret) {
+        int mon = tm->tm_mon, mday = tm->tm_mday;
+        time_t t = mktime(tm);
+
+        /* mktime() takes February 31 for March 3: not a date. */
+        if (t == (time_t) -1 || t < 0 || tm->tm_mon != mon || tm->tm_mday != mday)
+                return -EINVAL;
+        *ret = (uint64_t) t;
+        return 0;
+}
+
 int slurm_parse_time(const char *s, time_t now, uint64_t *ret) {
         struct tm tm;
         const char *end;
@@ -879,23 +962,23 @@ int slurm_parse_time(const char *s, time_t now, uint64_t *ret) {
 
         localtime_r(&now, &tm);
         tm.tm_isdst = -1;
-        if (strcaseeq(s, "today") || strcaseeq(s, "midnight"))
-                tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
-        else if ((end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) && !*end)
+        for (size_t i = 0; i < ELEMENTSOF(named_hours); i++)
+                if (strcaseeq(s, named_hours[i].name)) {
+                        tm.tm_hour = named_hours[i].hour;
+                        tm.tm_min = tm.tm_sec = 0;
+                        return tm_to_time(&tm, ret);
+                }
+        if ((end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) && !*end)
                 ;
         else if ((localtime_r(&now, &tm), tm.tm_isdst = -1, end = strptime(s, "%Y-%m-%dT%H:%M", &tm)) && !*end)
                 tm.tm_sec = 0;
         else if ((localtime_r(&now, &tm), tm.tm_isdst = -1, end = strptime(s, "%Y-%m-%d", &tm)) && !*end)
                 tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
-        else if ((localtime_r(&now, &tm), tm.tm_isdst = -1, end = strptime(s, "%H:%M:%S", &tm)) && !*end)
+        else if ((localtime_r(&now, &tm), tm.tm_isdst = -1, parse_clock(s, true, &tm) >= 0))
                 ;
-        else if ((localtime_r(&now, &tm), tm.tm_isdst = -1, end = strptime(s, "%H:%M", &tm)) && !*end)
-                tm.tm_sec = 0;
+        else if ((localtime_r(&now, &tm), tm.tm_isdst = -1, parse_month_day(s, &tm) >= 0))
+                ;
         else
                 return -EINVAL;
-        time_t t = mktime(&tm);
-        if (t == (time_t) -1 || t < 0)
-                return -EINVAL;
-        *ret = (uint64_t) t;
-        return 0;
+        return tm_to_time(&tm, ret);
 }

@@ -111,6 +111,9 @@ int sinfo_print(FILE *out, const SlurmFormat *f, const SinfoPartition *parts, si
 /* scontrol show job: Slurm's "Key=Value" lines. */
 int scontrol_show_job(FILE *out, const JobInfo *j, time_t now);
 
-/* sacct -S/-E: "now", "now-N[s|m|h|d]" (N alone: seconds), "today"/"midnight",
- * "YYYY-MM-DD[THH:MM[:SS]]", "HH:MM[:SS]" (today), in local time. -EINVAL otherwise. */
+/* sacct -S/-E, Slurm's forms: "now", "now{+|-}N[seconds|minutes|hours|days|weeks]" (N
+ * alone: seconds), "today"/"midnight", "noon", "elevenses", "fika", "teatime",
+ * "YYYY-MM-DD[THH:MM[:SS]]", "HH:MM[:SS][AM|PM]" (today), "MM/DD[/YY]", "MM.DD[.YY]",
+ * "MMDD[YY]", each of these three optionally "-HH:MM[:SS]"; in local time. -EINVAL
+ * otherwise. */
 int slurm_parse_time(const char *s, time_t now, uint64_t *ret);

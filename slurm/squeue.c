@@ -30,7 +30,7 @@ static void help(void) {
                "See corral-slurm(7) for the fields.\n");
 }
 
-int main(int argc, char *argv[]) {
+static int run(int argc, char *argv[]) {
         enum { ARG_ME = 0x100, ARG_HELP };
         static const struct option options[] = {
                 { "help", no_argument, NULL, ARG_HELP }, { "user", required_argument, NULL, 'u' },
@@ -194,3 +194,5 @@ int main(int argc, char *argv[]) {
                 return log_error_errno(r, "error: cannot write: %m"), 1;
         return 0;
 }
+
+SLURM_MAIN(run)

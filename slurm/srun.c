@@ -302,10 +302,8 @@ static int submit_and_follow(Cli *cli, SubmitOptions *o, char **command) {
                 goto finish;
         }
         r = cli_call(cli, CORRAL_METHOD_SUBMIT, TAKE_PTR(params), &reply);
-        if (r < 0) {
-                status = cli_exit_status_from_errno(r);
+        if (r < 0) /* logged; 1, as Slurm's srun on any error of its own */
                 goto finish;
-        }
         if (reply.error) {
                 (void) cli_report_error(cli, NULL, &reply);
                 goto finish;

@@ -83,6 +83,10 @@ assert_eq "$u2" "$u1" "a frozen job's CPU time stands still"
 out=$(corral resume "$a" 2>&1) && fail "corral resume thawed the scheduler's suspension: $out"
 assert_match "$out" 'scheduler suspended' "corral resume is refused, and says why"
 assert_match "$(corral why "$a")" "suspended it at .* to let job $b" "corral why names the preemptor"
+log "corrald restarted while job $a is preempted: the preemptor is stored"
+systemctl restart corrald
+assert_eq "$(state "$a")" SUSPENDED "job $a after corrald's restart"
+assert_match "$(corral why "$a")" "suspended it at .* to let job $b" "corral why names the preemptor after a restart"
 
 as_user "$USER_B" corral wait "$b" >/dev/null || fail "express job $b: $(state "$b")"
 wait_for 60 is_state "$a" RUNNING || fail "job $a was not resumed after job $b: $(state "$a")"

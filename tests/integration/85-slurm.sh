@@ -50,6 +50,22 @@ assert_match "$out" '^scancel: ' "scancel's error"
 B scancel "$bid"
 wait_for 60 sh -c "! squeue -h -o %i | grep -qx $bid" || fail "job $bid still queued: $(squeue)"
 
+log "sacct over the whole history: job $id ended five days ago"
+systemctl stop corrald.service
+sqlite3 /var/lib/corral/corral.db "update jobs set submit_time = submit_time - 432000,
+    start_time = max(start_time - 432000, 0), end_time = end_time - 432000 where id = $id"
+systemctl start corrald.service
+# corrald forgets finished jobs a day old at its next sweep (half a minute): corral queue
+# -a no longer lists it, sacct still does when it is named or the window reaches it.
+wait_for 90 sh -c "! corral queue -a 2>/dev/null | grep -Eq '^ +$id '" || fail "job $id still in corrald's memory"
+assert_eq "$(sacct_state "$id")" "$id|CANCELLED" "sacct -j of a job that ended five days ago"
+A sacct -P -n --format=JobIdRaw | grep -qx "$id" && fail "sacct without -S listed a job that ended before midnight"
+A sacct -P -n --format=JobIdRaw -S now-7days | grep -qx "$id" || fail "sacct -S now-7days does not list job $id"
+A sacct -P -n --format=JobIdRaw -S "$(date -d '7 days ago' +%m/%d/%y)" | grep -qx "$id" \
+    || fail "sacct -S MM/DD/YY does not list job $id"
+A sacct -S yesterday-ish >/dev/null 2>&1 && rc=0 || rc=$?
+assert_eq "$rc" 1 "sacct's exit status on a bad time"
+
 log "sinfo, sacctmgr, refusals"
 sinfo -h -o %P | grep -q '\*$' || fail "sinfo -o %P marks no default partition: $(sinfo -o %P)"
 A sacctmgr -n -s list user "$USER_A" format=account%20 | grep -qw "$PROJECT_A" \

@@ -215,10 +215,10 @@ static void test_sbatch(void **state) {
         assert_int_equal(server_status(pid), 0);
         assert_string_equal(out, "42\n");
 
-        /* Refused before anything is sent: arguments with --wrap, a GPU request. */
-        assert_int_equal(run(((const char *const[]) { "sbatch", "--wrap=true", "extra", NULL }), &out), CLI_EXIT_USAGE);
-        assert_int_equal(run(((const char *const[]) { "sbatch", "--gres=gpu:1", "--wrap=true", NULL }), &out),
-                         CLI_EXIT_USAGE);
+        /* Refused before anything is sent: arguments with --wrap, a GPU request; exit 1,
+         * as Slurm's sbatch on any error (corral submit: CLI_EXIT_USAGE). */
+        assert_int_equal(run(((const char *const[]) { "sbatch", "--wrap=true", "extra", NULL }), &out), 1);
+        assert_int_equal(run(((const char *const[]) { "sbatch", "--gres=gpu:1", "--wrap=true", NULL }), &out), 1);
         assert_string_equal(out, "");
         run_as_sbatch = false;
 }
@@ -500,6 +500,39 @@ static void test_stored_control_characters_escaped(void **state) {
         assert_null(strchr(out, '\x1b'));
 }
 
+/* The daemon's warning (its configuration on disk does not load) on stderr, once, beside
+ * the normal output. */
+static void test_reply_warning(void **state) {
+        static const Exchange ex[] = {
+                { CORRAL_METHOD_LIST, NULL,
+                  { "{\"parameters\":{\"jobs\":[]},\"warning\":\"the configuration on disk does not load "
+                    "(/etc/corral/corral.conf.d/typo.conf:3: unknown key)\"}" } },
+        };
+        _cleanup_free_ char *out = NULL, *err = NULL;
+        char path[160];
+        size_t size;
+        int fd, saved;
+        pid_t pid;
+
+        snprintf(path, sizeof(path), "%s/stderr", tmpdir);
+        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        saved = dup(STDERR_FILENO);
+        assert_true(saved >= 0 && dup2(fd, STDERR_FILENO) >= 0);
+        pid = start_server(ex, ELEMENTSOF(ex), false);
+        assert_int_equal(run(ARGS("queue"), &out), 0);
+        assert_true(dup2(saved, STDERR_FILENO) >= 0);
+        close(saved);
+        close(fd);
+        assert_int_equal(server_status(pid), 0);
+        assert_non_null(strstr(out, "Total jobs: 0\n"));
+        assert_null(strstr(out, "warning"));
+        assert_int_equal(read_file_at(AT_FDCWD, path, 1 << 20, &err, &size), 0);
+        unlink(path);
+        if (!strstr(err, "warning: the configuration on disk does not load (/etc/corral/corral.conf.d/typo.conf:3"))
+                fail_msg("stderr: %s", err);
+}
+
 static void test_unreachable(void **state) {
         _cleanup_free_ char *out = NULL;
 
@@ -555,6 +588,7 @@ int main(void) {
                 cmocka_unit_test(test_wait_stream),
                 cmocka_unit_test(test_queue_roundtrip),
                 cmocka_unit_test(test_stored_control_characters_escaped),
+                cmocka_unit_test(test_reply_warning),
                 cmocka_unit_test(test_unreachable),
                 cmocka_unit_test(test_hangup_and_timeout),
         };

@@ -399,6 +399,23 @@ static void test_queue_print(void **state) {
                 "Total jobs: 2\n");
         free(buf);
 
+        /* --long -a: a finished job's charge (what corrald stored at its end) as well. */
+        job_entry_done(&jobs[0]);
+        jobs[0] = entry(7, "COMPLETED", "done", 2);
+        jobs[0].info.start_time = NOW - 3600;
+        jobs[0].info.end_time = NOW - 1800;
+        jobs[0].charge = (ChargeView) { .set = true, .cpus = 2, .run_usec = 1800 * UINT64_C(1000000),
+                                        .core_hours = 1, .charge_factor = 1, .service_units = 1,
+                                        .efficiency = 0.25, .memory_peak = UINT64_C(1) << 30 };
+        buf = NULL;
+        f = open_memstream(&buf, &size);
+        assert_non_null(f);
+        assert_int_equal(queue_print(f, jobs, 1, NOW, 0, QUEUE_PRINT_LONG), 0);
+        assert_int_equal(fclose(f), 0);
+        if (!strstr(buf, "    7  done  ann   -        batch  COMPLETED  30:00     2    -  21:13    1.00  1.00      25%      1G  -\n"))
+                fail_msg("queue --long of a finished job:\n%s", buf);
+        free(buf);
+
         for (size_t i = 0; i < ELEMENTSOF(jobs); i++)
                 job_entry_done(&jobs[i]);
 }

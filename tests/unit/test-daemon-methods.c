@@ -775,6 +775,82 @@ static void test_test_submit(void **state) {
         manager_for_test_free(m);
 }
 
+/* List's "history": the jobs the store keeps beyond the day the daemon has in memory
+ * (sacct), paged like the rest, filtered by when they ended; array tasks whose first task
+ * is on an earlier page still have their request. */
+static void test_list_history(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        uint64_t now = (uint64_t) time(NULL), old, array, next = 0, seen = 0;
+        char params[160];
+        json_object *r;
+        Job *j;
+
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}");
+        old = job_id_of(r);
+        json_object_put(r);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"array\":\"1-3\",\"name\":\"arr\"}");
+        array = job_id_of(r);
+        json_object_put(r);
+        /* The first job and the array's first task ended a month ago, and are purged. */
+        j = manager_find_job(m, old);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, NULL), 0);
+        j->end_time = now - 30 * 86400;
+        assert_int_equal(manager_job_save(m, j), 0);
+        j = manager_find_job(m, array);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, NULL), 0);
+        j->end_time = now - 30 * 86400;
+        assert_int_equal(manager_job_save(m, j), 0);
+        assert_int_equal(store_commit(m->store), 0);
+        manager_purge_finished(m, now);
+        assert_null(manager_find_job(m, old));
+        assert_int_equal(m->n_jobs, 2);
+
+        r = call(m, NOBODY, CORRAL_METHOD_LIST, "{\"states\":[\"all\"]}");
+        assert_int_equal(page_len(r, &next), 2);
+        json_object_put(r);
+        r = call(m, NOBODY, CORRAL_METHOD_LIST, "{\"states\":[\"all\"],\"history\":true}");
+        assert_int_equal(page_len(r, &next), 4);
+        assert_int_equal(next, 0);
+        if (!strstr(json_object_to_json_string(r), "\"CANCELLED\""))
+                fail_msg("history: %s", json_object_to_json_string(r));
+        json_object_put(r);
+        /* Ended before the window: left out; unfinished ones stay. */
+        snprintf(params, sizeof params, "{\"states\":[\"all\"],\"history\":true,\"ended_since\":%llu}",
+                 (unsigned long long) (now - 86400));
+        r = call(m, NOBODY, CORRAL_METHOD_LIST, params);
+        assert_int_equal(page_len(r, &next), 2);
+        json_object_put(r);
+        /* One job a page: the array's later tasks after its first on another page. */
+        do {
+                size_t len;
+                json_object *p, *jobs;
+
+                snprintf(params, sizeof params, "{\"states\":[\"all\"],\"history\":true,\"limit\":1,\"after_id\":%llu}",
+                         (unsigned long long) next);
+                r = call(m, NOBODY, CORRAL_METHOD_LIST, params);
+                len = page_len(r, &next);
+                assert_true(json_object_object_get_ex(r, "parameters", &p) &&
+                            json_object_object_get_ex(p, "jobs", &jobs));
+                if (len == 1 && seen >= 2 && !strstr(json_object_to_json_string(jobs), "\"arr\""))
+                        fail_msg("array task without its request: %s", json_object_to_json_string(jobs));
+                seen += len;
+                json_object_put(r);
+        } while (next && seen < 10);
+        assert_int_equal(seen, 4);
+        expect_error(call(m, NOBODY, CORRAL_METHOD_LIST, "{\"history\":1}"), "InvalidParameter", NULL);
+
+        /* Show reaches it too (sacct's details, corral show); a job never submitted is none. */
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) old);
+        r = call(m, NOBODY, CORRAL_METHOD_SHOW, params);
+        assert_null(error_of(r));
+        if (!strstr(json_object_to_json_string(r), "\"CANCELLED\""))
+                fail_msg("show: %s", json_object_to_json_string(r));
+        json_object_put(r);
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SHOW, "{\"job_id\":999}"), "NoSuchJob", NULL);
+        manager_for_test_free(m);
+}
+
 static int setup(void **state) {
         return tree_setup_prefix(state, "corral-methods");
 }
@@ -893,12 +969,110 @@ static void test_preemption(void **state) {
         manager_for_test_free(m);
 }
 
+static int find_stored(Job *j, void *userdata) {
+        Job **want = userdata;
+        if (j->id == (*want)->id) {
+                job_free(*want);
+                *want = j;
+        } else
+                job_free(j);
+        return 0;
+}
+
+/* A person's suspension and the scheduler's of the same job: both hold it. The pass does
+ * not resume a job a person suspended too, a person's resume lifts only their hold (the
+ * job stays the scheduler's, which resumes it when CPUs allow), and the preemptor and the
+ * holds survive a restart (the store). */
+static void test_preemption_and_person(void **state) {
+        Tree *t = *state;
+        Manager *m;
+        char params[64];
+        json_object *r;
+        uint64_t a, b;
+        Job *ja, *jb, *stored;
+
+        /* Express open to everyone, as an administrator opens it (corral.conf(5)). */
+        put(t->dir, "corral.conf", "[Queue]\nName=express\nAllowGroups=\n");
+        m = manager_for_test(t->dir);
+
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":8,\"walltime_sec\":3600,\"queue\":\"normal\"}");
+        a = job_id_of(r);
+        json_object_put(r);
+        assert_int_equal(manager_schedule(m), 0);
+        ja = manager_find_job(m, a);
+        ja->launching = false;
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":2,\"walltime_sec\":60,\"queue\":\"express\"}");
+        b = job_id_of(r);
+        json_object_put(r);
+        assert_int_equal(manager_schedule(m), 0);
+        jb = manager_find_job(m, b);
+        assert_int_equal(ja->state, JOB_SUSPENDED);
+        assert_true(ja->suspended_by_sched);
+        m->n_to_launch = 0; /* no executor here to act */
+        ja->preempt_act = PREEMPT_ACT_NONE;
+
+        /* An admin suspends it too (their freeze lost the race, or came after): accepted,
+         * nothing to freeze, both hold it; a second suspend is refused. */
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) a);
+        r = call(m, 0, CORRAL_METHOD_SUSPEND, params);
+        assert_null(error_of(r));
+        json_object_put(r);
+        assert_true(ja->suspended_by_sched);
+        assert_true(ja->suspended_by_person);
+        assert_true(ja->suspended_by_admin);
+        expect_error(call(m, 0, CORRAL_METHOD_SUSPEND, params), "InvalidState", NULL);
+        r = call(m, NOBODY, CORRAL_METHOD_WHY, params);
+        if (!strstr(json_object_to_json_string(r), "suspended it too"))
+                fail_msg("why: %s", json_object_to_json_string(r));
+        json_object_put(r);
+
+        /* After a restart, the store says the same: who holds it, and for which job. */
+        assert_int_equal(store_commit(m->store), 0);
+        stored = job_new();
+        assert_non_null(stored);
+        stored->id = a;
+        assert_int_equal(store_load_jobs(m->store, find_stored, &stored), 0);
+        assert_int_equal(stored->state, JOB_SUSPENDED);
+        assert_true(stored->suspended_by_sched);
+        assert_true(stored->suspended_by_person);
+        assert_true(stored->suspended_by_admin);
+        assert_int_equal(stored->preempted_by, b);
+        job_free(stored);
+
+        /* The preemptor ends: the pass does not resume a job a person holds suspended. */
+        assert_int_equal(manager_job_transition(m, jb, JOB_EVENT_END, JOB_COMPLETED, NULL), 0);
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(ja->state, JOB_SUSPENDED);
+        assert_true(ja->suspended_by_sched);
+        assert_int_equal(ja->preempt_act, PREEMPT_ACT_NONE);
+
+        /* Their owner may not lift an admin's hold; the admin's resume lifts only theirs,
+         * says so, and the job stays the scheduler's until a pass resumes it. */
+        m->authz.users_may_suspend = true;
+        expect_error(call(m, NOBODY, CORRAL_METHOD_RESUME, params), "PermissionDenied", NULL);
+        r = call(m, 0, CORRAL_METHOD_RESUME, params);
+        assert_null(error_of(r));
+        assert_non_null(strstr(message_of(r), "the scheduler still holds it"));
+        json_object_put(r);
+        assert_int_equal(ja->state, JOB_SUSPENDED);
+        assert_true(ja->suspended_by_sched);
+        assert_false(ja->suspended_by_person);
+        expect_error(call(m, 0, CORRAL_METHOD_RESUME, params), "PermissionDenied", "the scheduler suspended");
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(ja->state, JOB_RUNNING);
+        assert_false(ja->suspended_by_sched);
+        assert_int_equal(ja->preempt_act, PREEMPT_ACT_THAW);
+        m->n_to_launch = 0;
+        manager_for_test_free(m);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_submit_bounds, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_mail, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_list_charges, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_list_pages, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_list_history, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_transitions, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_hold_requeue_rules, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_projects_submit, setup, tree_teardown),
@@ -906,6 +1080,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_blocked_by_limit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_preemption, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_express_access, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_preemption_and_person, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_test_submit, setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

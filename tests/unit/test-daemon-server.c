@@ -139,6 +139,19 @@ static void test_framing(void **state) {
         r = reply_on(e, s, fd);
         assert_non_null(r);
         assert_non_null(strstr(r, "\"uid\""));
+        assert_null(strstr(r, "\"warning\""));
+
+        /* A notice rides on every reply while set (the configuration on disk is broken). */
+        assert_int_equal(server_set_notice(s, "corral.conf:3: broken"), 0);
+        assert_int_equal(send(fd, GET_INFO, sizeof GET_INFO, 0), (ssize_t) sizeof GET_INFO);
+        r = reply_on(e, s, fd);
+        assert_non_null(r);
+        assert_non_null(strstr(r, "\"warning\":\"corral.conf:3: broken\""));
+        assert_int_equal(server_set_notice(s, NULL), 0);
+        assert_int_equal(send(fd, GET_INFO, sizeof GET_INFO, 0), (ssize_t) sizeof GET_INFO);
+        r = reply_on(e, s, fd);
+        assert_non_null(r);
+        assert_null(strstr(r, "\"warning\""));
 
         /* A kept call whose client leaves is reported gone. */
         assert_int_equal(send(fd, "{\"method\":\"io.corral.Manager.Wait\",\"parameters\":{}}", 52, 0), 52);

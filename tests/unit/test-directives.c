@@ -692,6 +692,22 @@ static void test_argv(void **state) {
                 submit_options_done(&o);
         }
         {
+                /* Slurm's bare job ids: afterany, alone or beside typed ones. */
+                char *argv[] = { (char *) "submit", (char *) "--dependency=7", (char *) "-d",
+                                 (char *) "8:9,afterok:10", NULL };
+                submit_options_init(&o, NOW);
+                o.sendmail_path = "/nonexistent/sendmail";
+                assert_int_equal(submit_options_parse_argv(4, argv, &o, &first, &err), 0);
+                assert_int_equal(o.req.n_dependencies, 4);
+                for (size_t k = 0; k < 3; k++) {
+                        assert_int_equal(o.req.dependencies[k].type, DEPENDENCY_AFTERANY);
+                        assert_int_equal(o.req.dependencies[k].job_id, 7 + k);
+                }
+                assert_int_equal(o.req.dependencies[3].type, DEPENDENCY_AFTEROK);
+                assert_int_equal(o.req.dependencies[3].job_id, 10);
+                submit_options_done(&o);
+        }
+        {
                 char *argv[] = { (char *) "submit", NULL };
                 submit_options_init(&o, NOW);
                 o.sendmail_path = "/nonexistent/sendmail";
@@ -718,6 +734,8 @@ static void test_argv(void **state) {
                 { { "--nice=-10001" }, "--nice=-10001: must be a number between -10000 and 10000" },
                 { { "-d", "afterok:x" }, "-d afterok:x: 'x' is not a job id" },
                 { { "-d", "afterfoo:1" }, "-d afterfoo:1: unknown dependency type 'afterfoo' (after, afterany, afterok, afternotok)" },
+                { { "-d", "1x" }, "-d 1x: '1x': expected TYPE:JOBID or JOBID" },
+                { { "-d", "1:x" }, "-d 1:x: 'x' is not a job id" },
                 { { "-d", "afterok:1?afterany:2" }, "-d afterok:1?afterany:2: '?' (any of) dependencies are not supported, only ',' (all of)" },
                 { { "--array=1,6-7,1" }, "--array=1,6-7,1: expected START[-END[:STEP]][,...][%MAX], each index once" },
                 { { "--array=1-" }, "--array=1-: expected START[-END[:STEP]][,...][%MAX], each index once" },

@@ -283,7 +283,19 @@ static void test_request_and_reply_build(void **state) {
         assert_int_equal(reply_parse(m, len - 1, &reply), 0);
         assert_null(reply.error);
         assert_true(reply.continues);
+        assert_null(reply.warning);
         reply_done(&reply);
+
+        /* The daemon's warning, on any reply (the configuration on disk does not load). */
+        {
+                const char *w = "{\"parameters\":{},\"warning\":\"corral.conf:3: bad\"}";
+                assert_int_equal(reply_parse(w, strlen(w), &reply), 0);
+                assert_string_equal(reply.warning, "corral.conf:3: bad");
+                reply_done(&reply);
+                assert_null(reply.warning);
+                w = "{\"parameters\":{},\"warning\":3}";
+                assert_int_equal(reply_parse(w, strlen(w), &reply), -EBADMSG);
+        }
 
         /* Malformed replies. */
         assert_int_equal(reply_parse("[]", 2, &reply), -EBADMSG);

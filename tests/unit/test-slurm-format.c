@@ -101,6 +101,31 @@ static void test_parse_time(void **state) {
         assert_int_equal(t, 1699920000);
         assert_int_equal(slurm_parse_time("10:00:00", NOW, &t), 0);
         assert_int_equal(t, 1699956000);
+        /* Slurm's other forms (parse_time()): named hours, AM/PM, month/day with or
+         * without the year and a time, in local time (UTC here). */
+        assert_int_equal(slurm_parse_time("noon", NOW, &t), 0);
+        assert_int_equal(t, 1699963200);
+        assert_int_equal(slurm_parse_time("teatime", NOW, &t), 0);
+        assert_int_equal(t, 1699977600);
+        assert_int_equal(slurm_parse_time("10:00PM", NOW, &t), 0);
+        assert_int_equal(t, 1699999200);
+        assert_int_equal(slurm_parse_time("12:30am", NOW, &t), 0);
+        assert_int_equal(t, 1699921800);
+        assert_int_equal(slurm_parse_time("11/14", NOW, &t), 0);
+        assert_int_equal(t, 1699920000);
+        assert_int_equal(slurm_parse_time("11/14/22", NOW, &t), 0);
+        assert_int_equal(t, 1699920000 - 365 * 86400);
+        assert_int_equal(slurm_parse_time("11.14.22-10:00", NOW, &t), 0);
+        assert_int_equal(t, 1699956000 - 365 * 86400);
+        assert_int_equal(slurm_parse_time("111422", NOW, &t), 0);
+        assert_int_equal(t, 1699920000 - 365 * 86400);
+        assert_int_equal(slurm_parse_time("1114-10:00:00", NOW, &t), 0);
+        assert_int_equal(t, 1699956000);
+        assert_int_equal(slurm_parse_time("02/31", NOW, &t), -EINVAL);
+        assert_int_equal(slurm_parse_time("13/01", NOW, &t), -EINVAL);
+        assert_int_equal(slurm_parse_time("11/14.22", NOW, &t), -EINVAL);
+        assert_int_equal(slurm_parse_time("13:00PM", NOW, &t), -EINVAL);
+        assert_int_equal(slurm_parse_time("11/14-25:00", NOW, &t), -EINVAL);
         assert_int_equal(slurm_parse_time("yesterday-ish", NOW, &t), -EINVAL);
         assert_int_equal(slurm_parse_time("now-3x", NOW, &t), -EINVAL);
         assert_int_equal(slurm_parse_time("", NOW, &t), -EINVAL);

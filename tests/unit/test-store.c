@@ -66,7 +66,7 @@ static void test_round_trip(void **state) {
         char *v = NULL;
 
         assert_int_equal(store_open(dir, &s), 0);
-        assert_int_equal(store_schema_version(s), 3);
+        assert_int_equal(store_schema_version(s), 4);
         assert_int_equal(store_insert_job(s, a, NULL), 0);
         assert_int_equal(store_insert_job(s, b, NULL), 0);
         assert_true(store_in_transaction(s));

@@ -219,6 +219,15 @@ static void test_charge_at_end(void **state) {
         assert_int_equal(json_object_get_int64(get(ch, "io_write_ops")), 2);
         assert_false(json_object_get_boolean(get(ch, "live")));
         json_object_put(ch);
+        /* corral queue --long -a: the finished job's stored charge in List too. */
+        {
+                json_object *r = call(m, NOBODY, CORRAL_METHOD_LIST, "{\"states\":[\"COMPLETED\"],\"charges\":true}");
+                json_object *jobs = get(params_of(r), "jobs"), *lc;
+                assert_int_equal(json_object_array_length(jobs), 1);
+                assert_true(json_object_object_get_ex(json_object_array_get_idx(jobs, 0), "charge", &lc));
+                assert_close(get_double(lc, "service_units"), 16.0 / 3600, 1e-12);
+                json_object_put(r);
+        }
         assert_null(show_charge(m, NOBODY - 1, a));
 
         /* An outcome seen twice charges once. */

@@ -1,0 +1,45 @@
+#!/bin/bash
+# Slurm's commands exit 1 on any error (scripts test `$? -eq 1`), where corral exits 2 for a
+# usage error and 3 when corrald cannot be reached: the Slurm-named commands must say 1 for
+# both. corrald is not needed: the socket is one nobody listens on.
+set -uo pipefail
+build=${CORRAL_BUILDDIR:?}/slurm
+export CORRAL_SOCKET=/nonexistent/corral-test.sock
+unset SLURM_JOB_ID SLURM_JOBID
+cd "$(mktemp -d)" || exit 1
+trap 'rm -rf "$PWD"' EXIT
+fail=0
+check() { # WANT CMD ARGS...
+    local want=$1; shift
+    "$build/$1" "${@:2}" >/dev/null 2>&1 </dev/null
+    local rc=$?
+    if [ "$rc" != "$want" ]; then
+        echo "FAIL: $* exited $rc, expected $want" >&2
+        fail=1
+    else
+        echo "ok: $* -> $rc"
+    fi
+}
+# Usage errors (corral: 2).
+check 1 sbatch --cpus-per-task=x --wrap true
+check 1 sbatch --no-such-option --wrap true
+check 1 srun --no-such-option true
+check 1 squeue --no-such-option
+check 1 scancel --no-such-option 1
+check 1 sacct --no-such-option
+check 1 sacct -S not-a-time
+check 1 sinfo --no-such-option
+check 1 scontrol no-such-command
+check 1 sacctmgr no-such-command
+# corrald unreachable (corral: 3).
+check 1 sbatch --wrap true
+check 1 srun -n 1 true
+check 1 squeue
+check 1 scancel 1
+check 1 sacct
+check 1 sinfo
+check 1 scontrol show job 1
+# Help is no error.
+check 0 squeue --help
+check 0 sbatch --help
+exit $fail
