@@ -87,3 +87,20 @@ int loop_write(int fd, const void *buf, size_t n) {
         }
         return 0;
 }
+
+int opendir_at(int dirfd, const char *path, int flags, DIR **ret) {
+        int fd, r;
+        DIR *d;
+
+        fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
+        if (fd < 0)
+                return negative_errno();
+        d = fdopendir(fd);
+        if (!d) {
+                r = negative_errno();
+                safe_close(fd);
+                return r;
+        }
+        *ret = d;
+        return 0;
+}

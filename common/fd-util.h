@@ -32,6 +32,10 @@ static inline DIR *safe_closedir(DIR *d) {
 DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, safe_closedir);
 #define _cleanup_closedir_ _cleanup_(safe_closedirp)
 
+/* Opens the directory path relative to dirfd (flags are added to O_RDONLY | O_DIRECTORY |
+ * O_CLOEXEC, e.g. O_NOFOLLOW) as a DIR. */
+int opendir_at(int dirfd, const char *path, int flags, DIR **ret);
+
 /* Reads a whole small file relative to dirfd (AT_FDCWD for plain paths) into a
  * NUL-terminated buffer. Fails with -EFBIG past max bytes. */
 int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_size);

@@ -29,21 +29,15 @@ static bool is_conf_name(const char *n) {
 static int remove_tree_at(int at, const char *name) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
-        int fd;
+        int r;
 
-        fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return errno == ENOENT ? 0 : negative_errno();
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return negative_errno();
-        }
+        r = opendir_at(at, name, O_NOFOLLOW, &d);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
         while ((de = readdir(d))) {
                 if (streq(de->d_name, ".") || streq(de->d_name, ".."))
                         continue;
                 if (unlinkat(dirfd(d), de->d_name, 0) < 0) {
-                        int r;
                         if (errno != EISDIR && errno != EPERM)
                                 return negative_errno();
                         r = remove_tree_at(dirfd(d), de->d_name);
@@ -78,16 +72,11 @@ static int copy_subdir(int from_dir, int to_dir, const char *sub) {
         _cleanup_closedir_ DIR *d = NULL;
         _cleanup_close_ int to = -EBADF;
         struct dirent *de;
-        int fd, r;
+        int r;
 
-        fd = openat(from_dir, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return errno == ENOENT ? 0 : negative_errno();
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return negative_errno();
-        }
+        r = opendir_at(from_dir, sub, 0, &d);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
         if (mkdirat(to_dir, sub, 0700) < 0)
                 return negative_errno();
         to = openat(to_dir, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -114,19 +114,13 @@ static int cmp_id(const void *a, const void *b) {
 int topology_load_sysfs(int sysfs_root_fd, Topology **ret) {
         _cleanup_topology_free_ Topology *t = NULL;
         _cleanup_closedir_ DIR *d = NULL;
-        int fd, r;
+        int r;
 
         assert(ret);
 
-        fd = openat(sysfs_root_fd, "devices/system/node", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        d = fdopendir(fd);
-        if (!d) {
-                r = negative_errno();
-                safe_close(fd);
+        r = opendir_at(sysfs_root_fd, "devices/system/node", 0, &d);
+        if (r < 0)
                 return r;
-        }
 
         t = topology_new();
         if (!t)

@@ -79,6 +79,17 @@
                         memcpy(l + o - j, tmp, j * sizeof(type));                          \
                 }                                                                          \
         }                                                                                  \
+        /* Merges the stack's runs m and m + 1 into m; returns the new stack size. */      \
+        static size_t name##_merge_at(type *a, type *tmp, size_t *run_start, size_t *run_len, \
+                                      size_t k, size_t m, const void *ctx) {               \
+                name##_merge(a + run_start[m], run_len[m], run_len[m + 1], tmp, ctx);      \
+                run_len[m] += run_len[m + 1];                                              \
+                for (size_t s = m + 1; s + 1 < k; s++) {                                   \
+                        run_start[s] = run_start[s + 1];                                   \
+                        run_len[s] = run_len[s + 1];                                       \
+                }                                                                          \
+                return k - 1;                                                              \
+        }                                                                                  \
         static bool name(type *a, type *tmp, size_t n, const void *ctx) {                  \
                 size_t run_start[SORT_STACK_MAX], run_len[SORT_STACK_MAX], k = 0;          \
                 size_t sorted = 1;                                                         \
@@ -118,26 +129,14 @@
                                                 m--;                                       \
                                 } else if (run_len[m] > run_len[m + 1])                    \
                                         break;                                             \
-                                name##_merge(a + run_start[m], run_len[m], run_len[m + 1], tmp, ctx); \
-                                run_len[m] += run_len[m + 1];                              \
-                                for (size_t s = m + 1; s + 1 < k; s++) {                   \
-                                        run_start[s] = run_start[s + 1];                   \
-                                        run_len[s] = run_len[s + 1];                       \
-                                }                                                          \
-                                k--;                                                       \
+                                k = name##_merge_at(a, tmp, run_start, run_len, k, m, ctx); \
                         }                                                                  \
                 }                                                                          \
                 while (k > 1) {                                                            \
                         size_t m = k - 2;                                                  \
                         if (m > 0 && run_len[m - 1] < run_len[m + 1])                      \
                                 m--;                                                       \
-                        name##_merge(a + run_start[m], run_len[m], run_len[m + 1], tmp, ctx); \
-                        run_len[m] += run_len[m + 1];                                      \
-                        for (size_t s = m + 1; s + 1 < k; s++) {                           \
-                                run_start[s] = run_start[s + 1];                           \
-                                run_len[s] = run_len[s + 1];                               \
-                        }                                                                  \
-                        k--;                                                               \
+                        k = name##_merge_at(a, tmp, run_start, run_len, k, m, ctx);        \
                 }                                                                          \
                 return true;                                                               \
         }
