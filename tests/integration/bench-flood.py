@@ -6,6 +6,9 @@
       connections that send "oneway" List requests as fast as the socket takes them and
       never read. Stops on SIGTERM or after SECONDS, whichever comes first, and prints
       what it got.
+  bench-flood.py probe SECONDS
+      A GetInfo round trip every 50 ms, until SIGTERM or SECONDS: prints p50, p99 and
+      the slowest, which is how long corrald's event loop kept a trivial call waiting.
   bench-flood.py cancel FIRST LAST
       Cancels jobs FIRST..LAST with oneway Cancel requests on one connection, then waits
       for a GetInfo's reply (requests of a connection are handled in order)."""
@@ -109,6 +112,24 @@ def flood(seconds, n_normal, n_oneway):
     print(f"flood connections dropped by corrald: {stats['dropped']}")
 
 
+def probe(seconds):
+    stop = [False]
+    signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__(0, True))
+    s, req, lat = connect(blocking=True), msg("GetInfo"), []
+    t0 = time.monotonic()
+    while not stop[0] and time.monotonic() - t0 < seconds:
+        t = time.monotonic()
+        s.sendall(req)
+        buf = b""
+        while b"\0" not in buf:
+            buf += s.recv(65536)
+        lat.append((time.monotonic() - t) * 1000)
+        time.sleep(0.05)
+    lat.sort()
+    pick = lambda q: lat[min(len(lat) - 1, max(0, -(-len(lat) * q // 100) - 1))]
+    print(f"p50 {pick(50):.0f} ms, p99 {pick(99):.0f} ms, max {lat[-1]:.0f} ms ({len(lat)} calls)")
+
+
 def cancel(first, last):
     s = connect(blocking=True)
     for i in range(first, last + 1):
@@ -125,5 +146,7 @@ def cancel(first, last):
 if __name__ == "__main__":
     if sys.argv[1] == "flood":
         flood(float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+    elif sys.argv[1] == "probe":
+        probe(float(sys.argv[2]))
     else:
         cancel(int(sys.argv[2]), int(sys.argv[3]))
