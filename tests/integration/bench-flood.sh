@@ -58,7 +58,8 @@ phase() {
     bg_as "$USER_B" "$out/probe-$1" python3 "$py" probe 600
     probe=$!
     c0=$(daemon_cpu) t0=$(date +%s)
-    samples | pct > "$out/queue-$1"
+    samples > "$out/samples-$1"
+    pct < "$out/samples-$1" > "$out/queue-$1"
     echo "$(awk -v a="$c0" -v b="$(daemon_cpu)" 'BEGIN {printf "%.1f", b - a}') s of corrald CPU in $(( $(date +%s) - t0 )) s" > "$out/cpu-$1"
     stop "$probe"
 }
@@ -75,6 +76,7 @@ echo "jobs held by the flooding user: $H; corrald's limits: $(grep -h '^Request'
 for p in quiet flood; do
     echo "phase: $p"
     echo "  $USER_B's corral queue (whole command): $(cat "$out/queue-$p")"
+    echo "    every sample, sorted (ms): $(sort -n "$out/samples-$p" | tr '\n' ' ')"
     echo "  $USER_B's GetInfo round trip every 50 ms: $(cat "$out/probe-$p")"
     echo "  corrald: $(cat "$out/cpu-$p")"
 done
