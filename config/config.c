@@ -136,6 +136,25 @@ static int parse_absolute_path(const char *v, void *data) {
         return ini_parse_string(v, data);
 }
 
+static int parse_percent(const char *v, void *data) {
+        _cleanup_free_ char *n = strdup(v);
+        size_t l = n ? strlen(n) : 0;
+        unsigned u;
+        int r;
+
+        if (!n)
+                return -ENOMEM;
+        if (l > 0 && n[l - 1] == '%')
+                n[l - 1] = 0;
+        r = safe_atou(n, &u);
+        if (r < 0)
+                return r;
+        if (u > 100)
+                return -ERANGE;
+        *(uint32_t *) data = u;
+        return 0;
+}
+
 static int parse_ordering(const char *v, void *data) {
         if (streq(v, "priority"))
                 *(bool *) data = false;
@@ -159,6 +178,8 @@ static const IniItem items[] = {
         MGR("MaxConnectionsPerUser", ini_parse_u32, max_connections_per_user, "a number"),
         MGR("MaxWaitsPerConnection", ini_parse_u32, max_waits_per_connection, "a number"),
         MGR("MaxConnectionOutput", ini_parse_bytes, max_connection_output, "a size such as 4M"),
+        MGR("RequestSharePerUser", parse_percent, request_share_per_user, "a percentage, 0 to 100 (0: no limit)"),
+        MGR("RequestBurstPerUser", ini_parse_sec, request_burst_per_user, "a duration such as 5s"),
         MGR("Policy", parse_policy, policy, "fcfs, easy or conservative"),
         MGR("BackfillOrder", parse_backfill_order, backfill_order, "priority or sjf"),
         MGR("PriorityType", parse_priority_type, priority_type, "multifactor or fcfs"),
@@ -425,6 +446,8 @@ int config_load_paths(const char *main_path, const char *dropdir, const char *pd
         c->max_connections_per_user = 32;
         c->max_waits_per_connection = 64;
         c->max_connection_output = UINT64_C(4) << 20;
+        c->request_share_per_user = 25;
+        c->request_burst_per_user = 5;
         c->fairshare_half_life = 168 * 3600; /* IT4I: a week */
         c->max_xfactor = 1.25;                /* NCI */
         c->suspend_window_sec = 600;

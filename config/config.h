@@ -56,6 +56,8 @@ typedef struct Config {
         uint32_t max_connections_per_user;  /* root is exempt */
         uint32_t max_waits_per_connection;
         uint64_t max_connection_output;     /* unread reply bytes before a client is dropped */
+        uint32_t request_share_per_user;    /* percent of corrald's time; 0: no budget */
+        uint64_t request_burst_per_user;    /* seconds of corrald's time a user may take at once */
         char *policy;           /* fcfs | easy | conservative */
         char *backfill_order;   /* priority | sjf */
         char *priority_type;    /* multifactor | fcfs (Slurm's priority/multifactor, priority/basic) */

@@ -146,6 +146,8 @@ static void apply_server_limits(Manager *m) {
                 server_set_limits(m->server, &(ServerLimits) {
                         .connections_per_user = m->config->max_connections_per_user,
                         .connection_output = m->config->max_connection_output,
+                        .request_share = m->config->request_share_per_user,
+                        .request_burst_usec = m->config->request_burst_per_user * USEC_PER_SEC,
                 });
 }
 

@@ -1138,25 +1138,30 @@ SIMPLE(do_share, manager_method_share(m, peer, params))
 static const struct {
         MethodHandler handler;
         bool deferrable; /* NULL from the handler: answered later, not out of memory */
+        bool reply_only; /* changes nothing: "oneway" is refused (the server checks it) */
 } methods[_CORRAL_METHOD_MAX] = {
         [CORRAL_METHOD_SUBMIT] = { do_submit },
-        [CORRAL_METHOD_LIST] = { do_list },
-        [CORRAL_METHOD_SHOW] = { do_show },
+        [CORRAL_METHOD_LIST] = { do_list, .reply_only = true },
+        [CORRAL_METHOD_SHOW] = { do_show, .reply_only = true },
         [CORRAL_METHOD_CANCEL] = { do_cancel },
         [CORRAL_METHOD_HOLD] = { do_hold },
         [CORRAL_METHOD_RELEASE] = { do_release },
         [CORRAL_METHOD_SUSPEND] = { do_suspend, true },
         [CORRAL_METHOD_RESUME] = { do_resume, true },
         [CORRAL_METHOD_REQUEUE] = { do_requeue },
-        [CORRAL_METHOD_WAIT] = { do_wait, true },
-        [CORRAL_METHOD_LOGS] = { do_logs },
-        [CORRAL_METHOD_GET_INFO] = { do_get_info },
+        [CORRAL_METHOD_WAIT] = { do_wait, true, .reply_only = true },
+        [CORRAL_METHOD_LOGS] = { do_logs, .reply_only = true },
+        [CORRAL_METHOD_GET_INFO] = { do_get_info, .reply_only = true },
         [CORRAL_METHOD_RELOAD] = { do_reload },
-        [CORRAL_METHOD_USAGE] = { do_usage },
-        [CORRAL_METHOD_SHARE] = { do_share },
-        [CORRAL_METHOD_WHY] = { do_why },
-        [CORRAL_METHOD_TEST_SUBMIT] = { do_test_submit },
+        [CORRAL_METHOD_USAGE] = { do_usage, .reply_only = true },
+        [CORRAL_METHOD_SHARE] = { do_share, .reply_only = true },
+        [CORRAL_METHOD_WHY] = { do_why, .reply_only = true },
+        [CORRAL_METHOD_TEST_SUBMIT] = { do_test_submit, .reply_only = true },
 };
+
+static bool reply_only(CorralMethod method) {
+        return method >= 0 && method < _CORRAL_METHOD_MAX && methods[method].reply_only;
+}
 
 static int dispatch(void *userdata, Call *call, const Peer *peer, CorralMethod method, json_object *params,
                     json_object **ret_reply) {
@@ -1186,4 +1191,5 @@ static void call_gone(void *userdata, Call *call) {
 const ServerOps manager_server_ops = {
         .dispatch = dispatch,
         .call_gone = call_gone,
+        .reply_only = reply_only,
 };

@@ -18,6 +18,7 @@
 #include "message.h"
 #include "server.h"
 #include "strv.h"
+#include "time-util.h"
 
 #define IDLE_TIMEOUT_USEC (120 * UINT64_C(1000000))
 /* Connections beyond CORRAL_CONNECTIONS_MAX kept for root: when users have filled every
@@ -31,19 +32,37 @@ struct Call {
         uint64_t job_id;
         void *data;
         bool more;
+        bool oneway; /* a later answer is dropped, as an immediate one would be */
         Call *next;
 };
+
+/* One uid's share of the loop's time: charged with what each of its
+ * requests took, refilled with the wall clock. Kept while the uid has connections, and
+ * after, until it has refilled: reconnecting does not wipe a debt. */
+typedef struct UserBudget {
+        uid_t uid;
+        int64_t balance;
+        uint64_t updated;
+        unsigned n_conns;
+        struct UserBudget *next;
+} UserBudget;
 
 struct Connection {
         Server *server;
         int fd;
         sd_event_source *io, *idle;
+        sd_event_source *backlog_source; /* handles what is buffered, below new requests */
         MessageReader *reader;
         MessageWriter *writer;
+        size_t output_max;
         Peer peer;
+        UserBudget *budget;
         Call *calls; /* deferred: answered later */
         Connection *next;
         bool dead;
+        bool backlog; /* requests may wait in reader: the socket is not read until they are handled */
+        bool eof;     /* the peer will send nothing more */
+        bool hup;     /* the peer is gone: the io source is off, the backlog source reads the rest */
 };
 
 struct Server {
@@ -53,8 +72,10 @@ struct Server {
         ServerLimits limits;
         int listen_fd;
         sd_event_source *listen_source;
+        sd_event_source *budget_timer; /* when the first paused uid may be served again */
         Connection *conns;
         unsigned n_conns;
+        UserBudget *budgets;
         char *path; /* set when we bound the socket ourselves */
         char *notice; /* added to every reply as "warning" (server_set_notice) */
 };
@@ -72,6 +93,75 @@ char **peer_group_names(const Peer *peer) {
         return names ?: new0(char *, 1);
 }
 
+/* Balances are kept in hundredths of a microsecond, so that a refill at request_share
+ * percent of the clock loses nothing however often it is computed. */
+#define BUDGET_UNIT 100
+
+static int64_t budget_burst(const Server *s) {
+        return (int64_t) MIN(s->limits.request_burst_usec, UINT64_C(1) << 40) * BUDGET_UNIT;
+}
+
+static void budget_refill(Server *s, UserBudget *b, uint64_t now) {
+        int64_t burst = budget_burst(s);
+        uint64_t gained;
+
+        if (now <= b->updated)
+                return;
+        gained = MIN(now - b->updated, UINT64_C(1) << 40) * s->limits.request_share;
+        b->updated = now;
+        if (b->balance >= burst || gained >= (uint64_t) (burst - b->balance))
+                b->balance = burst;
+        else
+                b->balance += (int64_t) gained;
+}
+
+static bool budget_enabled(const Server *s) {
+        return s->limits.request_share > 0 && s->limits.request_burst_usec > 0;
+}
+
+static bool budget_ok(Server *s, UserBudget *b, uint64_t now) {
+        if (!budget_enabled(s) || !b)
+                return true;
+        budget_refill(s, b, now);
+        return b->balance > 0;
+}
+
+/* When a uid in debt is positive again. */
+static uint64_t budget_resume_time(Server *s, const UserBudget *b) {
+        return b->updated + (uint64_t) -b->balance / s->limits.request_share + 1;
+}
+
+static void budget_charge(Server *s, UserBudget *b, uint64_t usec) {
+        if (!budget_enabled(s) || !b)
+                return;
+        /* One request's time, as long as it was; the debt is bounded by a day. */
+        b->balance = MAX(b->balance - (int64_t) MIN(usec, UINT64_C(1) << 40) * BUDGET_UNIT,
+                         -(int64_t) (86400 * USEC_PER_SEC * BUDGET_UNIT));
+}
+
+static UserBudget *budget_get(Server *s, uid_t uid, uint64_t now) {
+        UserBudget *b;
+
+        /* Forget the uids that have no connection left and have refilled. */
+        for (UserBudget **p = &s->budgets; (b = *p);) {
+                budget_refill(s, b, now);
+                if (b->n_conns == 0 && b->balance >= budget_burst(s)) {
+                        *p = b->next;
+                        free(b);
+                } else
+                        p = &b->next;
+        }
+        for (b = s->budgets; b; b = b->next)
+                if (b->uid == uid)
+                        return b;
+        b = new0(UserBudget, 1);
+        if (!b)
+                return NULL;
+        *b = (UserBudget) { .uid = uid, .balance = budget_burst(s), .updated = now, .next = s->budgets };
+        s->budgets = b;
+        return b;
+}
+
 static void connection_free(Connection *c) {
         Server *s = c->server;
 
@@ -81,6 +171,8 @@ static void connection_free(Connection *c) {
                         break;
                 }
         s->n_conns--;
+        if (c->budget)
+                c->budget->n_conns--;
         while (c->calls) {
                 Call *k = c->calls;
                 c->calls = k->next;
@@ -89,6 +181,7 @@ static void connection_free(Connection *c) {
         }
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->idle);
+        sd_event_source_disable_unref(c->backlog_source);
         safe_close(c->fd);
         message_reader_free(c->reader);
         message_writer_free(c->writer);
@@ -100,12 +193,58 @@ unsigned server_n_connections(Server *s) {
         return s->n_conns;
 }
 
+/* Whether one more request may be handled now: the largest reply would still fit in the
+ * output bound (so a client that does not read is paused, not dropped), and its uid has
+ * time left. */
+static bool connection_output_room(const Connection *c) {
+        return message_writer_pending(c->writer) + CORRAL_MESSAGE_SIZE_MAX + 1 <= c->output_max;
+}
+
+static bool connection_may_handle(Connection *c, uint64_t now) {
+        return !c->dead && connection_output_room(c) && budget_ok(c->server, c->budget, now);
+}
+
+static void server_arm_budget_timer(Server *s, uint64_t when) {
+        uint64_t armed;
+        int enabled;
+
+        if (!s->budget_timer)
+                return;
+        if (sd_event_source_get_enabled(s->budget_timer, &enabled) >= 0 && enabled != SD_EVENT_OFF &&
+            sd_event_source_get_time(s->budget_timer, &armed) >= 0 && armed <= when)
+                return;
+        (void) sd_event_source_set_time(s->budget_timer, when);
+        (void) sd_event_source_set_enabled(s->budget_timer, SD_EVENT_ONESHOT);
+}
+
+/* What the connection waits for, from its state: new requests only when nothing is
+ * buffered and it may be served, its backlog when it may be served, output while any is
+ * queued, its uid's refill when that is what holds it. */
 static void connection_update_events(Connection *c) {
-        uint32_t ev = EPOLLIN;
+        Server *s = c->server;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        bool may = connection_may_handle(c, now);
+        uint32_t ev = 0;
 
         if (message_writer_pending(c->writer) > 0)
                 ev |= EPOLLOUT;
-        (void) sd_event_source_set_io_events(c->io, ev);
+        if (may && !c->backlog && !c->eof)
+                ev |= EPOLLIN;
+        if (!c->hup)
+                (void) sd_event_source_set_io_events(c->io, ev);
+        (void) sd_event_source_set_enabled(c->backlog_source, may && c->backlog ? SD_EVENT_ONESHOT : SD_EVENT_OFF);
+        if (!c->dead && !budget_ok(s, c->budget, now))
+                server_arm_budget_timer(s, budget_resume_time(s, c->budget));
+}
+
+/* Frees c when it is done: broken, or at EOF with everything it sent handled and its
+ * replies out (or with calls kept for it: nobody is left to answer). True if freed. */
+static bool connection_finish(Connection *c) {
+        if (c->dead || (c->eof && !c->backlog && (c->calls || message_writer_pending(c->writer) == 0))) {
+                connection_free(c);
+                return true;
+        }
+        return false;
 }
 
 static int queue(Connection *c, json_object *reply) {
@@ -124,7 +263,17 @@ static int queue(Connection *c, json_object *reply) {
         return 0;
 }
 
+static json_object *reply_oneway_refused(const char *method) {
+        json_object *p = json_object_new_object();
+
+        json_add_string(p, CORRAL_FIELD_METHOD, method);
+        json_add_string(p, CORRAL_FIELD_MESSAGE,
+                        "this method's only product is its reply: call it without \"oneway\"");
+        return reply_error_new(CORRAL_ERROR_ONEWAY_REFUSED, p);
+}
+
 static void handle_message(Connection *c, const char *text, size_t len) {
+        Server *s = c->server;
         Request req = {};
         CorralError err;
         json_object *reply = NULL;
@@ -145,6 +294,14 @@ static void handle_message(Connection *c, const char *text, size_t len) {
                         (void) queue(c, reply);
                 return;
         }
+        /* A oneway call of such a method would be work for nobody, and the cheapest way
+         * to make corrald work without ever reading a reply (and so without the output
+         * bound that pauses a client that does not read). Said once, here. */
+        if (req.oneway && s->ops->reply_only && s->ops->reply_only(req.method)) {
+                (void) queue(c, reply_oneway_refused(req.method_name ?: ""));
+                request_done(&req);
+                return;
+        }
         call = new0(Call, 1);
         if (!call) {
                 request_done(&req);
@@ -153,7 +310,8 @@ static void handle_message(Connection *c, const char *text, size_t len) {
         }
         call->conn = c;
         call->more = req.more;
-        r = c->server->ops->dispatch(c->server->userdata, call, &c->peer, req.method, req.parameters, &reply);
+        call->oneway = req.oneway;
+        r = s->ops->dispatch(s->userdata, call, &c->peer, req.method, req.parameters, &reply);
         if (r < 0)
                 reply = reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         if (reply) {
@@ -169,10 +327,73 @@ static void handle_message(Connection *c, const char *text, size_t len) {
         request_done(&req);
 }
 
+/* Handles what c has buffered, reading from its socket at most once, and stops at
+ * messages_per_wakeup requests, at SERVER_SLICE_USEC, when its output bound is reached
+ * or when its uid's budget is spent; what is left is its backlog, handled by a later
+ * iteration. Each request is charged to the uid with the time it took (parsing,
+ * dispatch, serializing the reply). */
+static void connection_process(Connection *c) {
+        Server *s = c->server;
+        unsigned limit = s->limits.messages_per_wakeup ?: SERVER_MESSAGES_PER_WAKEUP, handled = 0;
+        uint64_t start = now_usec(CLOCK_MONOTONIC), now = start, last = start;
+        bool have_read = false;
+
+        for (;;) {
+                char *msg;
+                size_t len;
+                int k, r;
+
+                if (c->dead)
+                        return;
+                if (handled >= limit || (handled > 0 && now - start >= SERVER_SLICE_USEC) ||
+                    !connection_may_handle(c, now)) {
+                        c->backlog = true;
+                        break;
+                }
+                k = message_reader_next(c->reader, &msg, &len);
+                if (k == 0) {
+                        if (c->eof || have_read) {
+                                /* Gone peers are read through here to their EOF. */
+                                c->backlog = c->hup && !c->eof;
+                                break;
+                        }
+                        r = message_reader_fill(c->reader, c->fd);
+                        have_read = true;
+                        if (r == -EAGAIN) {
+                                c->backlog = false;
+                                break;
+                        }
+                        if (r == 0)
+                                c->eof = true;
+                        else if (r < 0) {
+                                c->dead = true;
+                                return;
+                        }
+                        continue;
+                }
+                if (k == -EMSGSIZE)
+                        (void) queue(c, reply_message_too_large());
+                else if (k < 0) {
+                        c->dead = true;
+                        return;
+                } else {
+                        handle_message(c, msg, len);
+                        free(msg);
+                }
+                handled++;
+                now = now_usec(CLOCK_MONOTONIC);
+                budget_charge(s, c->budget, now - last);
+                last = now;
+        }
+        if (handled > 0 || have_read)
+                (void) sd_event_source_set_time_relative(c->idle, IDLE_TIMEOUT_USEC);
+}
 static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
         Connection *c = userdata;
 
-        if (c->calls) /* waiting for a job is not idling */
+        /* Waiting for a job, or for its uid's budget, is not idling; waiting for the
+         * client to read its replies is. */
+        if (c->calls || (c->backlog && connection_output_room(c)))
                 return sd_event_source_set_time_relative(s, IDLE_TIMEOUT_USEC);
         log_debug("Closing idle connection of uid %u.", (unsigned) c->peer.uid);
         connection_free(c);
@@ -181,62 +402,46 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
 
 static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Connection *c = userdata;
-        char *msg;
-        size_t len;
         int r;
 
-        if (revents & EPOLLOUT) {
+        if ((revents & EPOLLOUT) || ((revents & (EPOLLHUP | EPOLLERR)) && message_writer_pending(c->writer) > 0)) {
                 r = message_writer_flush(c->writer, c->fd);
                 if (r < 0 && r != -EAGAIN) {
                         connection_free(c);
                         return 0;
                 }
         }
-        if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-                r = message_reader_fill(c->reader, c->fd);
-                if (r == -EAGAIN)
-                        r = 1;
-                for (;;) {
-                        int k = message_reader_next(c->reader, &msg, &len);
-                        if (k == 0)
-                                break;
-                        if (k == -EMSGSIZE) {
-                                (void) queue(c, reply_message_too_large());
-                                continue;
-                        }
-                        if (k < 0) {
-                                c->dead = true;
-                                break;
-                        }
-                        handle_message(c, msg, len);
-                        free(msg);
-                        if (c->dead)
-                                break;
-                }
-                if (r == 0 && !c->calls) {
-                        /* EOF: the client is done. Replies still queued are flushed first. */
-                        if (message_writer_pending(c->writer) == 0) {
-                                connection_free(c);
-                                return 0;
-                        }
-                        (void) sd_event_source_set_io_events(c->io, EPOLLOUT);
-                        return 0;
-                }
-                if (r == 0) {
-                        connection_free(c);
-                        return 0;
-                }
-                if (r < 0 && r != -EMSGSIZE) {
-                        connection_free(c);
-                        return 0;
-                }
+        if (revents & (EPOLLHUP | EPOLLERR)) {
+                /* Reported whatever events are asked for: from here on what the peer left
+                 * is read through the backlog source, so that a connection that may not be
+                 * served now does not wake every iteration. */
+                c->hup = c->backlog = true;
+                (void) sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
         }
-        if (c->dead) {
-                connection_free(c);
+        if ((revents & EPOLLIN) && !c->backlog)
+                connection_process(c);
+        if (connection_finish(c))
                 return 0;
-        }
         (void) sd_event_source_set_time_relative(c->idle, IDLE_TIMEOUT_USEC);
         /* Output waits for the post-iteration commit (server_flush). */
+        connection_update_events(c);
+        return 0;
+}
+
+static int on_backlog(sd_event_source *s, void *userdata) {
+        Connection *c = userdata;
+
+        connection_process(c);
+        if (!connection_finish(c))
+                connection_update_events(c);
+        return 0;
+}
+
+static int on_budget_timer(sd_event_source *es, uint64_t usec, void *userdata) {
+        Server *s = userdata;
+
+        for (Connection *c = s->conns; c; c = c->next)
+                connection_update_events(c);
         return 0;
 }
 
@@ -319,18 +524,28 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
         c->reader = message_reader_new(CORRAL_MESSAGE_SIZE_MAX);
         /* Replies a slow client may leave unread before it is dropped (Wait streams, list
          * pages): bounded per connection, so the daemon's memory is bounded by the
-         * connection caps times this. */
-        c->writer = message_writer_new(MAX(s->limits.connection_output, CORRAL_MESSAGE_SIZE_MAX + 1));
+         * connection caps times this. Requests are handled only while one more reply
+         * fits, so only streams ever reach it. */
+        c->output_max = MAX(s->limits.connection_output, CORRAL_MESSAGE_SIZE_MAX + 1);
+        c->writer = message_writer_new(c->output_max);
         c->next = s->conns;
         s->conns = c;
         s->n_conns++;
-        if (!c->reader || !c->writer ||
+        c->budget = budget_get(s, peer.uid, now_usec(CLOCK_MONOTONIC));
+        if (c->budget)
+                c->budget->n_conns++;
+        if (!c->reader || !c->writer || !c->budget ||
             (r = sd_event_add_io(s->event, &c->io, cfd, EPOLLIN, on_connection, c)) < 0 ||
             (r = sd_event_add_time_relative(s->event, &c->idle, CLOCK_MONOTONIC, IDLE_TIMEOUT_USEC, 0,
-                                            on_idle, c)) < 0) {
+                                            on_idle, c)) < 0 ||
+            (r = sd_event_add_defer(s->event, &c->backlog_source, on_backlog, c)) < 0 ||
+            (r = sd_event_source_set_enabled(c->backlog_source, SD_EVENT_OFF)) < 0 ||
+            /* New requests first: a backlog is what a client sent beyond its turn. */
+            (r = sd_event_source_set_priority(c->backlog_source, SD_EVENT_PRIORITY_IDLE)) < 0) {
                 connection_free(c);
                 return 0;
         }
+        connection_update_events(c);
         return 0;
 }
 
@@ -348,13 +563,19 @@ void server_flush(Server *s) {
                                 continue;
                         }
                 }
-                connection_update_events(c);
+                if (!connection_finish(c))
+                        connection_update_events(c);
         }
 }
 
 int server_call_reply(Call *call, json_object *reply, bool continues) {
         Connection *c = call->conn;
-        int r = queue(c, reply);
+        int r = 0;
+
+        if (call->oneway)
+                json_object_put(reply);
+        else
+                r = queue(c, reply);
 
         if (!continues) {
                 for (Call **p = &c->calls; *p; p = &(*p)->next)
@@ -429,6 +650,8 @@ static int bind_socket(const char *path) {
 
 void server_set_limits(Server *s, const ServerLimits *limits) {
         s->limits = *limits;
+        for (Connection *c = s->conns; c; c = c->next)
+                connection_update_events(c);
 }
 
 int server_set_notice(Server *s, const char *notice) {
@@ -452,23 +675,27 @@ int server_new(sd_event *event, const char *socket_path, const ServerOps *ops, v
         s->userdata = userdata;
         s->limits = (ServerLimits) { .connections_per_user = 32, .connection_output = 4U << 20 };
         s->listen_fd = -EBADF;
+        r = sd_event_add_time(event, &s->budget_timer, CLOCK_MONOTONIC, 0, 1000, on_budget_timer, s);
+        if (r < 0) {
+                server_free(s);
+                return r;
+        }
+        (void) sd_event_source_set_enabled(s->budget_timer, SD_EVENT_OFF);
         n = socket_path ? 0 : sd_listen_fds(true);
         if (n > 1) {
-                sd_event_unref(s->event);
-                free(s);
+                server_free(s);
                 return -E2BIG;
         }
         if (n == 1)
                 s->listen_fd = SD_LISTEN_FDS_START;
         else {
                 const char *p = socket_path ?: CORRAL_SOCKET_PATH;
-                s->listen_fd = bind_socket(p);
-                if (s->listen_fd < 0) {
-                        r = s->listen_fd;
-                        sd_event_unref(s->event);
-                        free(s);
+                r = bind_socket(p);
+                if (r < 0) {
+                        server_free(s);
                         return r;
                 }
+                s->listen_fd = r;
                 s->path = strdup(p);
         }
         (void) fcntl(s->listen_fd, F_SETFL, fcntl(s->listen_fd, F_GETFL) | O_NONBLOCK);
@@ -486,6 +713,12 @@ Server *server_free(Server *s) {
                 return NULL;
         while (s->conns)
                 connection_free(s->conns);
+        while (s->budgets) {
+                UserBudget *b = s->budgets;
+                s->budgets = b->next;
+                free(b);
+        }
+        sd_event_source_disable_unref(s->budget_timer);
         sd_event_source_disable_unref(s->listen_source);
         safe_close(s->listen_fd);
         if (s->path)

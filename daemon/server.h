@@ -5,7 +5,14 @@
  * frames messages, learns the peer from SO_PEERCRED/SO_PEERGROUPS, enforces size, count
  * and idle limits, and hands requests to its owner through an ops table (it knows
  * nothing of jobs). Replies are queued and only sent after the owner has committed the
- * state they acknowledge (server_flush). */
+ * state they acknowledge (server_flush).
+ *
+ * No client can hold the event loop: each wakeup of a connection handles at most
+ * SERVER_MESSAGES_PER_WAKEUP requests (and SERVER_SLICE_USEC of work), the rest waits
+ * in its buffer for a later iteration, after other connections' new requests; a
+ * connection is neither read nor served while its unread replies could not take one
+ * more, nor while its user has spent their share of the loop's time (a token bucket
+ * per uid, charged with the time each request took). See corrald(8), "LIMITS". */
 
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -38,11 +45,23 @@ typedef struct ServerOps {
                         json_object **ret_reply);
         /* A kept call's client went away: the call is freed after this returns. */
         void (*call_gone)(void *userdata, Call *call);
+        /* Whether the method's only product is its reply: "oneway" on it is refused
+         * (OnewayRefused) before dispatch. NULL: every method may be called oneway. */
+        bool (*reply_only)(CorralMethod method);
 } ServerOps;
+
+#define SERVER_MESSAGES_PER_WAKEUP 16U
+#define SERVER_SLICE_USEC (10 * UINT64_C(1000))
 
 typedef struct ServerLimits {
         unsigned connections_per_user;  /* root is exempt; 0: no limit but the global one */
         size_t connection_output;       /* unread reply bytes before a client is dropped */
+        unsigned messages_per_wakeup;   /* 0: SERVER_MESSAGES_PER_WAKEUP */
+        /* Each uid's budget of the loop's time: it refills at request_share percent of
+         * the wall clock up to request_burst_usec; a connection is served while its
+         * uid's balance is positive. request_share 0: no budget. */
+        unsigned request_share;
+        uint64_t request_burst_usec;
 } ServerLimits;
 
 int server_new(sd_event *event, const char *socket_path, const ServerOps *ops, void *userdata, Server **ret);

@@ -37,6 +37,7 @@ static const char *const corral_error_table[_CORRAL_ERROR_MAX] = {
         [CORRAL_ERROR_QUOTA_EXCEEDED] = CORRAL_ERROR_NAME("QuotaExceeded"),
         [CORRAL_ERROR_INTERNAL_ERROR] = CORRAL_ERROR_NAME("InternalError"),
         [CORRAL_ERROR_NO_PROJECT] = CORRAL_ERROR_NAME("NoProject"),
+        [CORRAL_ERROR_ONEWAY_REFUSED] = CORRAL_ERROR_NAME("OnewayRefused"),
 };
 
 DEFINE_STRING_TABLE_LOOKUP(corral_error, CorralError);

@@ -5,7 +5,8 @@
  * socket CORRAL_SOCKET_PATH. Each message is one JSON object followed by a NUL byte.
  *
  *   request:  {"method": "io.corral.Manager.Submit", "parameters": {...},
- *              "more": true (optional, streamed replies), "oneway": true (optional, no reply),
+ *              "more": true (optional, streamed replies), "oneway": true (optional, no reply;
+ *              refused with OnewayRefused where the reply is all the method does),
  *              "protocol": 1 (optional; a mismatch fails with ProtocolVersionMismatch)}
  *   reply:    {"parameters": {...}, "continues": true (only while more replies follow),
  *              "warning": "..." (optional, on any reply: what every user should see)}
@@ -125,6 +126,9 @@ typedef enum CorralError {
         CORRAL_ERROR_INTERNAL_ERROR,             /* {"message"?} */
         CORRAL_ERROR_NO_PROJECT,                 /* {"message"}: the submitter belongs to no project;
                                                   * the message says what an admin runs to fix it */
+        CORRAL_ERROR_ONEWAY_REFUSED,             /* {"method", "message"}: "oneway" on a method whose only
+                                                  * product is its reply (List, Show, ...); sent although
+                                                  * the request asked for no reply */
         _CORRAL_ERROR_MAX,
         _CORRAL_ERROR_INVALID = -EINVAL,
 } CorralError;

@@ -122,6 +122,27 @@ static void test_preemption(void **state) {
         put("corral.conf", "");
 }
 
+/* Each user's budget of corrald's time (corrald(8), "LIMITS"): on by default. */
+static void test_request_budget(void **state) {
+        Config *c = NULL;
+        char *err = NULL;
+
+        put("corral.conf", "");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_int_equal(c->request_share_per_user, 25);
+        assert_int_equal(c->request_burst_per_user, 5);
+        config_free(c);
+        put("corral.conf", "[Manager]\nRequestSharePerUser=10%\nRequestBurstPerUser=2min\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_int_equal(c->request_share_per_user, 10);
+        assert_int_equal(c->request_burst_per_user, 120);
+        config_free(c);
+        put("corral.conf", "[Manager]\nRequestSharePerUser=0\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_int_equal(c->request_share_per_user, 0);
+        config_free(c);
+}
+
 static void test_dropins_override(void **state) {
         Config *c = NULL;
         char *err = NULL;
@@ -195,6 +216,8 @@ static void test_errors(void **state) {
                 { "[Queue]\nName=a\nPreempts=b\n", "[Queue] a: Preempts= names b, which is no queue" },
                 { "[Queue]\nName=a\nPreempts=a\n", "[Queue] a: Preempts= names a, which is the queue itself" },
                 { "[Manager]\nMaxXFactor=0.9\n", "corral.conf:2: invalid value for MaxXFactor=" },
+                { "[Manager]\nRequestSharePerUser=101%\n", "corral.conf:2: invalid value for RequestSharePerUser=" },
+                { "[Manager]\nRequestSharePerUser=half\n", "corral.conf:2: invalid value for RequestSharePerUser=" },
         };
 
         for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
@@ -342,6 +365,7 @@ int main(void) {
                 cmocka_unit_test(test_preemption),
                 cmocka_unit_test(test_builtin_merge),
                 cmocka_unit_test(test_queue_access),
+                cmocka_unit_test(test_request_budget),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

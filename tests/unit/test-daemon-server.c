@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The server on a socket in a tmpdir, with a test ops table: framing across writes,
  * several messages in one write, an oversized message answered and survived, the
- * per-user connection cap (from an unprivileged child: root is exempt), and a kept
- * call's client going away. */
+ * per-user connection cap (from an unprivileged child: root is exempt), a kept call's
+ * client going away; and what keeps one client from holding the loop: at most
+ * SERVER_MESSAGES_PER_WAKEUP requests per wakeup with other connections served in
+ * between, a client that does not read paused (not dropped, not spinning) while others
+ * are served, "oneway" refused on the methods of the real table whose only product is
+ * their reply, and each uid's budget of the loop's time. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,30 +24,78 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "daemon/manager.h"
 #include "daemon/server.h"
 #include "json-util.h"
 #include "message.h"
+#include "time-util.h"
 #include "tmp-tree.h"
+
+#define NOBODY 65534
 
 typedef struct Test {
         unsigned dispatched, gone;
         Call *kept;
+        unsigned iteration;           /* of the test's loop, counted by run_once() */
+        unsigned per_iteration[4096]; /* requests of client "A" dispatched in each iteration */
+        unsigned by_client[2];        /* requests dispatched per "client": "A", "B" */
+        unsigned by_nobody;           /* requests dispatched for uid NOBODY */
+        unsigned a_when_b;            /* A's requests dispatched before B's first */
+        bool b_seen;
 } Test;
 
-/* GetInfo answers at once with the caller's uid; Wait is kept for later. */
+static const char *param_str(json_object *params, const char *key) {
+        json_object *v;
+        return json_object_object_get_ex(params, key, &v) ? json_object_get_string(v) : NULL;
+}
+
+static uint64_t param_u64(json_object *params, const char *key) {
+        json_object *v;
+        return json_object_object_get_ex(params, key, &v) ? (uint64_t) json_object_get_int64(v) : 0;
+}
+
+/* GetInfo answers at once with the caller's uid; List with "size" bytes of filler;
+ * Usage after "busy_usec" of work; Wait and Suspend are kept for later. Parameter "c"
+ * names the test's client. */
 static int test_dispatch(void *userdata, Call *call, const Peer *peer, CorralMethod method, json_object *params,
                          json_object **ret_reply) {
         Test *t = userdata;
+        const char *who = param_str(params, "c");
         json_object *p;
 
         t->dispatched++;
-        if (method == CORRAL_METHOD_WAIT) {
+        if (peer->uid == NOBODY)
+                t->by_nobody++;
+        if (who && streq(who, "A")) {
+                t->by_client[0]++;
+                if (t->iteration < ELEMENTSOF(t->per_iteration))
+                        t->per_iteration[t->iteration]++;
+        } else if (who && streq(who, "B")) {
+                if (!t->b_seen)
+                        t->a_when_b = t->by_client[0];
+                t->b_seen = true;
+                t->by_client[1]++;
+        }
+        if (method == CORRAL_METHOD_WAIT || method == CORRAL_METHOD_SUSPEND) {
                 t->kept = call;
                 *ret_reply = NULL;
                 return 0;
         }
         p = json_object_new_object();
         json_add_u64(p, "uid", peer->uid);
+        if (method == CORRAL_METHOD_LIST) {
+                size_t n = param_u64(params, "size");
+                char *fill = malloc(n + 1);
+                assert_non_null(fill);
+                memset(fill, 'j', n);
+                fill[n] = 0;
+                json_add_string(p, "fill", fill);
+                free(fill);
+        } else if (method == CORRAL_METHOD_USAGE) {
+                uint64_t until = now_usec(CLOCK_MONOTONIC) + param_u64(params, "busy_usec");
+                while (now_usec(CLOCK_MONOTONIC) < until)
+                        ;
+        }
         *ret_reply = reply_new(p, false);
         return 0;
 }
@@ -55,7 +107,14 @@ static void test_call_gone(void *userdata, Call *call) {
                 t->kept = NULL;
 }
 
-static const ServerOps ops = { .dispatch = test_dispatch, .call_gone = test_call_gone };
+/* The daemon's own answer to which methods are reply-only: the table in methods.c. */
+static const ServerOps ops = { .dispatch = test_dispatch, .call_gone = test_call_gone,
+                               .reply_only = NULL };
+
+static void socket_path(const Tree *tree, char *ret, size_t size) {
+        int n = snprintf(ret, size, "%s/sock", tree->dir);
+        assert_true(n > 0 && (size_t) n < size);
+}
 
 static int client(const char *path) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -66,6 +125,56 @@ static int client(const char *path) {
         memcpy(sa.sun_path, path, strlen(path) + 1);
         assert_int_equal(connect(fd, (struct sockaddr *) &sa, sizeof sa), 0);
         return fd;
+}
+
+/* A connection whose peer credentials are nobody's: a child drops to nobody, connects
+ * (SO_PEERCRED is taken at connect time) and hands the socket over. -1 unless root. */
+static int client_as_nobody(const char *path) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        char byte = 0;
+        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
+                             .msg_controllen = sizeof control };
+        int pair[2], fd, status;
+        pid_t pid;
+
+        if (geteuid() != 0)
+                return -1;
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+                if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+                    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+                        _exit(2);
+                fd = client(path);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(c), &fd, sizeof fd);
+                _exit(sendmsg(pair[1], &mh, 0) == 1 ? 0 : 3);
+        }
+        close(pair[1]);
+        assert_int_equal(recvmsg(pair[0], &mh, 0), 1);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_int_equal(WEXITSTATUS(status), 0);
+        memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof fd);
+        close(pair[0]);
+        return fd;
+}
+
+/* One iteration of the daemon's loop: one event source, then the post-iteration flush. */
+static int run_once(sd_event *e, Server *s, Test *t, uint64_t timeout_usec) {
+        int r;
+
+        t->iteration++;
+        r = sd_event_run(e, timeout_usec);
+        server_flush(s);
+        return r;
 }
 
 /* Runs the loop (and the post-iteration flush) until fd has a whole reply, or 5 s. */
@@ -90,7 +199,59 @@ static char *reply_on(sd_event *e, Server *s, int fd) {
         return n ? buf : NULL;
 }
 
+/* Replies read so far on one client socket, counted by their NULs; the beginning of
+ * the last 8 kept. */
+typedef struct Replies {
+        unsigned n, errors;
+        char msgs[8][256];
+        size_t cur;
+} Replies;
+
+static void drain(int fd, Replies *r) {
+        char buf[1 << 16];
+        ssize_t k;
+
+        while ((k = recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0)
+                for (ssize_t i = 0; i < k; i++) {
+                        char *m = r->msgs[r->n % ELEMENTSOF(r->msgs)];
+                        if (buf[i] == 0) {
+                                m[MIN(r->cur, sizeof r->msgs[0] - 1)] = 0;
+                                if (strstr(m, "\"error\""))
+                                        r->errors++;
+                                r->n++;
+                                r->cur = 0;
+                        } else if (r->cur < sizeof r->msgs[0] - 1)
+                                m[r->cur++] = buf[i];
+                        else
+                                r->cur++;
+                }
+}
+
+static void send_all(int fd, const char *data, size_t len) {
+        size_t off = 0;
+
+        while (off < len) {
+                ssize_t k = send(fd, data + off, len - off, MSG_NOSIGNAL);
+                assert_true(k > 0);
+                off += (size_t) k;
+        }
+}
+
+/* n copies of one request, each with its NUL, in one buffer. */
+static char *requests(const char *one, unsigned n, size_t *ret_len) {
+        size_t l = strlen(one) + 1;
+        char *b = malloc(l * n);
+
+        assert_non_null(b);
+        for (unsigned i = 0; i < n; i++)
+                memcpy(b + i * l, one, l);
+        *ret_len = l * n;
+        return b;
+}
+
 #define GET_INFO "{\"method\":\"io.corral.Manager.GetInfo\",\"parameters\":{}}"
+#define GET_INFO_A "{\"method\":\"io.corral.Manager.GetInfo\",\"parameters\":{\"c\":\"A\"}}"
+#define GET_INFO_B "{\"method\":\"io.corral.Manager.GetInfo\",\"parameters\":{\"c\":\"B\"}}"
 
 static void test_framing(void **state) {
         Tree *tree = *state;
@@ -100,7 +261,7 @@ static void test_framing(void **state) {
         char path[128], *r;
         int fd;
 
-        snprintf(path, sizeof path, "%s/sock", tree->dir);
+        socket_path(tree, path, sizeof path);
         assert_int_equal(sd_event_new(&e), 0);
         assert_int_equal(server_new(e, path, &ops, &t, &s), 0);
 
@@ -178,7 +339,7 @@ static void test_connection_cap(void **state) {
         pid_t pid;
         ssize_t n;
 
-        snprintf(path, sizeof path, "%s/sock", tree->dir);
+        socket_path(tree, path, sizeof path);
         assert_int_equal(sd_event_new(&e), 0);
         assert_int_equal(server_new(e, path, &ops, &t, &s), 0);
         server_set_limits(s, &(ServerLimits) { .connections_per_user = 2, .connection_output = 1U << 20 });
@@ -191,22 +352,27 @@ static void test_connection_cap(void **state) {
                 char buf[4096], out[256];
                 size_t o = 0;
 
-                if (getuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
-                                      setresuid(65534, 65534, 65534) < 0))
+                if (getuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+                                      setresuid(NOBODY, NOBODY, NOBODY) < 0))
                         _exit(2);
                 for (int i = 0; i < 3; i++)
                         fds[i] = client(path);
                 for (int i = 0; i < 3; i++) {
+                        const char *what;
                         ssize_t k;
                         (void) send(fds[i], GET_INFO, sizeof GET_INFO, MSG_NOSIGNAL);
                         k = recv(fds[i], buf, sizeof buf - 1, 0);
                         buf[k > 0 ? k : 0] = 0;
-                        o += (size_t) snprintf(out + o, sizeof out - o, "%s;",
-                                               strstr(buf, "TooManyConnections") ? "refused"
-                                               : strstr(buf, "\"uid\"")          ? "served"
-                                                                                 : "nothing");
+                        what = strstr(buf, "TooManyConnections") ? "refused"
+                               : strstr(buf, "\"uid\"")          ? "served"
+                                                                 : "nothing";
+                        if (o + strlen(what) + 2 < sizeof out) {
+                                memcpy(out + o, what, strlen(what));
+                                o += strlen(what);
+                                out[o++] = ';';
+                        }
                 }
-                (void) write(pipefd[1], out, strlen(out));
+                (void) write(pipefd[1], out, o);
                 _exit(0);
         }
         close(pipefd[1]);
@@ -226,6 +392,260 @@ static void test_connection_cap(void **state) {
         server_free(s);
 }
 
+/* 1000 requests in one write are handled at most SERVER_MESSAGES_PER_WAKEUP per
+ * iteration, and a request of another connection that comes meanwhile is answered long
+ * before the 1000 are done. */
+static void test_wakeup_bound(void **state) {
+        Tree *tree = *state;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_free_ char *flood = NULL;
+        Server *s = NULL;
+        Test t = {};
+        Replies ra = {}, rb = {};
+        char path[128];
+        size_t len;
+        unsigned max_per_iteration = 0;
+        int a, b;
+
+        socket_path(tree, path, sizeof path);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(server_new(e, path, &ops, &t, &s), 0);
+
+        a = client(path);
+        flood = requests(GET_INFO_A, 1000, &len);
+        assert_true(len < 64 * 1024); /* one read takes them all */
+        send_all(a, flood, len);
+        for (int i = 0; i < 100 && t.by_client[0] == 0; i++)
+                (void) run_once(e, s, &t, 10 * 1000);
+        assert_true(t.by_client[0] > 0);
+
+        b = client(path);
+        assert_int_equal(send(b, GET_INFO_B, sizeof GET_INFO_B, 0), (ssize_t) sizeof GET_INFO_B);
+        for (int i = 0; i < 2000 && (rb.n == 0 || ra.n < 1000); i++) {
+                (void) run_once(e, s, &t, 10 * 1000);
+                drain(a, &ra);
+                drain(b, &rb);
+        }
+        assert_int_equal(ra.n, 1000);
+        assert_int_equal(rb.n, 1);
+        assert_int_equal(ra.errors + rb.errors, 0);
+        for (size_t i = 0; i < ELEMENTSOF(t.per_iteration); i++)
+                max_per_iteration = MAX(max_per_iteration, t.per_iteration[i]);
+        assert_true(max_per_iteration <= SERVER_MESSAGES_PER_WAKEUP);
+        /* B came after A's first wakeup and waited for at most a few of A's. */
+        assert_true(t.b_seen);
+        assert_true(t.a_when_b <= 4 * SERVER_MESSAGES_PER_WAKEUP);
+        close(a);
+        close(b);
+        server_free(s);
+}
+
+/* A client that sends requests with big replies and reads none is paused once one more
+ * reply would not fit under its output bound: neither dropped nor read nor woken while
+ * it waits, and another connection is served meanwhile. Once it reads, it gets every
+ * reply. */
+static void test_output_bound(void **state) {
+        Tree *tree = *state;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_free_ char *flood = NULL;
+        Server *s = NULL;
+        Test t = {};
+        Replies ra = {}, rb = {};
+        char path[128];
+        size_t len;
+        unsigned paused_at, woken = 0;
+        int a, b;
+
+        socket_path(tree, path, sizeof path);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(server_new(e, path, &ops, &t, &s), 0);
+        server_set_limits(s, &(ServerLimits) { .connections_per_user = 8, .connection_output = 2U << 20 });
+
+        a = client(path);
+        flood = requests("{\"method\":\"io.corral.Manager.List\",\"parameters\":{\"c\":\"A\",\"size\":262144}}", 40,
+                         &len);
+        send_all(a, flood, len);
+        for (int i = 0; i < 200; i++)
+                (void) run_once(e, s, &t, 2 * 1000);
+        paused_at = t.by_client[0];
+        /* 40 replies of 256 KiB are 10 MiB: far more than the bound and the socket's buffer. */
+        assert_true(paused_at > 0);
+        assert_true(paused_at < 40);
+        assert_int_equal(server_n_connections(s), 1);
+        for (int i = 0; i < 50; i++)
+                if (run_once(e, s, &t, 2 * 1000) > 0)
+                        woken++;
+        assert_true(woken <= 2);
+        assert_int_equal(t.by_client[0], paused_at);
+
+        b = client(path);
+        assert_int_equal(send(b, GET_INFO_B, sizeof GET_INFO_B, 0), (ssize_t) sizeof GET_INFO_B);
+        for (int i = 0; i < 200 && rb.n == 0; i++) {
+                (void) run_once(e, s, &t, 10 * 1000);
+                drain(b, &rb);
+        }
+        assert_int_equal(rb.n, 1);
+        assert_int_equal(t.by_client[0], paused_at);
+
+        for (int i = 0; i < 5000 && ra.n < 40; i++) {
+                (void) run_once(e, s, &t, 10 * 1000);
+                drain(a, &ra);
+        }
+        assert_int_equal(ra.n, 40);
+        assert_int_equal(ra.errors, 0);
+        assert_int_equal(server_n_connections(s), 2);
+        close(a);
+        close(b);
+        server_free(s);
+}
+
+/* "oneway" on a method whose only product is its reply is refused by name, and not
+ * dispatched; on one that changes something it is dispatched and answers nothing, also
+ * when the answer comes later. Which methods are which is the daemon's own table. */
+static void test_oneway(void **state) {
+        static const CorralMethod reply_only[] = {
+                CORRAL_METHOD_LIST,  CORRAL_METHOD_SHOW,  CORRAL_METHOD_WAIT, CORRAL_METHOD_LOGS,
+                CORRAL_METHOD_GET_INFO, CORRAL_METHOD_USAGE, CORRAL_METHOD_SHARE, CORRAL_METHOD_WHY,
+                CORRAL_METHOD_TEST_SUBMIT,
+        };
+        Tree *tree = *state;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        ServerOps real = ops;
+        Server *s = NULL;
+        Test t = {};
+        char path[128], req[256];
+        int fd;
+
+        real.reply_only = manager_server_ops.reply_only;
+        assert_non_null(real.reply_only);
+        socket_path(tree, path, sizeof path);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(server_new(e, path, &real, &t, &s), 0);
+        fd = client(path);
+
+        for (CorralMethod m = 0; m < _CORRAL_METHOD_MAX; m++) {
+                bool refused = false;
+                unsigned before = t.dispatched;
+                Replies rs = {};
+                int n;
+
+                for (size_t i = 0; i < ELEMENTSOF(reply_only); i++)
+                        refused = refused || reply_only[i] == m;
+                n = snprintf(req, sizeof req, "{\"method\":\"%s\",\"oneway\":true,\"parameters\":{}}",
+                             corral_method_to_string(m));
+                assert_true(n > 0 && (size_t) n < sizeof req);
+                send_all(fd, req, (size_t) n + 1);
+                if (m == CORRAL_METHOD_SUSPEND) {
+                        /* Kept, then answered: the answer is dropped too. */
+                        for (int i = 0; i < 100 && !t.kept; i++)
+                                (void) run_once(e, s, &t, 10 * 1000);
+                        assert_non_null(t.kept);
+                        assert_int_equal(server_call_reply(t.kept, reply_new(json_object_new_object(), false),
+                                                           false),
+                                         0);
+                        t.kept = NULL;
+                }
+                /* A plain call after it: its reply ends what comes back. */
+                send_all(fd, GET_INFO_B, sizeof GET_INFO_B);
+                for (int i = 0; i < 500 && (rs.n == 0 || !strstr(rs.msgs[(rs.n - 1) % 8], "\"uid\"")); i++) {
+                        (void) run_once(e, s, &t, 10 * 1000);
+                        drain(fd, &rs);
+                }
+                assert_int_equal(rs.n, refused ? 2 : 1);
+                if (refused) {
+                        assert_non_null(strstr(rs.msgs[0], "\"error\":\"io.corral.Manager.OnewayRefused\""));
+                        assert_non_null(strstr(rs.msgs[0], corral_method_to_string(m)));
+                        assert_int_equal(t.dispatched, before + 1);
+                } else
+                        assert_int_equal(t.dispatched, before + 2);
+                assert_non_null(strstr(rs.msgs[rs.n - 1], "\"uid\""));
+        }
+        close(fd);
+        server_free(s);
+}
+
+/* A uid that has spent its budget is not served until it refills: requests that each
+ * take 5 ms, with a burst of 50 ms and a share of 10 %, get about (50 + 30) / 5 served in
+ * the first 300 ms instead of all 40; they are delayed, not refused. As root, a request
+ * of root (its own budget) is answered at once meanwhile, and a throttled client that
+ * hangs up is let go without the loop spinning. */
+static void test_user_budget(void **state) {
+        Tree *tree = *state;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_free_ char *flood = NULL;
+        Server *s = NULL;
+        Test t = {};
+        Replies ra = {};
+        char path[128];
+        size_t len;
+        uint64_t t0;
+        int a, b;
+
+        socket_path(tree, path, sizeof path);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(server_new(e, path, &ops, &t, &s), 0);
+        server_set_limits(s, &(ServerLimits) { .connections_per_user = 8, .connection_output = 4U << 20,
+                                               .request_share = 10, .request_burst_usec = 50 * 1000 });
+        flood = requests("{\"method\":\"io.corral.Manager.Usage\",\"parameters\":{\"c\":\"A\",\"busy_usec\":5000}}",
+                         40, &len);
+
+        a = client_as_nobody(path);
+        if (a < 0)
+                a = client(path);
+        send_all(a, flood, len);
+        t0 = now_usec(CLOCK_MONOTONIC);
+        while (now_usec(CLOCK_MONOTONIC) - t0 < 300 * 1000) {
+                (void) run_once(e, s, &t, 10 * 1000);
+                drain(a, &ra);
+        }
+        /* Served: at most the burst, the refill and one request in debt. Some 80 ms of
+         * the 300 here, where all 200 ms of work would have fitted without a budget. */
+        assert_true(t.by_client[0] >= 5);
+        assert_true(t.by_client[0] <= (50 + 300 / 10) / 5 + 2);
+
+        if (geteuid() == 0) {
+                Replies rb = {};
+                unsigned before = t.by_client[0];
+
+                /* Root has its own budget: answered within a few iterations, while
+                 * nobody's requests keep waiting for theirs. */
+                b = client(path);
+                send_all(b, GET_INFO_B, sizeof GET_INFO_B);
+                for (int i = 0; i < 5 && rb.n == 0; i++) {
+                        (void) run_once(e, s, &t, 10 * 1000);
+                        drain(b, &rb);
+                }
+                assert_int_equal(rb.n, 1);
+                assert_true(t.by_nobody > 0);
+                assert_true(t.by_client[0] <= before + 2);
+                close(b);
+        } else
+                print_message("not root: root's own budget is not tested\n");
+
+        /* The rest are delayed, not refused. */
+        for (int i = 0; i < 1000 && ra.n < 40; i++) {
+                (void) run_once(e, s, &t, 10 * 1000);
+                drain(a, &ra);
+        }
+        assert_int_equal(ra.n, 40);
+        assert_int_equal(ra.errors, 0);
+
+        /* A throttled client that hangs up: freed, and the loop sleeps meanwhile. */
+        send_all(a, flood, len);
+        for (int i = 0; i < 1000 && t.by_client[0] < 40 + 5; i++)
+                (void) run_once(e, s, &t, 10 * 1000);
+        close(a);
+        {
+                unsigned busy = 0, i;
+                for (i = 0; i < 2000 && server_n_connections(s) > 0; i++)
+                        if (run_once(e, s, &t, 10 * 1000) > 0)
+                                busy++;
+                assert_int_equal(server_n_connections(s), 0);
+                assert_true(busy < 200);
+        }
+        server_free(s);
+}
+
 static int setup(void **state) {
         int r = tree_setup_prefix(state, "corral-server");
         /* nobody must reach the socket in the child */
@@ -237,6 +657,10 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_framing, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_connection_cap, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_wakeup_bound, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_output_bound, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_oneway, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_user_budget, setup, tree_teardown),
         };
         signal(SIGPIPE, SIG_IGN);
         return cmocka_run_group_tests(tests, NULL, NULL);
