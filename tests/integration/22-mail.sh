@@ -68,12 +68,12 @@ d=$(as_user "$USER_A" corral submit --parsable -D "$work" -J crash --mail-type=E
     sh -c "while [ ! -e $work/go ]; do sleep 0.2; done")
 wait_for 60 sh -c "[ \"\$(corral show --json $d | jq -r .job.state)\" = RUNNING ]" || fail "job $d did not start"
 pid=$(systemctl show -P MainPID corrald)
-cursor=$(journalctl -n 0 --show-cursor | sed -n 's/^-- cursor: //p')
+t0=$(date +%s)
 prlimit --pid "$pid" --fsize=0
 touch "$work/go"
-wait_for 60 sh -c "journalctl -u corrald --after-cursor '$cursor' | grep -q 'status=25/XFSZ'" \
+wait_for 60 sh -c "journalctl -q -u corrald --since @$t0 | grep -q 'status=25/XFSZ'" \
     || fail "corrald was not stopped by its file size limit"
-assert_match "$(journalctl _PID="$pid" --after-cursor "$cursor" -o cat)" "Job $d ended" \
+assert_match "$(journalctl -q _PID="$pid" --since "@$t0" -o cat)" "Job $d ended" \
     "the killed corrald had handled job $d's end before its commit"
 as_user "$USER_A" corral wait "$d" >/dev/null || fail "job $d did not complete after the restart"
 assert_eq "$(corral show --json "$d" | jq -r .job.state)" COMPLETED "job $d's recorded state"
@@ -110,8 +110,12 @@ assert_match "$mails" "Subject: Corral Job_id=$tl Name=slow Reached 50% of time 
 # A mail program that cannot be run: a warning, not a debug line.
 printf '[Manager]\nMailProg=%s\n' /nonexistent/sendmail >"$dropin"
 corral reload
-cursor=$(journalctl -n 0 --show-cursor | sed -n 's/^-- cursor: //p')
+t0=$(date +%s)
 e=$(as_user "$USER_A" corral submit --parsable -D "$work" -J nomta --mail-type=END -- /bin/true 2>/dev/null)
 as_user "$USER_A" corral wait "$e" >/dev/null || fail "job $e did not complete"
-wait_for 30 sh -c "journalctl -u corrald -p warning --after-cursor '$cursor' -o cat | grep -q 'Job $e: no mail sent, /nonexistent/sendmail cannot be run'" \
-    || fail "no warning about the mail program that cannot run"
+warned() {
+    journalctl -q -u corrald --since "@$t0" -o json | jq -r 'select(.PRIORITY == "4") | .MESSAGE' \
+        | grep -q "Job $e: no mail sent, /nonexistent/sendmail cannot be run"
+}
+wait_for 30 warned \
+    || fail "no warning about the mail program that cannot run: $(journalctl -q -u corrald --since "@$t0" -o json | jq -c '{PRIORITY, MESSAGE}')"
