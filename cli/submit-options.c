@@ -504,12 +504,13 @@ static int warn_mail(SubmitOptions *o) {
 
 static int set_mail_type(SubmitOptions *o, const char *arg, char **ret_error) {
         /* Slurm's types; those without a meaning here (no stage-out, no dependency that
-         * turns invalid later, no time-limit warnings yet) are taken and send nothing. */
+         * turns invalid later) are taken and send nothing. */
         static const struct { const char *name; unsigned events; } types[] = {
                 { "NONE", 0 }, { "BEGIN", MAIL_BEGIN }, { "END", MAIL_END }, { "FAIL", MAIL_FAIL },
                 { "REQUEUE", MAIL_REQUEUE }, { "ALL", MAIL_ALL }, { "ARRAY_TASKS", MAIL_ARRAY_TASKS },
-                { "INVALID_DEPEND", 0 }, { "STAGE_OUT", 0 }, { "TIME_LIMIT", 0 }, { "TIME_LIMIT_90", 0 },
-                { "TIME_LIMIT_80", 0 }, { "TIME_LIMIT_50", 0 },
+                { "INVALID_DEPEND", 0 }, { "STAGE_OUT", 0 }, { "TIME_LIMIT", MAIL_TIME_LIMIT },
+                { "TIME_LIMIT_90", MAIL_TIME_LIMIT_90 }, { "TIME_LIMIT_80", MAIL_TIME_LIMIT_80 },
+                { "TIME_LIMIT_50", MAIL_TIME_LIMIT_50 },
         };
         _cleanup_strv_free_ char **l = NULL;
         unsigned events = 0;

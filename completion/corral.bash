@@ -91,7 +91,7 @@ _corral() {
             done
             case $prev in
                 --mail-type)
-                    COMPREPLY=($(compgen -W 'BEGIN END FAIL REQUEUE ALL ARRAY_TASKS NONE' -- "${cur##*,}")); return ;;
+                    COMPREPLY=($(compgen -W 'BEGIN END FAIL REQUEUE ALL ARRAY_TASKS TIME_LIMIT TIME_LIMIT_50 TIME_LIMIT_80 TIME_LIMIT_90 NONE' -- "${cur##*,}")); return ;;
                 -q|--queue|-p|--partition)
                     COMPREPLY=($(compgen -W "$(__corral_queues)" -- "$cur")); return ;;
                 -A|--project|--account)

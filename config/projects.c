@@ -280,6 +280,14 @@ int projects_load(const char *dir, ProjectConfig **ret, size_t *ret_n, char **re
                                 *ret_error = NULL;
                         return -EINVAL;
                 }
+                /* Its slice, corral-mail.slice, is job mail's (units/). */
+                if (streq(name, "mail")) {
+                        free(*ret_error);
+                        if (asprintf(ret_error, "%s/%s: the project name \"mail\" is reserved (corral-mail.slice "
+                                     "holds job mail); rename the file", dir, de->d_name) < 0)
+                                *ret_error = NULL;
+                        return -EINVAL;
+                }
                 if (strv_push(&names, name) < 0)
                         return -ENOMEM;
                 TAKE_PTR(name);

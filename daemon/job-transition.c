@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The one place a job's state changes (as systemd funnels every unit's through
  * unit_notify()): the transition table is asked, the fields that go with the event are
- * set, the change is written into the open store transaction, waiters are told and a
- * scheduling pass is asked for. tests/unit/test-state-writes.sh fails the build's tests
+ * set, the change is written into the open store transaction, waiters are told, its mail
+ * is queued for after the commit and a scheduling pass is asked for. tests/unit/test-state-writes.sh fails the build's tests
  * if any other daemon file assigns a job's state. */
 
 #include <errno.h>
@@ -152,6 +152,7 @@ int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, cons
                 return manager_add_job(m, j);
         }
         r = manager_job_save(m, j);
+        /* Queued, not sent: manager_commit() sends it once the store has this state. */
         if (r >= 0)
                 manager_job_mail(m, j, event);
         return r;

@@ -31,13 +31,25 @@ static uint64_t now_sec(void) {
         return (uint64_t) time(NULL);
 }
 
+int manager_commit(Manager *m) {
+        int r = store_commit(m->store);
+        if (r < 0) {
+                size_t n = manager_mail_discard(m);
+                if (n > 0)
+                        log_debug("%zu job mails dropped: their states were not committed.", n);
+                return r;
+        }
+        manager_mail_flush(m, now_sec());
+        return 0;
+}
+
 /* After every event-loop iteration that did something: commit, schedule, commit, act,
  * answer. This is where "committed before acknowledged or acted on" holds. */
 static int on_post(sd_event_source *s, void *userdata) {
         Manager *m = userdata;
         int r;
 
-        r = store_commit(m->store);
+        r = manager_commit(m);
         if (r < 0) {
                 log_error_errno(r, "Cannot commit state: %s. Exiting rather than acknowledge unrecorded changes.",
                                 store_error(m->store));
@@ -48,13 +60,13 @@ static int on_post(sd_event_source *s, void *userdata) {
                 r = manager_schedule(m);
                 if (r < 0)
                         log_error_errno(r, "Scheduling pass failed: %m");
-                r = store_commit(m->store);
+                r = manager_commit(m);
                 if (r < 0) {
                         log_error_errno(r, "Cannot commit state: %s. Exiting.", store_error(m->store));
                         return sd_event_exit(m->event, EXIT_FAILURE);
                 }
                 manager_launch_pending(m);
-                r = store_commit(m->store);
+                r = manager_commit(m);
                 if (r < 0)
                         return sd_event_exit(m->event, EXIT_FAILURE);
         }
@@ -434,6 +446,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->sched_timer);
         sd_event_source_disable_unref(m->sched_defer);
         sd_event_source_disable_unref(m->metrics_timer);
+        m->mail = job_mail_free(m->mail);
         executor_free(m->executor);
         store_close(m->store);
         for (size_t i = 0; i < m->n_jobs; i++)
@@ -538,7 +551,7 @@ int manager_startup(Manager *m) {
                 (void) manager_job_transition(m, j, JOB_EVENT_NODE_FAIL, j->rerunnable ? JOB_QUEUED : JOB_NODE_FAIL,
                                               j->rerunnable ? "NodeFail: requeued" : "NodeFail");
         }
-        r = store_commit(m->store);
+        r = manager_commit(m);
         if (r < 0)
                 return log_error_errno(r, "Cannot commit recovered state: %s", store_error(m->store));
         log_info("Loaded %zu jobs; %zu running jobs re-adopted, %zu lost%s.", m->n_jobs, adopted, lost,

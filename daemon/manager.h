@@ -70,6 +70,7 @@ typedef struct Manager {
         /* Accounting (usage.c): charges, decayed usage, grants. */
         struct Accounting *acct;
         sd_event_source *metrics_timer; /* the Prometheus textfile, each minute (metrics.c) */
+        struct JobMail *mail;           /* job mail queued until the commit, and its bounds (job-mail.c) */
 } Manager;
 
 int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *statedir, const char *rundir,
@@ -140,10 +141,30 @@ int manager_estimate_start(Manager *m, Job *probe, uint64_t *ret_est, const char
 uint64_t manager_job_walltime(Manager *m, const Job *j);
 
 /* Job mail (job-mail.c): the kind a state change calls for under the job's
- * --mail-type (0: none), the message for it, and sending it. */
+ * --mail-type (0: none), the message for it. manager_job_mail() only queues (the
+ * transition calls it); manager_commit() sends the queue once the store has committed
+ * the states it speaks of, and drops it when the commit fails. Each user gets at most
+ * JOB_MAIL_USER_BUDGET messages per JOB_MAIL_WINDOW_SEC, the rest in one digest; an
+ * array with ARRAY_TASKS at most JOB_MAIL_ARRAY_TASKS_CAP, then its summary. */
+#define JOB_MAIL_USER_BUDGET 50U
+#define JOB_MAIL_WINDOW_SEC 3600U
+#define JOB_MAIL_ARRAY_TASKS_CAP 20U
 MailEvent job_mail_event(const Job *j, JobEvent event);
 int job_mail_compose(const Job *j, MailEvent what, uint64_t now, char **ret);
 void manager_job_mail(Manager *m, const Job *j, JobEvent event);
+/* The store's commit, then the mail it makes true; -errno from the commit. */
+int manager_commit(Manager *m);
+void manager_mail_flush(Manager *m, uint64_t now);
+size_t manager_mail_discard(Manager *m);
+/* The TIME_LIMIT_50/80/90 warnings and the digests due by now (the mail timer). */
+void manager_mail_tick(Manager *m, uint64_t now);
+/* When a run reaches percent of its walltime (seconds since the epoch; time suspended
+ * does not count); UINT64_MAX while suspended or without a walltime. */
+uint64_t job_mail_time_limit_due(const Job *j, uint64_t walltime, unsigned percent);
+/* Where the messages go (default: the executor, to MailProg=); for tests. */
+typedef int (*JobMailSender)(void *userdata, uint64_t job_id, uid_t uid, const char *message);
+void job_mail_set_sender(Manager *m, JobMailSender sender, void *userdata);
+struct JobMail *job_mail_free(struct JobMail *q);
 
 /* Launching (job-launch.c), after the commit: the starts a pass recorded in to_launch,
  * and the freezes and thaws (j->preempt_act) of its preemptions. */

@@ -79,6 +79,8 @@ int executor_list_running(Executor *e, uint64_t **ret_ids, size_t *ret_n);
 /* Hands a whole message (headers, blank line, body) to mailprog -t -oi, run by systemd as
  * uid in a transient service; asynchronous and best effort (failures are logged).
  * -ENOENT/-EACCES: no mailprog to run. */
+/* The slice mail runs in (units/corral-mail.slice); so no project may be named "mail". */
+#define EXECUTOR_MAIL_SLICE "corral-mail.slice"
 int executor_send_mail(Executor *e, uint64_t job_id, uid_t uid, const char *mailprog, const char *message);
 
 /* The cgroup path of a job's scope, relative to the cgroup root. */

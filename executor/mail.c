@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Job mail (sbatch --mail-type, qsub -m), as Slurm's MailProg: the message is handed to
  * the machine's sendmail by systemd, in a transient service of its own, run as the job's
- * user. Not forked from corrald: its sandbox (NoNewPrivileges=, the capability bounding
+ * user, in corral-mail.slice (units/: its TasksMax= and MemoryMax= bound what all mail
+ * together may take, outside system.slice). Not forked from corrald: its sandbox (NoNewPrivileges=, the capability bounding
  * set) would stop the setgid queueing programs of the usual MTAs, and corrald never
  * waits on a child. Best effort: what systemd or sendmail say is logged, never retried. */
 
@@ -50,9 +51,9 @@ int executor_send_mail(Executor *e, uint64_t job_id, uid_t uid, const char *mail
         r = sd_bus_message_open_container(m, 'a', "(sv)");
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)", "Description", "s", desc, "User", "s", user,
+        r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)", "Description", "s", desc, "User", "s", user,
                                   "Type", "s", "oneshot", "CollectMode", "s", "inactive-or-failed",
-                                  "RuntimeMaxUSec", "t", UINT64_C(120) * 1000000);
+                                  "RuntimeMaxUSec", "t", UINT64_C(120) * 1000000, "Slice", "s", EXECUTOR_MAIL_SLICE);
         if (r < 0)
                 return r;
         /* sendmail -t: the recipients from the message's To:; -oi: a lone "." is text. */

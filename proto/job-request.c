@@ -652,7 +652,7 @@ static const JsonField submit_request_fields[] = {
         JSON_U32(SubmitRequest, "warn_signal", warn_signal, 1, CORRAL_WARN_SIGNAL_MAX, OMIT, 0),
         JSON_U32(SubmitRequest, "warn_sec", warn_sec, 1, CORRAL_WARN_SEC_MAX, OMIT, 0),
         JSON_BOOL(SubmitRequest, "warn_batch_only", warn_batch_only, OMIT),
-        JSON_U32(SubmitRequest, "mail_events", mail_events, 1, MAIL_ALL | MAIL_ARRAY_TASKS, OMIT, 0),
+        JSON_U32(SubmitRequest, "mail_events", mail_events, 1, MAIL_ALL | MAIL_ARRAY_TASKS | MAIL_TIME_LIMITS, OMIT, 0),
         JSON_STRING(SubmitRequest, "mail_user", mail_user, 1, CORRAL_MAIL_USER_LENGTH_MAX, 0, mail_user_is_valid),
         JSON_END,
 };

@@ -51,7 +51,14 @@ typedef enum MailEvent {
         MAIL_FAIL = 1 << 2,  /* an unsuccessful end */
         MAIL_REQUEUE = 1 << 3,
         MAIL_ALL = MAIL_BEGIN | MAIL_END | MAIL_FAIL | MAIL_REQUEUE,
-        MAIL_ARRAY_TASKS = 1 << 4, /* each task of an array; else none for array tasks */
+        MAIL_ARRAY_TASKS = 1 << 4, /* each task of an array (within a cap); else one summary per array */
+        /* Slurm's TIME_LIMIT_50/80/90 and TIME_LIMIT: at those fractions of the walltime
+         * the job has run (suspension pauses it), and when it reaches it. Not in ALL. */
+        MAIL_TIME_LIMIT_50 = 1 << 5,
+        MAIL_TIME_LIMIT_80 = 1 << 6,
+        MAIL_TIME_LIMIT_90 = 1 << 7,
+        MAIL_TIME_LIMIT = 1 << 8,
+        MAIL_TIME_LIMITS = MAIL_TIME_LIMIT_50 | MAIL_TIME_LIMIT_80 | MAIL_TIME_LIMIT_90 | MAIL_TIME_LIMIT,
 } MailEvent;
 
 typedef enum DependencyType {

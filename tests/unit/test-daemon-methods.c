@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -267,6 +269,200 @@ static void test_job_mail(void **state) {
         assert_int_equal(job_mail_event(j, JOB_EVENT_START), 0);
         j->req.mail_events |= MAIL_ARRAY_TASKS;
         assert_int_equal(job_mail_event(j, JOB_EVENT_START), MAIL_BEGIN);
+        manager_for_test_free(m);
+}
+
+/* What would have been handed to MailProg=, in order. */
+typedef struct SentMail {
+        unsigned n;
+        char *msg[128];
+} SentMail;
+
+static int record_mail(void *userdata, uint64_t job_id, uid_t uid, const char *message) {
+        SentMail *s = userdata;
+
+        assert_true(s->n < ELEMENTSOF(s->msg));
+        s->msg[s->n] = strdup(message);
+        assert_non_null(s->msg[s->n]);
+        s->n++;
+        return 0;
+}
+
+static void sent_mail_done(SentMail *s) {
+        for (unsigned i = 0; i < s->n; i++)
+                free(s->msg[i]);
+        *s = (SentMail) {};
+}
+
+static bool sent_has(const SentMail *s, unsigned i, const char *text) {
+        return i < s->n && strstr(s->msg[i], text);
+}
+
+static uint64_t submit_ok(Manager *m, const char *params) {
+        json_object *r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, params);
+        uint64_t id = job_id_of(r);
+        json_object_put(r);
+        return id;
+}
+
+/* A transition queues its mail; only a commit that succeeds sends it: a crash (or a
+ * failed commit) between the two never mails about a state the store lacks. */
+static void test_job_mail_after_commit(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        SentMail sent = {};
+        struct rlimit saved, none;
+        Job *a, *b;
+
+        job_mail_set_sender(m, record_mail, &sent);
+        a = manager_find_job(m, submit_ok(m, "{" SUBMIT_TRUE ",\"hold\":true,\"name\":\"a\",\"mail_events\":2}"));
+        b = manager_find_job(m, submit_ok(m, "{" SUBMIT_TRUE ",\"hold\":true,\"name\":\"b\",\"mail_events\":2}"));
+        assert_int_equal(manager_commit(m), 0);
+        assert_int_equal(sent.n, 0);
+
+        assert_int_equal(manager_job_transition(m, a, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled"), 0);
+        assert_int_equal(sent.n, 0); /* not before the commit */
+        assert_int_equal(manager_commit(m), 0);
+        assert_int_equal(sent.n, 1);
+        assert_true(sent_has(&sent, 0, "Subject: Corral Job_id=1 Name=a Ended, Run time 00:00:00, CANCELLED"));
+
+        /* The store cannot write (a file size limit of 0 fails the WAL's append): the
+         * commit fails, and b's mail is never sent. */
+        assert_int_equal(manager_job_transition(m, b, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled"), 0);
+        assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
+        none = (struct rlimit) { .rlim_cur = 0, .rlim_max = saved.rlim_max };
+        (void) signal(SIGXFSZ, SIG_IGN);
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &none), 0);
+        assert_true(manager_commit(m) < 0);
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
+        assert_int_equal(sent.n, 1);
+        manager_mail_flush(m, (uint64_t) time(NULL));
+        assert_int_equal(sent.n, 1); /* dropped, not kept for later */
+        sent_mail_done(&sent);
+        manager_for_test_free(m);
+}
+
+/* Bounds: each user gets JOB_MAIL_USER_BUDGET an hour, the rest as one digest at the end
+ * of the hour. */
+static void test_job_mail_user_budget(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        SentMail sent = {};
+        uint64_t now = (uint64_t) time(NULL);
+
+        job_mail_set_sender(m, record_mail, &sent);
+        for (unsigned i = 0; i < JOB_MAIL_USER_BUDGET + 10; i++)
+                (void) submit_ok(m, "{" SUBMIT_TRUE ",\"hold\":true,\"name\":\"many\",\"mail_events\":2}");
+        for (size_t i = 0; i < m->n_jobs; i++)
+                assert_int_equal(manager_job_transition(m, m->jobs[i], JOB_EVENT_CANCEL, JOB_CANCELLED, NULL), 0);
+        assert_int_equal(manager_commit(m), 0);
+        assert_int_equal(sent.n, JOB_MAIL_USER_BUDGET);
+        manager_mail_tick(m, now + 60);
+        assert_int_equal(sent.n, JOB_MAIL_USER_BUDGET); /* the digest waits for the hour's end */
+        manager_mail_tick(m, now + JOB_MAIL_WINDOW_SEC + 1);
+        assert_int_equal(sent.n, JOB_MAIL_USER_BUDGET + 1);
+        assert_true(sent_has(&sent, JOB_MAIL_USER_BUDGET, "Subject: Corral: 10 job mails held back for nobody"));
+        assert_true(sent_has(&sent, JOB_MAIL_USER_BUDGET, "Corral Job_id=51 Name=many Ended"));
+        manager_mail_tick(m, now + 2 * JOB_MAIL_WINDOW_SEC + 2);
+        assert_int_equal(sent.n, JOB_MAIL_USER_BUDGET + 1); /* once */
+        sent_mail_done(&sent);
+        manager_for_test_free(m);
+}
+
+/* Arrays: without ARRAY_TASKS one BEGIN as the first task starts and one END as the last
+ * ends, in Slurm's "Array Summary" words; with it, each task's up to the cap, then the
+ * summary. */
+static void test_job_mail_array(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        SentMail sent = {};
+        uint64_t first;
+        Job *j;
+
+        job_mail_set_sender(m, record_mail, &sent);
+        first = submit_ok(m, "{" SUBMIT_TRUE ",\"name\":\"arr\",\"mail_events\":3,\"array\":\"1-3\"}");
+        assert_int_equal(manager_commit(m), 0);
+        assert_int_equal(manager_job_transition(m, manager_find_job(m, first), JOB_EVENT_START, JOB_RUNNING, NULL), 0);
+        assert_int_equal(manager_commit(m), 0);
+        assert_int_equal(sent.n, 1);
+        assert_true(sent_has(&sent, 0, "Subject: Corral Array Summary Job_id=1_* (1) Name=arr Began\n"));
+        assert_int_equal(manager_job_transition(m, manager_find_job(m, first + 1), JOB_EVENT_START, JOB_RUNNING, NULL),
+                         0);
+        j = manager_find_job(m, first);
+        j->exit_code = 0;
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_END, JOB_COMPLETED, NULL), 0);
+        j = manager_find_job(m, first + 1);
+        j->exit_code = 2;
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_END, JOB_FAILED, "NonZeroExitCode"), 0);
+        assert_int_equal(manager_commit(m), 0);
+        assert_int_equal(sent.n, 1); /* task 3 still pending */
+        assert_int_equal(manager_job_transition(m, manager_find_job(m, first + 2), JOB_EVENT_CANCEL, JOB_CANCELLED,
+                                                NULL),
+                         0);
+        assert_int_equal(manager_commit(m), 0);
+        assert_int_equal(sent.n, 2);
+        assert_true(sent_has(&sent, 1, "Subject: Corral Array Summary Job_id=1_* (1) Name=arr Ended, Mixed, "
+                                       "ExitCode [0-2]\n"));
+
+        /* 30 tasks with ARRAY_TASKS, all cancelled: the cap's worth, then the summary. */
+        first = submit_ok(m, "{" SUBMIT_TRUE ",\"hold\":true,\"name\":\"big\",\"mail_events\":18,\"array\":\"0-29\"}");
+        for (unsigned i = 0; i < 30; i++)
+                assert_int_equal(manager_job_transition(m, manager_find_job(m, first + i), JOB_EVENT_CANCEL,
+                                                        JOB_CANCELLED, NULL),
+                                 0);
+        assert_int_equal(manager_commit(m), 0);
+        assert_int_equal(sent.n, 2 + JOB_MAIL_ARRAY_TASKS_CAP + 1);
+        assert_true(sent_has(&sent, 2, "Name=big Ended, Run time 00:00:00, CANCELLED"));
+        assert_true(sent_has(&sent, sent.n - 1, "Subject: Corral Array Summary Job_id=4_* (4) Name=big Ended, "
+                                                "CANCELLED, ExitCode [0-0]\n"));
+        sent_mail_done(&sent);
+        manager_for_test_free(m);
+}
+
+/* TIME_LIMIT_50: due at half the walltime the job has run, suspension not counted; sent
+ * once by the mail timer's tick. TIME_LIMIT: as the job ends in TIMEOUT. */
+static void test_job_mail_time_limit(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        SentMail sent = {};
+        uint64_t due, s0;
+        Job *j;
+
+        job_mail_set_sender(m, record_mail, &sent);
+        j = manager_find_job(m, submit_ok(m, "{" SUBMIT_TRUE ",\"name\":\"slow\",\"walltime_sec\":600,"
+                                             "\"mail_events\":288}")); /* TIME_LIMIT_50 | TIME_LIMIT */
+        assert_int_equal(j->req.mail_events, MAIL_TIME_LIMIT_50 | MAIL_TIME_LIMIT);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_START, JOB_RUNNING, NULL), 0);
+        assert_int_equal(manager_commit(m), 0);
+        assert_int_equal(sent.n, 0);
+
+        s0 = j->start_time;
+        assert_true(s0 > 0);
+        assert_int_equal(job_mail_time_limit_due(j, 600, 50), s0 + 300);
+        assert_int_equal(job_mail_time_limit_due(j, 600, 90), s0 + 540);
+        assert_int_equal(job_mail_time_limit_due(j, 0, 50), UINT64_MAX); /* no walltime */
+        j->suspended_usec = 100 * UINT64_C(1000000);
+        due = job_mail_time_limit_due(j, 600, 50);
+        assert_int_equal(due, s0 + 400);
+        j->state = JOB_SUSPENDED; /* paused: not due while suspended */
+        assert_int_equal(job_mail_time_limit_due(j, 600, 50), UINT64_MAX);
+        manager_mail_tick(m, due + 10);
+        assert_int_equal(sent.n, 0);
+        j->state = JOB_RUNNING;
+        manager_mail_tick(m, due - 1);
+        assert_int_equal(sent.n, 0);
+        manager_mail_tick(m, due);
+        assert_int_equal(sent.n, 1);
+        assert_true(sent_has(&sent, 0, "Subject: Corral Job_id=1 Name=slow Reached 50% of time limit, Run time 00:05:00\n"));
+        manager_mail_tick(m, due + 100);
+        assert_int_equal(sent.n, 1); /* once */
+
+        j->exit_code = 0;
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_END, JOB_TIMEOUT, "TimeLimit"), 0);
+        assert_int_equal(manager_commit(m), 0);
+        assert_int_equal(sent.n, 2);
+        assert_true(sent_has(&sent, 1, "Subject: Corral Job_id=1 Name=slow Reached time limit, Run time"));
+        sent_mail_done(&sent);
         manager_for_test_free(m);
 }
 
@@ -1070,6 +1266,10 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_submit_bounds, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_mail, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_job_mail_after_commit, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_job_mail_user_budget, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_job_mail_array, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_job_mail_time_limit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_list_charges, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_list_pages, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_list_history, setup, tree_teardown),

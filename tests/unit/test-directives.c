@@ -423,7 +423,7 @@ static void test_mail(void **state) {
                 { "#!/bin/sh\n#SBATCH --mail-type=END,FAIL\n#SBATCH --mail-user=ann@example.org\ntrue\n",
                   MAIL_END | MAIL_FAIL, "ann@example.org" },
                 { "#!/bin/sh\n#SBATCH --mail-type=ALL,ARRAY_TASKS\ntrue\n", MAIL_ALL | MAIL_ARRAY_TASKS, NULL },
-                { "#!/bin/sh\n#SBATCH --mail-type=BEGIN,TIME_LIMIT_90\ntrue\n", MAIL_BEGIN, NULL },
+                { "#!/bin/sh\n#SBATCH --mail-type=BEGIN,TIME_LIMIT_90\ntrue\n", MAIL_BEGIN | MAIL_TIME_LIMIT_90, NULL },
                 { "#!/bin/sh\n#SBATCH --mail-type=END\n#SBATCH --mail-type=NONE\ntrue\n", 0, NULL },
                 { "#!/bin/sh\n#PBS -m abe\n#PBS -M bob\ntrue\n", MAIL_FAIL | MAIL_BEGIN | MAIL_END, "bob" },
                 { "#!/bin/sh\n#PBS -m n\ntrue\n", 0, NULL },

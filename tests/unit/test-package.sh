@@ -64,7 +64,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 # What the packages hold.
 contents=$(dpkg-deb -c "$deb" | awk '{ print $NF }' | sed 's|^\./|/|')
 for f in /usr/bin/corral /usr/bin/corral-sim /usr/libexec/corrald /usr/libexec/corral/corral-supervisor \
-         /lib/systemd/system/corrald.service /lib/systemd/system/corrald.socket /lib/systemd/system/corral.slice \
+         /lib/systemd/system/corrald.service /lib/systemd/system/corrald.socket /lib/systemd/system/corral.slice /lib/systemd/system/corral-mail.slice \
          /etc/corral/corral.conf /etc/corral/corral.conf.d/ \
          /usr/share/man/man1/corral.1.gz /usr/share/man/man1/corral-sim.1.gz /usr/share/man/man8/corrald.8.gz \
          /usr/share/man/man5/corral.conf.5.gz /usr/share/man/man5/corral-projects.5.gz \

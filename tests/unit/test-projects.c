@@ -119,6 +119,7 @@ static void test_errors(void **state) {
                 { "projects.d/p.conf", "[Accounts]\n", "p.conf:1: unknown section [Accounts] (known: [Project], [Limits], [User], [Slice])" },
                 { "projects.d/p.conf", "[Project]\nQueues=nosuch\n", "projects.d/p.conf: Queues= names nosuch, which is no queue" },
                 { "projects.d/bad name.conf", "[Project]\n", "a project's name (the file's name without .conf) must be" },
+                { "projects.d/mail.conf", "[Project]\n", "the project name \"mail\" is reserved" },
         };
         Tree *tree = *state;
 

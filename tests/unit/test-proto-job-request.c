@@ -643,7 +643,7 @@ static void test_submit_field_table(void **state) {
                 { "warn_signal", "1", "64", "\"USR1\"", "65" },
                 { "warn_signal", NULL, NULL, "true", "0" },
                 { "warn_sec", NULL, NULL, "\"60\"", "65536" },
-                { "mail_events", "1", "31", "\"END\"", "32" },
+                { "mail_events", "1", "511", "\"END\"", "512" },
                 { "mail_events", NULL, NULL, "[]", "0" },
                 { "mail_user", "\"ann\"", "\"ann.lee+jobs@example.org\"", "1", "\"-oQ/tmp\"" },
                 { "mail_user", NULL, NULL, "[]", "\"ann\\nBcc: eve@example.org\"" },
