@@ -225,14 +225,7 @@ static int start_transient_unit(Launch *l) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
-        r = sd_bus_message_new_method_call(e->bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                           "org.freedesktop.systemd1.Manager", "StartTransientUnit");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "ss", l->unit, "fail");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'a', "(sv)");
+        r = exec_transient_unit_begin(e->bus, l->unit, &m);
         if (r < 0)
                 return r;
         r = exec_properties_append(l->props, m);
@@ -246,13 +239,7 @@ static int start_transient_unit(Launch *l) {
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_close_container(m);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "a(sa(sv))", 0);
-        if (r < 0)
-                return r;
-        return sd_bus_call_async(e->bus, &l->call_slot, m, on_start_reply, l, 0);
+        return exec_transient_unit_send(e->bus, m, &l->call_slot, on_start_reply, l);
 }
 
 int executor_watch_job_removed(Executor *e) {

@@ -41,14 +41,7 @@ int executor_send_mail(Executor *e, uint64_t job_id, uid_t uid, const char *mail
         snprintf(user, sizeof user, "%u", (unsigned) uid);
         snprintf(desc, sizeof desc, "Corral mail for job %" PRIu64, job_id);
 
-        r = sd_bus_message_new_method_call(e->bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                           "org.freedesktop.systemd1.Manager", "StartTransientUnit");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "ss", unit, "fail");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'a', "(sv)");
+        r = exec_transient_unit_begin(e->bus, unit, &m);
         if (r < 0)
                 return r;
         r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)", "Description", "s", desc, "User", "s", user,
@@ -63,11 +56,5 @@ int executor_send_mail(Executor *e, uint64_t job_id, uid_t uid, const char *mail
         r = exec_property_append_bytes(m, "StandardInputData", message, strlen(message));
         if (r < 0)
                 return r;
-        r = sd_bus_message_close_container(m);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "a(sa(sv))", 0);
-        if (r < 0)
-                return r;
-        return sd_bus_call_async(e->bus, NULL, m, on_mail_reply, (void *) (uintptr_t) job_id, 0);
+        return exec_transient_unit_send(e->bus, m, NULL, on_mail_reply, (void *) (uintptr_t) job_id);
 }

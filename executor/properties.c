@@ -389,3 +389,34 @@ int exec_properties_append(const ExecProperties *p, sd_bus_message *m) {
         }
         return 0;
 }
+
+int exec_transient_unit_begin(sd_bus *bus, const char *name, sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                           "org.freedesktop.systemd1.Manager", "StartTransientUnit");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "ss", name, "fail");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+int exec_transient_unit_send(sd_bus *bus, sd_bus_message *m, sd_bus_slot **slot, sd_bus_message_handler_t callback,
+                             void *userdata) {
+        int r;
+
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        if (r < 0)
+                return r;
+        return sd_bus_call_async(bus, slot, m, callback, userdata, 0);
+}

@@ -83,6 +83,13 @@ const char *exec_property_signature(ExecPropertyType t) _const_;
  * (AllowedCPUs=), StandardInputData=. Also for the daemon's slice caps and job mail. */
 int exec_property_append_bytes(sd_bus_message *m, const char *name, const void *data, size_t size);
 
+/* StartTransientUnit(name, "fail", properties, aux) in two halves: the first makes the
+ * message and opens its properties' "a(sv)", which the caller fills; the second closes it,
+ * adds no aux units and calls asynchronously (slot: NULL for a floating call). */
+int exec_transient_unit_begin(sd_bus *bus, const char *name, sd_bus_message **ret);
+int exec_transient_unit_send(sd_bus *bus, sd_bus_message *m, sd_bus_slot **slot, sd_bus_message_handler_t callback,
+                             void *userdata);
+
 /* Appends each property as one "(sv)" element to m, which the caller has opened an
  * "a(sv)" container on (so it can add PIDs/PIDFDs of its own to the same array). */
 int exec_properties_append(const ExecProperties *p, sd_bus_message *m);
