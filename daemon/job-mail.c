@@ -103,8 +103,12 @@ void manager_job_mail(Manager *m, const Job *j, JobEvent event) {
         r = job_mail_compose(j, what, (uint64_t) time(NULL), &msg);
         if (r >= 0)
                 r = executor_send_mail(m->executor, j->id, j->uid, prog, msg);
-        if (r == -ENOENT || r == -EACCES)
-                log_debug("Job %" PRIu64 ": no mail sent, %s cannot be run", j->id, prog);
+        /* No mail program at all is a machine without mail; one that is there but may not
+         * be run (its mode, an SELinux denial) is a fault the admin must hear of. */
+        if (r == -ENOENT)
+                log_debug("Job %" PRIu64 ": no mail sent, %s does not exist", j->id, prog);
+        else if (r == -EACCES)
+                log_warning_errno(r, "Job %" PRIu64 ": no mail sent, %s may not be run: %m", j->id, prog);
         else if (r < 0)
                 log_warning_errno(r, "Job %" PRIu64 ": cannot send mail: %m", j->id);
 }
