@@ -88,7 +88,9 @@ for d in "$work:$USER_A" "$workb:$USER_B"; do
     mkdir -p "${d%%:*}"
     chown "${d##*:}:" "${d%%:*}"
 done
-restorecon -R "$work" "$workb"
+# Mapped to user_u, alice's home is relabelled to her SELinux user, as semanage's manual
+# says: the policy's UBAC keeps user_u from objects of unconfined_u.
+restorecon -RF "/home/$USER_A" "$workb"
 
 log "each job runs in its user's login domain"
 a=$(A corral submit --parsable -D "$work" -o "$work/ctx.out" -- sh -c 'id -Z; sleep 30')
