@@ -54,14 +54,21 @@ before=$(ausearch -m AVC,USER_AVC,SELINUX_ERR 2>/dev/null | grep -E 'avc:|SELINU
 log "install corral-selinux"
 pp=$CORRAL_BUILDDIR/selinux/corral.pp
 [ -f "$pp" ] || skip "the build has no SELinux module (-Dselinux, selinux-policy-dev)"
-sedeb=$(ls "$CORRAL_BUILDDIR"/deb/corral-selinux_*_all.deb 2>/dev/null | head -n1)
+sedeb=$(ls "$CORRAL_BUILDDIR"/deb/corral-selinux_*_all.deb 2>/dev/null | head -n1 || true)
+# Copied off the 9p share first: its files are unlabeled_t, which dpkg and semodule may
+# not read.
 if [ -n "$sedeb" ] && ! [ "$pp" -nt "$sedeb" ]; then
+    cp "$sedeb" /var/cache/apt/archives/
+    sedeb=/var/cache/apt/archives/$(basename "$sedeb")
+    restorecon "$sedeb"
     DEBIAN_FRONTEND=noninteractive dpkg -i "$sedeb" || fail "dpkg -i $(basename "$sedeb") failed"
     log "installed $(basename "$sedeb")"
 else
     # No package of this build (meson test test-package makes it): what its postinst does.
     log "no corral-selinux package newer than $pp: loading the module as its postinst does"
-    semodule -X 200 -i "$pp" || fail "semodule -i failed"
+    install -D -m 0644 "$pp" /usr/share/selinux/packages/corral.pp
+    restorecon -R /usr/share/selinux/packages
+    semodule -X 200 -i /usr/share/selinux/packages/corral.pp || fail "semodule -i failed"
     restorecon -R -i /usr/libexec/corrald /usr/libexec/corral /etc/corral /var/lib/corral /run/corral \
         /usr/lib/systemd/system/corrald.service /usr/lib/systemd/system/corrald.socket \
         /usr/lib/systemd/system/corral.slice
@@ -96,7 +103,7 @@ log "each job runs in its user's login domain"
 a=$(A corral submit --parsable -D "$work" -o "$work/ctx.out" -- sh -c 'id -Z; sleep 30')
 b=$(B corral submit --parsable -D "$workb" -o "$workb/ctx.out" -- sh -c 'id -Z')
 wait_for 120 state_is "$a" RUNNING || fail "job $a is not running: $(jstate "$a")"
-procs=$(ps -eo pid=,label=,user=,args= | grep -E 'corral-supervisor|sleep 30' | grep -v grep)
+procs=$(ps -eo pid=,label=,user=,args= | grep -E 'corral-supervisor|sleep 30' | grep -v grep || true)
 log "processes of job $a: $(printf '\n%s' "$procs")"
 assert_match "$(grep corral-supervisor <<<"$procs" | head -n1)" 'system_u:system_r:corral_supervisor_t:' \
     "the supervisor's domain"
