@@ -109,7 +109,7 @@ assert_match "$(grep corral-supervisor <<<"$procs" | head -n1)" 'system_u:system
     "the supervisor's domain"
 assert_match "$(grep 'sleep 30' <<<"$procs" | head -n1)" 'user_u:user_r:user_t:s0 +alice' \
     "the domain of alice's running job"
-A corral wait "$b" >/dev/null || fail "job $b failed: $(corral show "$b")"
+B corral wait "$b" >/dev/null || fail "job $b failed: $(corral show "$b")"
 assert_match "$(cat "$workb/ctx.out")" '^unconfined_u:unconfined_r:unconfined_t:' "bob's job (unconfined_u)"
 # What a login gives each of them, by the policy's own reckoning.
 for u in "$USER_A" "$USER_B"; do log "login context of $u: $(getseuser "$u" system_u:system_r:local_login_t:s0 2>&1 | tr '\n' ' ')"; done
@@ -131,25 +131,26 @@ assert_eq "$(cat "$work/held.out")" "$work
 done" "output of the released job"
 
 log "the working directory and output files are reached as the user, MAC included"
-# Open to both by its mode; to alice's policy (user_t) it is root's home.
+# Open to both by its mode; to alice's policy (user_t) it is as /etc/shadow.
 mkdir -p "$secret"
 chmod 1777 "$secret"
-chcon -t admin_home_t "$secret"
+chcon -t shadow_t "$secret"
+assert_match "$(ls -Zd "$secret")" ":shadow_t:" "label of $secret"
 o=$(A corral submit --parsable -D "$work" -o "$secret/alice.out" -- echo leaked)
-A corral wait "$o" >/dev/null && fail "alice's job wrote into $secret (admin_home_t)"
+A corral wait "$o" >/dev/null && fail "alice's job wrote into $secret (shadow_t)"
 [ ! -e "$secret/alice.out" ] || fail "$secret/alice.out was created for alice's job"
 log "job $o: $(corral show "$o" | grep -iE 'state|reason|error|exit' | tr '\n' ' ')"
 d=$(A corral submit --parsable -D "$secret" -o "$work/chdir.out" -- pwd)
-A corral wait "$d" >/dev/null && fail "alice's job ran in $secret (admin_home_t): $(cat "$work/chdir.out")"
+A corral wait "$d" >/dev/null && fail "alice's job ran in $secret (shadow_t): $(cat "$work/chdir.out")"
 # bob's unconfined job may: the refusals above are alice's policy, not the file modes.
 ob=$(B corral submit --parsable -D "$workb" -o "$secret/bob.out" -- echo written)
 B corral wait "$ob" >/dev/null || fail "bob's job $ob failed: $(corral show "$ob")"
 assert_eq "$(cat "$secret/bob.out")" written "bob's output in $secret"
 # The denials name alice's domain, never the supervisor's.
-mine=$(denials | grep 'admin_home_t' || true)
+mine=$(denials | grep 'shadow_t' || true)
 log "the denials of alice's jobs: $(printf '\n%s' "$mine")"
-assert_match "$mine" 'scontext=user_u:user_r:user_t:s0 .*tcontext=[^ ]*:admin_home_t' "a denial of user_t"
-grep 'admin_home_t' <<<"$mine" | grep -q corral_supervisor_t && fail "the supervisor reached $secret itself"
+assert_match "$mine" 'scontext=user_u:user_r:user_t:s0 .*tcontext=[^ ]*:shadow_t' "a denial of user_t"
+grep 'shadow_t' <<<"$mine" | grep -q corral_supervisor_t && fail "the supervisor reached $secret itself"
 
 log "job mail: corrald runs the mail program"
 cat >"$sendmail" <<'SH'
@@ -167,7 +168,7 @@ wait_for 60 sh -c "journalctl -b --no-pager -o cat | grep -q 'corral-test-sendma
 
 log "no other denial"
 all=$(denials)
-other=$(grep -v 'admin_home_t' <<<"$all" || true)
+other=$(grep -v 'shadow_t' <<<"$all" || true)
 [ -z "$all" ] || log "denials during the test: $(printf '\n%s' "$all")"
 [ -n "$other" ] && command -v audit2allow >/dev/null && log "audit2allow: $(printf '\n'; audit2allow <<<"$other")"
 [ -z "$other" ] || fail "AVC denials during the test (above)"
