@@ -111,10 +111,11 @@ assert_match "$(grep 'sleep 30' <<<"$procs" | head -n1)" 'user_u:user_r:user_t:s
     "the domain of alice's running job"
 B corral wait "$b" >/dev/null || fail "job $b failed: $(corral show "$b")"
 assert_match "$(cat "$workb/ctx.out")" '^unconfined_u:unconfined_r:unconfined_t:' "bob's job (unconfined_u)"
-# What a login gives each of them, by the policy's own reckoning.
-for u in "$USER_A" "$USER_B"; do log "login context of $u: $(getseuser "$u" system_u:system_r:local_login_t:s0 2>&1 | tr '\n' ' ')"; done
-assert_match "$(getseuser "$USER_A" system_u:system_r:local_login_t:s0 2>&1)" 'user_u:user_r:user_t' \
-    "alice's login context"
+# What a console login gives each of them, by the policy's own reckoning (getseuser).
+login_context() { getseuser "$1" system_u:system_r:local_login_t:s0 | sed -n 's/^Context 0[[:space:]]*//p'; }
+login_a=$(login_context "$USER_A") login_b=$(login_context "$USER_B")
+log "login contexts: $USER_A $login_a, $USER_B $login_b"
+assert_eq "$(cat "$workb/ctx.out")" "$login_b" "bob's job runs in his login context"
 
 log "hold, release, suspend, resume, cancel"
 corral suspend "$a" || fail "suspend failed"
@@ -124,6 +125,7 @@ wait_for 30 state_is "$a" RUNNING || fail "job $a not resumed: $(jstate "$a")"
 A corral cancel "$a" || fail "cancel failed"
 wait_for 60 state_is "$a" CANCELLED || fail "job $a not cancelled: $(jstate "$a")"
 assert_match "$(cat "$work/ctx.out")" '^user_u:user_r:user_t:s0$' "alice's job (user_u)"
+assert_eq "$(cat "$work/ctx.out")" "$login_a" "alice's job runs in her login context"
 h=$(A corral submit --parsable --hold -D "$work" -o "$work/held.out" -- sh -c 'pwd; echo done')
 A corral release "$h" || fail "release failed"
 A corral wait "$h" >/dev/null || fail "job $h failed: $(corral show "$h")"
