@@ -256,8 +256,14 @@ static int job_context(const struct passwd *pw, char **ret) {
         int r = 0;
 
         *ret = NULL;
-        if (is_selinux_enabled() <= 0)
-                return 0;
+        if (is_selinux_enabled() <= 0) {
+                /* libselinux looks for selinuxfs, and a policy that hides it (silently: it is
+                 * not audited) makes SELinux seem off. In our own domain it is not: the job
+                 * must not run there. */
+                bool ours = getcon(&self) >= 0 && strstr(self, ":corral_supervisor_t:");
+                freecon(self);
+                return ours ? -EACCES : 0;
+        }
         if (getcon(&self) < 0)
                 r = -errno;
         else if (!(ref = context_new(self)) || context_type_set(ref, "local_login_t") < 0)
