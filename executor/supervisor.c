@@ -248,7 +248,7 @@ static char **build_environment(const JobSpec *s, const struct passwd *pw) {
  * (local_login_t of the policy's default_contexts): the supervisor's own domain has no
  * line there. Where SELinux is off nothing is done and *ret is NULL; in permissive mode a
  * failure is not fatal. */
-static int job_context(const struct passwd *pw, char **ret) {
+static int job_context(const struct passwd *pw, char **ret, const char **ret_step) {
 #if HAVE_SELINUX
         _cleanup_free_ char *seuser = NULL, *level = NULL;
         char *self = NULL, *con = NULL;
@@ -256,6 +256,7 @@ static int job_context(const struct passwd *pw, char **ret) {
         int r = 0;
 
         *ret = NULL;
+        *ret_step = "is_selinux_enabled";
         if (is_selinux_enabled() <= 0) {
                 /* libselinux looks for selinuxfs, and a policy that hides it (silently: it is
                  * not audited) makes SELinux seem off. In our own domain it is not: the job
@@ -264,13 +265,15 @@ static int job_context(const struct passwd *pw, char **ret) {
                 freecon(self);
                 return ours ? -EACCES : 0;
         }
-        if (getcon(&self) < 0)
+        if (*ret_step = "getcon", getcon(&self) < 0)
                 r = -errno;
         else if (!(ref = context_new(self)) || context_type_set(ref, "local_login_t") < 0)
                 r = -ENOMEM;
-        else if (getseuserbyname(pw ? pw->pw_name : "__default__", &seuser, &level) < 0)
+        else if (*ret_step = "getseuserbyname",
+                 getseuserbyname(pw ? pw->pw_name : "__default__", &seuser, &level) < 0)
                 r = -errno;
-        else if (get_default_context_with_level(seuser, level, context_str(ref), &con) < 0)
+        else if (*ret_step = "get_default_context_with_level",
+                 get_default_context_with_level(seuser, level, context_str(ref), &con) < 0)
                 r = -errno;
         if (ref)
                 context_free(ref);
@@ -294,6 +297,7 @@ static int job_context(const struct passwd *pw, char **ret) {
 #else
         (void) pw;
         *ret = NULL;
+        *ret_step = NULL;
         return 0;
 #endif
 }
@@ -327,6 +331,7 @@ _noreturn_ static void run_child(const JobSpec *s, int job_procs_fd, int err_fd,
         char fdpath[64];
         int in_fd, out_fd, errout_fd, r;
         char *con = NULL;
+        const char *step = NULL;
         cap_t caps, empty;
         sigset_t all;
 
@@ -341,9 +346,9 @@ _noreturn_ static void run_child(const JobSpec *s, int job_procs_fd, int err_fd,
         (void) setsid();
 
         pw = getpwuid(s->uid);
-        r = job_context(pw, &con);
+        r = job_context(pw, &con, &step);
         if (r < 0)
-                child_fail(err_fd, -r, "cannot find the job's SELinux context", NULL, NULL);
+                child_fail(err_fd, -r, "cannot find the job's SELinux context", step, NULL);
         if (s->n_supplementary_gids > 0 || !pw) {
                 if (setgroups(s->n_supplementary_gids, s->supplementary_gids) < 0)
                         child_fail(err_fd, errno, "cannot set the job's groups", NULL, NULL);

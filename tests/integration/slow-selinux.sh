@@ -39,6 +39,7 @@ cleanup() {
     rm -f "$sendmail"
     rm -rf "$secret" "$work" "$workb"
     semanage login -d "$USER_A" >/dev/null 2>&1 || true
+    semodule -B >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
@@ -74,6 +75,9 @@ else
         /usr/lib/systemd/system/corral.slice
 fi
 semodule -l | grep -qx corral || fail "the corral module is not loaded: $(semodule -l | grep corral)"
+# dontaudit rules off for the test: a denial they would hide (libselinux's probes of
+# selinuxfs, say) changes what the supervisor does without a trace in the audit log.
+semodule -DB || fail "semodule -DB failed"
 assert_match "$(ls -Z /usr/libexec/corrald)" ':corrald_exec_t:' "label of corrald"
 assert_match "$(ls -Z /usr/libexec/corral/corral-supervisor)" ':corral_supervisor_exec_t:' "label of the supervisor"
 
@@ -168,9 +172,11 @@ A corral wait "$m" >/dev/null || fail "job $m failed"
 wait_for 60 sh -c "journalctl -b --no-pager -o cat | grep -q 'corral-test-sendmail: args=-t -oi user=$USER_A'" ||
     fail "no mail was sent for job $m: $(journalctl -b --no-pager -u corrald.service | tail -n 5)"
 
-log "no other denial"
+log "no other denial of Corral's domains"
+# With dontaudit off, other domains' denials that the policy means to hide show too
+# (logged, not held against Corral); those of Corral's own types fail the test.
 all=$(denials)
-other=$(grep -v 'shadow_t' <<<"$all" || true)
+other=$(grep -v 'shadow_t' <<<"$all" | grep -E 'corrald_|corral_supervisor_' || true)
 [ -z "$all" ] || log "denials during the test: $(printf '\n%s' "$all")"
 [ -n "$other" ] && command -v audit2allow >/dev/null && log "audit2allow: $(printf '\n'; audit2allow <<<"$other")"
 [ -z "$other" ] || fail "AVC denials during the test (above)"
