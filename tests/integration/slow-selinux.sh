@@ -5,7 +5,8 @@
 # working directory and output files are reached with the job's rights, so a confined
 # user's job is refused what the user's policy refuses even where the file modes allow it;
 # corrald may run the mail program; and submit, hold/release, suspend/resume, cancel and
-# mail leave no AVC denial but the ones the confinement check provokes on purpose.
+# mail leave no AVC denial of Corral's domains (dontaudit rules off), and of the jobs'
+# only those the confinement check provokes on purpose.
 # Runs only in the SELinux guest (CORRAL_TEST_SELINUX=1: tests/vm/build-image's
 # image-selinux/ variant, booted enforcing).
 # timeout: 1200
