@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 #if HAVE_SELINUX
+#include <selinux/context.h>
 #include <selinux/get_context_list.h>
 #include <selinux/selinux.h>
 #endif
@@ -237,41 +238,83 @@ static char **build_environment(const JobSpec *s, const struct passwd *pw) {
         return TAKE_PTR(env);
 }
 
-/* The job runs in its user's default SELinux context, as a login or cron would give it,
- * never in the supervisor's domain: the context is set for the coming execve. Where
- * SELinux is off nothing is done; in permissive mode a failure is not fatal. Called while
- * still root: the user's context list is computed through selinuxfs. */
-static int job_exec_context(const struct passwd *pw) {
+/* The job runs in its user's default SELinux context, the one a login gives them, never in
+ * the supervisor's domain. It is computed here while still root (through selinuxfs) and
+ * taken with setcon(3) once the child is the user and holds no capability, before it
+ * changes to the working directory or opens a file on the user's behalf: the policy
+ * then checks those as the user's own, so a confined user's job cannot reach through the
+ * supervisor what the user could not reach from a shell. The reference is a local login
+ * (local_login_t of the policy's default_contexts): the supervisor's own domain has no
+ * line there. Where SELinux is off nothing is done and *ret is NULL; in permissive mode a
+ * failure is not fatal. */
+static int job_context(const struct passwd *pw, char **ret, const char **ret_step) {
 #if HAVE_SELINUX
         _cleanup_free_ char *seuser = NULL, *level = NULL;
-        char *con = NULL;
-        int r;
+        char *self = NULL, *con = NULL;
+        context_t ref = NULL;
+        int r = 0;
 
-        if (is_selinux_enabled() <= 0)
-                return 0;
-        if (getseuserbyname(pw ? pw->pw_name : "__default__", &seuser, &level) < 0)
-                r = -errno;
-        else if (get_default_context_with_level(seuser, level, NULL, &con) < 0)
-                r = -errno;
-        else {
-                r = setexeccon(con) < 0 ? -errno : 0;
-                freecon(con);
-        }
-        if (r < 0 && security_getenforce() == 0)
-                return 0;
-        if (r < 0) {
-                /* Enforcing. Under Corral's policy module the job would otherwise run in
-                 * corral_supervisor_t: refuse. Without the module the supervisor runs in
-                 * whatever domain the site gives corrald, and the job as it did before. */
-                char *self = NULL;
+        *ret = NULL;
+        *ret_step = "is_selinux_enabled";
+        if (is_selinux_enabled() <= 0) {
+                /* libselinux looks for selinuxfs, and a policy that hides it (silently: it is
+                 * not audited) makes SELinux seem off. In our own domain it is not: the job
+                 * must not run there. */
                 bool ours = getcon(&self) >= 0 && strstr(self, ":corral_supervisor_t:");
                 freecon(self);
-                if (!ours)
-                        return 0;
+                return ours ? -EACCES : 0;
         }
-        return r < 0 ? (r == -EINVAL ? -EACCES : r) : 0;
+        if (*ret_step = "getcon", getcon(&self) < 0)
+                r = -errno;
+        else if (!(ref = context_new(self)) || context_type_set(ref, "local_login_t") < 0)
+                r = -ENOMEM;
+        else if (*ret_step = "getseuserbyname",
+                 getseuserbyname(pw ? pw->pw_name : "__default__", &seuser, &level) < 0)
+                r = -errno;
+        else if (*ret_step = "get_default_context_with_level",
+                 get_default_context_with_level(seuser, level, context_str(ref), &con) < 0)
+                r = -errno;
+        if (ref)
+                context_free(ref);
+        if (r >= 0) {
+                freecon(self);
+                *ret = con;
+                return 0;
+        }
+        if (security_getenforce() == 0) {
+                freecon(self);
+                return 0;
+        }
+        /* Enforcing. Under Corral's policy module the job would otherwise run in
+         * corral_supervisor_t: refuse. Without the module the supervisor runs in whatever
+         * domain the site gives corrald, and the job as it did before. */
+        bool ours = self && strstr(self, ":corral_supervisor_t:");
+        freecon(self);
+        if (!ours)
+                return 0;
+        return r == -EINVAL ? -EACCES : r;
 #else
         (void) pw;
+        *ret = NULL;
+        *ret_step = NULL;
+        return 0;
+#endif
+}
+
+/* Switches to the context job_context() computed, and frees it. */
+static int job_context_enter(char *con) {
+#if HAVE_SELINUX
+        int r;
+
+        if (!con)
+                return 0;
+        r = setcon(con) < 0 ? -errno : 0;
+        freecon(con);
+        if (r < 0 && security_getenforce() == 0)
+                return 0;
+        return r;
+#else
+        (void) con;
         return 0;
 #endif
 }
@@ -286,6 +329,8 @@ _noreturn_ static void run_child(const JobSpec *s, int job_procs_fd, int err_fd,
         char *sh_argv[3];
         char fdpath[64];
         int in_fd, out_fd, errout_fd, r;
+        char *con = NULL;
+        const char *step = NULL;
         cap_t caps, empty;
         sigset_t all;
 
@@ -300,9 +345,9 @@ _noreturn_ static void run_child(const JobSpec *s, int job_procs_fd, int err_fd,
         (void) setsid();
 
         pw = getpwuid(s->uid);
-        r = job_exec_context(pw);
+        r = job_context(pw, &con, &step);
         if (r < 0)
-                child_fail(err_fd, -r, "cannot set the job's SELinux context", NULL, NULL);
+                child_fail(err_fd, -r, "cannot find the job's SELinux context", step, NULL);
         if (s->n_supplementary_gids > 0 || !pw) {
                 if (setgroups(s->n_supplementary_gids, s->supplementary_gids) < 0)
                         child_fail(err_fd, errno, "cannot set the job's groups", NULL, NULL);
@@ -331,6 +376,12 @@ _noreturn_ static void run_child(const JobSpec *s, int job_procs_fd, int err_fd,
         /* The submitter's, as sbatch does it: corrald's own 0022 would make every output file
          * world-readable even for a user whose umask says 077. */
         (void) umask(s->has_umask ? s->umask & 0777 : 0022);
+
+        /* From here on the child is the user in the user's own domain: what follows is
+         * done with the user's rights, DAC and MAC alike. */
+        r = job_context_enter(TAKE_PTR(con));
+        if (r < 0)
+                child_fail(err_fd, -r, "cannot enter the job's SELinux context", NULL, NULL);
 
         if (s->working_directory && chdir(s->working_directory) < 0)
                 child_fail(err_fd, errno, "cannot change to the working directory", s->working_directory,
