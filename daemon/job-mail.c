@@ -302,17 +302,9 @@ static int queue_job_mail(JobMail *q, const Job *j, MailEvent what, uint64_t now
  * array's id), [*first, *last); some may have been forgotten already (final ones, after a
  * day). Two binary searches: no job outside the array has its array id. */
 static void array_range(Manager *m, uint64_t array_job_id, size_t *first, size_t *last) {
-        size_t lo = 0, hi = m->n_jobs;
+        size_t lo = manager_job_index(m, array_job_id), hi = m->n_jobs;
 
-        while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (m->jobs[mid]->id < array_job_id)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
         *first = lo;
-        hi = m->n_jobs;
         while (lo < hi) {
                 size_t mid = (lo + hi) / 2;
                 if (m->jobs[mid]->array_job_id == array_job_id)

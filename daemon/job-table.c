@@ -13,7 +13,7 @@
 #define FINISHED_KEEP_SEC (24 * 3600)
 
 
-Job *manager_find_job(Manager *m, uint64_t id) {
+size_t manager_job_index(Manager *m, uint64_t id) {
         size_t lo = 0, hi = m->n_jobs;
 
         while (lo < hi) {
@@ -23,7 +23,13 @@ Job *manager_find_job(Manager *m, uint64_t id) {
                 else
                         hi = mid;
         }
-        return lo < m->n_jobs && m->jobs[lo]->id == id ? m->jobs[lo] : NULL;
+        return lo;
+}
+
+Job *manager_find_job(Manager *m, uint64_t id) {
+        size_t i = manager_job_index(m, id);
+
+        return i < m->n_jobs && m->jobs[i]->id == id ? m->jobs[i] : NULL;
 }
 
 int manager_add_job(Manager *m, Job *j) {

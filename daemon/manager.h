@@ -97,6 +97,8 @@ int manager_listen(Manager *m, const char *socket_path);
 extern const ServerOps manager_server_ops;
 /* The job table (job-table.c). */
 Job *manager_find_job(Manager *m, uint64_t id);
+/* Where a job of this id is or would go in m->jobs: the first whose id is not below it. */
+size_t manager_job_index(Manager *m, uint64_t id);
 int manager_add_job(Manager *m, Job *j);
 /* Forgets final jobs that ended more than a day ago (the store keeps them). */
 void manager_purge_finished(Manager *m, uint64_t now);

@@ -586,16 +586,7 @@ static bool state_matches(const Job *j, char *const *states) {
 #define LIST_PAGE_BYTES (768U << 10)
 
 static size_t first_job_after(Manager *m, uint64_t after) {
-        size_t lo = 0, hi = m->n_jobs;
-
-        while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (m->jobs[mid]->id <= after)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return lo;
+        return after == UINT64_MAX ? m->n_jobs : manager_job_index(m, after + 1);
 }
 
 /* List's "history": jobs read back from the store, beyond the finished ones the daemon
