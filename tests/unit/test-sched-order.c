@@ -15,17 +15,6 @@
 #include "sort.h"
 #include "test-sched-helpers.h"
 
-typedef struct Rng {
-        uint64_t s;
-} Rng;
-
-static uint64_t rnd(Rng *r, uint64_t n) {
-        r->s ^= r->s >> 12;
-        r->s ^= r->s << 25;
-        r->s ^= r->s >> 27;
-        return (r->s * UINT64_C(2685821657736338717)) % n;
-}
-
 /* key ties are common; pos says where an entry came from, to check stability. */
 typedef struct Entry {
         uint32_t key, pos;
@@ -48,24 +37,24 @@ enum { SHAPE_RANDOM, SHAPE_SORTED, SHAPE_REVERSED, SHAPE_SORTED_TAIL, SHAPE_FEW_
        SHAPE_RUNS, SHAPE_SAWTOOTH, _SHAPE_MAX };
 
 static void fill(Entry *a, size_t n, int shape, Rng *r) {
-        uint32_t range = 1 + (uint32_t) rnd(r, 2 * n + 1);
+        uint32_t range = 1 + (uint32_t) rng(r, 2 * n + 1);
 
         for (size_t i = 0; i < n; i++)
-                a[i].key = (uint32_t) rnd(r, range);
+                a[i].key = (uint32_t) rng(r, range);
         switch (shape) {
         case SHAPE_SORTED:
         case SHAPE_SORTED_TAIL:
         case SHAPE_FEW_SWAPS:
         case SHAPE_REVERSED: {
                 size_t tail = shape == SHAPE_SORTED_TAIL ? MIN(n, (size_t) 40) : 0;
-                size_t sorted = n - (tail > 0 ? rnd(r, tail + 1) : 0);
+                size_t sorted = n - (tail > 0 ? rng(r, tail + 1) : 0);
                 qsort(a, sorted, sizeof(Entry), cmp_stable);
                 if (shape == SHAPE_REVERSED)
                         for (size_t i = 0; i < n / 2; i++)
                                 SWAP_TWO(a[i], a[n - 1 - i]);
                 if (shape == SHAPE_FEW_SWAPS && n > 1)
-                        for (size_t k = 0, m = 1 + rnd(r, 5); k < m; k++) {
-                                size_t x = rnd(r, n), y = rnd(r, n);
+                        for (size_t k = 0, m = 1 + rng(r, 5); k < m; k++) {
+                                size_t x = rng(r, n), y = rng(r, n);
                                 SWAP_TWO(a[x], a[y]);
                         }
                 break;
@@ -77,7 +66,7 @@ static void fill(Entry *a, size_t n, int shape, Rng *r) {
         case SHAPE_RUNS:
                 /* Ordered runs of random lengths, as a queue of merged arrays looks. */
                 for (size_t lo = 0; lo < n;) {
-                        size_t want = 1 + rnd(r, 300), len = MIN(n - lo, want);
+                        size_t want = 1 + rng(r, 300), len = MIN(n - lo, want);
                         qsort(a + lo, len, sizeof(Entry), cmp_stable);
                         lo += len;
                 }
@@ -161,29 +150,29 @@ static void run_kept_against_fresh(const SchedConfig *cfg, bool by_id, uint64_t 
                 SchedResult a, b;
 
                 /* Newcomers, some with ties in submission time and priority. */
-                for (size_t k = 0, add = rnd(&r, 200); k < add && n < N_JOBS; k++)
+                for (size_t k = 0, add = rng(&r, 200); k < add && n < N_JOBS; k++)
                         jobs[n++] = (SchedJob) {
                                 .id = next_id++,
                                 .state = SCHED_JOB_PENDING,
-                                .user_id = (uint32_t) rnd(&r, 20),
-                                .project_id = 1 + (uint32_t) rnd(&r, 4),
-                                .queue_priority = (int32_t) rnd(&r, 3),
-                                .fairshare = (double) rnd(&r, 4) * 250000.0,
-                                .submit_time = now - rnd(&r, 3) * 100,
-                                .cpus = 1 + (unsigned) rnd(&r, 8),
-                                .memory = rnd(&r, 4) * GIB,
-                                .walltime = 60 + rnd(&r, 7200),
-                                .held = rnd(&r, 30) == 0,
+                                .user_id = (uint32_t) rng(&r, 20),
+                                .project_id = 1 + (uint32_t) rng(&r, 4),
+                                .queue_priority = (int32_t) rng(&r, 3),
+                                .fairshare = (double) rng(&r, 4) * 250000.0,
+                                .submit_time = now - rng(&r, 3) * 100,
+                                .cpus = 1 + (unsigned) rng(&r, 8),
+                                .memory = rng(&r, 4) * GIB,
+                                .walltime = 60 + rng(&r, 7200),
+                                .held = rng(&r, 30) == 0,
                         };
                 /* Without ascending ids, the kept order must not be used, nor matter. */
                 if (!by_id && n > 2) {
-                        size_t x = rnd(&r, n), y = rnd(&r, n);
+                        size_t x = rng(&r, n), y = rng(&r, n);
                         SWAP_TWO(jobs[x], jobs[y]);
                 }
                 /* Fair-share moves for some: the order changes beyond newcomers. */
                 for (size_t k = 0; k < n; k++)
-                        if (rnd(&r, 10) == 0)
-                                jobs[k].fairshare = (double) rnd(&r, 4) * 250000.0;
+                        if (rng(&r, 10) == 0)
+                                jobs[k].fairshare = (double) rng(&r, 4) * 250000.0;
 
                 assert_int_equal(sched_pass(kept, cfg, &m, jobs, n, now, &a), 0);
                 assert_int_equal(sched_pass(fresh, cfg, &m, jobs, n, now, &b), 0);
@@ -201,7 +190,7 @@ static void run_kept_against_fresh(const SchedConfig *cfg, bool by_id, uint64_t 
                         j->start_time = now;
                 }
                 for (size_t k = 0; k < n;)
-                        if (jobs[k].state == SCHED_JOB_RUNNING && rnd(&r, 3) == 0)
+                        if (jobs[k].state == SCHED_JOB_RUNNING && rng(&r, 3) == 0)
                                 memmove(&jobs[k], &jobs[k + 1], (--n - k) * sizeof(SchedJob));
                         else
                                 k++;
@@ -209,7 +198,7 @@ static void run_kept_against_fresh(const SchedConfig *cfg, bool by_id, uint64_t 
                 for (size_t k = 0; k < n; k++)
                         if (jobs[k].state == SCHED_JOB_RUNNING)
                                 jobs[k].alloc = &allocs[jobs[k].id % N_JOBS];
-                now += 1 + rnd(&r, 600);
+                now += 1 + rng(&r, 600);
                 sched_context_free(fresh);
         }
         sched_context_free(kept);

@@ -15,18 +15,6 @@
 #define N_SCENARIOS 300
 #define MAX_JOBS 64
 
-typedef struct Rng {
-        uint64_t s;
-} Rng;
-
-static uint64_t rnd(Rng *r, uint64_t n) {
-        /* xorshift64*: good enough and the same everywhere. */
-        r->s ^= r->s >> 12;
-        r->s ^= r->s << 25;
-        r->s ^= r->s >> 27;
-        return (r->s * UINT64_C(2685821657736338717)) % n;
-}
-
 typedef struct TJob {
         SchedJob j;
         SchedAllocation alloc;
@@ -48,37 +36,37 @@ typedef struct Scenario {
 } Scenario;
 
 static void generate(Scenario *s, Rng *r) {
-        size_t n_nodes = 1 + rnd(r, 4);
-        unsigned cpus = 2 + (unsigned) rnd(r, 7), total;
+        size_t n_nodes = 1 + rng(r, 4);
+        unsigned cpus = 2 + (unsigned) rng(r, 7), total;
         uint64_t t = 0;
 
-        machine_uniform(s->nodes, n_nodes, cpus, (4 + rnd(r, 29)) * GIB, &s->m);
+        machine_uniform(s->nodes, n_nodes, cpus, (4 + rng(r, 29)) * GIB, &s->m);
         for (size_t k = 0; k < n_nodes; k++) {
-                s->nodes[k].memory = (4 + rnd(r, 29)) * GIB;
-                s->nodes[k].speed = 1 + (uint32_t) rnd(r, 3);
+                s->nodes[k].memory = (4 + rng(r, 29)) * GIB;
+                s->nodes[k].speed = 1 + (uint32_t) rng(r, 3);
         }
         total = (unsigned) (n_nodes * cpus);
 
-        s->n = 20 + rnd(r, MAX_JOBS - 20);
+        s->n = 20 + rng(r, MAX_JOBS - 20);
         for (size_t i = 0; i < s->n; i++) {
                 TJob *x = &s->t[i];
 
-                t += rnd(r, 4) == 0 ? 0 : rnd(r, 300);
+                t += rng(r, 4) == 0 ? 0 : rng(r, 300);
                 *x = (TJob) { .resv = SCHED_TIME_INFINITY };
-                x->j = job_pending(i + 1, t, 1 + (unsigned) rnd(r, rnd(r, 5) == 0 ? total + 2 : MAX(total / 2, 1u)), 10 + rnd(r, 2000));
-                x->j.memory = rnd(r, 3) == 0 ? rnd(r, 16) * GIB : 0;
-                x->j.exclusive = rnd(r, 5) == 0;
-                x->run = s->exact ? x->j.walltime : rnd(r, x->j.walltime + 1);
-                x->fails = rnd(r, 4) == 0;
+                x->j = job_pending(i + 1, t, 1 + (unsigned) rng(r, rng(r, 5) == 0 ? total + 2 : MAX(total / 2, 1u)), 10 + rng(r, 2000));
+                x->j.memory = rng(r, 3) == 0 ? rng(r, 16) * GIB : 0;
+                x->j.exclusive = rng(r, 5) == 0;
+                x->run = s->exact ? x->j.walltime : rng(r, x->j.walltime + 1);
+                x->fails = rng(r, 4) == 0;
                 if (s->features) {
-                        if (rnd(r, 10) == 0) {
+                        if (rng(r, 10) == 0) {
                                 x->j.held = true;
-                                x->release = t + rnd(r, 3000);
+                                x->release = t + rng(r, 3000);
                         }
-                        if (rnd(r, 10) == 0)
-                                x->j.begin_time = t + rnd(r, 3000);
-                        if (i > 0 && rnd(r, 7) == 0) {
-                                x->dep = (SchedDep) { .job_id = 1 + rnd(r, i), .type = (SchedDepType) rnd(r, _SCHED_DEP_TYPE_MAX) };
+                        if (rng(r, 10) == 0)
+                                x->j.begin_time = t + rng(r, 3000);
+                        if (i > 0 && rng(r, 7) == 0) {
+                                x->dep = (SchedDep) { .job_id = 1 + rng(r, i), .type = (SchedDepType) rng(r, _SCHED_DEP_TYPE_MAX) };
                                 x->j.deps = &x->dep;
                                 x->j.n_deps = 1;
                         }
