@@ -11,6 +11,7 @@
 
 #include "authz.h"
 #include "config/config.h"
+#include "devices.h"
 #include "executor.h"
 #include "job.h"
 #include "protocol.h"
@@ -36,6 +37,11 @@ typedef struct Manager {
         SchedNode *nodes;
         unsigned *numa_ids; /* the kernel's NUMA node id of each SchedNode */
         SchedMachine machine;
+        /* The schedulable devices in force (discovery + [Device] sections, rebuilt on
+         * start and reload): device g is SchedMachine.gpus[g] and bit g of an
+         * allocation's gpu_mask. */
+        DeviceSet *devices;
+        SchedGpu *gpus;
         bool sched_needed;
         SchedJob *sched_jobs;
         size_t allocated_sched_jobs;

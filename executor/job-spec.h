@@ -55,6 +55,12 @@ typedef struct JobSpec {
         JobIoLimit *io_limits;
         size_t n_io_limits;
         uint64_t io_weight; /* 1..10000; 0: unset */
+        /* The device fence (devices.h): when device_fence is set the scope may open no
+         * GPU but the nodes in device_allow (its own GPUs' nodes and their vendor's shared
+         * nodes), and every other device as before. Not set: a machine without schedulable
+         * devices, no fence at all. */
+        bool device_fence;
+        char **device_allow;
         /* TasksMax= of the scope, threads included. 0: the executor's default,
          * exec_tasks_max_default() (properties.h), so that no job is unbounded by
          * accident; UINT64_MAX: no limit ("infinity"), for a daemon configured so. */
@@ -87,6 +93,7 @@ static inline JobSpec *job_spec_free(JobSpec *s) {
         for (size_t i = 0; i < s->n_io_limits; i++)
                 free(s->io_limits[i].device);
         free(s->io_limits);
+        strv_free(s->device_allow);
         free(s);
         return NULL;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "constraint.h"
 #include "job-request.h"
 #include "json-codec.h"
 #include "json-util.h"
@@ -631,6 +632,10 @@ static const JsonField submit_request_fields[] = {
         JSON_STRING(SubmitRequest, "stderr_path", stderr_path, 1, CORRAL_PATH_LENGTH_MAX, 0, path_is_valid_relative),
         JSON_U32(SubmitRequest, "cpus", cpus, 1, CORRAL_CPUS_MAX, OMIT, 0),
         JSON_U64(SubmitRequest, "memory", memory, 1, CORRAL_SIZE_MAX, OMIT, 0),
+        JSON_U32(SubmitRequest, "gpus", gpus, 1, CORRAL_GPUS_MAX, OMIT, 0),
+        JSON_STRING(SubmitRequest, "gpu_type", gpu_type, 1, CORRAL_GPU_TYPE_LENGTH_MAX, 0, ident_is_valid),
+        JSON_STRING(SubmitRequest, "constraint", constraint, 1, CORRAL_CONSTRAINT_LENGTH_MAX, 0, constraint_is_valid),
+        JSON_BOOL(SubmitRequest, "gpu_binding", gpu_binding, OMIT),
         JSON_U64(SubmitRequest, "walltime_sec", walltime_sec, 1, CORRAL_WALLTIME_MAX, OMIT | JSON_FIELD_INFINITY, 0),
         JSON_CUSTOM(SubmitRequest, "io_read_bw", io_read_bw, &io_limits_ops, 0),
         JSON_CUSTOM(SubmitRequest, "io_write_bw", io_write_bw, &io_limits_ops, 0),
@@ -895,6 +900,9 @@ static const JsonField job_info_fields[] = {
         JSON_STRING(JobInfo, "reason", reason, 0, 1024, 0, NULL),
         JSON_U32(JobInfo, "cpus", cpus, 0, CORRAL_CPUS_MAX, 0, 0),
         JSON_U64(JobInfo, "memory", memory, 0, CORRAL_SIZE_MAX, 0, 0),
+        JSON_U32(JobInfo, "gpus", gpus, 0, CORRAL_GPUS_MAX, OMIT, 0),
+        JSON_STRING(JobInfo, "gpu_type", gpu_type, 0, CORRAL_GPU_TYPE_LENGTH_MAX, 0, NULL),
+        JSON_STRING(JobInfo, "gpus_allocated", gpus_allocated, 0, 256, 0, NULL),
         JSON_U64(JobInfo, "walltime_sec", walltime_sec, 0, CORRAL_WALLTIME_MAX, JSON_FIELD_INFINITY, 0),
         JSON_INT(JobInfo, "nice", nice, CORRAL_NICE_MIN, CORRAL_NICE_MAX, 0, 0),
         JSON_U64(JobInfo, "submit_time", submit_time, 0, CORRAL_TIME_MAX, OMIT, 0),

@@ -25,6 +25,9 @@
 #include "string-table.h"
 #include "text-util.h"
 
+#define CORRAL_GPUS_MAX 64U                             /* SCHED_GPUS_MAX */
+#define CORRAL_GPU_TYPE_LENGTH_MAX 64U
+#define CORRAL_CONSTRAINT_LENGTH_MAX 1023U
 #define CORRAL_CPUS_MAX 8192U                           /* CPU_SET_MAX: a whole machine */
 #define CORRAL_NICE_MIN (-10000)
 #define CORRAL_NICE_MAX 10000
@@ -130,6 +133,15 @@ typedef struct SubmitRequest {
 
         unsigned cpus;
         uint64_t memory;        /* bytes */
+        /* GPUs in total (--gpus, --gres=gpu:N, --gpus-per-task x tasks, ngpus=), of a type
+         * (--gres=gpu:TYPE:N, NULL: any) and matching a Slurm feature expression
+         * (--constraint, e.g. "a100|h100", "gpu&nvlink"; NULL: any); gpu_binding is
+         * --gres-flags=enforce-binding. Type and constraint are matched against each
+         * device's name, model and features, case-insensitively (daemon side). */
+        unsigned gpus;
+        char *gpu_type;
+        char *constraint;
+        bool gpu_binding;
         uint64_t walltime_sec;  /* or CORRAL_WALLTIME_INFINITY */
         IoDeviceLimits io_read_bw, io_write_bw, io_read_iops, io_write_iops;
         unsigned io_weight;
@@ -228,6 +240,9 @@ typedef struct JobInfo {
         char *reason;           /* why it waits or why it ended, Slurm's REASON column */
         unsigned cpus;
         uint64_t memory;
+        unsigned gpus;          /* requested */
+        char *gpu_type;         /* requested type, NULL: any */
+        char *gpus_allocated;   /* once started: the GPUs' indexes on the machine, e.g. "1,3" */
         uint64_t walltime_sec;
         int nice;
         uint64_t submit_time, start_time, end_time;

@@ -39,6 +39,10 @@
 /* NUMA nodes of one machine; node masks are 64-bit. */
 #define SCHED_NODES_MAX 64
 
+/* GPUs (and other accelerators the daemon schedules like them) of one machine; GPU
+ * masks are 64-bit, bit g: SchedMachine.gpus[g]. */
+#define SCHED_GPUS_MAX 64
+
 /* A walltime without limit, and an estimated start that is unknown or never. */
 #define SCHED_TIME_INFINITY UINT64_MAX
 
@@ -60,9 +64,17 @@ typedef struct SchedNode {
         uint32_t speed;
 } SchedNode;
 
+/* One GPU: the NUMA node it is attached to (an index into SchedMachine.nodes, as its
+ * PCI device's numa_node maps there; -1: unknown, it is local to no node). */
+typedef struct SchedGpu {
+        int node;
+} SchedGpu;
+
 typedef struct SchedMachine {
         const SchedNode *nodes;
         size_t n_nodes; /* 1..SCHED_NODES_MAX; node CPU sets must not overlap */
+        const SchedGpu *gpus;
+        size_t n_gpus;  /* 0..SCHED_GPUS_MAX */
 } SchedMachine;
 
 /* Where a job runs: its CPUs, the nodes it touches and the memory it holds on each. An
@@ -71,6 +83,7 @@ typedef struct SchedAllocation {
         CpuSet cpus;
         uint64_t node_mask;              /* bit k: node k */
         uint64_t mem[SCHED_NODES_MAX];   /* bytes held on node k */
+        uint64_t gpu_mask;               /* bit g: SchedMachine.gpus[g], held by this job alone */
 } SchedAllocation;
 
 typedef enum SchedJobState {
@@ -114,6 +127,12 @@ typedef struct SchedJob {
         uint64_t begin_time;      /* never starts before this ("--begin"); 0: none */
         unsigned cpus;            /* CPUs wanted (0 counts as 1) */
         uint64_t memory;          /* bytes wanted in total */
+        /* GPUs wanted, and which of the machine's may be given (bit g: gpus[g] matches its
+         * type or constraint; 0: any). gpu_binding (Slurm's --gres-flags=enforce-binding):
+         * its CPUs must come from the nodes of its GPUs; else that is only preferred. */
+        unsigned gpus;
+        uint64_t gpu_allowed;
+        bool gpu_binding;
         uint64_t walltime;        /* requested limit in seconds; 0 or SCHED_TIME_INFINITY: none */
         /* The queue's walltime limits (0: none): a job that asks for none gets the
          * default, else the maximum (as under a Slurm partition's DefaultTime/MaxTime);
@@ -183,6 +202,7 @@ typedef enum SchedReason {
          * back by one is in the blocked part of the queue, never refused: */
         SCHED_REASON_MAX_CPUS,                   /* MaxCPUs: CPUs in use */
         SCHED_REASON_MAX_MEMORY,                 /* MaxMemory: memory in use */
+        SCHED_REASON_MAX_GPUS,                   /* MaxGPUs: GPUs in use */
         SCHED_REASON_MAX_RUNNING_JOBS,           /* MaxRunningJobs */
         SCHED_REASON_MAX_JOBS_PER_USER,          /* MaxJobsPerUser: running + idle */
         SCHED_REASON_MAX_IDLE_JOBS_PER_USER,     /* MaxIdleJobsPerUser: the rest are blocked */
@@ -350,6 +370,7 @@ typedef enum SchedOrdering {
 typedef struct SchedLimits {
         uint32_t max_cpus;              /* CPUs of running jobs */
         uint64_t max_memory;            /* bytes of running jobs */
+        uint32_t max_gpus;              /* GPUs of running jobs (MaxGPUs, MaxGPUsPerUser) */
         uint32_t max_running_jobs;
         uint32_t max_jobs;              /* running + idle (MaxJobsPerUser) */
         uint32_t max_idle_jobs;         /* idle: eligible and waiting; the rest are blocked */
