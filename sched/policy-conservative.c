@@ -270,7 +270,7 @@ static int reinstate_all(Profile *pr, bool *held, bool *ret_ok) {
                                         return 0;
                                 } else
                                         for (size_t k = 0; k < p->n_nodes; k++)
-                                                a[k].gpus &= ~rv->gpus;
+                                                a[k].gpus &= ~gpus_local(p, k, rv->gpus);
                         }
 
                         for (size_t q = 0; q < rv->n_parts; q++) {

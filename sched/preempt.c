@@ -184,7 +184,7 @@ static int try_resume(SchedPass *p, size_t idx) {
                 cpu_set_and(&on, &to.cpus);
                 cpu_set_andnot(&p->free_cpus[k], &on);
                 p->avail_now[k].cpus = cpu_set_count(&p->free_cpus[k]);
-                rel[k] = (Avail) { .cpus = cpu_set_count(&on), .mem = to.mem[k], .gpus = to.gpu_mask & p->home_gpus[k] };
+                rel[k] = (Avail) { .cpus = cpu_set_count(&on), .mem = to.mem[k], .gpus = gpus_local(p, k, to.gpu_mask) };
         }
         recount_cpus(p);
         return 1;

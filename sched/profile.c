@@ -15,8 +15,9 @@ void seg_sum(const Profile *pr, size_t i) {
         for (size_t k = 0; k < pr->p->n_nodes; k++) {
                 t->cpus += a[k].cpus;
                 t->mem = time_add(t->mem, a[k].mem);
-                t->gpus |= a[k].gpus;
         }
+        if (pr->p->n_gpus > 0)
+                pr->p->ctx->seg_gpus[i] = avail_gpus(pr->p, a);
 }
 
 int profile_grow(Profile *pr, size_t n) {
@@ -24,7 +25,8 @@ int profile_grow(Profile *pr, size_t n) {
 
         if (!GROW(ctx->seg_time, ctx->n_seg_time_alloc, n) ||
             !GROW(ctx->seg_total, ctx->n_seg_total_alloc, n) ||
-            !GROW(ctx->seg_avail, ctx->n_seg_avail_alloc, n * pr->p->n_nodes))
+            !GROW(ctx->seg_avail, ctx->n_seg_avail_alloc, n * pr->p->n_nodes) ||
+            (pr->p->n_gpus > 0 && !GROW(ctx->seg_gpus, ctx->n_seg_gpus_alloc, n)))
                 return -ENOMEM;
         return 0;
 }
@@ -96,27 +98,35 @@ int profile_split(Profile *pr, uint64_t t, size_t *ret) {
         memmove(seg(pr, lo + 1), seg(pr, lo), sizeof(Avail) * pr->p->n_nodes * (pr->n - lo));
         ctx->seg_time[lo] = t;
         ctx->seg_total[lo] = ctx->seg_total[lo - 1];
+        if (pr->p->n_gpus > 0) {
+                memmove(ctx->seg_gpus + lo + 1, ctx->seg_gpus + lo, sizeof(uint64_t) * (pr->n - lo));
+                ctx->seg_gpus[lo] = ctx->seg_gpus[lo - 1];
+        }
         memcpy(seg(pr, lo), seg(pr, lo - 1), sizeof(Avail) * pr->p->n_nodes);
         pr->n++;
         *ret = lo;
         return 0;
 }
 
-/* The first segment at which j fits for its whole walltime, with its placement. */
-bool profile_find(const Profile *pr, const SchedJob *j, size_t from, size_t *ret_seg, Plan *ret_plan) {
+/* The first segment at which j fits for its whole walltime, with its placement. Made
+ * twice by the compiler: with GPUs and without, so that a job that plans none (every
+ * job on a machine without) walks the profile as it always did. */
+static inline __attribute__((always_inline)) bool find(const Profile *pr, const SchedJob *j, size_t from,
+                                                       bool with_gpus, size_t *ret_seg, Plan *ret_plan) {
         const uint64_t *t = pr->p->ctx->seg_time;
+        uint64_t allowed = with_gpus ? job_gpu_allowed(pr->p, j) : 0, span = job_span(j);
         Avail m[SCHED_NODES_MAX];
 
         for (size_t s = from; s < pr->n; ) {
-                uint64_t end = time_add(t[s], job_span(j));
+                uint64_t end = time_add(t[s], span);
                 size_t k;
 
-                if (!seg_may_fit(pr, s, j)) {
+                if (!seg_may_fit(pr, s, j) || (with_gpus && j->gpus > 0 && !seg_may_fit_gpus(pr, s, allowed, j->gpus))) {
                         s++;
                         continue;
                 }
                 for (k = s + 1; k < pr->n && t[k] < end; k++)
-                        if (!seg_may_fit(pr, k, j))
+                        if (!seg_may_fit(pr, k, j) || (with_gpus && j->gpus > 0 && !seg_may_fit_gpus(pr, k, allowed, j->gpus)))
                                 break;
                 if (k < pr->n && t[k] < end) {
                         /* No window containing segment k can work: skip past it. */
@@ -125,7 +135,10 @@ bool profile_find(const Profile *pr, const SchedJob *j, size_t from, size_t *ret
                 }
                 memcpy(m, seg(pr, s), sizeof(Avail) * pr->p->n_nodes);
                 for (k = s + 1; k < pr->n && t[k] < end; k++)
-                        avail_min(pr->p, m, m, seg(pr, k));
+                        if (with_gpus)
+                                avail_min(pr->p, m, m, seg(pr, k));
+                        else
+                                avail_min_cpus(pr->p, m, m, seg(pr, k));
                 if (plan_fit(pr->p, m, j, ret_plan)) {
                         *ret_seg = s;
                         return true;
@@ -135,12 +148,19 @@ bool profile_find(const Profile *pr, const SchedJob *j, size_t from, size_t *ret
         return false;
 }
 
+bool profile_find(const Profile *pr, const SchedJob *j, size_t from, size_t *ret_seg, Plan *ret_plan) {
+        /* Never on a machine without GPUs: a job asking for any is TooBig there. */
+        if (job_plans_gpus(pr->p, j))
+                return find(pr, j, from, true, ret_seg, ret_plan);
+        return find(pr, j, from, false, ret_seg, ret_plan);
+}
+
 /* Does pl fit in segments [s, e)? */
 bool profile_has(const Profile *pr, size_t s, size_t e, const Plan *pl) {
         for (size_t i = s; i < e; i++) {
                 const Avail *a = seg(pr, i);
 
-                if (pl->gpus & ~pr->p->ctx->seg_total[i].gpus)
+                if (pl->gpus && (pl->gpus & ~pr->p->ctx->seg_gpus[i]))
                         return false;
 
                 for (size_t k = 0; k < pr->p->n_nodes; k++)
@@ -157,7 +177,7 @@ void profile_apply(Profile *pr, size_t s, size_t e, const Plan *pl, bool take) {
         if (!take)
                 for (size_t k = 0; k < pr->p->n_nodes; k++)
                         give[k] = (Avail) { .cpus = pl->cpus[k], .mem = pl->mem[k],
-                                            .gpus = pl->gpus & pr->p->home_gpus[k] };
+                                            .gpus = gpus_local(pr->p, k, pl->gpus) };
         for (size_t i = s; i < e; i++) {
                 if (take)
                         avail_sub(pr->p, seg(pr, i), pl);

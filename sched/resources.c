@@ -68,25 +68,39 @@ int pass_setup_machine(SchedPass *p) {
                 p->node_mem[k] = m->nodes[k].memory;
         }
 
-        /* GPUs: a mask each, so at most SCHED_GPUS_MAX; one of no known node is local to
-         * none and kept at node 0. */
+        /* GPUs: a mask each, so at most SCHED_GPUS_MAX, and 32 kept at a node. One of no
+         * known node is local to none, kept at the node that keeps fewest. */
         if (m->n_gpus > SCHED_GPUS_MAX || (m->n_gpus > 0 && !m->gpus))
                 return -EINVAL;
         p->n_gpus = m->n_gpus;
         for (size_t g = 0; g < m->n_gpus; g++) {
-                uint64_t bit = UINT64_C(1) << g;
                 int node = m->gpus[g].node;
 
                 if (node < -1 || node >= (int) m->n_nodes)
                         return -EINVAL;
-                p->all_gpus |= bit;
-                if (node < 0) {
-                        p->loose_gpus |= bit;
-                        p->home_gpus[0] |= bit;
-                } else {
-                        p->node_gpus[node] |= bit;
-                        p->home_gpus[node] |= bit;
-                }
+                p->all_gpus |= UINT64_C(1) << g;
+                if (node < 0)
+                        p->loose_gpus |= UINT64_C(1) << g;
+                else
+                        p->node_gpus[node] |= UINT64_C(1) << g;
+        }
+        for (size_t k = 0; k < m->n_nodes && p->n_gpus > 0; k++)
+                p->home_gpus[k] = p->node_gpus[k];
+        for (uint64_t x = p->loose_gpus; x; x &= x - 1) {
+                size_t best = 0;
+                for (size_t k = 1; k < m->n_nodes; k++)
+                        if (__builtin_popcountll(p->home_gpus[k]) < __builtin_popcountll(p->home_gpus[best]))
+                                best = k;
+                p->home_gpus[best] |= x & -x;
+        }
+        for (size_t k = 0; k < m->n_nodes && p->n_gpus > 0; k++) {
+                uint8_t slot = 0;
+
+                if (__builtin_popcountll(p->home_gpus[k]) > 32)
+                        return -EINVAL;
+                for (uint64_t x = p->home_gpus[k]; x; x &= x - 1)
+                        p->gpu_slot[__builtin_ctzll(x)] = slot++;
+                p->node_slots[k] = gpus_local(p, k, p->node_gpus[k]);
         }
 
         /* Insertion sort: at most SCHED_NODES_MAX entries. */
@@ -181,7 +195,7 @@ int pass_build_now(SchedPass *p) {
                 if (p->n_gpus > 0 && a->gpu_mask) {
                         gpus_held |= a->gpu_mask;
                         for (size_t k = 0; k < p->n_nodes; k++)
-                                rel[k].gpus = a->gpu_mask & p->home_gpus[k];
+                                rel[k].gpus = gpus_local(p, k, a->gpu_mask);
                 }
                 for (size_t k = 0; k < p->n_nodes; k++) {
                         uint64_t mem;
@@ -202,7 +216,7 @@ int pass_build_now(SchedPass *p) {
                 cpu_set_or(&p->free_cpus[k], &m->nodes[k].cpus);
                 cpu_set_and(&p->free_cpus[k], &free_all);
                 p->avail_now[k].cpus = cpu_set_count(&p->free_cpus[k]);
-                p->avail_now[k].gpus = p->home_gpus[k] & ~gpus_held;
+                p->avail_now[k].gpus = p->n_gpus > 0 ? gpus_local(p, k, p->home_gpus[k] & ~gpus_held) : 0;
                 p->now_cpus += p->avail_now[k].cpus;
         }
         return 0;
@@ -215,7 +229,7 @@ static unsigned job_cpus(const SchedJob *j) {
 /* Nothing of it taken: CPUs, memory and the GPUs attached to it. */
 static bool node_idle(const SchedPass *p, const Avail *st, size_t k) {
         return st[k].cpus == p->node_cpus[k] && st[k].mem == p->node_mem[k] &&
-               (st[k].gpus & p->node_gpus[k]) == p->node_gpus[k];
+               (st[k].gpus & p->node_slots[k]) == p->node_slots[k];
 }
 
 static inline unsigned popcount64(uint64_t x) {
@@ -515,8 +529,10 @@ void avail_sub(const SchedPass *p, Avail *st, const Plan *pl) {
         for (size_t k = 0; k < p->n_nodes; k++) {
                 st[k].cpus -= MIN(st[k].cpus, pl->cpus[k]);
                 st[k].mem -= MIN(st[k].mem, pl->mem[k]);
-                st[k].gpus &= ~pl->gpus;
         }
+        if (pl->gpus)
+                for (size_t k = 0; k < p->n_nodes; k++)
+                        st[k].gpus &= ~gpus_local(p, k, pl->gpus);
 }
 
 void avail_add(const SchedPass *p, Avail *st, const Avail *add) {
@@ -524,7 +540,7 @@ void avail_add(const SchedPass *p, Avail *st, const Avail *add) {
         for (size_t k = 0; k < p->n_nodes; k++) {
                 st[k].cpus = (uint32_t) MIN((uint64_t) st[k].cpus + add[k].cpus, (uint64_t) p->node_cpus[k]);
                 st[k].mem = MIN(time_add(st[k].mem, add[k].mem), p->node_mem[k]);
-                st[k].gpus |= add[k].gpus & p->home_gpus[k];
+                st[k].gpus |= add[k].gpus;
         }
 }
 
@@ -532,7 +548,7 @@ void avail_add_gpus(const SchedPass *p, Avail *st, uint64_t mask) {
         if (mask == 0)
                 return;
         for (size_t k = 0; k < p->n_nodes; k++)
-                st[k].gpus |= mask & p->home_gpus[k];
+                st[k].gpus |= gpus_local(p, k, mask);
 }
 
 void avail_min(const SchedPass *p, Avail *dst, const Avail *a, const Avail *b) {
@@ -570,7 +586,7 @@ int pass_start(SchedPass *p, Cand *c, const Plan *pl) {
         d->alloc.gpu_mask = pl->gpus;
         for (size_t k = 0; k < p->n_nodes; k++) {
                 /* GPUs of no known node are kept at node 0, which it may not use. */
-                rel[k].gpus = pl->gpus & p->home_gpus[k];
+                rel[k].gpus = gpus_local(p, k, pl->gpus);
                 if (!(pl->node_mask & (UINT64_C(1) << k)))
                         continue;
                 cpu_set_andnot(&p->free_cpus[k], &d->alloc.cpus);

@@ -13,11 +13,11 @@
 typedef struct Avail {
         uint64_t mem;
         uint32_t cpus;
-        /* Free GPUs, as a mask over the machine's, kept at their home node: the node they
-         * are attached to, node 0 for those of no known node (SchedPass.home_gpus). Unlike
-         * CPUs they are planned by id even for the future: each is a device of its own
-         * type, and a job may take only some (gpu_allowed). */
-        uint64_t gpus;
+        /* Free GPUs kept at this node (SchedPass.home_gpus), bit i: the i-th of them by
+         * index. Unlike CPUs they are planned by id even for the future: each is a device
+         * of its own kind, and a job may take only some (gpu_allowed). 32 bits in what was
+         * padding: a machine without GPUs plans with the Avail it always had. */
+        uint32_t gpus;
 } Avail;
 
 /* A placement in counts: what a job takes from each node. */
@@ -147,6 +147,8 @@ typedef struct SchedContext {
         size_t n_seg_avail_alloc;
         Avail *seg_total;      /* per segment, summed over the nodes */
         size_t n_seg_total_alloc;
+        uint64_t *seg_gpus;    /* per segment, the GPUs free (machines with GPUs only) */
+        size_t n_seg_gpus_alloc;
         /* conservative reservations: of the last pass (sorted by id), and of this one */
         Resv *resv, *resv_next, *resv_tmp;
         size_t n_resv, n_resv_alloc, n_resv_next, n_resv_next_alloc, n_resv_tmp_alloc;
@@ -218,12 +220,15 @@ struct SchedPass {
         uint32_t node_cpus[SCHED_NODES_MAX]; /* sizes */
         uint64_t node_mem[SCHED_NODES_MAX];
         /* GPUs: all of them; per node those attached to it (locality, and what an
-         * exclusive job holds with the node); per node those Avail keeps there (the
-         * attached ones, and on node 0 also loose_gpus, those of no known node). */
+         * exclusive job holds with the node); per node those Avail keeps there, its home
+         * (the attached ones, and loose_gpus, those of no known node, spread over the
+         * nodes with fewest); each GPU's bit in its home's Avail.gpus. */
         size_t n_gpus;
         uint64_t all_gpus, loose_gpus;
         uint64_t node_gpus[SCHED_NODES_MAX];
         uint64_t home_gpus[SCHED_NODES_MAX];
+        uint32_t node_slots[SCHED_NODES_MAX]; /* node_gpus as Avail.gpus bits */
+        uint8_t gpu_slot[SCHED_GPUS_MAX];
 
         /* free now; the sets live in the context (SchedContext.free_cpus): 64 of them
          * would be 66 KiB to clear in every pass */
@@ -302,6 +307,24 @@ static inline uint64_t job_gpu_allowed(const SchedPass *p, const SchedJob *j) {
         return (j->gpu_allowed ?: UINT64_MAX) & p->all_gpus;
 }
 
+/* Machine GPU masks to and from node k's Avail.gpus. */
+static inline uint32_t gpus_local(const SchedPass *p, size_t k, uint64_t mask) {
+        uint32_t r = 0;
+
+        for (mask &= p->home_gpus[k]; mask; mask &= mask - 1)
+                r |= UINT32_C(1) << p->gpu_slot[__builtin_ctzll(mask)];
+        return r;
+}
+
+static inline uint64_t gpus_global(const SchedPass *p, size_t k, uint32_t local) {
+        uint64_t r = 0;
+
+        for (uint64_t m = p->home_gpus[k]; local && m; m &= m - 1, local >>= 1)
+                if (local & 1)
+                        r |= m & -m;
+        return r;
+}
+
 /* The GPUs free in st, wherever kept. */
 static inline uint64_t avail_gpus(const SchedPass *p, const Avail *st) {
         uint64_t g = 0;
@@ -309,15 +332,34 @@ static inline uint64_t avail_gpus(const SchedPass *p, const Avail *st) {
         if (p->n_gpus == 0)
                 return 0;
         for (size_t k = 0; k < p->n_nodes; k++)
-                g |= st[k].gpus;
+                g |= gpus_global(p, k, st[k].gpus);
         return g;
+}
+
+/* avail_min() for a plan that reads no GPUs (profile_find()'s hottest loop): dst's
+ * GPUs are left as they were. */
+static inline void avail_min_cpus(const SchedPass *p, Avail *dst, const Avail *a, const Avail *b) {
+        for (size_t k = 0; k < p->n_nodes; k++) {
+                dst[k].cpus = MIN(a[k].cpus, b[k].cpus);
+                dst[k].mem = MIN(a[k].mem, b[k].mem);
+        }
+}
+
+/* Whether planning j reads GPUs: it wants some, or it takes whole nodes and so their
+ * GPUs too. */
+static inline bool job_plans_gpus(const SchedPass *p, const SchedJob *j) {
+        return j->gpus > 0 || (j->exclusive && p->n_gpus > 0);
 }
 
 /* The cheap test before a per-node one. */
 static inline bool seg_may_fit(const Profile *pr, size_t i, const SchedJob *j) {
         const Avail *t = &pr->p->ctx->seg_total[i];
-        return t->cpus >= MAX(j->cpus, 1u) && t->mem >= j->memory &&
-               (j->gpus == 0 || (unsigned) __builtin_popcountll(t->gpus & job_gpu_allowed(pr->p, j)) >= j->gpus);
+        return t->cpus >= MAX(j->cpus, 1u) && t->mem >= j->memory;
+}
+
+/* And for a job with GPUs: of those it may have, are enough free in segment i? */
+static inline bool seg_may_fit_gpus(const Profile *pr, size_t i, uint64_t allowed, unsigned need) {
+        return (unsigned) __builtin_popcountll(pr->p->ctx->seg_gpus[i] & allowed) >= need;
 }
 
 void seg_sum(const Profile *pr, size_t i);

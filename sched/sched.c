@@ -88,6 +88,7 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->seg_time);
         free(ctx->seg_avail);
         free(ctx->seg_total);
+        free(ctx->seg_gpus);
         free(ctx->resv);
         free(ctx->resv_next);
         free(ctx->resv_tmp);
@@ -168,7 +169,7 @@ static SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, uint64_
         if (MAX(j->cpus, 1u) > machine_cpus || j->memory > machine_mem)
                 return SCHED_REASON_TOO_BIG;
         /* More GPUs than the machine has, or than of the kinds it may have. */
-        if (j->gpus > 0 && j->gpus > (unsigned) __builtin_popcountll(job_gpu_allowed(p, j)))
+        if (_unlikely_(j->gpus > 0) && j->gpus > (unsigned) __builtin_popcountll(job_gpu_allowed(p, j)))
                 return SCHED_REASON_TOO_BIG;
         if (p->config->max_walltime > 0 && sched_job_walltime(j) != SCHED_TIME_INFINITY &&
             sched_job_walltime(j) > p->config->max_walltime)

@@ -22,6 +22,9 @@ static void help(void) {
                "  -b --backfill-order=priority|sjf    backfill candidate order (default priority)\n"
                "  -n --procs=N                        machine size (default: trace header)\n"
                "  -N --numa-nodes=N                   split the processors over N NUMA nodes\n"
+               "     --gpus=N[:K,K,...]               N GPUs, spread over the nodes or on nodes K (-1: none)\n"
+               "     --gpu-binding                    GPU jobs take CPUs only on their GPUs' nodes\n"
+               "                                      (a job's GPUs: SWF field 19, Corral's extension)\n"
                "  -e --exact-estimates                plan with the actual run times\n"
                "  -m --missing-estimate=skip|runtime  jobs without requested time (default skip)\n"
                "  -f --filter=default|strong          input filter (strong: the published studies')\n"
@@ -59,6 +62,8 @@ static void print_table(const char *path, const char *policy, const SimOptions *
                sim_semantics_to_string(o->semantics));
         printf("%-22s %s\n", "input filter", sim_filter_to_string(o->filter));
         printf("%-22s %u on %u NUMA node%s\n", "processors", s->procs, s->numa_nodes, s->numa_nodes == 1 ? "" : "s");
+        if (s->n_gpus > 0)
+                printf("%-22s %u%s\n", "GPUs", s->n_gpus, o->gpu_binding ? " (enforce-binding)" : "");
         printf("%-22s %zu\n", "jobs simulated", s->simulated);
         printf("%-22s %zu (unknown %zu, no estimate %zu, too big %zu, refused %zu)\n", "jobs skipped",
                s->skipped, s->skipped_unknown, s->skipped_no_estimate, s->skipped_too_big, s->skipped_refused);
@@ -69,6 +74,8 @@ static void print_table(const char *path, const char *policy, const SimOptions *
         printf("%-22s %.2f s\n", "average flow time", s->avg_flow);
         printf("%-22s %.0f s\n", "max flow time", s->max_flow);
         printf("%-22s %.4f\n", "utilization", s->utilization);
+        if (s->n_gpus > 0)
+                printf("%-22s %.4f\n", "GPU utilization", s->gpu_utilization);
         printf("%-22s %" PRIu64 " s\n", "makespan", s->makespan);
         printf("%-22s %zu\n", "scheduling passes", s->passes);
         printf("%-22s %zu (%zu resumed)\n", "suspensions", s->suspensions, s->resumes);
@@ -100,9 +107,11 @@ static void print_json_groups(const char *key, const SimGroupStats *g, size_t n)
                 print_json_string(g[i].name);
                 printf(",\"jobs\":%zu,\"avg_wait\":%.6f,\"max_wait\":%.0f,\"avg_bounded_slowdown\":%.6f,"
                        "\"max_bounded_slowdown\":%.6f,\"suspensions\":%zu,\"suspended_jobs\":%zu,"
-                       "\"avg_xfactor\":%.6f,\"max_xfactor\":%.6f,\"xfactor_ok\":%.6f,\"cpu_seconds\":%.0f}",
+                       "\"avg_xfactor\":%.6f,\"max_xfactor\":%.6f,\"xfactor_ok\":%.6f,\"cpu_seconds\":%.0f,"
+                       "\"gpu_seconds\":%.0f}",
                        g[i].jobs, g[i].avg_wait, g[i].max_wait, g[i].avg_bsld, g[i].max_bsld, g[i].suspensions,
-                       g[i].suspended_jobs, g[i].avg_xfactor, g[i].max_xfactor, g[i].xfactor_ok, g[i].cpu_seconds);
+                       g[i].suspended_jobs, g[i].avg_xfactor, g[i].max_xfactor, g[i].xfactor_ok, g[i].cpu_seconds,
+                       g[i].gpu_seconds);
         }
         putchar(']');
 }
@@ -125,6 +134,8 @@ static void print_json(const char *path, const char *policy, const SimOptions *o
                s->max_bsld, s->avg_flow, s->max_flow, s->utilization, s->makespan, s->passes, wall,
                s->skipped_refused, o->fairshare ? "true" : "false", s->suspensions, s->resumes, s->avg_xfactor,
                s->max_xfactor, s->xfactor_ok, s->jain_bsld);
+        printf(",\"gpus\":%u,\"gpu_binding\":%s,\"gpu_utilization\":%.6f", s->n_gpus,
+               o->gpu_binding ? "true" : "false", s->gpu_utilization);
         print_json_groups("queues", s->queues, s->n_queues);
         print_json_groups("projects", s->projects, s->n_projects);
         printf("}\n");
@@ -200,12 +211,16 @@ int main(int argc, char *argv[]) {
                 ARG_PROJECTS = 0x100,
                 ARG_PROJECT_MAP,
                 ARG_FAIR_SHARE,
+                ARG_GPUS,
+                ARG_GPU_BINDING,
         };
         static const struct option options[] = {
                 { "policy",           required_argument, NULL, 'p' },
                 { "backfill-order",   required_argument, NULL, 'b' },
                 { "procs",            required_argument, NULL, 'n' },
                 { "numa-nodes",       required_argument, NULL, 'N' },
+                { "gpus",             required_argument, NULL, ARG_GPUS },
+                { "gpu-binding",      no_argument,       NULL, ARG_GPU_BINDING },
                 { "exact-estimates",  no_argument,       NULL, 'e' },
                 { "missing-estimate", required_argument, NULL, 'm' },
                 { "filter",           required_argument, NULL, 'f' },
@@ -224,6 +239,7 @@ int main(int argc, char *argv[]) {
         SwfTrace trace = {};
         _cleanup_free_ char *err = NULL;
         _cleanup_free_ SimJobResult *results = NULL;
+        _cleanup_free_ int *gpu_nodes = NULL;
         _cleanup_(config_freep) Config *config = NULL;
         const char *schedule = NULL, *config_file = NULL, *projects_dir = NULL;
         SimMap *queue_map = NULL, *project_map = NULL;
@@ -266,6 +282,19 @@ int main(int argc, char *argv[]) {
                                 o.procs = u;
                         else
                                 o.numa_nodes = u;
+                        break;
+                case ARG_GPUS:
+                        free(gpu_nodes);
+                        gpu_nodes = NULL;
+                        r = sim_gpus_parse(optarg, &o.n_gpus, &gpu_nodes, &err);
+                        if (r < 0) {
+                                fprintf(stderr, "corral-sim: --gpus: %s\n", err ?: strerror(-r));
+                                return EXIT_FAILURE;
+                        }
+                        o.gpu_nodes = gpu_nodes;
+                        break;
+                case ARG_GPU_BINDING:
+                        o.gpu_binding = true;
                         break;
                 case 'e':
                         o.exact_estimates = true;

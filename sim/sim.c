@@ -22,6 +22,7 @@ typedef struct SimJob {
         uint64_t suspend_start; /* while suspended: since when */
         uint64_t suspended;     /* seconds suspended in all */
         unsigned procs;
+        unsigned gpus;          /* field 19 */
         uint32_t suspensions;
         uint32_t user;          /* field 12, the uid sched/ sees */
         uint32_t queue;         /* into Sim.queues */
@@ -39,7 +40,7 @@ typedef struct Event {
 /* Running sums of the jobs of a queue or a project. */
 typedef struct SimGroup {
         size_t jobs, suspensions, suspended_jobs, xfactor_ok;
-        double sum_wait, max_wait, sum_bsld, max_bsld, sum_xfactor, max_xfactor, cpu_seconds;
+        double sum_wait, max_wait, sum_bsld, max_bsld, sum_xfactor, max_xfactor, cpu_seconds, gpu_seconds;
 } SimGroup;
 
 typedef struct SimQueue {
@@ -91,7 +92,7 @@ typedef struct Sim {
         /* running sums */
         size_t finished;
         uint64_t first_submit, last_end;
-        double sum_wait, sum_bsld, sum_flow, sum_xfactor, work;
+        double sum_wait, sum_bsld, sum_flow, sum_xfactor, work, gpu_work;
         size_t xfactor_ok;
 } Sim;
 
@@ -308,6 +309,8 @@ static void sim_submit(Sim *s, size_t next) {
                 .state = SCHED_JOB_PENDING,
                 .submit_time = j->submit,
                 .cpus = j->procs,
+                .gpus = j->gpus,
+                .gpu_binding = j->gpus > 0 && s->o->gpu_binding,
                 .walltime = j->estimate,
                 .user_id = j->user,
                 .project_id = s->projects[j->project].sched_id,
@@ -337,6 +340,7 @@ static void group_add(SimGroup *g, const SimJob *j, double wait, double bsld, do
         g->max_xfactor = MAX(g->max_xfactor, xfactor);
         g->xfactor_ok += xfactor <= SIM_XFACTOR_OK;
         g->cpu_seconds += (double) j->run * j->procs;
+        g->gpu_seconds += (double) j->run * j->gpus;
 }
 
 /* NCI's expansion factor: (requested walltime + time suspended) / requested walltime. */
@@ -375,6 +379,7 @@ static void sim_terminate(Sim *s, const Event *e) {
         s->st->max_flow = MAX(s->st->max_flow, flow);
         s->st->max_xfactor = MAX(s->st->max_xfactor, xf);
         s->work += (double) j->run * j->procs;
+        s->gpu_work += (double) j->run * j->gpus;
         s->last_end = MAX(s->last_end, e->end);
         group_add(&s->queues[j->queue].g, j, wait, bsld, xf);
         group_add(&p->g, j, wait, bsld, xf);
@@ -637,6 +642,47 @@ SimSemantics sim_semantics_from_string(const char *s) {
         return _SIM_SEMANTICS_INVALID;
 }
 
+int sim_gpus_parse(const char *s, unsigned *ret_n, int **ret_nodes, char **ret_error) {
+        _cleanup_free_ int *nodes = NULL;
+        const char *colon = strchr(s, ':'), *p;
+        _cleanup_free_ char *count = strndup(s, colon ? (size_t) (colon - s) : strlen(s));
+        unsigned n, i = 0;
+
+        if (!count)
+                return -ENOMEM;
+        if (safe_atou(count, &n) < 0 || n > SCHED_GPUS_MAX)
+                return error(ret_error, "\"%s\": the number of GPUs is 0 to %d", count, SCHED_GPUS_MAX);
+        if (!colon) {
+                *ret_n = n;
+                *ret_nodes = NULL;
+                return 0;
+        }
+        nodes = new(int, MAX(n, 1u));
+        if (!nodes)
+                return -ENOMEM;
+        for (p = colon + 1;; i++) {
+                char *end;
+                long v;
+
+                errno = 0;
+                v = strtol(p, &end, 10);
+                if (end == p || errno != 0 || v < -1 || v >= SCHED_NODES_MAX || (*end && *end != ','))
+                        return error(ret_error, "\"%s\": each GPU's NUMA node is a number from -1 (none) to %d",
+                                     s, SCHED_NODES_MAX - 1);
+                if (i >= n)
+                        return error(ret_error, "\"%s\": more NUMA nodes than the %u GPUs", s, n);
+                nodes[i] = (int) v;
+                if (!*end)
+                        break;
+                p = end + 1;
+        }
+        if (i + 1 != n)
+                return error(ret_error, "\"%s\": %u GPUs but %u NUMA nodes", s, n, i + 1);
+        *ret_n = n;
+        *ret_nodes = TAKE_PTR(nodes);
+        return 0;
+}
+
 /* Whether trace job w is simulated, and how; else which count it adds to. */
 static size_t *job_filter(const SwfJob *w, const SimOptions *o, unsigned procs, SimStats *st, SimJob *ret) {
         int64_t p = w->procs_req > 0 ? w->procs_req : w->procs_alloc;
@@ -662,11 +708,14 @@ static size_t *job_filter(const SwfJob *w, const SimOptions *o, unsigned procs, 
                 if (p > (int64_t) procs)
                         return &st->skipped_too_big;
         }
+        if (w->gpus > (int64_t) o->n_gpus)
+                return &st->skipped_too_big;
         *ret = (SimJob) {
                 .submit = (uint64_t) w->submit,
                 .run = (uint64_t) MIN(run, est),
                 .estimate = (uint64_t) est,
                 .procs = (unsigned) p,
+                .gpus = w->gpus > 0 ? (unsigned) w->gpus : 0,
                 .user = w->user >= 0 && w->user < UINT32_MAX ? (uint32_t) w->user : UINT32_MAX,
         };
         return NULL;
@@ -874,6 +923,7 @@ static void group_stats(SimGroupStats *ret, const SimGroup *g) {
                 .max_xfactor = g->max_xfactor,
                 .xfactor_ok = (double) g->xfactor_ok / n,
                 .cpu_seconds = g->cpu_seconds,
+                .gpu_seconds = g->gpu_seconds,
         };
 }
 
@@ -993,6 +1043,7 @@ int sim_run(const SwfTrace *t, const SimOptions *o, SimStats *ret, char **ret_er
         SchedNode nodes[SCHED_NODES_MAX] = {};
         SchedConfig cfg = SCHED_CONFIG_DEFAULT;
         SchedMachine machine = { .nodes = nodes };
+        SchedGpu gpus[SCHED_GPUS_MAX] = {};
         SimStats st = {};
         Sim s = {
                 .cfg = &cfg,
@@ -1027,6 +1078,23 @@ int sim_run(const SwfTrace *t, const SimOptions *o, SimStats *ret, char **ret_er
                 nodes[k].speed = 1;
         }
         machine.n_nodes = n_nodes;
+
+        /* GPUs: on the nodes the layout names, else spread evenly in index order. */
+        if (o->n_gpus > SCHED_GPUS_MAX)
+                return error(ret_error, "%u GPUs: at most %d supported", o->n_gpus, SCHED_GPUS_MAX);
+        for (unsigned g = 0; g < o->n_gpus; g++) {
+                int node = o->gpu_nodes ? o->gpu_nodes[g] : -1;
+
+                if (!o->gpu_nodes)
+                        node = (int) ((uint64_t) g * n_nodes / o->n_gpus);
+                else if (node < -1 || node >= (int) n_nodes)
+                        return error(ret_error, "GPU %u on NUMA node %d: the machine has nodes 0 to %u", g, node,
+                                     n_nodes - 1);
+                gpus[g] = (SchedGpu) { .node = node };
+        }
+        machine.gpus = gpus;
+        machine.n_gpus = o->n_gpus;
+        st.n_gpus = o->n_gpus;
 
         if (o->config)
                 config_sched(o->config, &cfg);
@@ -1067,6 +1135,8 @@ int sim_run(const SwfTrace *t, const SimOptions *o, SimStats *ret, char **ret_er
                 st.xfactor_ok = (double) s.xfactor_ok / (double) s.n_jobs;
                 st.makespan = s.last_end - s.first_submit;
                 st.utilization = st.makespan > 0 ? s.work / ((double) procs * (double) st.makespan) : 0.0;
+                st.gpu_utilization = st.makespan > 0 && o->n_gpus > 0
+                        ? s.gpu_work / ((double) o->n_gpus * (double) st.makespan) : 0.0;
         }
         if (o->results) {
                 for (size_t i = 0; i < t->n_jobs; i++)
@@ -1092,8 +1162,9 @@ finish:
         return r;
 }
 
-/* The line's whitespace-separated fields, cut in place; false if not 18. */
-static bool split_fields(char *line, char *f[18]) {
+/* The line's whitespace-separated fields, cut in place; false if not 18 or 19 (the
+ * GPUs, Corral's extension); *ret_n: how many. */
+static bool split_fields(char *line, char *f[19], size_t *ret_n) {
         size_t n = 0;
 
         for (char *p = line;;) {
@@ -1101,7 +1172,7 @@ static bool split_fields(char *line, char *f[18]) {
                         p++;
                 if (!*p)
                         break;
-                if (n >= 18)
+                if (n >= 19)
                         return false;
                 f[n++] = p;
                 while (*p && !isspace((unsigned char) *p))
@@ -1109,7 +1180,8 @@ static bool split_fields(char *line, char *f[18]) {
                 if (*p)
                         *p++ = 0;
         }
-        return n == 18;
+        *ret_n = n;
+        return n >= 18;
 }
 
 static bool field_is(const char *f, int64_t want) {
@@ -1131,7 +1203,8 @@ int sim_write_schedule(FILE *in, const char *name, const SwfTrace *t, const SimJ
 
         while ((l = getline(&line, &size, in)) >= 0) {
                 const char *p = line;
-                char *f[18];
+                char *f[19];
+                size_t n_fields;
 
                 lineno++;
                 while (isspace((unsigned char) *p))
@@ -1148,12 +1221,12 @@ int sim_write_schedule(FILE *in, const char *name, const SwfTrace *t, const SimJ
                 }
                 /* Read a second time: it must still be the trace that was simulated. */
                 if (k >= t->n_jobs || t->jobs[k].line != lineno || memchr(line, 0, (size_t) l) ||
-                    !split_fields(line, f) || !field_is(f[0], t->jobs[k].id) ||
+                    !split_fields(line, f, &n_fields) || !field_is(f[0], t->jobs[k].id) ||
                     !field_is(f[1], t->jobs[k].submit))
                         return error(ret_error, "%s:%u: the trace changed since it was simulated", name,
                                      lineno);
                 if (results[k].wait >= 0) {
-                        for (size_t i = 0; i < 18; i++) {
+                        for (size_t i = 0; i < n_fields; i++) {
                                 if (i > 0)
                                         fputc(' ', out);
                                 if (i == 2 || i == 3)

@@ -5,7 +5,9 @@
  *
  * Machine: --procs, else "; MaxProcs:", else "; MaxNodes:"; split over numa_nodes nodes
  * with plenty of memory (trace memory is ignored, as in the published EASY results).
- * Job: processors = field 8 (field 5 when 8 is unknown); estimate = field 9, or the run
+ * GPUs (SimOptions.n_gpus) on the nodes given or spread evenly.
+ * Job: processors = field 8 (field 5 when 8 is unknown); GPUs = field 19 when the line
+ * has one (Corral's extension to SWF); estimate = field 9, or the run
  * time with exact_estimates; the run time is clipped to the estimate (the job is killed
  * at its limit). Which jobs are kept is SimFilter's. Events: see SimSemantics.
  *
@@ -89,6 +91,11 @@ typedef struct SimMap {
 int sim_map_parse(const char *s, SimMap **ret, size_t *ret_n, char **ret_error);
 void sim_map_free(SimMap *m, size_t n);
 
+/* --gpus: "N" (N GPUs spread evenly over the NUMA nodes: *ret_nodes NULL) or
+ * "N:K,K,...", the NUMA node of each of the N GPUs (-1: none known). -EINVAL with a
+ * message. */
+int sim_gpus_parse(const char *s, unsigned *ret_n, int **ret_nodes, char **ret_error);
+
 /* Stands in for sched_pass() (tests: a policy that suspends). */
 typedef int (*SimPassFunc)(void *userdata, SchedContext *ctx, const SchedConfig *config,
                            const SchedMachine *machine, const SchedJob *jobs, size_t n_jobs, uint64_t now,
@@ -99,6 +106,12 @@ typedef struct SimOptions {
         SchedBackfillOrder backfill_order;
         unsigned procs;                    /* 0: from the trace */
         unsigned numa_nodes;               /* 0: 1 */
+        /* GPUs of the machine, and the NUMA node of each (-1: none known; NULL: spread
+         * evenly over the nodes). A job's GPUs are SWF field 19 (Corral's extension);
+         * gpu_binding: all GPU jobs ask for enforce-binding. */
+        unsigned n_gpus;
+        const int *gpu_nodes;
+        bool gpu_binding;
         bool exact_estimates;
         bool missing_estimate_runtime;     /* SIM_FILTER_DEFAULT only */
         SimFilter filter;
@@ -128,10 +141,11 @@ typedef struct SimGroupStats {
         double avg_xfactor, max_xfactor;
         double xfactor_ok;                 /* share of its jobs at most SIM_XFACTOR_OK */
         double cpu_seconds;                /* processors × run time of its jobs */
+        double gpu_seconds;                /* GPUs × run time of its jobs */
 } SimGroupStats;
 
 typedef struct SimStats {
-        unsigned procs, numa_nodes;
+        unsigned procs, numa_nodes, n_gpus;
         size_t simulated;
         size_t skipped;                    /* the sum of the four below */
         size_t skipped_unknown;            /* run time, processors or submit time unknown */
@@ -143,6 +157,7 @@ typedef struct SimStats {
         size_t passes;
         double avg_wait, avg_bsld, max_bsld, avg_flow, max_flow;
         double utilization;                /* processor-seconds used / (procs * makespan) */
+        double gpu_utilization;            /* GPU-seconds used / (GPUs * makespan); 0 without GPUs */
         uint64_t makespan;                 /* first submission to last termination */
         size_t suspensions, resumes;
         double avg_xfactor, max_xfactor, xfactor_ok;

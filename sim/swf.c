@@ -52,7 +52,8 @@ static void parse_header(const char *line, SwfTrace *t) {
         }
 }
 
-static int parse_line(char *line, int64_t f[SWF_FIELDS]) {
+/* 18 fields, or 19 with Corral's GPUs (f[18] is -1 without). */
+static int parse_line(char *line, int64_t f[SWF_FIELDS + 1]) {
         char *p = line;
         size_t n = 0;
 
@@ -64,7 +65,7 @@ static int parse_line(char *line, int64_t f[SWF_FIELDS]) {
                         p++;
                 if (!*p)
                         break;
-                if (n >= SWF_FIELDS)
+                if (n >= SWF_FIELDS + 1)
                         return -E2BIG;
                 errno = 0;
                 v = strtod(p, &end);
@@ -75,7 +76,9 @@ static int parse_line(char *line, int64_t f[SWF_FIELDS]) {
                 f[n++] = llround(v);
                 p = end;
         }
-        return n == SWF_FIELDS ? 0 : -ENODATA;
+        if (n == SWF_FIELDS)
+                f[SWF_FIELDS] = -1;
+        return n >= SWF_FIELDS ? 0 : -ENODATA;
 }
 
 int swf_parse(FILE *f, const char *name, SwfTrace *ret, char **ret_error) {
@@ -86,7 +89,7 @@ int swf_parse(FILE *f, const char *name, SwfTrace *ret, char **ret_error) {
         ssize_t l;
 
         while ((l = getline(&line, &size, f)) >= 0) {
-                int64_t v[SWF_FIELDS];
+                int64_t v[SWF_FIELDS + 1];
                 const char *p = line;
                 int r;
 
@@ -110,7 +113,7 @@ int swf_parse(FILE *f, const char *name, SwfTrace *ret, char **ret_error) {
                 if (r < 0) {
                         set_error(ret_error, "%s:%u: %s", name, lineno,
                                   r == -ENODATA ? "fewer than 18 fields" :
-                                  r == -E2BIG ? "more than 18 fields" :
+                                  r == -E2BIG ? "more than 19 fields" :
                                   r == -ERANGE ? "number out of range" : "field is not a number");
                         free(t.jobs);
                         return -EINVAL;
@@ -130,6 +133,7 @@ int swf_parse(FILE *f, const char *name, SwfTrace *ret, char **ret_error) {
                         .user = v[11],
                         .group = v[12],
                         .queue = v[14],
+                        .gpus = v[18],
                         .line = lineno,
                 };
         }

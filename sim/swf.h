@@ -3,7 +3,9 @@
 
 /* Standard Workload Format traces (Parallel Workloads Archive): 18 numeric fields per
  * line, -1 for unknown, ';' header comments. Only the fields the simulator uses are
- * kept; they are stored as read (rounded to whole numbers), interpretation is sim.c's. */
+ * kept; they are stored as read (rounded to whole numbers), interpretation is sim.c's.
+ * Corral's extension: an optional 19th field, the GPUs the job requests (-1 or 0:
+ * none); a line has 18 or 19 fields. */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@ typedef struct SwfJob {
         int64_t user;        /* field 12 */
         int64_t group;       /* field 13 */
         int64_t queue;       /* field 15 */
+        int64_t gpus;        /* field 19 (Corral's), -1 if absent */
         unsigned line;
 } SwfJob;
 
