@@ -377,6 +377,212 @@ static void test_trace_hpc2n(void **state) {
 static void test_trace_lublin(void **state) {
         smoke("lublin_256.swf", true, 10000);
 }
+/* Three jobs of 1 CPU and 2 GPUs for 100 s on 4 GPUs: two run at once, the third waits
+ * for GPUs though CPUs are free. Field 19 is Corral's; an 18-field line asks for none. */
+static const char gpu_trace[] =
+        "; MaxProcs: 8\n"
+        "1 0 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 1 -1 -1 2\n"
+        "2 0 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 1 -1 -1 2\n"
+        "3 0 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 1 -1 -1 2\n"
+        "4 0 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 1 -1 -1\n"
+        "5 0 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 1 -1 -1 -1\n";
+
+static void test_gpus(void **state) {
+        SimOptions o = { .policy = &sched_policy_easy, .numa_nodes = 2 };
+        SimJobResult res[5];
+        SimStats st = {};
+        SwfTrace t;
+        char *err = NULL;
+        int *nodes = NULL;
+        unsigned n;
+
+        assert_int_equal(parse_string(gpu_trace, &t, &err), 0);
+        assert_int_equal(t.jobs[0].gpus, 2);
+        assert_int_equal(t.jobs[3].gpus, -1);
+        assert_int_equal(t.jobs[4].gpus, -1);
+
+        /* No GPUs: the GPU jobs are too big. */
+        assert_int_equal(run_sim(&t, &o, &st, &err), 0);
+        assert_int_equal(st.simulated, 2);
+        assert_int_equal(st.skipped_too_big, 3);
+
+        assert_int_equal(sim_gpus_parse("4:0,0,1,1", &n, &nodes, &err), 0);
+        assert_int_equal(n, 4);
+        assert_int_equal(nodes[2], 1);
+        o.n_gpus = n;
+        o.gpu_nodes = nodes;
+        o.results = res;
+        assert_int_equal(run_sim(&t, &o, &st, &err), 0);
+        assert_int_equal(st.simulated, 5);
+        assert_int_equal(st.n_gpus, 4);
+        assert_int_equal(res[0].wait, 0);
+        assert_int_equal(res[1].wait, 0);
+        assert_int_equal(res[2].wait, 100);
+        assert_int_equal(res[3].wait, 0);
+        assert_int_equal(res[4].wait, 0);
+        assert_int_equal(st.makespan, 200);
+        assert_float_equal(st.gpu_utilization, 3 * 2 * 100.0 / (4 * 200.0), 1e-9);
+
+        /* A layout naming a node the machine lacks. */
+        nodes[3] = 2;
+        assert_int_equal(run_sim(&t, &o, &st, &err), -EINVAL);
+        assert_non_null(strstr(err, "NUMA node 2"));
+        err = mfree(err);
+        free(nodes);
+        nodes = NULL;
+
+        /* Evenly spread (no layout). */
+        assert_int_equal(sim_gpus_parse("4", &n, &nodes, &err), 0);
+        assert_null(nodes);
+        o.gpu_nodes = NULL;
+        assert_int_equal(run_sim(&t, &o, &st, &err), 0);
+        assert_int_equal(res[2].wait, 100);
+
+        /* Bad --gpus. */
+        assert_int_equal(sim_gpus_parse("4:0,1", &n, &nodes, &err), -EINVAL);
+        err = mfree(err);
+        assert_int_equal(sim_gpus_parse("2:0,1,1", &n, &nodes, &err), -EINVAL);
+        err = mfree(err);
+        assert_int_equal(sim_gpus_parse("65", &n, &nodes, &err), -EINVAL);
+        err = mfree(err);
+        assert_int_equal(sim_gpus_parse("2:0,x", &n, &nodes, &err), -EINVAL);
+        err = mfree(err);
+        assert_int_equal(sim_gpus_parse("2:-2,0", &n, &nodes, &err), -EINVAL);
+        err = mfree(err);
+        assert_int_equal(sim_gpus_parse("2:-1,0", &n, &nodes, &err), 0);
+        assert_int_equal(nodes[0], -1);
+        free(nodes);
+
+        /* 20 fields: refused. */
+        swf_trace_done(&t);
+        assert_int_equal(parse_string("1 0 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 1 -1 -1 2 3\n", &t, &err), -EINVAL);
+        assert_non_null(strstr(err, "more than 19 fields"));
+        free(err);
+        sim_stats_done(&st);
+}
+
+/* What every pass of a GPU simulation must keep, checked around sched_pass(). */
+typedef struct GpuCheck {
+        bool binding;
+        size_t starts, local, passes;
+} GpuCheck;
+
+static bool near(const SchedMachine *m, const SchedAllocation *a) {
+        for (size_t k = 0; k < m->n_nodes; k++) {
+                bool gpu_here = false;
+                if (!cpu_set_intersects(&a->cpus, &m->nodes[k].cpus))
+                        continue;
+                for (size_t g = 0; g < m->n_gpus; g++)
+                        if ((a->gpu_mask >> g & 1) && (m->gpus[g].node == (int) k || m->gpus[g].node < 0))
+                                gpu_here = true;
+                if (!gpu_here)
+                        return false;
+        }
+        return true;
+}
+
+static int checking_pass(void *userdata, SchedContext *ctx, const SchedConfig *config, const SchedMachine *machine,
+                         const SchedJob *jobs, size_t n_jobs, uint64_t now, SchedResult *ret) {
+        GpuCheck *c = userdata;
+        uint64_t held = 0;
+        int r;
+
+        r = sched_pass(ctx, config, machine, jobs, n_jobs, now, ret);
+        if (r < 0)
+                return r;
+        c->passes++;
+        for (size_t d = 0; d < ret->n_decisions; d++) {
+                const SchedDecision *x = &ret->decisions[d];
+                const SchedJob *j = &jobs[x->job_index];
+
+                if (x->type == SCHED_DECISION_SUSPEND)
+                        continue;
+                /* Never given twice within the pass. */
+                assert_int_equal(held & x->alloc.gpu_mask, 0);
+                held |= x->alloc.gpu_mask;
+                if (x->type == SCHED_DECISION_RESUME)
+                        assert_int_equal(x->alloc.gpu_mask, j->alloc->gpu_mask);
+                if (j->gpus == 0)
+                        continue;
+                assert_int_equal(__builtin_popcountll(x->alloc.gpu_mask), j->gpus);
+                if (x->type != SCHED_DECISION_START)
+                        continue;
+                c->starts++;
+                if (near(machine, &x->alloc))
+                        c->local++;
+                else
+                        assert_false(c->binding);
+        }
+        /* Nor to a job that holds it, running or suspended (a resumed one is above). */
+        for (size_t i = 0; i < n_jobs; i++) {
+                bool resumed = false;
+                if ((jobs[i].state != SCHED_JOB_RUNNING && jobs[i].state != SCHED_JOB_SUSPENDED) || !jobs[i].alloc)
+                        continue;
+                for (size_t d = 0; d < ret->n_decisions; d++)
+                        resumed = resumed || (ret->decisions[d].job_index == i &&
+                                              ret->decisions[d].type == SCHED_DECISION_RESUME);
+                if (resumed)
+                        continue;
+                assert_int_equal(held & jobs[i].alloc->gpu_mask, 0);
+                held |= jobs[i].alloc->gpu_mask;
+        }
+        return 0;
+}
+
+/* A random mix of CPU and GPU jobs on 16 CPUs, 2 nodes, 4 GPUs, under each policy, with
+ * and without binding: every pass is checked (checking_pass), and locality is the rule. */
+static void test_gpu_property(void **state) {
+        static const SchedPolicyOps *const policies[] = { &sched_policy_easy, &sched_policy_conservative,
+                                                          &sched_policy_fcfs };
+        static const int layout[] = { 0, 0, 1, 1 };
+        char *text = NULL, *err = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+        uint64_t x = 12345;
+        SwfTrace t;
+
+        assert_non_null(f);
+        fprintf(f, "; MaxProcs: 16\n");
+        for (int i = 1, submit = 0; i <= 400; i++) {
+                unsigned procs, gpus, run, req;
+
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                procs = 1 + (unsigned) (x % 8);
+                gpus = (unsigned) ((x >> 8) % 5) > 2 ? 0 : (unsigned) ((x >> 12) % 4) + ((x >> 16) % 3 == 0);
+                req = 60 + (unsigned) ((x >> 20) % 3600);
+                run = 1 + (unsigned) ((x >> 32) % req);
+                submit += (int) ((x >> 40) % 120);
+                fprintf(f, "%d %d -1 %u %u -1 -1 %u %u -1 1 %d 1 -1 -1 1 -1 -1 %u\n", i, submit, run, procs, procs,
+                        req, 1 + (int) ((x >> 48) % 5), MIN(gpus, 4u));
+        }
+        assert_int_equal(fclose(f), 0);
+        assert_int_equal(parse_string(text, &t, &err), 0);
+
+        for (size_t p = 0; p < ELEMENTSOF(policies); p++)
+                for (int b = 0; b < 2; b++) {
+                        GpuCheck c = { .binding = b };
+                        SimOptions o = {
+                                .policy = policies[p],
+                                .numa_nodes = 2,
+                                .n_gpus = 4,
+                                .gpu_nodes = layout,
+                                .gpu_binding = b,
+                                .pass = checking_pass,
+                                .pass_userdata = &c,
+                        };
+                        SimStats st = {};
+
+                        assert_int_equal(sim_run(&t, &o, &st, &err), 0);
+                        assert_int_equal(st.simulated, 400);
+                        assert_true(st.gpu_utilization > 0.2);
+                        assert_true(c.starts > 100);
+                        /* Most GPU jobs (all with binding) get their CPUs beside their GPUs. */
+                        assert_true(c.local * 4 >= c.starts * 3);
+                        sim_stats_done(&st);
+                }
+        swf_trace_done(&t);
+        free(text);
+}
 
 int main(void) {
         const struct CMUnitTest tests[] = {
@@ -385,6 +591,8 @@ int main(void) {
                 cmocka_unit_test(test_semantics),
                 cmocka_unit_test(test_filter),
                 cmocka_unit_test(test_schedule),
+                cmocka_unit_test(test_gpus),
+                cmocka_unit_test(test_gpu_property),
                 cmocka_unit_test(test_trace_hpc2n),
                 cmocka_unit_test(test_trace_lublin),
         };
