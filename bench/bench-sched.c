@@ -8,6 +8,7 @@
  *   bench-sched preempt    the preemption figures only
  *   bench-sched easy [N]   EASY alone at 10,000, 100,000 and 1,000,000 waiting (or N):
  *                          how the pass grows with the queue
+ * The full run ends with the first model again with 8 GPUs (GPU jobs among the waiting).
  * BENCH_CPU=1 times each pass in the thread's CPU time instead of the wall clock: steadier
  * on a shared machine, blind to waits (the pass has none). */
 #include <stdio.h>
@@ -32,9 +33,15 @@ static int cmp_double(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
+/* With n_gpus > 0, bench_gpus(): 2 nodes, n_gpus GPUs split between them, a third of
+ * the waiting jobs asking for 1 to 4 GPUs (a tenth of those with enforce-binding), and
+ * the running jobs holding one GPU each while there are GPUs. */
+static unsigned bench_n_gpus;
+
 static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
         SchedNode nodes[2] = {};
-        SchedMachine m = { .nodes = nodes, .n_nodes = 2 };
+        SchedGpu gpus[SCHED_GPUS_MAX] = {};
+        SchedMachine m = { .nodes = nodes, .n_nodes = 2, .gpus = gpus, .n_gpus = bench_n_gpus };
         const unsigned running_cpus = 120; /* CPUs are never shared: at most 128 running */
         size_t n_running = running_cpus, n = n_waiting + n_running;
         SchedJob *jobs = calloc(n, sizeof(SchedJob));
@@ -69,7 +76,15 @@ static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
                         .submit_time = now - 100000, .start_time = now - rnd(3600),
                         .walltime = 3600 + rnd(86400), .alloc = &allocs[i],
                 };
+                /* GPU g on node g * 2 / n; the first running jobs of each node hold them. */
+                if (bench_n_gpus > 0 && (cpu % 64) < bench_n_gpus / 2) {
+                        unsigned g = k * (bench_n_gpus / 2) + cpu % 64;
+                        allocs[i].gpu_mask = UINT64_C(1) << g;
+                        jobs[i].gpus = 1;
+                }
         }
+        for (unsigned g = 0; g < bench_n_gpus; g++)
+                gpus[g].node = (int) (g * 2 / bench_n_gpus);
         for (size_t i = n_running; i < n; i++)
                 jobs[i] = (SchedJob) {
                         .id = i + 1, .state = SCHED_JOB_PENDING,
@@ -81,6 +96,13 @@ static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
                         .walltime = 60 + rnd(2 * 86400),
                         .exclusive = rnd(20) == 0,
                 };
+        if (bench_n_gpus > 0)
+                for (size_t i = n_running; i < n; i++)
+                        if (rnd(3) == 0) {
+                                jobs[i].gpus = 1 + (unsigned) rnd(4);
+                                jobs[i].gpu_binding = rnd(10) == 0;
+                                jobs[i].cpus = 1 + (unsigned) rnd(16);
+                        }
 
         /* Each pass's starts are applied before the next, as the daemon does: the later
          * passes show the steady state (for conservative: reservations remembered). */
@@ -263,5 +285,14 @@ int main(int argc, char **argv) {
         if (bench_preempt("easy, no preemption", false, 100000) < 0 ||
             bench_preempt("easy, preemption", true, 100000) < 0)
                 return EXIT_FAILURE;
+        /* The same model with 8 GPUs (4 a node), a third of the waiting jobs asking for
+         * some: what GPU placement, GPU reservations and the GPU profile cost. */
+        bench_n_gpus = 8;
+        for (size_t i = 0; i < ELEMENTSOF(sizes) && !only_preempt; i++) {
+                if (bench("easy, 8 GPUs", &easy, sizes[i]) < 0 || bench("fcfs, 8 GPUs", &fcfs, sizes[i]) < 0)
+                        return EXIT_FAILURE;
+                if (sizes[i] <= 10000 && bench("conservative, 8 GPUs", &cons, sizes[i]) < 0)
+                        return EXIT_FAILURE;
+        }
         return EXIT_SUCCESS;
 }
