@@ -96,7 +96,7 @@ int pass_setup_machine(SchedPass *p) {
         for (size_t k = 0; k < m->n_nodes && p->n_gpus > 0; k++) {
                 uint8_t slot = 0;
 
-                if (__builtin_popcountll(p->home_gpus[k]) > 32)
+                if (__builtin_popcountll(p->home_gpus[k]) > SCHED_GPUS_NODE_MAX)
                         return -EINVAL;
                 for (uint64_t x = p->home_gpus[k]; x; x &= x - 1)
                         p->gpu_slot[__builtin_ctzll(x)] = slot++;

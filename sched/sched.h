@@ -40,8 +40,11 @@
 #define SCHED_NODES_MAX 64
 
 /* GPUs (and other accelerators the daemon schedules like them) of one machine; GPU
- * masks are 64-bit, bit g: SchedMachine.gpus[g]. */
+ * masks are 64-bit, bit g: SchedMachine.gpus[g]. At most SCHED_GPUS_NODE_MAX of them on
+ * one NUMA node (those of no known node count on the node with fewest): a pass keeps a
+ * node's free GPUs in 32 bits. */
 #define SCHED_GPUS_MAX 64
+#define SCHED_GPUS_NODE_MAX 32
 
 /* A walltime without limit, and an estimated start that is unknown or never. */
 #define SCHED_TIME_INFINITY UINT64_MAX
@@ -74,8 +77,30 @@ typedef struct SchedMachine {
         const SchedNode *nodes;
         size_t n_nodes; /* 1..SCHED_NODES_MAX; node CPU sets must not overlap */
         const SchedGpu *gpus;
-        size_t n_gpus;  /* 0..SCHED_GPUS_MAX */
+        size_t n_gpus;  /* 0..SCHED_GPUS_MAX; each node -1..n_nodes-1, else -EINVAL */
 } SchedMachine;
+
+/* How GPUs are scheduled:
+ *  - a GPU is never given to two jobs: RUNNING and SUSPENDED jobs hold their gpu_mask
+ *    (a frozen job keeps its GPU memory), preempted ones too; a RESUME gives a job back
+ *    exactly its gpu_mask, and on other CPUs only near them under gpu_binding;
+ *  - preemption suspends jobs for CPUs only: a preemptor that needs GPUs held by others
+ *    waits until they end, whatever it could suspend;
+ *  - placement prefers one NUMA node with the CPUs, memory and GPUs (of those whose own
+ *    free GPUs suffice, the one with the fewest: best fit), then several nodes, those
+ *    with the most free GPUs first, each node that gives CPUs giving a GPU too; only
+ *    then (not under gpu_binding) CPUs anywhere with GPUs near them where possible. A
+ *    GPU of no known node (SchedGpu.node -1) is local to none and bound to none: taken
+ *    after local ones, allowed under gpu_binding;
+ *  - an exclusive job (whole NUMA nodes, as Slurm's --exclusive gives every GRES of its
+ *    nodes) holds every GPU attached to its nodes, so its nodes must have all of them
+ *    free, and its gpu_mask names them all; it counts its own request only (SchedJob.gpus)
+ *    against MaxGPUs. An exclusive job without GPUs prefers nodes without GPUs;
+ *  - reservations (easy's top job, conservative's every job) and estimates plan GPUs by
+ *    id, so a job waiting for GPUs gets its start from when they are free, and a backfill
+ *    never takes GPUs a reservation needs;
+ *  - TooBig: more GPUs than the machine has, or than gpu_allowed names.
+ * A machine without GPUs plans as before: the GPU work costs a few tests per pass. */
 
 /* Where a job runs: its CPUs, the nodes it touches and the memory it holds on each. An
  * exclusive job holds all CPUs and all memory of its nodes. */
@@ -83,7 +108,8 @@ typedef struct SchedAllocation {
         CpuSet cpus;
         uint64_t node_mask;              /* bit k: node k */
         uint64_t mem[SCHED_NODES_MAX];   /* bytes held on node k */
-        uint64_t gpu_mask;               /* bit g: SchedMachine.gpus[g], held by this job alone */
+        uint64_t gpu_mask;               /* bit g: SchedMachine.gpus[g], held by this job alone
+                                          * (exclusive: every GPU of its nodes) */
 } SchedAllocation;
 
 typedef enum SchedJobState {
@@ -174,8 +200,8 @@ typedef struct SchedJob {
          * clock stood still, so it ends that much later than start_time + walltime. */
         uint64_t suspended_time;
         /* SUSPENDED by a pass (SCHED_DECISION_SUSPEND), not by a person: it holds no CPUs,
-         * only memory (all of alloc's, or with SchedPreempt.reclaim resident_memory), and
-         * a pass resumes it as soon as CPUs allow. */
+         * only memory (all of alloc's, or with SchedPreempt.reclaim resident_memory) and
+         * its GPUs, and a pass resumes it as soon as CPUs allow. */
         bool preempted;
         uint64_t resident_memory;    /* bytes of it still in RAM (reclaim) */
         uint64_t last_resume_time;   /* when a pass last resumed it; 0: never */
@@ -195,7 +221,7 @@ typedef enum SchedReason {
         SCHED_REASON_DEPENDENCY,
         SCHED_REASON_DEPENDENCY_NEVER_SATISFIED, /* the daemon should cancel it */
         SCHED_REASON_BEGIN_TIME,
-        SCHED_REASON_TOO_BIG,                    /* more CPUs/memory/nodes than the machine has */
+        SCHED_REASON_TOO_BIG,                    /* more CPUs/memory/GPUs than the machine has */
         SCHED_REASON_TIME_LIMIT,                 /* walltime above the queue's or SchedConfig.max_walltime */
         SCHED_REASON_ARRAY_TASK_LIMIT,           /* its array runs as many tasks as its %N allows */
         /* Throttling limits (SchedLimits), named as the keys that set them. A job held
@@ -486,7 +512,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(SchedContext *, sched_context_free);
 /* One scheduling pass. jobs may hold jobs in any state and any order; only PENDING jobs
  * are considered for starting, RUNNING and SUSPENDED ones occupy their allocation until
  * start_time + walltime + suspended_time (or longer: an overdue job is assumed to end any
- * moment), except that a job a pass suspended (preempted) holds only memory. With
+ * moment), except that a job a pass suspended (preempted) holds only memory and GPUs. With
  * preemption (SchedPreempt) the decisions may suspend running jobs and resume suspended
  * ones; a SUSPEND always comes before the START it makes room for.
  * Returns 0, -EINVAL on a bad machine or config, -ENOMEM. */
