@@ -51,8 +51,8 @@ static void test_every_key(void **state) {
             "GrantStart=2026-01-01\nOnGrantSpent=refuse\nQueues=normal\n"
             "[Limits]\nMaxCPUs=64\nMaxMemory=256G\nMaxRunningJobs=20\nMaxWalltime=5d\nMaxCPUsPerUser=16\n"
             "MaxMemoryPerUser=64G\nMaxRunningJobsPerUser=6\nMaxJobsPerUser=72\nMaxIdleJobsPerUser=8\n"
-            "MaxPSSoft=72000\nMaxPSHard=1080000\n"
-            "[User]\nName=alice\nMaxIdleJobsPerUser=2\nMaxCPUs=4\n"
+            "MaxPSSoft=72000\nMaxPSHard=1080000\nMaxGPUs=8\nMaxGPUsPerUser=2\n"
+            "[User]\nName=alice\nMaxIdleJobsPerUser=2\nMaxCPUs=4\nMaxGPUs=4\n"
             "[Slice]\nAllowedCPUs=0-3\nMemoryMax=8G\nMemoryHigh=infinity\nCPUWeight=200\nIOWeight=50\nTasksMax=4096\n");
         put(t, "projects.d/biology.conf", "[Project]\nMembers=bob\n");
         assert_int_equal(config_load(t->dir, &c, &err), 0);
@@ -80,10 +80,13 @@ static void test_every_key(void **state) {
         assert_int_equal(p->per_user.max_idle_jobs, 8);
         assert_int_equal(p->per_user.max_ps_soft, 72000);
         assert_int_equal(p->per_user.max_ps_hard, 1080000);
+        assert_int_equal(p->total.max_gpus, 8);
+        assert_int_equal(p->per_user.max_gpus, 2);
         /* alice: her section's two keys over the per-user values. */
         assert_int_equal(p->n_users, 1);
         assert_int_equal(p->users[0].limits.max_idle_jobs, 2);
         assert_int_equal(p->users[0].limits.max_cpus, 4);
+        assert_int_equal(p->users[0].limits.max_gpus, 4);
         assert_int_equal(p->users[0].limits.max_jobs, 72);
         assert_int_equal(p->users[0].limits.max_ps_soft, 72000);
         assert_true(p->slice.have_allowed_cpus);
@@ -105,6 +108,7 @@ static void test_errors(void **state) {
                 const char *file, *text, *want;
         } t[] = {
                 { "projects.d/p.conf", "[Project]\nMembers=alice\nShare=lots\n", "projects.d/p.conf:3: invalid value for Share=" },
+                { "projects.d/p.conf", "[Limits]\nMaxGPUs=two\n", "p.conf:2: invalid value for MaxGPUs=, expected a number of GPUs" },
                 { "projects.d/p.conf", "[Project]\nMembers=al ice!\n", "p.conf:2: invalid value for Members=, expected user names" },
                 { "projects.d/p.conf", "[Project]\nGrantStart=yesterday\n", "p.conf:2: invalid value for GrantStart=, expected a date" },
                 { "projects.d/p.conf", "[Project]\nOnGrantSpent=shrug\n", "p.conf:2: invalid value for OnGrantSpent=, expected bonus or refuse" },
