@@ -95,8 +95,9 @@ static void explain_gpus(Manager *m, Job *j, json_object *why) {
                               (unsigned) __builtin_popcountll(allowed & ~held), (unsigned) __builtin_popcountll(allowed));
         for (size_t g = 0, first = 1; g < mc->n_gpus && n < sizeof line; g++)
                 if ((allowed & ~held) >> g & 1) {
-                        n += (size_t) snprintf(line + n, sizeof line - n, "%s%zu (node %d)", first ? " (GPU " : ", ", g,
-                                               mc->gpus[g].node);
+                        n += (size_t) snprintf(line + n, sizeof line - n, "%s%zu", first ? " (GPU " : ", ", g);
+                        if (n < sizeof line && mc->gpus[g].node >= 0)
+                                n += (size_t) snprintf(line + n, sizeof line - n, " on node %d", mc->gpus[g].node);
                         first = 0;
                 }
         if (n < sizeof line && (allowed & ~held))

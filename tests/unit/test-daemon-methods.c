@@ -863,6 +863,43 @@ static void test_blocked_by_limit(void **state) {
         manager_for_test_free(m);
 }
 
+/* corral why names the GPUs a job waits for: how many of those it may have are free,
+ * which, and who holds the others. */
+static void test_why_gpus(void **state) {
+        static const SchedGpu gpus[4] = { { 0 }, { 0 }, { 1 }, { 1 } };
+        Tree *t = *state;
+        char params[64];
+        Manager *m;
+        json_object *r;
+        uint64_t a, b;
+        Job *ja;
+
+        m = manager_for_test(t->dir);
+        m->machine.gpus = gpus;
+        m->machine.n_gpus = 4;
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":8}");
+        a = job_id_of(r);
+        json_object_put(r);
+        assert_int_equal(manager_schedule(m), 0);
+        ja = manager_find_job(m, a);
+        assert_int_equal(ja->state, JOB_RUNNING);
+        ja->alloc->gpu_mask = 0x7; /* as if it held GPUs 0-2 */
+
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":1,\"gpus\":2}");
+        b = job_id_of(r);
+        json_object_put(r);
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(manager_find_job(m, b)->state, JOB_QUEUED);
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) b);
+        r = call(m, NOBODY, CORRAL_METHOD_WHY, params);
+        snprintf(params, sizeof params, "1 of 4 free (GPU 3 on node 1); held by job %llu", (unsigned long long) a);
+        if (!strstr(json_object_to_json_string(r), "it waits for 2 GPUs: ") ||
+            !strstr(json_object_to_json_string(r), params))
+                fail_msg("why: %s", json_object_to_json_string(r));
+        json_object_put(r);
+        manager_for_test_free(m);
+}
+
 static json_object *params_of(json_object *reply) {
         json_object *p;
         if (error_of(reply))
@@ -1278,6 +1315,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_projects_submit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_release_requeue_recheck, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_blocked_by_limit, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_why_gpus, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_preemption, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_express_access, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_preemption_and_person, setup, tree_teardown),
