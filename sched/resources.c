@@ -293,9 +293,11 @@ static bool plan_on_nodes(const SchedPass *p, const Avail *st, const SchedJob *j
                 if (left > 0 && mine) {
                         ret->gpus |= lowest_gpus(mine, 1);
                         left--;
-                } else if (left > 0 && (loose & ~ret->gpus)) {
+                } else if ((left > 0 || j->exclusive) && (loose & ~ret->gpus)) {
+                        /* An exclusive job's own nodes' GPUs may have used up its
+                         * count: it holds more than it asked for anyway. */
                         ret->gpus |= lowest_gpus(loose & ~ret->gpus, 1);
-                        left--;
+                        left -= left > 0;
                 } else if (local)
                         return false;
         }

@@ -160,6 +160,34 @@ static SchedReason deps_reason(const SchedJob *j) {
         return waiting ? SCHED_REASON_DEPENDENCY : SCHED_REASON_NONE;
 }
 
+/* Whether j's CPUs and memory could ever come from nodes its GPUs are on, on an idle
+ * machine: each node that gives CPUs holds one of its GPUs (one of no known node counts
+ * for any node), so at most j->gpus nodes, the largest first. */
+static bool bindable(const SchedPass *p, const SchedJob *j) {
+        uint64_t allowed = job_gpu_allowed(p, j), cpus = 0, mem = 0;
+        unsigned loose = (unsigned) __builtin_popcountll(allowed & p->loose_gpus), left = j->gpus;
+        bool used[SCHED_NODES_MAX] = {};
+
+        /* The nodes with the most CPUs first: those with an allowed GPU of their own,
+         * then, one per loose GPU, any. */
+        for (int pass = 0; pass < 2; pass++)
+                for (; left > 0; left--) {
+                        size_t best = SIZE_MAX;
+                        for (size_t k = 0; k < p->n_nodes; k++)
+                                if (!used[k] && (pass == 1 || (allowed & p->node_gpus[k])) &&
+                                    (best == SIZE_MAX || p->node_cpus[k] > p->node_cpus[best]))
+                                        best = k;
+                        if (best == SIZE_MAX || (pass == 1 && loose == 0))
+                                break;
+                        if (pass == 1)
+                                loose--;
+                        used[best] = true;
+                        cpus += p->node_cpus[best];
+                        mem = time_add(mem, p->node_mem[best]);
+                }
+        return MAX(j->cpus, 1u) <= cpus && j->memory <= mem;
+}
+
 static SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, uint64_t *ret_est,
                                   uint32_t machine_cpus, uint64_t machine_mem) {
         SchedReason r;
@@ -168,8 +196,10 @@ static SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, uint64_
 
         if (MAX(j->cpus, 1u) > machine_cpus || j->memory > machine_mem)
                 return SCHED_REASON_TOO_BIG;
-        /* More GPUs than the machine has, or than of the kinds it may have. */
-        if (_unlikely_(j->gpus > 0) && j->gpus > (unsigned) __builtin_popcountll(job_gpu_allowed(p, j)))
+        /* More GPUs than the machine has, or than of the kinds it may have; under binding,
+         * more CPUs or memory than the nodes its GPUs could be on have. */
+        if (_unlikely_(j->gpus > 0) && (j->gpus > (unsigned) __builtin_popcountll(job_gpu_allowed(p, j)) ||
+                                        (j->gpu_binding && !bindable(p, j))))
                 return SCHED_REASON_TOO_BIG;
         if (p->config->max_walltime > 0 && sched_job_walltime(j) != SCHED_TIME_INFINITY &&
             sched_job_walltime(j) > p->config->max_walltime)

@@ -213,6 +213,7 @@ static void test_binding(void **state) {
         jobs[0].gpu_binding = true;
         assert_int_equal(pass(&c, &m, jobs, 1, NOW, &r), 0);
         assert_null(started(&r, 1));
+        assert_int_equal(waiting(&r, 1)->reason, SCHED_REASON_TOO_BIG);
         jobs[0].gpu_binding = false;
         assert_int_equal(pass(&c, &m, jobs, 1, NOW, &r), 0);
         assert_non_null(started(&r, 1));

@@ -29,11 +29,31 @@ typedef struct Scenario {
         const char *policy_name;
         SchedConfig cfg;
         SchedNode nodes[4];
+        SchedGpu gpus[8];
         SchedMachine m;
         TJob t[MAX_JOBS];
         size_t n;
-        bool features, exact;
+        bool features, exact, gpus_on;
 } Scenario;
+
+/* GPU scenarios: up to 8 GPUs on the nodes (some of no known node), a third of the jobs
+ * asking for 1 to 3 of them, some of one kind, some with enforce-binding; drawn from
+ * their own generator so the other scenarios stay as they were. */
+static void generate_gpus(Scenario *s, Rng *r) {
+        s->m.n_gpus = 1 + rng(r, 8);
+        s->m.gpus = s->gpus;
+        for (size_t g = 0; g < s->m.n_gpus; g++)
+                s->gpus[g] = (SchedGpu) { .node = rng(r, 6) == 0 ? -1 : (int) rng(r, s->m.n_nodes) };
+        for (size_t i = 0; i < s->n; i++) {
+                SchedJob *j = &s->t[i].j;
+
+                if (rng(r, 3) != 0)
+                        continue;
+                j->gpus = 1 + (unsigned) rng(r, 3);
+                j->gpu_binding = rng(r, 3) == 0;
+                j->gpu_allowed = rng(r, 4) == 0 ? UINT64_C(0x55) : 0;
+        }
+}
 
 static void generate(Scenario *s, Rng *r) {
         size_t n_nodes = 1 + rng(r, 4);
@@ -136,11 +156,34 @@ static void check_start(const Scenario *s, const TJob *x, const SchedAllocation 
                 CHECK(s, cpu_set_count(&a->cpus) == j->cpus && mem == j->memory,
                       "job %llu got %u CPUs, wanted %u", (unsigned long long) j->id, cpu_set_count(&a->cpus), j->cpus);
         CHECK(s, mem >= j->memory, "job %llu short of memory", (unsigned long long) j->id);
+
+        /* GPUs: what it asked for, of its kinds; exactly that unless exclusive, which
+         * holds every GPU of its nodes; under binding CPUs only beside them. */
+        CHECK(s, (a->gpu_mask >> s->m.n_gpus) == 0 || s->m.n_gpus == 64, "job %llu has GPUs the machine lacks",
+              (unsigned long long) j->id);
+        CHECK(s, (unsigned) __builtin_popcountll(a->gpu_mask & (j->gpu_allowed ?: UINT64_MAX)) >= j->gpus,
+              "job %llu got too few GPUs", (unsigned long long) j->id);
+        if (!j->exclusive)
+                CHECK(s, (unsigned) __builtin_popcountll(a->gpu_mask) == j->gpus, "job %llu got %d GPUs, wanted %u",
+                      (unsigned long long) j->id, __builtin_popcountll(a->gpu_mask), j->gpus);
+        for (size_t g = 0; g < s->m.n_gpus; g++)
+                if (j->exclusive && s->gpus[g].node >= 0 && (a->node_mask >> s->gpus[g].node & 1))
+                        CHECK(s, a->gpu_mask >> g & 1, "exclusive job %llu lacks GPU %zu of its nodes",
+                              (unsigned long long) j->id, g);
+        if (j->gpu_binding && j->gpus > 0)
+                for (size_t k = 0; k < s->m.n_nodes; k++) {
+                        bool near = false;
+                        if (!cpu_set_intersects(&a->cpus, &s->nodes[k].cpus))
+                                continue;
+                        for (size_t g = 0; g < s->m.n_gpus; g++)
+                                near = near || ((a->gpu_mask >> g & 1) && (s->gpus[g].node == (int) k || s->gpus[g].node < 0));
+                        CHECK(s, near, "job %llu has CPUs on node %zu, none of its GPUs there", (unsigned long long) j->id, k);
+                }
 }
 
 static void check_running(const Scenario *s) {
         CpuSet used = {};
-        uint64_t mem[4] = {};
+        uint64_t mem[4] = {}, gpus = 0;
         uint64_t shared_nodes = 0, excl_nodes = 0;
 
         for (size_t i = 0; i < s->n; i++) {
@@ -149,6 +192,8 @@ static void check_running(const Scenario *s) {
                 if (x->j.state != SCHED_JOB_RUNNING)
                         continue;
                 CHECK(s, !cpu_set_intersects(&used, &x->alloc.cpus), "CPU shared (job %zu)", i + 1);
+                CHECK(s, !(gpus & x->alloc.gpu_mask), "GPU shared (job %zu)", i + 1);
+                gpus |= x->alloc.gpu_mask;
                 cpu_set_or(&used, &x->alloc.cpus);
                 for (size_t k = 0; k < s->m.n_nodes; k++)
                         mem[k] += x->alloc.mem[k];
@@ -226,6 +271,11 @@ static void simulate(Scenario *s) {
                 passes++;
                 if (debug_seed == s->seed && s->cfg.policy == debug_policy) {
                         print_message("t=%llu\n", (unsigned long long) now);
+                        for (size_t k = 0; k < s->m.n_nodes; k++)
+                                print_message("  node %zu: %u CPUs, %llu G\n", k, cpu_set_count(&s->nodes[k].cpus),
+                                              (unsigned long long) (s->nodes[k].memory / GIB));
+                        for (size_t g = 0; g < s->m.n_gpus; g++)
+                                print_message("  gpu %zu on node %d\n", g, s->gpus[g].node);
                         for (size_t i = 0; i < n; i++)
                                 if (view[i].state == SCHED_JOB_RUNNING) {
                                         char *c = cpu_set_format(&view[i].alloc->cpus);
@@ -244,7 +294,8 @@ static void simulate(Scenario *s) {
                         }
                         for (size_t i = 0; i < res.n_waiting; i++) {
                                 const SchedJob *j = &view[res.waiting[i].job_index];
-                                print_message("  wait %llu cpus=%u excl=%d mem=%llu wall=%llu %s est=%llu\n", (unsigned long long) j->id, j->cpus, j->exclusive,
+                                print_message("  wait %llu cpus=%u gpus=%u/%llx%s excl=%d mem=%llu wall=%llu %s est=%llu\n", (unsigned long long) j->id, j->cpus,
+                                              j->gpus, (unsigned long long) j->gpu_allowed, j->gpu_binding ? " bound" : "", j->exclusive,
                                               (unsigned long long) (j->memory / GIB), (unsigned long long) j->walltime,
                                               sched_reason_to_string(res.waiting[i].reason), (unsigned long long) res.waiting[i].est_start);
                         }
@@ -331,7 +382,7 @@ static void simulate(Scenario *s) {
                 }
 }
 
-static void run_scenarios(bool exact, bool features) {
+static void run_scenarios(bool exact, bool features, bool gpus) {
         static const struct {
                 const SchedPolicyOps *policy;
                 SchedBackfillOrder order;
@@ -351,29 +402,44 @@ static void run_scenarios(bool exact, bool features) {
                                 .cfg = SCHED_CONFIG_DEFAULT,
                                 .exact = exact,
                                 .features = features,
+                                .gpus_on = gpus,
                         };
                         Rng r = { .s = UINT64_C(0x9E3779B97F4A7C15) * seed + exact * 7 + features * 13 };
 
                         s.cfg.policy = policies[p].policy;
                         s.cfg.backfill_order = policies[p].order;
                         generate(&s, &r);
+                        if (gpus) {
+                                Rng rg = { .s = UINT64_C(0xD1B54A32D192ED03) * seed + exact };
+                                generate_gpus(&s, &rg);
+                        }
                         simulate(&s);
                 }
 }
 
 /* Jobs run exactly to their walltime: reservations must hold, FCFS keeps order. */
 static void test_exact(void **state) {
-        run_scenarios(true, false);
+        run_scenarios(true, false, false);
+}
+
+/* The same with GPUs: never one to two jobs, binding and exclusive nodes honoured, and
+ * with exact run times every reservation holds. */
+static void test_gpus_exact(void **state) {
+        run_scenarios(true, false, true);
+}
+
+static void test_gpus_early(void **state) {
+        run_scenarios(false, false, true);
 }
 
 /* Jobs end early: no reservation promise, but every invariant of placement holds. */
 static void test_early(void **state) {
-        run_scenarios(false, false);
+        run_scenarios(false, false, false);
 }
 
 /* Holds, begin times and dependencies: never started early, never starved. */
 static void test_features(void **state) {
-        run_scenarios(false, true);
+        run_scenarios(false, true, false);
 }
 
 int main(void) {
@@ -388,6 +454,8 @@ int main(void) {
                 cmocka_unit_test(test_exact),
                 cmocka_unit_test(test_early),
                 cmocka_unit_test(test_features),
+                cmocka_unit_test(test_gpus_exact),
+                cmocka_unit_test(test_gpus_early),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
