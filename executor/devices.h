@@ -51,8 +51,10 @@ typedef struct DeviceSet {
 } DeviceSet;
 
 /* Discovery below the three roots (fds of /sys, /proc, /dev, or of a fake tree). A root
- * that lacks a vendor's files simply contributes nothing; a broken file is skipped with a
- * debug message. -ENOMEM, or 0 with *ret possibly empty. */
+ * that lacks a vendor's files simply contributes nothing; a broken file is skipped, as is
+ * a GPU its driver excludes. -ENOMEM, or 0 with *ret possibly empty. The devices are named
+ * gpu0, gpu1, ... in their order; shared_nodes lists every vendor's that exist until
+ * device_set_finish(). */
 int devices_discover(int sysfs_fd, int procfs_fd, int dev_fd, DeviceSet **ret);
 
 /* The short model token among a device's features, from its model name: the name is cut

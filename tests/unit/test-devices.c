@@ -218,6 +218,7 @@ static void test_nvidia_excluded_and_broken(void **state) {
         assert_string_equal(s->devices[1].features[2], "t4");
         assert_int_equal(s->devices[1].numa_node, -1);
         /* No control node on disk: none listed. */
+        assert_int_equal(device_set_finish(s), 0);
         assert_null(s->shared_nodes[DEVICE_VENDOR_NVIDIA]);
 }
 
@@ -229,9 +230,11 @@ static void test_amd(void **state) {
         put_amd(r, 128, 1, "0000:03:00.0", "0x1002", "AMD Instinct MI210\n", 0);
         put_amd(r, 130, 3, "0000:04:00.0", "0x8086", NULL, 0); /* an Intel iGPU's render node */
         put(r->dev, "kfd", "");
-        put(r->dev, "nvidiactl", ""); /* no NVIDIA GPU: not shared by anyone */
+        put(r->dev, "nvidiactl", ""); /* no NVIDIA GPU: not shared by anyone once finished */
 
         assert_int_equal(devices_discover(r->sys, r->proc, r->dev, &s), 0);
+        assert_int_equal(strv_length(s->shared_nodes[DEVICE_VENDOR_NVIDIA]), 1);
+        assert_int_equal(device_set_finish(s), 0);
         assert_int_equal(s->n_devices, 2);
         assert_string_equal(s->devices[0].name, "gpu0");
         assert_string_equal(s->devices[0].pci_address, "0000:03:00.0");
