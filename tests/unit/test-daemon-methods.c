@@ -22,6 +22,7 @@
 #include "daemon/store.h"
 #include "daemon/usage.h"
 #include "json-util.h"
+#include "strv.h"
 #include "tmp-tree.h"
 
 #define NOBODY 65534
@@ -1047,6 +1048,99 @@ static void test_list_history(void **state) {
         manager_for_test_free(m);
 }
 
+/* Four declared NVIDIA GPUs on two nodes: a job's GPU request reaches SchedJob (type and
+ * constraint as a mask), and its spec is fenced to its own GPUs' nodes plus nvidiactl, the
+ * machine's base list kept, with the environment numbered inside the fence. */
+static void test_gpu_job(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        _cleanup_(job_spec_freep) JobSpec *spec = NULL, *cpu_spec = NULL;
+        static SchedGpu gpus[4];
+        static unsigned numa_ids[2] = { 0, 1 };
+        char *err = NULL;
+        SchedJob sj;
+        uint64_t id, cpu;
+        Job *j;
+
+        m->devices = new0(DeviceSet, 1);
+        assert_non_null(m->devices);
+        for (int g = 0; g < 4; g++) {
+                char name[8], node[32];
+                char *dnodes[] = { node, NULL };
+
+                snprintf(name, sizeof name, "gpu%d", g);
+                snprintf(node, sizeof node, "/dev/nvidia%d", g);
+                assert_int_equal(device_set_apply(m->devices, &(DeviceDecl) { .name = name, .vendor = "nvidia",
+                                                  .nodes = dnodes, .model = g < 2 ? "NVIDIA A100-SXM4-40GB" : "NVIDIA H100",
+                                                  .numa_node = g / 2, .numa_node_set = true }, &err), 0);
+                gpus[g].node = g / 2;
+        }
+        assert_int_equal(strv_extend(&m->devices->shared_nodes[DEVICE_VENDOR_NVIDIA], "/dev/nvidiactl"), 0);
+        assert_int_equal(device_set_finish(m->devices), 0);
+        m->machine.gpus = gpus;
+        m->machine.n_gpus = 4;
+        m->numa_ids = numa_ids;
+        assert_int_equal(strv_extend(&m->device_fence_base, "char-pts"), 0);
+        assert_int_equal(strv_extend(&m->device_fence_base, "/dev/nvidia9"), 0);
+
+        id = job_id_of(call(m, NOBODY, CORRAL_METHOD_SUBMIT,
+                            "{" SUBMIT_TRUE ",\"hold\":true,\"gpus\":2,\"gpu_type\":\"h100\",\"env\":[\"CUDA_VISIBLE_DEVICES=7\"]}"));
+        j = manager_find_job(m, id);
+        assert_non_null(j);
+        manager_sched_job(m, j, &sj);
+        assert_int_equal(sj.gpus, 2);
+        assert_int_equal(sj.gpu_allowed, (UINT64_C(1) << 2) | (UINT64_C(1) << 3));
+        /* A constraint over the features; one nothing matches allows no GPU of the machine. */
+        free(j->req.gpu_type);
+        j->req.gpu_type = NULL;
+        j->req.constraint = strdup("a100|nvlink");
+        manager_sched_job(m, j, &sj);
+        assert_int_equal(sj.gpu_allowed, 3);
+        free(j->req.constraint);
+        j->req.constraint = strdup("mi250x");
+        manager_sched_job(m, j, &sj);
+        assert_true(sj.gpu_allowed != 0);
+        assert_int_equal(sj.gpu_allowed & 0xf, 0);
+
+        /* Started on gpu1 and gpu3. */
+        j->alloc = new0(SchedAllocation, 1);
+        cpu_set_add(&j->alloc->cpus, 0);
+        j->alloc->node_mask = 1;
+        j->alloc->gpu_mask = (UINT64_C(1) << 1) | (UINT64_C(1) << 3);
+        assert_int_equal(manager_build_spec(m, j, &spec), 0);
+        assert_true(spec->device_fence);
+        assert_true(strv_contains(spec->device_allow, "char-pts"));
+        assert_true(strv_contains(spec->device_allow, "/dev/nvidia9"));
+        assert_true(strv_contains(spec->device_allow, "/dev/nvidia1"));
+        assert_true(strv_contains(spec->device_allow, "/dev/nvidia3"));
+        assert_true(strv_contains(spec->device_allow, "/dev/nvidiactl"));
+        assert_false(strv_contains(spec->device_allow, "/dev/nvidia0"));
+        assert_false(strv_contains(spec->device_allow, "/dev/nvidia2"));
+        assert_string_equal(strv_env_get(spec->device_environment, "CUDA_VISIBLE_DEVICES"), "0,1");
+        assert_string_equal(strv_env_get(spec->device_environment, "GPU_DEVICE_ORDINAL"), "0,1");
+        assert_string_equal(strv_env_get(spec->device_environment, "SLURM_JOB_GPUS"), "1,3");
+        assert_string_equal(strv_env_get(spec->device_environment, "CORRAL_GPUS"), "1,3");
+        assert_string_equal(strv_env_get(spec->device_environment, "SLURM_GPUS_ON_NODE"), "2");
+        assert_null(strv_env_get(spec->device_environment, "ROCR_VISIBLE_DEVICES"));
+
+        /* A CPU job on this machine: fenced, no GPU node, not even nvidiactl, no GPU variable. */
+        cpu = job_id_of(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}"));
+        j = manager_find_job(m, cpu);
+        j->alloc = new0(SchedAllocation, 1);
+        cpu_set_add(&j->alloc->cpus, 1);
+        assert_int_equal(manager_build_spec(m, j, &cpu_spec), 0);
+        assert_true(cpu_spec->device_fence);
+        assert_int_equal(strv_length(cpu_spec->device_allow), 2);
+        assert_null(cpu_spec->device_environment);
+        manager_sched_job(m, j, &sj);
+        assert_int_equal(sj.gpus, 0);
+        assert_int_equal(sj.gpu_allowed, 0);
+
+        m->machine.gpus = NULL; /* static */
+        m->numa_ids = NULL;
+        manager_for_test_free(m);
+}
+
 static int setup(void **state) {
         return tree_setup_prefix(state, "corral-methods");
 }
@@ -1265,6 +1359,7 @@ static void test_preemption_and_person(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_submit_bounds, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_gpu_job, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_mail, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_mail_after_commit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_mail_user_budget, setup, tree_teardown),
