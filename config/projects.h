@@ -7,8 +7,8 @@
  *   [Project]  Members= (user names, @group for a unix group's members), DefaultFor=
  *              (users whose default project this is), Share=, Grant=, GrantPeriod=,
  *              GrantStart=, OnGrantSpent=bonus|refuse, Queues= (which it may use)
- *   [Limits]   MaxCPUs=, MaxMemory=, MaxRunningJobs= (the project's jobs together),
- *              MaxCPUsPerUser=, MaxMemoryPerUser=, MaxRunningJobsPerUser=,
+ *   [Limits]   MaxCPUs=, MaxMemory=, MaxGPUs=, MaxRunningJobs= (the project's jobs together),
+ *              MaxCPUsPerUser=, MaxMemoryPerUser=, MaxGPUsPerUser=, MaxRunningJobsPerUser=,
  *              MaxJobsPerUser=, MaxIdleJobsPerUser=, MaxPSSoft=, MaxPSHard= (each member's
  *              jobs in it), MaxWalltime= (each job)
  *   [User]     Name= and the keys of [Limits], for that member (each replaces the

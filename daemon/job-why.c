@@ -69,6 +69,43 @@ static void explain_resources(Manager *m, const Job *j, json_object *why) {
         say(why, "%s", line);
 }
 
+/* The GPUs it waits for: how many of those it may have are free, and who holds the rest
+ * (suspended jobs too: a frozen job keeps its GPUs). */
+static void explain_gpus(Manager *m, Job *j, json_object *why) {
+        const SchedMachine *mc = &m->machine;
+        uint64_t all = mc->n_gpus >= 64 ? UINT64_MAX : (UINT64_C(1) << mc->n_gpus) - 1, held = 0, allowed;
+        char line[512], holders[256] = "";
+        size_t n, h = 0;
+        SchedJob s;
+
+        if (j->req.gpus == 0)
+                return;
+        manager_sched_job(m, j, &s);
+        allowed = (s.gpu_allowed ?: UINT64_MAX) & all;
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                const Job *r = m->jobs[i];
+                if (!job_state_is_active(r->state) || !r->alloc || !(r->alloc->gpu_mask & allowed))
+                        continue;
+                held |= r->alloc->gpu_mask;
+                if (h < sizeof holders)
+                        h += (size_t) snprintf(holders + h, sizeof holders - h, "%s%" PRIu64, h ? ", " : "", r->id);
+        }
+        n = (size_t) snprintf(line, sizeof line, "it waits for %u GPUs%s: %u of %u free", j->req.gpus,
+                              j->req.gpu_binding ? " with its CPUs on their nodes" : "",
+                              (unsigned) __builtin_popcountll(allowed & ~held), (unsigned) __builtin_popcountll(allowed));
+        for (size_t g = 0, first = 1; g < mc->n_gpus && n < sizeof line; g++)
+                if ((allowed & ~held) >> g & 1) {
+                        n += (size_t) snprintf(line + n, sizeof line - n, "%s%zu (node %d)", first ? " (GPU " : ", ", g,
+                                               mc->gpus[g].node);
+                        first = 0;
+                }
+        if (n < sizeof line && (allowed & ~held))
+                n += (size_t) snprintf(line + n, sizeof line - n, ")");
+        if (n < sizeof line && h > 0)
+                (void) snprintf(line + n, sizeof line - n, "; held by job%s %s", strchr(holders, ',') ? "s" : "", holders);
+        say(why, "%s", line);
+}
+
 static void explain_priority_wait(Manager *m, const Job *j, json_object *why) {
         const Job *top = NULL;
         char when[64];
@@ -201,13 +238,16 @@ json_object *manager_job_why(Manager *m, Job *j) {
                 } else if (reason_is(j, "Resources")) {
                         say(why, "it is the first job the scheduler will start, when its resources are free");
                         explain_resources(m, j, why);
+                        explain_gpus(m, j, why);
                 } else if (reason_is(j, "Priority")) {
                         explain_priority_wait(m, j, why);
                         explain_resources(m, j, why);
+                        explain_gpus(m, j, why);
                 } else if (reason_is(j, "JobArrayTaskLimit"))
                         say(why, "its array already runs as many tasks as its %%%u allows", j->req.array.max_concurrent);
                 else if (reason_is(j, "TooBig"))
-                        say(why, "it asks for more CPUs or memory than this machine has: it can never start");
+                        say(why, "it asks for more CPUs, memory or GPUs (of the kinds it asks for) than this machine has: it can "
+                            "never start");
                 else if (reason_is(j, "TimeLimit"))
                         say(why, "it asks for more time than its queue allows");
                 else
@@ -238,7 +278,7 @@ json_object *manager_job_why(Manager *m, Job *j) {
                             j->id);
                 }
                 say(why, "its walltime clock stands still while it is suspended, and its charge leaves that "
-                    "time out; it holds its memory%s but not its CPUs, and resumes by itself as soon as %u CPUs "
+                    "time out; it holds its memory%s and its GPUs but not its CPUs, and resumes by itself as soon as %u CPUs "
                     "are free, on whichever CPUs they are", j->reclaimed ? " (what stays resident of it)" : "",
                     j->alloc ? cpu_set_count(&j->alloc->cpus) : j->req.cpus);
                 break;

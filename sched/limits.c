@@ -117,9 +117,10 @@ static uint64_t running_ps(const SchedJob *j, uint64_t now) {
         return end > now ? mul_sat(end - now, MAX(j->cpus, 1u)) : 0;
 }
 
-static void use_add(LimitUse *u, uint64_t cpus, uint64_t mem, uint64_t ps) {
+static void use_add(LimitUse *u, uint64_t cpus, uint64_t mem, uint64_t gpus, uint64_t ps) {
         u->cpus += cpus;
         u->mem = time_add(u->mem, mem);
+        u->gpus += gpus;
         u->running++;
         u->ps = time_add(u->ps, ps);
 }
@@ -147,6 +148,7 @@ static bool scope_blocks(const SchedLimits *l, const LimitUse *u, const SchedJob
         return over(l->max_running_jobs, u->running, 1, c, SCHED_REASON_MAX_RUNNING_JOBS) ||
                over(l->max_cpus, u->cpus, MAX(j->cpus, 1u), c, SCHED_REASON_MAX_CPUS) ||
                over(l->max_memory, u->mem, j->memory, c, SCHED_REASON_MAX_MEMORY) ||
+               (j->gpus > 0 && over(l->max_gpus, u->gpus, j->gpus, c, SCHED_REASON_MAX_GPUS)) ||
                over(l->max_ps_hard, u->ps, job_ps(j), c, SCHED_REASON_MAX_PS_HARD) ||
                (soft && over(l->max_ps_soft, u->ps, job_ps(j), c, SCHED_REASON_MAX_PS_SOFT));
 }
@@ -173,8 +175,8 @@ void limits_charge(SchedPass *p, const Cand *c) {
 
         if (!p->limits || c->proj < 0)
                 return;
-        use_add(&p->ctx->group_use[c->group], MAX(j->cpus, 1u), j->memory, job_ps(j));
-        use_add(&p->ctx->proj_use[c->proj], MAX(j->cpus, 1u), j->memory, job_ps(j));
+        use_add(&p->ctx->group_use[c->group], MAX(j->cpus, 1u), j->memory, j->gpus, job_ps(j));
+        use_add(&p->ctx->proj_use[c->proj], MAX(j->cpus, 1u), j->memory, j->gpus, job_ps(j));
 }
 
 static inline bool idle_less(const void *ctx, const IdleEntry *a, const IdleEntry *b) {
@@ -337,8 +339,8 @@ int pass_limits_setup(SchedPass *p) {
                         ctx->group_use[g] = (LimitUse) {};
                 }
                 ps = running_ps(j, p->now);
-                use_add(&ctx->group_use[g], MAX(j->cpus, 1u), j->memory, ps);
-                use_add(&ctx->proj_use[pi], MAX(j->cpus, 1u), j->memory, ps);
+                use_add(&ctx->group_use[g], MAX(j->cpus, 1u), j->memory, j->gpus, ps);
+                use_add(&ctx->proj_use[pi], MAX(j->cpus, 1u), j->memory, j->gpus, ps);
         }
 
         grant_block(p);

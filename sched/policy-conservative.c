@@ -38,7 +38,7 @@ static Resv *resv_find(const SchedContext *ctx, uint64_t id) {
 }
 
 static void resv_plan(const SchedContext *ctx, const Resv *rv, Plan *ret) {
-        *ret = (Plan) {};
+        *ret = (Plan) { .gpus = rv->gpus };
         for (size_t i = 0; i < rv->n_parts; i++) {
                 const ResvPart *x = &ctx->resv_parts[rv->parts + i];
                 ret->node_mask |= UINT64_C(1) << x->node;
@@ -68,13 +68,14 @@ static int parts_append(ResvPart **parts, size_t *n_used, size_t *n_alloc, size_
 
 /* Points rv (of the last pass's table) at new parts describing pl. */
 static int resv_set_parts(SchedContext *ctx, Resv *rv, size_t n_nodes, const Plan *pl) {
+        rv->gpus = pl->gpus;
         return parts_append(&ctx->resv_parts, &ctx->n_resv_parts, &ctx->n_resv_parts_alloc, n_nodes, pl,
                             &rv->parts, &rv->n_parts);
 }
 
 static int resv_remember(SchedPass *p, const SchedJob *j, uint64_t start, const Plan *pl) {
         SchedContext *ctx = p->ctx;
-        Resv rv = { .id = j->id, .start = start };
+        Resv rv = { .id = j->id, .start = start, .gpus = pl->gpus };
         int r;
 
         if (!GROW(ctx->resv_next, ctx->n_resv_next_alloc, ctx->n_resv_next + 1))
@@ -157,7 +158,8 @@ static int reinstate_each(Profile *pr, bool *held) {
                         if (r < 0)
                                 return r;
                 } else {
-                        bool bad = false;
+                        /* GPUs it may no longer have count as a changed machine too. */
+                        bool bad = (rv->gpus & ~job_gpu_allowed(p, j)) != 0;
                         for (size_t x = 0; x < rv->n_parts; x++)
                                 bad = bad || ctx->resv_parts[rv->parts + x].node >= p->n_nodes;
                         if (bad) /* the machine changed */
@@ -217,6 +219,10 @@ static int reinstate_all(Profile *pr, bool *held, bool *ret_ok) {
                         *ret_ok = false; /* due: needs its turn in priority order */
                         return 0;
                 }
+                if (rv->gpus & ~job_gpu_allowed(p, cand_job(p, c))) {
+                        *ret_ok = false; /* the machine changed */
+                        return 0;
+                }
                 for (size_t x = 0; x < rv->n_parts; x++)
                         if (ctx->resv_parts[rv->parts + x].node >= p->n_nodes) {
                                 *ret_ok = false; /* the machine changed */
@@ -254,6 +260,18 @@ static int reinstate_all(Profile *pr, bool *held, bool *ret_ok) {
                 else {
                         const Resv *rv = &ctx->resv[ctx->resv_of[ev->ref]];
                         const ResvPart *x = ctx->resv_parts + rv->parts;
+
+                        if (rv->gpus) {
+                                if (!ev->take)
+                                        avail_add_gpus(p, a, rv->gpus);
+                                else if (rv->gpus & ~avail_gpus(p, a)) {
+                                        *ret_ok = false;
+                                        pr->n = 0;
+                                        return 0;
+                                } else
+                                        for (size_t k = 0; k < p->n_nodes; k++)
+                                                a[k].gpus &= ~rv->gpus;
+                        }
 
                         for (size_t q = 0; q < rv->n_parts; q++) {
                                 Avail *an = &a[x[q].node];
@@ -295,7 +313,7 @@ static uint64_t first_gain(const Profile *pr) {
                 uint64_t next_a, next_b;
 
                 for (size_t k = 0; k < p->n_nodes; k++)
-                        if (a[k].cpus > b[k].cpus || a[k].mem > b[k].mem)
+                        if (a[k].cpus > b[k].cpus || a[k].mem > b[k].mem || (a[k].gpus & ~b[k].gpus))
                                 return t;
                 next_a = i + 1 < pr->n ? ctx->seg_time[i + 1] : SCHED_TIME_INFINITY;
                 next_b = j + 1 < ctx->n_prev ? ctx->prev_time[j + 1] : SCHED_TIME_INFINITY;
@@ -323,7 +341,7 @@ static int profile_save(const Profile *pr) {
 }
 
 static bool plan_equal(const SchedPass *p, const Plan *a, const Plan *b) {
-        if (a->node_mask != b->node_mask)
+        if (a->node_mask != b->node_mask || a->gpus != b->gpus)
                 return false;
         for (size_t k = 0; k < p->n_nodes; k++)
                 if (a->cpus[k] != b->cpus[k] || a->mem[k] != b->mem[k])

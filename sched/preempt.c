@@ -138,6 +138,7 @@ static int try_resume(SchedPass *p, size_t idx) {
         if (in_place) {
                 to = *a;
                 pl.node_mask = a->node_mask;
+                pl.gpus = a->gpu_mask;
                 for (size_t k = 0; k < p->n_nodes; k++) {
                         pl.mem[k] = (a->node_mask >> k) & 1 ? a->mem[k] : 0;
                         if (pl.cpus[k] > 0)
@@ -146,20 +147,26 @@ static int try_resume(SchedPass *p, size_t idx) {
         } else {
                 Avail capped[SCHED_NODES_MAX];
 
+                /* Its GPUs it never gave up: elsewhere it goes with exactly those (and, with
+                 * binding, near them). */
                 want = *j;
                 want.cpus = cpu_set_count(&a->cpus);
                 want.memory = mem;
+                want.gpus = (unsigned) __builtin_popcountll(a->gpu_mask);
+                want.gpu_allowed = a->gpu_mask;
                 memcpy(capped, st, sizeof(Avail) * p->n_nodes);
+                avail_add_gpus(p, capped, a->gpu_mask);
                 if (allowed && !j->exclusive)
                         for (size_t k = 0; k < p->n_nodes; k++) {
                                 CpuSet f = p->free_cpus[k];
                                 cpu_set_and(&f, allowed);
                                 capped[k].cpus = MIN(capped[k].cpus, cpu_set_count(&f));
                         }
-                if (!plan_fit(p, capped, &want, &pl))
+                if (!plan_fit(p, capped, &want, &pl) || pl.gpus != a->gpu_mask)
                         return 0;
                 if (!pick_cpus(p, p->free_cpus, allowed && !j->exclusive ? allowed : NULL, &pl, &to))
                         return 0;
+                to.gpu_mask = a->gpu_mask;
         }
 
         r = add_decision(p, SCHED_DECISION_RESUME, idx, &d);
@@ -177,7 +184,7 @@ static int try_resume(SchedPass *p, size_t idx) {
                 cpu_set_and(&on, &to.cpus);
                 cpu_set_andnot(&p->free_cpus[k], &on);
                 p->avail_now[k].cpus = cpu_set_count(&p->free_cpus[k]);
-                rel[k] = (Avail) { .cpus = cpu_set_count(&on), .mem = to.mem[k] };
+                rel[k] = (Avail) { .cpus = cpu_set_count(&on), .mem = to.mem[k], .gpus = to.gpu_mask & p->home_gpus[k] };
         }
         recount_cpus(p);
         return 1;
@@ -443,8 +450,12 @@ int pass_preempt(SchedPass *p) {
                                 return r;
                         continue;
                 }
-                /* No victims could ever make room: not worth a try. */
+                /* No victims could ever make room: not worth a try. Suspending gives
+                 * CPUs only (a frozen job keeps its GPU memory, so its GPUs): one that
+                 * waits for GPUs waits until they are free. */
                 if (n_victims == 0 || MAX(j->cpus, 1u) > p->now_cpus + victim_cpus)
+                        continue;
+                if (j->gpus > 0 && (unsigned) __builtin_popcountll(avail_gpus(p, p->avail_now) & job_gpu_allowed(p, j)) < j->gpus)
                         continue;
                 tries++;
                 r = try_preempt(p, c, n_victims, n_run);

@@ -15,6 +15,7 @@ void seg_sum(const Profile *pr, size_t i) {
         for (size_t k = 0; k < pr->p->n_nodes; k++) {
                 t->cpus += a[k].cpus;
                 t->mem = time_add(t->mem, a[k].mem);
+                t->gpus |= a[k].gpus;
         }
 }
 
@@ -139,6 +140,9 @@ bool profile_has(const Profile *pr, size_t s, size_t e, const Plan *pl) {
         for (size_t i = s; i < e; i++) {
                 const Avail *a = seg(pr, i);
 
+                if (pl->gpus & ~pr->p->ctx->seg_total[i].gpus)
+                        return false;
+
                 for (size_t k = 0; k < pr->p->n_nodes; k++)
                         if (a[k].cpus < pl->cpus[k] || a[k].mem < pl->mem[k])
                                 return false;
@@ -152,7 +156,8 @@ void profile_apply(Profile *pr, size_t s, size_t e, const Plan *pl, bool take) {
 
         if (!take)
                 for (size_t k = 0; k < pr->p->n_nodes; k++)
-                        give[k] = (Avail) { .cpus = pl->cpus[k], .mem = pl->mem[k] };
+                        give[k] = (Avail) { .cpus = pl->cpus[k], .mem = pl->mem[k],
+                                            .gpus = pl->gpus & pr->p->home_gpus[k] };
         for (size_t i = s; i < e; i++) {
                 if (take)
                         avail_sub(pr->p, seg(pr, i), pl);

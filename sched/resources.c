@@ -68,6 +68,27 @@ int pass_setup_machine(SchedPass *p) {
                 p->node_mem[k] = m->nodes[k].memory;
         }
 
+        /* GPUs: a mask each, so at most SCHED_GPUS_MAX; one of no known node is local to
+         * none and kept at node 0. */
+        if (m->n_gpus > SCHED_GPUS_MAX || (m->n_gpus > 0 && !m->gpus))
+                return -EINVAL;
+        p->n_gpus = m->n_gpus;
+        for (size_t g = 0; g < m->n_gpus; g++) {
+                uint64_t bit = UINT64_C(1) << g;
+                int node = m->gpus[g].node;
+
+                if (node < -1 || node >= (int) m->n_nodes)
+                        return -EINVAL;
+                p->all_gpus |= bit;
+                if (node < 0) {
+                        p->loose_gpus |= bit;
+                        p->home_gpus[0] |= bit;
+                } else {
+                        p->node_gpus[node] |= bit;
+                        p->home_gpus[node] |= bit;
+                }
+        }
+
         /* Insertion sort: at most SCHED_NODES_MAX entries. */
         for (size_t k = 0; k < m->n_nodes; k++) {
                 size_t i = k;
@@ -122,6 +143,8 @@ int pass_build_now(SchedPass *p) {
         const SchedMachine *m = p->machine;
         CpuSet free_all = {};
 
+        uint64_t gpus_held = 0;
+
         for (size_t k = 0; k < p->n_nodes; k++) {
                 cpu_set_or(&free_all, &m->nodes[k].cpus);
                 p->avail_now[k] = (Avail) { .cpus = p->node_cpus[k], .mem = p->node_mem[k] };
@@ -154,6 +177,12 @@ int pass_build_now(SchedPass *p) {
                 rel = release_new(p, end);
                 if (!rel)
                         return -ENOMEM;
+                /* Its GPUs, suspended or not: a frozen job keeps its GPU memory. */
+                if (p->n_gpus > 0 && a->gpu_mask) {
+                        gpus_held |= a->gpu_mask;
+                        for (size_t k = 0; k < p->n_nodes; k++)
+                                rel[k].gpus = a->gpu_mask & p->home_gpus[k];
+                }
                 for (size_t k = 0; k < p->n_nodes; k++) {
                         uint64_t mem;
 
@@ -173,6 +202,7 @@ int pass_build_now(SchedPass *p) {
                 cpu_set_or(&p->free_cpus[k], &m->nodes[k].cpus);
                 cpu_set_and(&p->free_cpus[k], &free_all);
                 p->avail_now[k].cpus = cpu_set_count(&p->free_cpus[k]);
+                p->avail_now[k].gpus = p->home_gpus[k] & ~gpus_held;
                 p->now_cpus += p->avail_now[k].cpus;
         }
         return 0;
@@ -182,11 +212,223 @@ static unsigned job_cpus(const SchedJob *j) {
         return MAX(j->cpus, 1u);
 }
 
+/* Nothing of it taken: CPUs, memory and the GPUs attached to it. */
 static bool node_idle(const SchedPass *p, const Avail *st, size_t k) {
-        return st[k].cpus == p->node_cpus[k] && st[k].mem == p->node_mem[k];
+        return st[k].cpus == p->node_cpus[k] && st[k].mem == p->node_mem[k] &&
+               (st[k].gpus & p->node_gpus[k]) == p->node_gpus[k];
+}
+
+static inline unsigned popcount64(uint64_t x) {
+        return (unsigned) __builtin_popcountll(x);
+}
+
+/* The n lowest GPUs of mask (all of them if fewer). */
+static uint64_t lowest_gpus(uint64_t mask, unsigned n) {
+        uint64_t r = 0;
+
+        for (; n > 0 && mask; n--) {
+                uint64_t bit = mask & -mask;
+                r |= bit;
+                mask &= ~bit;
+        }
+        return r;
+}
+
+static bool plan_fit_cpus(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret);
+
+/* Spreads what j needs over the nodes s[0..n) in that order, CPUs and memory from them,
+ * GPUs from them or of no known node; local: every node that gives CPUs gives a GPU too
+ * (one of no known node, which is bound to none, counts for any). */
+static bool plan_on_nodes(const SchedPass *p, const Avail *st, const SchedJob *j, const uint8_t *s, size_t n,
+                          uint64_t free, bool local, Plan *ret) {
+        uint64_t need_cpus = MAX(j->cpus, 1u), need_mem = j->memory, loose = free & p->loose_gpus;
+        unsigned left = j->gpus;
+
+        ret->node_mask = 0;
+        ret->gpus = 0;
+        memset(ret->cpus, 0, sizeof(ret->cpus[0]) * p->n_nodes);
+        memset(ret->mem, 0, sizeof(ret->mem[0]) * p->n_nodes);
+
+        for (size_t i = 0; i < n; i++) {
+                size_t k = s[i];
+                uint64_t c = MIN(need_cpus, (uint64_t) st[k].cpus), mm = MIN(need_mem, st[k].mem);
+
+                /* A node it takes only GPUs from is not one of its nodes. */
+                if (j->exclusive || c > 0 || mm > 0)
+                        ret->node_mask |= UINT64_C(1) << k;
+                ret->cpus[k] = j->exclusive ? st[k].cpus : (uint32_t) c;
+                ret->mem[k] = j->exclusive ? st[k].mem : mm;
+                need_cpus -= c;
+                need_mem -= mm;
+                if (j->exclusive) {
+                        /* All its GPUs are the job's; the allowed ones count. */
+                        ret->gpus |= p->node_gpus[k];
+                        left -= MIN(left, popcount64(p->node_gpus[k] & free));
+                }
+        }
+        if (need_cpus > 0 || need_mem > 0)
+                return false;
+
+        /* One GPU for each node the CPUs come from, then the rest in node order. */
+        for (size_t i = 0; i < n && j->gpus > 0; i++) {
+                size_t k = s[i];
+                uint64_t mine = free & p->node_gpus[k] & ~ret->gpus;
+
+                if (ret->cpus[k] == 0 || (ret->gpus & p->node_gpus[k] & free))
+                        continue;
+                if (left > 0 && mine) {
+                        ret->gpus |= lowest_gpus(mine, 1);
+                        left--;
+                } else if (left > 0 && (loose & ~ret->gpus)) {
+                        ret->gpus |= lowest_gpus(loose & ~ret->gpus, 1);
+                        left--;
+                } else if (local)
+                        return false;
+        }
+        for (size_t i = 0; i < n && left > 0; i++) {
+                uint64_t g = lowest_gpus(free & p->node_gpus[s[i]] & ~ret->gpus, left);
+                ret->gpus |= g;
+                left -= popcount64(g);
+        }
+        if (left > 0) {
+                uint64_t g = lowest_gpus(loose & ~ret->gpus, left);
+                ret->gpus |= g;
+                left -= popcount64(g);
+        }
+        return left == 0;
+}
+
+/* A job with GPUs, or an exclusive one on a machine with GPUs. Placements, best first:
+ *   1. one node with its CPUs, memory and GPUs: of those whose own GPUs suffice, the one
+ *      with the fewest free (best fit: nodes with many stay free for jobs that want
+ *      many); an exclusive job without GPUs takes the node with the fewest GPUs;
+ *   2. several nodes, those with the most free GPUs first, each node that gives CPUs
+ *      giving a GPU too;
+ *   3. without gpu_binding: the CPUs and memory as a job without GPUs gets them, and
+ *      GPUs from those nodes first, then from any.
+ * A GPU of no known node is local to none and bound to none: it is taken after local
+ * ones, and binding does not exclude it. */
+static bool plan_fit_gpu(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret) {
+        uint64_t need_cpus = MAX(j->cpus, 1u), need_mem = j->memory, sum_cpus = 0, sum_mem = 0;
+        uint64_t free = avail_gpus(p, st) & job_gpu_allowed(p, j), loose = free & p->loose_gpus;
+        unsigned n_local[SCHED_NODES_MAX], n_loose = popcount64(loose), sum_gpus = n_loose;
+        uint8_t cand[SCHED_NODES_MAX];
+        size_t n = 0, best = SIZE_MAX;
+
+        if (popcount64(free) < j->gpus)
+                return false;
+
+        for (size_t i = 0; i < p->n_nodes; i++) {
+                size_t k = p->node_order[i];
+
+                if (j->exclusive ? !node_idle(p, st, k) : st[k].cpus == 0 && st[k].mem == 0 && !(free & p->node_gpus[k]))
+                        continue;
+                n_local[k] = popcount64(free & p->node_gpus[k]);
+                cand[n++] = (uint8_t) k;
+                sum_cpus += st[k].cpus;
+                sum_mem += st[k].mem;
+                sum_gpus += n_local[k];
+        }
+        if (sum_cpus < need_cpus || sum_mem < need_mem || sum_gpus < j->gpus)
+                return false;
+
+        /* 1. One node. */
+        for (size_t i = 0; i < n; i++) {
+                size_t k = cand[i];
+
+                if (st[k].cpus < need_cpus || st[k].mem < need_mem || n_local[k] + n_loose < j->gpus)
+                        continue;
+                if (best == SIZE_MAX)
+                        best = k;
+                else if (j->gpus == 0) {
+                        if (popcount64(p->node_gpus[k]) < popcount64(p->node_gpus[best]))
+                                best = k;
+                } else if (n_local[best] < j->gpus ? n_local[k] > n_local[best]
+                                                   : n_local[k] >= j->gpus && n_local[k] < n_local[best])
+                        best = k;
+        }
+        if (best != SIZE_MAX) {
+                uint8_t one = (uint8_t) best;
+                if (plan_on_nodes(p, st, j, &one, 1, free, true, ret))
+                        return true;
+        }
+
+        /* 2. Several nodes, the most free GPUs first (stable: preferred order breaks
+         * ties); an exclusive job without GPUs, the fewest GPUs first. */
+        for (size_t i = 1; i < n; i++) {
+                uint8_t v = cand[i];
+                size_t x = i;
+                while (x > 0 && (j->gpus == 0 ? popcount64(p->node_gpus[v]) < popcount64(p->node_gpus[cand[x - 1]])
+                                              : n_local[v] > n_local[cand[x - 1]])) {
+                        cand[x] = cand[x - 1];
+                        x--;
+                }
+                cand[x] = v;
+        }
+        {
+                uint64_t c = 0, mm = 0;
+                unsigned g = n_loose;
+                size_t used = 0;
+
+                while (used < n && (c < need_cpus || mm < need_mem || g < j->gpus)) {
+                        size_t k = cand[used++];
+                        c += st[k].cpus;
+                        mm += st[k].mem;
+                        g += n_local[k];
+                }
+                if (plan_on_nodes(p, st, j, cand, used, free, true, ret))
+                        return true;
+        }
+        if (j->gpu_binding)
+                return false;
+
+        /* 3. CPUs wherever they are, GPUs near them if possible. */
+        {
+                SchedJob cpu_only = *j;
+                uint64_t near = 0, left_mask;
+                unsigned left = j->gpus;
+
+                cpu_only.gpus = 0;
+                if (!plan_fit_cpus(p, st, &cpu_only, ret))
+                        return false;
+                ret->gpus = 0;
+                for (size_t k = 0; k < p->n_nodes; k++)
+                        if (ret->node_mask & (UINT64_C(1) << k)) {
+                                if (j->exclusive) {
+                                        ret->gpus |= p->node_gpus[k];
+                                        left -= MIN(left, popcount64(p->node_gpus[k] & free));
+                                } else
+                                        near |= free & p->node_gpus[k];
+                        }
+                left_mask = free & ~ret->gpus;
+                near = lowest_gpus(near & left_mask, left);
+                ret->gpus |= near;
+                left -= popcount64(near);
+                /* Then the nodes with most free GPUs (cand is in that order), loose last. */
+                for (size_t i = 0; i < n && left > 0; i++) {
+                        uint64_t g = lowest_gpus(free & p->node_gpus[cand[i]] & ~ret->gpus, left);
+                        ret->gpus |= g;
+                        left -= popcount64(g);
+                }
+                if (left > 0) {
+                        uint64_t g = lowest_gpus(loose & ~ret->gpus, left);
+                        ret->gpus |= g;
+                        left -= popcount64(g);
+                }
+                return left == 0;
+        }
 }
 
 bool plan_fit(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret) {
+        /* GPU work only where there are GPUs: CPU-only machines take the path below alone. */
+        if (p->n_gpus > 0 && (j->gpus > 0 || j->exclusive))
+                return plan_fit_gpu(p, st, j, ret);
+        if (j->gpus > 0)
+                return false;
+        return plan_fit_cpus(p, st, j, ret);
+}
+
+static bool plan_fit_cpus(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret) {
         uint64_t need_cpus = job_cpus(j), need_mem = j->memory, sum_cpus = 0, sum_mem = 0;
         uint8_t cand[SCHED_NODES_MAX];
         size_t n = 0;
@@ -207,6 +449,7 @@ bool plan_fit(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret)
         /* Only the pass's nodes are ever read: clearing all SCHED_NODES_MAX would cost
          * more than the search on a small machine. */
         ret->node_mask = 0;
+        ret->gpus = 0;
         memset(ret->cpus, 0, sizeof(ret->cpus[0]) * p->n_nodes);
         memset(ret->mem, 0, sizeof(ret->mem[0]) * p->n_nodes);
 
@@ -272,6 +515,7 @@ void avail_sub(const SchedPass *p, Avail *st, const Plan *pl) {
         for (size_t k = 0; k < p->n_nodes; k++) {
                 st[k].cpus -= MIN(st[k].cpus, pl->cpus[k]);
                 st[k].mem -= MIN(st[k].mem, pl->mem[k]);
+                st[k].gpus &= ~pl->gpus;
         }
 }
 
@@ -280,13 +524,22 @@ void avail_add(const SchedPass *p, Avail *st, const Avail *add) {
         for (size_t k = 0; k < p->n_nodes; k++) {
                 st[k].cpus = (uint32_t) MIN((uint64_t) st[k].cpus + add[k].cpus, (uint64_t) p->node_cpus[k]);
                 st[k].mem = MIN(time_add(st[k].mem, add[k].mem), p->node_mem[k]);
+                st[k].gpus |= add[k].gpus & p->home_gpus[k];
         }
+}
+
+void avail_add_gpus(const SchedPass *p, Avail *st, uint64_t mask) {
+        if (mask == 0)
+                return;
+        for (size_t k = 0; k < p->n_nodes; k++)
+                st[k].gpus |= mask & p->home_gpus[k];
 }
 
 void avail_min(const SchedPass *p, Avail *dst, const Avail *a, const Avail *b) {
         for (size_t k = 0; k < p->n_nodes; k++) {
                 dst[k].cpus = MIN(a[k].cpus, b[k].cpus);
                 dst[k].mem = MIN(a[k].mem, b[k].mem);
+                dst[k].gpus = a[k].gpus & b[k].gpus;
         }
 }
 
@@ -314,11 +567,15 @@ int pass_start(SchedPass *p, Cand *c, const Plan *pl) {
                 assert(ok);
                 (void) ok;
         }
+        d->alloc.gpu_mask = pl->gpus;
         for (size_t k = 0; k < p->n_nodes; k++) {
+                /* GPUs of no known node are kept at node 0, which it may not use. */
+                rel[k].gpus = pl->gpus & p->home_gpus[k];
                 if (!(pl->node_mask & (UINT64_C(1) << k)))
                         continue;
                 cpu_set_andnot(&p->free_cpus[k], &d->alloc.cpus);
-                rel[k] = (Avail) { .cpus = pl->cpus[k], .mem = pl->mem[k] };
+                rel[k].cpus = pl->cpus[k];
+                rel[k].mem = pl->mem[k];
         }
 
         avail_sub(p, p->avail_now, pl);

@@ -13,11 +13,17 @@
 typedef struct Avail {
         uint64_t mem;
         uint32_t cpus;
+        /* Free GPUs, as a mask over the machine's, kept at their home node: the node they
+         * are attached to, node 0 for those of no known node (SchedPass.home_gpus). Unlike
+         * CPUs they are planned by id even for the future: each is a device of its own
+         * type, and a job may take only some (gpu_allowed). */
+        uint64_t gpus;
 } Avail;
 
 /* A placement in counts: what a job takes from each node. */
 typedef struct Plan {
         uint64_t node_mask;
+        uint64_t gpus;       /* the GPUs it takes, wherever they are */
         uint32_t cpus[SCHED_NODES_MAX];
         uint64_t mem[SCHED_NODES_MAX];
 } Plan;
@@ -41,7 +47,7 @@ typedef struct Cand {
 
 /* What running jobs (and those started in this pass) hold against a limit. */
 typedef struct LimitUse {
-        uint64_t cpus, mem, running, ps;
+        uint64_t cpus, mem, gpus, running, ps;
 } LimitUse;
 
 /* A member of a project, as limits count it. */
@@ -87,6 +93,7 @@ typedef struct SortKey {
 typedef struct Resv {
         uint64_t id;
         uint64_t start;
+        uint64_t gpus;       /* the GPUs it takes */
         uint32_t parts;
         uint32_t n_parts;
 } Resv;
@@ -210,6 +217,13 @@ struct SchedPass {
         uint8_t node_order[SCHED_NODES_MAX]; /* preferred node order */
         uint32_t node_cpus[SCHED_NODES_MAX]; /* sizes */
         uint64_t node_mem[SCHED_NODES_MAX];
+        /* GPUs: all of them; per node those attached to it (locality, and what an
+         * exclusive job holds with the node); per node those Avail keeps there (the
+         * attached ones, and on node 0 also loose_gpus, those of no known node). */
+        size_t n_gpus;
+        uint64_t all_gpus, loose_gpus;
+        uint64_t node_gpus[SCHED_NODES_MAX];
+        uint64_t home_gpus[SCHED_NODES_MAX];
 
         /* free now; the sets live in the context (SchedContext.free_cpus): 64 of them
          * would be 66 KiB to clear in every pass */
@@ -253,6 +267,8 @@ bool plan_fit(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret)
 void avail_sub(const SchedPass *p, Avail *st, const Plan *pl);
 void avail_add(const SchedPass *p, Avail *st, const Avail *add);
 void avail_min(const SchedPass *p, Avail *dst, const Avail *a, const Avail *b);
+/* Gives the GPUs of mask back to st, each at its home node. */
+void avail_add_gpus(const SchedPass *p, Avail *st, uint64_t mask);
 /* plan_fit() for starting c now: within its project's allowed CPUs, if capped. */
 bool plan_fit_now(const SchedPass *p, const Avail *st, const Cand *c, Plan *ret);
 /* Whether c's project caps its CPUs. */
@@ -281,10 +297,27 @@ static inline uint64_t job_span(const SchedJob *j) {
         return MAX(sched_job_walltime(j), (uint64_t) 1);
 }
 
+/* The GPUs a job may be given (SchedJob.gpu_allowed, 0: any). */
+static inline uint64_t job_gpu_allowed(const SchedPass *p, const SchedJob *j) {
+        return (j->gpu_allowed ?: UINT64_MAX) & p->all_gpus;
+}
+
+/* The GPUs free in st, wherever kept. */
+static inline uint64_t avail_gpus(const SchedPass *p, const Avail *st) {
+        uint64_t g = 0;
+
+        if (p->n_gpus == 0)
+                return 0;
+        for (size_t k = 0; k < p->n_nodes; k++)
+                g |= st[k].gpus;
+        return g;
+}
+
 /* The cheap test before a per-node one. */
 static inline bool seg_may_fit(const Profile *pr, size_t i, const SchedJob *j) {
         const Avail *t = &pr->p->ctx->seg_total[i];
-        return t->cpus >= MAX(j->cpus, 1u) && t->mem >= j->memory;
+        return t->cpus >= MAX(j->cpus, 1u) && t->mem >= j->memory &&
+               (j->gpus == 0 || (unsigned) __builtin_popcountll(t->gpus & job_gpu_allowed(pr->p, j)) >= j->gpus);
 }
 
 void seg_sum(const Profile *pr, size_t i);

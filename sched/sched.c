@@ -20,6 +20,7 @@ static const char *const sched_reason_table[_SCHED_REASON_MAX] = {
         [SCHED_REASON_ARRAY_TASK_LIMIT] = "JobArrayTaskLimit",
         [SCHED_REASON_MAX_CPUS] = "MaxCPUs",
         [SCHED_REASON_MAX_MEMORY] = "MaxMemory",
+        [SCHED_REASON_MAX_GPUS] = "MaxGPUs",
         [SCHED_REASON_MAX_RUNNING_JOBS] = "MaxRunningJobs",
         [SCHED_REASON_MAX_JOBS_PER_USER] = "MaxJobsPerUser",
         [SCHED_REASON_MAX_IDLE_JOBS_PER_USER] = "MaxIdleJobsPerUser",
@@ -165,6 +166,9 @@ static SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, uint64_
         *ret_est = SCHED_TIME_INFINITY;
 
         if (MAX(j->cpus, 1u) > machine_cpus || j->memory > machine_mem)
+                return SCHED_REASON_TOO_BIG;
+        /* More GPUs than the machine has, or than of the kinds it may have. */
+        if (j->gpus > 0 && j->gpus > (unsigned) __builtin_popcountll(job_gpu_allowed(p, j)))
                 return SCHED_REASON_TOO_BIG;
         if (p->config->max_walltime > 0 && sched_job_walltime(j) != SCHED_TIME_INFINITY &&
             sched_job_walltime(j) > p->config->max_walltime)
