@@ -75,7 +75,7 @@ result() { # ID -> the probe's output
     assert_eq "$(state "$1")" COMPLETED "job $1's probe"
     cat "$work/job-$1.out"
 }
-line() { printf '%s\n' "$1" | grep -E "^$2 " | head -1 | cut -d' ' -f2-; }
+line() { printf '%s\n' "$1" | awk -v k="$2" 'index($0, k " ") == 1 { print substr($0, length(k) + 2); exit }'; }
 
 # A CPU job: every GPU node is denied, the rest opens as outside, the submitter's
 # CUDA_VISIBLE_DEVICES is dropped (it named a GPU of the shell it came from).
