@@ -5,9 +5,9 @@
 # EPERM (the device cgroup's BPF program answers before the driver lookup): a job given gpu1
 # gets EPERM on /dev/nvidia0 and ENXIO on its own; a CPU job gets EPERM on every GPU node;
 # ptys, /dev/null and /dev/fuse open as they do outside a job; two 2-GPU jobs run side by
-# side on disjoint GPUs and a 3-GPU job waits for GPUs while a CPU is free; the environment
-# numbers the job's GPUs as CUDA will see them inside the fence (0..n-1) and carries the
-# machine's indexes in SLURM_JOB_GPUS and CORRAL_GPUS.
+# side on disjoint GPUs, keep them through a restart, and a 3-GPU job waits for GPUs while a
+# CPU is free; the environment numbers the job's GPUs as CUDA will see them inside the fence
+# (0..n-1) and carries the machine's indexes in SLURM_JOB_GPUS and CORRAL_GPUS.
 # timeout: 600
 . "$CORRAL_TEST_LIB"
 dropin=/etc/corral/corral.conf.d/38-gpu.conf
@@ -134,6 +134,13 @@ for g in 0 1 2 3; do
     case ",$ga," in *",$g,"*) want=ENXIO;; esac
     assert_eq "$(line "$(cat "$work/job-$a.out")" /dev/nvidia$g)" "$want" "job $a (GPUs $ga) opening /dev/nvidia$g"
 done
+# A restart keeps each running job's GPUs: stored by name with the allocation.
+names() { local n="" g; for g in ${1//,/ }; do n="$n${n:+,}gpu$g"; done; echo "$n"; }
+assert_eq "$(sqlite3 /var/lib/corral/corral.db "select alloc_gpus from jobs where id=$a")" "$(names "$ga")" \
+    "job $a's GPUs in the store"
+systemctl restart corrald
+wait_for 60 corral info >/dev/null 2>&1 || fail "corrald did not come back"
+assert_eq "$(state "$a")" RUNNING "job $a after the restart"
 corral cancel "$b"
 wait_for 60 ended "$b" || fail "job $b did not end"
 c=$(submit ',"gpus":3' "$hold")
