@@ -1141,6 +1141,75 @@ static void test_gpu_job(void **state) {
         manager_for_test_free(m);
 }
 
+/* A reload rebuilds the devices (discovery on this host, none expected to be GPUs, and the
+ * [Device] sections): a running job keeps its GPU by name when the set is reordered, and a
+ * GPU the configuration drops is given to nobody. */
+static void test_gpu_reload(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        static unsigned numa_ids[2] = { 0, 1 };
+        char *err = NULL;
+        uint64_t id;
+        Job *j;
+
+        if (access("/dev/nvidiactl", F_OK) >= 0 || access("/dev/kfd", F_OK) >= 0) {
+                manager_for_test_free(m);
+                skip(); /* this host has GPUs of its own: the numbering below would differ */
+                return;
+        }
+        /* As after load_machine(): the machine is known, so a reload loads devices. */
+        m->nodes = nodes;
+        m->numa_ids = numa_ids;
+        put(t->dir, "corral.conf",
+            "[Device]\nName=ga\nVendor=nvidia\nNodes=/dev/fake-ga\nNumaNode=0\n"
+            "[Device]\nName=gb\nVendor=nvidia\nNodes=/dev/fake-gb\nNumaNode=1\n"
+            "[Device]\nName=gc\nVendor=nvidia\nNodes=/dev/fake-gc\nNumaNode=1\n");
+        assert_int_equal(manager_reload(m, &err), 0);
+        assert_int_equal(m->machine.n_gpus, 3);
+        assert_string_equal(m->devices->devices[1].name, "gb");
+        assert_int_equal(m->gpus[0].node, 0);
+        assert_int_equal(m->gpus[1].node, 1);
+        assert_non_null(m->device_fence_base);
+
+        id = job_id_of(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"gpus\":2}"));
+        j = manager_find_job(m, id);
+        j->state = JOB_RUNNING;
+        j->alloc = new0(SchedAllocation, 1);
+        cpu_set_add(&j->alloc->cpus, 0);
+        j->alloc->gpu_mask = (UINT64_C(1) << 1) | (UINT64_C(1) << 2); /* gb, gc */
+
+        /* ga goes, a0 comes first by name: gb and gc are now 1 and 2 again only by name. */
+        put(t->dir, "corral.conf",
+            "[Device]\nName=gc\nVendor=nvidia\nNodes=/dev/fake-gc\nNumaNode=1\n"
+            "[Device]\nName=a0\nVendor=nvidia\nNodes=/dev/fake-a0\nNumaNode=0\n"
+            "[Device]\nName=gb\nVendor=nvidia\nNodes=/dev/fake-gb\nNumaNode=1\n");
+        assert_int_equal(manager_reload(m, &err), 0);
+        assert_string_equal(m->devices->devices[0].name, "a0");
+        assert_string_equal(m->devices->devices[1].name, "gb");
+        assert_string_equal(m->devices->devices[2].name, "gc");
+        assert_int_equal(j->alloc->gpu_mask, (UINT64_C(1) << 1) | (UINT64_C(1) << 2));
+
+        /* gb goes: the job keeps gc (now index 1) only. */
+        put(t->dir, "corral.conf",
+            "[Device]\nName=gc\nVendor=nvidia\nNodes=/dev/fake-gc\nNumaNode=1\n"
+            "[Device]\nName=a0\nVendor=nvidia\nNodes=/dev/fake-a0\nNumaNode=0\n");
+        assert_int_equal(manager_reload(m, &err), 0);
+        assert_int_equal(m->machine.n_gpus, 2);
+        assert_int_equal(j->alloc->gpu_mask, UINT64_C(1) << 1);
+
+        /* No device left: no fence. */
+        put(t->dir, "corral.conf", "");
+        assert_int_equal(manager_reload(m, &err), 0);
+        assert_int_equal(m->machine.n_gpus, 0);
+        assert_null(m->device_fence_base);
+        assert_int_equal(j->alloc->gpu_mask, 0);
+
+        j->state = JOB_QUEUED;
+        m->nodes = NULL; /* static */
+        m->numa_ids = NULL;
+        manager_for_test_free(m);
+}
+
 static int setup(void **state) {
         return tree_setup_prefix(state, "corral-methods");
 }
@@ -1360,6 +1429,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_submit_bounds, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_gpu_job, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_gpu_reload, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_mail, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_mail_after_commit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_mail_user_budget, setup, tree_teardown),
