@@ -69,6 +69,32 @@ static void print_queues(const Config *c) {
                             *r);
 }
 
+/* The [Device] sections, in the order corrald applies them over what it discovers (the
+ * result, GPUs included, is corral info's). */
+static void print_devices(const Config *c) {
+        if (c->n_devices == 0)
+                return;
+        printf("Device sections (applied over discovery, in this order):\n");
+        for (size_t i = 0; i < c->n_devices; i++) {
+                const DeviceConfig *d = &c->devices[i];
+
+                printf("  %-12s", d->name ?: d->pci_address);
+                if (d->name && d->pci_address)
+                        printf(" PCIAddress=%s", d->pci_address);
+                if (d->hide)
+                        printf(" Hide=yes");
+                if (d->vendor)
+                        printf(" Vendor=%s", d->vendor);
+                if (d->numa_node != CONFIG_NUMA_NODE_UNSET)
+                        printf(" NumaNode=%d", d->numa_node);
+                print_names("Nodes", d->nodes);
+                print_names("Features", d->features);
+                if (d->model)
+                        printf(" Model=\"%s\"", d->model);
+                printf("\n");
+        }
+}
+
 int verb_config(Cli *cli, int argc, char **argv) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -111,5 +137,6 @@ int verb_config(Cli *cli, int argc, char **argv) {
                c->default_queue, c->n_projects, c->n_projects == 1 ? "" : "s",
                c->n_projects == 0 ? " (every unix group is a project)" : "");
         print_queues(c);
+        print_devices(c);
         return CLI_EXIT_SUCCESS;
 }

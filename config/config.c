@@ -21,9 +21,23 @@ static void queue_config_done(QueueConfig *q) {
         *q = (QueueConfig) {};
 }
 
+static void device_config_done(DeviceConfig *d) {
+        free(d->name);
+        free(d->pci_address);
+        free(d->vendor);
+        strv_free(d->nodes);
+        free(d->model);
+        strv_free(d->features);
+        free(d->where);
+        *d = (DeviceConfig) { .numa_node = CONFIG_NUMA_NODE_UNSET };
+}
+
 Config *config_free(Config *c) {
         if (!c)
                 return NULL;
+        for (size_t i = 0; i < c->n_devices; i++)
+                device_config_done(&c->devices[i]);
+        free(c->devices);
         free(c->operator_group);
         free(c->default_queue);
         free(c->policy);
@@ -165,7 +179,48 @@ static int parse_ordering(const char *v, void *data) {
         return 0;
 }
 
+static int parse_vendor(const char *v, void *data) {
+        if (!streq(v, "nvidia") && !streq(v, "amd") && !streq(v, "other"))
+                return -EINVAL;
+        return ini_parse_string(v, data);
+}
+
+static int parse_pci_address(const char *v, void *data) {
+        unsigned dom, bus, slot, fn;
+        int n = 0;
+
+        if (strlen(v) != 12 || sscanf(v, "%4x:%2x:%2x.%1x%n", &dom, &bus, &slot, &fn, &n) != 4 || n != 12)
+                return -EINVAL;
+        return ini_parse_string(v, data);
+}
+
+/* What systemd's DeviceAllow= takes as a node: below /dev, normalized, no blanks. */
+static bool device_node_is_valid(const char *p) {
+        if (!strneq(p, "/dev/", 5) || strlen(p) > 4096 || p[strlen(p) - 1] == '/' || strstr(p, "//") ||
+            strstr(p, "/./") || strstr(p, "/../") || (strlen(p) >= 3 && streq(p + strlen(p) - 3, "/..")) ||
+            (strlen(p) >= 2 && streq(p + strlen(p) - 2, "/.")))
+                return false;
+        for (const char *c = p; *c; c++)
+                if ((unsigned char) *c <= ' ' || *c == 0x7f)
+                        return false;
+        return true;
+}
+
+static int parse_device_nodes(const char *v, void *data) {
+        return ini_parse_strv_checked(v, data, device_node_is_valid);
+}
+
+static int parse_numa_node(const char *v, void *data) {
+        int n;
+
+        if (safe_atoi(v, &n) < 0 || n < -1 || n > 1023)
+                return -EINVAL;
+        *(int *) data = n;
+        return 0;
+}
+
 #define MGR(k, p, f, e) INI_ITEM("Manager", k, p, Config, f, e)
+#define DEV(k, p, f, e) INI_ITEM("Device", k, p, DeviceConfig, f, e)
 #define QUE(k, p, f, e) INI_ITEM("Queue", k, p, QueueConfig, f, e)
 static const IniItem items[] = {
         MGR("OperatorGroup", ini_parse_string, operator_group, "a group name"),
@@ -213,6 +268,15 @@ static const IniItem items[] = {
         QUE("ParallelRun", ini_parse_bool, parallel_run, "a boolean"),
         QUE("Preemptable", ini_parse_bool, preemptable, "a boolean"),
         QUE("Disabled", ini_parse_bool, disabled, "a boolean"),
+        DEV("Name", parse_ident, name, "a device name ([A-Za-z0-9_.-], up to 64)"),
+        DEV("PCIAddress", parse_pci_address, pci_address, "a PCI address such as 0000:3b:00.0"),
+        DEV("Vendor", parse_vendor, vendor, "nvidia, amd or other"),
+        DEV("Kind", parse_vendor, vendor, "nvidia, amd or other"),
+        DEV("Nodes", parse_device_nodes, nodes, "device node paths below /dev"),
+        DEV("NumaNode", parse_numa_node, numa_node, "a NUMA node number, or -1 for none"),
+        DEV("Model", ini_parse_string, model, "a model name"),
+        DEV("Features", parse_idents, features, "feature names ([A-Za-z0-9_.-])"),
+        DEV("Hide", ini_parse_bool, hide, "a boolean"),
 };
 
 /* While loading: a [Queue] section is collected whole, then merged into the queue of the
@@ -221,6 +285,7 @@ static const IniItem items[] = {
 typedef struct ConfigLoad {
         Config *config;
         QueueConfig queue;
+        DeviceConfig device;
 } ConfigLoad;
 
 static void *section_begin(void *userdata, const char *section) {
@@ -232,7 +297,36 @@ static void *section_begin(void *userdata, const char *section) {
                 l->queue = (QueueConfig) { .rerunnable = true, .charge_factor = 1.0, .preemptable = true };
                 return &l->queue;
         }
+        if (streq(section, "Device")) {
+                l->device = (DeviceConfig) { .numa_node = CONFIG_NUMA_NODE_UNSET };
+                return &l->device;
+        }
         return NULL;
+}
+
+/* A [Device] section is kept whole, in order: corrald applies them over discovery. */
+static int device_section_end(ConfigLoad *l, const char *path, unsigned line, char **ret_error) {
+        Config *c = l->config;
+        DeviceConfig *n;
+
+        if (!l->device.name && !l->device.pci_address) {
+                device_config_done(&l->device);
+                return ini_error(ret_error, path, line, "a [Device] section has neither Name= nor PCIAddress=");
+        }
+        if (asprintf(&l->device.where, "%s:%u", path, line) < 0) {
+                l->device.where = NULL;
+                device_config_done(&l->device);
+                return -ENOMEM;
+        }
+        n = reallocarray(c->devices, c->n_devices + 1, sizeof *n);
+        if (!n) {
+                device_config_done(&l->device);
+                return -ENOMEM;
+        }
+        c->devices = n;
+        c->devices[c->n_devices++] = l->device;
+        l->device = (DeviceConfig) { .numa_node = CONFIG_NUMA_NODE_UNSET };
+        return 0;
 }
 
 static int section_end(void *userdata, const char *section, void *target, uint64_t set, const char *path,
@@ -241,6 +335,8 @@ static int section_end(void *userdata, const char *section, void *target, uint64
         Config *c = l->config;
         QueueConfig *into;
 
+        if (streq(section, "Device"))
+                return device_section_end(l, path, line, ret_error);
         if (!streq(section, "Queue"))
                 return 0;
         if (!l->queue.name)
@@ -283,7 +379,7 @@ static int section_end(void *userdata, const char *section, void *target, uint64
 static const IniOps config_ops = {
         .section_begin = section_begin,
         .section_end = section_end,
-        .known = "[Manager], [Queue]",
+        .known = "[Manager], [Queue], [Device]",
 };
 
 static int load_file(Config *c, const char *path, char **ret_error) {
@@ -291,6 +387,7 @@ static int load_file(Config *c, const char *path, char **ret_error) {
         int r = ini_load(path, 1024 * 1024, items, ELEMENTSOF(items), &config_ops, &l, ret_error);
 
         queue_config_done(&l.queue); /* a section cut short by an error */
+        device_config_done(&l.device);
         return r;
 }
 

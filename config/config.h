@@ -44,6 +44,24 @@ typedef struct QueueConfig {
 #define CORRAL_EXPRESS_GROUP "corral-express"
 
 
+/* A [Device] section: a device declared (FPGAs, a test's fake GPUs), or one that discovery
+ * found (matched by Name= or PCIAddress=) overridden or, with Hide=yes, removed. Sections
+ * are kept in file order and applied in that order over discovery by corrald
+ * (executor/devices.h, device_set_apply()), so a later section of the same Name= overrides
+ * an earlier one key by key. */
+typedef struct DeviceConfig {
+        char *name;
+        char *pci_address;      /* "0000:3b:00.0" */
+        char *vendor;           /* Vendor= or Kind=: nvidia, amd, other; NULL: unset */
+        char **nodes;           /* absolute paths below /dev */
+        char *model;
+        char **features;
+        int numa_node;          /* CONFIG_NUMA_NODE_UNSET, -1 (none) or a node */
+        bool hide;
+        char *where;            /* "file:line" of the section, for corrald's messages */
+} DeviceConfig;
+#define CONFIG_NUMA_NODE_UNSET (-2)
+
 typedef struct Config {
         char *operator_group;   /* NULL: only root is an admin */
         bool users_may_suspend;
@@ -77,6 +95,8 @@ typedef struct Config {
         QueueConfig *queues;
         size_t n_queues;
         char **removed_builtins; /* the built-in queues Disabled=yes removed */
+        DeviceConfig *devices;
+        size_t n_devices;
         /* projects.d/: none means every unix group is a project. */
         ProjectConfig *projects;
         size_t n_projects;

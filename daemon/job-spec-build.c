@@ -6,9 +6,91 @@
 #include <errno.h>
 #include <string.h>
 
+#include "devices.h"
 #include "identity.h"
 #include "manager.h"
+#include "strv.h"
 
+
+/* "0,1,...,n-1", or the machine's indexes of mask's bits ("1,3"). */
+static char *gpu_list(unsigned n, uint64_t mask) {
+        char *text = NULL;
+        size_t size = 0, k = 0;
+        FILE *f = open_memstream(&text, &size);
+
+        if (!f)
+                return NULL;
+        for (unsigned g = 0; g < 64; g++)
+                if (mask ? (mask & (UINT64_C(1) << g)) != 0 : g < n)
+                        fprintf(f, "%s%u", k++ ? "," : "", g);
+        if (fclose(f) != 0)
+                return mfree(text);
+        return text;
+}
+
+static int push_env(char ***env, const char *name, const char *value) {
+        char *a;
+
+        if (!value || asprintf(&a, "%s=%s", name, value) < 0)
+                return -ENOMEM;
+        return strv_push(env, a) < 0 ? (free(a), -ENOMEM) : 0;
+}
+
+/* On a machine with schedulable devices every job is fenced: it may open its own GPUs' nodes
+ * and their vendors' shared nodes, and every other device as before (the machine's base
+ * list), no other GPU. Its environment numbers its GPUs as the runtimes see them inside the
+ * fence: CUDA and ROCm enumerate only the devices they can open, so a job's GPUs are 0..n-1
+ * there whatever their index on the machine, as under Slurm's ConstrainDevices=yes;
+ * SLURM_JOB_GPUS and CORRAL_GPUS carry the machine's indexes (corral info's). */
+static int build_device_fence(Manager *m, const Job *j, JobSpec *s) {
+        const DeviceSet *set = m->devices;
+        uint64_t mask = j->alloc ? j->alloc->gpu_mask : 0;
+        unsigned count[_DEVICE_VENDOR_MAX] = {}, total = 0;
+        _cleanup_strv_free_ char **env = NULL;
+        int r;
+
+        if (!set || set->n_devices == 0)
+                return 0;
+        s->device_fence = true;
+        s->device_allow = m->device_fence_base ? strv_copy(m->device_fence_base) : new0(char *, 1);
+        if (!s->device_allow)
+                return -ENOMEM;
+        for (size_t g = 0; g < set->n_devices && g < 64; g++) {
+                const Device *d = &set->devices[g];
+
+                if (!(mask & (UINT64_C(1) << g)))
+                        continue;
+                STRV_FOREACH(n, d->nodes)
+                        if (!strv_contains(s->device_allow, *n) && strv_extend(&s->device_allow, *n) < 0)
+                                return -ENOMEM;
+                count[d->vendor]++;
+                total++;
+        }
+        for (size_t v = 0; v < _DEVICE_VENDOR_MAX; v++)
+                if (count[v] > 0)
+                        STRV_FOREACH(n, set->shared_nodes[v])
+                                if (!strv_contains(s->device_allow, *n) && strv_extend(&s->device_allow, *n) < 0)
+                                        return -ENOMEM;
+        if (total == 0)
+                return 0; /* and no GPU variable: the supervisor drops the submitter's */
+
+        _cleanup_free_ char *nv = gpu_list(count[DEVICE_VENDOR_NVIDIA], 0), *amd = gpu_list(count[DEVICE_VENDOR_AMD], 0),
+                            *all = gpu_list(total, 0), *machine = gpu_list(0, mask & ((set->n_devices >= 64) ? ~UINT64_C(0)
+                                                                                     : (UINT64_C(1) << set->n_devices) - 1));
+        char n_text[16];
+
+        (void) snprintf(n_text, sizeof n_text, "%u", total);
+        if (count[DEVICE_VENDOR_NVIDIA] > 0 && (r = push_env(&env, "CUDA_VISIBLE_DEVICES", nv)) < 0)
+                return r;
+        if (count[DEVICE_VENDOR_AMD] > 0 &&
+            ((r = push_env(&env, "ROCR_VISIBLE_DEVICES", amd)) < 0 || (r = push_env(&env, "HIP_VISIBLE_DEVICES", amd)) < 0))
+                return r;
+        if ((r = push_env(&env, "GPU_DEVICE_ORDINAL", all)) < 0 || (r = push_env(&env, "SLURM_JOB_GPUS", machine)) < 0 ||
+            (r = push_env(&env, "SLURM_GPUS_ON_NODE", n_text)) < 0 || (r = push_env(&env, "CORRAL_GPUS", machine)) < 0)
+                return r;
+        s->device_environment = TAKE_PTR(env);
+        return 0;
+}
 
 int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
         _cleanup_(job_spec_freep) JobSpec *s = new0(JobSpec, 1);
@@ -87,6 +169,9 @@ int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
                         else if (li == 2) l->read_iops = v;
                         else l->write_iops = v;
                 }
+        r = build_device_fence(m, j, s);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(s);
         return 0;
 }

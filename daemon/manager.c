@@ -13,6 +13,7 @@
 
 #include "cgroup-util.h"
 #include "config-lastgood.h"
+#include "devices.h"
 #include "fd-util.h"
 #include "json-util.h"
 #include "log.h"
@@ -153,6 +154,153 @@ static int load_machine(Manager *m) {
         return 0;
 }
 
+/* ---- devices ---- */
+
+static char *describe_devices(const DeviceSet *s) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < s->n_devices; i++) {
+                const Device *d = &s->devices[i];
+                fprintf(f, "%s%s (%s, %s", i ? ", " : "", d->name, device_vendor_to_string(d->vendor),
+                        d->model ?: "model unknown");
+                if (d->numa_node >= 0)
+                        fprintf(f, ", NUMA node %d", d->numa_node);
+                fprintf(f, ")");
+        }
+        if (fclose(f) != 0)
+                return mfree(text);
+        return text;
+}
+
+/* The running jobs' GPUs, from the old set's bits to the new set's, by device name: a
+ * reload that adds, hides or reorders devices must not hand a running job's GPU to
+ * another. A device that is gone stays with nobody: the job keeps running, fenced as it
+ * was started, and the bit is dropped. */
+static void remap_gpu_masks(Manager *m, const DeviceSet *old, const DeviceSet *new) {
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                Job *j = m->jobs[i];
+                uint64_t mask = 0;
+
+                if (!j->alloc || j->alloc->gpu_mask == 0)
+                        continue;
+                for (size_t g = 0; g < 64; g++) {
+                        const Device *d;
+
+                        if (!(j->alloc->gpu_mask & (UINT64_C(1) << g)))
+                                continue;
+                        d = old && g < old->n_devices ? device_set_find(new, old->devices[g].name) : NULL;
+                        if (d)
+                                mask |= UINT64_C(1) << (d - new->devices);
+                        else if (job_state_is_active(j->state))
+                                log_warning("Job %" PRIu64 " holds %s, which the reloaded configuration no longer "
+                                            "has: the job keeps it until it ends, nobody else is given it.",
+                                            j->id, old && g < old->n_devices ? old->devices[g].name : "a GPU");
+                }
+                if (mask != j->alloc->gpu_mask) {
+                        j->alloc->gpu_mask = mask;
+                        (void) manager_job_save(m, j);
+                }
+        }
+}
+
+/* Discovery, then the [Device] sections over it; on start and on each reload. A section
+ * that cannot apply is logged and skipped (the files loaded, so the rest of the
+ * configuration is in force); a failure to read the machine keeps the devices there were. */
+static int manager_load_devices(Manager *m) {
+        _cleanup_(device_set_freep) DeviceSet *s = NULL;
+        _cleanup_strv_free_ char **base = NULL;
+        _cleanup_free_ SchedGpu *gpus = NULL;
+        _cleanup_free_ char *text = NULL;
+        _cleanup_close_ int sys = -EBADF, proc = -EBADF, dev = -EBADF;
+        DeviceSet *old;
+        int r;
+
+        sys = open("/sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        dev = open("/dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (sys < 0 || proc < 0 || dev < 0)
+                return log_error_errno(errno, "Cannot open /sys, /proc or /dev to look for GPUs: %m");
+        r = devices_discover(sys, proc, dev, &s);
+        if (r < 0)
+                return log_error_errno(r, "Cannot look for GPUs: %m");
+        for (size_t i = 0; m->config && i < m->config->n_devices; i++) {
+                const DeviceConfig *c = &m->config->devices[i];
+                _cleanup_free_ char *err = NULL;
+                DeviceDecl d = {
+                        .name = c->name,
+                        .pci_address = c->pci_address,
+                        .vendor = c->vendor,
+                        .nodes = c->nodes,
+                        .model = c->model,
+                        .features = c->features,
+                        .numa_node = c->numa_node,
+                        .numa_node_set = c->numa_node != CONFIG_NUMA_NODE_UNSET,
+                        .hide = c->hide,
+                };
+
+                r = device_set_apply(s, &d, &err);
+                if (r == -ENOMEM)
+                        return log_oom();
+                if (r < 0)
+                        log_warning("%s: [Device] %s: %s; the section is ignored.", c->where,
+                                    c->name ?: c->pci_address, strna(err));
+                else if (r > 0)
+                        log_info("%s: [Device] %s matches no device on this machine.", c->where,
+                                 c->name ?: c->pci_address);
+        }
+        r = device_set_finish(s);
+        if (r == -E2BIG)
+                return log_error_errno(r, "More than %d devices: Corral schedules at most %d; the devices stay as "
+                                       "they were.", SCHED_GPUS_MAX, SCHED_GPUS_MAX);
+        if (r < 0)
+                return log_oom();
+        gpus = new0(SchedGpu, s->n_devices);
+        if (!gpus)
+                return log_oom();
+        for (size_t g = 0; g < s->n_devices; g++) {
+                gpus[g].node = -1;
+                for (size_t k = 0; k < m->machine.n_nodes; k++)
+                        if (s->devices[g].numa_node >= 0 && m->numa_ids[k] == (unsigned) s->devices[g].numa_node)
+                                gpus[g].node = (int) k;
+        }
+        if (s->n_devices > 0) {
+                r = device_fence_base(proc, dev, s, &base);
+                if (r == -ENOMEM)
+                        return log_oom();
+                if (r < 0) {
+                        /* Fenced all the same, the GPUs being what is shared: jobs keep only what
+                         * DevicePolicy=closed always allows. */
+                        log_error_errno(r, "Cannot list the machine's device drivers (/proc/devices): jobs are "
+                                        "fenced from every device but the pseudo devices and their GPUs: %m");
+                        if (!(base = new0(char *, 1)))
+                                return log_oom();
+                }
+        }
+
+        remap_gpu_masks(m, m->devices, s);
+        old = m->devices;
+        m->devices = TAKE_PTR(s);
+        device_set_free(old);
+        free(m->gpus);
+        m->gpus = TAKE_PTR(gpus);
+        strv_free(m->device_fence_base);
+        m->device_fence_base = TAKE_PTR(base);
+        m->machine.gpus = m->gpus;
+        m->machine.n_gpus = m->devices->n_devices;
+        if (m->store)
+                store_set_gpu_names(m->store, m->devices);
+        text = describe_devices(m->devices);
+        if (m->devices->n_devices > 0)
+                log_info("%zu device%s scheduled, each job fenced to its own: %s", m->devices->n_devices,
+                         m->devices->n_devices == 1 ? "" : "s", strna(text));
+        m->sched_needed = true;
+        return 0;
+}
+
 static void apply_server_limits(Manager *m) {
         if (m->server)
                 server_set_limits(m->server, &(ServerLimits) {
@@ -257,6 +405,9 @@ static int apply_config(Manager *m, Config *c) {
                 accounting_set_config(m->acct, c);
         apply_server_limits(m);
         manager_apply_slices(m, old);
+        /* At start-up the machine is read after the configuration, and the devices with it. */
+        if (m->nodes)
+                (void) manager_load_devices(m);
         return 0;
 }
 
@@ -393,6 +544,9 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
                                        SCHED_NODES_MAX, SCHED_NODES_MAX);
         if (r < 0)
                 return log_error_errno(r, "Cannot read the machine's NUMA topology: %m");
+        r = manager_load_devices(m);
+        if (r == -ENOMEM)
+                return r;
         m->sched = sched_context_new();
         if (!m->sched)
                 return -ENOMEM;
@@ -400,6 +554,8 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
         if (r < 0)
                 return log_error_errno(r, "Cannot open the state database in %s: %s", statedir,
                                        m->store ? store_error(m->store) : strerror(-r));
+        if (m->devices)
+                store_set_gpu_names(m->store, m->devices);
 
         ExecutorConfig ec = {
                 .supervisor_path = getenv("CORRAL_SUPERVISOR") ?: CORRAL_LIBEXECDIR "/corral-supervisor",
@@ -458,6 +614,9 @@ Manager *manager_free(Manager *m) {
         sched_context_free(m->sched);
         free(m->nodes);
         free(m->numa_ids);
+        device_set_free(m->devices);
+        free(m->gpus);
+        strv_free(m->device_fence_base);
         config_free(m->config);
         free(m->sched_projects);
         free(m->sched_users);

@@ -42,6 +42,7 @@ typedef struct Manager {
          * allocation's gpu_mask. */
         DeviceSet *devices;
         SchedGpu *gpus;
+        char **device_fence_base; /* device_fence_base() of devices; NULL: no device */
         bool sched_needed;
         SchedJob *sched_jobs;
         size_t allocated_sched_jobs;

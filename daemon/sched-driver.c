@@ -56,6 +56,25 @@ static SchedDepStatus dep_status(Manager *m, uint64_t id) {
         return SCHED_DEP_UNKNOWN;
 }
 
+/* The machine's GPUs a job may be given: those whose name, features or model its
+ * --gres=gpu:TYPE names and whose features satisfy its --constraint. 0 means any to
+ * sched/, so a request nothing matches gets only bits past the machine's GPUs: it waits
+ * (and Submit refuses what can never run). */
+static uint64_t job_gpu_allowed(Manager *m, const Job *j) {
+        uint64_t mask = 0;
+        size_t n;
+
+        if (j->req.gpus == 0 || !m->devices || (isempty(j->req.gpu_type) && isempty(j->req.constraint)))
+                return 0;
+        n = m->devices->n_devices;
+        for (size_t g = 0; g < n; g++)
+                if (device_matches(&m->devices->devices[g], j->req.gpu_type, j->req.constraint))
+                        mask |= UINT64_C(1) << g;
+        if (mask == 0)
+                mask = n < 64 ? ~UINT64_C(0) << n : 0;
+        return mask;
+}
+
 void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
         const QueueConfig *q = job_queue(m, j);
         uint64_t now = (uint64_t) time(NULL), suspended = j->suspended_usec / USEC_PER_SEC;
@@ -78,6 +97,9 @@ void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
                 .begin_time = j->req.begin_time,
                 .cpus = j->req.cpus ?: 1,
                 .memory = j->req.memory,
+                .gpus = j->req.gpus,
+                .gpu_allowed = job_gpu_allowed(m, j),
+                .gpu_binding = j->req.gpu_binding,
                 .walltime = j->req.walltime_sec == CORRAL_WALLTIME_INFINITY ? 0 : j->req.walltime_sec,
                 .default_walltime = q ? q->default_walltime : 0,
                 .max_walltime = q ? q->max_walltime : 0,

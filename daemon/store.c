@@ -7,6 +7,9 @@
 #include <sys/stat.h>
 
 #include "job-request.h"
+#include "log.h"
+#include "parse-util.h"
+#include "strv.h"
 #include "store.h"
 
 struct Store {
@@ -16,6 +19,7 @@ struct Store {
         /* Accounting's statements, prepared on first use: one job end costs two
          * statements, whatever the history. */
         sqlite3_stmt *charge_insert, *daily_upsert, *decayed_upsert, *grant_upsert;
+        char **gpu_names; /* store_set_gpu_names() */
 };
 
 /* Migrations, in order: schema version N is reached by running migrations[N-1]. Never
@@ -84,6 +88,8 @@ static const char *const migrations[] = {
         /* 4: the job a preempted job was suspended for, so that corral why names it after a
          * restart. */
         "ALTER TABLE jobs ADD COLUMN preempted_by INTEGER NOT NULL DEFAULT 0;",
+        /* 5: the GPUs an allocation holds, by device name ("gpu0,gpu3"; NULL: none). */
+        "ALTER TABLE jobs ADD COLUMN alloc_gpus TEXT;",
 };
 
 static int sqlite_to_errno(int rc) {
@@ -175,15 +181,15 @@ static const char update_sql[] =
         " eligible_time=?7, start_time=?8, end_time=?9, suspended_usec=?10, suspend_start=?11,"
         " exit_code=?12, exit_signal=?13, alloc_cpus=?14, alloc_mem=?15, usage_cpu_usec=?16,"
         " usage_memory_peak=?17, usage_io_read=?18, usage_io_write=?19, usage_tasks_peak=?20,"
-        " queue=?21, suspended_by_admin=?22, launch_error=?23, preempted_by=?24 WHERE id=?1";
+        " queue=?21, suspended_by_admin=?22, launch_error=?23, preempted_by=?24, alloc_gpus=?34 WHERE id=?1";
 static const char insert_sql[] =
         "INSERT INTO jobs (id, state, reason, rerunnable, held_by_admin, requeue_count, eligible_time,"
         " start_time, end_time, suspended_usec, suspend_start, exit_code, exit_signal, alloc_cpus,"
         " alloc_mem, usage_cpu_usec, usage_memory_peak, usage_io_read, usage_io_write,"
         " usage_tasks_peak, queue, suspended_by_admin, launch_error, preempted_by, uid, gid, user, project,"
-        " request, array_job_id, array_task_id, submit_time, request_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
-        " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26,"
-        " ?27, ?28, ?29, ?30, ?31, ?32, ?33)";
+        " request, array_job_id, array_task_id, submit_time, request_id, alloc_gpus) VALUES (?1, ?2, ?3, ?4,"
+        " ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25,"
+        " ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)";
 
 int store_open(const char *dir, Store **ret) {
         _cleanup_(store_closep) Store *s = NULL;
@@ -229,6 +235,7 @@ Store *store_close(Store *s) {
         sqlite3_finalize(s->decayed_upsert);
         sqlite3_finalize(s->grant_upsert);
         sqlite3_close(s->db);
+        strv_free(s->gpu_names);
         free(s);
         return NULL;
 }
@@ -310,12 +317,84 @@ static int parse_alloc_mem(const char *s, SchedAllocation *a) {
         return 0;
 }
 
-static int bind_mutable(sqlite3_stmt *st, const Job *j) {
-        _cleanup_free_ char *cpus = NULL, *mem = NULL;
+int store_set_gpu_names(Store *s, const DeviceSet *devices) {
+        char **names = new0(char *, devices->n_devices + 1);
+
+        if (!names)
+                return -ENOMEM;
+        for (size_t g = 0; g < devices->n_devices; g++)
+                if (!(names[g] = strdup(devices->devices[g].name))) {
+                        strv_free(names);
+                        return -ENOMEM;
+                }
+        strv_free(s->gpu_names);
+        s->gpu_names = names;
+        return 0;
+}
+
+/* The allocation's GPUs by name, "gpu0,gpu3"; NULL for none. */
+static int format_alloc_gpus(const Store *s, const SchedAllocation *a, char **ret) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        *ret = NULL;
+        if (!a || a->gpu_mask == 0)
+                return 0;
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+        for (size_t g = 0, n = 0; g < 64; g++)
+                if (a->gpu_mask & (UINT64_C(1) << g)) {
+                        /* Without the names (a store used without a machine): the index. */
+                        if (g < strv_length(s->gpu_names))
+                                fprintf(f, "%s%s", n++ ? "," : "", s->gpu_names[g]);
+                        else
+                                fprintf(f, "%s#%zu", n++ ? "," : "", g);
+                }
+        if (fclose(f) != 0) {
+                free(text);
+                return -ENOMEM;
+        }
+        *ret = text;
+        return 0;
+}
+
+static void parse_alloc_gpus(const Store *s, uint64_t id, const char *text, bool warn, SchedAllocation *a) {
+        _cleanup_strv_free_ char **l = NULL;
+        size_t n = strv_length(s->gpu_names);
+        unsigned g;
+
+        a->gpu_mask = 0;
+        if (isempty(text) || strv_split(text, ",", &l) < 0)
+                return;
+        STRV_FOREACH(name, l) {
+                bool found = false;
+
+                for (size_t k = 0; k < n && !found; k++)
+                        if (streq(s->gpu_names[k], *name)) {
+                                a->gpu_mask |= UINT64_C(1) << k;
+                                found = true;
+                        }
+                if (!found && (*name)[0] == '#' && safe_atou(*name + 1, &g) >= 0 && g < 64 && n == 0) {
+                        a->gpu_mask |= UINT64_C(1) << g;
+                        found = true;
+                }
+                if (!found && warn)
+                        log_warning("Job %" PRIu64 " held %s, which this machine no longer has: nobody is given "
+                                    "it in the job's place.", id, *name);
+        }
+}
+
+static int bind_mutable(Store *s, sqlite3_stmt *st, const Job *j) {
+        _cleanup_free_ char *cpus = NULL, *mem = NULL, *gpus = NULL;
         int rc = 0;
 
         if (j->alloc && (!(cpus = cpu_set_format(&j->alloc->cpus)) || !(mem = format_alloc_mem(j->alloc))))
                 return -ENOMEM;
+        if (format_alloc_gpus(s, j->alloc, &gpus) < 0)
+                return -ENOMEM;
+        rc |= bind_text(st, 34, gpus);
         rc |= sqlite3_bind_int64(st, 1, (sqlite3_int64) j->id);
         rc |= bind_text(st, 2, job_state_to_string(j->state));
         rc |= bind_text(st, 3, j->reason);
@@ -379,7 +458,7 @@ int store_insert_job(Store *s, const Job *j, size_t *ret_request_bytes) {
         }
         if ((r = begin(s)) < 0)
                 return r;
-        r = bind_mutable(s->insert, j);
+        r = bind_mutable(s, s->insert, j);
         if (r < 0) {
                 (void) sqlite3_reset(s->insert);
                 return r;
@@ -408,7 +487,7 @@ int store_update_job(Store *s, const Job *j) {
 
         if ((r = begin(s)) < 0)
                 return r;
-        r = bind_mutable(s->update, j);
+        r = bind_mutable(s, s->update, j);
         if (r < 0) {
                 (void) sqlite3_reset(s->update);
                 return r;
@@ -429,9 +508,9 @@ static char *col_strdup(sqlite3_stmt *st, int i) {
         " j.eligible_time, j.start_time, j.end_time, j.suspended_usec, j.suspend_start, j.exit_code,"    \
         " j.exit_signal, j.alloc_cpus, j.alloc_mem, j.usage_cpu_usec, j.usage_memory_peak,"              \
         " j.usage_io_read, j.usage_io_write, j.usage_tasks_peak, " request_id ", j.suspended_by_admin,"  \
-        " j.launch_error, j.preempted_by"
+        " j.launch_error, j.preempted_by, j.alloc_gpus"
 
-static int load_jobs(sqlite3_stmt *st, int (*cb)(Job *j, void *userdata), void *userdata);
+static int load_jobs(Store *s, sqlite3_stmt *st, int (*cb)(Job *j, void *userdata), void *userdata);
 
 int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata) {
         static const char sql[] =
@@ -442,7 +521,7 @@ int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata)
         r = prepare(s, sql, &st);
         if (r < 0)
                 return r;
-        return load_jobs(st, cb, userdata);
+        return load_jobs(s, st, cb, userdata);
 }
 
 int store_load_jobs_after(Store *s, uint64_t after_id, uint64_t ended_since, unsigned limit,
@@ -464,11 +543,11 @@ int store_load_jobs_after(Store *s, uint64_t after_id, uint64_t ended_since, uns
                 sqlite3_finalize(st);
                 return -EIO;
         }
-        return load_jobs(st, cb, userdata);
+        return load_jobs(s, st, cb, userdata);
 }
 
 /* Takes st (finalized here). */
-static int load_jobs(sqlite3_stmt *st, int (*cb)(Job *j, void *userdata), void *userdata) {
+static int load_jobs(Store *s, sqlite3_stmt *st, int (*cb)(Job *j, void *userdata), void *userdata) {
         /* Array tasks refer to their first task's request, which comes first in id order:
          * it is parsed once and copied, not parsed again per task. */
         _cleanup_(submit_request_done) SubmitRequest shared = SUBMIT_REQUEST_INIT;
@@ -545,6 +624,8 @@ static int load_jobs(sqlite3_stmt *st, int (*cb)(Job *j, void *userdata), void *
                                 r = -EBADMSG;
                                 break;
                         }
+                        parse_alloc_gpus(s, j->id, (const char *) sqlite3_column_text(st, 33),
+                                         job_state_is_active(j->state), j->alloc);
                 }
                 if (j->request_id != 0) {
                         if (j->request_id != shared_id) {

@@ -7,6 +7,7 @@
  * costs one fsync per iteration, not one per job. */
 
 #include "accounting.h"
+#include "devices.h"
 #include "job.h"
 
 typedef struct Store Store;
@@ -15,6 +16,12 @@ typedef struct Store Store;
 int store_open(const char *dir, Store **ret);
 Store *store_close(Store *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Store *, store_close);
+
+/* The machine's devices in force, by index (bit g of a gpu_mask: devices[g]): an
+ * allocation's GPUs are stored by name (alloc_gpus), so that a restart on a changed set
+ * gives each running job back its own devices. Copied; a name read back that is not in the
+ * set is dropped with a warning. */
+int store_set_gpu_names(Store *s, const DeviceSet *devices);
 
 /* The error text of the last failure, for the log. */
 const char *store_error(Store *s);

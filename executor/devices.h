@@ -20,6 +20,7 @@
 
 #include "macro.h"
 #include "string-table.h"
+#include "strv.h"
 
 typedef enum DeviceVendor {
         DEVICE_VENDOR_NVIDIA,
@@ -50,9 +51,59 @@ typedef struct DeviceSet {
 } DeviceSet;
 
 /* Discovery below the three roots (fds of /sys, /proc, /dev, or of a fake tree). A root
- * that lacks a vendor's files simply contributes nothing; a broken file is skipped with a
- * debug message. -ENOMEM, or 0 with *ret possibly empty. */
+ * that lacks a vendor's files simply contributes nothing; a broken file is skipped, as is
+ * a GPU its driver excludes. -ENOMEM, or 0 with *ret possibly empty. The devices are named
+ * gpu0, gpu1, ... in their order; shared_nodes lists every vendor's that exist until
+ * device_set_finish(). */
 int devices_discover(int sysfs_fd, int procfs_fd, int dev_fd, DeviceSet **ret);
+
+/* The short model token among a device's features, from its model name: the name is cut
+ * into words at blanks, '-' and '_', lower-cased; brand words without a digit are
+ * dropped ("nvidia", "amd", "geforce", "tesla", "quadro", "radeon", "instinct", ...); the
+ * first word with a digit is the token, joined to a series word right before it when it
+ * is all digits ("GeForce RTX 3090" -> "rtx3090", "NVIDIA A100-SXM4-40GB" -> "a100",
+ * "AMD Instinct MI250X" -> "mi250x", "Tesla T4" -> "t4"). NULL when there is none. */
+char *device_model_token(const char *model);
+
+/* One [Device] section of corral.conf (daemon side): a device declared, or a discovered one
+ * (matched by Name= or PCIAddress=) overridden or hidden. NULL/unset fields leave what
+ * discovery found. */
+typedef struct DeviceDecl {
+        const char *name;
+        const char *pci_address;
+        const char *vendor;          /* "nvidia", "amd", "other"; NULL: unset */
+        char *const *nodes;
+        const char *model;
+        char *const *features;       /* replace the derived ones */
+        int numa_node;               /* when numa_node_set; -1: none */
+        bool numa_node_set;
+        bool hide;
+} DeviceDecl;
+
+/* Applies one declaration: -EINVAL (with *ret_error) for a new device without Name= or
+ * Nodes=, or a name taken; 0 when applied; 1 when it matches nothing and declares nothing
+ * (a Hide=yes or PCIAddress=-only override for a device this machine lacks). Devices are
+ * ordered again and the vendors' shared nodes kept by device_set_finish(). */
+int device_set_apply(DeviceSet *s, const DeviceDecl *d, char **ret_error);
+/* Orders the set (vendor, PCI address, name) and drops the shared nodes of vendors no
+ * device has. -E2BIG past SCHED_GPUS_MAX (64) devices. */
+int device_set_finish(DeviceSet *s);
+
+const Device *device_set_find(const DeviceSet *s, const char *name) _pure_;
+
+/* Whether a job asking for GPUs of type (--gres=gpu:TYPE; NULL: any) with the Slurm feature
+ * expression constraint (NULL: none) may be given d: the type equals, case-insensitively,
+ * its name or one of its features, or is a substring of its model; the constraint holds
+ * over its features. */
+bool device_matches(const Device *d, const char *type, const char *constraint) _pure_;
+
+/* The device fence's base: DeviceAllow= entries (systemd's "char-NAME", "block-NAME" and
+ * "/dev/..." forms) that keep every device open that a job could open without a fence,
+ * except the nodes of s's devices and shared nodes: each char and block driver of
+ * procfs's devices whose majors no such node uses, by name, and the other nodes below
+ * dev of the majors they do use, by path. The job's own nodes are added by the caller.
+ * Device names are escaped for systemd's fnmatch(). */
+int device_fence_base(int procfs_fd, int dev_fd, const DeviceSet *s, char ***ret);
 
 DeviceSet *device_set_free(DeviceSet *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(DeviceSet *, device_set_free);

@@ -58,9 +58,14 @@ typedef struct JobSpec {
         /* The device fence (devices.h): when device_fence is set the scope may open no
          * GPU but the nodes in device_allow (its own GPUs' nodes and their vendor's shared
          * nodes), and every other device as before. Not set: a machine without schedulable
-         * devices, no fence at all. */
+         * devices, no fence at all. device_allow holds systemd DeviceAllow= entries: the
+         * machine's base (device_fence_base(): every driver but the GPUs' by "char-NAME" /
+         * "block-NAME", other nodes of the GPUs' majors by path) and then the job's nodes.
+         * device_environment: CUDA_VISIBLE_DEVICES=... and the rest, set last by the
+         * supervisor, which drops the submitter's values of those names under a fence. */
         bool device_fence;
         char **device_allow;
+        char **device_environment;
         /* TasksMax= of the scope, threads included. 0: the executor's default,
          * exec_tasks_max_default() (properties.h), so that no job is unbounded by
          * accident; UINT64_MAX: no limit ("infinity"), for a daemon configured so. */
@@ -94,6 +99,7 @@ static inline JobSpec *job_spec_free(JobSpec *s) {
                 free(s->io_limits[i].device);
         free(s->io_limits);
         strv_free(s->device_allow);
+        strv_free(s->device_environment);
         free(s);
         return NULL;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "properties.h"
+#include "strv.h"
 #include "unit-name.h"
 
 /* systemd's CGROUP_WEIGHT_MIN/MAX, which is also what the kernel's io.weight accepts. */
@@ -23,6 +24,9 @@ static void property_done(ExecProperty *p) {
                 for (size_t i = 0; i < p->io.n; i++)
                         free(p->io.items[i].device);
                 free(p->io.items);
+                break;
+        case EXEC_PROPERTY_DEVICE_ALLOW:
+                strv_free(p->strv);
                 break;
         default:
                 break;
@@ -144,7 +148,15 @@ static int push_io_limits(ExecProperties *p, const char *name, const JobSpec *sp
         });
 }
 
+/* What systemd's DeviceAllow= takes: a node below /dev, or a driver by "char-"/"block-" name. */
+static bool device_allow_is_valid(const char *e) {
+        return (strneq(e, "/dev/", 5) && e[5]) || (strneq(e, "char-", 5) && e[5]) || (strneq(e, "block-", 6) && e[6]);
+}
+
 static int validate(const JobSpec *spec) {
+        STRV_FOREACH(e, spec->device_allow)
+                if (!device_allow_is_valid(*e))
+                        return -EINVAL;
         if (cpu_set_is_empty(&spec->cpus))
                 return -EINVAL;
         if (spec->io_weight != 0 && (spec->io_weight < IO_WEIGHT_MIN || spec->io_weight > IO_WEIGHT_MAX))
@@ -276,6 +288,25 @@ int exec_properties_build(const JobSpec *spec, unsigned systemd_version, ExecPro
                         return r;
         }
 
+        /* The device fence: "closed" lets in the pseudo devices (/dev/null, /dev/zero, /dev/full,
+         * /dev/random, /dev/urandom, /dev/tty, /dev/ptmx) whatever the list says; the list is
+         * every other driver but the GPUs' and the job's own GPU nodes (devices.h). Allowed
+         * with "rwm" as without a policy: mknod still needs CAP_MKNOD. */
+        if (spec->device_fence) {
+                char **copy = strv_copy(spec->device_allow);
+
+                r = push_string(p, "DevicePolicy", "closed");
+                if (r < 0) {
+                        strv_free(copy);
+                        return r;
+                }
+                if (!copy && !(copy = new0(char *, 1)))
+                        return -ENOMEM;
+                r = push(p, (ExecProperty) { .name = "DeviceAllow", .type = EXEC_PROPERTY_DEVICE_ALLOW, .strv = copy });
+                if (r < 0)
+                        return r;
+        }
+
         /* Always set: without it the scope would get systemd's DefaultTasksMax=. UINT64_MAX
          * is what systemd takes for "infinity". */
         r = push_u64(p, "TasksMax",
@@ -301,6 +332,7 @@ const char *exec_property_signature(ExecPropertyType t) {
                 [EXEC_PROPERTY_STRING] = "s",
                 [EXEC_PROPERTY_BYTES] = "ay",
                 [EXEC_PROPERTY_IO_LIMITS] = "a(st)",
+                [EXEC_PROPERTY_DEVICE_ALLOW] = "a(ss)",
         };
 
         return (unsigned) t < _EXEC_PROPERTY_TYPE_MAX ? table[t] : NULL;
@@ -364,6 +396,22 @@ static int append_one(const ExecProperty *prop, sd_bus_message *m) {
                         const ExecIoLimit *l = &prop->io.items[i];
 
                         r = sd_bus_message_append(m, "(st)", l->device, l->value);
+                        if (r < 0)
+                                return r;
+                }
+                r = sd_bus_message_close_container(m);
+                if (r < 0)
+                        return r;
+                return property_close(m);
+        case EXEC_PROPERTY_DEVICE_ALLOW:
+                r = property_open(m, prop->name, "a(ss)");
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_open_container(m, 'a', "(ss)");
+                if (r < 0)
+                        return r;
+                STRV_FOREACH(d, prop->strv) {
+                        r = sd_bus_message_append(m, "(ss)", *d, "rwm");
                         if (r < 0)
                                 return r;
                 }

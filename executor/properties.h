@@ -19,6 +19,7 @@ typedef enum ExecPropertyType {
         EXEC_PROPERTY_STRING,    /* "s" */
         EXEC_PROPERTY_BYTES,     /* "ay" */
         EXEC_PROPERTY_IO_LIMITS, /* "a(st)" */
+        EXEC_PROPERTY_DEVICE_ALLOW, /* "a(ss)": DeviceAllow= entries, each with "rwm" */
         _EXEC_PROPERTY_TYPE_MAX,
 } ExecPropertyType;
 
@@ -42,6 +43,7 @@ typedef struct ExecProperty {
                         ExecIoLimit *items;
                         size_t n;
                 } io;
+                char **strv;
         };
 } ExecProperty;
 

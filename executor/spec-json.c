@@ -58,6 +58,11 @@ int job_spec_to_json(const JobSpec *s, char **ret) {
         }
         r |= json_add_u64(o, "array_job_id", s->array_job_id);
         r |= json_add_u64(o, "array_task_id", s->array_task_id);
+        if (s->device_fence) {
+                r |= json_add_bool(o, "device_fence", true);
+                r |= json_add_strv(o, "device_allow", s->device_allow);
+                r |= json_add_strv(o, "device_environment", s->device_environment);
+        }
         if (r < 0)
                 return -ENOMEM;
 
@@ -193,6 +198,10 @@ int job_spec_from_json(const char *text, JobSpec **ret) {
         if (u > 64)
                 return -ERANGE;
         s->warn_signal = (int) u;
+        if ((r = get_bool(o, "device_fence", &s->device_fence)) < 0 ||
+            (r = get_strv(o, "device_allow", &s->device_allow)) < 0 ||
+            (r = get_strv(o, "device_environment", &s->device_environment)) < 0)
+                return r;
         u = 0;
         if ((r = get_u64(o, "uid", &u)) < 0)
                 return r;

@@ -157,6 +157,21 @@ static bool slurm_variable_is_ours(const char *assignment) {
         return false;
 }
 
+/* The GPU variables: under a device fence, the daemon's (device_environment) replace the
+ * submitter's, which name GPUs of the shell they came from; a job without GPUs gets none. */
+static bool gpu_variable(const char *assignment) {
+        static const char *const names[] = {
+                "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
+                "SLURM_JOB_GPUS", "SLURM_GPUS_ON_NODE", "SLURM_STEP_GPUS",
+        };
+        size_t n = strcspn(assignment, "=");
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (strlen(names[i]) == n && strneq(assignment, names[i], n))
+                        return true;
+        return false;
+}
+
 static char **build_environment(const JobSpec *s, const struct passwd *pw) {
         _cleanup_strv_free_ char **env = NULL;
         _cleanup_free_ char *cpus = cpu_set_format(&s->cpus);
@@ -169,7 +184,8 @@ static char **build_environment(const JobSpec *s, const struct passwd *pw) {
          * for what we set (a job submitted from inside another carries its parent's) are
          * ours too: tools written for Slurm read them (corral-slurm(7)). */
         STRV_FOREACH(e, s->environment)
-                if (!strneq(*e, "CORRAL_", 7) && !slurm_variable_is_ours(*e) && strv_extend(&env, *e) < 0)
+                if (!strneq(*e, "CORRAL_", 7) && !slurm_variable_is_ours(*e) &&
+                    !(s->device_fence && gpu_variable(*e)) && strv_extend(&env, *e) < 0)
                         return NULL;
 #define SETENV(fmt, ...)                                                                   \
         do {                                                                               \
@@ -234,6 +250,9 @@ static char **build_environment(const JobSpec *s, const struct passwd *pw) {
                 SETENV("SLURMD_NODENAME=%s", buf);
                 SETENV("SLURM_JOB_NODELIST=%s", buf);
         }
+        STRV_FOREACH(e, s->device_environment)
+                if (strv_extend(&env, *e) < 0)
+                        return NULL;
 #undef SETENV
         return TAKE_PTR(env);
 }

@@ -218,6 +218,14 @@ static void test_errors(void **state) {
                 { "[Manager]\nMaxXFactor=0.9\n", "corral.conf:2: invalid value for MaxXFactor=" },
                 { "[Manager]\nRequestSharePerUser=101%\n", "corral.conf:2: invalid value for RequestSharePerUser=" },
                 { "[Manager]\nRequestSharePerUser=half\n", "corral.conf:2: invalid value for RequestSharePerUser=" },
+                { "[Device]\nModel=x\n", "corral.conf:1: a [Device] section has neither Name= nor PCIAddress=" },
+                { "[Device]\nName=g\nVendor=intel\n", "corral.conf:3: invalid value for Vendor=, expected nvidia, amd or other" },
+                { "[Device]\nName=g\nKind=fpga\n", "corral.conf:3: invalid value for Kind=" },
+                { "[Device]\nName=g\nNodes=/dev/a /tmp/b\n", "corral.conf:3: invalid value for Nodes=" },
+                { "[Device]\nName=g\nNodes=/dev/../etc/passwd\n", "corral.conf:3: invalid value for Nodes=" },
+                { "[Device]\nName=g\nNumaNode=-2\n", "corral.conf:3: invalid value for NumaNode=" },
+                { "[Device]\nPCIAddress=3b:00.0\n", "corral.conf:2: invalid value for PCIAddress=" },
+                { "[Device]\nName=g\nFeatures=a&b\n", "corral.conf:3: invalid value for Features=" },
         };
 
         for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
@@ -237,6 +245,40 @@ static void test_errors(void **state) {
 /* Defining a [Queue] used to replace the three built-in queues: an admin who only
  * restricted express lost normal and bonus. Now a section merges into the built-in of its
  * name key by key, other names add queues, and Disabled=yes is the one way to remove one. */
+/* [Device] sections, kept in file order across drop-ins for corrald to apply over
+ * discovery. */
+static void test_devices(void **state) {
+        Config *c = NULL;
+        char *err = NULL;
+
+        put("corral.conf", "[Device]\nName=gpu0\nVendor=nvidia\nNodes=/dev/nvidia0 /dev/nvidia-caps/nvidia-cap1\n"
+                           "NumaNode=1\nModel=NVIDIA A100-SXM4-40GB\nFeatures=gpu a100 NVLink\n\n"
+                           "[Device]\nPCIAddress=0000:3b:00.0\nHide=yes\n");
+        put("corral.conf.d/50-fpga.conf", "[Device]\nName=fpga0\nKind=other\nNodes=/dev/xdma0_user\nNumaNode=-1\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_null(err);
+        assert_int_equal(c->n_devices, 3);
+        assert_string_equal(c->devices[0].name, "gpu0");
+        assert_string_equal(c->devices[0].vendor, "nvidia");
+        assert_string_equal(c->devices[0].nodes[1], "/dev/nvidia-caps/nvidia-cap1");
+        assert_int_equal(c->devices[0].numa_node, 1);
+        assert_string_equal(c->devices[0].model, "NVIDIA A100-SXM4-40GB");
+        assert_string_equal(c->devices[0].features[2], "NVLink");
+        assert_false(c->devices[0].hide);
+        assert_non_null(strstr(c->devices[0].where, "corral.conf:1"));
+        assert_null(c->devices[1].name);
+        assert_string_equal(c->devices[1].pci_address, "0000:3b:00.0");
+        assert_true(c->devices[1].hide);
+        assert_int_equal(c->devices[1].numa_node, CONFIG_NUMA_NODE_UNSET);
+        assert_string_equal(c->devices[2].name, "fpga0");
+        assert_string_equal(c->devices[2].vendor, "other");
+        assert_int_equal(c->devices[2].numa_node, -1);
+        assert_non_null(strstr(c->devices[2].where, "50-fpga.conf:1"));
+        config_free(c);
+        unlink_in("corral.conf.d/50-fpga.conf");
+        put("corral.conf", "");
+}
+
 static void test_builtin_merge(void **state) {
         Config *c = NULL;
         char *err = NULL;
@@ -364,6 +406,7 @@ int main(void) {
                 cmocka_unit_test(test_nul_byte),
                 cmocka_unit_test(test_preemption),
                 cmocka_unit_test(test_builtin_merge),
+                cmocka_unit_test(test_devices),
                 cmocka_unit_test(test_queue_access),
                 cmocka_unit_test(test_request_budget),
         };

@@ -22,6 +22,7 @@
 #include "daemon/store.h"
 #include "daemon/usage.h"
 #include "json-util.h"
+#include "strv.h"
 #include "tmp-tree.h"
 
 #define NOBODY 65534
@@ -1084,6 +1085,168 @@ static void test_list_history(void **state) {
         manager_for_test_free(m);
 }
 
+/* Four declared NVIDIA GPUs on two nodes: a job's GPU request reaches SchedJob (type and
+ * constraint as a mask), and its spec is fenced to its own GPUs' nodes plus nvidiactl, the
+ * machine's base list kept, with the environment numbered inside the fence. */
+static void test_gpu_job(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        _cleanup_(job_spec_freep) JobSpec *spec = NULL, *cpu_spec = NULL;
+        static SchedGpu gpus[4];
+        static unsigned numa_ids[2] = { 0, 1 };
+        char *err = NULL;
+        SchedJob sj;
+        uint64_t id, cpu;
+        Job *j;
+
+        m->devices = new0(DeviceSet, 1);
+        assert_non_null(m->devices);
+        for (int g = 0; g < 4; g++) {
+                char name[8], node[32];
+                char *dnodes[] = { node, NULL };
+
+                snprintf(name, sizeof name, "gpu%d", g);
+                snprintf(node, sizeof node, "/dev/nvidia%d", g);
+                assert_int_equal(device_set_apply(m->devices, &(DeviceDecl) { .name = name, .vendor = "nvidia",
+                                                  .nodes = dnodes, .model = g < 2 ? "NVIDIA A100-SXM4-40GB" : "NVIDIA H100",
+                                                  .numa_node = g / 2, .numa_node_set = true }, &err), 0);
+                gpus[g].node = g / 2;
+        }
+        assert_int_equal(strv_extend(&m->devices->shared_nodes[DEVICE_VENDOR_NVIDIA], "/dev/nvidiactl"), 0);
+        assert_int_equal(device_set_finish(m->devices), 0);
+        m->machine.gpus = gpus;
+        m->machine.n_gpus = 4;
+        m->numa_ids = numa_ids;
+        assert_int_equal(strv_extend(&m->device_fence_base, "char-pts"), 0);
+        assert_int_equal(strv_extend(&m->device_fence_base, "/dev/nvidia9"), 0);
+
+        id = job_id_of(call(m, NOBODY, CORRAL_METHOD_SUBMIT,
+                            "{" SUBMIT_TRUE ",\"hold\":true,\"gpus\":2,\"gpu_type\":\"h100\",\"env\":[\"CUDA_VISIBLE_DEVICES=7\"]}"));
+        j = manager_find_job(m, id);
+        assert_non_null(j);
+        manager_sched_job(m, j, &sj);
+        assert_int_equal(sj.gpus, 2);
+        assert_int_equal(sj.gpu_allowed, (UINT64_C(1) << 2) | (UINT64_C(1) << 3));
+        /* A constraint over the features; one nothing matches allows no GPU of the machine. */
+        free(j->req.gpu_type);
+        j->req.gpu_type = NULL;
+        j->req.constraint = strdup("a100|nvlink");
+        manager_sched_job(m, j, &sj);
+        assert_int_equal(sj.gpu_allowed, 3);
+        free(j->req.constraint);
+        j->req.constraint = strdup("mi250x");
+        manager_sched_job(m, j, &sj);
+        assert_true(sj.gpu_allowed != 0);
+        assert_int_equal(sj.gpu_allowed & 0xf, 0);
+
+        /* Started on gpu1 and gpu3. */
+        j->alloc = new0(SchedAllocation, 1);
+        cpu_set_add(&j->alloc->cpus, 0);
+        j->alloc->node_mask = 1;
+        j->alloc->gpu_mask = (UINT64_C(1) << 1) | (UINT64_C(1) << 3);
+        assert_int_equal(manager_build_spec(m, j, &spec), 0);
+        assert_true(spec->device_fence);
+        assert_true(strv_contains(spec->device_allow, "char-pts"));
+        assert_true(strv_contains(spec->device_allow, "/dev/nvidia9"));
+        assert_true(strv_contains(spec->device_allow, "/dev/nvidia1"));
+        assert_true(strv_contains(spec->device_allow, "/dev/nvidia3"));
+        assert_true(strv_contains(spec->device_allow, "/dev/nvidiactl"));
+        assert_false(strv_contains(spec->device_allow, "/dev/nvidia0"));
+        assert_false(strv_contains(spec->device_allow, "/dev/nvidia2"));
+        assert_string_equal(strv_env_get(spec->device_environment, "CUDA_VISIBLE_DEVICES"), "0,1");
+        assert_string_equal(strv_env_get(spec->device_environment, "GPU_DEVICE_ORDINAL"), "0,1");
+        assert_string_equal(strv_env_get(spec->device_environment, "SLURM_JOB_GPUS"), "1,3");
+        assert_string_equal(strv_env_get(spec->device_environment, "CORRAL_GPUS"), "1,3");
+        assert_string_equal(strv_env_get(spec->device_environment, "SLURM_GPUS_ON_NODE"), "2");
+        assert_null(strv_env_get(spec->device_environment, "ROCR_VISIBLE_DEVICES"));
+
+        /* A CPU job on this machine: fenced, no GPU node, not even nvidiactl, no GPU variable. */
+        cpu = job_id_of(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}"));
+        j = manager_find_job(m, cpu);
+        j->alloc = new0(SchedAllocation, 1);
+        cpu_set_add(&j->alloc->cpus, 1);
+        assert_int_equal(manager_build_spec(m, j, &cpu_spec), 0);
+        assert_true(cpu_spec->device_fence);
+        assert_int_equal(strv_length(cpu_spec->device_allow), 2);
+        assert_null(cpu_spec->device_environment);
+        manager_sched_job(m, j, &sj);
+        assert_int_equal(sj.gpus, 0);
+        assert_int_equal(sj.gpu_allowed, 0);
+
+        m->machine.gpus = NULL; /* static */
+        m->numa_ids = NULL;
+        manager_for_test_free(m);
+}
+
+/* A reload rebuilds the devices (discovery on this host, none expected to be GPUs, and the
+ * [Device] sections): a running job keeps its GPU by name when the set is reordered, and a
+ * GPU the configuration drops is given to nobody. */
+static void test_gpu_reload(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        static unsigned numa_ids[2] = { 0, 1 };
+        char *err = NULL;
+        uint64_t id;
+        Job *j;
+
+        if (access("/dev/nvidiactl", F_OK) >= 0 || access("/dev/kfd", F_OK) >= 0) {
+                manager_for_test_free(m);
+                skip(); /* this host has GPUs of its own: the numbering below would differ */
+                return;
+        }
+        /* As after load_machine(): the machine is known, so a reload loads devices. */
+        m->nodes = nodes;
+        m->numa_ids = numa_ids;
+        put(t->dir, "corral.conf",
+            "[Device]\nName=ga\nVendor=nvidia\nNodes=/dev/fake-ga\nNumaNode=0\n"
+            "[Device]\nName=gb\nVendor=nvidia\nNodes=/dev/fake-gb\nNumaNode=1\n"
+            "[Device]\nName=gc\nVendor=nvidia\nNodes=/dev/fake-gc\nNumaNode=1\n");
+        assert_int_equal(manager_reload(m, &err), 0);
+        assert_int_equal(m->machine.n_gpus, 3);
+        assert_string_equal(m->devices->devices[1].name, "gb");
+        assert_int_equal(m->gpus[0].node, 0);
+        assert_int_equal(m->gpus[1].node, 1);
+        assert_non_null(m->device_fence_base);
+
+        id = job_id_of(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"gpus\":2}"));
+        j = manager_find_job(m, id);
+        j->state = JOB_RUNNING;
+        j->alloc = new0(SchedAllocation, 1);
+        cpu_set_add(&j->alloc->cpus, 0);
+        j->alloc->gpu_mask = (UINT64_C(1) << 1) | (UINT64_C(1) << 2); /* gb, gc */
+
+        /* ga goes, a0 comes first by name: gb and gc are now 1 and 2 again only by name. */
+        put(t->dir, "corral.conf",
+            "[Device]\nName=gc\nVendor=nvidia\nNodes=/dev/fake-gc\nNumaNode=1\n"
+            "[Device]\nName=a0\nVendor=nvidia\nNodes=/dev/fake-a0\nNumaNode=0\n"
+            "[Device]\nName=gb\nVendor=nvidia\nNodes=/dev/fake-gb\nNumaNode=1\n");
+        assert_int_equal(manager_reload(m, &err), 0);
+        assert_string_equal(m->devices->devices[0].name, "a0");
+        assert_string_equal(m->devices->devices[1].name, "gb");
+        assert_string_equal(m->devices->devices[2].name, "gc");
+        assert_int_equal(j->alloc->gpu_mask, (UINT64_C(1) << 1) | (UINT64_C(1) << 2));
+
+        /* gb goes: the job keeps gc (now index 1) only. */
+        put(t->dir, "corral.conf",
+            "[Device]\nName=gc\nVendor=nvidia\nNodes=/dev/fake-gc\nNumaNode=1\n"
+            "[Device]\nName=a0\nVendor=nvidia\nNodes=/dev/fake-a0\nNumaNode=0\n");
+        assert_int_equal(manager_reload(m, &err), 0);
+        assert_int_equal(m->machine.n_gpus, 2);
+        assert_int_equal(j->alloc->gpu_mask, UINT64_C(1) << 1);
+
+        /* No device left: no fence. */
+        put(t->dir, "corral.conf", "");
+        assert_int_equal(manager_reload(m, &err), 0);
+        assert_int_equal(m->machine.n_gpus, 0);
+        assert_null(m->device_fence_base);
+        assert_int_equal(j->alloc->gpu_mask, 0);
+
+        j->state = JOB_QUEUED;
+        m->nodes = NULL; /* static */
+        m->numa_ids = NULL;
+        manager_for_test_free(m);
+}
+
 static int setup(void **state) {
         return tree_setup_prefix(state, "corral-methods");
 }
@@ -1302,6 +1465,8 @@ static void test_preemption_and_person(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_submit_bounds, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_gpu_job, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_gpu_reload, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_mail, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_mail_after_commit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_mail_user_budget, setup, tree_teardown),

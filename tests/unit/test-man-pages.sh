@@ -247,7 +247,7 @@ PY
 # --- the default corral.conf, every key uncommented, is one corrald accepts ------------
 if [ -n "$build" ] && [ -x "$build/cli/corral" ]; then
     conf=$(mktemp -d)
-    sed 's/^#\([A-Za-z]*=\)/\1/; s/^#\[Queue\]/[Queue]/' "$src/debian/corral.conf" >"$conf/corral.conf"
+    sed 's/^#\([A-Za-z]*=\)/\1/; s/^#\[Queue\]/[Queue]/; s/^#\[Device\]/[Device]/' "$src/debian/corral.conf" >"$conf/corral.conf"
     if ! out=$("$build/cli/corral" config check "$conf" 2>&1); then
         echo "$out"
         echo "debian/corral.conf with every key uncommented is not a valid configuration"

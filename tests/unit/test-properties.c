@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "executor/properties.h"
+#include "strv.h"
 
 typedef struct IoCase {
         const char *device;
@@ -224,6 +225,42 @@ static void test_get_and_signature(void **state) {
 
 /* Builds a real StartTransientUnit message without a bus daemon: a bus object over one
  * end of a socketpair is enough for sd-bus to create and seal messages. */
+/* The device fence: DevicePolicy=closed and the spec's list, in order; no fence, neither
+ * property (a machine without GPUs keeps systemd's default, every device). */
+static void test_device_fence(void **state) {
+        _cleanup_job_spec_free_ JobSpec *spec = make_spec(&cases[1]);
+        _cleanup_exec_properties_free_ ExecProperties *p = NULL;
+        const ExecProperty *x;
+
+        assert_int_equal(exec_properties_build(spec, 0, &p), 0);
+        assert_null(exec_properties_get(p, "DevicePolicy"));
+        assert_null(exec_properties_get(p, "DeviceAllow"));
+        p = exec_properties_free(p);
+
+        spec->device_fence = true;
+        assert_int_equal(exec_properties_build(spec, 0, &p), 0);
+        assert_string_equal(exec_properties_get(p, "DevicePolicy")->string, "closed");
+        x = exec_properties_get(p, "DeviceAllow");
+        assert_non_null(x);
+        assert_int_equal(x->type, EXEC_PROPERTY_DEVICE_ALLOW);
+        assert_int_equal(strv_length(x->strv), 0); /* a CPU job on a machine with no driver list */
+        p = exec_properties_free(p);
+
+        assert_int_equal(strv_extend(&spec->device_allow, "char-pts"), 0);
+        assert_int_equal(strv_extend(&spec->device_allow, "block-sd"), 0);
+        assert_int_equal(strv_extend(&spec->device_allow, "/dev/nvidia1"), 0);
+        assert_int_equal(exec_properties_build(spec, 0, &p), 0);
+        x = exec_properties_get(p, "DeviceAllow");
+        assert_int_equal(strv_length(x->strv), 3);
+        assert_string_equal(x->strv[2], "/dev/nvidia1");
+        assert_string_equal(exec_property_signature(EXEC_PROPERTY_DEVICE_ALLOW), "a(ss)");
+        p = exec_properties_free(p);
+
+        /* What systemd would refuse, and with it the whole unit: refused here. */
+        assert_int_equal(strv_extend(&spec->device_allow, "nvidia0"), 0);
+        assert_int_equal(exec_properties_build(spec, 0, &p), -EINVAL);
+}
+
 static void test_bus_append(void **state) {
         _cleanup_job_spec_free_ JobSpec *spec = make_spec(&cases[1]);
         _cleanup_exec_properties_free_ ExecProperties *p = NULL;
@@ -233,6 +270,9 @@ static void test_bus_append(void **state) {
         size_t i = 0;
         int pair[2];
 
+        spec->device_fence = true;
+        assert_int_equal(strv_extend(&spec->device_allow, "char-pts"), 0);
+        assert_int_equal(strv_extend(&spec->device_allow, "/dev/nvidia1"), 0);
         assert_int_equal(exec_properties_build(spec, 0, &p), 0);
         assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
         assert_int_equal(sd_bus_new(&bus), 0);
@@ -292,6 +332,20 @@ static void test_bus_append(void **state) {
                         assert_int_equal(k, want->io.n);
                         assert_true(sd_bus_message_exit_container(m) >= 0);
                         assert_true(sd_bus_message_exit_container(m) >= 0);
+                } else if (want->type == EXEC_PROPERTY_DEVICE_ALLOW) {
+                        const char *dev, *perm;
+                        size_t k = 0;
+
+                        assert_true(sd_bus_message_enter_container(m, 'v', "a(ss)") > 0);
+                        assert_true(sd_bus_message_enter_container(m, 'a', "(ss)") > 0);
+                        while (sd_bus_message_read(m, "(ss)", &dev, &perm) > 0) {
+                                assert_string_equal(dev, want->strv[k]);
+                                assert_string_equal(perm, "rwm");
+                                k++;
+                        }
+                        assert_int_equal(k, strv_length(want->strv));
+                        assert_true(sd_bus_message_exit_container(m) >= 0);
+                        assert_true(sd_bus_message_exit_container(m) >= 0);
                 } else
                         assert_true(sd_bus_message_skip(m, "v") >= 0);
                 assert_true(sd_bus_message_exit_container(m) >= 0);
@@ -308,6 +362,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_table),
                 cmocka_unit_test(test_get_and_signature),
+                cmocka_unit_test(test_device_fence),
                 cmocka_unit_test(test_bus_append),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,10 +39,18 @@ static void test_spec_round_trip(void **state) {
         s->io_limits[0].write_bps = 1 << 20;
         s->n_io_limits = 1;
 
+        s->device_fence = true;
+        assert_int_equal(strv_extend(&s->device_allow, "char-pts"), 0);
+        assert_int_equal(strv_extend(&s->device_allow, "/dev/nvidia1"), 0);
+        assert_int_equal(strv_extend(&s->device_environment, "CUDA_VISIBLE_DEVICES=0"), 0);
+
         assert_int_equal(job_spec_to_json(s, &json), 0);
         assert_int_equal(job_spec_from_json(json, &t), 0);
         assert_int_equal(job_spec_to_json(t, &json2), 0);
         assert_string_equal(json, json2);
+        assert_true(t->device_fence);
+        assert_string_equal(t->device_allow[1], "/dev/nvidia1");
+        assert_string_equal(t->device_environment[0], "CUDA_VISIBLE_DEVICES=0");
         assert_string_equal(t->name, s->name);
         assert_true(cpu_set_equal(&t->cpus, &s->cpus));
         assert_int_equal(t->n_supplementary_gids, 2);

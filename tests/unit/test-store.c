@@ -66,7 +66,7 @@ static void test_round_trip(void **state) {
         char *v = NULL;
 
         assert_int_equal(store_open(dir, &s), 0);
-        assert_int_equal(store_schema_version(s), 4);
+        assert_int_equal(store_schema_version(s), 5);
         assert_int_equal(store_insert_job(s, a, NULL), 0);
         assert_int_equal(store_insert_job(s, b, NULL), 0);
         assert_true(store_in_transaction(s));
@@ -240,6 +240,67 @@ static void test_savepoint(void **state) {
         job_free(b);
 }
 
+static void set_names(Store *s, const char *const *names, size_t n) {
+        Device d[8] = {};
+        DeviceSet set = { .devices = d, .n_devices = n };
+
+        for (size_t i = 0; i < n; i++)
+                d[i].name = (char *) names[i];
+        assert_int_equal(store_set_gpu_names(s, &set), 0);
+}
+
+/* A running job's GPUs are stored by name: a store of schema 4 gains the column, and a
+ * restart on a changed device set (reordered, one gone) gives the job back its own. */
+static void test_alloc_gpus(void **state) {
+        static const char *const before[] = { "gpu0", "gpu1", "gpu2", "gpu3" }, *const after[] = { "gpu3", "gpu0", "gpu1" };
+        char gdir[64] = "/tmp/corral-store-gpus-XXXXXX", path[128], cmd[160];
+        Job *a = make_job(1), *loaded[4] = {}, **l = loaded;
+        Store *s = NULL;
+        sqlite3 *db;
+
+        assert_non_null(mkdtemp(gdir));
+        assert_int_equal(store_open(gdir, &s), 0);
+        store_close(s);
+        snprintf(path, sizeof path, "%s/corral.db", gdir);
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, "ALTER TABLE jobs DROP COLUMN alloc_gpus; PRAGMA user_version = 4", NULL,
+                                      NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+
+        assert_int_equal(store_open(gdir, &s), 0);
+        assert_int_equal(store_schema_version(s), 5);
+        set_names(s, before, 4);
+        a->state = JOB_RUNNING;
+        a->start_time = 1700000100;
+        a->alloc = new0(SchedAllocation, 1);
+        cpu_set_parse("0-1", &a->alloc->cpus);
+        a->alloc->gpu_mask = (UINT64_C(1) << 1) | (UINT64_C(1) << 3) | (UINT64_C(1) << 2);
+        assert_int_equal(store_insert_job(s, a, NULL), 0);
+        a->alloc->gpu_mask &= ~(UINT64_C(1) << 2); /* an update rewrites the column */
+        assert_int_equal(store_update_job(s, a), 0);
+        assert_int_equal(store_commit(s), 0);
+        store_close(s);
+
+        assert_int_equal(store_open(gdir, &s), 0);
+        set_names(s, after, 3);
+        assert_int_equal(store_load_jobs(s, collect, &l), 0);
+        assert_non_null(loaded[0]);
+        /* gpu1 and gpu3 are now indexes 2 and 0. */
+        assert_int_equal(loaded[0]->alloc->gpu_mask, (UINT64_C(1) << 0) | (UINT64_C(1) << 2));
+        job_free(loaded[0]);
+        loaded[0] = NULL;
+        l = loaded;
+        /* gpu1 gone too: only gpu3 is given back. */
+        set_names(s, (const char *const[]) { "gpu3" }, 1);
+        assert_int_equal(store_load_jobs(s, collect, &l), 0);
+        assert_int_equal(loaded[0]->alloc->gpu_mask, UINT64_C(1));
+        job_free(loaded[0]);
+        store_close(s);
+        job_free(a);
+        snprintf(cmd, sizeof cmd, "rm -rf %s", gdir);
+        assert_int_equal(system(cmd), 0);
+}
+
 static void test_refuses_newer_schema(void **state) {
         char cmd[256];
         Store *s = NULL;
@@ -260,6 +321,7 @@ int main(void) {
                 cmocka_unit_test(test_uncommitted_is_lost),
                 cmocka_unit_test(test_array_shares_request),
                 cmocka_unit_test(test_savepoint),
+                cmocka_unit_test(test_alloc_gpus),
                 cmocka_unit_test(test_refuses_newer_schema),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
