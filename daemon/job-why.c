@@ -95,9 +95,17 @@ static void explain_gpus(Manager *m, Job *j, json_object *why) {
                               (unsigned) __builtin_popcountll(allowed & ~held), (unsigned) __builtin_popcountll(allowed));
         for (size_t g = 0, first = 1; g < mc->n_gpus && n < sizeof line; g++)
                 if ((allowed & ~held) >> g & 1) {
-                        n += (size_t) snprintf(line + n, sizeof line - n, "%s%zu", first ? " (GPU " : ", ", g);
+                        /* As admins name them ([Device] Name=) and the kernel numbers nodes,
+                         * not the scheduler's indexes. */
+                        if (m->devices && g < m->devices->n_devices)
+                                n += (size_t) snprintf(line + n, sizeof line - n, "%s%s", first ? " (" : ", ",
+                                                       m->devices->devices[g].name);
+                        else
+                                n += (size_t) snprintf(line + n, sizeof line - n, "%sGPU %zu", first ? " (" : ", ", g);
                         if (n < sizeof line && mc->gpus[g].node >= 0)
-                                n += (size_t) snprintf(line + n, sizeof line - n, " on node %d", mc->gpus[g].node);
+                                n += (size_t) snprintf(line + n, sizeof line - n, " on node %u",
+                                                       m->numa_ids ? m->numa_ids[mc->gpus[g].node]
+                                                                   : (unsigned) mc->gpus[g].node);
                         first = 0;
                 }
         if (n < sizeof line && (allowed & ~held))
