@@ -450,8 +450,8 @@ static void test_option_parity(void **state) {
         }
 
         /* The single-machine refusals are the table's, with Slurm's option as written. */
-        static const char *const refused[] = { "--gres=gpu:1", "--constraint=intel", "-N2", "--nodelist=n1",
-                                               "--gpus=1" };
+        static const char *const refused[] = { "--gres=mps:1", "--constraint=intel*2", "-N2", "--nodelist=n1",
+                                               "--gpus=a:1,b:1" };
         for (size_t k = 0; k < ELEMENTSOF(refused); k++) {
                 SubmitOptions b;
                 char *argv[] = { (char *) "x", (char *) refused[k], (char *) "cmd", NULL };
