@@ -132,6 +132,10 @@ enum {
 int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sections, unsigned flags);
 /* Prints one job as `corral show` does. */
 int job_show_print(FILE *f, const JobEntry *e, time_t now);
+/* corral info's GPU table: each device with its model, NUMA node, PCI address, features
+ * and the job holding it. */
+struct DeviceInfo;
+int devices_print(FILE *f, const struct DeviceInfo *devices, size_t n);
 
 /* getopt_long state is global: each verb starts a fresh scan. */
 void cli_reset_getopt(void);
