@@ -194,6 +194,7 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
                 r |= dup_or_null(j->reason, &i.reason);
         i.gpus = j->req.gpus;
         r |= dup_or_null(j->req.gpu_type, &i.gpu_type);
+        r |= dup_or_null(j->req.constraint, &i.constraint);
         if (j->alloc && j->alloc->gpu_mask) {
                 /* The machine's GPU indexes, as `corral info` numbers them: "1,3". */
                 char buf[SCHED_GPUS_MAX * 3 + 1];
