@@ -35,10 +35,11 @@ int verb_share(Cli *cli, int argc, char **argv);
  * and admins' view), parsed by charge_view_from_json() and printed by `corral show`. */
 typedef struct ChargeView {
         bool set, live, has_pressure;
-        unsigned cpus;
+        unsigned cpus, gpus;
         uint64_t run_usec, cpu_usec, memory_peak;
         uint64_t io_read_bytes, io_write_bytes, io_read_ops, io_write_ops;
         double core_hours, charge_factor, service_units, efficiency;
+        double gpu_hours, charge_per_gpu_hour;
         uint64_t stall_usec[6];  /* cpu, memory, io: some, full */
 } ChargeView;
 
