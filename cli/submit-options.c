@@ -713,8 +713,11 @@ static int set_gres(SubmitOptions *o, const char *arg, char **ret_error) {
                         r = gpu_type_check(parts[1], ret_error);
                         if (r < 0)
                                 return r;
+                        /* A copy: taking parts[1] would leave a hole strv_free() stops at. */
                         free(type);
-                        type = TAKE_PTR(parts[1]);
+                        type = strdup(parts[1]);
+                        if (!type)
+                                return -ENOMEM;
                 }
                 if ((k == 3 || (k == 2 && !type)) && parse_gpu_count(parts[k - 1], &n) < 0)
                         return fail(ret_error, "invalid GPU count '%s' (0 to %u)", parts[k - 1], CORRAL_GPUS_MAX);

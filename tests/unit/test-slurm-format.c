@@ -458,6 +458,8 @@ static void test_option_parity(void **state) {
                 { "x", "--ntasks=4", "--cpus-per-task=2", "-p", "batch", "-A", "physics", "cmd", NULL },
                 { "x", "--export=NONE", "-D", "/tmp", "-o", "out-%j.log", "-e", "err-%x.log", "cmd", NULL },
                 { "x", "--array=1-4%2", "--dependency=afterok:3", "--nice=5", "-H", "cmd", NULL },
+                { "x", "-G", "a100:2", "-C", "a100|h100", "--gres-flags=enforce-binding", "cmd", NULL },
+                { "x", "--gres=gpu:1", "--gpus-per-task=2", "-n", "3", "cmd", NULL },
         };
         size_t n;
         const SubmitOption *t = submit_options_table(&n);
@@ -486,11 +488,12 @@ static void test_option_parity(void **state) {
                         STRV_FOREACH(e, b.req.env) {
                                 if (streq(*e, "SLURM_SUBMIT_DIR=/home/a") ||
                                     (k == 0 && (streq(*e, "SLURM_NTASKS=2") || streq(*e, "SLURM_CPUS_PER_TASK=3"))) ||
-                                    (k == 1 && (streq(*e, "SLURM_NTASKS=4") || streq(*e, "SLURM_CPUS_PER_TASK=2"))))
+                                    (k == 1 && (streq(*e, "SLURM_NTASKS=4") || streq(*e, "SLURM_CPUS_PER_TASK=2"))) ||
+                                    (k == 5 && (streq(*e, "SLURM_NTASKS=3") || streq(*e, "SLURM_CPUS_PER_TASK=1"))))
                                         continue;
                                 assert_int_equal(strv_extend(&kept, *e), 0);
                         }
-                        assert_int_equal(strv_length(b.req.env) - strv_length(kept), k < 2 ? 3 : 1);
+                        assert_int_equal(strv_length(b.req.env) - strv_length(kept), k < 2 || k == 5 ? 3 : 1);
                         strv_free(b.req.env);
                         b.req.env = TAKE_PTR(kept);
                 }
@@ -499,6 +502,14 @@ static void test_option_parity(void **state) {
                 assert_int_equal(submit_request_to_json(&a.req, &ja), 0);
                 assert_int_equal(submit_request_to_json(&b.req, &jb), 0);
                 assert_string_equal(json_object_to_json_string(ja), json_object_to_json_string(jb));
+                if (k == 4) {
+                        assert_int_equal(b.req.gpus, 2);
+                        assert_string_equal(b.req.gpu_type, "a100");
+                        assert_string_equal(b.req.constraint, "a100|h100");
+                        assert_true(b.req.gpu_binding);
+                }
+                if (k == 5)
+                        assert_int_equal(b.req.gpus, 6); /* the later --gpus-per-task x 3 tasks */
                 submit_options_done(&a);
                 submit_options_done(&b);
         }
