@@ -13,6 +13,7 @@
 #include "cli/cli-util.h"
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/submit-test.h"
 #include "proto/device-info.h"
 #include "cli/table.h"
 #include "strv.h"
@@ -520,6 +521,27 @@ static void test_devices_print(void **state) {
         free(buf);
 }
 
+/* --test-only prints the GPU request as it will be sent. */
+static void test_request_print_gpus(void **state) {
+        _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        assert_non_null(f);
+        req.argv = strv_copy((char *[]) { (char *) "true", NULL });
+        req.gpus = 2;
+        req.gpu_type = strdup("a100");
+        req.constraint = strdup("a100|h100");
+        req.gpu_binding = true;
+        submit_request_print(f, &req, NULL);
+        assert_int_equal(fclose(f), 0);
+        assert_non_null(strstr(buf, "GPUs:         2 of type a100\n"));
+        assert_non_null(strstr(buf, "Constraint:   a100|h100\n"));
+        assert_non_null(strstr(buf, "GresFlags:    enforce-binding"));
+        free(buf);
+}
+
 static void test_split_client_flags(void **state) {
         char *argv[] = { (char *) "submit", (char *) "--json", (char *) "-n", (char *) "2",
                          (char *) "--name", (char *) "--parsable", (char *) "-Jx", (char *) "--parsable",
@@ -598,6 +620,7 @@ int main(void) {
                 cmocka_unit_test(test_table),
                 cmocka_unit_test(test_queue_print),
                 cmocka_unit_test(test_devices_print),
+                cmocka_unit_test(test_request_print_gpus),
                 cmocka_unit_test(test_show_print),
                 cmocka_unit_test(test_split_client_flags),
                 cmocka_unit_test(test_error_messages),
