@@ -42,6 +42,9 @@ void charge_view_from_json(json_object *o, ChargeView *ret) {
         *ret = (ChargeView) {
                 .set = true,
                 .cpus = (unsigned) json_field_unum(o, "cpus"),
+                .gpus = (unsigned) json_field_unum(o, "gpus"),
+                .gpu_hours = json_field_num(o, "gpu_hours"),
+                .charge_per_gpu_hour = json_field_num(o, "charge_per_gpu_hour"),
                 .run_usec = json_field_unum(o, "run_usec"),
                 .cpu_usec = json_field_unum(o, "cpu_usec"),
                 .memory_peak = json_field_unum(o, "memory_peak"),
@@ -85,9 +88,17 @@ static char *format_seconds(char *buf, size_t size, uint64_t usec) {
 void charge_view_print(FILE *f, const ChargeView *c) {
         char a[64], b[64], d[64], e[64], g[64];
 
-        line(f, "Charge", "%.4g service units%s = %.4g core-hours x %g (%u CPUs x %s)", c->service_units,
-             c->live ? " so far" : "", c->core_hours, c->charge_factor, c->cpus,
-             format_seconds(a, sizeof a, c->run_usec));
+        if (c->gpus > 0) {
+                line(f, "Charge", "%.4g service units%s = (%.4g core-hours + %.4g GPU-hours x %g) x %g "
+                     "(%u CPUs and %u GPUs x %s)", c->service_units, c->live ? " so far" : "", c->core_hours,
+                     c->gpu_hours, c->charge_per_gpu_hour, c->charge_factor, c->cpus, c->gpus,
+                     format_seconds(a, sizeof a, c->run_usec));
+                /* No vendor library is read: what the GPUs did is not known. */
+                line(f, "GPUUtilization", "not recorded");
+        } else
+                line(f, "Charge", "%.4g service units%s = %.4g core-hours x %g (%u CPUs x %s)", c->service_units,
+                     c->live ? " so far" : "", c->core_hours, c->charge_factor, c->cpus,
+                     format_seconds(a, sizeof a, c->run_usec));
         line(f, "CPUTime", "%s (efficiency %.1f%% of the CPUs' time)", format_seconds(a, sizeof a, c->cpu_usec),
              100.0 * c->efficiency);
         line(f, "MemoryPeak", "%s", format_size(a, sizeof a, c->memory_peak));

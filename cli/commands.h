@@ -35,10 +35,11 @@ int verb_share(Cli *cli, int argc, char **argv);
  * and admins' view), parsed by charge_view_from_json() and printed by `corral show`. */
 typedef struct ChargeView {
         bool set, live, has_pressure;
-        unsigned cpus;
+        unsigned cpus, gpus;
         uint64_t run_usec, cpu_usec, memory_peak;
         uint64_t io_read_bytes, io_write_bytes, io_read_ops, io_write_ops;
         double core_hours, charge_factor, service_units, efficiency;
+        double gpu_hours, charge_per_gpu_hour;
         uint64_t stall_usec[6];  /* cpu, memory, io: some, full */
 } ChargeView;
 
@@ -132,6 +133,10 @@ enum {
 int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sections, unsigned flags);
 /* Prints one job as `corral show` does. */
 int job_show_print(FILE *f, const JobEntry *e, time_t now);
+/* corral info's GPU table: each device with its model, NUMA node, PCI address, features
+ * and the job holding it. */
+struct DeviceInfo;
+int devices_print(FILE *f, const struct DeviceInfo *devices, size_t n);
 
 /* getopt_long state is global: each verb starts a fresh scan. */
 void cli_reset_getopt(void);

@@ -8,6 +8,7 @@
 
 #include "directives.h"
 #include "parse-util.h"
+#include "proto/constraint.h"
 #include "proto/protocol.h"
 #include "strv.h"
 
@@ -140,10 +141,21 @@ static int pbs_set_cpus(SubmitOptions *o, uint64_t v, char **ret_error) {
         return pbs_set(o, "cpus", buf, ret_error);
 }
 
-/* "select=N:ncpus=C:mem=M": N chunks, all on this machine. */
+static int pbs_set_gpus(SubmitOptions *o, uint64_t v, char **ret_error) {
+        char buf[32];
+
+        if (v > CORRAL_GPUS_MAX)
+                return pbs_fail(ret_error, "more than %u GPUs", CORRAL_GPUS_MAX);
+        snprintf(buf, sizeof(buf), "%" PRIu64, v);
+        return pbs_set(o, "gpus", buf, ret_error);
+}
+
+/* "select=N:ncpus=C:ngpus=G:mem=M": N chunks, all on this machine. */
 static int pbs_select(SubmitOptions *o, const char *spec, char **ret_error) {
         _cleanup_strv_free_ char **parts = NULL;
         uint64_t chunks, ncpus = 0, mem = 0, v;
+        bool have_gpus = false;
+        uint64_t ngpus = 0;
         int r;
 
         if (strchr(spec, '+'))
@@ -165,8 +177,18 @@ static int pbs_select(SubmitOptions *o, const char *spec, char **ret_error) {
                 } else if (strneq(*p, "mem=", 4)) {
                         if (parse_size(eq + 1, 1, &mem) < 0 || mem == 0)
                                 return pbs_fail(ret_error, "select: invalid %s", *p);
+                } else if (strneq(*p, "ngpus=", 6)) {
+                        if (safe_atou64(eq + 1, &ngpus) < 0 || ngpus > CORRAL_GPUS_MAX)
+                                return pbs_fail(ret_error, "select: invalid %s (0 to %u GPUs)", *p, CORRAL_GPUS_MAX);
+                        have_gpus = true;
                 } else
                         return pbs_fail(ret_error, "select: resource '%.*s' not supported", (int) (eq - *p), *p);
+        }
+        if (have_gpus) {
+                /* ngpus is per chunk, as ncpus. */
+                r = pbs_set_gpus(o, chunks * ngpus, ret_error);
+                if (r < 0)
+                        return r;
         }
         if (ncpus > 0 || chunks > 1) {
                 r = pbs_set_cpus(o, chunks * MAX(ncpus, (uint64_t) 1), ret_error);
@@ -181,9 +203,11 @@ static int pbs_select(SubmitOptions *o, const char *spec, char **ret_error) {
         return 0;
 }
 
-/* "nodes=1:ppn=4": Torque's form. */
+/* "nodes=1:ppn=4:gpus=2": Torque's form. A bare name is a node property, which Torque
+ * matches against the node's features: here, like -C, against the GPUs'. */
 static int pbs_nodes(SubmitOptions *o, const char *spec, char **ret_error) {
         _cleanup_strv_free_ char **parts = NULL;
+        _cleanup_free_ char *expr = NULL;
         uint64_t v;
         int r;
 
@@ -193,14 +217,33 @@ static int pbs_nodes(SubmitOptions *o, const char *spec, char **ret_error) {
         if (!parts[0] || !streq(parts[0], "1"))
                 return pbs_fail(ret_error, "not supported on a single machine (only nodes=1 can be requested)");
         for (char **p = parts + 1; *p; p++) {
-                if (!strneq(*p, "ppn=", 4))
-                        return pbs_fail(ret_error, "node property '%s' not supported", *p);
+                if (strneq(*p, "gpus=", 5)) {
+                        if (safe_atou64(*p + 5, &v) < 0)
+                                return pbs_fail(ret_error, "invalid %s", *p);
+                        r = pbs_set_gpus(o, v, ret_error);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (!strneq(*p, "ppn=", 4)) {
+                        if (strchr(*p, '=') || !constraint_is_valid(*p))
+                                return pbs_fail(ret_error, "node property '%s' not supported", *p);
+                        char *e;
+                        if (asprintf(&e, "%s%s%s", strempty(expr), expr ? "&" : "", *p) < 0)
+                                return -ENOMEM;
+                        free(expr);
+                        expr = e;
+                        continue;
+                }
                 if (safe_atou64(*p + 4, &v) < 0)
                         return pbs_fail(ret_error, "invalid %s", *p);
                 r = pbs_set_cpus(o, v, ret_error);
                 if (r < 0)
                         return r;
         }
+        /* Every property is wanted: Slurm's "a&b". */
+        if (expr)
+                return pbs_set(o, "constraint", expr, ret_error);
         return 0;
 }
 
@@ -220,6 +263,11 @@ static int pbs_resource(SubmitOptions *o, const char *res, char **ret_error) {
                 if (safe_atou64(v, &n) < 0)
                         return pbs_fail(ret_error, "invalid ncpus");
                 return pbs_set_cpus(o, n, ret_error);
+        }
+        if (IS("ngpus")) {
+                if (safe_atou64(v, &n) < 0)
+                        return pbs_fail(ret_error, "invalid ngpus");
+                return pbs_set_gpus(o, n, ret_error);
         }
         if (IS("mem")) {
                 /* PBS sizes without a unit are bytes. */

@@ -56,35 +56,46 @@ static bool utf8_output(void) {
 }
 
 int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sections, unsigned flags) {
-        static const char *const headers[] = {
-                "JOBID", "NAME", "USER", "PROJECT", "QUEUE", "STATE", "TIME", "CPUS", "MEM", "START",
-                "NODELIST(REASON)", NULL,
+        /* GPUS only when a listed job asks for GPUs: a machine without any keeps its
+         * columns. --long: what each of the user's own jobs was charged (or so far,
+         * while it runs), as sacct's CPUTime/TotalCPU/MaxRSS would tell it; blank where
+         * the daemon sends no charge (other users' jobs, jobs that never ran). */
+        enum {
+                COL_JOBID, COL_NAME, COL_USER, COL_PROJECT, COL_QUEUE, COL_STATE, COL_TIME, COL_CPUS, COL_GPUS,
+                COL_MEM, COL_START, COL_COREH, COL_SU, COL_EFF, COL_MAXMEM, COL_WHERE, _COL_MAX
         };
-        /* --long: what each of the user's own jobs was charged (or so far, while it runs),
-         * as sacct's CPUTime/TotalCPU/MaxRSS would tell it; blank where the daemon sends
-         * no charge (other users' jobs, jobs that never ran). */
-        static const char *const headers_long[] = {
-                "JOBID", "NAME", "USER", "PROJECT", "QUEUE", "STATE", "TIME", "CPUS", "MEM", "START",
-                "CORE-H", "SU", "CPU-EFF", "MAXMEM", "NODELIST(REASON)", NULL,
+        static const char *const names[_COL_MAX] = {
+                "JOBID", "NAME", "USER", "PROJECT", "QUEUE", "STATE", "TIME", "CPUS", "GPUS", "MEM", "START",
+                "CORE-H", "SU", "CPU-EFF", "MAXMEM", "NODELIST(REASON)",
         };
-        enum { COL_JOBID, COL_NAME, COL_TIME = 6, COL_CPUS, COL_MEM, COL_START, COL_COREH, COL_SU, COL_EFF, COL_MAXMEM };
-        bool utf8 = flags & QUEUE_PRINT_UTF8, long_format = flags & QUEUE_PRINT_LONG;
+        bool utf8 = flags & QUEUE_PRINT_UTF8, long_format = flags & QUEUE_PRINT_LONG, gpus_shown = false;
         _cleanup_table_ Table *t = NULL;
-        size_t first[_QUEUE_SECTION_MAX + 1] = {}, cpus[_QUEUE_SECTION_MAX] = {};
+        size_t first[_QUEUE_SECTION_MAX + 1] = {}, cpus[_QUEUE_SECTION_MAX] = {}, gpus[_QUEUE_SECTION_MAX] = {};
+        const char *headers[_COL_MAX + 1];
+        int column[_COL_MAX];
+        size_t n_columns = 0;
         int r;
+
+        for (size_t i = 0; i < n; i++)
+                gpus_shown = gpus_shown || jobs[i].info.gpus > 0;
+        for (int c = 0; c < _COL_MAX; c++) {
+                column[c] = -1;
+                if ((c == COL_GPUS && !gpus_shown) || (!long_format && c >= COL_COREH && c <= COL_MAXMEM))
+                        continue;
+                column[c] = (int) n_columns;
+                headers[n_columns++] = names[c];
+        }
+        headers[n_columns] = NULL;
 
         queue_sort(jobs, n);
 
-        t = table_new(long_format ? headers_long : headers);
+        t = table_new(headers);
         if (!t)
                 return -ENOMEM;
-        table_set_align_right(t, COL_JOBID, true);
-        table_set_align_right(t, COL_TIME, true);
-        table_set_align_right(t, COL_CPUS, true);
-        table_set_align_right(t, COL_MEM, true);
-        if (long_format)
-                for (unsigned k = COL_COREH; k <= COL_MAXMEM; k++)
-                        table_set_align_right(t, k, true);
+        for (int c = 0; c < _COL_MAX; c++)
+                if (column[c] >= 0 && (c == COL_JOBID || (c >= COL_TIME && c <= COL_MEM) ||
+                                       (c >= COL_COREH && c <= COL_MAXMEM)))
+                        table_set_align_right(t, (size_t) column[c], true);
         table_set_max_width(t, COL_NAME, 24);
         if (utf8)
                 table_set_ellipsis(t, "…");
@@ -93,11 +104,15 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
                 const JobEntry *e = &jobs[i];
                 const JobInfo *j = &e->info;
                 QueueSection s = queue_section_of_state(j->state);
-                char id[32], elapsed[32], ncpus[16], mem[16], start[32], where[1100];
+                char id[32], elapsed[32], ncpus[16], ngpus[16], mem[16], start[32], where[1100];
+                char coreh[32] = "", su[32] = "", eff[16] = "", maxmem[16] = "";
+                const char *row[_COL_MAX], *cells[_COL_MAX + 1];
+                size_t m = 0;
 
                 snprintf(id, sizeof(id), "%" PRIu64, j->id);
                 format_elapsed(elapsed, sizeof(elapsed), job_elapsed(j, now));
                 snprintf(ncpus, sizeof(ncpus), "%u", j->cpus);
+                snprintf(ngpus, sizeof(ngpus), "%u", j->gpus);
                 if (j->memory > 0)
                         format_size(mem, sizeof(mem), j->memory);
                 else
@@ -115,26 +130,28 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
                 else
                         where[0] = 0;
 
-                if (long_format) {
-                        char coreh[32] = "", su[32] = "", eff[16] = "", maxmem[16] = "";
-
-                        if (e->charge.set) {
-                                snprintf(coreh, sizeof(coreh), "%.2f", e->charge.core_hours);
-                                snprintf(su, sizeof(su), "%.2f", e->charge.service_units);
-                                if (e->charge.run_usec > 0)
-                                        snprintf(eff, sizeof(eff), "%.0f%%", 100.0 * e->charge.efficiency);
-                                if (e->charge.memory_peak > 0)
-                                        format_size(maxmem, sizeof(maxmem), e->charge.memory_peak);
-                        }
-                        r = table_add_row(t, (const char *const[]) { id, j->name, j->user, j->project, j->queue,
-                                                                     j->state, elapsed, ncpus, mem, start, coreh, su,
-                                                                     eff, maxmem, where });
-                } else
-                        r = table_add_row(t, (const char *const[]) { id, j->name, j->user, j->project, j->queue,
-                                                                     j->state, elapsed, ncpus, mem, start, where });
+                if (long_format && e->charge.set) {
+                        snprintf(coreh, sizeof(coreh), "%.2f", e->charge.core_hours);
+                        snprintf(su, sizeof(su), "%.2f", e->charge.service_units);
+                        if (e->charge.run_usec > 0)
+                                snprintf(eff, sizeof(eff), "%.0f%%", 100.0 * e->charge.efficiency);
+                        if (e->charge.memory_peak > 0)
+                                format_size(maxmem, sizeof(maxmem), e->charge.memory_peak);
+                }
+                row[COL_JOBID] = id, row[COL_NAME] = j->name, row[COL_USER] = j->user;
+                row[COL_PROJECT] = j->project, row[COL_QUEUE] = j->queue, row[COL_STATE] = j->state;
+                row[COL_TIME] = elapsed, row[COL_CPUS] = ncpus, row[COL_GPUS] = j->gpus > 0 ? ngpus : "";
+                row[COL_MEM] = mem, row[COL_START] = start, row[COL_COREH] = coreh, row[COL_SU] = su;
+                row[COL_EFF] = eff, row[COL_MAXMEM] = maxmem, row[COL_WHERE] = where;
+                for (int c = 0; c < _COL_MAX; c++)
+                        if (column[c] >= 0)
+                                cells[m++] = row[c];
+                cells[m] = NULL;
+                r = table_add_row(t, cells);
                 if (r < 0)
                         return r;
                 cpus[s] += j->cpus;
+                gpus[s] += j->gpus;
                 for (QueueSection k = s + 1; k <= _QUEUE_SECTION_MAX; k++)
                         first[k] = i + 1;
         }
@@ -157,6 +174,8 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
                 fprintf(f, "\n%zu %s job%s", count, name, count == 1 ? "" : "s");
                 if (s == QUEUE_SECTION_ACTIVE)
                         fprintf(f, " using %zu CPU%s", cpus[s], cpus[s] == 1 ? "" : "s");
+                if (s == QUEUE_SECTION_ACTIVE && gpus[s] > 0)
+                        fprintf(f, " and %zu GPU%s", gpus[s], gpus[s] == 1 ? "" : "s");
                 fputs("\n\n", f);
         }
         fprintf(f, "Total jobs: %zu\n", n);
@@ -372,6 +391,9 @@ int job_show_print(FILE *f, const JobEntry *e, time_t now) {
         field(f, "Nice", "%d", j->nice);
         field(f, "CPUs", "%u%s%s%s", j->cpus, j->cpus_allocated ? " (CPU " : "", strempty(j->cpus_allocated),
               j->cpus_allocated ? ")" : "");
+        if (j->gpus > 0)
+                field(f, "GPUs", "%u%s%s%s%s%s", j->gpus, j->gpu_type ? " of type " : "", strempty(j->gpu_type),
+                      j->gpus_allocated ? " (GPU " : "", strempty(j->gpus_allocated), j->gpus_allocated ? ")" : "");
         field(f, "Memory", "%s", j->memory > 0 ? format_size(a, sizeof(a), j->memory) : "queue default");
         field(f, "TimeLimit", "%s",
               j->walltime_sec > 0 ? format_duration(a, sizeof(a), j->walltime_sec) : "queue default");

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "parse-util.h"
+#include "proto/constraint.h"
 #include "proto/protocol.h"
 #include "strv.h"
 #include "submit-options.h"
@@ -597,6 +598,153 @@ static int set_signal(SubmitOptions *o, const char *arg, char **ret_error) {
         return 0;
 }
 
+/* A GPU count, "0" included (none, as Slurm takes --gpus=0). */
+static int parse_gpu_count(const char *s, unsigned *ret) {
+        unsigned v;
+
+        if (safe_atou(s, &v) < 0 || v > CORRAL_GPUS_MAX)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+static int gpu_type_check(const char *type, char **ret_error) {
+        if (!ident_is_valid(type) || strlen(type) > CORRAL_GPU_TYPE_LENGTH_MAX)
+                return fail(ret_error, "invalid GPU type '%s' (letters, digits, '_', '.', '-'; at most %u)", type,
+                            CORRAL_GPU_TYPE_LENGTH_MAX);
+        return 0;
+}
+
+/* "[TYPE:]COUNT", as --gpus and --gpus-per-task take it; one type per job. */
+static int parse_gpu_spec(const char *arg, char **ret_type, unsigned *ret_count, char **ret_error) {
+        const char *colon = strrchr(arg, ':');
+        _cleanup_free_ char *type = NULL;
+        int r;
+
+        if (strchr(arg, ','))
+                return fail(ret_error, "one GPU type per job here (expected [TYPE:]COUNT)");
+        if (parse_gpu_count(colon ? colon + 1 : arg, ret_count) < 0)
+                return fail(ret_error, "expected [TYPE:]COUNT with COUNT between 0 and %u", CORRAL_GPUS_MAX);
+        if (colon) {
+                type = strndup(arg, colon - arg);
+                if (!type)
+                        return -ENOMEM;
+                r = gpu_type_check(type, ret_error);
+                if (r < 0)
+                        return r;
+        }
+        *ret_type = TAKE_PTR(type);
+        return 0;
+}
+
+static void set_gpu_request(SubmitOptions *o, char *type, unsigned total, unsigned per_task) {
+        free(o->req.gpu_type);
+        /* No GPUs: no type either, so that "--gres=gpu:a100:0" asks for nothing. */
+        o->req.gpu_type = total > 0 || per_task > 0 ? type : mfree(type);
+        o->req.gpus = total;
+        o->gpus_per_task = per_task;
+}
+
+static int set_gpus(SubmitOptions *o, const char *arg, char **ret_error) {
+        char *type = NULL;
+        unsigned n;
+        int r;
+
+        r = parse_gpu_spec(arg, &type, &n, ret_error);
+        if (r < 0)
+                return r;
+        set_gpu_request(o, type, n, 0);
+        return 0;
+}
+
+static int set_gpus_per_task(SubmitOptions *o, const char *arg, char **ret_error) {
+        char *type = NULL;
+        unsigned n;
+        int r;
+
+        r = parse_gpu_spec(arg, &type, &n, ret_error);
+        if (r < 0)
+                return r;
+        set_gpu_request(o, type, 0, n);
+        return 0;
+}
+
+/* Slurm's --gres=NAME[[:TYPE]:COUNT][,...]: "gpu", "gpu:2", "gpu:a100", "gpu:a100:2" (a
+ * missing count is 1), "gres/gpu:2" as --tres-per-* write it, or "none". On one node the
+ * per-node count is the job's. GPUs are the only generic resource here. */
+static int set_gres(SubmitOptions *o, const char *arg, char **ret_error) {
+        _cleanup_strv_free_ char **items = NULL;
+        _cleanup_free_ char *type = NULL;
+        unsigned total = 0;
+        bool seen = false;
+        int r;
+
+        if (streq(arg, "none")) {
+                set_gpu_request(o, NULL, 0, 0);
+                return 0;
+        }
+        r = strv_split(arg, ",", &items);
+        if (r < 0)
+                return r;
+        if (!items || !items[0])
+                return fail(ret_error, "expected gpu[:TYPE][:COUNT]");
+        STRV_FOREACH(it, items) {
+                _cleanup_strv_free_ char **parts = NULL;
+                const char *name = *it;
+                unsigned n = 1;
+                size_t k;
+
+                if (strneq(name, "gres/", 5))
+                        name += 5;
+                r = strv_split(name, ":", &parts);
+                if (r < 0)
+                        return r;
+                k = strv_length(parts);
+                if (k == 0 || !streq(parts[0], "gpu"))
+                        return fail(ret_error, "generic resource '%.*s' is not available here: GPUs are the only "
+                                    "one (gpu[:TYPE][:COUNT])", (int) strcspn(name, ":"), name);
+                if (k > 3)
+                        return fail(ret_error, "expected gpu[:TYPE][:COUNT], got '%s'", *it);
+                if (seen)
+                        return fail(ret_error, "gpu given twice; one GPU type per job here");
+                seen = true;
+                /* "gpu:X": a count when X is a number, else a type (of one GPU). */
+                if (k == 3 || (k == 2 && !isdigit((unsigned char) parts[1][0]))) {
+                        r = gpu_type_check(parts[1], ret_error);
+                        if (r < 0)
+                                return r;
+                        /* A copy: taking parts[1] would leave a hole strv_free() stops at. */
+                        free(type);
+                        type = strdup(parts[1]);
+                        if (!type)
+                                return -ENOMEM;
+                }
+                if ((k == 3 || (k == 2 && !type)) && parse_gpu_count(parts[k - 1], &n) < 0)
+                        return fail(ret_error, "invalid GPU count '%s' (0 to %u)", parts[k - 1], CORRAL_GPUS_MAX);
+                total = n;
+        }
+        set_gpu_request(o, TAKE_PTR(type), total, 0);
+        return 0;
+}
+
+static int set_gres_flags(SubmitOptions *o, const char *arg, char **ret_error) {
+        if (streq(arg, "enforce-binding"))
+                o->req.gpu_binding = true;
+        else if (streq(arg, "disable-binding"))
+                o->req.gpu_binding = false;
+        else
+                return fail(ret_error, "expected enforce-binding or disable-binding");
+        return 0;
+}
+
+static int set_constraint(SubmitOptions *o, const char *arg, char **ret_error) {
+        if (strlen(arg) > CORRAL_CONSTRAINT_LENGTH_MAX || !constraint_is_valid(arg))
+                return fail(ret_error, "invalid feature expression: names (letters, digits, '_', '.', '-') joined "
+                            "by & (and) and | (or), with parentheses, e.g. a100|h100 or gpu&nvlink (counts like "
+                            "a100*2 and [a|b] choose among nodes: not on one machine)");
+        return replace_string(&o->req.constraint, arg);
+}
+
 static const SubmitOption options[] = {
         { "cpus", 'n', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_NTASKS, set_ntasks, "CPUs for the job (as --ntasks)" },
         { "ntasks", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_NTASKS, set_ntasks, NULL },
@@ -651,12 +799,19 @@ static const SubmitOption options[] = {
           "where the mail goes (default: you)" },
         { "signal", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_SIGNAL, set_signal,
           "[B:]SIG[@SECONDS]: signal the job (B: its script's shell) that long before its time limit" },
+        { "gpus", 'G', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_GPUS, set_gpus, "[TYPE:]N GPUs for the job" },
+        { "gpus-per-task", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_GPUS, set_gpus_per_task,
+          "[TYPE:]N GPUs per task: the job gets ntasks x N" },
+        { "gpus-per-node", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_GPUS, set_gpus, NULL },
+        { "gres", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_GPUS, set_gres, "gpu[:TYPE][:N] GPUs, as Slurm writes them" },
+        { "constraint", 'C', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_CONSTRAINT, set_constraint,
+          "features the GPUs must have, e.g. a100|h100" },
+        { "gres-flags", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_GRES_FLAGS, set_gres_flags,
+          "enforce-binding: CPUs only on the GPUs' NUMA nodes" },
 
         /* Known to Slurm users, meaningless or not implemented here: say so rather than
          * "unknown option". Scripts carry --qos often: accepted, with a warning. */
         { "qos", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_qos, NULL },
-        { "gpus-per-task", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
-        { "gpus-per-node", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
         { "clusters", 'M', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
         { "cluster", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
         { "nodelist", 'w', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
@@ -664,9 +819,6 @@ static const SubmitOption options[] = {
         { "distribution", 'm', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
         { "switches", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
         { "spread-job", 0, SUBMIT_ARG_NONE, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
-        { "gres", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
-        { "gpus", 'G', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
-        { "constraint", 'C', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
         { "licenses", 'L', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
         { "reservation", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, NULL, NULL },
 };
@@ -971,6 +1123,13 @@ int submit_options_finalize(SubmitOptions *o, const char *cwd, char *const *envi
                         return fail(ret_error, "--ntasks x --cpus-per-task = %" PRIu64 " CPUs, more than %u", cpus,
                                     CORRAL_CPUS_MAX);
                 o->req.cpus = (unsigned) cpus;
+        }
+        if (o->gpus_per_task > 0) {
+                uint64_t gpus = (uint64_t) MAX(o->ntasks, 1U) * o->gpus_per_task;
+                if (gpus > CORRAL_GPUS_MAX)
+                        return fail(ret_error, "--ntasks x --gpus-per-task = %" PRIu64 " GPUs, more than %u", gpus,
+                                    CORRAL_GPUS_MAX);
+                o->req.gpus = (unsigned) gpus;
         }
         if (o->mem_per_cpu > 0) {
                 uint64_t m;

@@ -58,6 +58,9 @@ typedef enum SubmitField {
         SUBMIT_FIELD_SIGNAL,            /* --signal */
         SUBMIT_FIELD_MAIL_EVENTS,       /* --mail-type, PBS -m */
         SUBMIT_FIELD_MAIL_USER,         /* --mail-user, PBS -M */
+        SUBMIT_FIELD_GPUS,              /* --gpus, --gpus-per-task, --gpus-per-node, --gres, PBS ngpus/gpus */
+        SUBMIT_FIELD_CONSTRAINT,        /* -C/--constraint, Torque node properties */
+        SUBMIT_FIELD_GRES_FLAGS,        /* --gres-flags */
         /* Options Slurm users carry that Corral does not honour as such: refused with the
          * reason ("not supported on a single machine", "not supported yet"), or accepted
          * with a warning (--qos). Completion does not offer them. Their setters see
@@ -83,6 +86,9 @@ typedef struct SubmitOptions {
 
         /* Client-side inputs that finalize() folds into req. */
         unsigned ntasks, cpus_per_task; /* 0: not given */
+        /* --gpus-per-task: finalize() multiplies it by the tasks into req.gpus, as Slurm
+         * counts a job's GPUs; --gpus and --gres set req.gpus directly. 0: not given. */
+        unsigned gpus_per_task;
         uint64_t mem_per_cpu;           /* 0: not given; excludes req.memory */
         int export_all;                 /* -1: not given (ALL, as sbatch), else 0/1 */
         char **export_vars;             /* "NAME" (take from the environment) or "NAME=value" */
@@ -171,6 +177,7 @@ int submit_options_parse_argv(int argc, char **argv, SubmitOptions *o, int *ret_
                               char **ret_error_message);
 
 /* Completes req once all options and directives are in: cpus = ntasks x cpus-per-task,
+ * gpus = ntasks x gpus-per-task,
  * memory from --mem-per-cpu, the -j join, a relative or missing workdir resolved against
  * cwd (sbatch runs jobs where they were submitted), and the environment: the caller's
  * environ (all of it unless --export says otherwise), then --export's NAME=value entries,

@@ -38,6 +38,14 @@ void submit_request_print(FILE *f, const SubmitRequest *req, const char *script_
         print_row(f, "Name:", req->name ?: "(none)");
         snprintf(buf, sizeof buf, "%u", req->cpus ?: 1);
         print_row(f, "CPUs:", buf);
+        if (req->gpus > 0 || req->constraint) {
+                snprintf(buf, sizeof buf, "%u%s%s", req->gpus, req->gpu_type ? " of type " : "", strempty(req->gpu_type));
+                print_row(f, "GPUs:", buf);
+        }
+        if (req->constraint)
+                print_row(f, "Constraint:", req->constraint);
+        if (req->gpu_binding)
+                print_row(f, "GresFlags:", "enforce-binding (CPUs only on the GPUs' NUMA nodes)");
         print_row(f, "Memory:", req->memory ? format_size(buf, sizeof buf, req->memory) : "(the queue's default)");
         if (req->walltime_sec == CORRAL_WALLTIME_INFINITY)
                 print_row(f, "Walltime:", "unlimited");

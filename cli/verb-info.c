@@ -5,10 +5,14 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "commands.h"
 #include "log.h"
 #include "parse-util.h"
+#include "proto/device-info.h"
+#include "strv.h"
+#include "table.h"
 
 static const char *get_string(json_object *o, const char *key) {
         json_object *v;
@@ -62,16 +66,63 @@ static bool no_arguments(const char *verb, int argc, char **argv, Cli *cli, cons
         return true;
 }
 
+int devices_print(FILE *f, const DeviceInfo *devices, size_t n) {
+        static const char *const headers[] = { "GPU", "NAME", "MODEL", "NUMA", "PCI", "FEATURES", "JOB", NULL };
+        _cleanup_table_ Table *t = table_new(headers);
+        int r;
+
+        if (!t)
+                return -ENOMEM;
+        table_set_align_right(t, 0, true);
+        for (size_t i = 0; i < n; i++) {
+                const DeviceInfo *d = &devices[i];
+                char index[16], numa[16], job[64];
+                _cleanup_free_ char *features = NULL;
+                size_t len = 0;
+
+                snprintf(index, sizeof index, "%" PRIu32, d->index);
+                if (d->numa_node >= 0)
+                        snprintf(numa, sizeof numa, "%d", d->numa_node);
+                else
+                        strcpy(numa, "-");
+                if (d->job_id > 0)
+                        snprintf(job, sizeof job, "%" PRIu64 " (%s)", d->job_id, strna(d->user));
+                else
+                        strcpy(job, "free");
+                STRV_FOREACH(x, d->features)
+                        len += strlen(*x) + 1;
+                if (len > 0) {
+                        features = new0(char, len);
+                        if (!features)
+                                return -ENOMEM;
+                        STRV_FOREACH(x, d->features) {
+                                if (x != d->features)
+                                        strcat(features, ",");
+                                strcat(features, *x);
+                        }
+                }
+                r = table_add_row(t, (const char *const[]) { index, d->name, d->model ?: "unknown", numa,
+                                                             d->pci_address ?: "-", features ?: "-", job });
+                if (r < 0)
+                        return r;
+        }
+        r = table_print(t, f, true, 0, table_get_rows(t));
+        if (r < 0)
+                return r;
+        return ferror(f) ? -EIO : 0;
+}
+
 int verb_info(Cli *cli, int argc, char **argv) {
         _cleanup_(reply_done) Reply reply = {};
-        json_object *queues;
+        json_object *queues, *devices;
         uint64_t u;
         char buf[32];
         int r;
 
         if (!no_arguments("info", argc, argv, cli,
                           "Usage: corral info [--json]\n\n"
-                          "Show corrald's version, this machine's CPUs and memory, and the queues.\n", &r))
+                          "Show corrald's version, this machine's CPUs, memory and GPUs (each with the job\n"
+                          "holding it), and the queues.\n", &r))
                 return r;
 
         r = cli_call_reply(cli, CORRAL_METHOD_GET_INFO, NULL, NULL, &reply);
@@ -89,6 +140,8 @@ int verb_info(Cli *cli, int argc, char **argv) {
                 printf("        CPUs: %" PRIu64 "\n", u);
         if (get_u64(reply.parameters, "memory", &u))
                 printf("      Memory: %s\n", format_size(buf, sizeof(buf), u));
+        printf("        GPUs: %" PRIu64 "%s\n", get_u64(reply.parameters, "gpus", &u) ? u : 0,
+               get_u64(reply.parameters, "gpus", &u) ? " (below)" : " (none found or declared)");
         printf("      Socket: %s\n", client_path(cli->client));
         if (json_object_object_get_ex(reply.parameters, "queues", &queues) &&
             json_object_is_type(queues, json_type_array)) {
@@ -120,6 +173,23 @@ int verb_info(Cli *cli, int argc, char **argv) {
         if (get_string(reply.parameters, "config_error"))
                 printf("Config error: the configuration on disk does not load, corrald runs on the one above:\n"
                        "              %s\n", get_string(reply.parameters, "config_error"));
+        if (json_object_object_get_ex(reply.parameters, "devices", &devices)) {
+                DeviceInfo *d = NULL;
+                const char *bad = NULL;
+                size_t n = 0;
+
+                r = device_info_array_from_json(devices, &d, &n, &bad);
+                if (r < 0)
+                        return log_error_errno(r, "info: the daemon's device list does not decode (%s): %m",
+                                               strna(bad)), CLI_EXIT_FAILURE;
+                if (n > 0) {
+                        printf("\n");
+                        r = devices_print(stdout, d, n);
+                }
+                device_info_array_free(d, n);
+                if (r < 0)
+                        return log_error_errno(r, "info: %m"), CLI_EXIT_FAILURE;
+        }
         return CLI_EXIT_SUCCESS;
 }
 

@@ -106,7 +106,8 @@ static void print_csv(json_object *rows, const char *by) {
                by);
         for (size_t i = 0; i < ELEMENTSOF(charge_stall_names); i++)
                 printf(",%s_sec", charge_stall_names[i]);
-        putchar('\n');
+        /* Last, so that readers of the older columns by position are not broken. */
+        printf(",gpu_hours\n");
         for (size_t i = 0; i < json_object_array_length(rows); i++) {
                 json_object *r = json_object_array_get_idx(rows, i), *k, *st = NULL;
 
@@ -117,55 +118,70 @@ static void print_csv(json_object *rows, const char *by) {
                 (void) json_object_object_get_ex(r, "stall_sec", &st);
                 for (size_t s = 0; s < ELEMENTSOF(charge_stall_names); s++)
                         printf(",%.3f", st ? json_field_num(st, charge_stall_names[s]) : 0.0);
-                putchar('\n');
+                printf(",%.6f\n", json_field_num(r, "gpu_hours"));
         }
 }
 
-static int add_table_row(Table *t, const char *key, json_object *r) {
-        char c[13][48];
-        const char *cells[13];
+static int add_table_row(Table *t, const char *key, json_object *r, bool gpus) {
+        char c[14][48];
+        const char *cells[14];
         json_object *st = NULL;
+        size_t n = 0;
 
         (void) json_object_object_get_ex(r, "stall_sec", &st);
-        snprintf(c[0], sizeof c[0], "%s", key);
-        snprintf(c[1], sizeof c[1], "%" PRIu64, json_field_unum(r, "jobs"));
-        snprintf(c[2], sizeof c[2], "%.2f", json_field_num(r, "core_hours"));
-        snprintf(c[3], sizeof c[3], "%.2f", json_field_num(r, "service_units"));
-        snprintf(c[4], sizeof c[4], "%.2f", json_field_num(r, "cpu_hours"));
-        snprintf(c[5], sizeof c[5], "%.1f%%", 100.0 * json_field_num(r, "efficiency"));
-        format_size(c[6], sizeof c[6], json_field_unum(r, "memory_peak"));
-        format_size(c[7], sizeof c[7], json_field_unum(r, "io_read_bytes"));
-        format_size(c[8], sizeof c[8], json_field_unum(r, "io_write_bytes"));
-        snprintf(c[9], sizeof c[9], "%" PRIu64, json_field_unum(r, "io_ops"));
-        snprintf(c[10], sizeof c[10], "%.1fs", st ? json_field_num(st, "cpu_some") : 0.0);
-        snprintf(c[11], sizeof c[11], "%.1fs", st ? json_field_num(st, "memory_some") : 0.0);
-        snprintf(c[12], sizeof c[12], "%.1fs", st ? json_field_num(st, "io_some") : 0.0);
-        for (size_t i = 0; i < ELEMENTSOF(cells); i++)
+        snprintf(c[n++], sizeof c[0], "%s", key);
+        snprintf(c[n++], sizeof c[0], "%" PRIu64, json_field_unum(r, "jobs"));
+        snprintf(c[n++], sizeof c[0], "%.2f", json_field_num(r, "core_hours"));
+        if (gpus)
+                snprintf(c[n++], sizeof c[0], "%.2f", json_field_num(r, "gpu_hours"));
+        snprintf(c[n++], sizeof c[0], "%.2f", json_field_num(r, "service_units"));
+        snprintf(c[n++], sizeof c[0], "%.2f", json_field_num(r, "cpu_hours"));
+        snprintf(c[n++], sizeof c[0], "%.1f%%", 100.0 * json_field_num(r, "efficiency"));
+        format_size(c[n++], sizeof c[0], json_field_unum(r, "memory_peak"));
+        format_size(c[n++], sizeof c[0], json_field_unum(r, "io_read_bytes"));
+        format_size(c[n++], sizeof c[0], json_field_unum(r, "io_write_bytes"));
+        snprintf(c[n++], sizeof c[0], "%" PRIu64, json_field_unum(r, "io_ops"));
+        snprintf(c[n++], sizeof c[0], "%.1fs", st ? json_field_num(st, "cpu_some") : 0.0);
+        snprintf(c[n++], sizeof c[0], "%.1fs", st ? json_field_num(st, "memory_some") : 0.0);
+        snprintf(c[n++], sizeof c[0], "%.1fs", st ? json_field_num(st, "io_some") : 0.0);
+        for (size_t i = 0; i < n; i++)
                 cells[i] = c[i];
         return table_add_row(t, cells);
 }
 
+/* Whether any row used GPUs: the GPU-H column, and the GPU-hours chart, only then. */
+static bool rows_have_gpus(json_object *rows) {
+        for (size_t i = 0; i < json_object_array_length(rows); i++)
+                if (json_field_num(json_object_array_get_idx(rows, i), "gpu_hours") > 0)
+                        return true;
+        return false;
+}
+
 static int print_table(json_object *rows, json_object *total, const char *by) {
         char key[16];
-        const char *headers[] = { key, "JOBS", "CORE-H", "SU", "CPU-H", "EFF", "MEM-PEAK", "READ", "WRITTEN",
+        bool gpus = rows_have_gpus(rows);
+        const char *headers[] = { key, "JOBS", "CORE-H", "GPU-H", "SU", "CPU-H", "EFF", "MEM-PEAK", "READ", "WRITTEN",
                                   "IO-OPS", "STALL-CPU", "STALL-MEM", "STALL-IO", NULL };
         _cleanup_table_ Table *t = NULL;
         size_t n = json_object_array_length(rows);
 
+        if (!gpus) /* GPU-H out: the rest moves up */
+                memmove(headers + 3, headers + 4, (ELEMENTSOF(headers) - 4) * sizeof headers[0]);
         for (size_t i = 0; i < sizeof key - 1 && by[i]; i++)
                 key[i] = (char) (by[i] >= 'a' && by[i] <= 'z' ? by[i] - 'a' + 'A' : by[i]);
         key[MIN(strlen(by), sizeof key - 1)] = 0;
         t = table_new(headers);
         if (!t)
                 return -ENOMEM;
-        for (size_t i = 1; i < ELEMENTSOF(headers) - 1; i++)
+        for (size_t i = 1; headers[i]; i++)
                 table_set_align_right(t, i, true);
         for (size_t i = 0; i < n; i++) {
                 json_object *r = json_object_array_get_idx(rows, i), *k;
-                if (add_table_row(t, json_object_object_get_ex(r, "key", &k) ? json_object_get_string(k) : "-", r) < 0)
+                if (add_table_row(t, json_object_object_get_ex(r, "key", &k) ? json_object_get_string(k) : "-", r,
+                                  gpus) < 0)
                         return -ENOMEM;
         }
-        if (total && n > 1 && add_table_row(t, "TOTAL", total) < 0)
+        if (total && n > 1 && add_table_row(t, "TOTAL", total, gpus) < 0)
                 return -ENOMEM;
         if (n == 0) {
                 printf("No usage in this period.\n");
@@ -174,8 +190,9 @@ static int print_table(json_object *rows, json_object *total, const char *by) {
         return table_print(t, stdout, true, 0, SIZE_MAX);
 }
 
-static int plot(json_object *rows, const char *since, const char *until, bool all, const char *svg_path,
-                bool text) {
+/* One chart of a row field per day, as text and/or SVG. */
+static int plot_field(json_object *rows, const char *field, const char *what, const char *since, const char *until,
+                      bool all, const char *svg_path, bool text) {
         _cleanup_(usage_series_done) UsageSeries s = {};
         char title[160];
         int r;
@@ -186,14 +203,14 @@ static int plot(json_object *rows, const char *since, const char *until, bool al
         for (size_t i = 0; i < json_object_array_length(rows); i++) {
                 json_object *row = json_object_array_get_idx(rows, i), *k;
                 if (json_object_object_get_ex(row, "key", &k))
-                        (void) usage_series_add(&s, json_object_get_string(k), json_field_num(row, "core_hours"));
+                        (void) usage_series_add(&s, json_object_get_string(k), json_field_num(row, field));
         }
-        snprintf(title, sizeof title, "Allocated core-hours per day, %s to %s%s", since, until,
+        snprintf(title, sizeof title, "Allocated %s per day, %s to %s%s", what, since, until,
                  all ? "" : " (yours and your projects')");
         if (text) {
                 const char *cs = getenv("LC_ALL") ?: getenv("LC_CTYPE") ?: getenv("LANG") ?: "";
                 bool utf8 = strstr(cs, "UTF-8") || strstr(cs, "utf8") || strstr(cs, "UTF8");
-                r = usage_chart_text(stdout, &s, title, "core-hours", terminal_width(), 10, utf8);
+                r = usage_chart_text(stdout, &s, title, what, terminal_width(), 10, utf8);
                 if (r < 0)
                         return log_error_errno(r, "usage: cannot print the chart: %m");
         }
@@ -201,13 +218,34 @@ static int plot(json_object *rows, const char *since, const char *until, bool al
                 _cleanup_fclose_ FILE *f = streq(svg_path, "-") ? NULL : fopen(svg_path, "we");
                 if (!streq(svg_path, "-") && !f)
                         return log_error_errno(errno, "usage: cannot write %s: %m", svg_path);
-                r = usage_chart_svg(f ?: stdout, &s, title, "core-hours");
+                r = usage_chart_svg(f ?: stdout, &s, title, what);
                 if (r >= 0 && f && fflush(f) != 0)
                         r = -errno;
                 if (r < 0)
                         return log_error_errno(r, "usage: cannot write %s: %m", svg_path);
         }
         return 0;
+}
+
+/* Core-hours per day; with GPU usage in the period, GPU-hours per day after it (the SVG
+ * as FILE with "-gpu" before its extension, or after it). */
+static int plot(json_object *rows, const char *since, const char *until, bool all, const char *svg_path,
+                bool text) {
+        _cleanup_free_ char *gpu_svg = NULL;
+        int r;
+
+        r = plot_field(rows, "core_hours", "core-hours", since, until, all, svg_path, text);
+        if (r < 0 || !rows_have_gpus(rows))
+                return r;
+        if (svg_path && !streq(svg_path, "-")) {
+                const char *dot = strrchr(svg_path, '.'), *slash = strrchr(svg_path, '/');
+                size_t stem = dot && (!slash || dot > slash) ? (size_t) (dot - svg_path) : strlen(svg_path);
+                if (asprintf(&gpu_svg, "%.*s-gpu%s", (int) stem, svg_path, svg_path + stem) < 0)
+                        return log_oom();
+        }
+        if (text)
+                putchar('\n');
+        return plot_field(rows, "gpu_hours", "GPU-hours", since, until, all, gpu_svg, text);
 }
 
 int verb_usage(Cli *cli, int argc, char **argv) {

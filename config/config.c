@@ -248,6 +248,8 @@ static const IniItem items[] = {
         MGR("PriorityWeightTarget", ini_parse_double, weights.target, "a number"),
         MGR("FairShareHalfLife", ini_parse_sec, fairshare_half_life, "a duration such as 168h (infinity: no decay)"),
         MGR("FairShareExcludeQueues", parse_queue_list, fairshare_exclude_queues, "queue names"),
+        MGR("ChargePerGPUHour", ini_parse_double, charge_per_gpu_hour,
+            "a number of core-hours one GPU-hour is charged as, 0 or more, such as 8"),
         MGR("MetricsFile", parse_absolute_path, metrics_file, "an absolute path"),
         MGR("MailProg", parse_absolute_path, mail_prog, "an absolute path"),
         MGR("MaxXFactor", parse_xfactor, max_xfactor, "a number >= 1, such as 1.25"),
@@ -546,6 +548,7 @@ int config_load_paths(const char *main_path, const char *dropdir, const char *pd
         c->request_share_per_user = 25;
         c->request_burst_per_user = 5;
         c->fairshare_half_life = 168 * 3600; /* IT4I: a week */
+        c->charge_per_gpu_hour = 8;           /* a GPU is worth about the CPUs that come with it */
         c->max_xfactor = 1.25;                /* NCI */
         c->suspend_window_sec = 600;
         r = add_builtin_queues(c);

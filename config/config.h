@@ -85,6 +85,7 @@ typedef struct Config {
          * whose jobs do not count toward it (IT4I's qexp), the Prometheus textfile. */
         uint64_t fairshare_half_life;
         char **fairshare_exclude_queues;
+        double charge_per_gpu_hour; /* ChargePerGPUHour=: core-hours a GPU-hour counts as */
         char *metrics_file;     /* NULL: the node exporter's directory, when it exists */
         char *mail_prog;        /* job mail, as Slurm's MailProg; NULL: CORRAL_SENDMAIL_PATH */
         /* Preemption (sched.h, SchedPreempt). */

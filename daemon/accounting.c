@@ -29,7 +29,12 @@ uint64_t acct_run_usec(uint64_t start_usec, uint64_t end_usec, uint64_t suspende
 
 void acct_charge_compute(JobCharge *c) {
         c->core_hours = (double) c->cpus * (double) c->run_usec / ACCT_USEC_PER_HOUR;
-        c->service_units = c->core_hours * c->charge_factor;
+        c->gpu_hours = (double) c->gpus * (double) c->run_usec / ACCT_USEC_PER_HOUR;
+        c->service_units = (c->core_hours + c->gpu_hours * c->charge_per_gpu_hour) * c->charge_factor;
+}
+
+double acct_fairshare_hours(const JobCharge *c) {
+        return (c->core_hours + c->gpu_hours * c->charge_per_gpu_hour) * acct_fairshare_weight(c->charge_factor);
 }
 
 double acct_efficiency(uint64_t cpu_usec, uint64_t core_usec) {
@@ -97,6 +102,7 @@ bool acct_grant_period(uint64_t start, uint64_t period, uint64_t now, uint64_t *
 void usage_totals_add(UsageTotals *into, const UsageTotals *x) {
         into->jobs += x->jobs;
         into->core_usec += x->core_usec;
+        into->gpu_usec += x->gpu_usec;
         into->service_units += x->service_units;
         into->cpu_usec += x->cpu_usec;
         into->memory_peak = MAX(into->memory_peak, x->memory_peak);
@@ -111,6 +117,7 @@ void usage_totals_from_charge(UsageTotals *ret, const JobCharge *c) {
         *ret = (UsageTotals) {
                 .jobs = 1,
                 .core_usec = (uint64_t) c->cpus * c->run_usec,
+                .gpu_usec = (uint64_t) c->gpus * c->run_usec,
                 .service_units = c->service_units,
                 .cpu_usec = c->cpu_usec,
                 .memory_peak = c->memory_peak,

@@ -5,7 +5,10 @@
  * against closed forms (tests/unit/test-accounting.c).
  *
  *   charge       allocated core-hours = CPUs × running time (suspended time excluded);
- *                service units = core-hours × the queue's ChargeFactor= (NCI's SU);
+ *                GPU-hours = GPUs × running time;
+ *                service units = (core-hours + GPU-hours × ChargePerGPUHour=) × the
+ *                queue's ChargeFactor= (NCI's SU, with Slurm's TRESBillingWeights idea
+ *                for GPUs);
  *                efficiency = used CPU time / allocated (seff's CPU efficiency)
  *   decay        a usage value stored with its timestamp, halved every half-life
  *                (IT4I: 168 h): value × 2^(−Δt/H) + charge, O(1) per job end
@@ -45,9 +48,11 @@ typedef struct JobCharge {
         const char *user, *project, *queue; /* borrowed */
         uint64_t start_time, end_time;      /* seconds since the epoch; end 0 while it runs */
         unsigned cpus;                      /* allocated */
+        unsigned gpus;                      /* allocated */
         uint64_t run_usec;                  /* running, suspended time excluded */
         double charge_factor;
-        double core_hours, service_units;   /* acct_charge_compute() */
+        double charge_per_gpu_hour;         /* core-hours one GPU-hour counts as (ChargePerGPUHour=) */
+        double core_hours, gpu_hours, service_units; /* acct_charge_compute() */
         uint64_t cpu_usec;                  /* used (cpu.stat usage_usec) */
         uint64_t memory_peak;
         uint64_t io_read_bytes, io_write_bytes, io_read_ops, io_write_ops;
@@ -58,8 +63,12 @@ typedef struct JobCharge {
 
 /* Running time: end − start − suspended, never below 0; 0 if end precedes start. */
 uint64_t acct_run_usec(uint64_t start_usec, uint64_t end_usec, uint64_t suspended_usec) _const_;
-/* Fills core_hours and service_units from cpus, run_usec and charge_factor. */
+/* Fills core_hours, gpu_hours and service_units from cpus, gpus, run_usec,
+ * charge_per_gpu_hour and charge_factor. */
 void acct_charge_compute(JobCharge *c);
+/* What fair-share counts of a run: its core-hours and its GPU-hours at their weight, at
+ * the queue's charge factor but never below 1 (acct_fairshare_weight()). */
+double acct_fairshare_hours(const JobCharge *c) _pure_;
 /* used / allocated, 0 when nothing was allocated. Above 1 only if the job had more CPU
  * time than its CPUs (accounting noise): not clamped, so such noise stays visible. */
 double acct_efficiency(uint64_t cpu_usec, uint64_t core_usec) _const_;
@@ -103,6 +112,7 @@ bool acct_grant_period(uint64_t start, uint64_t period, uint64_t now, uint64_t *
 typedef struct UsageTotals {
         uint64_t jobs;          /* job runs */
         uint64_t core_usec;     /* allocated: CPUs × running µs */
+        uint64_t gpu_usec;      /* allocated: GPUs × running µs */
         double service_units;
         uint64_t cpu_usec;      /* used */
         uint64_t memory_peak;   /* the largest of any one job */

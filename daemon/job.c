@@ -192,6 +192,18 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
                         r = -ENOMEM, i.reason = NULL;
         } else
                 r |= dup_or_null(j->reason, &i.reason);
+        i.gpus = j->req.gpus;
+        r |= dup_or_null(j->req.gpu_type, &i.gpu_type);
+        r |= dup_or_null(j->req.constraint, &i.constraint);
+        if (j->alloc && j->alloc->gpu_mask) {
+                /* The machine's GPU indexes, as `corral info` numbers them: "1,3". */
+                char buf[SCHED_GPUS_MAX * 3 + 1];
+                size_t k = 0;
+                for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1)
+                        k += (size_t) snprintf(buf + k, sizeof buf - k, "%s%d", k > 0 ? "," : "",
+                                               __builtin_ctzll(mask));
+                r |= dup_or_null(buf, &i.gpus_allocated);
+        }
         if (j->alloc && !cpu_set_is_empty(&j->alloc->cpus)) {
                 r |= dup_or_null(hostname, &i.node);
                 i.cpus_allocated = cpu_set_format(&j->alloc->cpus);

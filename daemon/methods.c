@@ -10,8 +10,11 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
+#include "constraint.h"
+#include "device-info.h"
 #include "job-logs.h"
 #include "json-util.h"
 #include "log.h"
@@ -343,6 +346,64 @@ static json_object *reply_submit_refused(const SubmitRequestError *e, int r) {
         return reply_invalid_parameter(e->field, msg);
 }
 
+/* What the machine has, for a refusal: "gpu0 NVIDIA A100 (a100, nvlink); gpu1 ...". */
+static void describe_devices(const DeviceSet *ds, char *buf, size_t size) {
+        size_t k = 0;
+
+        buf[0] = '\0';
+        for (size_t i = 0; ds && i < ds->n_devices && k < size; i++) {
+                const Device *d = &ds->devices[i];
+                int w = snprintf(buf + k, size - k, "%s%s %s", i > 0 ? "; " : "", d->name, d->model ?: "(model unknown)");
+                k += w > 0 ? (size_t) w : 0;
+                STRV_FOREACH(f, d->features)
+                        if (k < size) {
+                                w = snprintf(buf + k, size - k, "%s%s", f == d->features ? " (" : ", ", *f);
+                                k += w > 0 ? (size_t) w : 0;
+                        }
+                if (d->features && d->features[0] && k < size) {
+                        w = snprintf(buf + k, size - k, ")");
+                        k += w > 0 ? (size_t) w : 0;
+                }
+        }
+        if (k >= size && size > 4)
+                memcpy(buf + size - 4, "...", 4);
+}
+
+/* A GPU request this machine can never satisfy, whatever runs, refused with the numbers;
+ * a constraint alone (-C gpu, no GPU asked for) must name features the machine has, as
+ * Slurm refuses a constraint no node satisfies. m->devices NULL: no devices. */
+static json_object *check_gpus(Manager *m, const SubmitRequest *req) {
+        const DeviceSet *ds = m->devices;
+        size_t n = ds ? ds->n_devices : 0, matching = 0;
+        char have[512], what[CORRAL_GPU_TYPE_LENGTH_MAX + CORRAL_CONSTRAINT_LENGTH_MAX + 64];
+        _cleanup_free_ char *msg = NULL;
+        int r;
+
+        if (req->gpus == 0 && !req->gpu_type && !req->constraint)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                matching += device_matches(&ds->devices[i], req->gpu_type, req->constraint);
+        if (req->gpus == 0 ? matching > 0 : req->gpus <= matching)
+                return NULL;
+
+        describe_devices(ds, have, sizeof have);
+        if (req->gpus == 0)
+                r = asprintf(&msg, "--constraint=%s: no device on this machine has these features (%s%s)",
+                             req->constraint, n == 0 ? "it has none" : "it has: ", have);
+        else if (!req->gpu_type && !req->constraint)
+                r = n == 0 ? asprintf(&msg, "--gpus=%u: this machine has no GPUs", req->gpus)
+                           : asprintf(&msg, "--gpus=%u: this machine has %zu GPU%s", req->gpus, n, n == 1 ? "" : "s");
+        else {
+                snprintf(what, sizeof what, "%s%s%s%s", req->gpu_type ? " of type " : "", strempty(req->gpu_type),
+                         req->constraint ? " with --constraint=" : "", strempty(req->constraint));
+                r = asprintf(&msg, "--gpus=%u%s: this machine has %zu such GPU%s (%s%s)", req->gpus, what, matching,
+                             matching == 1 ? "" : "s", n == 0 ? "it has no GPUs at all" : "it has: ", have);
+        }
+        if (r < 0)
+                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+        return reply_invalid_parameter(req->gpus == 0 ? "constraint" : "gpus", msg);
+}
+
 /* Everything Submit checks before it makes a job (parse, validate, authorize, bound),
  * shared with TestSubmit so that --test-only answers what Submit would. NULL: the job
  * would be accepted. Reads only. */
@@ -376,6 +437,8 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
                 return reply_invalid_parameter("cpus", "more CPUs than this machine has");
         if (c->q->max_cpus_per_job && (req->cpus ?: 1) > c->q->max_cpus_per_job)
                 return reply_invalid_parameter("cpus", "more CPUs than the queue allows a job (its MaxCPUsPerJob=)");
+        if ((err = check_gpus(m, req)))
+                return err;
 
         if (req->memory > sched_machine_memory(&m->machine))
                 return reply_invalid_parameter("memory", "more memory than this machine has");
@@ -1046,6 +1109,51 @@ static json_object *method_why(Manager *m, const Peer *peer, json_object *params
         return w ? ok_reply(w) : NULL;
 }
 
+static const char *const vendor_names[_DEVICE_VENDOR_MAX] = {
+        [DEVICE_VENDOR_NVIDIA] = "nvidia",
+        [DEVICE_VENDOR_AMD] = "amd",
+        [DEVICE_VENDOR_OTHER] = "other",
+};
+
+/* Each device with the job holding it (a running or suspended job keeps its GPUs: a
+ * frozen process keeps its GPU memory). One pass over the jobs for all devices. */
+static json_object *devices_to_json(Manager *m) {
+        const Job *holder[SCHED_GPUS_MAX] = {};
+        const DeviceSet *ds = m->devices;
+        json_object *a = json_object_new_array();
+
+        if (!a)
+                return NULL;
+        for (size_t k = 0; k < m->n_jobs; k++) {
+                const Job *j = m->jobs[k];
+                for (uint64_t mask = j->alloc ? j->alloc->gpu_mask : 0; mask; mask &= mask - 1)
+                        holder[__builtin_ctzll(mask)] = j;
+        }
+        for (size_t i = 0; i < ds->n_devices && i < SCHED_GPUS_MAX; i++) {
+                const Device *d = &ds->devices[i];
+                DeviceInfo info = {
+                        .index = (uint32_t) i,
+                        .name = d->name,
+                        .vendor = (char *) (d->vendor >= 0 && d->vendor < _DEVICE_VENDOR_MAX ? vendor_names[d->vendor] : NULL),
+                        .model = d->model,
+                        .pci_address = d->pci_address,
+                        .numa_node = d->numa_node,
+                        .features = d->features,
+                        .job_id = holder[i] ? holder[i]->id : 0,
+                        .user = holder[i] ? (char *) holder[i]->user : NULL,
+                };
+                json_object *o = NULL;
+
+                /* Borrowed strings: encoded, never freed here. */
+                if (device_info_to_json(&info, &o) < 0) {
+                        log_debug("Device %s not reported: a field out of the protocol's range.", strna(d->name));
+                        continue;
+                }
+                json_object_array_add(a, o);
+        }
+        return a;
+}
+
 static json_object *method_get_info(Manager *m) {
         json_object *p = json_object_new_object(), *qs = json_object_new_array();
 
@@ -1068,6 +1176,10 @@ static json_object *method_get_info(Manager *m) {
                 json_object_array_add(qs, q);
         }
         json_add(p, "queues", qs);
+        if (m->devices && m->devices->n_devices > 0) {
+                json_add_u64(p, "gpus", m->devices->n_devices);
+                json_add(p, "devices", devices_to_json(m));
+        }
         if (m->config->n_projects > 0) {
                 json_object *ps = json_object_new_array();
                 for (size_t i = 0; i < m->config->n_projects; i++)

@@ -49,7 +49,7 @@ static void header(FILE *f, const char *name, const char *type, const char *help
 static int metrics_format(Manager *m, FILE *f) {
         _cleanup_free_ ProjectUsage *l = NULL;
         uint64_t now = (uint64_t) time(NULL), jobs[_JOB_STATE_MAX] = {};
-        unsigned cpus = 0;
+        unsigned cpus = 0, gpus = 0;
         size_t n = 0;
         double total = 0;
         int r;
@@ -59,6 +59,11 @@ static int metrics_format(Manager *m, FILE *f) {
                 jobs[j->state]++;
                 if (job_state_is_active(j->state))
                         cpus += j->alloc ? cpu_set_count(&j->alloc->cpus) : (j->req.cpus ?: 1);
+                /* A suspended job keeps its GPUs: frozen, its GPU memory stays taken. */
+                if (job_state_is_active(j->state)) {
+                        unsigned g = j->alloc ? (unsigned) __builtin_popcountll(j->alloc->gpu_mask) : 0;
+                        gpus += g ?: j->req.gpus;
+                }
         }
         r = accounting_project_usage(m->acct, m->jobs, m->n_jobs, now, &l, &n, &total);
         if (r < 0)
@@ -72,11 +77,16 @@ static int metrics_format(Manager *m, FILE *f) {
         fprintf(f, "corral_cpus_in_use %u\n", cpus);
         header(f, "corral_cpus", "gauge", "CPUs the scheduler places jobs on.");
         fprintf(f, "corral_cpus %u\n", sched_machine_cpus(&m->machine));
+        header(f, "corral_gpus_in_use", "gauge", "GPUs allocated to running and suspended jobs.");
+        fprintf(f, "corral_gpus_in_use %u\n", gpus);
+        header(f, "corral_gpus", "gauge", "GPUs the scheduler places jobs on.");
+        fprintf(f, "corral_gpus %zu\n", m->devices ? m->devices->n_devices : 0);
         header(f, "corral_last_pass_seconds", "gauge", "How long the last scheduling pass took.");
         fprintf(f, "corral_last_pass_seconds %.6f\n", (double) m->last_pass_usec / 1e6);
 
         header(f, "corral_project_usage_core_hours", "gauge",
-               "Decayed usage per project (core-hours, the fair-share usage, running jobs included).");
+               "Decayed usage per project (core-hours, GPU-hours counted at ChargePerGPUHour=; the "
+               "fair-share usage, running jobs included).");
         for (size_t i = 0; i < n; i++) {
                 fputs("corral_project_usage_core_hours{project=", f);
                 put_label(f, l[i].name);
@@ -93,6 +103,12 @@ static int metrics_format(Manager *m, FILE *f) {
                 fputs("corral_project_core_hours_total{project=", f);
                 put_label(f, l[i].name);
                 fprintf(f, "} %.6f\n", l[i].all_core_hours);
+        }
+        header(f, "corral_project_gpu_hours_total", "counter", "Allocated GPU-hours of the runs that ended, per project.");
+        for (size_t i = 0; i < n; i++) {
+                fputs("corral_project_gpu_hours_total{project=", f);
+                put_label(f, l[i].name);
+                fprintf(f, "} %.6f\n", l[i].all_gpu_hours);
         }
         header(f, "corral_project_service_units_total", "counter", "Service units charged for the runs that ended, per project.");
         for (size_t i = 0; i < n; i++) {

@@ -88,8 +88,15 @@ static const char *const migrations[] = {
         /* 4: the job a preempted job was suspended for, so that corral why names it after a
          * restart. */
         "ALTER TABLE jobs ADD COLUMN preempted_by INTEGER NOT NULL DEFAULT 0;",
-        /* 5: the GPUs an allocation holds, by device name ("gpu0,gpu3"; NULL: none). */
-        "ALTER TABLE jobs ADD COLUMN alloc_gpus TEXT;",
+        /* 5: GPUs. The ones an allocation holds, by device name ("gpu0,gpu3"; NULL: none);
+         * in the accounting, each run its GPUs, GPU-µs and the ChargePerGPUHour= it was
+         * charged at (so a stored charge recomputes as it was), the per-day summary its
+         * GPU-µs. Runs charged before have none. */
+        "ALTER TABLE jobs ADD COLUMN alloc_gpus TEXT;"
+        "ALTER TABLE job_usage ADD COLUMN gpus INTEGER NOT NULL DEFAULT 0;"
+        "ALTER TABLE job_usage ADD COLUMN gpu_usec INTEGER NOT NULL DEFAULT 0;"
+        "ALTER TABLE job_usage ADD COLUMN charge_per_gpu_hour REAL NOT NULL DEFAULT 0;"
+        "ALTER TABLE usage_daily ADD COLUMN gpu_usec INTEGER NOT NULL DEFAULT 0;",
 };
 
 static int sqlite_to_errno(int rc) {
@@ -758,15 +765,15 @@ int store_record_charge(Store *s, const JobCharge *c) {
                 "INSERT INTO job_usage (job_id, run, uid, user, project, queue, start_time, end_time, cpus,"
                 " run_usec, charge_factor, service_units, cpu_usec, memory_peak, io_read_bytes, io_write_bytes,"
                 " io_read_ops, io_write_ops, has_pressure, cpu_some, cpu_full, memory_some, memory_full, io_some,"
-                " io_full) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
-                " ?19, ?20, ?21, ?22, ?23, ?24, ?25)";
+                " io_full, gpus, gpu_usec, charge_per_gpu_hour) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+                " ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)";
         static const char daily_sql[] =
                 "INSERT INTO usage_daily (day, project, uid, user, queue, jobs, core_usec, service_units, cpu_usec,"
                 " memory_peak, io_read_bytes, io_write_bytes, io_ops, cpu_some, cpu_full, memory_some, memory_full,"
-                " io_some, io_full) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
-                " ?16, ?17, ?18)"
+                " io_some, io_full, gpu_usec) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
+                " ?15, ?16, ?17, ?18, ?19)"
                 " ON CONFLICT (day, project, uid, queue) DO UPDATE SET jobs = jobs + 1,"
-                " core_usec = core_usec + excluded.core_usec, service_units = service_units + excluded.service_units,"
+                " core_usec = core_usec + excluded.core_usec, gpu_usec = gpu_usec + excluded.gpu_usec, service_units = service_units + excluded.service_units,"
                 " cpu_usec = cpu_usec + excluded.cpu_usec, memory_peak = MAX(memory_peak, excluded.memory_peak),"
                 " io_read_bytes = io_read_bytes + excluded.io_read_bytes,"
                 " io_write_bytes = io_write_bytes + excluded.io_write_bytes, io_ops = io_ops + excluded.io_ops,"
@@ -804,6 +811,9 @@ int store_record_charge(Store *s, const JobCharge *c) {
         rc |= sqlite3_bind_int(s->charge_insert, 19, c->has_pressure);
         for (int i = 0; i < _ACCT_STALL_MAX; i++)
                 rc |= sqlite3_bind_int64(s->charge_insert, 20 + i, (sqlite3_int64) c->stall_usec[i]);
+        rc |= sqlite3_bind_int64(s->charge_insert, 26, c->gpus);
+        rc |= sqlite3_bind_int64(s->charge_insert, 27, (sqlite3_int64) t.gpu_usec);
+        rc |= sqlite3_bind_double(s->charge_insert, 28, c->charge_per_gpu_hour);
         if (rc) {
                 (void) sqlite3_reset(s->charge_insert);
                 return -EIO;
@@ -827,6 +837,7 @@ int store_record_charge(Store *s, const JobCharge *c) {
         rc |= sqlite3_bind_int64(s->daily_upsert, 12, (sqlite3_int64) t.io_ops);
         for (int i = 0; i < _ACCT_STALL_MAX; i++)
                 rc |= sqlite3_bind_int64(s->daily_upsert, 13 + i, (sqlite3_int64) t.stall_usec[i]);
+        rc |= sqlite3_bind_int64(s->daily_upsert, 19, (sqlite3_int64) t.gpu_usec);
         return step_bound(s, s->daily_upsert, rc);
 }
 
@@ -837,7 +848,8 @@ int store_load_charge(Store *s, uint64_t job_id, JobCharge *ret) {
         rc = sqlite3_prepare_v2(s->db,
                                 "SELECT run, uid, start_time, end_time, cpus, run_usec, charge_factor, service_units,"
                                 " cpu_usec, memory_peak, io_read_bytes, io_write_bytes, io_read_ops, io_write_ops,"
-                                " has_pressure, cpu_some, cpu_full, memory_some, memory_full, io_some, io_full"
+                                " has_pressure, cpu_some, cpu_full, memory_some, memory_full, io_some, io_full,"
+                                " gpus, charge_per_gpu_hour"
                                 " FROM job_usage WHERE job_id=?1 ORDER BY run DESC LIMIT 1",
                                 -1, &st, NULL);
         if (rc != SQLITE_OK)
@@ -865,7 +877,10 @@ int store_load_charge(Store *s, uint64_t job_id, JobCharge *ret) {
                 };
                 for (int i = 0; i < _ACCT_STALL_MAX; i++)
                         ret->stall_usec[i] = (uint64_t) sqlite3_column_int64(st, 15 + i);
+                ret->gpus = (unsigned) sqlite3_column_int64(st, 21);
+                ret->charge_per_gpu_hour = sqlite3_column_double(st, 22);
                 ret->core_hours = (double) ret->cpus * (double) ret->run_usec / ACCT_USEC_PER_HOUR;
+                ret->gpu_hours = (double) ret->gpus * (double) ret->run_usec / ACCT_USEC_PER_HOUR;
         }
         sqlite3_finalize(st);
         return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : sqlite_to_errno(rc) ?: -EIO;
@@ -962,7 +977,8 @@ int store_usage_rows(Store *s, const StoreUsageQuery *q, store_usage_cb cb, void
         if (asprintf(&sql,
                      "SELECT %s, project, uid, MIN(user), SUM(jobs), SUM(core_usec), SUM(service_units),"
                      " SUM(cpu_usec), MAX(memory_peak), SUM(io_read_bytes), SUM(io_write_bytes), SUM(io_ops),"
-                     " SUM(cpu_some), SUM(cpu_full), SUM(memory_some), SUM(memory_full), SUM(io_some), SUM(io_full)"
+                     " SUM(cpu_some), SUM(cpu_full), SUM(memory_some), SUM(memory_full), SUM(io_some), SUM(io_full),"
+                     " SUM(gpu_usec)"
                      " FROM usage_daily WHERE day >= ?1 AND day <= ?2"
                      " AND (?3 IS NULL OR user = ?3) AND (?4 IS NULL OR project = ?4) AND (?5 IS NULL OR queue = ?5)"
                      " GROUP BY 1, project, uid ORDER BY 1",
@@ -995,6 +1011,7 @@ int store_usage_rows(Store *s, const StoreUsageQuery *q, store_usage_cb cb, void
                 };
                 for (int i = 0; i < _ACCT_STALL_MAX; i++)
                         t.stall_usec[i] = (uint64_t) sqlite3_column_int64(st, 12 + i);
+                t.gpu_usec = (uint64_t) sqlite3_column_int64(st, 18);
                 row.totals = t;
                 r = cb(&row, userdata);
                 if (r < 0)

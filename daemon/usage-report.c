@@ -50,6 +50,7 @@ static json_object *totals_to_json(const char *key, const UsageTotals *t) {
                 json_add_string(o, "key", key);
         json_add_u64(o, "jobs", t->jobs);
         json_add(o, "core_hours", json_object_new_double((double) t->core_usec / ACCT_USEC_PER_HOUR));
+        json_add(o, "gpu_hours", json_object_new_double((double) t->gpu_usec / ACCT_USEC_PER_HOUR));
         json_add(o, "service_units", json_object_new_double(t->service_units));
         json_add(o, "cpu_hours", json_object_new_double((double) t->cpu_usec / ACCT_USEC_PER_HOUR));
         json_add(o, "efficiency", json_object_new_double(acct_efficiency(t->cpu_usec, t->core_usec)));

@@ -28,7 +28,7 @@ typedef struct AcctEntry {
         double usage, fairshare; /* at the last refresh */
         uint64_t grant_begin;   /* projects: the period grant_su is for */
         double grant_su;
-        double all_core_hours, all_su;
+        double all_core_hours, all_gpu_hours, all_su;
 } AcctEntry;
 
 typedef struct AcctTable {
@@ -131,6 +131,7 @@ static int load_totals(const StoreUsageRow *row, void *userdata) {
         if (!e)
                 return -ENOMEM;
         e->all_core_hours += (double) row->totals.core_usec / ACCT_USEC_PER_HOUR;
+        e->all_gpu_hours += (double) row->totals.gpu_usec / ACCT_USEC_PER_HOUR;
         e->all_su += row->totals.service_units;
         return 0;
 }
@@ -166,14 +167,22 @@ static double queue_charge_factor(Accounting *a, const char *queue) {
         return q ? q->charge_factor : 1.0;
 }
 
-/* Fair-share counts core-hours at the queue's charge factor, never below 1. */
+/* Fair-share counts core-hours, and GPU-hours at ChargePerGPUHour=, at the queue's charge
+ * factor, never below 1. */
 static double fairshare_core_hours(const JobCharge *c) {
-        return c->core_hours * acct_fairshare_weight(c->charge_factor);
+        return acct_fairshare_hours(c);
 }
 
 static unsigned job_cpus(const Job *j) {
         unsigned n = j->alloc ? cpu_set_count(&j->alloc->cpus) : 0;
         return n ?: (j->req.cpus ?: 1);
+}
+
+/* The GPUs it holds; those it asked for when its allocation names none (one made before
+ * GPUs were allocated). */
+static unsigned job_gpus(const Job *j) {
+        unsigned n = j->alloc ? (unsigned) __builtin_popcountll(j->alloc->gpu_mask) : 0;
+        return n ?: j->req.gpus;
 }
 
 /* From the job's own record: its times, suspension and the usage its outcome gave. */
@@ -193,8 +202,10 @@ static void charge_from_job(Accounting *a, const Job *j, uint64_t now, JobCharge
                 .start_time = j->start_time,
                 .end_time = active ? 0 : j->end_time,
                 .cpus = job_cpus(j),
+                .gpus = job_gpus(j),
                 .run_usec = acct_run_usec(j->start_time * USEC_PER_SEC, end * USEC_PER_SEC, suspended),
                 .charge_factor = queue_charge_factor(a, j->queue),
+                .charge_per_gpu_hour = a->config->charge_per_gpu_hour,
                 .cpu_usec = j->usage.cpu_usec,
                 .memory_peak = j->usage.memory_peak,
                 .io_read_bytes = j->usage.io_read_bytes,
@@ -261,6 +272,13 @@ json_object *job_charge_to_json(const JobCharge *c) {
         json_add_u64(o, "cpus", c->cpus);
         json_add_u64(o, "run_usec", c->run_usec);
         json_add(o, "core_hours", json_object_new_double(c->core_hours));
+        if (c->gpus > 0) {
+                json_add_u64(o, "gpus", c->gpus);
+                json_add(o, "gpu_hours", json_object_new_double(c->gpu_hours));
+                json_add(o, "charge_per_gpu_hour", json_object_new_double(c->charge_per_gpu_hour));
+                /* No vendor library is read here: utilisation is not known. */
+                json_add_string(o, "gpu_utilization", "not recorded");
+        }
         json_add(o, "charge_factor", json_object_new_double(c->charge_factor));
         json_add(o, "service_units", json_object_new_double(c->service_units));
         json_add_u64(o, "cpu_usec", c->cpu_usec);
@@ -338,6 +356,7 @@ int accounting_charge_run(Accounting *a, const Job *j, const JobOutcome *o, uint
         if (!e)
                 return -ENOMEM;
         e->all_core_hours += c.core_hours;
+        e->all_gpu_hours += c.gpu_hours;
         e->all_su += c.service_units;
         if (pc && pc->grant) {
                 uint64_t begin, end;
@@ -431,6 +450,7 @@ static void project_usage_fill(const ProjectConfig *pc, const AcctEntry *e, uint
                 .fairshare = e ? e->fairshare : acct_fairshare(0.0, total),
                 .share = pc ? pc->share : 0,
                 .all_core_hours = e ? e->all_core_hours : 0.0,
+                .all_gpu_hours = e ? e->all_gpu_hours : 0.0,
                 .all_service_units = e ? e->all_su : 0.0,
         };
         if (pc && pc->grant &&

@@ -73,7 +73,7 @@ typedef struct ProjectUsage {
         uint64_t grant;                 /* 0: none */
         uint64_t period_begin, period_end;
         double grant_used;              /* service units: runs ended in the period + running so far */
-        double all_core_hours, all_service_units; /* since the daemon's records began */
+        double all_core_hours, all_gpu_hours, all_service_units; /* since the daemon's records began */
 } ProjectUsage;
 /* Every configured project, then every other one with usage, after a refresh with jobs.
  * *ret malloc'ed. */

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "constraint.h"
+#include "device-info.h"
 #include "devices.h"
 #include "fd-util.h"
 #include "parse-util.h"
@@ -550,16 +551,31 @@ int device_set_apply(DeviceSet *s, const DeviceDecl *decl, char **ret_error) {
 /* ---- matching ---- */
 
 bool device_matches(const Device *d, const char *type, const char *constraint) {
+        char model_type[256];
+
+        device_model_type_name(d->model, model_type, sizeof model_type);
         if (!isempty(type)) {
-                bool ok = strcasecmp(d->name, type) == 0;
+                bool ok = strcasecmp(d->name, type) == 0 || strcasecmp(model_type, type) == 0 ||
+                          (d->model && strcasestr(d->model, type));
 
                 STRV_FOREACH(f, d->features)
                         ok = ok || strcasecmp(*f, type) == 0;
-                ok = ok || (d->model && strcasestr(d->model, type));
                 if (!ok)
                         return false;
         }
-        return isempty(constraint) || constraint_matches(constraint, d->features);
+        if (!isempty(constraint)) {
+                size_t n = strv_length(d->features);
+                _cleanup_free_ char **names = new0(char *, n + 3);
+
+                if (!names)
+                        return false;
+                for (size_t i = 0; i < n; i++)
+                        names[i] = d->features[i];
+                names[n] = d->name;
+                names[n + 1] = model_type[0] ? model_type : NULL;
+                return constraint_matches(constraint, names);
+        }
+        return true;
 }
 
 /* ---- the fence's base ---- */

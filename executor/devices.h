@@ -93,8 +93,9 @@ const Device *device_set_find(const DeviceSet *s, const char *name) _pure_;
 
 /* Whether a job asking for GPUs of type (--gres=gpu:TYPE; NULL: any) with the Slurm feature
  * expression constraint (NULL: none) may be given d: the type equals, case-insensitively,
- * its name or one of its features, or is a substring of its model; the constraint holds
- * over its features. */
+ * its name, one of its features or its model's Slurm type name (device-info.h), or is a
+ * substring of its model; the constraint holds over its features, its name and that type
+ * name. The one rule of Submit's check and of the scheduler's gpu_allowed. */
 bool device_matches(const Device *d, const char *type, const char *constraint) _pure_;
 
 /* The device fence's base: DeviceAllow= entries (systemd's "char-NAME", "block-NAME" and

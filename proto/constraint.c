@@ -17,7 +17,8 @@ typedef struct Parser {
 } Parser;
 
 static bool is_name_char(char c) {
-        return c != 0 && isascii((unsigned char) c) && (isalnum((unsigned char) c) || strchr("_.-", c));
+        /* strchr() finds the terminator in any string: '\0' must not pass for a name's. */
+        return c != '\0' && isascii((unsigned char) c) && (isalnum((unsigned char) c) || strchr("_.-", c));
 }
 
 static bool has_feature(char *const *features, const char *name, size_t n) {

@@ -903,6 +903,7 @@ static const JsonField job_info_fields[] = {
         JSON_U32(JobInfo, "gpus", gpus, 0, CORRAL_GPUS_MAX, OMIT, 0),
         JSON_STRING(JobInfo, "gpu_type", gpu_type, 0, CORRAL_GPU_TYPE_LENGTH_MAX, 0, NULL),
         JSON_STRING(JobInfo, "gpus_allocated", gpus_allocated, 0, 256, 0, NULL),
+        JSON_STRING(JobInfo, "constraint", constraint, 0, CORRAL_CONSTRAINT_LENGTH_MAX, 0, NULL),
         JSON_U64(JobInfo, "walltime_sec", walltime_sec, 0, CORRAL_WALLTIME_MAX, JSON_FIELD_INFINITY, 0),
         JSON_INT(JobInfo, "nice", nice, CORRAL_NICE_MIN, CORRAL_NICE_MAX, 0, 0),
         JSON_U64(JobInfo, "submit_time", submit_time, 0, CORRAL_TIME_MAX, OMIT, 0),

@@ -243,6 +243,7 @@ typedef struct JobInfo {
         unsigned gpus;          /* requested */
         char *gpu_type;         /* requested type, NULL: any */
         char *gpus_allocated;   /* once started: the GPUs' indexes on the machine, e.g. "1,3" */
+        char *constraint;       /* requested feature expression, NULL: none (scontrol's Features=) */
         uint64_t walltime_sec;
         int nice;
         uint64_t submit_time, start_time, end_time;

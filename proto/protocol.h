@@ -49,7 +49,9 @@ typedef enum CorralMethod {
                                  * "lines"?: [..], "truncated"?}: files are read by the client with its
                                  * own permissions; output that went to the journal (which users
                                  * cannot read) comes back as "lines", the newest last */
-        CORRAL_METHOD_GET_INFO, /* {} -> {"version", "protocol_version", "hostname", "cpus", "memory"} */
+        CORRAL_METHOD_GET_INFO, /* {} -> {"version", "protocol_version", "hostname", "cpus", "memory",
+                                 * "gpus"?, "devices"?: [DeviceInfo] (device-info.h: each GPU with the
+                                 * job holding it)} */
         CORRAL_METHOD_RELOAD,   /* {} -> {}: re-read configuration (admin only) */
         CORRAL_METHOD_USAGE,    /* {"since"?, "until"?: "YYYY-MM-DD" (UTC days, inclusive), "by"?: "user" |
                                  * "project" (default) | "queue" | "day", "user"?, "project"?, "queue"?}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "proto/device-info.h"
 #include "slurm-common.h"
 
 static uint64_t get_u64(json_object *o, const char *key) {
@@ -40,7 +41,8 @@ static int run(int argc, char *argv[]) {
         _cleanup_(slurm_format_done) SlurmFormat fmt = {};
         _cleanup_free_ SinfoPartition *parts = NULL;
         const char *format = SINFO_FORMAT_DEFAULT, *partitions = NULL, *bad = NULL, *node;
-        json_object *queues;
+        json_object *queues, *devices;
+        char gres[512] = "";
         bool header = true;
         unsigned cpus, allocated = 0;
         size_t n = 0, nq;
@@ -103,6 +105,18 @@ static int run(int argc, char *argv[]) {
                 slurm_error("corrald sent no queues");
                 return 1;
         }
+        if (json_object_object_get_ex(reply.parameters, "devices", &devices)) {
+                DeviceInfo *d = NULL;
+                const char *field = NULL;
+                size_t nd = 0;
+
+                if (device_info_array_from_json(devices, &d, &nd, &field) < 0) {
+                        slurm_error("corrald sent an invalid device list (%s)", strna(field));
+                        return 1;
+                }
+                sinfo_format_gres(d, nd, gres, sizeof gres);
+                device_info_array_free(d, nd);
+        }
         nq = json_object_array_length(queues);
         parts = new0(SinfoPartition, nq + 1);
         if (!parts)
@@ -121,6 +135,7 @@ static int run(int argc, char *argv[]) {
                         .cpus = cpus,
                         .cpus_allocated = allocated,
                         .memory = get_u64(reply.parameters, "memory"),
+                        .gres = gres,
                 };
         }
         r = sinfo_print(stdout, &fmt, parts, n, header);

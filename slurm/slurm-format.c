@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "cli-util.h"
+#include "proto/device-info.h"
 #include "slurm-format.h"
 #include "text-util.h"
 
@@ -321,6 +322,7 @@ static const struct {
         { 'Q', "PRIORITY", "PriorityLong" },
         { 'y', "NICE", "Nice" },
         { 'q', "QOS", "QOS" },
+        { 'b', "TRES_PER_NODE", "tres-per-node" },
 };
 
 static int squeue_field_index(const SlurmFormatItem *it) {
@@ -357,6 +359,31 @@ static char *format_megabytes(char *buf, size_t size, uint64_t bytes) {
                 u++;
         }
         snprintf(buf, size, "%" PRIu64 "%c", v, units[u]);
+        return buf;
+}
+
+/* A job's GPUs as Slurm's tres_per_node string: "gres/gpu:2", "gres/gpu:a100:2"; on one
+ * node a job's GPUs are its node's. */
+static const char *format_tres_per_node(const JobInfo *j, char *buf, size_t size) {
+        if (j->gpus == 0)
+                return NULL;
+        snprintf(buf, size, "gres/gpu:%s%s%u", strempty(j->gpu_type), j->gpu_type ? ":" : "", j->gpus);
+        return buf;
+}
+
+/* Slurm's TRES strings: scontrol writes them in TRES id order (cpu, mem, node, billing,
+ * gres), sacct sorted by name. billing: the CPUs, Slurm's default TRESBillingWeights. */
+static const char *format_tres(const JobInfo *j, bool sacct_order, char *buf, size_t size) {
+        char mem[32] = "", gpus[32] = "", mb[24];
+
+        if (j->memory > 0)
+                snprintf(mem, sizeof mem, "mem=%s,", format_megabytes(mb, sizeof mb, j->memory));
+        if (j->gpus > 0)
+                snprintf(gpus, sizeof gpus, sacct_order ? "gres/gpu=%u," : ",gres/gpu=%u", j->gpus);
+        if (sacct_order)
+                snprintf(buf, size, "billing=%u,cpu=%u,%s%snode=1", j->cpus, j->cpus, gpus, mem);
+        else
+                snprintf(buf, size, "cpu=%u,%snode=1,billing=%u%s", j->cpus, mem, j->cpus, gpus);
         return buf;
 }
 
@@ -447,6 +474,8 @@ static const char *squeue_value(char letter, const SqueueJob *sj, time_t now, ch
                 return buf;
         case 'q':
                 return "normal";
+        case 'b':
+                return format_tres_per_node(j, buf, size) ?: "N/A";
         }
         return NULL;
 }
@@ -493,6 +522,7 @@ static const struct {
         { "NCPUS", 10 },      { "ReqCPUS", 8 },     { "CPUTime", 10 },  { "CPUTimeRAW", 10 }, { "TotalCPU", 10 },
         { "MaxRSS", 10 },     { "ReqMem", 10 },     { "NodeList", 15 }, { "NNodes", 8 },     { "Timelimit", 10 },
         { "Reason", 20 },     { "Priority", 10 },   { "QOS", 10 },      { "WorkDir", 30 },
+        { "AllocTRES", 10 },  { "ReqTRES", 10 },
 };
 
 static int sacct_field_index(const char *name) {
@@ -585,7 +615,14 @@ const char *sacct_field_value(const char *name, const JobInfo *j, time_t now, ch
                 return "normal";
         else if (strcaseeq(name, "WorkDir"))
                 return strempty(j->workdir);
-        else
+        else if (strcaseeq(name, "ReqTRES"))
+                return format_tres(j, true, buf, size);
+        else if (strcaseeq(name, "AllocTRES")) {
+                /* Nothing is allocated to a job that never started, as sacct shows it. */
+                if (j->start_time == 0)
+                        return "";
+                return format_tres(j, true, buf, size);
+        } else
                 return NULL;
         return buf;
 }
@@ -694,6 +731,7 @@ static const struct {
         { 'P', "PARTITION" }, { 'R', "PARTITION" }, { 'a', "AVAIL" },    { 'l', "TIMELIMIT" },
         { 'D', "NODES" },     { 't', "STATE" },     { 'T', "STATE" },    { 'N', "NODELIST" },
         { 'n', "HOSTNAMES" }, { 'c', "CPUS" },      { 'm', "MEMORY" },   { 'C', "CPUS(A/I/O/T)" },
+        { 'G', "GRES" },
 };
 
 static int sinfo_field_index(char c) {
@@ -751,8 +789,38 @@ static const char *sinfo_value(char c, const SinfoPartition *p, char *buf, size_
                 snprintf(buf, size, "%u/%u/0/%u", MIN(p->cpus_allocated, p->cpus),
                          p->cpus - MIN(p->cpus_allocated, p->cpus), p->cpus);
                 return buf;
+        case 'G':
+                return isempty(p->gres) ? "(null)" : p->gres;
         }
         return "";
+}
+
+char *sinfo_format_gres(const DeviceInfo *devices, size_t n, char *buf, size_t size) {
+        size_t k = 0;
+
+        assert(size > 0);
+        buf[0] = '\0';
+        for (size_t i = 0; i < n; i++) {
+                char type[256], other[256];
+                unsigned count = 0;
+                bool seen = false;
+                int w;
+
+                device_model_type_name(devices[i].model, type, sizeof type);
+                for (size_t p = 0; p < i && !seen; p++)
+                        seen = streq(device_model_type_name(devices[p].model, other, sizeof other), type);
+                if (seen)
+                        continue;
+                for (size_t p = i; p < n; p++)
+                        count += streq(device_model_type_name(devices[p].model, other, sizeof other), type);
+                w = snprintf(buf + k, size - k, "%sgpu:%s%s%u", k > 0 ? "," : "", type, type[0] ? ":" : "", count);
+                if (w < 0 || (size_t) w >= size - k) {
+                        buf[k] = '\0';
+                        break;
+                }
+                k += (size_t) w;
+        }
+        return buf;
 }
 
 int sinfo_print(FILE *out, const SlurmFormat *f, const SinfoPartition *parts, size_t n, bool header) {
@@ -822,8 +890,15 @@ int scontrol_show_job(FILE *out, const JobInfo *j, time_t now) {
         show_line(out, "   NumNodes=1 NumCPUs=%u NumTasks=1 CPUs/Task=%u", j->cpus, j->cpus);
         if (!isempty(j->cpus_allocated))
                 show_line(out, "   CPU_IDs=%s", j->cpus_allocated);
+        show_line(out, "   TRES=%s", format_tres(j, false, a, sizeof(a)));
         show_line(out, "   MinMemoryNode=%s",
                   j->memory > 0 ? format_megabytes(a, sizeof(a), j->memory) : "0");
+        show_line(out, "   Features=%s", j->constraint ?: "(null)");
+        show_line(out, "   TresPerNode=%s", format_tres_per_node(j, a, sizeof(a)) ?: "(null)");
+        /* scontrol -d's per-node GRES with the GPUs' indexes. */
+        if (!isempty(j->gpus_allocated))
+                show_line(out, "   GRES=gpu:%s%s%u(IDX:%s)", strempty(j->gpu_type), j->gpu_type ? ":" : "", j->gpus,
+                          j->gpus_allocated);
         if (j->has_details) {
                 _cleanup_free_ char *cmd = j->argv ? argv_to_display(j->argv) : NULL;
                 show_line(out, "   Command=%s", cmd ?: (j->has_script ? "(batch script)" : "(null)"));

@@ -103,7 +103,15 @@ typedef struct SinfoPartition {
         const char *node;
         unsigned cpus, cpus_allocated;
         uint64_t memory;        /* bytes */
+        const char *gres;       /* %G: sinfo_format_gres(); NULL: "(null)", no GPUs */
 } SinfoPartition;
+
+struct DeviceInfo;
+/* The node's GRES as sinfo prints them: "gpu:TYPE:N" for each type, the type being the
+ * one Slurm's autodetection derives from the model ("gpu:nvidia_a100-sxm4-40gb:4"),
+ * "gpu:N" for devices of no known model, comma-separated in the order they come. An
+ * empty string for no devices. */
+char *sinfo_format_gres(const struct DeviceInfo *devices, size_t n, char *buf, size_t size);
 
 int sinfo_format_check(const SlurmFormat *f, const char **ret_bad);
 int sinfo_print(FILE *out, const SlurmFormat *f, const SinfoPartition *parts, size_t n, bool header);

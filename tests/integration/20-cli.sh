@@ -68,9 +68,15 @@ id=$(A corral submit --parsable /tmp/job.sbatch)
 A corral wait "$id" >/dev/null
 assert_eq "$(cat /tmp/slurmish-$id.out)" "script slurmish $USER_A" "output of the #SBATCH job"
 assert_eq "$(stat -c %U /tmp/slurmish-$id.out)" "$USER_A" "owner of the output file"
-printf '#!/bin/sh\n#SBATCH --gres=gpu:1\ntrue\n' > /tmp/bad.sbatch
-out=$(A corral submit /tmp/bad.sbatch 2>&1) && fail "a script with --gres was accepted"
+printf '#!/bin/sh\n#SBATCH --gres=mps:1\ntrue\n' > /tmp/bad.sbatch
+out=$(A corral submit /tmp/bad.sbatch 2>&1) && fail "a script with --gres=mps was accepted"
 assert_match "$out" 'bad.sbatch:2:' "the unsupported directive is reported with its line"
+# A GPU request parses; a machine without GPUs refuses it with its numbers.
+if ! corral info | grep -q 'GPUs: [1-9]'; then
+    printf '#!/bin/sh\n#SBATCH --gres=gpu:1\ntrue\n' > /tmp/gpu.sbatch
+    out=$(A corral submit /tmp/gpu.sbatch 2>&1) && fail "a GPU job was accepted on a machine without GPUs"
+    assert_match "$out" 'this machine has no GPUs' "the GPU refusal"
+fi
 
 log "hold, release, queue, show; the other user is kept out"
 id=$(A corral submit --parsable --hold -- sleep 60)

@@ -70,8 +70,14 @@ log "sinfo, sacctmgr, refusals"
 sinfo -h -o %P | grep -q '\*$' || fail "sinfo -o %P marks no default partition: $(sinfo -o %P)"
 A sacctmgr -n -s list user "$USER_A" format=account%20 | grep -qw "$PROJECT_A" \
     || fail "sacctmgr: $(A sacctmgr -n -s list user "$USER_A" format=account%20 2>&1)"
-out=$(A sbatch --gres=gpu:1 --wrap true 2>&1) && fail "sbatch --gres was accepted"
-assert_match "$out" '^sbatch: error: --gres=gpu:1: option not supported' "sbatch --gres"
+out=$(A sbatch --gres=mps:1 --wrap true 2>&1) && fail "sbatch --gres=mps was accepted"
+assert_match "$out" "^sbatch: error: --gres=mps:1: generic resource 'mps' is not available here" "sbatch --gres=mps"
+if ! corral info | grep -q 'GPUs: [1-9]'; then
+    out=$(A sbatch --gres=gpu:1 --wrap true 2>&1) && fail "sbatch --gres=gpu:1 was accepted without GPUs"
+    assert_match "$out" 'this machine has no GPUs' "sbatch --gres=gpu:1"
+    out=$(A sbatch --test-only --gpus=2 --wrap true 2>&1) && fail "sbatch --test-only --gpus=2 was accepted"
+    assert_match "$out" 'this machine has no GPUs' "sbatch --test-only --gpus=2"
+fi
 out=$(A sbatch -N 2 --wrap true 2>&1) && fail "sbatch -N 2 was accepted"
 assert_match "$out" 'not supported on a single machine' "sbatch -N 2"
 

@@ -101,6 +101,39 @@ static void test_charge(void **state) {
         assert_close(acct_efficiency(5, 0), 0.0, 0);
 }
 
+/* GPUs: GPU-hours beside core-hours, charged at ChargePerGPUHour= core-hours each, at
+ * the queue's factor; fair-share counts them at the same weight, never below factor 1. */
+static void test_charge_gpus(void **state) {
+        const uint64_t s = 1000000;
+        JobCharge c = { .cpus = 4, .gpus = 2, .run_usec = 5400 * s, .charge_factor = 3, .charge_per_gpu_hour = 8 };
+        UsageTotals t, sum = {};
+
+        acct_charge_compute(&c);
+        assert_close(c.core_hours, 6.0, 1e-12);
+        assert_close(c.gpu_hours, 3.0, 1e-12);
+        /* (6 + 3 × 8) × 3 */
+        assert_close(c.service_units, 90.0, 1e-12);
+        assert_close(acct_fairshare_hours(&c), 90.0, 1e-12);
+        /* The bonus queue charges nothing, fair-share still counts the GPUs. */
+        c.charge_factor = 0;
+        acct_charge_compute(&c);
+        assert_close(c.service_units, 0.0, 0);
+        assert_close(acct_fairshare_hours(&c), 30.0, 1e-12);
+        /* ChargePerGPUHour=0: GPU-hours recorded, not charged. */
+        c.charge_factor = 1;
+        c.charge_per_gpu_hour = 0;
+        acct_charge_compute(&c);
+        assert_close(c.gpu_hours, 3.0, 1e-12);
+        assert_close(c.service_units, 6.0, 1e-12);
+        /* Totals carry the GPU-µs. */
+        usage_totals_from_charge(&t, &c);
+        assert_int_equal(t.gpu_usec, 2 * 5400 * s);
+        usage_totals_add(&sum, &t);
+        usage_totals_add(&sum, &t);
+        assert_int_equal(sum.gpu_usec, 4 * 5400 * s);
+        assert_int_equal(sum.core_usec, 8 * 5400 * s);
+}
+
 static void test_fairshare(void **state) {
         assert_close(acct_fairshare(0, 0), 1e6, 0);
         assert_close(acct_fairshare(0, 10), 1e6, 0);
@@ -177,6 +210,7 @@ int main(void) {
                 cmocka_unit_test(test_decay_incremental),
                 cmocka_unit_test(test_decay_credit),
                 cmocka_unit_test(test_charge),
+                cmocka_unit_test(test_charge_gpus),
                 cmocka_unit_test(test_fairshare),
                 cmocka_unit_test(test_grant_period),
                 cmocka_unit_test(test_days_and_totals),

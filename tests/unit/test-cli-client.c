@@ -215,10 +215,11 @@ static void test_sbatch(void **state) {
         assert_int_equal(server_status(pid), 0);
         assert_string_equal(out, "42\n");
 
-        /* Refused before anything is sent: arguments with --wrap, a GPU request; exit 1,
+        /* Refused before anything is sent: arguments with --wrap, a generic resource other
+         * than GPUs; exit 1,
          * as Slurm's sbatch on any error (corral submit: CLI_EXIT_USAGE). */
         assert_int_equal(run(((const char *const[]) { "sbatch", "--wrap=true", "extra", NULL }), &out), 1);
-        assert_int_equal(run(((const char *const[]) { "sbatch", "--gres=gpu:1", "--wrap=true", NULL }), &out), 1);
+        assert_int_equal(run(((const char *const[]) { "sbatch", "--gres=mps:1", "--wrap=true", NULL }), &out), 1);
         assert_string_equal(out, "");
         run_as_sbatch = false;
 }
@@ -280,7 +281,7 @@ static void test_submit_bad_directive(void **state) {
         assert_true(asprintf(&script, "%s/bad.sh", tmpdir) > 0);
         f = fopen(script, "we");
         assert_non_null(f);
-        fputs("#!/bin/sh\n#SBATCH --gres=gpu:1\nhostname\n", f);
+        fputs("#!/bin/sh\n#SBATCH --gres=gpu:1:2:3\nhostname\n", f);
         fclose(f);
         unlink(socket_path);
         assert_int_equal(run(ARGS("submit", script), &out), 2);

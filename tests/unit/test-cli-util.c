@@ -13,6 +13,8 @@
 #include "cli/cli-util.h"
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/submit-test.h"
+#include "proto/device-info.h"
 #include "cli/table.h"
 #include "strv.h"
 
@@ -418,6 +420,37 @@ static void test_queue_print(void **state) {
 
         for (size_t i = 0; i < ELEMENTSOF(jobs); i++)
                 job_entry_done(&jobs[i]);
+
+        /* A job with GPUs brings the GPUS column, and the active ones' GPUs are summed. */
+        {
+                JobEntry g[2] = { entry(8, "RUNNING", "train", 4), entry(9, "PENDING", "cpu", 1) };
+
+                g[0].info.gpus = 2;
+                g[0].info.start_time = NOW - 60;
+                g[0].info.node = strdup("n1");
+                buf = NULL;
+                f = open_memstream(&buf, &size);
+                assert_non_null(f);
+                assert_int_equal(queue_print(f, g, 2, NOW, 0, 0), 0);
+                assert_int_equal(fclose(f), 0);
+                assert_string_equal(buf,
+                        "active jobs-----------------------------\n"
+                        "JOBID  NAME   USER  PROJECT  QUEUE  STATE    TIME  CPUS  GPUS  MEM  START  NODELIST(REASON)\n"
+                        "    8  train  ann   -        batch  RUNNING  1:00     4     2    -  22:12  n1\n"
+                        "\n"
+                        "1 active job using 4 CPUs and 2 GPUs\n"
+                        "\n"
+                        "eligible jobs---------------------------\n"
+                        "JOBID  NAME   USER  PROJECT  QUEUE  STATE    TIME  CPUS  GPUS  MEM  START  NODELIST(REASON)\n"
+                        "    9  cpu    ann   -        batch  PENDING  0:00     1     -    -  -      -\n"
+                        "\n"
+                        "1 eligible job\n"
+                        "\n"
+                        "Total jobs: 2\n");
+                free(buf);
+                job_entry_done(&g[0]);
+                job_entry_done(&g[1]);
+        }
 }
 
 static void test_show_print(void **state) {
@@ -449,8 +482,64 @@ static void test_show_print(void **state) {
         assert_non_null(strstr(buf, "       Command: sleep '1 0'\n"));
         assert_non_null(strstr(buf, "        StdErr: with StdOut\n"));
         assert_non_null(strstr(buf, "          Unit: corral-job-42.scope\n"));
+        assert_null(strstr(buf, "GPUs"));
+        free(buf);
+
+        e.info.gpus = 2;
+        e.info.gpu_type = strdup("a100");
+        e.info.gpus_allocated = strdup("1,3");
+        buf = NULL;
+        f = open_memstream(&buf, &size);
+        assert_non_null(f);
+        assert_int_equal(job_show_print(f, &e, NOW), 0);
+        assert_int_equal(fclose(f), 0);
+        assert_non_null(strstr(buf, "          GPUs: 2 of type a100 (GPU 1,3)\n"));
         free(buf);
         job_entry_done(&e);
+}
+
+/* corral info's GPU table: every device, its NUMA node and who holds it. */
+static void test_devices_print(void **state) {
+        char *features[] = { (char *) "a100", (char *) "nvlink", NULL };
+        DeviceInfo d[2] = {
+                { .index = 0, .name = (char *) "gpu0", .model = (char *) "NVIDIA A100-SXM4-40GB",
+                  .pci_address = (char *) "0000:3b:00.0", .numa_node = 0, .features = features, .job_id = 17,
+                  .user = (char *) "ann" },
+                { .index = 1, .name = (char *) "fpga0", .numa_node = -1 },
+        };
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        assert_non_null(f);
+        assert_int_equal(devices_print(f, d, 2), 0);
+        assert_int_equal(fclose(f), 0);
+        assert_string_equal(buf,
+                "GPU  NAME   MODEL                  NUMA  PCI           FEATURES     JOB\n"
+                "  0  gpu0   NVIDIA A100-SXM4-40GB  0     0000:3b:00.0  a100,nvlink  17 (ann)\n"
+                "  1  fpga0  unknown                -     -             -            free\n");
+        free(buf);
+}
+
+/* --test-only prints the GPU request as it will be sent. */
+static void test_request_print_gpus(void **state) {
+        _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        assert_non_null(f);
+        req.argv = strv_copy((char *[]) { (char *) "true", NULL });
+        req.gpus = 2;
+        req.gpu_type = strdup("a100");
+        req.constraint = strdup("a100|h100");
+        req.gpu_binding = true;
+        submit_request_print(f, &req, NULL);
+        assert_int_equal(fclose(f), 0);
+        assert_non_null(strstr(buf, "GPUs:         2 of type a100\n"));
+        assert_non_null(strstr(buf, "Constraint:   a100|h100\n"));
+        assert_non_null(strstr(buf, "GresFlags:    enforce-binding"));
+        free(buf);
 }
 
 static void test_split_client_flags(void **state) {
@@ -530,6 +619,8 @@ int main(void) {
                 cmocka_unit_test(test_output_path_expand),
                 cmocka_unit_test(test_table),
                 cmocka_unit_test(test_queue_print),
+                cmocka_unit_test(test_devices_print),
+                cmocka_unit_test(test_request_print_gpus),
                 cmocka_unit_test(test_show_print),
                 cmocka_unit_test(test_split_client_flags),
                 cmocka_unit_test(test_error_messages),

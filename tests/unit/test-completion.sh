@@ -141,7 +141,7 @@ for v in $(cut -d' ' -f1 "$tmp/options" | sort -u); do
     mapfile -t opts < <(awk -v v="$v" '$1 == v { print $2 }' "$tmp/options")
     expect "corral $v --" "${opts[@]}"
 done
-refuse "corral submit --" --gres --qos --clusters
+refuse "corral submit --" --qos --clusters
 
 # Job ids: the user's own, in the states the command acts on; never from inside a name.
 expect "corral cancel " 41 42

@@ -17,8 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <inttypes.h>
+
 #include "daemon/accounting.h"
 #include "daemon/manager.h"
+#include "proto/device-info.h"
 #include "daemon/store.h"
 #include "daemon/usage.h"
 #include "json-util.h"
@@ -864,6 +867,35 @@ static void test_blocked_by_limit(void **state) {
         manager_for_test_free(m);
 }
 
+
+static json_object *params_of(json_object *reply) {
+        json_object *p;
+        if (error_of(reply))
+                fail_msg("error reply: %s", json_object_to_json_string(reply));
+        assert_true(json_object_object_get_ex(reply, "parameters", &p));
+        return p;
+}
+
+static int count_stored(Job *j, void *userdata) {
+        (*(size_t *) userdata)++;
+        job_free(j);
+        return 0;
+}
+
+/* Four GPUs on the two nodes, two models; built here as the gpu-node discovery would. */
+static char *a100_features[] = { (char *) "a100", (char *) "nvlink", NULL };
+static char *t4_features[] = { (char *) "t4", NULL };
+static Device test_devices[] = {
+        { .name = (char *) "gpu0", .vendor = DEVICE_VENDOR_NVIDIA, .model = (char *) "NVIDIA A100-SXM4-40GB",
+          .pci_address = (char *) "0000:3b:00.0", .numa_node = 0, .features = a100_features },
+        { .name = (char *) "gpu1", .vendor = DEVICE_VENDOR_NVIDIA, .model = (char *) "NVIDIA A100-SXM4-40GB",
+          .pci_address = (char *) "0000:5e:00.0", .numa_node = 0, .features = a100_features },
+        { .name = (char *) "gpu2", .vendor = DEVICE_VENDOR_NVIDIA, .model = (char *) "Tesla T4",
+          .pci_address = (char *) "0000:af:00.0", .numa_node = 1, .features = t4_features },
+        { .name = (char *) "gpu3", .vendor = DEVICE_VENDOR_NVIDIA, .model = (char *) "Tesla T4",
+          .pci_address = (char *) "0000:d8:00.0", .numa_node = 1, .features = t4_features },
+};
+
 /* corral why names the GPUs a job waits for: how many of those it may have are free,
  * which, and who holds the others. */
 static void test_why_gpus(void **state) {
@@ -875,9 +907,12 @@ static void test_why_gpus(void **state) {
         uint64_t a, b;
         Job *ja;
 
+        DeviceSet ds = { .devices = test_devices, .n_devices = ELEMENTSOF(test_devices) };
+
         m = manager_for_test(t->dir);
         m->machine.gpus = gpus;
         m->machine.n_gpus = 4;
+        m->devices = &ds;
         r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":8}");
         a = job_id_of(r);
         json_object_put(r);
@@ -893,26 +928,121 @@ static void test_why_gpus(void **state) {
         assert_int_equal(manager_find_job(m, b)->state, JOB_QUEUED);
         snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) b);
         r = call(m, NOBODY, CORRAL_METHOD_WHY, params);
-        snprintf(params, sizeof params, "1 of 4 free (GPU 3 on node 1); held by job %llu", (unsigned long long) a);
+        snprintf(params, sizeof params, "1 of 4 free (gpu3 on node 1); held by job %llu", (unsigned long long) a);
         if (!strstr(json_object_to_json_string(r), "it waits for 2 GPUs: ") ||
             !strstr(json_object_to_json_string(r), params))
                 fail_msg("why: %s", json_object_to_json_string(r));
         json_object_put(r);
+        m->devices = NULL; /* not the manager's to free */
         manager_for_test_free(m);
 }
 
-static json_object *params_of(json_object *reply) {
-        json_object *p;
-        if (error_of(reply))
-                fail_msg("error reply: %s", json_object_to_json_string(reply));
-        assert_true(json_object_object_get_ex(reply, "parameters", &p));
-        return p;
-}
+/* GPU requests the machine can never satisfy are refused with its numbers, by Submit and
+ * TestSubmit alike; the info reply lists the devices and who holds them; a job's info
+ * carries its GPUs. */
+static void test_gpu_submit(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        DeviceSet ds = { .devices = test_devices, .n_devices = ELEMENTSOF(test_devices) };
+        json_object *r, *p, *v, *d;
+        uint64_t id;
 
-static int count_stored(Job *j, void *userdata) {
-        (*(size_t *) userdata)++;
-        job_free(j);
-        return 0;
+        /* No devices (m->devices NULL): any GPU, any constraint, is refused. */
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"gpus\":1}"), "InvalidParameter",
+                     "--gpus=1: this machine has no GPUs");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_TEST_SUBMIT, "{" SUBMIT_TRUE ",\"gpus\":1}"), "InvalidParameter",
+                     "--gpus=1: this machine has no GPUs");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"constraint\":\"gpu\"}"),
+                     "InvalidParameter", "--constraint=gpu: no device on this machine has these features (it has none)");
+        r = call(m, NOBODY, CORRAL_METHOD_GET_INFO, "{}");
+        assert_false(json_object_object_get_ex(params_of(r), "devices", &v));
+        json_object_put(r);
+
+        m->devices = &ds;
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"gpus\":9}"), "InvalidParameter",
+                     "--gpus=9: this machine has 4 GPUs");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_TEST_SUBMIT, "{" SUBMIT_TRUE ",\"gpus\":5}"), "InvalidParameter",
+                     "--gpus=5: this machine has 4 GPUs");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"gpus\":3,\"gpu_type\":\"a100\"}"),
+                     "InvalidParameter",
+                     "--gpus=3 of type a100: this machine has 2 such GPUs (it has: gpu0 NVIDIA A100-SXM4-40GB "
+                     "(a100, nvlink); gpu1 NVIDIA A100-SXM4-40GB (a100, nvlink); gpu2 Tesla T4 (t4); gpu3 Tesla T4 (t4))");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"gpus\":1,\"constraint\":\"h100|a10\"}"),
+                     "InvalidParameter", "--gpus=1 with --constraint=h100|a10: this machine has 0 such GPUs");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"gpus\":2,\"constraint\":\"t4&nvlink\"}"),
+                     "InvalidParameter", "this machine has 0 such GPUs");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"constraint\":\"h100\"}"),
+                     "InvalidParameter", "--constraint=h100: no device on this machine has these features (it has: gpu0");
+
+        /* What the machine has is accepted: by type (a feature, the model, Slurm's type
+         * name from the model, case aside), by constraint, or a constraint alone. */
+        static const char *const good[] = {
+                "\"gpus\":4", "\"gpus\":2,\"gpu_type\":\"A100\"", "\"gpus\":2,\"gpu_type\":\"tesla_t4\"",
+                "\"gpus\":1,\"gpu_type\":\"NVIDIA_A100-SXM4-40GB\"", "\"gpus\":4,\"constraint\":\"a100|t4\"",
+                "\"gpus\":2,\"constraint\":\"(a100|h100)&nvlink\"", "\"constraint\":\"t4\"",
+                "\"gpus\":1,\"gpu_type\":\"gpu3\"",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(good); i++) {
+                char params[256];
+                snprintf(params, sizeof params, "{" SUBMIT_TRUE ",\"hold\":true,%s}", good[i]);
+                r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, params);
+                if (error_of(r))
+                        fail_msg("%s refused: %s", good[i], json_object_to_json_string(r));
+                json_object_put(r);
+        }
+
+        /* A job holding GPUs 1 and 3: its info, and the devices' holders. */
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"gpus\":2,\"gpu_type\":\"gpu1\"}");
+        json_object_put(r);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"gpus\":2}");
+        id = job_id_of(r);
+        json_object_put(r);
+        Job *j = manager_find_job(m, id);
+        j->alloc = calloc(1, sizeof(SchedAllocation));
+        assert_non_null(j->alloc);
+        j->alloc->gpu_mask = UINT64_C(0xa);
+        {
+                char params[64];
+                _cleanup_(job_info_done) JobInfo info = JOB_INFO_INIT;
+                const char *bad;
+
+                snprintf(params, sizeof params, "{\"job_id\":%" PRIu64 "}", id);
+                r = call(m, NOBODY, CORRAL_METHOD_SHOW, params);
+                assert_true(json_object_object_get_ex(params_of(r), "job", &v));
+                assert_int_equal(job_info_from_json(v, &info, &bad), 0);
+                assert_int_equal(info.gpus, 2);
+                assert_string_equal(info.gpus_allocated, "1,3");
+                json_object_put(r);
+        }
+        r = call(m, NOBODY, CORRAL_METHOD_GET_INFO, "{}");
+        p = params_of(r);
+        assert_true(json_object_object_get_ex(p, "gpus", &v));
+        assert_int_equal(json_object_get_int(v), 4);
+        assert_true(json_object_object_get_ex(p, "devices", &d));
+        {
+                DeviceInfo *di = NULL;
+                size_t n = 0;
+                const char *bad = NULL;
+
+                assert_int_equal(device_info_array_from_json(d, &di, &n, &bad), 0);
+                assert_int_equal(n, 4);
+                assert_string_equal(di[2].name, "gpu2");
+                assert_string_equal(di[2].model, "Tesla T4");
+                assert_string_equal(di[2].vendor, "nvidia");
+                assert_string_equal(di[2].pci_address, "0000:af:00.0");
+                assert_int_equal(di[2].numa_node, 1);
+                assert_int_equal(di[0].job_id, 0);
+                assert_int_equal(di[1].job_id, id);
+                assert_int_equal(di[2].job_id, 0);
+                assert_int_equal(di[3].job_id, id);
+                assert_non_null(di[3].user);
+                assert_string_equal(di[0].features[1], "nvlink");
+                device_info_array_free(di, n);
+        }
+        json_object_put(r);
+
+        m->devices = NULL; /* not the manager's to free */
+        manager_for_test_free(m);
 }
 
 /* TestSubmit (--test-only): Submit's checks and errors, an estimate from a what-if pass,
@@ -1485,6 +1615,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_express_access, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_preemption_and_person, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_test_submit, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_gpu_submit, setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,10 @@
 #include "strv.h"
 
 #define NOW ((time_t) 1700000000)
+
+static bool streq_ptr(const char *a, const char *b) {
+        return a && b ? streq(a, b) : a == b;
+}
 #define G (UINT64_C(1) << 30)
 #define M (UINT64_C(1) << 20)
 
@@ -238,10 +242,10 @@ static const Row rows[] = {
 
         /* Known, but not on one machine. */
         { .what = "single machine",
-          .script = "#!/bin/sh\n#SBATCH --gpus-per-task=1\n#SBATCH --cluster=c2\n#SBATCH -M c2 -w n[1-4]\n"
+          .script = "#!/bin/sh\n#SBATCH --gres=mps:1\n#SBATCH --cluster=c2\n#SBATCH -M c2 -w n[1-4]\n"
                     "#SBATCH --nodes=2\n#PBS -l nodes=2:ppn=4\n",
           .ret = -EINVAL,
-          .reports = { { 2, false, "#SBATCH --gpus-per-task=1: not supported on a single machine" },
+          .reports = { { 2, false, "#SBATCH --gres=mps:1: generic resource 'mps' is not available here: GPUs are the only one (gpu[:TYPE][:COUNT])" },
                        { 3, false, "#SBATCH --cluster=c2: not supported on a single machine" },
                        { 4, false, "#SBATCH -M c2: not supported on a single machine" },
                        { 4, false, "#SBATCH -w n[1-4]: not supported on a single machine" },
@@ -250,10 +254,10 @@ static const Row rows[] = {
 
         /* Every bad option of a line, not only the first. */
         { .what = "every error of a line",
-          .script = "#!/bin/sh\n#SBATCH --gres=gpu:1 --frobnicate x --cpus-per-task=0 -J ok\n"
+          .script = "#!/bin/sh\n#SBATCH --gres=gpu:x:y:z --frobnicate x --cpus-per-task=0 -J ok\n"
                     "#PBS -l vmem=8gb,walltime=1:00:00,foo=1 -Z\n",
           .ret = -EINVAL,
-          .reports = { { 2, false, "#SBATCH --gres=gpu:1: option not supported" },
+          .reports = { { 2, false, "#SBATCH --gres=gpu:x:y:z: expected gpu[:TYPE][:COUNT], got 'gpu:x:y:z'" },
                        { 2, false, "#SBATCH --frobnicate: unknown option" },
                        { 2, false, "#SBATCH --cpus-per-task=0: must be a number between 1 and 8192" },
                        { 3, false, "#PBS -l vmem=8gb,walltime=1:00:00,foo=1: resource 'vmem' not supported; "
@@ -460,7 +464,7 @@ static void test_slurm_unsupported(void **state) {
                 "#SBATCH --mail-user=a@b.c\n"           /* 4 */
                 "## SBATCH --gres=gpu:2 (commented out)\n" /* 5 */
                 "#SBATCH --time=10\n"                   /* 6 */
-                "#SBATCH --gres=gpu:1\n"                /* 7 */
+                "#SBATCH --licenses=matlab\n"           /* 7 */
                 "#SBATCH --frobnicate\n"                /* 8 */
                 "#SBATCH --nodes=2\n"                   /* 9 */
                 "#SBATCH --cpus-per-task 0\n"           /* 10 */
@@ -479,7 +483,7 @@ static void test_slurm_unsupported(void **state) {
         /* Mail is accepted, with one warning for the script. */
         expect_error(&e, 0, 3, true,
                      "#SBATCH --mail-type=END: " MAIL_WARNING);
-        expect_error(&e, 1, 7, false, "#SBATCH --gres=gpu:1: option not supported");
+        expect_error(&e, 1, 7, false, "#SBATCH --licenses=matlab: option not supported");
         expect_error(&e, 2, 8, false, "#SBATCH --frobnicate: unknown option");
         expect_error(&e, 3, 9, false,
                      "#SBATCH --nodes=2: not supported on a single machine (only 1 node can be requested)");
@@ -489,7 +493,7 @@ static void test_slurm_unsupported(void **state) {
         expect_error(&e, 7, 14, true, "#SBATCH --mem=1G: ignored, directives after the first command are not read");
         {
                 _cleanup_free_ char *s = directive_error_format(&e.items[1]);
-                assert_string_equal(s, "job.sh:7: #SBATCH --gres=gpu:1: option not supported");
+                assert_string_equal(s, "job.sh:7: #SBATCH --licenses=matlab: option not supported");
         }
         /* The good lines still applied; the late one did not. */
         assert_string_equal(o.req.name, "ok");
@@ -566,7 +570,7 @@ static void test_pbs_unsupported(void **state) {
                 "#PBS -M ann@example.org\n"             /* 3 */
                 "#PBS -l vmem=8gb\n"                    /* 4 */
                 "#PBS -l nodes=2:ppn=8\n"               /* 5 */
-                "#PBS -l select=1:ncpus=2:ngpus=1\n"    /* 6 */
+                "#PBS -l select=1:ncpus=2:ngpus=x\n"    /* 6 */
                 "#PBS -W group_list=staff\n"            /* 7 */
                 "#PBS -Z\n"                             /* 8 */
                 "#PBS -r maybe\n"                       /* 9 */
@@ -585,11 +589,112 @@ static void test_pbs_unsupported(void **state) {
         expect_error(&e, 1, 4, false, "#PBS -l vmem=8gb: resource 'vmem' not supported");
         expect_error(&e, 2, 5, false,
                      "#PBS -l nodes=2:ppn=8: not supported on a single machine (only nodes=1 can be requested)");
-        expect_error(&e, 3, 6, false, "#PBS -l select=1:ncpus=2:ngpus=1: select: resource 'ngpus' not supported");
+        expect_error(&e, 3, 6, false, "#PBS -l select=1:ncpus=2:ngpus=x: select: invalid ngpus=x (0 to 64 GPUs)");
         expect_error(&e, 4, 8, false, "#PBS -Z: unknown option");
         expect_error(&e, 5, 9, false, "#PBS -r maybe: expected y or n");
         assert_int_equal(o.req.walltime_sec, 3600);
         assert_string_equal(o.req.project, "staff");     /* -W group_list */
+}
+
+/* GPU requests in every dialect: what the finalized request holds. */
+static void test_gpu_requests(void **state) {
+        static const struct {
+                const char *what;
+                const char *script;
+                const char *args[4];            /* command line options, before the script */
+                unsigned gpus;
+                const char *type, *constraint;
+                bool binding;
+                unsigned cpus;
+        } cases[] = {
+                { "sbatch --gres=gpu:1", "#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py\n", {}, 1, NULL, NULL, false, 1 },
+                { "sbatch --gres=gpu:a100:2", "#!/bin/bash\n#SBATCH --gres=gpu:a100:2\n", {}, 2, "a100", NULL, false, 1 },
+                { "sbatch --gres=gpu:a100 (one)", "#!/bin/bash\n#SBATCH --gres=gpu:a100\n", {}, 1, "a100", NULL, false, 1 },
+                { "sbatch --gres=gpu (one)", "#!/bin/bash\n#SBATCH --gres=gpu\n", {}, 1, NULL, NULL, false, 1 },
+                { "sbatch --gres=gres/gpu:3", "#!/bin/bash\n#SBATCH --gres=gres/gpu:3\n", {}, 3, NULL, NULL, false, 1 },
+                { "sbatch --gres=none", "#!/bin/bash\n#SBATCH --gres=gpu:2\n#SBATCH --gres=none\n", {}, 0, NULL, NULL, false, 1 },
+                { "sbatch --gres=gpu:a100:0", "#!/bin/bash\n#SBATCH --gres=gpu:a100:0\n", {}, 0, NULL, NULL, false, 1 },
+                { "sbatch --gpus=1", "#!/bin/bash\n#SBATCH --gpus=1\n", {}, 1, NULL, NULL, false, 1 },
+                { "sbatch -G h100:4", "#!/bin/bash\n#SBATCH -G h100:4\n", {}, 4, "h100", NULL, false, 1 },
+                { "sbatch --gpus-per-node=2", "#!/bin/bash\n#SBATCH --gpus-per-node=2\n", {}, 2, NULL, NULL, false, 1 },
+                { "sbatch --gpus-per-task=1 alone", "#!/bin/bash\n#SBATCH --gpus-per-task=1\n", {}, 1, NULL, NULL, false, 1 },
+                /* Slurm counts --gpus-per-task by the tasks, whichever line comes first. */
+                { "sbatch --gpus-per-task x --ntasks", "#!/bin/bash\n#SBATCH --gpus-per-task=2\n#SBATCH --ntasks=3\n#SBATCH -c 2\n",
+                  {}, 6, NULL, NULL, false, 6 },
+                { "sbatch -C gpu", "#!/bin/bash\n#SBATCH -C gpu\n#SBATCH --gres=gpu:1\n", {}, 1, NULL, "gpu", false, 1 },
+                { "sbatch --constraint=a100|h100", "#!/bin/bash\n#SBATCH --constraint=\"(a100|h100)&nvlink\"\n", {}, 0,
+                  NULL, "(a100|h100)&nvlink", false, 1 },
+                { "sbatch --gres-flags=enforce-binding", "#!/bin/bash\n#SBATCH --gpus=2 --gres-flags=enforce-binding\n",
+                  {}, 2, NULL, NULL, true, 1 },
+                /* The later of the GPU options wins, as for any single value. */
+                { "--gpus then --gres", "#!/bin/bash\n#SBATCH --gpus=a100:4\n#SBATCH --gres=gpu:2\n", {}, 2, NULL, NULL, false, 1 },
+                { "--gpus-per-task then --gpus", "#!/bin/bash\n#SBATCH -n 4 --gpus-per-task=1\n#SBATCH --gpus=1\n", {}, 1,
+                  NULL, NULL, false, 4 },
+                /* The command line wins over directives, for all the GPU options at once. */
+                { "command line --gpus over #SBATCH --gres", "#!/bin/bash\n#SBATCH --gres=gpu:v100:4\n",
+                  { "--gpus=1" }, 1, NULL, NULL, false, 1 },
+                { "command line -C over #SBATCH -C", "#!/bin/bash\n#SBATCH -C v100\n", { "-C", "a100" }, 0, NULL, "a100",
+                  false, 1 },
+                { "#CORRAL --gpus", "#!/bin/sh\n#CORRAL --gpus=2 --constraint=a100\n", {}, 2, NULL, "a100", false, 1 },
+                /* PBS Pro: ngpus per chunk; Torque: gpus= and node properties. */
+                { "PBS select ngpus", "#!/bin/sh\n#PBS -l select=1:ncpus=4:ngpus=2\n", {}, 2, NULL, NULL, false, 4 },
+                { "PBS select 2 chunks ngpus", "#!/bin/sh\n#PBS -l select=2:ncpus=2:ngpus=1:mem=1gb\n", {}, 2, NULL, NULL,
+                  false, 4 },
+                { "PBS ngpus", "#!/bin/sh\n#PBS -l ngpus=3\n", {}, 3, NULL, NULL, false, 1 },
+                { "Torque gpus", "#!/bin/sh\n#PBS -l nodes=1:ppn=8:gpus=2\n", {}, 2, NULL, NULL, false, 8 },
+                { "Torque property", "#!/bin/sh\n#PBS -l nodes=1:ppn=2:gpus=1:a100:nvlink\n", {}, 1, NULL,
+                  "a100&nvlink", false, 2 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(submit_options_done) SubmitOptions o;
+                _cleanup_(directive_errors_done) DirectiveErrors e = {};
+                char *argv[6] = { (char *) "submit" };
+                size_t argc = 1;
+
+                for (size_t k = 0; cases[i].args[k]; k++)
+                        argv[argc++] = (char *) cases[i].args[k];
+                if (run(cases[i].script, argc > 1 ? argv : NULL, &o, &e) < 0 || e.n > 0) {
+                        fprintf(stderr, "row \"%s\" failed\n", cases[i].what);
+                        dump_errors(&e);
+                        fail();
+                }
+                if (o.req.gpus != cases[i].gpus || !streq_ptr(o.req.gpu_type, cases[i].type) ||
+                    !streq_ptr(o.req.constraint, cases[i].constraint) || o.req.gpu_binding != cases[i].binding ||
+                    (o.req.cpus ?: 1) != cases[i].cpus) {
+                        fprintf(stderr, "row \"%s\": gpus=%u type=%s constraint=%s binding=%d cpus=%u\n", cases[i].what,
+                                o.req.gpus, strna(o.req.gpu_type), strna(o.req.constraint), o.req.gpu_binding,
+                                o.req.cpus);
+                        fail();
+                }
+        }
+}
+
+/* Scripts as found in public repositories, each asking for GPUs one of Slurm's ways:
+ * every one is accepted (the corpus of the directives fuzz target holds them too). */
+static void test_real_gpu_scripts(void **state) {
+        static const char *const scripts[] = {
+                "#!/bin/bash\n#SBATCH --job-name=train\n#SBATCH --partition=gpu\n#SBATCH --gres=gpu:1\n"
+                "#SBATCH --cpus-per-task=8\n#SBATCH --mem=32G\n#SBATCH --time=24:00:00\n"
+                "#SBATCH --output=logs/%x-%j.out\n\nmodule load cuda\nsrun python train.py\n",
+                "#!/bin/bash -l\n#SBATCH -N 1\n#SBATCH --ntasks=1\n#SBATCH --gpus=1\n#SBATCH -t 0-04:00\n"
+                "nvidia-smi\n",
+                "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=4\n#SBATCH --gpus-per-task=1\n"
+                "#SBATCH --cpus-per-task=4\nsrun python -m torch.distributed.run main.py\n",
+                "#!/bin/sh\n#SBATCH -C gpu\n#SBATCH -G 1\n#SBATCH -q regular\n#SBATCH -t 30\n#SBATCH -A m1234\n"
+                "srun ./a.out\n",
+        };
+        static const unsigned gpus[] = { 1, 1, 4, 1 };
+
+        for (size_t i = 0; i < ELEMENTSOF(scripts); i++) {
+                _cleanup_(submit_options_done) SubmitOptions o;
+                _cleanup_(directive_errors_done) DirectiveErrors e = {};
+
+                assert_int_equal(run(scripts[i], NULL, &o, &e), 0);
+                for (size_t k = 0; k < e.n; k++)
+                        assert_true(e.items[k].warning); /* -q regular: the QOS warning only */
+                assert_int_equal(o.req.gpus, gpus[i]);
+        }
 }
 
 static void test_native_directives(void **state) {
@@ -726,7 +831,13 @@ static void test_argv(void **state) {
                 { { "--hold=yes" }, "--hold=yes: option takes no value" },
                 { { "--bogus" }, "--bogus: unknown option" },
                 { { "-Z" }, "-Z: unknown option" },
-                { { "--gpus=1" }, "--gpus=1: option not supported" },
+                { { "--gpus=65" }, "--gpus=65: expected [TYPE:]COUNT with COUNT between 0 and 64" },
+                { { "--gpus=a100:1,v100:1" }, "--gpus=a100:1,v100:1: one GPU type per job here (expected [TYPE:]COUNT)" },
+                { { "--gres=gpu:1,mps:2" }, "--gres=gpu:1,mps:2: generic resource 'mps' is not available here: GPUs are the only one (gpu[:TYPE][:COUNT])" },
+                { { "--gres=gpu:a b:1" }, "--gres=gpu:a b:1: invalid GPU type 'a b' (letters, digits, '_', '.', '-'; at most 64)" },
+                { { "--gres-flags=one-task-per-sharing" }, "--gres-flags=one-task-per-sharing: expected enforce-binding or disable-binding" },
+                { { "-C", "a100*2" }, "-C a100*2: invalid feature expression: names (letters, digits, '_', '.', '-') joined by & (and) and | (or), with parentheses, e.g. a100|h100 or gpu&nvlink (counts like a100*2 and [a|b] choose among nodes: not on one machine)" },
+                { { "--licenses=matlab" }, "--licenses=matlab: option not supported" },
                 { { "--time", "soon" }, "--time soon: invalid time (minutes, M:S, H:M:S, D-H, D-H:M or D-H:M:S)" },
                 { { "--env", "NOEQ" }, "--env NOEQ: expected NAME=VALUE" },
                 { { "--io-read-bw=10M" }, "--io-read-bw=10M: expected DEVICE:BYTES_PER_SEC with an absolute device path, e.g. /dev/vdb:10M" },
@@ -964,6 +1075,8 @@ int main(void) {
                 cmocka_unit_test(test_pbs_torque),
                 cmocka_unit_test(test_pbs_pro_select),
                 cmocka_unit_test(test_pbs_unsupported),
+                cmocka_unit_test(test_gpu_requests),
+                cmocka_unit_test(test_real_gpu_scripts),
                 cmocka_unit_test(test_native_directives),
                 cmocka_unit_test(test_command_line_wins),
                 cmocka_unit_test(test_argv),

@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/submit-options.h"
+#include "proto/device-info.h"
 #include "slurm/slurm-format.h"
 #include "strv.h"
 
@@ -212,6 +213,21 @@ static void test_squeue_default(void **state) {
         free(out);
         slurm_format_done(&f);
 
+        /* %b and -O tres-per-node: the GPUs as Slurm's tres_per_node, N/A for none. */
+        run.gpus = 2;
+        pend.gpus = 1;
+        pend.gpu_type = (char *) "a100";
+        assert_int_equal(slurm_format_parse("%i %b", &f), 0);
+        CAPTURE(out, squeue_print(F, &f, jobs, 3, true, NOW));
+        assert_string_equal(out, "JOBID TRES_PER_NODE\n42 gres/gpu:2\n43 gres/gpu:a100:1\n44_6 N/A\n");
+        free(out);
+        slurm_format_done(&f);
+        assert_int_equal(slurm_format_parse_long("JobID:5,tres-per-node:16", &f), 0);
+        CAPTURE(out, squeue_print(F, &f, jobs, 1, true, NOW));
+        assert_string_equal(out, "JOBIDTRES_PER_NODE   \n42   gres/gpu:2      \n");
+        free(out);
+        slurm_format_done(&f);
+
         assert_int_equal(slurm_format_parse("%i %Y", &f), 0);
         const char *bad = NULL;
         assert_int_equal(squeue_format_check(&f, &bad), -EINVAL);
@@ -285,6 +301,24 @@ static void test_sacct(void **state) {
         assert_string_equal(sacct_field_value("Elapsed", &pend, NOW, b, sizeof(b)), "00:00:00");
         assert_null(sacct_field_value("NoSuchField", &done, NOW, b, sizeof(b)));
 
+        /* TRES, sorted by name as sacct prints them; nothing allocated before a start. */
+        assert_string_equal(sacct_field_value("ReqTRES", &done, NOW, b, sizeof(b)), "billing=4,cpu=4,mem=2G,node=1");
+        assert_string_equal(sacct_field_value("AllocTRES", &done, NOW, b, sizeof(b)), "billing=4,cpu=4,mem=2G,node=1");
+        assert_string_equal(sacct_field_value("AllocTRES", &pend, NOW, b, sizeof(b)), "");
+        done.gpus = 2;
+        pend.gpus = 1;
+        assert_string_equal(sacct_field_value("AllocTRES", &done, NOW, b, sizeof(b)),
+                            "billing=4,cpu=4,gres/gpu=2,mem=2G,node=1");
+        assert_string_equal(sacct_field_value("ReqTRES", &pend, NOW, b, sizeof(b)), "billing=4,cpu=4,gres/gpu=1,node=1");
+        assert_int_equal(slurm_fields_parse("JobIDRaw,ReqTRES,AllocTRES", &f), 0);
+        CAPTURE(out, sacct_print(F, &f, jobs, 3, SACCT_PARSABLE2, true, NOW));
+        assert_string_equal(out, "JobIDRaw|ReqTRES|AllocTRES\n"
+                                 "42|billing=4,cpu=4,gres/gpu=2,mem=2G,node=1|billing=4,cpu=4,gres/gpu=2,mem=2G,node=1\n"
+                                 "43|billing=4,cpu=4,mem=2G,node=1|billing=4,cpu=4,mem=2G,node=1\n"
+                                 "44|billing=4,cpu=4,gres/gpu=1,node=1|\n");
+        free(out);
+        slurm_format_done(&f);
+
         const char *bad = NULL;
         assert_int_equal(slurm_fields_parse("JobID,Bogus", &f), 0);
         assert_int_equal(sacct_fields_check(&f, &bad), -EINVAL);
@@ -321,6 +355,29 @@ static void test_sinfo(void **state) {
         assert_string_equal(out, "4 8192 2/2/0/4 mixed\n");
         free(out);
         slurm_format_done(&f);
+
+        /* GRES: "(null)" without GPUs; per model as Slurm's autodetection names them. */
+        DeviceInfo d[] = {
+                { .name = (char *) "gpu0", .model = (char *) "NVIDIA A100-SXM4-40GB" },
+                { .name = (char *) "gpu1", .model = (char *) "Tesla T4" },
+                { .name = (char *) "gpu2", .model = (char *) "NVIDIA A100-SXM4-40GB" },
+                { .name = (char *) "fpga0" },
+        };
+        char gres[128];
+        assert_string_equal(sinfo_format_gres(d, 4, gres, sizeof gres),
+                            "gpu:nvidia_a100-sxm4-40gb:2,gpu:tesla_t4:1,gpu:1");
+        assert_string_equal(sinfo_format_gres(d, 0, gres, sizeof gres), "");
+        /* Cut at an entry, never inside one. */
+        assert_string_equal(sinfo_format_gres(d, 4, gres, 40), "gpu:nvidia_a100-sxm4-40gb:2");
+        assert_int_equal(slurm_format_parse("%P %G", &f), 0);
+        CAPTURE(out, sinfo_print(F, &f, p, 1, true));
+        assert_string_equal(out, "PARTITION GRES\nbatch* (null)\n");
+        free(out);
+        p[0].gres = "gpu:tesla_t4:4";
+        CAPTURE(out, sinfo_print(F, &f, p, 1, false));
+        assert_string_equal(out, "batch* gpu:tesla_t4:4\n");
+        free(out);
+        slurm_format_done(&f);
 }
 
 static void test_scontrol(void **state) {
@@ -339,8 +396,24 @@ static void test_scontrol(void **state) {
                                  "   NodeList=node1\n"
                                  "   BatchHost=node1\n"
                                  "   NumNodes=1 NumCPUs=4 NumTasks=1 CPUs/Task=4\n"
+                                 "   TRES=cpu=4,mem=2G,node=1,billing=4\n"
                                  "   MinMemoryNode=2G\n"
+                                 "   Features=(null)\n"
+                                 "   TresPerNode=(null)\n"
                                  "\n");
+        free(out);
+
+        /* A GPU job: its GPUs in TRES (Slurm's TRES id order: gres last), its type and
+         * constraint, and the GPUs it holds as scontrol -d's GRES= names them. */
+        j.gpus = 2;
+        j.gpu_type = (char *) "a100";
+        j.constraint = (char *) "a100|h100";
+        j.gpus_allocated = (char *) "1,3";
+        CAPTURE(out, scontrol_show_job(F, &j, NOW));
+        assert_non_null(strstr(out, "   TRES=cpu=4,mem=2G,node=1,billing=4,gres/gpu=2\n"));
+        assert_non_null(strstr(out, "   Features=a100|h100\n"));
+        assert_non_null(strstr(out, "   TresPerNode=gres/gpu:a100:2\n"));
+        assert_non_null(strstr(out, "   GRES=gpu:a100:2(IDX:1,3)\n"));
         free(out);
 }
 
@@ -385,6 +458,8 @@ static void test_option_parity(void **state) {
                 { "x", "--ntasks=4", "--cpus-per-task=2", "-p", "batch", "-A", "physics", "cmd", NULL },
                 { "x", "--export=NONE", "-D", "/tmp", "-o", "out-%j.log", "-e", "err-%x.log", "cmd", NULL },
                 { "x", "--array=1-4%2", "--dependency=afterok:3", "--nice=5", "-H", "cmd", NULL },
+                { "x", "-G", "a100:2", "-C", "a100|h100", "--gres-flags=enforce-binding", "cmd", NULL },
+                { "x", "--gres=gpu:1", "--gpus-per-task=2", "-n", "3", "cmd", NULL },
         };
         size_t n;
         const SubmitOption *t = submit_options_table(&n);
@@ -413,11 +488,12 @@ static void test_option_parity(void **state) {
                         STRV_FOREACH(e, b.req.env) {
                                 if (streq(*e, "SLURM_SUBMIT_DIR=/home/a") ||
                                     (k == 0 && (streq(*e, "SLURM_NTASKS=2") || streq(*e, "SLURM_CPUS_PER_TASK=3"))) ||
-                                    (k == 1 && (streq(*e, "SLURM_NTASKS=4") || streq(*e, "SLURM_CPUS_PER_TASK=2"))))
+                                    (k == 1 && (streq(*e, "SLURM_NTASKS=4") || streq(*e, "SLURM_CPUS_PER_TASK=2"))) ||
+                                    (k == 5 && (streq(*e, "SLURM_NTASKS=3") || streq(*e, "SLURM_CPUS_PER_TASK=1"))))
                                         continue;
                                 assert_int_equal(strv_extend(&kept, *e), 0);
                         }
-                        assert_int_equal(strv_length(b.req.env) - strv_length(kept), k < 2 ? 3 : 1);
+                        assert_int_equal(strv_length(b.req.env) - strv_length(kept), k < 2 || k == 5 ? 3 : 1);
                         strv_free(b.req.env);
                         b.req.env = TAKE_PTR(kept);
                 }
@@ -426,6 +502,14 @@ static void test_option_parity(void **state) {
                 assert_int_equal(submit_request_to_json(&a.req, &ja), 0);
                 assert_int_equal(submit_request_to_json(&b.req, &jb), 0);
                 assert_string_equal(json_object_to_json_string(ja), json_object_to_json_string(jb));
+                if (k == 4) {
+                        assert_int_equal(b.req.gpus, 2);
+                        assert_string_equal(b.req.gpu_type, "a100");
+                        assert_string_equal(b.req.constraint, "a100|h100");
+                        assert_true(b.req.gpu_binding);
+                }
+                if (k == 5)
+                        assert_int_equal(b.req.gpus, 6); /* the later --gpus-per-task x 3 tasks */
                 submit_options_done(&a);
                 submit_options_done(&b);
         }
@@ -450,8 +534,8 @@ static void test_option_parity(void **state) {
         }
 
         /* The single-machine refusals are the table's, with Slurm's option as written. */
-        static const char *const refused[] = { "--gres=gpu:1", "--constraint=intel", "-N2", "--nodelist=n1",
-                                               "--gpus=1" };
+        static const char *const refused[] = { "--gres=mps:1", "--constraint=intel*2", "-N2", "--nodelist=n1",
+                                               "--gpus=a:1,b:1" };
         for (size_t k = 0; k < ELEMENTSOF(refused); k++) {
                 SubmitOptions b;
                 char *argv[] = { (char *) "x", (char *) refused[k], (char *) "cmd", NULL };

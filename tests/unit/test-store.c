@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -263,8 +264,13 @@ static void test_alloc_gpus(void **state) {
         store_close(s);
         snprintf(path, sizeof path, "%s/corral.db", gdir);
         assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-        assert_int_equal(sqlite3_exec(db, "ALTER TABLE jobs DROP COLUMN alloc_gpus; PRAGMA user_version = 4", NULL,
-                                      NULL, NULL), SQLITE_OK);
+        /* Back to schema 4: what migration 5 added, dropped. */
+        assert_int_equal(sqlite3_exec(db, "ALTER TABLE jobs DROP COLUMN alloc_gpus;"
+                                      "ALTER TABLE job_usage DROP COLUMN gpus;"
+                                      "ALTER TABLE job_usage DROP COLUMN gpu_usec;"
+                                      "ALTER TABLE job_usage DROP COLUMN charge_per_gpu_hour;"
+                                      "ALTER TABLE usage_daily DROP COLUMN gpu_usec;"
+                                      "PRAGMA user_version = 4", NULL, NULL, NULL), SQLITE_OK);
         sqlite3_close(db);
 
         assert_int_equal(store_open(gdir, &s), 0);
@@ -315,6 +321,74 @@ static void test_refuses_newer_schema(void **state) {
         assert_null(s);
 }
 
+static int count_usage(const StoreUsageRow *row, void *userdata) {
+        UsageTotals *t = userdata;
+        usage_totals_add(t, &row->totals);
+        return 0;
+}
+
+/* A store whose accounting predates GPUs: its runs keep their charge and read as
+ * GPU-less, and runs charged after the migration carry their GPUs and GPU-µs, per run
+ * and in the per-day summary. */
+static void test_gpu_accounting_migration(void **state) {
+        char old[200], path[256];
+        Store *s = NULL;
+        sqlite3 *db;
+        JobCharge c;
+        UsageTotals t = {};
+
+        /* A directory of its own: the other tests' store is a current one. */
+        snprintf(old, sizeof old, "%s/old", dir);
+        assert_int_equal(mkdir(old, 0700), 0);
+        snprintf(path, sizeof path, "%s/corral.db", old);
+        /* A current store taken back to schema 4 (what migration 5 added, dropped), with
+         * one run charged then. */
+        assert_int_equal(store_open(old, &s), 0);
+        store_close(s);
+        s = NULL;
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db,
+                "ALTER TABLE jobs DROP COLUMN alloc_gpus;"
+                "ALTER TABLE job_usage DROP COLUMN gpus;"
+                "ALTER TABLE job_usage DROP COLUMN gpu_usec;"
+                "ALTER TABLE job_usage DROP COLUMN charge_per_gpu_hour;"
+                "ALTER TABLE usage_daily DROP COLUMN gpu_usec;"
+                "INSERT INTO job_usage VALUES (7, 0, 1000, 'ann', 'physics', 'normal', 1700000000, 1700003600,"
+                "  2, 3600000000, 1.0, 2.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);"
+                "INSERT INTO usage_daily VALUES ('2023-11-14', 'physics', 1000, 'ann', 'normal', 1, 7200000000,"
+                "  2.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);"
+                "PRAGMA user_version = 4;", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+
+        assert_int_equal(store_open(old, &s), 0);
+        assert_int_equal(store_schema_version(s), 5);
+        assert_int_equal(store_load_charge(s, 7, &c), 0);
+        assert_int_equal(c.cpus, 2);
+        assert_int_equal(c.gpus, 0);
+        assert_true(c.gpu_hours == 0.0);
+        assert_true(c.service_units == 2.0);
+
+        /* A run with 2 GPUs for half an hour, the same day. */
+        c = (JobCharge) { .job_id = 8, .uid = 1000, .user = "ann", .project = "physics", .queue = "normal",
+                          .start_time = 1700004000, .end_time = 1700005800, .cpus = 1, .gpus = 2,
+                          .run_usec = UINT64_C(1800000000), .charge_factor = 1.0, .charge_per_gpu_hour = 8 };
+        acct_charge_compute(&c);
+        assert_true(c.gpu_hours == 1.0);
+        assert_true(c.service_units == 0.5 + 8.0);
+        assert_int_equal(store_record_charge(s, &c), 0);
+        c = (JobCharge) {};
+        assert_int_equal(store_load_charge(s, 8, &c), 0);
+        assert_int_equal(c.gpus, 2);
+        assert_true(c.charge_per_gpu_hour == 8.0);
+        assert_true(c.gpu_hours == 1.0);
+        assert_int_equal(store_usage_rows(s, &(StoreUsageQuery) { .by = STORE_USAGE_BY_PROJECT }, count_usage, &t), 0);
+        assert_int_equal(t.jobs, 2);
+        assert_int_equal(t.core_usec, UINT64_C(7200000000) + UINT64_C(1800000000));
+        assert_int_equal(t.gpu_usec, UINT64_C(3600000000));
+        assert_true(t.service_units == 2.0 + 8.5);
+        store_close(s);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_round_trip),
@@ -323,6 +397,7 @@ int main(void) {
                 cmocka_unit_test(test_savepoint),
                 cmocka_unit_test(test_alloc_gpus),
                 cmocka_unit_test(test_refuses_newer_schema),
+                cmocka_unit_test(test_gpu_accounting_migration),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

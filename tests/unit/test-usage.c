@@ -605,6 +605,82 @@ static void test_metrics(void **state) {
         manager_free(m);
 }
 
+/* A GPU run: its GPUs and GPU-hours recorded, charged at ChargePerGPUHour= core-hours
+ * each (times the queue's factor), counted so in fair-share, summed per project in the
+ * Usage report and the metrics; its utilisation "not recorded" (no vendor library). */
+static void test_gpu_charge(void **state) {
+        Tree *t = *state;
+        static Device devs[2] = { { .name = (char *) "gpu0", .numa_node = 0 }, { .name = (char *) "gpu1", .numa_node = 1 } };
+        static const SchedGpu sgpus[2] = { { .node = 0 }, { .node = 1 } };
+        DeviceSet ds = { .devices = devs, .n_devices = 2 };
+        _cleanup_free_ char *text = NULL;
+        char path[256], conf[400];
+        uint64_t a, start = (uint64_t) time(NULL) - 7200;
+        json_object *r, *ch, *row;
+        JobCharge c;
+        Manager *m;
+        double before;
+
+        snprintf(path, sizeof path, "%s/metrics/corral.prom", t->dir);
+        mkdir_in(t->dir, "metrics");
+        snprintf(conf, sizeof conf, "[Manager]\nMetricsFile=%s\nChargePerGPUHour=4\n", path);
+        put(t->dir, "corral.conf", conf);
+        mkdir_in(t->dir, "projects.d");
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=nobody\n");
+        m = manager_for_test(t->dir);
+        m->devices = &ds;
+        m->machine.gpus = sgpus;
+        m->machine.n_gpus = 2;
+        before = share_usage(m, "geo", NULL);
+
+        a = submit(m, NOBODY, ",\"cpus\":1,\"gpus\":2");
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(manager_find_job(m, a)->state, JOB_RUNNING);
+        assert_int_equal(manager_write_metrics(m), 0);
+        assert_int_equal(read_file_at(AT_FDCWD, path, 1 << 20, &text, NULL), 0);
+        assert_non_null(strstr(text, "corral_gpus_in_use 2\n"));
+        assert_non_null(strstr(text, "corral_gpus 2\n"));
+        text = mfree(text);
+
+        finish(m, a, start, 3600, 0, 0);
+        assert_int_equal(store_load_charge(m->store, a, &c), 0);
+        assert_int_equal(c.gpus, 2);
+        assert_close(c.charge_per_gpu_hour, 4.0, 0);
+        assert_close(c.gpu_hours, 2.0, 1e-12);
+        /* (1 core-hour + 2 GPU-hours x 4) x 1 */
+        assert_close(c.service_units, 9.0, 1e-12);
+
+        ch = show_charge(m, NOBODY, a);
+        assert_non_null(ch);
+        assert_int_equal(json_object_get_int64(get(ch, "gpus")), 2);
+        assert_close(get_double(ch, "gpu_hours"), 2.0, 1e-12);
+        assert_close(get_double(ch, "service_units"), 9.0, 1e-12);
+        assert_string_equal(json_object_get_string(get(ch, "gpu_utilization")), "not recorded");
+        json_object_put(ch);
+
+        /* Fair-share counts the GPU-hours at their weight: 9 hours' worth, not 1. */
+        assert_close(share_usage(m, "geo", NULL) - before,
+                     acct_decay_credit(9.0, 3600, 168 * 3600) *
+                             acct_decay_factor((uint64_t) time(NULL) - (start + 3600), 168 * 3600),
+                     1e-4);
+
+        r = call(m, 0, CORRAL_METHOD_USAGE, "{\"by\":\"project\"}");
+        row = json_object_array_get_idx(get(params_of(r), "rows"), 0);
+        assert_string_equal(json_object_get_string(get(row, "key")), "geo");
+        assert_close(get_double(row, "gpu_hours"), 2.0, 1e-9);
+        assert_close(get_double(row, "core_hours"), 1.0, 1e-9);
+        assert_close(get_double(get(params_of(r), "total"), "gpu_hours"), 2.0, 1e-9);
+        json_object_put(r);
+
+        assert_int_equal(manager_write_metrics(m), 0);
+        assert_int_equal(read_file_at(AT_FDCWD, path, 1 << 20, &text, NULL), 0);
+        assert_non_null(strstr(text, "corral_gpus_in_use 0\n"));
+        assert_non_null(strstr(text, "corral_project_gpu_hours_total{project=\"geo\"} 2.000000\n"));
+
+        m->devices = NULL; /* not the manager's */
+        manager_free(m);
+}
+
 static int setup(void **state) {
         return tree_setup_prefix(state, "corral-usage");
 }
@@ -617,6 +693,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_grant, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_grant_after_submission, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_metrics, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_gpu_charge, setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
