@@ -832,8 +832,8 @@ static json_object *method_hold(Manager *m, const Peer *peer, json_object *param
 }
 
 typedef struct FreezeCall {
+        Call *call; /* first: call_gone() detaches it */
         Manager *m;
-        Call *call;
         bool freeze;
         bool by_admin; /* an admin suspending somebody else's job: only an admin resumes it */
 } FreezeCall;
@@ -1122,7 +1122,7 @@ SIMPLE(do_logs, method_logs(m, peer, params))
 SIMPLE(do_get_info, method_get_info(m))
 SIMPLE(do_why, method_why(m, peer, params))
 SIMPLE(do_reload, method_reload(m, peer))
-SIMPLE(do_usage, manager_method_usage(m, peer, params))
+SIMPLE(do_usage, manager_method_usage(m, call, peer, params))
 SIMPLE(do_share, manager_method_share(m, peer, params))
 #undef SIMPLE
 
@@ -1144,7 +1144,7 @@ static const struct {
         [CORRAL_METHOD_LOGS] = { do_logs, .reply_only = true },
         [CORRAL_METHOD_GET_INFO] = { do_get_info, .reply_only = true },
         [CORRAL_METHOD_RELOAD] = { do_reload },
-        [CORRAL_METHOD_USAGE] = { do_usage, .reply_only = true },
+        [CORRAL_METHOD_USAGE] = { do_usage, true, .reply_only = true },
         [CORRAL_METHOD_SHARE] = { do_share, .reply_only = true },
         [CORRAL_METHOD_WHY] = { do_why, .reply_only = true },
         [CORRAL_METHOD_TEST_SUBMIT] = { do_test_submit, .reply_only = true },
@@ -1171,12 +1171,12 @@ static int dispatch(void *userdata, Call *call, const Peer *peer, CorralMethod m
 }
 
 static void call_gone(void *userdata, Call *call) {
-        /* Only Suspend/Resume keep data: the freeze in flight answers nobody now, and its
-         * state change still lands. */
-        FreezeCall *fc = server_call_get_data(call);
+        /* A kept call's data (FreezeCall, UsageCall) begins with its Call pointer: the work
+         * in flight answers nobody now. A freeze's state change still lands. */
+        Call **data = server_call_get_data(call);
 
-        if (fc)
-                fc->call = NULL;
+        if (data)
+                *data = NULL;
 }
 
 const ServerOps manager_server_ops = {
