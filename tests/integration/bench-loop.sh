@@ -63,12 +63,15 @@ HEAVY
 chmod 755 "$out/heavy"
 
 phase() {
-    local probe
+    local probe lprobe
     bg_as "$USER_B" "$out/probe-$1" python3 "$py" probe 1200
     probe=$!
+    bg_as "$USER_B" "$out/lprobe-$1" python3 "$py" probe 1200 "$USER_B"
+    lprobe=$!
     samples > "$out/samples-$1"
     pct < "$out/samples-$1" > "$out/queue-$1"
     stop "$probe"
+    stop "$lprobe"
 }
 
 phase quiet
@@ -82,6 +85,7 @@ echo "held jobs (root's): $Q; runs in the store: about 1,000,000 (bench-usage's 
 for p in quiet heavy; do
     echo "phase: $p"
     echo "  $USER_B's corral queue --me (whole command): $(cat "$out/queue-$p")"
+    echo "  $USER_B's List of his own jobs (corral queue --me's request, all pages) every 50 ms: $(cat "$out/lprobe-$p")"
     echo "  $USER_B's GetInfo round trip every 50 ms: $(cat "$out/probe-$p")"
 done
 echo "  $USER_A's requests meanwhile (ms each):"

@@ -207,6 +207,21 @@ static void test_list_pages(void **state) {
         } while (next);
         assert_int_equal(seen, 6000);
         assert_true(pages > 1);
+
+        /* A filter nobody matches: pages (short of time, they may hold no job) move
+         * forward and end. */
+        next = 0;
+        seen = 0;
+        do {
+                uint64_t prev = next;
+                snprintf(params, sizeof params, "{\"user\":\"nobody-here\",\"after_id\":%llu}",
+                         (unsigned long long) next);
+                r = call(m, NOBODY, CORRAL_METHOD_LIST, params);
+                seen += page_len(r, &next);
+                assert_true(next == 0 || next > prev);
+                json_object_put(r);
+        } while (next);
+        assert_int_equal(seen, 0);
         manager_for_test_free(m);
 }
 
