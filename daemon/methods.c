@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "job-logs.h"
+#include "intern.h"
 #include "json-util.h"
 #include "log.h"
 #include "manager.h"
@@ -641,6 +642,7 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
         uint64_t after = 0, limit = CORRAL_LIST_JOBS_MAX, last = 0, ended_since = 0;
         size_t n = 0, bytes = 0, first, end;
         uint64_t t0;
+        const char *user_interned;
         bool more = false, charges = false, history = false;
         AuthzPeer ap = authz_peer(peer);
 
@@ -702,6 +704,12 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
                 return NULL;
         first = h ? 0 : first_job_after(m, after);
         end = h ? h->n : m->n_jobs;
+        /* Jobs in memory hold their user's name interned: a name never interned has no
+         * job there (corral queue --me of a user without jobs costs nothing), and the
+         * others compare as pointers. */
+        user_interned = user ? intern_find(user) : NULL;
+        if (user && !user_interned && !h)
+                first = end;
         t0 = now_usec(CLOCK_MONOTONIC);
         for (size_t i = first; i < end; i++) {
                 Job *j = h ? h->jobs[i] : m->jobs[i];
@@ -714,7 +722,8 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
                         last = (h ? h->jobs[i - 1] : m->jobs[i - 1])->id;
                         break;
                 }
-                if ((user && !streq(user, j->user)) || (queue && !streq(queue, j->queue)) ||
+                if ((user && (h ? !streq(user, strempty(j->user)) : j->user != user_interned)) ||
+                    (queue && !streq(queue, j->queue)) ||
                     (project && !streq(project, strempty(j->project))) || !state_matches(j, states) ||
                     (job_state_is_final(j->state) && j->end_time < ended_since))
                         continue;

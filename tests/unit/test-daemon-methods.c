@@ -19,6 +19,7 @@
 
 #include "daemon/accounting.h"
 #include "daemon/manager.h"
+#include "intern.h"
 #include "daemon/store.h"
 #include "daemon/usage.h"
 #include "json-util.h"
@@ -222,6 +223,20 @@ static void test_list_pages(void **state) {
                 json_object_put(r);
         } while (next);
         assert_int_equal(seen, 0);
+        /* Asking for a name does not intern it: users cannot grow the table. */
+        assert_null(intern_find("nobody-here"));
+
+        /* The submitter's own, by name: all of them, over the pages. */
+        next = 0;
+        seen = 0;
+        do {
+                snprintf(params, sizeof params, "{\"user\":\"%s\",\"after_id\":%llu}", m->jobs[0]->user,
+                         (unsigned long long) next);
+                r = call(m, NOBODY, CORRAL_METHOD_LIST, params);
+                seen += page_len(r, &next);
+                json_object_put(r);
+        } while (next);
+        assert_int_equal(seen, 6000);
         manager_for_test_free(m);
 }
 
