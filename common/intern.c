@@ -51,3 +51,12 @@ const char *intern(const char *s) {
         table_used++;
         return table[k];
 }
+
+const char *intern_find(const char *s) {
+        if (!s || table_size == 0)
+                return NULL;
+        for (size_t k = hash(s) & (table_size - 1); table[k]; k = (k + 1) & (table_size - 1))
+                if (streq(table[k], s))
+                        return table[k];
+        return NULL;
+}

@@ -6,3 +6,6 @@
  * scheduler's reasons), so that each job holds pointers instead of copies. Not for
  * strings of unbounded variety. Returns NULL on allocation failure (or for NULL). */
 const char *intern(const char *s);
+/* The shared copy of s if it has been interned, else NULL; never adds one (for names a
+ * user supplies, which must not grow the table). */
+const char *intern_find(const char *s);

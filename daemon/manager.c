@@ -573,6 +573,10 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
         r = accounting_new(m->store, m->executor, m->config, &m->acct);
         if (r < 0)
                 return r;
+        /* Two threads: reports of two users at once; corrald's own work stays on the loop. */
+        r = worker_pool_new(event, 2, &m->workers);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up the worker threads: %m");
 
         r = sd_event_add_post(event, &m->post_source, on_post, m);
         if (r < 0)
@@ -596,6 +600,8 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         /* Calls still open refer to jobs: the server goes first. */
         m->server = server_free(m->server);
+        /* Their calls are gone with the server: what is running finishes, answering nobody. */
+        m->workers = worker_pool_free(m->workers);
         if (m->store)
                 (void) store_commit(m->store);
         sd_event_source_disable_unref(m->post_source);

@@ -17,12 +17,14 @@
 #include "protocol.h"
 #include "server.h"
 #include "store.h"
+#include "worker.h"
 
 typedef struct Manager {
         sd_event *event;
         sd_bus *bus;
         Store *store;
         Executor *executor;
+        WorkerPool *workers;    /* reads that must not hold the loop (worker.h) */
         Config *config;
         Server *server;
         char *confdir, *statedir, *rundir;
@@ -180,7 +182,8 @@ struct JobMail *job_mail_free(struct JobMail *q);
 void manager_launch_pending(Manager *m);
 
 /* The methods Usage and Share (usage-report.c), over the accounting (usage.c). */
-json_object *manager_method_usage(Manager *m, const Peer *peer, json_object *params);
+/* Answered later, off the loop, when call is given (NULL: now, as unit tests call it). */
+json_object *manager_method_usage(Manager *m, Call *call, const Peer *peer, json_object *params);
 json_object *manager_method_share(Manager *m, const Peer *peer, json_object *params);
 /* Writes the metrics (metrics.c) to MetricsFile=, else to the node exporter's textfile
  * directory when it exists; 0 when there is nowhere to write. Atomic: temp + rename. */

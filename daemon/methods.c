@@ -16,12 +16,14 @@
 #include "constraint.h"
 #include "device-info.h"
 #include "job-logs.h"
+#include "intern.h"
 #include "json-util.h"
 #include "log.h"
 #include "manager.h"
 #include "message.h"
 #include "server.h"
 #include "strv.h"
+#include "time-util.h"
 #include "usage.h"
 
 static json_object *ok_reply(json_object *p) {
@@ -647,6 +649,12 @@ static bool state_matches(const Job *j, char *const *states) {
 
 /* The reply's budget: below CORRAL_MESSAGE_SIZE_MAX with room for the envelope. */
 #define LIST_PAGE_BYTES (768U << 10)
+/* And its time: a page of a 100,000-job queue built in one go held the loop for most of a
+ * second in the emulated test guest, every other user waiting. A page ends once it took
+ * this long (checked every LIST_CLOCK_EVERY jobs looked at, matching or not), and the
+ * client asks for the next one; other connections are served in between. */
+#define LIST_PAGE_USEC (5 * UINT64_C(1000))
+#define LIST_CLOCK_EVERY 64U
 
 static size_t first_job_after(Manager *m, uint64_t after) {
         return after == UINT64_MAX ? m->n_jobs : manager_job_index(m, after + 1);
@@ -696,6 +704,8 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
         json_object *v, *jobs, *p;
         uint64_t after = 0, limit = CORRAL_LIST_JOBS_MAX, last = 0, ended_since = 0;
         size_t n = 0, bytes = 0, first, end;
+        uint64_t t0;
+        const char *user_interned;
         bool more = false, charges = false, history = false;
         AuthzPeer ap = authz_peer(peer);
 
@@ -757,11 +767,26 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
                 return NULL;
         first = h ? 0 : first_job_after(m, after);
         end = h ? h->n : m->n_jobs;
+        /* Jobs in memory hold their user's name interned: a name never interned has no
+         * job there (corral queue --me of a user without jobs costs nothing), and the
+         * others compare as pointers. */
+        user_interned = user ? intern_find(user) : NULL;
+        if (user && !user_interned && !h)
+                first = end;
+        t0 = now_usec(CLOCK_MONOTONIC);
         for (size_t i = first; i < end; i++) {
                 Job *j = h ? h->jobs[i] : m->jobs[i];
                 json_object *o;
                 size_t len;
-                if ((user && !streq(user, j->user)) || (queue && !streq(queue, j->queue)) ||
+                if (i > first && (i - first) % LIST_CLOCK_EVERY == 0 &&
+                    now_usec(CLOCK_MONOTONIC) - t0 >= LIST_PAGE_USEC) {
+                        /* Every job up to the one before was looked at: on from there. */
+                        more = true;
+                        last = (h ? h->jobs[i - 1] : m->jobs[i - 1])->id;
+                        break;
+                }
+                if ((user && (h ? !streq(user, strempty(j->user)) : j->user != user_interned)) ||
+                    (queue && !streq(queue, j->queue)) ||
                     (project && !streq(project, strempty(j->project))) || !state_matches(j, states) ||
                     (job_state_is_final(j->state) && j->end_time < ended_since))
                         continue;
@@ -895,8 +920,8 @@ static json_object *method_hold(Manager *m, const Peer *peer, json_object *param
 }
 
 typedef struct FreezeCall {
+        Call *call; /* first: call_gone() detaches it */
         Manager *m;
-        Call *call;
         bool freeze;
         bool by_admin; /* an admin suspending somebody else's job: only an admin resumes it */
 } FreezeCall;
@@ -1234,7 +1259,7 @@ SIMPLE(do_logs, method_logs(m, peer, params))
 SIMPLE(do_get_info, method_get_info(m))
 SIMPLE(do_why, method_why(m, peer, params))
 SIMPLE(do_reload, method_reload(m, peer))
-SIMPLE(do_usage, manager_method_usage(m, peer, params))
+SIMPLE(do_usage, manager_method_usage(m, call, peer, params))
 SIMPLE(do_share, manager_method_share(m, peer, params))
 #undef SIMPLE
 
@@ -1256,7 +1281,7 @@ static const struct {
         [CORRAL_METHOD_LOGS] = { do_logs, .reply_only = true },
         [CORRAL_METHOD_GET_INFO] = { do_get_info, .reply_only = true },
         [CORRAL_METHOD_RELOAD] = { do_reload },
-        [CORRAL_METHOD_USAGE] = { do_usage, .reply_only = true },
+        [CORRAL_METHOD_USAGE] = { do_usage, true, .reply_only = true },
         [CORRAL_METHOD_SHARE] = { do_share, .reply_only = true },
         [CORRAL_METHOD_WHY] = { do_why, .reply_only = true },
         [CORRAL_METHOD_TEST_SUBMIT] = { do_test_submit, .reply_only = true },
@@ -1283,12 +1308,12 @@ static int dispatch(void *userdata, Call *call, const Peer *peer, CorralMethod m
 }
 
 static void call_gone(void *userdata, Call *call) {
-        /* Only Suspend/Resume keep data: the freeze in flight answers nobody now, and its
-         * state change still lands. */
-        FreezeCall *fc = server_call_get_data(call);
+        /* A kept call's data (FreezeCall, UsageCall) begins with its Call pointer: the work
+         * in flight answers nobody now. A freeze's state change still lands. */
+        Call **data = server_call_get_data(call);
 
-        if (fc)
-                fc->call = NULL;
+        if (data)
+                *data = NULL;
 }
 
 const ServerOps manager_server_ops = {

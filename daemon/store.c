@@ -230,6 +230,25 @@ int store_open(const char *dir, Store **ret) {
         return 0;
 }
 
+int store_open_reader(const char *dir, Store **ret) {
+        _cleanup_(store_closep) Store *s = NULL;
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        if (asprintf(&path, "%s/corral.db", dir) < 0)
+                return -ENOMEM;
+        s = new0(Store, 1);
+        if (!s)
+                return -ENOMEM;
+        r = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+        if (r != SQLITE_OK)
+                return sqlite_to_errno(r);
+        /* A checkpoint or recovery by the writer may hold the WAL index briefly. */
+        (void) sqlite3_busy_timeout(s->db, 5000);
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
 Store *store_close(Store *s) {
         if (!s)
                 return NULL;

@@ -14,6 +14,10 @@ typedef struct Store Store;
 
 /* Opens (creating and migrating as needed) <dir>/corral.db. */
 int store_open(const char *dir, Store **ret);
+/* A second, read-only connection to the store store_open() keeps in dir, for reads off the
+ * event loop (worker.h): WAL lets it read the last committed state while corrald writes.
+ * Only reads may be done on it, by one thread at a time. */
+int store_open_reader(const char *dir, Store **ret);
 Store *store_close(Store *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Store *, store_close);
 

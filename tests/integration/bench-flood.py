@@ -6,9 +6,10 @@
       connections that send "oneway" List requests as fast as the socket takes them and
       never read. Stops on SIGTERM or after SECONDS, whichever comes first, and prints
       what it got.
-  bench-flood.py probe SECONDS
+  bench-flood.py probe SECONDS [USER]
       A GetInfo round trip every 50 ms, until SIGTERM or SECONDS: prints p50, p99 and
       the slowest, which is how long corrald's event loop kept a trivial call waiting.
+      With USER, a List of USER's jobs instead (every page: corral queue --me's request).
   bench-flood.py cancel FIRST LAST
       Cancels jobs FIRST..LAST with oneway Cancel requests on one connection, then waits
       for a GetInfo's reply (requests of a connection are handled in order)."""
@@ -112,17 +113,37 @@ def flood(seconds, n_normal, n_oneway):
     print(f"flood connections dropped by corrald: {stats['dropped']}")
 
 
-def probe(seconds):
+def call(s, req):
+    buf = b""
+    s.sendall(req)
+    while b"\0" not in buf:
+        d = s.recv(1 << 20)
+        if not d:
+            raise ConnectionError("corrald closed the connection")
+        buf += d
+    return json.loads(buf.split(b"\0", 1)[0])
+
+
+def probe(seconds, user=None):
+    """GetInfo, or with user List of that user's jobs, every page of it."""
     stop = [False]
     signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__(0, True))
-    s, req, lat = connect(blocking=True), msg("GetInfo"), []
+    s, lat = connect(blocking=True), []
     t0 = time.monotonic()
     while not stop[0] and time.monotonic() - t0 < seconds:
         t = time.monotonic()
-        s.sendall(req)
-        buf = b""
-        while b"\0" not in buf:
-            buf += s.recv(65536)
+        if user is None:
+            call(s, msg("GetInfo"))
+        else:
+            after = 0
+            while True:
+                params = {"user": user}
+                if after:
+                    params["after_id"] = after
+                r = call(s, msg("List", params))
+                after = r.get("parameters", {}).get("next_after_id", 0)
+                if not after:
+                    break
         lat.append((time.monotonic() - t) * 1000)
         time.sleep(0.05)
     lat.sort()
@@ -147,6 +168,6 @@ if __name__ == "__main__":
     if sys.argv[1] == "flood":
         flood(float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
     elif sys.argv[1] == "probe":
-        probe(float(sys.argv[2]))
+        probe(float(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else None)
     else:
         cancel(int(sys.argv[2]), int(sys.argv[3]))

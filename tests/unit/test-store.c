@@ -389,6 +389,37 @@ static void test_gpu_accounting_migration(void **state) {
         store_close(s);
 }
 
+/* The reader (store_open_reader) sees what is committed, not what the writer holds in
+ * its open transaction, and cannot write. */
+static void test_reader(void **state) {
+        Store *s = NULL, *rd = NULL;
+        Job *loaded[8] = {}, **l = loaded;
+        Job *a = make_job(1), *b = make_job(2);
+        char sub[96];
+
+        /* A store of its own: the tests before leave theirs in dir. */
+        snprintf(sub, sizeof sub, "%s/reader", dir);
+        assert_int_equal(store_open(sub, &s), 0);
+        assert_int_equal(store_insert_job(s, a, NULL), 0);
+        assert_int_equal(store_commit(s), 0);
+        assert_int_equal(store_insert_job(s, b, NULL), 0); /* not committed */
+        assert_true(store_in_transaction(s));
+
+        assert_int_equal(store_open_reader(sub, &rd), 0);
+        assert_int_equal(store_load_jobs(rd, collect, &l), 0);
+        assert_non_null(loaded[0]);
+        assert_int_equal(loaded[0]->id, 1);
+        assert_null(loaded[1]);
+        job_free(loaded[0]);
+        assert_int_not_equal(store_insert_job(rd, b, NULL), 0);
+        store_close(rd);
+
+        assert_int_equal(store_commit(s), 0);
+        store_close(s);
+        job_free(a);
+        job_free(b);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_round_trip),
@@ -398,6 +429,7 @@ int main(void) {
                 cmocka_unit_test(test_alloc_gpus),
                 cmocka_unit_test(test_refuses_newer_schema),
                 cmocka_unit_test(test_gpu_accounting_migration),
+                cmocka_unit_test(test_reader),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
