@@ -30,10 +30,15 @@ typedef struct SimJob {
         size_t trace_index;     /* into the trace's jobs */
 } SimJob;
 
-/* A termination: end time, then submission order for ties. */
+/* A termination: end time, then seq for ties: submission order in Corral's semantics
+ * (all of an instant's events are applied before its one pass, so any order would do);
+ * the order the jobs started in the published ones, as their simulators make a job's
+ * termination event when it starts and break ties by creation. */
 typedef struct Event {
         uint64_t end;
+        uint64_t seq;
         size_t job;
+        bool silent;            /* published: ended at its requested time, already released */
 } Event;
 
 /* Running sums of the jobs of a queue or a project. */
@@ -72,7 +77,11 @@ typedef struct Sim {
         size_t n_allocs;
         size_t *free_allocs;
         size_t n_free_allocs;
-        Event *ending;       /* SIM_SEMANTICS_PUBLISHED: the early ends of one instant */
+        Event *ending;       /* SIM_SEMANTICS_PUBLISHED: the terminations of one instant */
+        uint64_t starts;     /* jobs started or resumed so far: Event.seq in published semantics */
+        uint64_t busy;       /* CPUs held by running jobs */
+        unsigned machine_cpus;
+        bool dirty;          /* published: something changed since the last pass */
         SimQueue *queues;
         size_t n_queues;
         SimProject *projects;
@@ -174,7 +183,7 @@ static const char *map_find(const SimMap *m, size_t n, int64_t number) {
 }
 
 static bool event_less(const Event *a, const Event *b) {
-        return a->end != b->end ? a->end < b->end : a->job < b->job;
+        return a->end != b->end ? a->end < b->end : a->seq < b->seq;
 }
 
 static void heap_sift_up(Sim *s, size_t i, Event e) {
@@ -364,6 +373,7 @@ static void sim_terminate(Sim *s, const Event *e) {
         SimProject *p = &s->projects[j->project];
 
         s->free_allocs[s->n_free_allocs++] = a;
+        s->busy -= MAX(j->procs, 1u);
         active_remove(s, j->active);
         s->finished++;
         s->sum_wait += wait;
@@ -422,6 +432,11 @@ static void fairshare_refresh(Sim *s, uint64_t now) {
                         s->active[i].fairshare = s->projects[s->jobs[s->active_job[i]].project].fairshare;
 }
 
+static uint64_t event_seq(Sim *s, size_t job) {
+        s->starts++;
+        return s->o->semantics == SIM_SEMANTICS_PUBLISHED ? s->starts : job;
+}
+
 static int apply_start(Sim *s, const SchedDecision *d, uint64_t now) {
         SchedJob *sj = &s->active[d->job_index];
         size_t job = s->active_job[d->job_index], a;
@@ -440,7 +455,8 @@ static int apply_start(Sim *s, const SchedDecision *d, uint64_t now) {
         sj->blocked = false;
         j->start = now;
         j->end = now + j->run;
-        heap_push(s, (Event) { .end = j->end, .job = job });
+        s->busy += MAX(j->procs, 1u);
+        heap_push(s, (Event) { .end = j->end, .seq = event_seq(s, job), .job = job });
         return 0;
 }
 
@@ -456,6 +472,7 @@ static int apply_suspend(Sim *s, const SchedDecision *d, uint64_t now) {
                 return -EPROTO;
         }
         heap_remove(s, job);
+        s->busy -= MAX(j->procs, 1u);
         j->left = j->end > now ? j->end - now : 0;
         j->suspend_start = now;
         j->suspensions++;
@@ -485,7 +502,8 @@ static int apply_resume(Sim *s, const SchedDecision *d, uint64_t now) {
                 *(SchedAllocation *) sj->alloc = d->alloc;
         sj->state = SCHED_JOB_RUNNING;
         j->end = now + j->left;
-        heap_push(s, (Event) { .end = j->end, .job = job });
+        s->busy += MAX(j->procs, 1u);
+        heap_push(s, (Event) { .end = j->end, .seq = event_seq(s, job), .job = job });
         s->st->resumes++;
         return 0;
 }
@@ -512,6 +530,7 @@ static int sim_pass(Sim *s, uint64_t now) {
         if (r < 0)
                 return r;
         s->st->passes++;
+        s->dirty = false;
 
         for (size_t i = 0; i < res.n_waiting; i++) {
                 const SchedWait *w = &res.waiting[i];
@@ -546,7 +565,7 @@ static int sim_pass(Sim *s, uint64_t now) {
 
 /* The events of one instant; *next: the next job to submit. */
 static int sim_instant(Sim *s, const SimOptions *o, uint64_t now, size_t *next) {
-        size_t n_ending = 0, passes = s->st->passes;
+        size_t n_ending = 0;
         int r;
 
         if (o->semantics == SIM_SEMANTICS_CORRAL) {
@@ -560,19 +579,32 @@ static int sim_instant(Sim *s, const SimOptions *o, uint64_t now, size_t *next) 
         }
 
         /* Published: a job at its requested time has given its CPUs back by now (in the
-         * reference's profile its slices end here); the early ends wait for their turn,
-         * after the submissions, in the heap's order. */
+         * reference's profile its slices end here). Then the submissions, each with its
+         * pass, but only when the CPUs free now could hold the new job (the reference's
+         * shortcut: otherwise it cannot start, though another job might, and waits for the
+         * next event's pass). Then the terminations, in the order their jobs started: an
+         * early end gives its CPUs back and gets its pass; an end at the requested time
+         * changed nothing since the instant began, so its pass has something to do only
+         * when a change had none yet (a pass over an unchanged state starts nothing). */
         while (s->n_heap > 0 && s->heap[0].end == now) {
                 Event e = heap_pop(s);
                 const SimJob *j = &s->jobs[e.job];
 
-                if (j->run == j->estimate && j->suspensions == 0)
+                e.silent = j->run == j->estimate && j->suspensions == 0;
+                if (e.silent) {
                         sim_terminate(s, &e);
-                else
-                        s->ending[n_ending++] = e;
+                        s->dirty = true;
+                }
+                s->ending[n_ending++] = e;
         }
         for (; *next < s->n_jobs && s->jobs[*next].submit == now; (*next)++) {
+                const SimJob *j = &s->jobs[*next];
+
                 sim_submit(s, *next);
+                if ((uint64_t) s->machine_cpus < s->busy + MAX(j->procs, 1u)) {
+                        s->dirty = true;
+                        continue;
+                }
                 r = sim_pass(s, now);
                 if (r < 0)
                         return r;
@@ -580,17 +612,19 @@ static int sim_instant(Sim *s, const SimOptions *o, uint64_t now, size_t *next) 
         for (size_t i = 0; i < n_ending; i++) {
                 const SimJob *j = &s->jobs[s->ending[i].job];
 
-                /* Suspended by a pass of this instant: it ends later. */
-                if (s->active[j->active].state != SCHED_JOB_RUNNING || j->end != now)
-                        continue;
-                sim_terminate(s, &s->ending[i]);
+                if (s->ending[i].silent) {
+                        if (!s->dirty)
+                                continue;
+                } else {
+                        /* Suspended by a pass of this instant: it ends later. */
+                        if (s->active[j->active].state != SCHED_JOB_RUNNING || j->end != now)
+                                continue;
+                        sim_terminate(s, &s->ending[i]);
+                }
                 r = sim_pass(s, now);
                 if (r < 0)
                         return r;
         }
-        /* Only ends at the requested time: the reference's pass after the first of them. */
-        if (s->st->passes == passes)
-                return sim_pass(s, now);
         return 0;
 }
 
@@ -1036,6 +1070,7 @@ int sim_run(const SwfTrace *t, const SimOptions *o, SimStats *ret, char **ret_er
         st.procs = procs;
         st.numa_nodes = n_nodes;
 
+        s.machine_cpus = procs;
         r = sim_run_setup(&s, t, o, procs, &cfg, ret_error);
         if (r < 0)
                 goto finish;

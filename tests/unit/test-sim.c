@@ -165,12 +165,29 @@ static void test_semantics(void **state) {
         assert_int_equal(res[3].wait, 8);       /* C at 10 */
         assert_float_equal(st.avg_wait, (0 + 0 + 29 + 8) / 4.0, 1e-9);
 
-        /* Ending at the requested time is over at that instant, before any decision. */
+        /* Ending at the requested time is over at that instant, before any decision; in
+         * the published semantics its termination still has its own pass, in the order the
+         * jobs started. A (ends at its request) started before B (ends early): A's pass
+         * comes first, with B still counted until 100, so C is backfilled and H waits. */
         sim_stats_done(&st);
         swf_trace_done(&t);
         assert_int_equal(parse_string("; MaxProcs: 4\n"
                                       "1 0 -1 10 2 -1 -1 2 10 -1 1 1 1 -1 -1 1 -1 -1\n"
                                       "2 0 -1 10 2 -1 -1 2 100 -1 1 1 1 -1 -1 1 -1 -1\n"
+                                      "3 1 -1 50 4 -1 -1 4 50 -1 1 1 1 -1 -1 1 -1 -1\n"
+                                      "4 2 -1 20 2 -1 -1 2 20 -1 1 1 1 -1 -1 1 -1 -1\n", &t, &err), 0);
+        for (SimSemantics m = 0; m < _SIM_SEMANTICS_MAX; m++) {
+                o.semantics = m;
+                assert_int_equal(run_sim(&t, &o, &st, &err), 0);
+                assert_int_equal(res[2].wait, m == SIM_SEMANTICS_PUBLISHED ? 29 : 9);
+                assert_int_equal(res[3].wait, m == SIM_SEMANTICS_PUBLISHED ? 8 : 58);
+        }
+        sim_stats_done(&st);
+        swf_trace_done(&t);
+        /* B started first: its early end's pass comes first and sees both ends. */
+        assert_int_equal(parse_string("; MaxProcs: 4\n"
+                                      "2 0 -1 10 2 -1 -1 2 100 -1 1 1 1 -1 -1 1 -1 -1\n"
+                                      "1 0 -1 10 2 -1 -1 2 10 -1 1 1 1 -1 -1 1 -1 -1\n"
                                       "3 1 -1 50 4 -1 -1 4 50 -1 1 1 1 -1 -1 1 -1 -1\n"
                                       "4 2 -1 20 2 -1 -1 2 20 -1 1 1 1 -1 -1 1 -1 -1\n", &t, &err), 0);
         for (SimSemantics m = 0; m < _SIM_SEMANTICS_MAX; m++) {
