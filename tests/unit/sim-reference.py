@@ -21,7 +21,8 @@ The rules, as those simulators apply them:
 Usage:
   sim-reference.py run [--sjbf] [--fcfs] TRACE.swf         prints "id wait" lines and figures
   sim-reference.py gen SEED N PROCS > TRACE.swf              a synthetic trace with long queues
-  sim-reference.py compare CORRAL_SIM TRACE.swf [--sjbf]      exit 1 if corral-sim differs
+  sim-reference.py compare CORRAL_SIM TRACE.swf [--sjbf] [--engine=E]
+                                                             exit 1 if corral-sim differs
 """
 
 import heapq
@@ -191,7 +192,7 @@ def simulate(path, sjbf=False, backfill=True):
 
 
 def generate(seed, n, procs, out):
-    """Long queues: arrivals in bursts at 1.6x the machine's capacity for the first half,
+    """Long queues: arrivals at 2.4x the machine's capacity for the first two thirds,
     many submissions at the same second, run times and requests on a coarse grid (so jobs
     end together, early and at their request), a few jobs as wide as the machine."""
     rnd = random.Random(seed)
@@ -214,16 +215,16 @@ def generate(seed, n, procs, out):
         rows.append([i + 1, t, -1, run, p, -1, -1, p, est, -1, 1, 1 + i % 7, 1, -1, 1, -1, -1, -1])
         if rnd.random() < 0.5:  # otherwise the next one comes at the same second
             work = run * p
-            load = 1.6 if i < n // 2 else 0.6
+            load = 2.4 if i < n * 2 // 3 else 0.6
             t += int(rnd.expovariate(1.0) * work / (procs * load)) // 30 * 30
     for row in rows:
         out.write(" ".join(str(v) for v in row) + "\n")
 
 
-def corral_sim(binary, path, sjbf):
+def corral_sim(binary, path, sjbf, extra):
     with tempfile.TemporaryDirectory() as d:
         sched = os.path.join(d, "schedule.swf")
-        args = [binary, "--semantics=published", "--filter=strong", "--json", "-o", sched]
+        args = [binary, "--semantics=published", "--filter=strong", "--json", "-o", sched] + extra
         if sjbf:
             args.append("--backfill-order=sjf")
         res = subprocess.run(args + [path], check=True, capture_output=True, text=True)
@@ -238,9 +239,9 @@ def corral_sim(binary, path, sjbf):
     return st, waits
 
 
-def compare(binary, path, sjbf):
+def compare(binary, path, sjbf, extra):
     jobs, ref = simulate(path, sjbf)
-    st, waits = corral_sim(binary, path, sjbf)
+    st, waits = corral_sim(binary, path, sjbf, extra)
     got = {
         "jobs": st["jobs_simulated"],
         "avg_wait": "%.3f" % st["avg_wait"],
@@ -249,7 +250,8 @@ def compare(binary, path, sjbf):
     }
     differ = [j for j in jobs if waits.get(j.id) != j.start - j.submit]
     print("%s %s: reference %s" % (os.path.basename(path), "EASY-SJBF" if sjbf else "EASY", ref))
-    print("%s %s: corral-sim %s" % (os.path.basename(path), "EASY-SJBF" if sjbf else "EASY", got))
+    print("%s %s: corral-sim %s (%s engine, at most %d waiting)"
+          % (os.path.basename(path), "EASY-SJBF" if sjbf else "EASY", got, st["engine"], st["max_waiting"]))
     if differ:
         j = differ[0]
         print("%d of %d jobs start elsewhere; first: job %d waits %d, corral-sim %s"
@@ -269,7 +271,7 @@ def main(argv):
         print(fig, file=sys.stderr)
         return 0
     if len(argv) >= 4 and argv[1] == "compare":
-        return compare(argv[2], argv[3], "--sjbf" in argv)
+        return compare(argv[2], argv[3], "--sjbf" in argv, [a for a in argv[4:] if a.startswith("--engine=")])
     print(__doc__, file=sys.stderr)
     return 2
 

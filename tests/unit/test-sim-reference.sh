@@ -3,8 +3,9 @@
 # the published EASY simulators' rules: job by job and every printed figure, EASY and
 # EASY-SJBF, on synthetic traces with long queues (thousands waiting), many submissions
 # at one second, jobs ending together early and at their request, jobs as wide as the
-# machine. The reference itself must first give the published HPC2N rows (when the shared
-# trace is there). Without python3 the test says so and is skipped.
+# machine; through the flat engine (the default there) and the scheduling core. The
+# reference itself must first give the published HPC2N rows (when the shared trace is
+# there). Without python3 the test says so and is skipped.
 set -uo pipefail
 src=${CORRAL_SRCDIR:?}
 sim=${CORRAL_BUILDDIR:?}/sim/corral-sim
@@ -32,14 +33,17 @@ else
     echo "note: $hpc2n absent: the reference's published rows not checked" >&2
 fi
 
-for case in "1 3000 64" "2 3000 128" "3 2000 32"; do
+for case in "1 4000 64" "2 2000 128" "3 1500 32"; do
     set -- $case
     python3 "$ref" gen "$1" "$2" "$3" > "$dir/g$1.swf" || exit 1
-    for o in "" --sjbf; do
-        if ! python3 "$ref" compare "$sim" "$dir/g$1.swf" $o; then
-            echo "FAIL: corral-sim differs from the reference (seed $1, $2 jobs, $3 processors ${o:-EASY})" >&2
-            fail=1
-        fi
+    for engine in flat core; do
+        for o in "" --sjbf; do
+            if ! python3 "$ref" compare "$sim" "$dir/g$1.swf" $o --engine=$engine; then
+                echo "FAIL: corral-sim ($engine) differs from the reference (seed $1, $2 jobs," \
+                     "$3 processors ${o:-EASY})" >&2
+                fail=1
+            fi
+        done
     done
 done
 exit $fail
