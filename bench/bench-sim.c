@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* corral-sim's engine: first a synthetic year on the largest machine supported (8,192
- * processors, 450,000 jobs, EASY) with its wall time and peak memory, then the shared
- * traces, and a 30,000-job trace made by laying lublin_256 three times end to end: wall
- * time and jobs/s per policy. Then the policies: the traces with fair-share on (a
- * configuration read by the daemon's parsers), and the simulation tests' express-over-
- * normal mix, larger, with and without preemption. Not run by `meson test`.
- * Usage: bench-sim [TRACES_DIR] (default $CORRAL_SRCDIR/../shared/traces). */
+/* corral-sim's engine: first a synthetic year on 8,192 processors (450,000 jobs, EASY)
+ * with its wall time and peak memory, then a busy year (448,000 jobs arriving in waves
+ * above what the machine can do, thousands waiting at once) under both semantics through
+ * the scheduling core and the flat engine side by side, then the shared traces, and a
+ * 30,000-job trace made by laying lublin_256 three times end to end: wall time and jobs/s
+ * per policy. Then the policies: the traces with fair-share on (a configuration read by
+ * the daemon's parsers), and the simulation tests' express-over-normal mix, larger, with
+ * and without preemption. Not run by `meson test`.
+ * Usage: bench-sim [TRACES_DIR] (default $CORRAL_SRCDIR/../shared/traces)
+ *        bench-sim --busy               the busy year only
+ *        bench-sim --write-busy FILE    the busy year as an SWF trace, for corral-sim */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
