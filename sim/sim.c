@@ -110,6 +110,7 @@ typedef struct Sim {
         bool flat;
         FlatCand *fifo, *sjf;
         size_t n_fifo, n_sjf, fifo_holes, sjf_holes;
+        size_t fifo_head;       /* fifo[0, fifo_head) are all holes */
         FlatRelease *rel;
         size_t n_rel;
         uint8_t *started;       /* per job: its entries in fifo and sjf are holes */
@@ -711,8 +712,11 @@ static int flat_pass(Sim *s, uint64_t now) {
         size_t n, from;
         bool have;
 
-        /* Start in order until one does not fit: that one is the top job. */
-        for (size_t i = 0; i < s->n_fifo; i++) {
+        /* Start in order until one does not fit: that one is the top job. The holes
+         * the head of the queue leaves are skipped once, not every pass. */
+        while (s->fifo_head < s->n_fifo && s->started[s->fifo[s->fifo_head].job])
+                s->fifo_head++;
+        for (size_t i = s->fifo_head; i < s->n_fifo; i++) {
                 FlatCand *c = &s->fifo[i];
 
                 if (s->started[c->job])
@@ -749,6 +753,8 @@ static int flat_pass(Sim *s, uint64_t now) {
                 flat_start(s, c, now);
         }
 done:
+        if (s->fifo_holes * 2 >= s->n_fifo)
+                s->fifo_head = 0; /* the squeeze moves what is left to the front */
         flat_squeeze(s, s->fifo, &s->n_fifo, &s->fifo_holes);
         if (sjf)
                 flat_squeeze(s, s->sjf, &s->n_sjf, &s->sjf_holes);
@@ -761,6 +767,13 @@ static int sim_pass(Sim *s, uint64_t now) {
         SchedResult res;
         int r;
 
+        /* The flat engine reads neither fair-share (its weight is 0 there) nor
+         * suspensions (there are none). */
+        if (s->flat) {
+                s->st->passes++;
+                s->dirty = false;
+                return flat_pass(s, now);
+        }
         if (s->o->fairshare)
                 fairshare_refresh(s, now);
         /* The suspension under way counts up to now, as the daemon gives it. */
@@ -769,11 +782,6 @@ static int sim_pass(Sim *s, uint64_t now) {
                         const SimJob *j = &s->jobs[s->active_job[i]];
                         s->active[i].suspended_time = j->suspended + (now - j->suspend_start);
                 }
-        if (s->flat) {
-                s->st->passes++;
-                s->dirty = false;
-                return flat_pass(s, now);
-        }
         if (s->o->pass)
                 r = s->o->pass(s->o->pass_userdata, s->ctx, s->cfg, s->machine, s->active, s->n_active, now,
                                &res);
