@@ -199,7 +199,7 @@ static int synthetic_year(SwfTrace *ret) {
 #define BUSY_JOBS 448000
 
 /* A busy year: the same machine and job shapes, but arrivals that come in waves (six
- * weeks at 1.25 times what the machine can do, then two at 0.15), so thousands of
+ * weeks at 1.3 times what the machine can do, then two at 0.06), so thousands of
  * jobs wait at once, as in the archive's busiest logs; a third of the jobs come in the
  * same second as the one before, a quarter request exactly their run time (they end at
  * their limit), one in a thousand is as wide as the machine. Deterministic. */
@@ -227,13 +227,13 @@ static int busy_year(SwfTrace *ret) {
                 };
                 work += (double) j->run * (double) j->procs_req;
         }
-        /* The work of the year at 97.5 % of the machine on average. */
-        scale = 0.975 * YEAR_PROCS * YEAR_SEC / work;
+        /* The work of the year at 99 % of the machine on average. */
+        scale = 0.99 * YEAR_PROCS * YEAR_SEC / work;
         for (size_t i = 0; i < BUSY_JOBS; i++) {
                 SwfJob *j = &ret->jobs[i];
-                /* Arrivals relative to the mean: six weeks that bring 1.25 times what
-                 * the machine can do, then two that bring 0.15 times. */
-                double rate = ((uint64_t) (t / (7 * 86400)) % 8) < 6 ? 1.25 / 0.975 : 0.15 / 0.975;
+                /* Arrivals relative to the mean: six weeks that bring 1.3 times what
+                 * the machine can do, then two that bring 0.06 times. */
+                double rate = ((uint64_t) (t / (7 * 86400)) % 8) < 6 ? 1.3 / 0.99 : 0.06 / 0.99;
 
                 j->submit = (int64_t) t;
                 j->run = MAX((int64_t) ((double) j->run * scale), (int64_t) 1);

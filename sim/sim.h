@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-/* Replays an SWF trace through sched/ in virtual time.
+/* Replays an SWF trace through sched/ in virtual time (or, where nothing needs the core,
+ * through the simulator's flat-count engine that decides the same: see SimEngine).
  *
  * Machine: --procs, else "; MaxProcs:", else "; MaxNodes:"; split over numa_nodes nodes
  * with plenty of memory (trace memory is ignored, as in the published EASY results).
