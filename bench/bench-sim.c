@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* corral-sim's engine: first a synthetic year on the largest machine supported (8,192
- * processors, 450,000 jobs, EASY) with its wall time and peak memory, then the shared
- * traces, and a 30,000-job trace made by laying lublin_256 three times end to end: wall
- * time and jobs/s per policy. Then the policies: the traces with fair-share on (a
- * configuration read by the daemon's parsers), and the simulation tests' express-over-
- * normal mix, larger, with and without preemption. Not run by `meson test`.
- * Usage: bench-sim [TRACES_DIR] (default $CORRAL_SRCDIR/../shared/traces). */
+/* corral-sim's engine: first a synthetic year on 8,192 processors (450,000 jobs, EASY)
+ * with its wall time and peak memory, then a busy year (448,000 jobs arriving in waves
+ * above what the machine can do, thousands waiting at once) under both semantics through
+ * the scheduling core and the flat engine side by side, then the shared traces, and a
+ * 30,000-job trace made by laying lublin_256 three times end to end: wall time and jobs/s
+ * per policy. Then the policies: the traces with fair-share on (a configuration read by
+ * the daemon's parsers), and the simulation tests' express-over-normal mix, larger, with
+ * and without preemption. Not run by `meson test`.
+ * Usage: bench-sim [TRACES_DIR] (default $CORRAL_SRCDIR/../shared/traces)
+ *        bench-sim --busy               the busy year only
+ *        bench-sim --write-busy FILE    the busy year as an SWF trace, for corral-sim */
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <math.h>
@@ -190,6 +196,55 @@ static int synthetic_year(SwfTrace *ret) {
         return 0;
 }
 
+#define BUSY_JOBS 448000
+
+/* A busy year: the same machine and job shapes, but arrivals that come in waves (six
+ * weeks at 1.3 times what the machine can do, then two at 0.06), so thousands of
+ * jobs wait at once, as in the archive's busiest logs; a third of the jobs come in the
+ * same second as the one before, a quarter request exactly their run time (they end at
+ * their limit), one in a thousand is as wide as the machine. Deterministic. */
+static int busy_year(SwfTrace *ret) {
+        double work = 0, t = 0, scale;
+
+        rng_state = 0x2545f4914f6cdd1d; /* the same year whatever ran before */
+        *ret = (SwfTrace) { .max_procs = YEAR_PROCS, .max_nodes = -1 };
+        ret->jobs = calloc(BUSY_JOBS, sizeof(SwfJob));
+        if (!ret->jobs)
+                return -ENOMEM;
+        ret->n_jobs = BUSY_JOBS;
+        for (size_t i = 0; i < BUSY_JOBS; i++) {
+                SwfJob *j = &ret->jobs[i];
+                double u = rnd01();
+                int64_t procs = u < 0.001 ? YEAR_PROCS : u < 0.3 ? 1 : (int64_t) exp2(1.0 + 12.0 * rnd01());
+
+                *j = (SwfJob) {
+                        .id = (int64_t) i + 1,
+                        .wait = -1,
+                        .run = (int64_t) (10.0 * pow(8640.0, rnd01())),
+                        .procs_alloc = MIN(procs, (int64_t) YEAR_PROCS),
+                        .procs_req = MIN(procs, (int64_t) YEAR_PROCS),
+                        .line = (unsigned) i + 1,
+                };
+                work += (double) j->run * (double) j->procs_req;
+        }
+        /* The work of the year at 99 % of the machine on average. */
+        scale = 0.99 * YEAR_PROCS * YEAR_SEC / work;
+        for (size_t i = 0; i < BUSY_JOBS; i++) {
+                SwfJob *j = &ret->jobs[i];
+                /* Arrivals relative to the mean: six weeks that bring 1.3 times what
+                 * the machine can do, then two that bring 0.06 times. */
+                double rate = ((uint64_t) (t / (7 * 86400)) % 8) < 6 ? 1.3 / 0.99 : 0.06 / 0.99;
+
+                j->submit = (int64_t) t;
+                j->run = MAX((int64_t) ((double) j->run * scale), (int64_t) 1);
+                j->time_req = rnd01() < 0.25 ? j->run : (int64_t) ceil((double) j->run * (1.0 + 3.0 * rnd01()));
+                /* Two gaps in three, each half as long again, keep the mean rate. */
+                if (rnd01() >= 1.0 / 3.0)
+                        t += -log(1.0 - rnd01()) * 1.5 * YEAR_SEC / BUSY_JOBS / rate;
+        }
+        return 0;
+}
+
 static long peak_rss_kib(void) {
         struct rusage ru;
 
@@ -225,17 +280,81 @@ static int bench_year(void) {
         return 0;
 }
 
+/* The busy year under both semantics, as corral-sim runs it by default (the flat
+ * engine) and through the scheduling core as before (--engine=core): the ratio is the
+ * speed-up, the figures must be the same. */
+static int bench_busy(void) {
+        SwfTrace y = {};
+
+        if (busy_year(&y) < 0)
+                return -ENOMEM;
+        for (SimSemantics m = 0; m < _SIM_SEMANTICS_MAX; m++) {
+                double wall[_SIM_ENGINE_MAX] = {};
+                double bsld[_SIM_ENGINE_MAX] = {};
+
+                for (SimEngine e = SIM_ENGINE_CORE; e < _SIM_ENGINE_MAX; e++) {
+                        SimOptions o = { .policy = &sched_policy_easy, .semantics = m, .engine = e };
+                        SimStats st;
+
+                        if (run_timed("busy year", &y, &o, &st, &wall[e]) < 0) {
+                                swf_trace_done(&y);
+                                return -EIO;
+                        }
+                        bsld[e] = st.avg_bsld;
+                        printf("%-26s %-12s jobs %6zu passes %7zu  %8.3f s  %10.0f jobs/s  (%s semantics, %s engine)\n",
+                               "busy year 8192p", "easy", st.simulated, st.passes, wall[e],
+                               (double) st.simulated / wall[e], sim_semantics_to_string(m), sim_engine_to_string(e));
+                        printf("  utilization %.3f, avg wait %.0f s, avg bsld %.6f, at most %zu jobs waiting at once\n",
+                               st.utilization, st.avg_wait, st.avg_bsld, st.max_pending);
+                        fflush(stdout);
+                        sim_stats_done(&st);
+                }
+                printf("  %s semantics: flat %.3f s against core %.3f s: %.1fx faster, figures %s\n",
+                       sim_semantics_to_string(m), wall[SIM_ENGINE_FLAT], wall[SIM_ENGINE_CORE],
+                       wall[SIM_ENGINE_CORE] / wall[SIM_ENGINE_FLAT],
+                       bsld[SIM_ENGINE_FLAT] == bsld[SIM_ENGINE_CORE] ? "the same" : "DIFFERENT");
+        }
+        swf_trace_done(&y);
+        return 0;
+}
+
+/* The busy year as an SWF file, to try corral-sim on it. */
+static int write_busy(const char *path) {
+        SwfTrace y = {};
+        FILE *f;
+
+        if (busy_year(&y) < 0)
+                return -ENOMEM;
+        f = fopen(path, "we");
+        if (!f)
+                return -errno;
+        fprintf(f, "; Synthetic busy year (bench-sim --write-busy): long queues\n; MaxProcs: %d\n", YEAR_PROCS);
+        for (size_t i = 0; i < y.n_jobs; i++) {
+                const SwfJob *j = &y.jobs[i];
+                fprintf(f, "%" PRIi64 " %" PRIi64 " -1 %" PRIi64 " %" PRIi64 " -1 -1 %" PRIi64 " %" PRIi64
+                        " -1 1 %d %d -1 -1 -1 -1 -1\n", j->id, j->submit, j->run, j->procs_alloc, j->procs_req,
+                        j->time_req, (int) (i % 97) + 1, (int) (i % 13) + 1);
+        }
+        swf_trace_done(&y);
+        return fclose(f) == 0 ? 0 : -errno;
+}
+
 int main(int argc, char *argv[]) {
         const char *src = getenv("CORRAL_SRCDIR");
         char dir[4096], path[8192];
         SwfTrace h = {}, l = {}, big = {}, year = {};
         char *err = NULL;
+
+        if (argc > 2 && streq(argv[1], "--write-busy"))
+                return write_busy(argv[2]) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        if (argc > 1 && streq(argv[1], "--busy"))
+                return bench_busy() < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         if (argc > 1)
                 snprintf(dir, sizeof dir, "%s", argv[1]);
         else
                 snprintf(dir, sizeof dir, "%s/../shared/traces", src ?: ".");
 
-        if (bench_year() < 0)
+        if (bench_year() < 0 || bench_busy() < 0)
                 return EXIT_FAILURE;
 
         snprintf(path, sizeof path, "%s/hpc2n-2002-first3170.swf", dir);

@@ -29,6 +29,7 @@ static void help(void) {
                "  -m --missing-estimate=skip|runtime  jobs without requested time (default skip)\n"
                "  -f --filter=default|strong          input filter (strong: the published studies')\n"
                "  -s --semantics=corral|published     event handling (default corral)\n"
+               "     --engine=auto|core|flat          flat count or the scheduling core (default auto)\n"
                "  -o --schedule=FILE                  write the simulated schedule as SWF\n"
                "  -c --config=FILE                    queues, projects, weights, fair-share from a corral.conf\n"
                "     --projects=DIR                   project files (default: projects.d beside --config)\n"
@@ -61,7 +62,8 @@ static void print_table(const char *path, const char *policy, const SimOptions *
                o->backfill_order == SCHED_BACKFILL_SJF ? "sjf" : "priority",
                sim_semantics_to_string(o->semantics));
         printf("%-22s %s\n", "input filter", sim_filter_to_string(o->filter));
-        printf("%-22s %u on %u NUMA node%s\n", "processors", s->procs, s->numa_nodes, s->numa_nodes == 1 ? "" : "s");
+        printf("%-22s %u on %u NUMA node%s (%s engine)\n", "processors", s->procs, s->numa_nodes,
+               s->numa_nodes == 1 ? "" : "s", sim_engine_to_string(s->engine));
         if (s->n_gpus > 0)
                 printf("%-22s %u%s\n", "GPUs", s->n_gpus, o->gpu_binding ? " (enforce-binding)" : "");
         printf("%-22s %zu\n", "jobs simulated", s->simulated);
@@ -78,6 +80,7 @@ static void print_table(const char *path, const char *policy, const SimOptions *
                 printf("%-22s %.4f\n", "GPU utilization", s->gpu_utilization);
         printf("%-22s %" PRIu64 " s\n", "makespan", s->makespan);
         printf("%-22s %zu\n", "scheduling passes", s->passes);
+        printf("%-22s %zu\n", "most jobs waiting", s->max_pending);
         printf("%-22s %zu (%zu resumed)\n", "suspensions", s->suspensions, s->resumes);
         printf("%-22s mean %.3f, max %.3f, %.1f%% <= %.2f\n", "expansion factor", s->avg_xfactor,
                s->max_xfactor, 100.0 * s->xfactor_ok, SIM_XFACTOR_OK);
@@ -120,18 +123,18 @@ static void print_json(const char *path, const char *policy, const SimOptions *o
         printf("{\"trace\":");
         print_json_string(path);
         printf(",\"policy\":\"%s\",\"backfill_order\":\"%s\",\"semantics\":\"%s\",\"filter\":\"%s\","
-               "\"procs\":%u,\"numa_nodes\":%u,"
+               "\"procs\":%u,\"numa_nodes\":%u,\"engine\":\"%s\","
                "\"jobs_simulated\":%zu,\"jobs_skipped\":%zu,\"jobs_skipped_unknown\":%zu,"
                "\"jobs_skipped_no_estimate\":%zu,\"jobs_skipped_too_big\":%zu,"
                "\"avg_wait\":%.6f,\"avg_bounded_slowdown\":%.6f,\"max_bounded_slowdown\":%.6f,"
                "\"avg_flow_time\":%.6f,\"max_flow_time\":%.0f,\"utilization\":%.6f,"
-               "\"makespan\":%" PRIu64 ",\"passes\":%zu,\"wall_clock_sec\":%.6f,"
+               "\"makespan\":%" PRIu64 ",\"passes\":%zu,\"max_waiting\":%zu,\"wall_clock_sec\":%.6f,"
                "\"jobs_skipped_refused\":%zu,\"fair_share\":%s,\"suspensions\":%zu,\"resumes\":%zu,"
                "\"avg_xfactor\":%.6f,\"max_xfactor\":%.6f,\"xfactor_ok\":%.6f,\"jain_bounded_slowdown\":%.6f",
                policy, o->backfill_order == SCHED_BACKFILL_SJF ? "sjf" : "priority",
                sim_semantics_to_string(o->semantics), sim_filter_to_string(o->filter), s->procs, s->numa_nodes,
-               s->simulated, s->skipped, s->skipped_unknown, s->skipped_no_estimate, s->skipped_too_big, s->avg_wait, s->avg_bsld,
-               s->max_bsld, s->avg_flow, s->max_flow, s->utilization, s->makespan, s->passes, wall,
+               sim_engine_to_string(s->engine), s->simulated, s->skipped, s->skipped_unknown, s->skipped_no_estimate, s->skipped_too_big, s->avg_wait, s->avg_bsld,
+               s->max_bsld, s->avg_flow, s->max_flow, s->utilization, s->makespan, s->passes, s->max_pending, wall,
                s->skipped_refused, o->fairshare ? "true" : "false", s->suspensions, s->resumes, s->avg_xfactor,
                s->max_xfactor, s->xfactor_ok, s->jain_bsld);
         printf(",\"gpus\":%u,\"gpu_binding\":%s,\"gpu_utilization\":%.6f", s->n_gpus,
@@ -213,6 +216,7 @@ int main(int argc, char *argv[]) {
                 ARG_FAIR_SHARE,
                 ARG_GPUS,
                 ARG_GPU_BINDING,
+                ARG_ENGINE,
         };
         static const struct option options[] = {
                 { "policy",           required_argument, NULL, 'p' },
@@ -225,6 +229,7 @@ int main(int argc, char *argv[]) {
                 { "missing-estimate", required_argument, NULL, 'm' },
                 { "filter",           required_argument, NULL, 'f' },
                 { "semantics",        required_argument, NULL, 's' },
+                { "engine",           required_argument, NULL, ARG_ENGINE },
                 { "schedule",         required_argument, NULL, 'o' },
                 { "config",           required_argument, NULL, 'c' },
                 { "projects",         required_argument, NULL, ARG_PROJECTS },
@@ -320,6 +325,13 @@ int main(int argc, char *argv[]) {
                         o.semantics = sim_semantics_from_string(optarg);
                         if (o.semantics < 0) {
                                 fprintf(stderr, "corral-sim: --semantics wants corral or published, not \"%s\"\n", optarg);
+                                return EXIT_FAILURE;
+                        }
+                        break;
+                case ARG_ENGINE:
+                        o.engine = sim_engine_from_string(optarg);
+                        if (o.engine < 0) {
+                                fprintf(stderr, "corral-sim: --engine wants auto, core or flat, not \"%s\"\n", optarg);
                                 return EXIT_FAILURE;
                         }
                         break;

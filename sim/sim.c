@@ -31,11 +31,30 @@ typedef struct SimJob {
         size_t trace_index;     /* into the trace's jobs */
 } SimJob;
 
-/* A termination: end time, then submission order for ties. */
+/* A termination: end time, then seq for ties: submission order in Corral's semantics
+ * (all of an instant's events are applied before its one pass, so any order would do);
+ * the order the jobs started in the published ones, as their simulators make a job's
+ * termination event when it starts and break ties by creation. */
 typedef struct Event {
         uint64_t end;
+        uint64_t seq;
         size_t job;
+        bool silent;            /* published: ended at its requested time, already released */
 } Event;
+
+/* The flat engine's view of a waiting job: what a pass reads, packed. */
+typedef struct FlatCand {
+        uint64_t walltime;      /* as sched_job_walltime() gives it */
+        uint32_t job;           /* into Sim.jobs */
+        uint32_t cpus;
+} FlatCand;
+
+/* A running job's CPUs, back at its requested end (the profile a reservation reads). */
+typedef struct FlatRelease {
+        uint64_t end;
+        uint32_t job;
+        uint32_t cpus;
+} FlatRelease;
 
 /* Running sums of the jobs of a queue or a project. */
 typedef struct SimGroup {
@@ -73,13 +92,29 @@ typedef struct Sim {
         size_t n_allocs;
         size_t *free_allocs;
         size_t n_free_allocs;
-        Event *ending;       /* SIM_SEMANTICS_PUBLISHED: the early ends of one instant */
+        Event *ending;       /* SIM_SEMANTICS_PUBLISHED: the terminations of one instant */
+        uint64_t starts;     /* jobs started or resumed so far: Event.seq in published semantics */
+        uint64_t busy;       /* CPUs held by running jobs */
+        size_t n_pending;
+        unsigned machine_cpus;
+        bool dirty;          /* published: something changed since the last pass */
         SimQueue *queues;
         size_t n_queues;
         SimProject *projects;
         size_t n_projects;
         SchedProject *sched_projects;
         SchedUserLimits *sched_users;
+
+        /* SIM_ENGINE_FLAT: the waiting jobs in priority order (submission order), the same
+         * in shortest-walltime order for SJF (both with holes where jobs started, squeezed
+         * out now and then), and the running jobs' releases sorted by end. */
+        bool flat;
+        FlatCand *fifo, *sjf;
+        size_t n_fifo, n_sjf, fifo_holes, sjf_holes;
+        size_t fifo_head;       /* fifo[0, fifo_head) are all holes */
+        FlatRelease *rel;
+        size_t n_rel;
+        uint8_t *started;       /* per job: its entries in fifo and sjf are holes */
 
         /* what one pass needs */
         SchedContext *ctx;
@@ -175,7 +210,7 @@ static const char *map_find(const SimMap *m, size_t n, int64_t number) {
 }
 
 static bool event_less(const Event *a, const Event *b) {
-        return a->end != b->end ? a->end < b->end : a->job < b->job;
+        return a->end != b->end ? a->end < b->end : a->seq < b->seq;
 }
 
 static void heap_sift_up(Sim *s, size_t i, Event e) {
@@ -253,6 +288,9 @@ static void active_remove(Sim *s, size_t i) {
         s->n_done = 0;
 }
 
+static void flat_submit(Sim *s, size_t job);
+static void flat_end(Sim *s, size_t job);
+
 static void sim_done(Sim *s) {
         free(s->jobs);
         free(s->active);
@@ -261,6 +299,10 @@ static void sim_done(Sim *s) {
         free(s->allocs);
         free(s->free_allocs);
         free(s->ending);
+        free(s->fifo);
+        free(s->sjf);
+        free(s->rel);
+        free(s->started);
         free(s->queues);
         for (size_t i = 0; i < s->n_projects; i++)
                 free(s->projects[i].name);
@@ -326,6 +368,10 @@ static void sim_submit(Sim *s, size_t next) {
                 .resident_memory = UINT64_MAX,
         };
         s->first_submit = MIN(s->first_submit, j->submit);
+        s->n_pending++;
+        s->st->max_pending = MAX(s->st->max_pending, s->n_pending);
+        if (s->flat)
+                flat_submit(s, next);
 }
 
 static void group_add(SimGroup *g, const SimJob *j, double wait, double bsld, double xfactor) {
@@ -362,12 +408,15 @@ static double core_hours(const SimJob *j, uint64_t now, uint64_t suspended) {
 
 static void sim_terminate(Sim *s, const Event *e) {
         SimJob *j = &s->jobs[e->job];
-        size_t a = (size_t) (s->active[j->active].alloc - s->allocs);
         double wait = (double) (j->start - j->submit), flow = (double) (e->end - j->submit);
         double bsld = MAX(1.0, flow / (double) MAX(j->run, (uint64_t) 10)), xf = xfactor(j);
         SimProject *p = &s->projects[j->project];
 
-        s->free_allocs[s->n_free_allocs++] = a;
+        if (s->flat)
+                flat_end(s, e->job);
+        else
+                s->free_allocs[s->n_free_allocs++] = (size_t) (s->active[j->active].alloc - s->allocs);
+        s->busy -= MAX(j->procs, 1u);
         active_remove(s, j->active);
         s->finished++;
         s->sum_wait += wait;
@@ -427,6 +476,11 @@ static void fairshare_refresh(Sim *s, uint64_t now) {
                         s->active[i].fairshare = s->projects[s->jobs[s->active_job[i]].project].fairshare;
 }
 
+static uint64_t event_seq(Sim *s, size_t job) {
+        s->starts++;
+        return s->o->semantics == SIM_SEMANTICS_PUBLISHED ? s->starts : job;
+}
+
 static int apply_start(Sim *s, const SchedDecision *d, uint64_t now) {
         SchedJob *sj = &s->active[d->job_index];
         size_t job = s->active_job[d->job_index], a;
@@ -438,6 +492,7 @@ static int apply_start(Sim *s, const SchedDecision *d, uint64_t now) {
         r = alloc_get(s, &a);
         if (r < 0)
                 return r;
+        s->n_pending--;
         s->allocs[a] = d->alloc;
         sj->state = SCHED_JOB_RUNNING;
         sj->start_time = now;
@@ -445,7 +500,8 @@ static int apply_start(Sim *s, const SchedDecision *d, uint64_t now) {
         sj->blocked = false;
         j->start = now;
         j->end = now + j->run;
-        heap_push(s, (Event) { .end = j->end, .job = job });
+        s->busy += MAX(j->procs, 1u);
+        heap_push(s, (Event) { .end = j->end, .seq = event_seq(s, job), .job = job });
         return 0;
 }
 
@@ -461,6 +517,7 @@ static int apply_suspend(Sim *s, const SchedDecision *d, uint64_t now) {
                 return -EPROTO;
         }
         heap_remove(s, job);
+        s->busy -= MAX(j->procs, 1u);
         j->left = j->end > now ? j->end - now : 0;
         j->suspend_start = now;
         j->suspensions++;
@@ -490,8 +547,229 @@ static int apply_resume(Sim *s, const SchedDecision *d, uint64_t now) {
                 *(SchedAllocation *) sj->alloc = d->alloc;
         sj->state = SCHED_JOB_RUNNING;
         j->end = now + j->left;
-        heap_push(s, (Event) { .end = j->end, .job = job });
+        s->busy += MAX(j->procs, 1u);
+        heap_push(s, (Event) { .end = j->end, .seq = event_seq(s, job), .job = job });
         s->st->resumes++;
+        return 0;
+}
+
+
+/* The flat engine: EASY and FCFS as sched/ decides them (policy-backfill.c) on one node
+ * holding a plain count of CPUs, with nothing that needs the core (no configuration, so
+ * every job has the same queue and no limits, and priority is submission order; no
+ * suspension). It gives the same starts as the core, job by job (test-sim checks it),
+ * takes machines of any size as it names no CPU, and its pass reads only the packed
+ * waiting list and the sorted releases: no per-pass sort, no allocation, no CPU set. */
+
+/* Whether the flat engine makes the core's decisions: every job in the default queue,
+ * which preempts no job of its own queue; no project limits; priority that keeps the
+ * queue in submission order (age, whatever weight, and terms alike for all), hence no
+ * fair-share, no shuffle, no bypass or size or expansion factor terms; one node (the
+ * caller's business); no pass of the caller's. */
+static bool flat_applies(const SimOptions *o, const SchedConfig *cfg) {
+        const QueueConfig *q;
+        const SchedWeights *w = &cfg->weights;
+
+        if (o->pass || (cfg->policy != &sched_policy_easy && cfg->policy != &sched_policy_fcfs))
+                return false;
+        if (!o->config)
+                return true; /* SCHED_CONFIG_DEFAULT: age only, jobs without a queue */
+        q = config_find_queue(o->config, o->config->default_queue);
+        if (!q || o->n_queue_map > 0 || o->config->n_projects > 0 || cfg->max_walltime > 0 ||
+            cfg->ordering != SCHED_ORDERING_PRIORITY)
+                return false;
+        if ((q->preempts_mask & (UINT64_C(1) << (q - o->config->queues))) || q->parallel_run)
+                return false;
+        if (cfg->priority == &sched_priority_fcfs)
+                return true;
+        return cfg->priority == &sched_priority_multifactor && w->age >= 0.0 && w->size == 0.0 &&
+               w->xfactor == 0.0 && w->bypass == 0.0 && (w->target == 0.0 || q->target_queue_time == 0) &&
+               (!o->fairshare || w->fairshare == 0.0);
+}
+
+static bool trace_has_gpus(const SwfTrace *t) {
+        for (size_t i = 0; i < t->n_jobs; i++)
+                if (t->jobs[i].gpus > 0)
+                        return true;
+        return false;
+}
+
+static uint64_t flat_walltime(const Sim *s, const SimJob *j) {
+        const QueueConfig *qc = s->queues[j->queue].config;
+
+        return sched_effective_walltime(j->estimate, qc ? qc->default_walltime : 0, qc ? qc->max_walltime : 0);
+}
+
+static uint64_t flat_time_add(uint64_t a, uint64_t b) {
+        return a > SCHED_TIME_INFINITY - b ? SCHED_TIME_INFINITY : a + b;
+}
+
+static bool flat_sjf_less(const FlatCand *a, const FlatCand *b) {
+        return a->walltime != b->walltime ? a->walltime < b->walltime : a->job < b->job;
+}
+
+/* Drops the started jobs' holes once they are half the list. */
+static void flat_squeeze(const Sim *s, FlatCand *l, size_t *n, size_t *holes) {
+        size_t k = 0;
+
+        if (*holes * 2 < *n)
+                return;
+        for (size_t i = 0; i < *n; i++)
+                if (!s->started[l[i].job])
+                        l[k++] = l[i];
+        *n = k;
+        *holes = 0;
+}
+
+static void flat_submit(Sim *s, size_t job) {
+        const SimJob *j = &s->jobs[job];
+        FlatCand c = { .walltime = flat_walltime(s, j), .job = (uint32_t) job, .cpus = MAX(j->procs, 1u) };
+        size_t lo = 0, hi = s->n_sjf;
+
+        s->fifo[s->n_fifo++] = c;
+        if (s->cfg->backfill_order != SCHED_BACKFILL_SJF)
+                return;
+        /* After every job it does not go before: a later job of the same walltime last. */
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (!flat_sjf_less(&c, &s->sjf[mid]))
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        /* Holes keep their place's walltime, so the order around them still holds. */
+        memmove(s->sjf + lo + 1, s->sjf + lo, (s->n_sjf - lo) * sizeof(FlatCand));
+        s->sjf[lo] = c;
+        s->n_sjf++;
+}
+
+static size_t flat_release_find(const Sim *s, uint64_t end) {
+        size_t lo = 0, hi = s->n_rel;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (s->rel[mid].end < end)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
+/* Starts a waiting job now: its release goes in the profile. */
+static void flat_start(Sim *s, FlatCand *c, uint64_t now) {
+        SimJob *j = &s->jobs[c->job];
+        SchedJob *sj = &s->active[j->active];
+        FlatRelease r = {
+                /* As pass_build_now() counts a running job: back at start + walltime. */
+                .end = MAX(flat_time_add(now, c->walltime), now + 1),
+                .job = c->job,
+                .cpus = c->cpus,
+        };
+        size_t at = flat_release_find(s, r.end);
+
+        memmove(s->rel + at + 1, s->rel + at, (s->n_rel - at) * sizeof(FlatRelease));
+        s->rel[at] = r;
+        s->n_rel++;
+
+        sj->state = SCHED_JOB_RUNNING;
+        sj->start_time = now;
+        j->start = now;
+        j->end = now + j->run;
+        s->n_pending--;
+        s->busy += c->cpus;
+        heap_push(s, (Event) { .end = j->end, .seq = event_seq(s, c->job), .job = c->job });
+        s->started[c->job] = true;
+        s->fifo_holes++;
+        s->sjf_holes += s->n_sjf > 0;
+}
+
+static void flat_end(Sim *s, size_t job) {
+        const SimJob *j = &s->jobs[job];
+        size_t at = flat_release_find(s, MAX(flat_time_add(j->start, flat_walltime(s, j)), j->start + 1));
+
+        while (at < s->n_rel && s->rel[at].job != job)
+                at++;
+        assert(at < s->n_rel);
+        memmove(s->rel + at, s->rel + at + 1, (s->n_rel - at - 1) * sizeof(FlatRelease));
+        s->n_rel--;
+}
+
+/* The top job's reservation, as pass_reserve() finds it: the first end at which what is
+ * free now plus all that ends by then holds it; *ret_after: what is left then. */
+static bool flat_reserve(const Sim *s, uint64_t free_now, uint64_t need, uint64_t *ret_shadow, uint64_t *ret_after) {
+        uint64_t avail = free_now;
+
+        for (size_t i = 0; i < s->n_rel; ) {
+                uint64_t end = s->rel[i].end;
+
+                if (end == SCHED_TIME_INFINITY)
+                        return false;
+                for (; i < s->n_rel && s->rel[i].end == end; i++)
+                        avail += s->rel[i].cpus;
+                if (avail >= need) {
+                        *ret_shadow = end;
+                        *ret_after = avail - need;
+                        return true;
+                }
+        }
+        return false;
+}
+
+static int flat_pass(Sim *s, uint64_t now) {
+        bool easy = s->cfg->policy == &sched_policy_easy, sjf = s->cfg->backfill_order == SCHED_BACKFILL_SJF;
+        uint64_t free_cpus = s->machine_cpus - s->busy, shadow = 0, after = 0, both;
+        const FlatCand *top = NULL;
+        FlatCand *l;
+        size_t n, from;
+        bool have;
+
+        /* Start in order until one does not fit: that one is the top job. The holes
+         * the head of the queue leaves are skipped once, not every pass. */
+        while (s->fifo_head < s->n_fifo && s->started[s->fifo[s->fifo_head].job])
+                s->fifo_head++;
+        for (size_t i = s->fifo_head; i < s->n_fifo; i++) {
+                FlatCand *c = &s->fifo[i];
+
+                if (s->started[c->job])
+                        continue;
+                if (c->cpus > free_cpus) {
+                        top = c;
+                        break;
+                }
+                free_cpus -= c->cpus;
+                flat_start(s, c, now);
+        }
+        if (!top || !easy)
+                goto done;
+
+        /* EASY: backfill what cannot delay the top job (plan_easy()). */
+        have = flat_reserve(s, free_cpus, top->cpus, &shadow, &after);
+        both = MIN(free_cpus, after);
+        l = sjf ? s->sjf : s->fifo;
+        n = sjf ? s->n_sjf : s->n_fifo;
+        from = sjf ? 0 : (size_t) (top - s->fifo) + 1;
+        for (size_t i = from; i < n && free_cpus > 0; i++) {
+                FlatCand *c = &l[i];
+                bool before_shadow;
+
+                if (c->cpus > free_cpus || s->started[c->job] || c->job == top->job)
+                        continue;
+                before_shadow = !have || flat_time_add(now, c->walltime) <= shadow;
+                if (!before_shadow && c->cpus > both)
+                        continue;
+                free_cpus -= c->cpus;
+                if (have && !before_shadow)
+                        after -= c->cpus;
+                both = MIN(free_cpus, after);
+                flat_start(s, c, now);
+        }
+done:
+        if (s->fifo_holes * 2 >= s->n_fifo)
+                s->fifo_head = 0; /* the squeeze moves what is left to the front */
+        flat_squeeze(s, s->fifo, &s->n_fifo, &s->fifo_holes);
+        if (sjf)
+                flat_squeeze(s, s->sjf, &s->n_sjf, &s->sjf_holes);
         return 0;
 }
 
@@ -501,6 +779,13 @@ static int sim_pass(Sim *s, uint64_t now) {
         SchedResult res;
         int r;
 
+        /* The flat engine reads neither fair-share (its weight is 0 there) nor
+         * suspensions (there are none). */
+        if (s->flat) {
+                s->st->passes++;
+                s->dirty = false;
+                return flat_pass(s, now);
+        }
         if (s->o->fairshare)
                 fairshare_refresh(s, now);
         /* The suspension under way counts up to now, as the daemon gives it. */
@@ -517,6 +802,7 @@ static int sim_pass(Sim *s, uint64_t now) {
         if (r < 0)
                 return r;
         s->st->passes++;
+        s->dirty = false;
 
         for (size_t i = 0; i < res.n_waiting; i++) {
                 const SchedWait *w = &res.waiting[i];
@@ -551,7 +837,7 @@ static int sim_pass(Sim *s, uint64_t now) {
 
 /* The events of one instant; *next: the next job to submit. */
 static int sim_instant(Sim *s, const SimOptions *o, uint64_t now, size_t *next) {
-        size_t n_ending = 0, passes = s->st->passes;
+        size_t n_ending = 0;
         int r;
 
         if (o->semantics == SIM_SEMANTICS_CORRAL) {
@@ -565,19 +851,32 @@ static int sim_instant(Sim *s, const SimOptions *o, uint64_t now, size_t *next) 
         }
 
         /* Published: a job at its requested time has given its CPUs back by now (in the
-         * reference's profile its slices end here); the early ends wait for their turn,
-         * after the submissions, in the heap's order. */
+         * reference's profile its slices end here). Then the submissions, each with its
+         * pass, but only when the CPUs free now could hold the new job (the reference's
+         * shortcut: otherwise it cannot start, though another job might, and waits for the
+         * next event's pass). Then the terminations, in the order their jobs started: an
+         * early end gives its CPUs back and gets its pass; an end at the requested time
+         * changed nothing since the instant began, so its pass has something to do only
+         * when a change had none yet (a pass over an unchanged state starts nothing). */
         while (s->n_heap > 0 && s->heap[0].end == now) {
                 Event e = heap_pop(s);
                 const SimJob *j = &s->jobs[e.job];
 
-                if (j->run == j->estimate && j->suspensions == 0)
+                e.silent = j->run == j->estimate && j->suspensions == 0;
+                if (e.silent) {
                         sim_terminate(s, &e);
-                else
-                        s->ending[n_ending++] = e;
+                        s->dirty = true;
+                }
+                s->ending[n_ending++] = e;
         }
         for (; *next < s->n_jobs && s->jobs[*next].submit == now; (*next)++) {
+                const SimJob *j = &s->jobs[*next];
+
                 sim_submit(s, *next);
+                if ((uint64_t) s->machine_cpus < s->busy + MAX(j->procs, 1u)) {
+                        s->dirty = true;
+                        continue;
+                }
                 r = sim_pass(s, now);
                 if (r < 0)
                         return r;
@@ -585,17 +884,19 @@ static int sim_instant(Sim *s, const SimOptions *o, uint64_t now, size_t *next) 
         for (size_t i = 0; i < n_ending; i++) {
                 const SimJob *j = &s->jobs[s->ending[i].job];
 
-                /* Suspended by a pass of this instant: it ends later. */
-                if (s->active[j->active].state != SCHED_JOB_RUNNING || j->end != now)
-                        continue;
-                sim_terminate(s, &s->ending[i]);
+                if (s->ending[i].silent) {
+                        if (!s->dirty)
+                                continue;
+                } else {
+                        /* Suspended by a pass of this instant: it ends later. */
+                        if (s->active[j->active].state != SCHED_JOB_RUNNING || j->end != now)
+                                continue;
+                        sim_terminate(s, &s->ending[i]);
+                }
                 r = sim_pass(s, now);
                 if (r < 0)
                         return r;
         }
-        /* Only ends at the requested time: the reference's pass after the first of them. */
-        if (s->st->passes == passes)
-                return sim_pass(s, now);
         return 0;
 }
 
@@ -604,8 +905,8 @@ static int machine_size(const SwfTrace *t, const SimOptions *o, unsigned *ret, c
 
         if (procs <= 0)
                 return error(ret_error, "no machine size: the trace has neither \"; MaxProcs:\" nor \"; MaxNodes:\", use --procs");
-        if (procs > CPU_SET_MAX)
-                return error(ret_error, "machine of %" PRIi64 " processors too large: at most %d supported", procs, CPU_SET_MAX);
+        if (procs > INT32_MAX)
+                return error(ret_error, "machine of %" PRIi64 " processors too large", procs);
         *ret = (unsigned) procs;
         return 0;
 }
@@ -614,6 +915,23 @@ static const char *const filter_names[_SIM_FILTER_MAX] = {
         [SIM_FILTER_DEFAULT] = "default",
         [SIM_FILTER_STRONG] = "strong",
 };
+
+static const char *const engine_names[_SIM_ENGINE_MAX] = {
+        [SIM_ENGINE_AUTO] = "auto",
+        [SIM_ENGINE_CORE] = "core",
+        [SIM_ENGINE_FLAT] = "flat",
+};
+
+const char *sim_engine_to_string(SimEngine e) {
+        return (unsigned) e < _SIM_ENGINE_MAX ? engine_names[e] : NULL;
+}
+
+SimEngine sim_engine_from_string(const char *s) {
+        for (int i = 0; s && i < _SIM_ENGINE_MAX; i++)
+                if (streq(engine_names[i], s))
+                        return (SimEngine) i;
+        return _SIM_ENGINE_INVALID;
+}
 
 static const char *const semantics_names[_SIM_SEMANTICS_MAX] = {
         [SIM_SEMANTICS_CORRAL] = "corral",
@@ -976,24 +1294,37 @@ static int stats_groups(const Sim *s, SimStats *st) {
 static int sim_run_setup(Sim *s, const SwfTrace *t, const SimOptions *o, unsigned procs, SchedConfig *cfg,
                          char **ret_error) {
         uint32_t dflt = 0;
-        size_t n;
+        size_t n, slots = procs;
         int r;
 
         s->jobs = new(SimJob, MAX(t->n_jobs, (size_t) 1));
         s->active = new(SchedJob, MAX(t->n_jobs, (size_t) 1));
         s->active_job = new(size_t, MAX(t->n_jobs, (size_t) 1));
         s->heap = new(Event, t->n_jobs + 1);
-        s->allocs = new(SchedAllocation, procs);
-        s->free_allocs = new(size_t, procs);
+        if (s->flat) {
+                slots = 1; /* no allocation slots: it names no CPU */
+                s->fifo = new(FlatCand, MAX(t->n_jobs, (size_t) 1));
+                s->rel = new(FlatRelease, MAX(t->n_jobs, (size_t) 1));
+                s->started = new0(uint8_t, MAX(t->n_jobs, (size_t) 1));
+                if (!s->fifo || !s->rel || !s->started)
+                        return -ENOMEM;
+                if (o->backfill_order == SCHED_BACKFILL_SJF) {
+                        s->sjf = new(FlatCand, MAX(t->n_jobs, (size_t) 1));
+                        if (!s->sjf)
+                                return -ENOMEM;
+                }
+        }
+        s->allocs = new(SchedAllocation, slots);
+        s->free_allocs = new(size_t, slots);
         if (o->semantics == SIM_SEMANTICS_PUBLISHED)
                 s->ending = new(Event, t->n_jobs + 1);
         s->ctx = sched_context_new();
         if (!s->jobs || !s->active || !s->active_job || !s->heap || !s->allocs || !s->free_allocs || !s->ctx ||
             (o->semantics == SIM_SEMANTICS_PUBLISHED && !s->ending))
                 return -ENOMEM;
-        s->n_allocs = procs;
-        for (size_t i = 0; i < procs; i++)
-                s->free_allocs[s->n_free_allocs++] = procs - 1 - i;
+        s->n_allocs = slots;
+        for (size_t i = 0; i < slots; i++)
+                s->free_allocs[s->n_free_allocs++] = slots - 1 - i;
 
         r = setup_queues(s, o, &dflt, ret_error);
         if (r < 0)
@@ -1055,6 +1386,7 @@ int sim_run(const SwfTrace *t, const SimOptions *o, SimStats *ret, char **ret_er
         };
         unsigned procs = 0, n_nodes = MAX(o->numa_nodes, 1u);
         size_t next = 0;
+        bool flat_ok;
         int r;
 
         if ((unsigned) o->filter >= _SIM_FILTER_MAX || (unsigned) o->semantics >= _SIM_SEMANTICS_MAX)
@@ -1069,8 +1401,31 @@ int sim_run(const SwfTrace *t, const SimOptions *o, SimStats *ret, char **ret_er
                 return error(ret_error, "cannot split %u processors over %u NUMA nodes (at most %d)",
                              procs, n_nodes, SCHED_NODES_MAX);
 
-        /* Even split, the first nodes taking the remainder; memory never binds. */
-        for (unsigned k = 0, cpu = 0; k < n_nodes; k++) {
+        if (o->config)
+                config_sched(o->config, &cfg);
+        cfg.policy = o->policy ?: &sched_policy_easy;
+        cfg.backfill_order = o->backfill_order;
+        cfg.estimate_depth = 0; /* nobody reads the estimates of simulated jobs */
+
+        /* The flat engine counts processors only: GPUs, asked for by the machine or by a
+         * job, go through the core. */
+        flat_ok = n_nodes == 1 && o->n_gpus == 0 && !trace_has_gpus(t) && flat_applies(o, &cfg);
+        if ((unsigned) o->engine >= _SIM_ENGINE_MAX)
+                return error(ret_error, "unknown engine");
+        if (o->engine == SIM_ENGINE_FLAT && !flat_ok)
+                return error(ret_error, "the flat engine simulates the fcfs and easy policies on one node, "
+                             "every job in one queue that preempts nothing, without project limits, "
+                             "fair-share or priority factors that reorder the queue");
+        s.flat = o->engine == SIM_ENGINE_FLAT || (o->engine == SIM_ENGINE_AUTO && flat_ok);
+        if (!s.flat && procs > CPU_SET_MAX)
+                return error(ret_error, "machine of %u processors: the scheduling core places jobs on at most %d "
+                             "CPUs; the flat engine (without --config, --numa-nodes or the conservative "
+                             "policy) takes any number", procs, CPU_SET_MAX);
+        st.engine = s.flat ? SIM_ENGINE_FLAT : SIM_ENGINE_CORE;
+
+        /* Even split, the first nodes taking the remainder; memory never binds. The flat
+         * engine names no CPU. */
+        for (unsigned k = 0, cpu = 0; k < n_nodes && !s.flat; k++) {
                 unsigned n = procs / n_nodes + (k < procs % n_nodes);
                 for (unsigned i = 0; i < n; i++)
                         cpu_set_add(&nodes[k].cpus, cpu++);
@@ -1095,15 +1450,10 @@ int sim_run(const SwfTrace *t, const SimOptions *o, SimStats *ret, char **ret_er
         machine.gpus = gpus;
         machine.n_gpus = o->n_gpus;
         st.n_gpus = o->n_gpus;
-
-        if (o->config)
-                config_sched(o->config, &cfg);
-        cfg.policy = o->policy ?: &sched_policy_easy;
-        cfg.backfill_order = o->backfill_order;
-        cfg.estimate_depth = 0; /* nobody reads the estimates of simulated jobs */
         st.procs = procs;
         st.numa_nodes = n_nodes;
 
+        s.machine_cpus = procs;
         r = sim_run_setup(&s, t, o, procs, &cfg, ret_error);
         if (r < 0)
                 goto finish;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-/* Replays an SWF trace through sched/ in virtual time.
+/* Replays an SWF trace through sched/ in virtual time (or, where nothing needs the core,
+ * through the simulator's flat-count engine that decides the same: see SimEngine).
  *
  * Machine: --procs, else "; MaxProcs:", else "; MaxNodes:"; split over numa_nodes nodes
  * with plenty of memory (trace memory is ignored, as in the published EASY results).
@@ -66,11 +67,29 @@ typedef enum SimSemantics {
         _SIM_SEMANTICS_INVALID = -EINVAL,
 } SimSemantics;
 
-/* "default", "strong"; "corral", "published". */
+typedef enum SimEngine {
+        /* The flat engine when it applies (see below), else the scheduling core. */
+        SIM_ENGINE_AUTO,
+        /* Every pass through sched_pass(), the daemon's scheduling core: any policy and
+         * configuration, NUMA nodes; at most CPU_SET_MAX processors. */
+        SIM_ENGINE_CORE,
+        /* The machine as a flat count of processors, any number of them, and the passes
+         * of the fcfs and easy policies made by the simulator itself, to the same rules
+         * and with the same results job by job as the core (test-sim checks it), without
+         * CPU sets or a sort per pass. Only without a configuration, NUMA nodes or a pass
+         * of the caller's. */
+        SIM_ENGINE_FLAT,
+        _SIM_ENGINE_MAX,
+        _SIM_ENGINE_INVALID = -EINVAL,
+} SimEngine;
+
+/* "default", "strong"; "corral", "published"; "auto", "core", "flat". */
 const char *sim_filter_to_string(SimFilter f) _const_;
 SimFilter sim_filter_from_string(const char *s) _pure_;
 const char *sim_semantics_to_string(SimSemantics m) _const_;
 SimSemantics sim_semantics_from_string(const char *s) _pure_;
+const char *sim_engine_to_string(SimEngine e) _const_;
+SimEngine sim_engine_from_string(const char *s) _pure_;
 
 /* One trace job as simulated, in trace order (SimOptions.results). */
 typedef struct SimJobResult {
@@ -116,6 +135,7 @@ typedef struct SimOptions {
         bool missing_estimate_runtime;     /* SIM_FILTER_DEFAULT only */
         SimFilter filter;
         SimSemantics semantics;
+        SimEngine engine;
         SimJobResult *results;             /* NULL, or one per trace job, filled by sim_run() */
         /* NULL: one queue of priority 0, projects without limits, as without policies.
          * Its Policy= and BackfillOrder= are not used: policy and backfill_order are. */
@@ -146,6 +166,7 @@ typedef struct SimGroupStats {
 
 typedef struct SimStats {
         unsigned procs, numa_nodes, n_gpus;
+        SimEngine engine;                  /* the one that ran: core or flat */
         size_t simulated;
         size_t skipped;                    /* the sum of the four below */
         size_t skipped_unknown;            /* run time, processors or submit time unknown */
@@ -155,6 +176,7 @@ typedef struct SimStats {
          * time than its queue's or its project's MaxWalltime= (it would wait forever). */
         size_t skipped_refused;
         size_t passes;
+        size_t max_pending;                /* the most jobs waiting at once */
         double avg_wait, avg_bsld, max_bsld, avg_flow, max_flow;
         double utilization;                /* processor-seconds used / (procs * makespan) */
         double gpu_utilization;            /* GPU-seconds used / (GPUs * makespan); 0 without GPUs */
@@ -172,7 +194,7 @@ typedef struct SimStats {
 
 void sim_stats_done(SimStats *st);
 
-/* 0, or -EINVAL (no machine size, too many processors: at most CPU_SET_MAX, or options
+/* 0, or -EINVAL (no machine size, more processors than CPU_SET_MAX for the core, or options
  * that contradict each other, a map naming no configured queue; the message then says
  * which), -ENOMEM, -EDEADLK (jobs left that can never start: a limit holds them forever),
  * -EPROTO (the core suspended a job not running, or resumed one not suspended).

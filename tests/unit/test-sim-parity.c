@@ -39,14 +39,16 @@ static const Figures figures[] = {
         { &sched_policy_fcfs, SCHED_BACKFILL_PRIORITY, SIM_SEMANTICS_CORRAL,    "47.038240", "5588.634" },
 };
 
+/* Both engines: the flat one (corral-sim's default here) and the scheduling core. */
 static void test_figures(void **state) {
-        for (size_t i = 0; i < ELEMENTSOF(figures); i++) {
-                const Figures *f = &figures[i];
+        for (size_t i = 0; i < 2 * ELEMENTSOF(figures); i++) {
+                const Figures *f = &figures[i % ELEMENTSOF(figures)];
                 SimOptions o = {
                         .policy = f->policy,
                         .backfill_order = f->order,
                         .semantics = f->semantics,
                         .filter = SIM_FILTER_STRONG,
+                        .engine = i < ELEMENTSOF(figures) ? SIM_ENGINE_AUTO : SIM_ENGINE_CORE,
                 };
                 char bsld[64], wait[64], *err = NULL;
                 SimStats st;
@@ -57,9 +59,9 @@ static void test_figures(void **state) {
                 assert_int_equal(st.skipped, 25);
                 snprintf(bsld, sizeof bsld, "%.6f", st.avg_bsld);
                 snprintf(wait, sizeof wait, "%.3f", st.avg_wait);
-                print_message("%s%s, %s semantics: bsld %s wait %s s\n", f->policy->name,
+                print_message("%s%s, %s semantics, %s engine: bsld %s wait %s s\n", f->policy->name,
                               f->order == SCHED_BACKFILL_SJF ? " (sjbf)" : "",
-                              sim_semantics_to_string(f->semantics), bsld, wait);
+                              sim_semantics_to_string(f->semantics), sim_engine_to_string(st.engine), bsld, wait);
                 assert_string_equal(bsld, f->bsld);
                 assert_string_equal(wait, f->wait);
                 sim_stats_done(&st);

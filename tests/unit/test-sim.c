@@ -112,8 +112,8 @@ static void test_small(void **state) {
         assert_int_equal(run_sim(&t, &o, &st, &err), 0);
         assert_int_equal(st.simulated, 4);
 
-        /* Up to CPU_SET_MAX processors (8192) and SCHED_NODES_MAX NUMA nodes (64); more
-         * is refused by name, not truncated. */
+        /* The core: up to CPU_SET_MAX processors (8192) and SCHED_NODES_MAX NUMA nodes
+         * (64); more is refused by name, not truncated. */
         o.procs = 8192;
         o.numa_nodes = 64;
         assert_int_equal(run_sim(&t, &o, &st, &err), 0);
@@ -126,8 +126,30 @@ static void test_small(void **state) {
         err = mfree(err);
         o.numa_nodes = 0;
         o.procs = 8193;
+        o.engine = SIM_ENGINE_CORE;
         assert_int_equal(run_sim(&t, &o, &st, &err), -EINVAL);
         assert_non_null(strstr(err, "at most 8192"));
+        err = mfree(err);
+        /* The flat engine takes any count (CEA Curie's 93,312), by itself and by default. */
+        o.procs = 93312;
+        for (SimEngine e = SIM_ENGINE_AUTO; e <= SIM_ENGINE_FLAT; e += SIM_ENGINE_FLAT) {
+                o.engine = e;
+                assert_int_equal(run_sim(&t, &o, &st, &err), 0);
+                assert_int_equal(st.engine, SIM_ENGINE_FLAT);
+                assert_int_equal(st.procs, 93312);
+                assert_int_equal(st.simulated, 5);
+                assert_float_equal(st.avg_wait, 0.0, 1e-9);
+        }
+        /* Not where it would need the core: NUMA nodes. */
+        o.engine = SIM_ENGINE_AUTO;
+        o.numa_nodes = 2;
+        assert_int_equal(run_sim(&t, &o, &st, &err), -EINVAL);
+        assert_non_null(strstr(err, "at most 8192"));
+        err = mfree(err);
+        o.engine = SIM_ENGINE_FLAT;
+        o.procs = 4;
+        assert_int_equal(run_sim(&t, &o, &st, &err), -EINVAL);
+        assert_non_null(strstr(err, "flat engine"));
         free(err);
         sim_stats_done(&st);
         swf_trace_done(&t);
@@ -165,12 +187,29 @@ static void test_semantics(void **state) {
         assert_int_equal(res[3].wait, 8);       /* C at 10 */
         assert_float_equal(st.avg_wait, (0 + 0 + 29 + 8) / 4.0, 1e-9);
 
-        /* Ending at the requested time is over at that instant, before any decision. */
+        /* Ending at the requested time is over at that instant, before any decision; in
+         * the published semantics its termination still has its own pass, in the order the
+         * jobs started. A (ends at its request) started before B (ends early): A's pass
+         * comes first, with B still counted until 100, so C is backfilled and H waits. */
         sim_stats_done(&st);
         swf_trace_done(&t);
         assert_int_equal(parse_string("; MaxProcs: 4\n"
                                       "1 0 -1 10 2 -1 -1 2 10 -1 1 1 1 -1 -1 1 -1 -1\n"
                                       "2 0 -1 10 2 -1 -1 2 100 -1 1 1 1 -1 -1 1 -1 -1\n"
+                                      "3 1 -1 50 4 -1 -1 4 50 -1 1 1 1 -1 -1 1 -1 -1\n"
+                                      "4 2 -1 20 2 -1 -1 2 20 -1 1 1 1 -1 -1 1 -1 -1\n", &t, &err), 0);
+        for (SimSemantics m = 0; m < _SIM_SEMANTICS_MAX; m++) {
+                o.semantics = m;
+                assert_int_equal(run_sim(&t, &o, &st, &err), 0);
+                assert_int_equal(res[2].wait, m == SIM_SEMANTICS_PUBLISHED ? 29 : 9);
+                assert_int_equal(res[3].wait, m == SIM_SEMANTICS_PUBLISHED ? 8 : 58);
+        }
+        sim_stats_done(&st);
+        swf_trace_done(&t);
+        /* B started first: its early end's pass comes first and sees both ends. */
+        assert_int_equal(parse_string("; MaxProcs: 4\n"
+                                      "2 0 -1 10 2 -1 -1 2 100 -1 1 1 1 -1 -1 1 -1 -1\n"
+                                      "1 0 -1 10 2 -1 -1 2 10 -1 1 1 1 -1 -1 1 -1 -1\n"
                                       "3 1 -1 50 4 -1 -1 4 50 -1 1 1 1 -1 -1 1 -1 -1\n"
                                       "4 2 -1 20 2 -1 -1 2 20 -1 1 1 1 -1 -1 1 -1 -1\n", &t, &err), 0);
         for (SimSemantics m = 0; m < _SIM_SEMANTICS_MAX; m++) {
@@ -329,6 +368,98 @@ static void stats_equal(const SimStats *a, const SimStats *b) {
         groups_equal(a->projects, b->projects, a->n_projects);
         x.queues = y.queues = x.projects = y.projects = NULL;
         assert_memory_equal(&x, &y, sizeof x);
+}
+
+/* A trace with long queues, made here: arrivals at 1.6 times what 64 CPUs can do for the
+ * first half, half of them in the same second as the one before, run times and requests
+ * on a minute grid (jobs end together, early and at their request), jobs as wide as the
+ * machine. */
+static void long_queues(uint64_t seed, size_t n, SwfTrace *ret) {
+        uint64_t x = seed * UINT64_C(0x9e3779b97f4a7c15) + 1;
+        int64_t t = 0;
+
+        *ret = (SwfTrace) { .max_procs = 64, .max_nodes = -1, .n_jobs = n };
+        ret->jobs = calloc(n, sizeof(SwfJob));
+        assert_non_null(ret->jobs);
+        for (size_t i = 0; i < n; i++) {
+#define RND(k) ((x ^= x >> 12, x ^= x << 25, x ^= x >> 27, x * UINT64_C(2685821657736338717)) % (k))
+                uint64_t u = RND(100);
+                int64_t procs = u < 3 ? 64 : u < 30 ? 1 : INT64_C(1) << RND(7);
+                int64_t run = 60 * (1 + (int64_t) RND(59)), req = RND(4) == 0 ? run : run + 60 * (int64_t) RND(90);
+
+                if (RND(5) == 0)
+                        run -= (int64_t) RND(60);
+                ret->jobs[i] = (SwfJob) { .id = (int64_t) i + 1, .submit = t, .wait = -1, .run = MAX(run, INT64_C(1)),
+                                          .procs_alloc = procs, .procs_req = procs, .time_req = req,
+                                          .user = 1 + (int64_t) (i % 7), .group = 1, .queue = -1,
+                                          .line = (unsigned) i + 1 };
+                if (RND(2))
+                        t += (int64_t) RND((uint64_t) (run * procs / (i < n / 2 ? 51 : 19)) + 1) / 30 * 30;
+#undef RND
+        }
+}
+
+/* The flat engine against the scheduling core, job by job: both semantics, EASY, EASY-SJBF
+ * and FCFS, without a configuration and with the daemon's defaults, on traces with long
+ * queues and on the shared ones when present. */
+static void engines_agree(const SwfTrace *t, const char *name) {
+        static const SchedPolicyOps *const policies[] = { &sched_policy_fcfs, &sched_policy_easy };
+        _cleanup_(config_freep) Config *dflt = NULL;
+        _cleanup_free_ SimJobResult *a = new(SimJobResult, t->n_jobs), *b = new(SimJobResult, t->n_jobs);
+        char *err = NULL;
+
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_int_equal(config_load_paths(NULL, NULL, NULL, &dflt, &err), 0);
+        for (size_t c = 0; c < 2; c++)
+                for (SimSemantics m = 0; m < _SIM_SEMANTICS_MAX; m++)
+                        for (size_t p = 0; p < ELEMENTSOF(policies); p++)
+                                for (SchedBackfillOrder bo = 0; bo < _SCHED_BACKFILL_ORDER_MAX; bo++) {
+                                        SimOptions o = { .policy = policies[p], .backfill_order = bo, .semantics = m,
+                                                         .config = c ? dflt : NULL, .missing_estimate_runtime = true };
+                                        SimStats sa = {}, sb = {};
+                                        size_t differ = 0;
+
+                                        o.engine = SIM_ENGINE_CORE;
+                                        o.results = a;
+                                        assert_int_equal(sim_run(t, &o, &sa, &err), 0);
+                                        o.engine = SIM_ENGINE_AUTO;
+                                        o.results = b;
+                                        assert_int_equal(sim_run(t, &o, &sb, &err), 0);
+                                        assert_int_equal(sa.engine, SIM_ENGINE_CORE);
+                                        assert_int_equal(sb.engine, SIM_ENGINE_FLAT);
+                                        for (size_t i = 0; i < t->n_jobs; i++)
+                                                differ += a[i].wait != b[i].wait;
+                                        print_message("%s %s%s %s semantics%s: up to %zu waiting, core bsld %.6f, "
+                                                      "flat %.6f, %zu jobs start elsewhere\n", name, policies[p]->name,
+                                                      bo == SCHED_BACKFILL_SJF ? " sjbf" : "",
+                                                      sim_semantics_to_string(m), c ? ", default config" : "",
+                                                      sa.max_pending, sa.avg_bsld, sb.avg_bsld, differ);
+                                        assert_int_equal(differ, 0);
+                                        assert_true(sa.avg_bsld == sb.avg_bsld && sa.avg_wait == sb.avg_wait);
+                                        assert_int_equal(sa.passes, sb.passes);
+                                        sim_stats_done(&sa);
+                                        sim_stats_done(&sb);
+                                }
+}
+
+static void test_engines(void **state) {
+        const char *src = getenv("CORRAL_SRCDIR");
+        _cleanup_free_ char *path = NULL;
+        SwfTrace t;
+        char *err = NULL;
+
+        for (uint64_t seed = 1; seed <= 2; seed++) {
+                long_queues(seed, 3000, &t);
+                engines_agree(&t, "long queues");
+                swf_trace_done(&t);
+        }
+        if (src && asprintf(&path, "%s/../shared/traces/hpc2n-2002-first3170.swf", src) >= 0 &&
+            swf_load(path, &t, &err) >= 0) {
+                engines_agree(&t, "hpc2n");
+                swf_trace_done(&t);
+        } else
+                print_message("note: the HPC2N trace is absent: the synthetic traces only\n");
 }
 
 static void smoke(const char *name, bool runtime, size_t want_jobs) {
@@ -593,6 +724,7 @@ int main(void) {
                 cmocka_unit_test(test_schedule),
                 cmocka_unit_test(test_gpus),
                 cmocka_unit_test(test_gpu_property),
+                cmocka_unit_test(test_engines),
                 cmocka_unit_test(test_trace_hpc2n),
                 cmocka_unit_test(test_trace_lublin),
         };
