@@ -16,6 +16,27 @@
 /* The reason Grant carries service units in hundredths (its grant, what is used of it). */
 #define JOB_GRANT_SCALE 100
 
+/* What a job keeps in memory of its request: what a scheduling pass, List, Logs, why and
+ * mail read. Members are named as in SubmitRequest. The rest (argv, script, environment,
+ * io limits, tasks max, umask, the warning signal, the array's list) is read back from
+ * the store (store_load_request()) when the job is launched or shown in detail. The
+ * strings live in the job's packed block (job_set_request()). */
+typedef struct JobRequest {
+        char *name, *workdir, *stdin_path, *stdout_path, *stderr_path;
+        char *gpu_type, *constraint;
+        char *mail_user;
+        JobDependency *dependencies; /* malloc'ed */
+        uint64_t memory, walltime_sec, begin_time;
+        uint32_t n_dependencies;
+        unsigned cpus, gpus;
+        int nice;
+        unsigned mail_events;
+        struct {
+                uint32_t max_concurrent;
+        } array;
+        bool gpu_binding, exclusive;
+} JobRequest;
+
 typedef struct Job {
         uint64_t id;
         uid_t uid;
@@ -26,13 +47,16 @@ typedef struct Job {
         const char *queue;
         JobState state;
         const char *reason; /* why it waits, or how it ended; interned too */
-        /* The request, without argv, script and environment once stored: with 100,000
-         * queued jobs those would dominate memory, and they are only needed to launch or
-         * to show details, when they are read back from the store. */
-        SubmitRequest req;
+        /* What memory keeps of the request (JobRequest): with 100,000 queued jobs the whole
+         * of it would dominate corrald's memory, and the rest is only needed to launch the
+         * job or show its details, when it is read back from the store. */
+        JobRequest req;
         bool has_script;
-        char *packed; /* one block holding the request's remaining strings, see job_trim_request() */
+        char *packed; /* one block holding req's strings, see job_set_request() */
         struct StrChunk *packed_chunk;
+        /* The complete request, borrowed from Submit from job_set_request() until the
+         * store has recorded it (store_insert_job()); NULL otherwise. */
+        const SubmitRequest *submitted;
         /* Array tasks share one stored request, their first task's: request_id names it
          * (0: the job's own). request_bytes is its stored size, counted once per array
          * against MaxStoredBytesPerUser=. */
@@ -93,8 +117,9 @@ Job *job_free(Job *j);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Job *, job_free);
 
 int job_set_reason(Job *j, const char *reason);
-/* Drops argv, script and environment from the in-memory request (the store has them). */
-void job_trim_request(Job *j);
+/* Keeps in j->req what memory holds of req (copied: req stays the caller's), its strings
+ * in one packed block; replaces what j->req held. -ENOMEM leaves j->req empty. */
+int job_set_request(Job *j, const SubmitRequest *req);
 /* An output path with Slurm's patterns expanded (%j %x %u %A %a %%). *ret is malloc'ed, or
  * NULL for a NULL pattern. -ENAMETOOLONG when the expansion would not fit in PATH_MAX. */
 int job_expand_path(const Job *j, const char *pattern, char **ret);

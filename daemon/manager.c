@@ -478,7 +478,6 @@ static int load_one(Job *j, void *userdata) {
         Manager *m = userdata;
         int r;
 
-        job_trim_request(j);
         r = manager_add_job(m, j);
         if (r < 0)
                 job_free(j);

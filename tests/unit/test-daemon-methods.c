@@ -260,7 +260,7 @@ static void test_job_mail(void **state) {
         j->req.mail_events = MAIL_BEGIN;
         assert_int_equal(job_mail_event(j, JOB_EVENT_END), 0);
         assert_int_equal(job_mail_event(j, JOB_EVENT_START), MAIL_BEGIN);
-        j->req.mail_user = mfree(j->req.mail_user);
+        j->req.mail_user = NULL; /* in the job's packed block: freed with it */
         assert_int_equal(job_mail_compose(j, MAIL_BEGIN, 0, &msg), 0);
         assert_non_null(strstr(msg, "To: nobody\nSubject: Corral Job_id=1 Name=sim Began, Queued time 00:01:05\n"));
         msg = mfree(msg);
@@ -502,18 +502,24 @@ static void test_transitions(void **state) {
         Tree *t = *state;
         Manager *m = manager_for_test(t->dir);
         Job *j = job_new();
-        SubmitRequest full = SUBMIT_REQUEST_INIT;
+        SubmitRequest full = SUBMIT_REQUEST_INIT, submitted = SUBMIT_REQUEST_INIT;
 
         j->id = m->next_id++;
         j->uid = NOBODY;
         j->user = intern("nobody");
         j->queue = intern("normal");
         j->project = intern("nogroup");
-        j->req.workdir = strdup("/tmp");
-        assert_int_equal(strv_extend(&j->req.argv, "/bin/true"), 0);
+        submitted.workdir = strdup("/tmp");
+        assert_int_equal(strv_extend(&submitted.argv, "/bin/true"), 0);
+        assert_int_equal(job_set_request(j, &submitted), 0);
+        j->submitted = &submitted;
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_SUBMIT, JOB_QUEUED, NULL), 0);
+        j->submitted = NULL;
+        submit_request_done(&submitted);
         assert_ptr_equal(manager_find_job(m, j->id), j);
+        assert_string_equal(j->req.workdir, "/tmp");
         assert_int_equal(store_load_request(m->store, j->id, &full), 0);
+        assert_string_equal(full.argv[0], "/bin/true"); /* the store has what memory does not */
         submit_request_done(&full);
 
         /* Refused: nothing moves. */
