@@ -5,7 +5,9 @@
  * one CPU, a begin time a day away so every pass considers them), one scheduling pass
  * runs over them, and a second manager loads them back from the store as corrald does
  * at start-up. Prints, per queued job, the heap in use (mallinfo2) and the growth of the
- * resident set at each step, and the sizes of the structures per job.
+ * resident set at each step (right after a pass, and once idle: corrald gives the pass's
+ * memory back when passes stop, manager_sched_trim()), and the sizes of the structures
+ * per job.
  * Prints figures; never pass/fail. Not run by `meson test`.
  * Usage: bench-memory [N] [DIR] (N default 100000; DIR default a new directory under
  * /tmp, removed afterwards). */
@@ -136,6 +138,8 @@ static int submit_all(const char *dir, size_t n) {
                 return EXIT_FAILURE;
         }
         report("after a scheduling pass:", base, n);
+        manager_sched_trim(m); /* what corrald does once passes have stopped a while */
+        report("idle (passes stopped):", base, n);
         manager_free(m);
         fflush(stdout);
         return EXIT_SUCCESS;
@@ -179,6 +183,8 @@ int main(int argc, char **argv) {
         if (manager_schedule(m2) < 0)
                 return EXIT_FAILURE;
         report("after a scheduling pass:", after_load, n);
+        manager_sched_trim(m2);
+        report("idle (passes stopped):", after_load, n);
         manager_free(m2);
 
         if (argc <= 2) {

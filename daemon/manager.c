@@ -445,6 +445,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->post_source);
         sd_event_source_disable_unref(m->sched_timer);
         sd_event_source_disable_unref(m->sched_defer);
+        sd_event_source_disable_unref(m->sched_trim);
         sd_event_source_disable_unref(m->metrics_timer);
         m->mail = job_mail_free(m->mail);
         executor_free(m->executor);

@@ -847,6 +847,14 @@ static void test_blocked_by_limit(void **state) {
         if (!strstr(json_object_to_json_string(r), "MaxRunningJobs (2 > 1)"))
                 fail_msg("show: %s", json_object_to_json_string(r));
         assert_non_null(strstr(json_object_to_json_string(r), "BLOCKED"));
+        {
+                /* Its argv is not in memory (JobRequest): details read it back from the store. */
+                json_object *pp, *job, *argv;
+                assert_true(json_object_object_get_ex(r, "parameters", &pp));
+                assert_true(json_object_object_get_ex(pp, "job", &job));
+                assert_true(json_object_object_get_ex(job, "argv", &argv));
+                assert_string_equal(json_object_get_string(json_object_array_get_idx(argv, 0)), "/bin/true");
+        }
         json_object_put(r);
 
         /* corral why says which limit, with its numbers, and the priority's terms. */
@@ -857,6 +865,10 @@ static void test_blocked_by_limit(void **state) {
         json_object_put(r);
         expect_error(call(m, NOBODY - 1, CORRAL_METHOD_WHY, params), "PermissionDenied", NULL);
 
+        /* Passes stopped for a while: their memory is given back, and the next pass
+         * decides as before. */
+        manager_sched_trim(m);
+        assert_null(m->sched_jobs);
         /* Still over the limit on the next pass: stays blocked, no transition. */
         assert_int_equal(manager_schedule(m), 0);
         assert_int_equal(jb->state, JOB_BLOCKED);
