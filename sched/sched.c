@@ -159,9 +159,12 @@ void sched_context_trim(SchedContext *ctx) {
         TRIM(ctx->victim_running, ctx->n_victim_running_alloc);
         TRIM(ctx->vscores, ctx->n_vscores_alloc);
         TRIM(ctx->preemptor, ctx->n_preemptor_alloc);
-        /* Kept: last_ids and last_rank (the next pass starts from this one's order),
-         * free_cpus, the conservative reservations and profile, and what is sized by the
-         * running jobs, nodes or limit groups (releases, decisions, groups). */
+        /* The last order too: the next pass sorts from scratch, once, to the same order. */
+        TRIM(ctx->last_ids, ctx->n_last_ids_alloc);
+        TRIM(ctx->last_rank, ctx->n_last_rank_alloc);
+        ctx->n_last = 0;
+        /* Kept: free_cpus, the conservative reservations and profile, and what is sized
+         * by the running jobs, nodes or limit groups (releases, decisions, groups). */
 }
 
 /* SCHED_REASON_NONE when all dependencies are met. */
