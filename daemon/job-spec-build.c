@@ -94,6 +94,9 @@ static int build_device_fence(Manager *m, const Job *j, JobSpec *s) {
 
 int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
         _cleanup_(job_spec_freep) JobSpec *s = new0(JobSpec, 1);
+        /* What memory does not keep of the request (job.h) lives in the store until the
+         * job runs: argv, script and environment, its limits. */
+        _cleanup_(submit_request_done) SubmitRequest full = SUBMIT_REQUEST_INIT;
         int r;
 
         if (!s)
@@ -105,18 +108,14 @@ int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
         r = job_spec_resolve_identity(s, j->uid, j->gid);
         if (r < 0)
                 return r;
-        {
-                /* argv, script and environment live in the store until the job runs. */
-                _cleanup_(submit_request_done) SubmitRequest full = SUBMIT_REQUEST_INIT;
-                r = store_load_request(m->store, j->id, &full);
-                if (r < 0)
-                        return r;
-                s->argv = TAKE_PTR(full.argv);
-                s->script = TAKE_PTR(full.script);
-                s->environment = TAKE_PTR(full.env);
-                if (!s->argv == !s->script)
-                        return -EBADMSG;
-        }
+        r = store_load_request(m->store, j->id, &full);
+        if (r < 0)
+                return r;
+        s->argv = TAKE_PTR(full.argv);
+        s->script = TAKE_PTR(full.script);
+        s->environment = TAKE_PTR(full.env);
+        if (!s->argv == !s->script)
+                return -EBADMSG;
         s->array_job_id = j->array_job_id;
         s->array_task_id = j->array_task_id;
         if (j->req.workdir && !(s->working_directory = strdup(j->req.workdir)))
@@ -133,19 +132,19 @@ int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
                 if (j->alloc->node_mask & (UINT64_C(1) << k))
                         cpu_set_add(&s->mem_nodes, m->numa_ids[k]);
         s->memory_max = j->req.memory;
-        s->io_weight = j->req.io_weight;
-        s->tasks_max = j->req.tasks_max;
+        s->io_weight = full.io_weight;
+        s->tasks_max = full.tasks_max;
         /* The submitter's umask, as sbatch passes it on: output files as their shell would make them. */
-        s->umask = j->req.umask;
+        s->umask = full.umask;
         s->has_umask = true;
         s->walltime_sec = manager_job_walltime(m, j) == SCHED_TIME_INFINITY ? 0 : manager_job_walltime(m, j);
-        s->warn_signal = (int) j->req.warn_signal;
-        s->warn_sec = j->req.warn_sec;
-        s->warn_batch_only = j->req.warn_batch_only;
+        s->warn_signal = (int) full.warn_signal;
+        s->warn_sec = full.warn_sec;
+        s->warn_batch_only = full.warn_batch_only;
 
         /* io limits: one entry per device, merging the four lists. */
-        IoDeviceLimits *lists[4] = { &j->req.io_read_bw, &j->req.io_write_bw, &j->req.io_read_iops,
-                                     &j->req.io_write_iops };
+        IoDeviceLimits *lists[4] = { &full.io_read_bw, &full.io_write_bw, &full.io_read_iops,
+                                     &full.io_write_iops };
         for (int li = 0; li < 4; li++)
                 for (size_t k = 0; k < lists[li]->n; k++) {
                         const char *dev = lists[li]->items[k].device;

@@ -74,8 +74,17 @@ Job *job_new(void) {
         }
         j = job_free_list;
         job_free_list = *(Job **) j;
-        *j = (Job) { .state = JOB_QUEUED, .exit_code = -1, .req = SUBMIT_REQUEST_INIT };
+        *j = (Job) { .state = JOB_QUEUED, .exit_code = -1 };
         return j;
+}
+
+static void job_request_done(Job *j) {
+        free(j->req.dependencies);
+        if (j->packed)
+                str_chunk_free(j->packed, j->packed_chunk);
+        j->packed = NULL;
+        j->packed_chunk = NULL;
+        j->req = (JobRequest) {};
 }
 
 Job *job_free(Job *j) {
@@ -84,13 +93,7 @@ Job *job_free(Job *j) {
         free(j->deps);
         free(j->alloc);
         free(j->launch_error);
-        if (j->packed) {
-                /* These point into the packed block. */
-                j->req.name = j->req.workdir = NULL;
-                j->req.stdin_path = j->req.stdout_path = j->req.stderr_path = NULL;
-                str_chunk_free(j->packed, j->packed_chunk);
-        }
-        submit_request_done(&j->req);
+        job_request_done(j);
         *(Job **) j = job_free_list;
         job_free_list = j;
         return NULL;
@@ -116,39 +119,58 @@ static int dup_or_null(const char *s, char **ret) {
         return *ret ? 0 : -ENOMEM;
 }
 
-void job_trim_request(Job *j) {
-        j->has_script = j->has_script || j->req.script;
-        j->req.argv = strv_free(j->req.argv);
-        j->req.script = mfree(j->req.script);
-        j->req.env = strv_free(j->req.env);
-        /* Resolved into j->queue and j->project. */
-        j->req.queue = mfree(j->req.queue);
-        j->req.project = mfree(j->req.project);
-
-        /* The strings that stay go into one block, allocated now that the request's
-         * parse is over: a few small allocations per job between the parser's
-         * short-lived ones fragment the heap of a 100,000-job queue. */
-        char **f[] = { &j->req.name, &j->req.workdir, &j->req.stdin_path, &j->req.stdout_path,
-                       &j->req.stderr_path };
+int job_set_request(Job *j, const SubmitRequest *req) {
+        /* The strings go into one block, allocated after the request's parse: a few small
+         * allocations per job between the parser's short-lived ones fragment the heap of a
+         * 100,000-job queue. */
+        const char *from[] = { req->name,      req->workdir,  req->stdin_path, req->stdout_path,
+                               req->stderr_path, req->gpu_type, req->constraint, req->mail_user };
+        char **to[] = { &j->req.name,        &j->req.workdir,  &j->req.stdin_path, &j->req.stdout_path,
+                        &j->req.stderr_path, &j->req.gpu_type, &j->req.constraint, &j->req.mail_user };
         size_t total = 0;
         char *p;
 
-        if (j->packed)
-                return;
-        for (size_t i = 0; i < ELEMENTSOF(f); i++)
-                if (*f[i])
-                        total += strlen(*f[i]) + 1;
-        if (total == 0 || !(j->packed = str_chunk_alloc(total, &j->packed_chunk)))
-                return; /* unpacked strings work as well */
-        p = j->packed;
-        for (size_t i = 0; i < ELEMENTSOF(f); i++)
-                if (*f[i]) {
-                        size_t l = strlen(*f[i]) + 1;
-                        memcpy(p, *f[i], l);
-                        free(*f[i]);
-                        *f[i] = p;
+        _Static_assert(ELEMENTSOF(from) == ELEMENTSOF(to), "one destination per string");
+        job_request_done(j);
+        j->has_script = j->has_script || req->script;
+        j->req = (JobRequest) {
+                .memory = req->memory,
+                .walltime_sec = req->walltime_sec,
+                .begin_time = req->begin_time,
+                .cpus = req->cpus,
+                .gpus = req->gpus,
+                .nice = req->nice,
+                .mail_events = req->mail_events,
+                .array.max_concurrent = req->array.max_concurrent,
+                .gpu_binding = req->gpu_binding,
+                .exclusive = req->exclusive,
+        };
+        if (req->n_dependencies > 0) {
+                j->req.dependencies = new(JobDependency, req->n_dependencies);
+                if (!j->req.dependencies)
+                        goto fail;
+                memcpy(j->req.dependencies, req->dependencies, req->n_dependencies * sizeof(JobDependency));
+                j->req.n_dependencies = (uint32_t) req->n_dependencies;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(from); i++)
+                if (from[i])
+                        total += strlen(from[i]) + 1;
+        if (total == 0)
+                return 0;
+        j->packed = p = str_chunk_alloc(total, &j->packed_chunk);
+        if (!p)
+                goto fail;
+        for (size_t i = 0; i < ELEMENTSOF(from); i++)
+                if (from[i]) {
+                        size_t l = strlen(from[i]) + 1;
+                        memcpy(p, from[i], l);
+                        *to[i] = p;
                         p += l;
                 }
+        return 0;
+fail:
+        job_request_done(j);
+        return -ENOMEM;
 }
 
 int job_to_info(const Job *j, bool details, const SubmitRequest *full, const char *hostname, JobInfo *ret) {
@@ -212,11 +234,10 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
         }
         if (details) {
                 i.has_details = true;
-                const SubmitRequest *q = full ?: &j->req;
-                if (q->argv && !(i.argv = strv_copy(q->argv)))
+                if (full && full->argv && !(i.argv = strv_copy(full->argv)))
                         r = -ENOMEM;
-                i.has_script = j->has_script || q->script;
-                if (q->env && !(i.env = strv_copy(q->env)))
+                i.has_script = j->has_script || (full && full->script);
+                if (full && full->env && !(i.env = strv_copy(full->env)))
                         r = -ENOMEM;
                 r |= dup_or_null(j->req.workdir, &i.workdir);
                 r |= dup_or_null(j->req.stdin_path, &i.stdin_path);

@@ -607,6 +607,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->post_source);
         sd_event_source_disable_unref(m->sched_timer);
         sd_event_source_disable_unref(m->sched_defer);
+        sd_event_source_disable_unref(m->sched_trim);
         sd_event_source_disable_unref(m->metrics_timer);
         m->mail = job_mail_free(m->mail);
         executor_free(m->executor);
@@ -643,7 +644,6 @@ static int load_one(Job *j, void *userdata) {
         Manager *m = userdata;
         int r;
 
-        job_trim_request(j);
         r = manager_add_job(m, j);
         if (r < 0)
                 job_free(j);

@@ -73,6 +73,7 @@ typedef struct Manager {
         uint64_t last_pass_usec; /* wall time of the last scheduling pass, for GetInfo */
         uint64_t last_pass_end;  /* CLOCK_MONOTONIC µs */
         sd_event_source *sched_defer;
+        sd_event_source *sched_trim; /* gives back the passes' memory once they stop (sched-driver.c) */
         size_t last_pass_jobs;
         uint64_t last_estimate_end, last_estimate_usec; /* TestSubmit's what-if pass, spaced out */
 
@@ -134,6 +135,9 @@ uint32_t manager_project_id(Manager *m, const Job *j);
 /* The adapter to sched/ (sched-driver.c): one pass over the queue, its starts recorded;
  * whether a pass must wait (spacing). */
 int manager_schedule(Manager *m);
+/* Frees what only passes use (the SchedJob array, the pass's scratch); a timer calls it
+ * once passes have stopped for a while. */
+void manager_sched_trim(Manager *m);
 /* The job as the scheduler sees it (its dependencies are filled by a pass only). */
 void manager_sched_job(Manager *m, Job *j, SchedJob *ret);
 /* job-preempt.c: a pass's SCHED_DECISION_SUSPEND and SCHED_DECISION_RESUME. */

@@ -521,7 +521,6 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
                 log_error("Cannot record a submission: %s", store_error(m->store));
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         }
-        /* The first job takes req over: what the rest need of it is kept here. */
         req_hold = req->hold;
         array = req->array;
         for (uint32_t t = 0; t < c.n_tasks; t++) {
@@ -534,27 +533,21 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
                         j->array_job_id = first_id;
                         j->array_task_id = array_spec_index(&array, t);
                 }
-                if (t == 0) {
-                        /* The first (or only) job owns the request; the store keeps it once. */
-                        j->req = *req;
-                        *req = (SubmitRequest) SUBMIT_REQUEST_INIT;
-                } else {
-                        /* The rest copy what the first kept in memory (its trimmed request)
-                         * and refer to its stored request. */
+                if (t > 0) {
+                        /* The rest refer to the first's stored request. */
                         j->request_id = first_id;
                         j->request_bytes = first->request_bytes;
-                        j->has_script = first->has_script;
-                        if (submit_request_copy(&first->req, &j->req) < 0) {
-                                job_free(j);
-                                goto fail;
-                        }
                 }
-                if (manager_job_transition(m, j, JOB_EVENT_SUBMIT, req_hold ? JOB_HELD : JOB_QUEUED,
+                /* Memory keeps part of the request; the store, which the transition
+                 * writes, all of it. */
+                j->submitted = req;
+                if (job_set_request(j, req) < 0 ||
+                    manager_job_transition(m, j, JOB_EVENT_SUBMIT, req_hold ? JOB_HELD : JOB_QUEUED,
                                            req_hold ? "JobHeldUser" : NULL) < 0) {
                         job_free(j);
                         goto fail;
                 }
-                job_trim_request(j);
+                j->submitted = NULL;
         }
         if (store_release(m->store) < 0)
                 goto fail;
@@ -617,11 +610,13 @@ static json_object *method_test_submit(Manager *m, const Peer *peer, json_object
         /* The probe is never in the table nor stored, so it takes no transition: it is
          * born queued (job_new()), which is what a what-if pass needs. */
         assert(probe->state == JOB_QUEUED);
-        probe->req = c.req;
-        c.req = (SubmitRequest) SUBMIT_REQUEST_INIT;
-        if (probe->req.array.set) {
+        if (job_set_request(probe, &c.req) < 0) {
+                json_object_put(p);
+                return NULL;
+        }
+        if (c.req.array.set) {
                 probe->array_job_id = probe->id;
-                probe->array_task_id = array_spec_index(&probe->req.array, 0);
+                probe->array_task_id = array_spec_index(&c.req.array, 0);
         }
         r = manager_estimate_start(m, probe, &est, &reason);
         if (r == -EBUSY)

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -144,10 +145,45 @@ static int sched_job_for_pass(Manager *m, Job *j, SchedJob *s) {
         return 0;
 }
 
+/* Between passes a queue of 100,000 jobs holds some 50 MB that only a pass reads: the
+ * SchedJob array and the pass's scratch, kept so that passes in quick succession do not
+ * allocate and fault them in each time. Once passes have stopped for this long, an idle
+ * daemon gives them back. */
+#define SCHED_TRIM_DELAY_USEC (10 * USEC_PER_SEC)
+
+void manager_sched_trim(Manager *m) {
+        m->sched_jobs = mfree(m->sched_jobs);
+        m->allocated_sched_jobs = 0;
+        sched_context_trim(m->sched);
+        /* free() keeps what lies below the heap's top for reuse: hand it back too. */
+        (void) malloc_trim(0);
+}
+
+static int on_sched_trim(sd_event_source *s, uint64_t usec, void *userdata) {
+        manager_sched_trim(userdata);
+        return 0;
+}
+
+static void sched_trim_later(Manager *m) {
+        uint64_t when = now_usec(CLOCK_MONOTONIC) + SCHED_TRIM_DELAY_USEC;
+
+        if (!m->event)
+                return;
+        if (!m->sched_trim)
+                (void) sd_event_add_time(m->event, &m->sched_trim, CLOCK_MONOTONIC, when, USEC_PER_SEC,
+                                         on_sched_trim, m);
+        else {
+                (void) sd_event_source_set_time(m->sched_trim, when);
+                (void) sd_event_source_set_enabled(m->sched_trim, SD_EVENT_ONESHOT);
+        }
+}
+
 /* The queue as a pass takes it, into m->sched_jobs, with room for extra more. */
 static int sched_jobs_build(Manager *m, size_t extra, size_t *ret_n) {
         size_t n = 0;
         int r;
+
+        sched_trim_later(m);
 
         if (!GREEDY_REALLOC(m->sched_jobs, m->allocated_sched_jobs, m->n_jobs + extra + 1))
                 return -ENOMEM;

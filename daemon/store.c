@@ -473,7 +473,9 @@ int store_insert_job(Store *s, const Job *j, size_t *ret_request_bytes) {
 
         if (j->request_id == 0 || j->request_id == j->id) {
                 json_object *o = NULL;
-                r = submit_request_to_json(&j->req, &o);
+                if (!j->submitted)
+                        return -EINVAL; /* memory keeps only part of it (job.h) */
+                r = submit_request_to_json(j->submitted, &o);
                 if (r < 0)
                         return r;
                 request = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
@@ -591,7 +593,6 @@ static int load_jobs(Store *s, sqlite3_stmt *st, int (*cb)(Job *j, void *userdat
                         r = -ENOMEM;
                         break;
                 }
-                j->req = (SubmitRequest) SUBMIT_REQUEST_INIT;
                 j->id = (uint64_t) sqlite3_column_int64(st, 0);
                 j->uid = (uid_t) sqlite3_column_int64(st, 1);
                 j->gid = (gid_t) sqlite3_column_int64(st, 2);
@@ -658,26 +659,31 @@ static int load_jobs(Store *s, sqlite3_stmt *st, int (*cb)(Job *j, void *userdat
                                 r = -EBADMSG; /* its array's first task is missing */
                                 break;
                         }
-                        r = submit_request_copy(&shared, &j->req);
+                        r = job_set_request(j, &shared);
                         if (r < 0)
                                 break;
                         j->request_bytes = shared_bytes;
                 } else {
+                        _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+
                         o = json_tokener_parse(request);
                         if (!o) {
                                 r = -EBADMSG;
                                 break;
                         }
-                        r = submit_request_decode(o, SUBMIT_REQUEST_STORED, &j->req, NULL);
+                        r = submit_request_decode(o, SUBMIT_REQUEST_STORED, &req, NULL);
                         json_object_put(o);
+                        if (r < 0)
+                                break;
+                        r = job_set_request(j, &req);
                         if (r < 0)
                                 break;
                         j->request_bytes = strlen(request);
                         if (j->array_job_id == j->id) {
+                                /* Kept whole for its tasks, which follow. */
                                 submit_request_done(&shared);
-                                r = submit_request_copy(&j->req, &shared);
-                                if (r < 0)
-                                        break;
+                                shared = req;
+                                req = (SubmitRequest) SUBMIT_REQUEST_INIT;
                                 shared_id = j->id;
                                 shared_bytes = j->request_bytes;
                         }

@@ -31,8 +31,9 @@ int store_set_gpu_names(Store *s, const DeviceSet *devices);
 const char *store_error(Store *s);
 int store_schema_version(Store *s);
 
-/* Stores the job with its request, or, for an array task whose request_id names another
- * job, with a reference to that job's request. *ret_request_bytes (may be NULL): the size
+/* Stores the job with its request (j->submitted, the whole of it: -EINVAL without), or,
+ * for an array task whose request_id names another job, with a reference to that job's
+ * request. *ret_request_bytes (may be NULL): the size
  * of the request text stored, 0 for a reference. */
 int store_insert_job(Store *s, const Job *j, size_t *ret_request_bytes);
 /* Writes the job's changing columns (state, reason, times, allocation, outcome). */
@@ -48,7 +49,8 @@ int store_rollback(Store *s);
 int store_load_request(Store *s, uint64_t id, SubmitRequest *ret);
 bool store_in_transaction(Store *s);
 
-/* Calls cb for every job, in id order; cb takes ownership of the job. */
+/* Calls cb for every job, in id order, with what memory keeps of its request
+ * (job_set_request()); cb takes ownership of the job. */
 int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata);
 /* The same for up to limit jobs after after_id, leaving out jobs that ended before
  * ended_since (the history beyond what the daemon keeps in memory: List's "history"). */

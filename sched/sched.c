@@ -122,6 +122,51 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         return mfree(ctx);
 }
 
+#define TRIM(array, allocated)                  \
+        do {                                    \
+                (array) = mfree(array);         \
+                (allocated) = 0;                \
+        } while (0)
+
+void sched_context_trim(SchedContext *ctx) {
+        if (!ctx)
+                return;
+        /* Filled anew by every pass before it is read: sized by the jobs or candidates. */
+        TRIM(ctx->cands, ctx->n_cands_alloc);
+        TRIM(ctx->cands_tmp, ctx->n_cands_tmp_alloc);
+        TRIM(ctx->keys, ctx->n_keys_alloc);
+        TRIM(ctx->keys_tmp, ctx->n_keys_tmp_alloc);
+        TRIM(ctx->rank_slot, ctx->n_rank_slot_alloc);
+        TRIM(ctx->new_cands, ctx->n_new_cands_alloc);
+        TRIM(ctx->active, ctx->n_active_alloc);
+        TRIM(ctx->waiting, ctx->n_waiting_alloc);
+        TRIM(ctx->order, ctx->n_order_alloc);
+        TRIM(ctx->order_tmp, ctx->n_order_tmp_alloc);
+        TRIM(ctx->shuffle, ctx->n_shuffle_alloc);
+        TRIM(ctx->shuffle_score, ctx->n_shuffle_score_alloc);
+        TRIM(ctx->idle, ctx->n_idle_alloc);
+        TRIM(ctx->idle_tmp, ctx->n_idle_tmp_alloc);
+        TRIM(ctx->array_ids, ctx->n_array_ids_alloc);
+        TRIM(ctx->array_count, ctx->n_array_count_alloc);
+        TRIM(ctx->resv_held, ctx->n_resv_held_alloc);
+        TRIM(ctx->resv_of, ctx->n_resv_of_alloc);
+        TRIM(ctx->events, ctx->n_events_alloc);
+        TRIM(ctx->events_tmp, ctx->n_events_tmp_alloc);
+        TRIM(ctx->job_release, ctx->n_job_release_alloc);
+        TRIM(ctx->run_users, ctx->n_run_users_alloc);
+        TRIM(ctx->victims, ctx->n_victims_alloc);
+        TRIM(ctx->victim_taken, ctx->n_victim_taken_alloc);
+        TRIM(ctx->victim_running, ctx->n_victim_running_alloc);
+        TRIM(ctx->vscores, ctx->n_vscores_alloc);
+        TRIM(ctx->preemptor, ctx->n_preemptor_alloc);
+        /* The last order too: the next pass sorts from scratch, once, to the same order. */
+        TRIM(ctx->last_ids, ctx->n_last_ids_alloc);
+        TRIM(ctx->last_rank, ctx->n_last_rank_alloc);
+        ctx->n_last = 0;
+        /* Kept: free_cpus, the conservative reservations and profile, and what is sized
+         * by the running jobs, nodes or limit groups (releases, decisions, groups). */
+}
+
 /* SCHED_REASON_NONE when all dependencies are met. */
 static SchedReason deps_reason(const SchedJob *j) {
         bool waiting = false;

@@ -508,6 +508,12 @@ struct SchedConfig {
 SchedContext *sched_context_new(void);
 SchedContext *sched_context_free(SchedContext *ctx);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SchedContext *, sched_context_free);
+/* Gives back what a context holds per job (a few hundred bytes per waiting job, kept so
+ * that the next pass need not allocate and fault it in again, and the last pass's order,
+ * which the next one's sort starts from), keeping conservative reservations: for a
+ * caller whose passes have stopped for a while. The next pass allocates it again, sorts
+ * from scratch once, and decides exactly as it would have. */
+void sched_context_trim(SchedContext *ctx);
 
 /* One scheduling pass. jobs may hold jobs in any state and any order; only PENDING jobs
  * are considered for starting, RUNNING and SUSPENDED ones occupy their allocation until

@@ -41,7 +41,7 @@ static void reference(const Job *j, const char *pattern, FILE *out) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        _cleanup_free_ char *text = fuzz_strndup(data, size), *want = NULL, *got = NULL;
+        _cleanup_free_ char *text = fuzz_strndup(data, size), *want = NULL, *got = NULL, *name = NULL;
         const char *p = text, *end = text + strlen(text), *s;
         char user[CORRAL_IDENT_LENGTH_MAX + 1], ids[64];
         unsigned long long id = 0, array_job_id = 0, array_task_id = 0;
@@ -54,7 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_check(j);
 
         s = next_line(&p, end, &n);
-        j->req.name = strndup(s, MIN(n, (size_t) CORRAL_NAME_LENGTH_MAX));
+        /* Borrowed: a job frees only the strings of its packed block (job_set_request()). */
+        j->req.name = name = strndup(s, MIN(n, (size_t) CORRAL_NAME_LENGTH_MAX));
         fuzz_check(j->req.name);
         /* Not interned: that would keep every input's name for the life of the process. */
         s = next_line(&p, end, &n);

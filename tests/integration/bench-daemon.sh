@@ -55,8 +55,14 @@ t4=$(date +%s%N)
 arr=$(awk -v n="$E" -v ns=$((t4 - t3)) 'BEGIN {printf "%.1f", n / (ns / 1e9)}')
 echo "end to end, an array of $E trivial jobs: corral $arr jobs/s, ratio to bare systemd-run $(awk -v a="$arr" -v b="$bare" 'BEGIN {printf "%.2f", a / b}')"
 
+rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$(systemctl show -P MainPID corrald)/status"; }
+before=$(rss_kb)
 python3 "$py" fill "$Q" begin
 corral info >/dev/null   # one more pass, over everything queued
-echo "corrald RSS with $(sqlite3 $db 'select count(*) from jobs') jobs ($Q of them waiting for a begin time): $(rss)"
+echo "corrald RSS with $(sqlite3 $db 'select count(*) from jobs') jobs ($Q of them waiting for a begin time), right after a pass: $(rss)"
 echo "last scheduling pass: $(pass)"
+# Once passes stop for 10 s corrald gives back what only passes use (manager_sched_trim()).
+sleep 15
+idle=$(rss_kb)
+echo "corrald RSS idle with the $Q queued: $idle kB, $(awk -v a="$idle" -v n="$Q" 'BEGIN {printf "%.0f", a * 1024 / n}') bytes per queued job in all, $(awk -v a="$idle" -v b="$before" -v n="$Q" 'BEGIN {printf "%.0f", (a - b) * 1024 / n}') more than before they were submitted"
 

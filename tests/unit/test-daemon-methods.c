@@ -294,7 +294,7 @@ static void test_job_mail(void **state) {
         j->req.mail_events = MAIL_BEGIN;
         assert_int_equal(job_mail_event(j, JOB_EVENT_END), 0);
         assert_int_equal(job_mail_event(j, JOB_EVENT_START), MAIL_BEGIN);
-        j->req.mail_user = mfree(j->req.mail_user);
+        j->req.mail_user = NULL; /* in the job's packed block: freed with it */
         assert_int_equal(job_mail_compose(j, MAIL_BEGIN, 0, &msg), 0);
         assert_non_null(strstr(msg, "To: nobody\nSubject: Corral Job_id=1 Name=sim Began, Queued time 00:01:05\n"));
         msg = mfree(msg);
@@ -536,18 +536,24 @@ static void test_transitions(void **state) {
         Tree *t = *state;
         Manager *m = manager_for_test(t->dir);
         Job *j = job_new();
-        SubmitRequest full = SUBMIT_REQUEST_INIT;
+        SubmitRequest full = SUBMIT_REQUEST_INIT, submitted = SUBMIT_REQUEST_INIT;
 
         j->id = m->next_id++;
         j->uid = NOBODY;
         j->user = intern("nobody");
         j->queue = intern("normal");
         j->project = intern("nogroup");
-        j->req.workdir = strdup("/tmp");
-        assert_int_equal(strv_extend(&j->req.argv, "/bin/true"), 0);
+        submitted.workdir = strdup("/tmp");
+        assert_int_equal(strv_extend(&submitted.argv, "/bin/true"), 0);
+        assert_int_equal(job_set_request(j, &submitted), 0);
+        j->submitted = &submitted;
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_SUBMIT, JOB_QUEUED, NULL), 0);
+        j->submitted = NULL;
+        submit_request_done(&submitted);
         assert_ptr_equal(manager_find_job(m, j->id), j);
+        assert_string_equal(j->req.workdir, "/tmp");
         assert_int_equal(store_load_request(m->store, j->id, &full), 0);
+        assert_string_equal(full.argv[0], "/bin/true"); /* the store has what memory does not */
         submit_request_done(&full);
 
         /* Refused: nothing moves. */
@@ -875,6 +881,14 @@ static void test_blocked_by_limit(void **state) {
         if (!strstr(json_object_to_json_string(r), "MaxRunningJobs (2 > 1)"))
                 fail_msg("show: %s", json_object_to_json_string(r));
         assert_non_null(strstr(json_object_to_json_string(r), "BLOCKED"));
+        {
+                /* Its argv is not in memory (JobRequest): details read it back from the store. */
+                json_object *pp, *job, *argv;
+                assert_true(json_object_object_get_ex(r, "parameters", &pp));
+                assert_true(json_object_object_get_ex(pp, "job", &job));
+                assert_true(json_object_object_get_ex(job, "argv", &argv));
+                assert_string_equal(json_object_get_string(json_object_array_get_idx(argv, 0)), "/bin/true");
+        }
         json_object_put(r);
 
         /* corral why says which limit, with its numbers, and the priority's terms. */
@@ -885,6 +899,10 @@ static void test_blocked_by_limit(void **state) {
         json_object_put(r);
         expect_error(call(m, NOBODY - 1, CORRAL_METHOD_WHY, params), "PermissionDenied", NULL);
 
+        /* Passes stopped for a while: their memory is given back, and the next pass
+         * decides as before. */
+        manager_sched_trim(m);
+        assert_null(m->sched_jobs);
         /* Still over the limit on the next pass: stays blocked, no transition. */
         assert_int_equal(manager_schedule(m), 0);
         assert_int_equal(jb->state, JOB_BLOCKED);
@@ -1288,13 +1306,12 @@ static void test_gpu_job(void **state) {
         assert_int_equal(sj.gpus, 2);
         assert_int_equal(sj.gpu_allowed, (UINT64_C(1) << 2) | (UINT64_C(1) << 3));
         /* A constraint over the features; one nothing matches allows no GPU of the machine. */
-        free(j->req.gpu_type);
+        /* (The job's strings are in its packed block, not its own: borrowed ones here.) */
         j->req.gpu_type = NULL;
-        j->req.constraint = strdup("a100|nvlink");
+        j->req.constraint = (char *) "a100|nvlink";
         manager_sched_job(m, j, &sj);
         assert_int_equal(sj.gpu_allowed, 3);
-        free(j->req.constraint);
-        j->req.constraint = strdup("mi250x");
+        j->req.constraint = (char *) "mi250x";
         manager_sched_job(m, j, &sj);
         assert_true(sj.gpu_allowed != 0);
         assert_int_equal(sj.gpu_allowed & 0xf, 0);

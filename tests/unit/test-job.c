@@ -13,6 +13,15 @@
 
 /* Jobs come from slabs and keep their request's strings in shared chunks: many jobs,
  * freed in a scrambled order and reallocated, must each keep exactly their own strings. */
+static void set_request(Job *j, const char *name, const char *workdir, unsigned cpus) {
+        SubmitRequest req = SUBMIT_REQUEST_INIT;
+
+        req.name = (char *) name;
+        req.workdir = (char *) workdir;
+        req.cpus = cpus;
+        assert_int_equal(job_set_request(j, &req), 0);
+}
+
 static void test_trim_and_pack(void **state) {
         enum { N = 5000 };
         Job **jobs = calloc(N, sizeof *jobs);
@@ -28,21 +37,33 @@ static void test_trim_and_pack(void **state) {
                         assert_int_equal(j->exit_code, -1);
                         assert_null(j->packed);
                         j->id = (uint64_t) i + 1;
+                        SubmitRequest req = SUBMIT_REQUEST_INIT;
                         snprintf(buf, sizeof buf, "job-%d-%d", round, i);
-                        j->req.name = strdup(buf);
+                        req.name = strdup(buf);
                         snprintf(buf, sizeof buf, "/home/u%d/dir", i);
-                        j->req.workdir = strdup(buf);
+                        req.workdir = strdup(buf);
                         if (i % 3 == 0)
-                                j->req.stdout_path = strdup("out.%j");
+                                req.stdout_path = strdup("out.%j");
                         if (i % 7 == 0) /* a big one takes the rare path */
-                                j->req.stderr_path = calloc(1, 20000), memset(j->req.stderr_path, 'e', 19999);
-                        assert_int_equal(strv_extend(&j->req.argv, "/bin/true"), 0);
-                        j->req.script = strdup("#!/bin/sh\n");
-                        j->req.queue = strdup("normal");
-                        job_trim_request(j);
-                        assert_null(j->req.argv);
-                        assert_null(j->req.script);
-                        assert_null(j->req.queue);
+                                req.stderr_path = calloc(1, 20000), memset(req.stderr_path, 'e', 19999);
+                        if (i % 5 == 0)
+                                req.gpu_type = strdup("a100"), req.constraint = strdup("nvlink|h100");
+                        assert_int_equal(strv_extend(&req.argv, "/bin/true"), 0);
+                        req.script = strdup("#!/bin/sh\n");
+                        req.queue = strdup("normal");
+                        req.cpus = 3;
+                        req.gpus = 2;
+                        req.gpu_binding = true;
+                        req.tasks_max = 99; /* launch only: read back from the store */
+                        assert_int_equal(submit_request_add_dependency(&req, DEPENDENCY_AFTEROK, 17), 0);
+                        assert_int_equal(job_set_request(j, &req), 0);
+                        submit_request_done(&req); /* j->req is a copy */
+                        assert_int_equal(j->req.cpus, 3);
+                        assert_int_equal(j->req.gpus, 2);
+                        assert_true(j->req.gpu_binding);
+                        assert_int_equal(j->req.n_dependencies, 1);
+                        assert_int_equal(j->req.dependencies[0].job_id, 17);
+                        assert_int_equal(j->req.dependencies[0].type, DEPENDENCY_AFTEROK);
                         assert_true(j->has_script);
                         jobs[i] = j;
                 }
@@ -57,6 +78,11 @@ static void test_trim_and_pack(void **state) {
                                 assert_null(j->req.stdout_path);
                         if (i % 7 == 0)
                                 assert_int_equal(strlen(j->req.stderr_path), 19999);
+                        if (i % 5 == 0) {
+                                assert_string_equal(j->req.gpu_type, "a100");
+                                assert_string_equal(j->req.constraint, "nvlink|h100");
+                        } else
+                                assert_null(j->req.gpu_type);
                 }
                 /* free two thirds in a scrambled order */
                 for (int i = 0; i < N; i++)
@@ -77,13 +103,10 @@ static void test_reason_and_info(void **state) {
         j->project = intern("physics");
         j->queue = intern("normal");
         j->state = JOB_QUEUED;
-        j->req.name = strdup("sim");
-        j->req.workdir = strdup("/home/alice");
-        j->req.cpus = 4;
+        set_request(j, "sim", "/home/alice", 4);
         assert_int_equal(job_set_reason(j, "Priority"), 1);
         assert_int_equal(job_set_reason(j, "Priority"), 0); /* unchanged: no write */
         assert_ptr_equal(j->reason, intern("Priority"));
-        job_trim_request(j);
 
         assert_int_equal(job_to_info(j, false, NULL, "host", &info), 0);
         assert_string_equal(info.state, "PENDING");
@@ -103,7 +126,7 @@ static void test_expand_path(void **state) {
 
         j->id = 42;
         j->user = intern("bob");
-        j->req.name = strdup("run");
+        set_request(j, "run", NULL, 0);
         j->array_job_id = 40;
         j->array_task_id = 3;
         assert_int_equal(job_expand_path(j, "out-%j-%x-%u-%A_%a-%%-%q.txt%", &p), 0);
@@ -125,7 +148,7 @@ static void test_expand_path_bounded(void **state) {
         name[255] = 0;
         j->id = 7;
         j->user = intern("bob");
-        j->req.name = strdup(name);
+        set_request(j, name, NULL, 0);
         /* 15 × 255 + 15 = 3840 bytes: fits. */
         n = 0;
         for (int i = 0; i < 15; i++)

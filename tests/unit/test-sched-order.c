@@ -130,12 +130,15 @@ static void compare_results(const SchedResult *a, const SchedResult *b) {
         }
 }
 
-static void run_kept_against_fresh(const SchedConfig *cfg, bool by_id, uint64_t seed) {
+/* kept: one context for all passes; fresh: a new one each pass (unless the policy keeps
+ * state on purpose, conservative's reservations); trimmed: one context trimmed after
+ * every pass (sched_context_trim(), what corrald does once passes stop). All decide alike. */
+static void run_kept_against_fresh(const SchedConfig *cfg, bool by_id, uint64_t seed, bool against_fresh) {
         SchedNode nodes[2];
         SchedMachine m;
         SchedJob *jobs = calloc(N_JOBS, sizeof(SchedJob));
         SchedAllocation *allocs = calloc(N_JOBS, sizeof(SchedAllocation));
-        SchedContext *kept = sched_context_new();
+        SchedContext *kept = sched_context_new(), *trimmed = sched_context_new();
         Rng r = { seed };
         uint64_t now = 1000000, next_id = 1;
         size_t n = 0;
@@ -143,11 +146,12 @@ static void run_kept_against_fresh(const SchedConfig *cfg, bool by_id, uint64_t 
         assert_non_null(jobs);
         assert_non_null(allocs);
         assert_non_null(kept);
+        assert_non_null(trimmed);
         machine_uniform(nodes, 2, 16, 64 * GIB, &m);
 
         for (int pass = 0; pass < N_PASSES; pass++) {
                 SchedContext *fresh = sched_context_new();
-                SchedResult a, b;
+                SchedResult a, b, c;
 
                 /* Newcomers, some with ties in submission time and priority. */
                 for (size_t k = 0, add = rng(&r, 200); k < add && n < N_JOBS; k++)
@@ -175,8 +179,13 @@ static void run_kept_against_fresh(const SchedConfig *cfg, bool by_id, uint64_t 
                                 jobs[k].fairshare = (double) rng(&r, 4) * 250000.0;
 
                 assert_int_equal(sched_pass(kept, cfg, &m, jobs, n, now, &a), 0);
-                assert_int_equal(sched_pass(fresh, cfg, &m, jobs, n, now, &b), 0);
-                compare_results(&a, &b);
+                if (against_fresh) {
+                        assert_int_equal(sched_pass(fresh, cfg, &m, jobs, n, now, &b), 0);
+                        compare_results(&a, &b);
+                }
+                assert_int_equal(sched_pass(trimmed, cfg, &m, jobs, n, now, &c), 0);
+                compare_results(&a, &c);
+                sched_context_trim(trimmed);
 
                 /* Apply the starts; end some running jobs; drop what ended. */
                 for (size_t d = 0; d < a.n_decisions; d++) {
@@ -202,13 +211,14 @@ static void run_kept_against_fresh(const SchedConfig *cfg, bool by_id, uint64_t 
                 sched_context_free(fresh);
         }
         sched_context_free(kept);
+        sched_context_free(trimmed);
         free(allocs);
         free(jobs);
 }
 
 static void test_kept_order_decides_as_fresh(void **state) {
         SchedConfig easy = SCHED_CONFIG_DEFAULT, fcfs = SCHED_CONFIG_DEFAULT, sjf = SCHED_CONFIG_DEFAULT,
-                    limited = SCHED_CONFIG_DEFAULT;
+                    limited = SCHED_CONFIG_DEFAULT, cons = SCHED_CONFIG_DEFAULT, shuffle = SCHED_CONFIG_DEFAULT;
         /* Projects 1-3 limit their members (project 4 has no file): groups and the
          * idle/blocked partition are rebuilt each pass from the kept order too. */
         SchedProject projects[3] = {
@@ -219,17 +229,22 @@ static void test_kept_order_decides_as_fresh(void **state) {
 
         /* Not the conservative policy: its context keeps reservations on purpose. */
         fcfs.policy = &sched_policy_fcfs;
+        cons.policy = &sched_policy_conservative;
+        shuffle.ordering = SCHED_ORDERING_SHUFFLE;
         sjf.backfill_order = SCHED_BACKFILL_SJF;
         /* With an age weight large enough that waiting reorders the queue. */
         easy.weights.age = 1.0;
         limited.projects = projects;
         limited.n_projects = ELEMENTSOF(projects);
         for (uint64_t seed = 1; seed <= 3; seed++) {
-                run_kept_against_fresh(&easy, true, seed);
-                run_kept_against_fresh(&fcfs, true, seed);
-                run_kept_against_fresh(&sjf, true, seed);
-                run_kept_against_fresh(&easy, false, seed);
-                run_kept_against_fresh(&limited, true, seed);
+                run_kept_against_fresh(&easy, true, seed, true);
+                run_kept_against_fresh(&fcfs, true, seed, true);
+                run_kept_against_fresh(&sjf, true, seed, true);
+                run_kept_against_fresh(&easy, false, seed, true);
+                run_kept_against_fresh(&limited, true, seed, true);
+                run_kept_against_fresh(&shuffle, true, seed, true);
+                /* Trimmed, its reservations stay: as kept. */
+                run_kept_against_fresh(&cons, true, seed, false);
         }
 }
 

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What a queued job costs corrald in memory, without the guest: a manager as corrald
+ * runs it (its store in a scratch directory, no executor, bus or socket) takes N jobs
+ * through the Submit method as bench/daemon's clients send them (argv /bin/true, /tmp,
+ * one CPU, a begin time a day away so every pass considers them), one scheduling pass
+ * runs over them, and a second manager loads them back from the store as corrald does
+ * at start-up. Prints, per queued job, the heap in use (mallinfo2) and the growth of the
+ * resident set at each step (right after a pass, and once idle: corrald gives the pass's
+ * memory back when passes stop, manager_sched_trim()), and the sizes of the structures
+ * per job.
+ * Prints figures; never pass/fail. Not run by `meson test`.
+ * Usage: bench-memory [N] [DIR] (N default 100000; DIR default a new directory under
+ * /tmp, removed afterwards). */
+#include <errno.h>
+#include <inttypes.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench-util.h"
+#include "daemon/accounting.h"
+#include "daemon/manager.h"
+#include "daemon/store.h"
+#include "daemon/usage.h"
+
+static SchedNode nodes[2];
+
+static size_t heap_in_use(void) {
+        struct mallinfo2 mi = mallinfo2();
+        return mi.uordblks + mi.hblkhd; /* big arrays are mmap'ed chunks of their own */
+}
+
+static size_t rss_bytes(void) {
+        unsigned long size = 0, resident = 0;
+        FILE *f = fopen("/proc/self/statm", "re");
+
+        if (f) {
+                if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+                        resident = 0;
+                fclose(f);
+        }
+        return resident * (size_t) sysconf(_SC_PAGESIZE);
+}
+
+static Manager *manager_for_bench(const char *dir) {
+        Manager *m = calloc(1, sizeof *m);
+        char *err = NULL;
+
+        if (!m || !(m->confdir = strdup(dir)))
+                return NULL;
+        if (manager_reload(m, &err) < 0) { /* no corral.conf: the defaults */
+                fprintf(stderr, "configuration: %s\n", strna(err));
+                return NULL;
+        }
+        if (store_open(dir, &m->store) < 0 || accounting_new(m->store, NULL, m->config, &m->acct) < 0 ||
+            !(m->sched = sched_context_new()))
+                return NULL;
+        /* 2 nodes of 4 CPUs: the guest's size hardly matters to a queue that waits. */
+        for (unsigned k = 0; k < 2; k++) {
+                nodes[k] = (SchedNode) { .memory = UINT64_C(8) << 30, .speed = 1 };
+                for (unsigned c = 0; c < 4; c++)
+                        cpu_set_add(&nodes[k].cpus, k * 4 + c);
+        }
+        m->machine = (SchedMachine) { .nodes = nodes, .n_nodes = 2 };
+        m->next_id = 1;
+        strcpy(m->hostname, "benchhost");
+        return m;
+}
+
+typedef struct Mark {
+        size_t heap, rss;
+} Mark;
+
+static Mark mark(void) {
+        return (Mark) { heap_in_use(), rss_bytes() };
+}
+
+static void report(const char *what, Mark from, size_t n) {
+        Mark now = mark();
+        printf("%-44s heap %6.0f B/job, RSS %6.0f B/job (RSS %.1f MB in all)\n", what,
+               ((double) now.heap - (double) from.heap) / (double) n,
+               ((double) now.rss - (double) from.rss) / (double) n, (double) now.rss / 1e6);
+}
+
+static int load_one(Job *j, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        /* As manager_startup()'s loader does. */
+        r = manager_add_job(m, j);
+        if (r < 0)
+                job_free(j);
+        return r;
+}
+
+static int submit_all(const char *dir, size_t n) {
+        Peer peer = { .uid = 0, .gid = 0 }; /* bench/daemon's clients run as root */
+        char request[256];
+        Manager *m;
+        Mark base;
+        double t0;
+        int r;
+
+        m = manager_for_bench(dir);
+        if (!m)
+                return EXIT_FAILURE;
+        snprintf(request, sizeof request,
+                 "{\"argv\":[\"/bin/true\"],\"workdir\":\"/tmp\",\"cpus\":1,\"begin_time\":%" PRIu64 "}",
+                 (uint64_t) time(NULL) + 86400);
+
+        base = mark();
+        t0 = now_sec();
+        for (size_t i = 0; i < n; i++) {
+                json_object *p = json_tokener_parse(request), *reply = NULL, *e;
+
+                if (!p || manager_server_ops.dispatch(m, NULL, &peer, CORRAL_METHOD_SUBMIT, p, &reply) < 0 ||
+                    !reply || json_object_object_get_ex(reply, "error", &e)) {
+                        fprintf(stderr, "submit %zu failed: %s\n", i, reply ? json_object_to_json_string(reply) : "");
+                        return EXIT_FAILURE;
+                }
+                json_object_put(p);
+                json_object_put(reply);
+                /* corrald commits once per event-loop iteration; here once per thousand. */
+                if (i % 1000 == 999 && (r = store_commit(m->store)) < 0)
+                        return EXIT_FAILURE;
+        }
+        if (store_commit(m->store) < 0)
+                return EXIT_FAILURE;
+        printf("%zu jobs submitted in %.1f s\n", n, now_sec() - t0);
+        report("submitted (through Submit):", base, n);
+        r = manager_schedule(m);
+        if (r < 0) {
+                fprintf(stderr, "pass: %s\n", strerror(-r));
+                return EXIT_FAILURE;
+        }
+        report("after a scheduling pass:", base, n);
+        manager_sched_trim(m); /* what corrald does once passes have stopped a while */
+        report("idle (passes stopped):", base, n);
+        manager_free(m);
+        fflush(stdout);
+        return EXIT_SUCCESS;
+}
+
+int main(int argc, char **argv) {
+        size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 100000;
+        char tmpl[] = "/tmp/bench-memory.XXXXXX", *dir = argc > 2 ? argv[2] : NULL;
+        Manager *m2;
+        Mark after_load;
+        int r;
+
+        if (n == 0)
+                return EXIT_FAILURE;
+        if (!dir && !(dir = mkdtemp(tmpl))) {
+                perror("mkdtemp");
+                return EXIT_FAILURE;
+        }
+        printf("sizeof(Job) %zu, sizeof(SubmitRequest) %zu, sizeof(SchedJob) %zu, sizeof(SchedAllocation) %zu\n",
+               sizeof(Job), sizeof(SubmitRequest), sizeof(SchedJob), sizeof(SchedAllocation));
+        /* Each step in a process of its own, so that one's freed heap is not the next's. */
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid < 0)
+                return EXIT_FAILURE;
+        if (pid == 0)
+                _exit(submit_all(dir, n));
+        if (waitpid(pid, &r, 0) < 0 || !WIFEXITED(r) || WEXITSTATUS(r) != 0)
+                return EXIT_FAILURE;
+
+        /* A restart: the same jobs loaded from the store. */
+        m2 = manager_for_bench(dir);
+        if (!m2)
+                return EXIT_FAILURE;
+        after_load = mark();
+        if (store_load_jobs(m2->store, load_one, m2) < 0) {
+                fprintf(stderr, "load failed\n");
+                return EXIT_FAILURE;
+        }
+        report("loaded from the store (restart):", after_load, n);
+        if (manager_schedule(m2) < 0)
+                return EXIT_FAILURE;
+        report("after a scheduling pass:", after_load, n);
+        manager_sched_trim(m2);
+        report("idle (passes stopped):", after_load, n);
+        manager_free(m2);
+
+        if (argc <= 2) {
+                char cmd[64 + sizeof tmpl];
+                snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+                if (system(cmd) != 0)
+                        return EXIT_FAILURE;
+        }
+        return EXIT_SUCCESS;
+}
