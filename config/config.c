@@ -197,7 +197,7 @@ static bool slurm_name_is_valid(const char *s) {
 }
 
 static int parse_slurm_name(const char *v, void *data) {
-        if (!slurm_name_is_valid(v))
+        if (!isempty(v) && !slurm_name_is_valid(v))
                 return -EINVAL;
         return ini_parse_string(v, data);
 }
