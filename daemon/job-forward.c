@@ -35,7 +35,7 @@ typedef enum LinkState {
 typedef struct Link {
         uint64_t job_id;
         uint64_t slurm_id;      /* an array's: its tasks share it */
-        LinkState state;
+        LinkState phase;
         bool in_flight;         /* sbatch running now, in this daemon */
         bool final_seen;        /* Slurm said it ended: waiting for its record */
 } Link;
@@ -82,10 +82,10 @@ static int link_store(Manager *m, const Link *l) {
         char key[48], value[48];
 
         snprintf(key, sizeof key, "forward.%" PRIu64, l->job_id);
-        if (l->state == LINK_LINKED)
+        if (l->phase == LINK_LINKED)
                 snprintf(value, sizeof value, "linked %" PRIu64, l->slurm_id);
         else
-                snprintf(value, sizeof value, "%s", l->state == LINK_SUBMITTING ? "submitting" : "none");
+                snprintf(value, sizeof value, "%s", l->phase == LINK_SUBMITTING ? "submitting" : "none");
         return store_set_meta(m->store, key, value);
 }
 
@@ -96,7 +96,7 @@ bool manager_job_forwarded(Manager *m, const Job *j) {
 
 uint64_t manager_job_slurm_id(Manager *m, const Job *j) {
         Link *l = m->forward ? link_get(m->forward, j->id, false) : NULL;
-        return l && l->state == LINK_LINKED ? l->slurm_id : 0;
+        return l && l->phase == LINK_LINKED ? l->slurm_id : 0;
 }
 
 /* ---- running the client ---- */
@@ -155,7 +155,7 @@ static int user_command(Forwarder *f, const Job *j, const char *tool, const char
         Pending *p;
         int r;
 
-        if (!path || !l || l->state != LINK_LINKED)
+        if (!path || !l || l->phase != LINK_LINKED)
                 return path ? -ENOENT : -ENOMEM;
         if (j->array_job_id)
                 snprintf(id, sizeof id, "%" PRIu64 "_%" PRIu32, l->slurm_id, j->array_task_id);
@@ -182,7 +182,7 @@ static int dependency_of(uint64_t corral_id, void *userdata, uint64_t *ret) {
         if (!d || !manager_job_forwarded(m, d))
                 return -ENOENT;
         l = m->forward ? link_get(m->forward, corral_id, false) : NULL;
-        if (!l || l->state != LINK_LINKED)
+        if (!l || l->phase != LINK_LINKED)
                 return -EAGAIN;
         *ret = l->slurm_id;
         return 0;
@@ -234,7 +234,7 @@ static int set_reason(Manager *m, Job *j, const char *reason) {
 }
 
 /* Each queued task of an array j heads: they go with it, as one sbatch --array. */
-static void tasks_set(Forwarder *f, Job *head, LinkState state, uint64_t slurm_id) {
+static void tasks_set(Forwarder *f, Job *head, LinkState phase, uint64_t slurm_id) {
         Manager *m = f->m;
 
         for (size_t i = 0; i < m->n_jobs; i++) {
@@ -246,7 +246,7 @@ static void tasks_set(Forwarder *f, Job *head, LinkState state, uint64_t slurm_i
                 l = link_get(f, t->id, true);
                 if (!l)
                         continue;
-                l->state = state;
+                l->phase = phase;
                 l->slurm_id = slurm_id;
                 (void) link_store(m, l);
         }
@@ -270,7 +270,7 @@ static void on_sbatch(int error, const char *out, const char *err, void *userdat
                 return;
         l->in_flight = false;
         if (error >= 0 && slurm_parse_parsable(out, &sid, NULL) >= 0) {
-                l->state = LINK_LINKED;
+                l->phase = LINK_LINKED;
                 l->slurm_id = sid;
                 if (j->array_job_id)
                         tasks_set(f, j, LINK_LINKED, sid);
@@ -284,7 +284,7 @@ static void on_sbatch(int error, const char *out, const char *err, void *userdat
                 return;
         }
         /* Not submitted: it stays queued here and is tried again at the next poll. */
-        l->state = LINK_NONE;
+        l->phase = LINK_NONE;
         if (j->array_job_id)
                 tasks_set(f, j, LINK_NONE, 0);
         else
@@ -309,7 +309,7 @@ static unsigned in_flight(Forwarder *f, const char *queue) {
 
         for (size_t i = 0; i < f->n_links; i++) {
                 Job *j = manager_find_job(m, f->links[i].job_id);
-                if (j && f->links[i].state != LINK_NONE && !job_state_is_final(j->state) && j->queue == queue)
+                if (j && f->links[i].phase != LINK_NONE && !job_state_is_final(j->state) && j->queue == queue)
                         n++;
         }
         return n;
@@ -358,7 +358,7 @@ static int forward_one(Forwarder *f, Job *j, const QueueConfig *q) {
         free(s.argv[0]);
         s.argv[0] = TAKE_PTR(path);
         /* Recorded before sbatch runs, committed before it starts (the caller commits). */
-        l->state = LINK_SUBMITTING;
+        l->phase = LINK_SUBMITTING;
         l->in_flight = true;
         if (j->array_job_id)
                 tasks_set(f, j, LINK_SUBMITTING, 0);
@@ -374,7 +374,7 @@ static int forward_one(Forwarder *f, Job *j, const QueueConfig *q) {
         if (r < 0) {
                 free(pending);
                 l->in_flight = false;
-                l->state = LINK_NONE;
+                l->phase = LINK_NONE;
                 (void) link_store(m, l);
                 return log_warning_errno(r, "Job %" PRIu64 ": cannot run sbatch: %m", j->id);
         }
@@ -397,7 +397,7 @@ void manager_forward_submit(Manager *m) {
                 if (j->array_job_id && j->array_job_id != j->id)
                         continue;
                 l = link_get(f, j->id, false);
-                if (l && l->state != LINK_NONE)
+                if (l && l->phase != LINK_NONE)
                         continue;
                 q = config_find_queue(m->config, j->queue);
                 if (in_flight(f, j->queue) + (j->array_job_id ? array_tasks_waiting(m, j) : 1) > q->max_forwarded &&
@@ -527,14 +527,17 @@ static void records_apply(Records *rs, const SlurmJobRecord *rec, size_t n) {
                 const SlurmJobStatus *s;
                 const SlurmJobRecord *r = NULL;
                 const char *name;
+                uint64_t want;
                 JobState to;
 
                 if (!l->final_seen || !j || job_state_is_final(j->state))
                         continue;
                 s = status_of(rs->st, rs->n_st, j, l->slurm_id);
-                /* A record is an array task's by its own id, which squeue gave. */
-                for (size_t k = 0; s && k < n; k++)
-                        if (rec[k].job_id == s->job_id)
+                /* A record is an array task's by its own id, which only squeue gives; a job's
+                 * by the id it was linked to. */
+                want = s ? s->job_id : j->array_job_id ? 0 : l->slurm_id;
+                for (size_t k = 0; want && k < n; k++)
+                        if (rec[k].job_id == want)
                                 r = &rec[k];
                 name = slurm_state_to_corral(r ? r->state : s ? s->state : NULL, s ? s->reason : NULL);
                 to = name ? job_state_from_string(name) : _JOB_STATE_INVALID;
@@ -625,19 +628,19 @@ static void on_squeue(int error, const char *out, const char *err, void *userdat
 
                 if (!j || job_state_is_final(j->state))
                         continue;
-                if (l->state == LINK_SUBMITTING && !l->in_flight) {
+                if (l->phase == LINK_SUBMITTING && !l->in_flight) {
                         /* Left by a crash between sbatch and the commit: adopt or resubmit. */
                         uint64_t head = j->array_job_id ?: j->id, sid;
                         if (slurm_find_key(st, n, m->hostname, head, &sid) >= 0) {
                                 log_notice("Job %" PRIu64 " was already Slurm job %" PRIu64 ": adopted.", j->id, sid);
-                                l->state = LINK_LINKED;
+                                l->phase = LINK_LINKED;
                                 l->slurm_id = sid;
                         } else
-                                l->state = LINK_NONE;
+                                l->phase = LINK_NONE;
                         (void) link_store(m, l);
                         m->sched_needed = true;
                 }
-                if (l->state != LINK_LINKED)
+                if (l->phase != LINK_LINKED)
                         continue;
                 s = status_of(st, n, j, l->slurm_id);
                 if (s)
@@ -693,7 +696,7 @@ void manager_forward_poll(Manager *m) {
                 return;
         for (size_t i = 0; i < f->n_links; i++) {
                 Job *j = manager_find_job(m, f->links[i].job_id);
-                if (j && f->links[i].state != LINK_NONE && !f->links[i].in_flight && !strv_contains(users, j->user) &&
+                if (j && f->links[i].phase != LINK_NONE && !f->links[i].in_flight && !strv_contains(users, j->user) &&
                     strv_extend(&users, j->user) < 0)
                         return;
         }
@@ -742,10 +745,10 @@ int manager_forward_cancel(Manager *m, Job *j) {
         Forwarder *f = m->forward;
         Link *l = f ? link_get(f, j->id, false) : NULL;
 
-        if (!l || l->state == LINK_NONE)
+        if (!l || l->phase == LINK_NONE)
                 return 0; /* only here: cancelled here */
         j->cancel_requested = true;
-        if (l->state == LINK_LINKED)
+        if (l->phase == LINK_LINKED)
                 (void) user_command(f, j, "scancel", NULL);
         if (job_state_is_pending(j->state))
                 /* Slurm's answer cannot undo it: the poll ignores ended jobs. */
@@ -758,7 +761,7 @@ void manager_forward_hold(Manager *m, Job *j, bool hold) {
         Forwarder *f = m->forward;
         Link *l = f ? link_get(f, j->id, false) : NULL;
 
-        if (l && l->state == LINK_LINKED)
+        if (l && l->phase == LINK_LINKED)
                 (void) user_command(f, j, "scontrol", hold ? "hold" : "release");
 }
 
@@ -790,9 +793,9 @@ int manager_forward_start(Manager *m) {
                 if (!(l = link_get(f, j->id, true)))
                         return -ENOMEM;
                 if (streq(v, "submitting"))
-                        l->state = LINK_SUBMITTING;
+                        l->phase = LINK_SUBMITTING;
                 else if (sscanf(v, "linked %" SCNu64, &sid) == 1)
-                        l->state = LINK_LINKED, l->slurm_id = sid;
+                        l->phase = LINK_LINKED, l->slurm_id = sid;
         }
         if (m->event) {
                 r = sd_event_add_time_relative(m->event, &f->poll_timer, CLOCK_MONOTONIC,
