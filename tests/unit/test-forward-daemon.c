@@ -240,6 +240,18 @@ static void test_submit_track_finish(void **state) {
         answer(c, "4120|4120|N/A|PENDING|Resources|0:00|corral:testhost:1\n", "");
         assert_int_equal(j->state, JOB_QUEUED);
         assert_string_equal(j->reason, "Slurm:Resources");
+        /* corral show and why name the Slurm job and Slurm's reason. */
+        r = call(m, NOBODY, CORRAL_METHOD_SHOW, "{\"job_id\":1}");
+        if (!strstr(json_object_to_json_string(r), "\"reason\": \"Slurm job 4120: Resources\""))
+                fail_msg("show: %s", json_object_to_json_string(r));
+        json_object_put(r);
+        r = call(m, NOBODY, CORRAL_METHOD_WHY, "{\"job_id\":1}");
+        if (!strstr(json_object_to_json_string(r), "\"slurm_job_id\": 4120") ||
+            !strstr(json_object_to_json_string(r), "it is Slurm job 4120 of the cluster (partition batch); Slurm says: "
+                                                   "Resources") ||
+            strstr(json_object_to_json_string(r), "scheduler has not considered"))
+                fail_msg("why: %s", json_object_to_json_string(r));
+        json_object_put(r);
         manager_forward_poll(m);
         answer(last("squeue"), "4120|4120|N/A|RUNNING|None|0:05|corral:testhost:1\n", "");
         assert_int_equal(j->state, JOB_RUNNING);
