@@ -49,6 +49,8 @@ struct Forwarder {
         sd_event_source *poll_timer;
         bool poll_in_flight;
         unsigned polls;         /* completed, for tests and the log */
+        struct Pending *pending;
+        struct Records *records; /* the poll's, while its sacct or scontrol runs */
 };
 
 /* ---- links ---- */
@@ -101,11 +103,39 @@ uint64_t manager_job_slurm_id(Manager *m, const Job *j) {
 
 /* ---- running the client ---- */
 
+/* A command under way: what its answer is about. Kept in the forwarder, so that those a
+ * shutdown leaves unanswered are freed with it. */
 typedef struct Pending {
         Forwarder *f;
         uint64_t job_id;
-        char **ids;             /* the poll: the jobs it asked about */
+        struct Pending *next, *prev;
 } Pending;
+
+static Pending *pending_new(Forwarder *f, uint64_t job_id) {
+        Pending *p = new0(Pending, 1);
+
+        if (!p)
+                return NULL;
+        p->f = f;
+        p->job_id = job_id;
+        p->next = f->pending;
+        if (f->pending)
+                f->pending->prev = p;
+        f->pending = p;
+        return p;
+}
+
+static void pending_free(Pending *p) {
+        if (!p)
+                return;
+        if (p->prev)
+                p->prev->next = p->next;
+        else
+                p->f->pending = p->next;
+        if (p->next)
+                p->next->prev = p->prev;
+        free(p);
+}
 
 static char *client_path(Manager *m, const char *tool) {
         char *p;
@@ -145,7 +175,7 @@ static void on_user_command(int error, const char *out, const char *err, void *u
         if (error < 0 || !isempty(err))
                 log_warning("Job %" PRIu64 ": the Slurm client said: %s", p->job_id,
                             !isempty(err) ? err : strerror(-error));
-        free(p);
+        pending_free(p);
 }
 
 static int user_command(Forwarder *f, const Job *j, const char *tool, const char *verb) {
@@ -161,14 +191,13 @@ static int user_command(Forwarder *f, const Job *j, const char *tool, const char
                 snprintf(id, sizeof id, "%" PRIu64 "_%" PRIu32, l->slurm_id, j->array_task_id);
         else
                 snprintf(id, sizeof id, "%" PRIu64, l->slurm_id);
-        p = new0(Pending, 1);
+        p = pending_new(f, j->id);
         if (!p)
                 return -ENOMEM;
-        p->f = f, p->job_id = j->id;
         r = run(f, j->uid, verb ? (char *[]) { path, (char *) verb, id, NULL } : (char *[]) { path, id, NULL }, NULL,
                 NULL, 0022, on_user_command, p);
         if (r < 0)
-                free(p);
+                pending_free(p);
         return r;
 }
 
@@ -265,7 +294,7 @@ static void on_sbatch(int error, const char *out, const char *err, void *userdat
         Link *l = link_get(f, p->job_id, false);
         uint64_t sid = 0;
 
-        free(p);
+        pending_free(p);
         if (!j || !l)
                 return;
         l->in_flight = false;
@@ -350,11 +379,8 @@ static int forward_one(Forwarder *f, Job *j, const QueueConfig *q) {
                 return r;
         path = client_path(m, "sbatch");
         l = link_get(f, j->id, true);
-        pending = new0(Pending, 1);
-        if (!path || !l || !pending) {
-                free(pending);
+        if (!path || !l)
                 return -ENOMEM;
-        }
         free(s.argv[0]);
         s.argv[0] = TAKE_PTR(path);
         /* Recorded before sbatch runs, committed before it starts (the caller commits). */
@@ -365,14 +391,12 @@ static int forward_one(Forwarder *f, Job *j, const QueueConfig *q) {
         else
                 (void) link_store(m, l);
         r = manager_commit(m);
-        if (r < 0) {
-                free(pending);
+        if (r < 0)
                 return r;
-        }
-        pending->f = f, pending->job_id = j->id;
-        r = run(f, j->uid, s.argv, s.env, s.stdin_data, s.umask, on_sbatch, pending);
+        pending = pending_new(f, j->id);
+        r = pending ? run(f, j->uid, s.argv, s.env, s.stdin_data, s.umask, on_sbatch, pending) : -ENOMEM;
         if (r < 0) {
-                free(pending);
+                pending_free(pending);
                 l->in_flight = false;
                 l->phase = LINK_NONE;
                 (void) link_store(m, l);
@@ -557,6 +581,10 @@ static void records_apply(Records *rs, const SlurmJobRecord *rec, size_t n) {
 }
 
 static void records_free(Records *rs) {
+        if (!rs)
+                return;
+        if (rs->f->records == rs)
+                rs->f->records = NULL;
         slurm_job_status_free_many(rs->st, rs->n_st);
         free(rs);
 }
@@ -608,8 +636,7 @@ static void on_squeue(int error, const char *out, const char *err, void *userdat
         _cleanup_free_ char *ids = NULL, *path = NULL;
         Records *rs;
 
-        strv_free(p->ids);
-        free(p);
+        pending_free(p);
         if (error < 0 || (isempty(out) && !isempty(err)) || slurm_parse_squeue(out, &st, &n) < 0) {
                 log_warning("Cannot poll the Slurm jobs: %s", !isempty(err) ? err : strerror(error < 0 ? -error : EBADMSG));
                 /* Jobs waiting here for the cluster say why; those on it keep their state. */
@@ -656,6 +683,7 @@ static void on_squeue(int error, const char *out, const char *err, void *userdat
                 return;
         }
         *rs = (Records) { .f = f, .st = st, .n_st = n };
+        f->records = rs;
         if (!any_final) {
                 records_apply(rs, NULL, 0);
                 f->poll_in_flight = false;
@@ -706,25 +734,21 @@ void manager_forward_poll(Manager *m) {
                 len += strlen(*u) + 1;
         list = malloc(len);
         path = client_path(m, "squeue");
-        p = new0(Pending, 1);
-        if (!list || !path || !p || asprintf(&fmt, "--format=%s", SLURM_SQUEUE_FORMAT) < 0) {
-                free(p);
+        if (!list || !path || asprintf(&fmt, "--format=%s", SLURM_SQUEUE_FORMAT) < 0 || !(p = pending_new(f, 0)))
                 return;
-        }
         list[0] = 0;
         STRV_FOREACH(u, users) {
                 if (u != users)
                         strcat(list, ",");
                 strcat(list, *u);
         }
-        p->f = f;
         f->poll_in_flight = true;
         /* Root only reads here: it sees every user's jobs even where PrivateData=jobs. */
         r = run(f, 0, (char *[]) { path, (char *) "--noheader", (char *) "--array", (char *) "--states=all",
                                    (char *) "--users", list, fmt, NULL },
                 NULL, NULL, 0022, on_squeue, p);
         if (r < 0) {
-                free(p);
+                pending_free(p);
                 f->poll_in_flight = false;
                 log_warning_errno(r, "Cannot run squeue: %m");
         }
@@ -822,6 +846,9 @@ void manager_forward_free(Manager *m) {
         if (!f)
                 return;
         sd_event_source_disable_unref(f->poll_timer);
+        while (f->pending)
+                pending_free(f->pending);
+        records_free(f->records);
         free(f->links);
         free(f);
         m->forward = NULL;

@@ -406,7 +406,11 @@ static void test_pass_through(void **state) {
         assert_string_equal(jb->reason, "MaxForwarded");
 
         /* Cancel of a job on the cluster: the user's scancel, and it ends here. */
-        assert_null(json_object_object_get(call(m, NOBODY, CORRAL_METHOD_CANCEL, "{\"job_id\":3}"), "error"));
+        {
+                json_object *r = call(m, NOBODY, CORRAL_METHOD_CANCEL, "{\"job_id\":3}");
+                assert_null(json_object_object_get(r, "error"));
+                json_object_put(r);
+        }
         assert_int_equal(jc->state, JOB_CANCELLED);
         {
                 FakeCall *k = last("scancel");
