@@ -25,6 +25,8 @@
 #include "log.h"
 #include "manager.h"
 #include "strv.h"
+#include "time-util.h"
+#include "usage.h"
 
 typedef enum LinkState {
         LINK_NONE,
@@ -475,6 +477,22 @@ static void finish(Manager *m, Job *j, JobState to, const SlurmJobRecord *rec) {
                 }
                 if (start(m, j) < 0)
                         return;
+        }
+        /* Charged to its project as any run is, in its queue's name (corral usage --by
+         * queue shows the cluster's apart): what Slurm says it ran and used. */
+        {
+                uint64_t now = (uint64_t) time(NULL);
+                uint64_t ran = rec && rec->elapsed_sec ? rec->elapsed_sec : now - MIN(j->start_time, now);
+                JobOutcome o = {
+                        .id = j->id,
+                        .exit_code = j->exit_code,
+                        .signal = j->exit_signal,
+                        .start_usec = (now - MIN(ran, now)) * USEC_PER_SEC,
+                        .end_usec = now * USEC_PER_SEC,
+                        .cpu_usage_usec = j->usage.cpu_usec,
+                        .memory_peak = j->usage.memory_peak,
+                };
+                (void) accounting_charge_run(m->acct, j, &o, now);
         }
         if (to == JOB_NODE_FAIL)
                 (void) manager_job_transition(m, j, JOB_EVENT_NODE_FAIL, JOB_NODE_FAIL, "NodeFail");

@@ -271,6 +271,15 @@ static void test_submit_track_finish(void **state) {
         assert_int_equal(j->usage.cpu_usec, 1500000);
         assert_int_equal(j->usage.memory_peak, 2048 * 1024);
         assert_int_equal(manager_commit(m), 0);
+        /* Charged to its project like a run here, its time and usage Slurm's. */
+        {
+                JobCharge ch = {};
+                assert_int_equal(store_load_charge(m->store, id, &ch), 0);
+                assert_int_equal(ch.cpus, 16);
+                assert_int_equal(ch.run_usec, 7 * UINT64_C(1000000));
+                assert_int_equal(ch.cpu_usec, 1500000);
+                assert_true(ch.core_hours > 0.031 && ch.core_hours < 0.032); /* 16 CPUs x 7 s */
+        }
         /* Ended: nothing more is polled. */
         manager_forward_poll(m);
         assert_true(calls[n_calls - 1].answered);
