@@ -169,18 +169,16 @@ int slurm_parse_rss(const char *s, uint64_t *ret) {
         if (!strchr("0123456789", s[0]))
                 return -EBADMSG;
         v = strtod(s, &end);
-        if (end == s)
+        if (end == s || !(v >= 0))
                 return -EBADMSG;
-        if (!*end) {
-                *ret = (uint64_t) v;
-                return 0;
+        if (*end) {
+                u = strchr(units, *end);
+                if (!u || end[1])
+                        return -EBADMSG;
+                for (const char *k = units; k <= u; k++)
+                        v *= 1024;
         }
-        u = strchr(units, *end);
-        if (!u || end[1])
-                return -EBADMSG;
-        for (const char *k = units; k <= u; k++)
-                v *= 1024;
-        if (v >= 18e18)
+        if (!(v < 18e18))
                 return -ERANGE;
         *ret = (uint64_t) v;
         return 0;

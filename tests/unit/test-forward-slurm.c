@@ -348,6 +348,8 @@ static void test_time_rss(void **state) {
         assert_int_equal(slurm_parse_rss("1048576K", &u), 0);
         assert_int_equal(u, UINT64_C(1) << 30);
         assert_int_equal(slurm_parse_rss("12X", &u), -EBADMSG);
+        /* Found by fuzz-slurm-output: a number beyond 64 bits, without a unit. */
+        assert_int_equal(slurm_parse_rss("88888888888888888888888888888888", &u), -ERANGE);
         assert_int_equal(slurm_parse_rss("K", &u), -EBADMSG);
 }
 
