@@ -962,6 +962,9 @@ static json_object *method_requeue(Manager *m, const Peer *peer, json_object *pa
                 return reply_invalid_parameter("hold", "a boolean");
         if ((err = check(m, peer, AUTHZ_REQUEUE, j, "you can only requeue your own jobs")))
                 return err;
+        if (manager_job_forwarded(m, j))
+                return reply_invalid_parameter("job_id", "a job of a queue that forwards to Slurm is not requeued "
+                                                         "through Corral yet: cancel it and submit it again");
         if (job_state_is_pending(j->state) || j->cancel_requested)
                 return invalid_state(j);
         if ((err = check_access_again(m, peer, j)))

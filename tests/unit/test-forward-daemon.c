@@ -431,6 +431,12 @@ static void test_pass_through(void **state) {
         assert_true(has_arg(last("sbatch"), "--dependency=afterok:500"));
         answer(last("sbatch"), "501\n", "");
 
+        /* Requeue is not passed through yet: refused, not half done. */
+        {
+                json_object *r = call(m, NOBODY, CORRAL_METHOD_REQUEUE, "{\"job_id\":1}");
+                assert_non_null(strstr(json_object_to_json_string(r), "not requeued through Corral yet"));
+                json_object_put(r);
+        }
         /* Hold and release: here, then the user's scontrol. */
         json_object_put(call(m, NOBODY, CORRAL_METHOD_HOLD, "{\"job_id\":1}"));
         assert_int_equal(ja->state, JOB_HELD);
