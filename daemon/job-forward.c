@@ -320,7 +320,9 @@ static void on_sbatch(int error, const char *out, const char *err, void *userdat
                 tasks_set(f, j, LINK_NONE, 0);
         else
                 (void) link_store(m, l);
-        if (error < 0 || sbatch_unreachable(err)) {
+        /* Only sbatch's own refusal ends the job; anything else (no answer, sbatch killed
+         * at its time limit, systemd refusing the unit) is tried again. */
+        if (error < 0 || sbatch_unreachable(err) || !strstr(err, "Batch job submission failed")) {
                 log_warning("Job %" PRIu64 ": sbatch could not reach the cluster: %s", j->id,
                             !isempty(err) ? err : strerror(-error));
                 (void) set_reason(m, j, "SlurmUnreachable");
