@@ -20,6 +20,7 @@ static void queue_config_done(QueueConfig *q) {
         strv_free(q->preempts);
         strv_free(q->overridden);
         free(q->slurm_partition);
+        free(q->overflow_to);
         strv_free(q->slurm_account);
         *q = (QueueConfig) {};
 }
@@ -103,6 +104,13 @@ static int parse_ident(const char *v, void *data) {
         if (!ident_is_valid(v))
                 return -EINVAL;
         return ini_parse_string(v, data);
+}
+
+/* A queue name, or empty for none. */
+static int parse_queue_name(const char *v, void *data) {
+        if (isempty(v))
+                return ini_parse_string(v, data);
+        return parse_ident(v, data);
 }
 
 static int parse_idents(const char *v, void *data) {
@@ -294,6 +302,8 @@ static const IniItem items[] = {
         QUE("SlurmPartition", parse_slurm_name, slurm_partition, "a Slurm partition name"),
         QUE("SlurmAccount", parse_slurm_account, slurm_account, "PROJECT:ACCOUNT entries and one ACCOUNT"),
         QUE("MaxForwarded", parse_max_forwarded, max_forwarded, "a number of jobs (at least 1)"),
+        QUE("OverflowTo", parse_queue_name, overflow_to, "a queue name"),
+        QUE("OverflowAfterSec", ini_parse_sec, overflow_after, "a duration"),
 };
 
 /* While loading: a [Queue] section is collected whole, then merged into the queue of the
@@ -350,6 +360,10 @@ static int section_end(void *userdata, const char *section, void *target, uint64
                         /* Lists move over, replacing the earlier one. */
                         strv_free(*(char ***) to);
                         *(char ***) to = TAKE_PTR(*(char ***) from);
+                } else if (items[i].parse == parse_slurm_name || items[i].parse == parse_queue_name) {
+                        /* Strings move over too: the section's copy is freed below. */
+                        free(*(char **) to);
+                        *(char **) to = TAKE_PTR(*(char **) from);
                 } else
                         memcpy(to, from, items[i].size);
                 /* corral config check names what of a built-in the site changed. */
@@ -512,7 +526,14 @@ static int check_backends(Config *c, char **ret_error) {
                                 if (c->queues[k].backend == QUEUE_BACKEND_SLURM && k < 64 &&
                                     (q->preempts_mask & (UINT64_C(1) << k)))
                                         why = "has Preempts= naming a Backend=slurm queue, whose jobs do not run here";
-                } else if (q->preempts_mask || q->parallel_run)
+                        if (!why && q->overflow_to) {
+                                const QueueConfig *t = config_find_queue(c, q->overflow_to);
+                                if (!t || t->backend != QUEUE_BACKEND_SLURM)
+                                        why = "has OverflowTo= naming no queue with Backend=slurm";
+                        }
+                } else if (q->overflow_to)
+                        why = "has Backend=slurm and OverflowTo=: only a local queue overflows";
+                else if (q->preempts_mask || q->parallel_run)
                         why = "has Backend=slurm and Preempts= or ParallelRun=: its jobs run on the cluster and "
                               "cannot suspend this machine's";
                 if (why) {

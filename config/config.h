@@ -58,6 +58,10 @@ typedef struct QueueConfig {
         char *slurm_partition;
         char **slurm_account;
         uint32_t max_forwarded;
+        /* A local queue's jobs that have waited overflow_after seconds go to the
+         * Backend=slurm queue overflow_to (NULL: none). */
+        char *overflow_to;
+        uint64_t overflow_after;
         bool disabled;          /* Disabled=yes: removed once every file is read */
         bool builtin;           /* one of the three corrald has without configuration */
         char **overridden;      /* built-in: the keys [Queue] sections set ("Priority", ...) */

@@ -409,11 +409,46 @@ static int forward_one(Forwarder *f, Job *j, const QueueConfig *q) {
         return 0;
 }
 
+/* OverflowTo=: a local queue's job that has waited OverflowAfterSec= since it became
+ * eligible, and waits still for this machine's CPUs or memory (the last pass's reason),
+ * goes to the cluster queue, when its request maps there one to one. Arrays and jobs
+ * that wait for something else (a dependency, a begin time, a limit) stay. */
+static void overflow(Manager *m, uint64_t now) {
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+                _cleanup_(slurm_submit_done) SlurmSubmit s = {};
+                _cleanup_free_ char *reason = NULL;
+                Job *j = m->jobs[i];
+                const QueueConfig *q, *t;
+                SlurmSubmitParams p;
+
+                if (j->state != JOB_QUEUED || j->array_job_id || !j->reason ||
+                    (!streq(j->reason, "Resources") && !streq(j->reason, "Priority")))
+                        continue;
+                q = config_find_queue(m->config, j->queue);
+                if (!q || !q->overflow_to || !q->overflow_after || now < j->eligible_time + q->overflow_after)
+                        continue;
+                t = config_find_queue(m->config, q->overflow_to);
+                if (!t || t->backend != QUEUE_BACKEND_SLURM)
+                        continue;
+                if (store_load_request(m->store, j->id, &req) < 0)
+                        continue;
+                p = submit_params(m, j, t);
+                if (slurm_submit_build(&req, &p, &s, &reason) < 0)
+                        continue; /* what the cluster cannot take waits here */
+                log_info("Job %" PRIu64 " overflows from queue %s to %s after %" PRIu64 " s.", j->id, j->queue,
+                         t->name, now - j->eligible_time);
+                j->queue = intern(t->name);
+                (void) set_reason(m, j, "Overflow");
+        }
+}
+
 void manager_forward_submit(Manager *m) {
         Forwarder *f = m->forward;
 
         if (!f)
                 return;
+        overflow(m, (uint64_t) time(NULL));
         for (size_t i = 0; i < m->n_jobs; i++) {
                 Job *j = m->jobs[i];
                 const QueueConfig *q;

@@ -227,6 +227,8 @@ static void test_errors(void **state) {
                 { "[Manager]\nSlurmPollSec=1s\n", "corral.conf:2: invalid value for SlurmPollSec=" },
                 { "[Queue]\nName=c\nSlurmPartition=batch\n", "[Queue] c: sets SlurmPartition= or SlurmAccount=" },
                 { "[Queue]\nName=c\nBackend=slurm\nPreempts=bonus\n", "[Queue] c: has Backend=slurm and Preempts=" },
+                { "[Queue]\nName=normal\nOverflowTo=bonus\n", "[Queue] normal: has OverflowTo= naming no queue with Backend=slurm" },
+                { "[Queue]\nName=c\nBackend=slurm\nOverflowTo=c\n", "[Queue] c: has Backend=slurm and OverflowTo=" },
                 { "[Queue]\nName=c\nBackend=slurm\n[Queue]\nName=normal\nPreempts=c\n",
                   "[Queue] normal: has Preempts= naming a Backend=slurm queue" },
         };
@@ -360,14 +362,19 @@ static void test_slurm_backend(void **state) {
         put("corral.conf", "[Manager]\nSlurmPollSec=10s\n"
                            "[Queue]\nName=cluster\nBackend=slurm\nSlurmPartition=batch\n"
                            "SlurmAccount=physics:phys01 default-acct\nMaxForwarded=500\n");
-        put("corral.conf.d/50-more.conf", "[Queue]\nName=cluster\nMaxForwarded=20\n");
+        put("corral.conf.d/50-more.conf", "[Queue]\nName=cluster\nMaxForwarded=20\n[Queue]\nName=normal\n"
+                                          "OverflowTo=cluster\nOverflowAfterSec=10min\n");
+        /* A drop-in's string replaces the earlier one (and is not freed under it). */
+        put("corral.conf.d/60-part.conf", "[Queue]\nName=cluster\nSlurmPartition=long\n");
         assert_int_equal(config_load(dir, &c, &err), 0);
         assert_null(err);
         q = config_find_queue(c, "cluster");
         assert_non_null(q);
         assert_int_equal(q->backend, QUEUE_BACKEND_SLURM);
-        assert_string_equal(q->slurm_partition, "batch");
+        assert_string_equal(q->slurm_partition, "long");
         assert_int_equal(q->max_forwarded, 20);
+        assert_string_equal(config_find_queue(c, "normal")->overflow_to, "cluster");
+        assert_int_equal(config_find_queue(c, "normal")->overflow_after, 600);
         assert_string_equal(queue_config_slurm_account(q, "physics"), "phys01");
         assert_string_equal(queue_config_slurm_account(q, "biology"), "default-acct");
         assert_string_equal(queue_backend_to_string(config_find_queue(c, "normal")->backend), "local");
@@ -381,6 +388,7 @@ static void test_slurm_backend(void **state) {
         assert_string_equal(config_slurm_bin_dir(c, dir), CONFIG_SLURM_DIVERTED_BINDIR);
         config_free(c);
         unlink_in("corral.conf.d/50-more.conf");
+        unlink_in("corral.conf.d/60-part.conf");
 
         /* Without a map every project is its own account; SlurmBinDir= wins. */
         put("corral.conf", "[Manager]\nSlurmBinDir=/opt/slurm/bin\n[Queue]\nName=cluster\nBackend=slurm\n");

@@ -473,6 +473,38 @@ static void test_pass_through(void **state) {
         manager_free(m);
 }
 
+/* OverflowTo=: a local job that waited long enough for this machine goes to the cluster,
+ * one that Slurm could not take stays, and so does one that has not waited long. */
+static void test_overflow(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir, CONF "[Queue]\nName=normal\nOverflowTo=cluster\nOverflowAfterSec=60\n");
+        Job *big, *small, *unmappable;
+
+        calls_reset();
+        big = manager_find_job(m, submit(m, "{\"workdir\":\"/tmp\",\"argv\":[\"/bin/true\"],\"cpus\":4}"));
+        small = manager_find_job(m, submit(m, "{\"workdir\":\"/tmp\",\"argv\":[\"/bin/true\"]}"));
+        unmappable = manager_find_job(m, submit(m, "{\"workdir\":\"/tmp\",\"argv\":[\"/bin/true\"],\"io_weight\":5}"));
+        pass(m);
+        assert_int_equal(big->state, JOB_RUNNING); /* the machine is full */
+        assert_int_equal(small->state, JOB_QUEUED);
+        assert_int_equal(n_calls, 0);
+        /* Not long enough yet. */
+        pass(m);
+        assert_int_equal(n_calls, 0);
+        assert_string_equal(small->queue, "normal");
+        small->eligible_time -= 120;
+        unmappable->eligible_time -= 120;
+        pass(m);
+        assert_string_equal(small->queue, "cluster");
+        assert_true(has_arg(last("sbatch"), "--comment=corral:testhost:2"));
+        assert_int_equal(n_calls, 1);
+        assert_string_equal(unmappable->queue, "normal");
+        answer(last("sbatch"), "990\n", "");
+        assert_int_equal(manager_job_slurm_id(m, small), 990);
+        calls_reset();
+        manager_free(m);
+}
+
 static int setup(void **state) {
         return tree_setup_prefix(state, "corral-forward");
 }
@@ -483,6 +515,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_unreachable, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_crash_and_restart, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_pass_through, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_overflow, setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
