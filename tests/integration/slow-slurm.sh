@@ -5,7 +5,8 @@
 # a `cluster` queue declared with the keys as corrald(8) writes them. As two users: jobs
 # run under Slurm as their user, a failure, a cancel, an array, a dependency, slurmctld
 # stopped with a job waiting (nothing lost, nothing doubled), corrald killed and started
-# again with a job on the cluster (its link kept).
+# again with a job on the cluster (its link kept), and a full local queue overflowing to
+# the cluster.
 # timeout: 1200
 . "$CORRAL_TEST_LIB"
 real=/usr/lib/corral/slurm-client/bin
@@ -26,6 +27,11 @@ Name=cluster
 Backend=slurm
 SlurmPartition=debug
 MaxForwarded=10
+
+[Queue]
+Name=normal
+OverflowTo=cluster
+OverflowAfterSec=5s
 EOF
 cleanup() {
     rm -f /etc/corral/corral.conf.d/50-cluster.conf
@@ -127,4 +133,15 @@ assert_eq "$(S "$k")" RUNNING "the forwarded job after the restart"
 assert_eq "$(slurm_id "$k")" "$sid" "its Slurm job after the restart"
 wait_state "$k" COMPLETED 240
 assert_eq "$(count_key "$k")" 1 "Slurm jobs of Corral job $k"
+log "a full local queue overflows to the cluster"
+fill=$(as_user "$USER_A" corral submit --parsable -D "/home/$USER_A" -n "$(nproc)" -t 5:00 -- sleep 120)
+wait_state "$fill" RUNNING 60
+o=$(as_user "$USER_B" corral submit --parsable -D "/home/$USER_B" -o /dev/null -- true)
+assert_eq "$(corral show --json "$o" | jq -r .job.queue)" normal "the job's queue at first"
+wait_for 120 sh -c "corral show --json $o | jq -r .job.queue | grep -qx cluster" ||
+    fail "job $o did not overflow: $(S "$o") $(R "$o")"
+wait_state "$o" COMPLETED 240
+assert_eq "$(count_key "$o")" 1 "Slurm jobs of Corral job $o"
+corral cancel "$fill"
+wait_state "$fill" CANCELLED 60
 log "took $(( $(date +%s) - t0 )) s"
