@@ -390,9 +390,11 @@ static int forward_one(Forwarder *f, Job *j, const QueueConfig *q) {
         /* Recorded before sbatch runs, committed before it starts (the caller commits). */
         l->phase = LINK_SUBMITTING;
         l->in_flight = true;
-        if (j->array_job_id)
+        if (j->array_job_id) {
                 tasks_set(f, j, LINK_SUBMITTING, 0);
-        else
+                l = link_get(f, j->id, false); /* the array of links may have moved */
+                l->in_flight = true;
+        } else
                 (void) link_store(m, l);
         r = manager_commit(m);
         if (r < 0)
@@ -403,7 +405,10 @@ static int forward_one(Forwarder *f, Job *j, const QueueConfig *q) {
                 pending_free(pending);
                 l->in_flight = false;
                 l->phase = LINK_NONE;
-                (void) link_store(m, l);
+                if (j->array_job_id)
+                        tasks_set(f, j, LINK_NONE, 0);
+                else
+                        (void) link_store(m, l);
                 return log_warning_errno(r, "Job %" PRIu64 ": cannot run sbatch: %m", j->id);
         }
         return 0;
