@@ -36,10 +36,16 @@ typedef struct FakeCall {
 
 static FakeCall calls[64];
 static size_t n_calls;
+static int fail_next; /* the next run's error: systemd not reachable */
 
 static int fake_run(void *userdata, const ExecutorCommand *c, ExecutorCommandDone done, void *cookie) {
         FakeCall *f;
 
+        if (fail_next < 0) {
+                int r = fail_next;
+                fail_next = 0;
+                return r;
+        }
         assert_true(n_calls < ELEMENTSOF(calls));
         f = &calls[n_calls++];
         *f = (FakeCall) { .uid = c->uid, .argv = strv_copy(c->argv), .env = c->env ? strv_copy(c->env) : NULL,
@@ -451,9 +457,16 @@ static void test_pass_through(void **state) {
         assert_true(has_arg(last("scontrol"), "release"));
         answer(last("scontrol"), "", "");
 
-        /* Cancel what is only here: no Slurm command. */
+        /* An array goes once; a run that could not start leaves its tasks to go again. */
         m->config->queues[config_find_queue(m->config, "cluster") - m->config->queues].max_forwarded = 10;
         arr = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"],\"array\":\"1-3\"}");
+        {
+                size_t before = n_calls;
+                fail_next = -ENOTCONN;
+                pass(m);
+                assert_int_equal(n_calls, before);
+                assert_int_equal(manager_job_slurm_id(m, manager_find_job(m, arr + 1)), 0);
+        }
         pass(m);
         assert_true(has_arg(last("sbatch"), "--array=1-3"));
         answer(last("sbatch"), "700\n", "");
