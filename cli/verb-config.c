@@ -5,6 +5,7 @@
  * queues in effect, and warns about each built-in queue the files changed or removed. */
 
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,6 +45,15 @@ static void print_queues(const Config *c) {
                         printf(" (open to everyone)");
                 if (q->builtin)
                         printf(" [built-in%s]", q->overridden ? ", overridden" : "");
+                /* Where its jobs run: a forwarding queue names the cluster's partition and the
+                 * client corrald would run (corrald(8), FORWARDING TO SLURM). */
+                printf(" Backend=%s", queue_backend_to_string(q->backend));
+                if (q->backend == QUEUE_BACKEND_SLURM) {
+                        printf(" SlurmPartition=%s MaxForwarded=%" PRIu32, q->slurm_partition ?: "(default)",
+                               q->max_forwarded);
+                        print_names("SlurmAccount", q->slurm_account);
+                        printf(" client=%s", config_slurm_bin_dir(c, "/"));
+                }
                 printf("\n");
         }
         fflush(stdout); /* the warnings, on stderr, after the table */

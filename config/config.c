@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "fd-util.h"
@@ -18,6 +19,9 @@ static void queue_config_done(QueueConfig *q) {
         strv_free(q->allow_groups);
         strv_free(q->preempts);
         strv_free(q->overridden);
+        free(q->slurm_partition);
+        free(q->overflow_to);
+        strv_free(q->slurm_account);
         *q = (QueueConfig) {};
 }
 
@@ -46,6 +50,7 @@ Config *config_free(Config *c) {
         strv_free(c->fairshare_exclude_queues);
         free(c->metrics_file);
         free(c->mail_prog);
+        free(c->slurm_bin_dir);
         for (size_t i = 0; i < c->n_queues; i++)
                 queue_config_done(&c->queues[i]);
         free(c->queues);
@@ -113,6 +118,13 @@ static int parse_ident(const char *v, void *data) {
         if (!ident_is_valid(v))
                 return -EINVAL;
         return ini_parse_string(v, data);
+}
+
+/* A queue name, or empty for none. */
+static int parse_queue_name(const char *v, void *data) {
+        if (isempty(v))
+                return ini_parse_string(v, data);
+        return parse_ident(v, data);
 }
 
 static int parse_idents(const char *v, void *data) {
@@ -206,6 +218,33 @@ static bool device_node_is_valid(const char *p) {
         return true;
 }
 
+static const char *const queue_backend_table[_QUEUE_BACKEND_MAX] = {
+        [QUEUE_BACKEND_LOCAL] = "local",
+        [QUEUE_BACKEND_SLURM] = "slurm",
+};
+
+DEFINE_STRING_TABLE_LOOKUP(queue_backend, QueueBackend);
+
+static int parse_backend(const char *v, void *data) {
+        QueueBackend b = queue_backend_from_string(v);
+
+        if (b < 0)
+                return b;
+        *(QueueBackend *) data = b;
+        return 0;
+}
+
+/* A Slurm name (partition, account): what slurm.conf takes, no separators sbatch would
+ * split on. */
+static bool slurm_name_is_valid(const char *s) {
+        if (isempty(s) || strlen(s) > 64)
+                return false;
+        for (const char *p = s; *p; p++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", *p))
+                        return false;
+        return true;
+}
+
 static int parse_device_nodes(const char *v, void *data) {
         return ini_parse_strv_checked(v, data, device_node_is_valid);
 }
@@ -216,6 +255,50 @@ static int parse_numa_node(const char *v, void *data) {
         if (safe_atoi(v, &n) < 0 || n < -1 || n > 1023)
                 return -EINVAL;
         *(int *) data = n;
+        return 0;
+}
+
+static int parse_slurm_name(const char *v, void *data) {
+        if (!isempty(v) && !slurm_name_is_valid(v))
+                return -EINVAL;
+        return ini_parse_string(v, data);
+}
+
+static bool account_entry_is_valid(const char *s) {
+        const char *colon = strchr(s, ':');
+        _cleanup_free_ char *project = NULL;
+
+        if (!colon)
+                return slurm_name_is_valid(s);
+        project = strndup(s, colon - s);
+        return project && ident_is_valid(project) && slurm_name_is_valid(colon + 1);
+}
+
+static int parse_slurm_account(const char *v, void *data) {
+        return ini_parse_strv_checked(v, data, account_entry_is_valid);
+}
+
+static int parse_poll_sec(const char *v, void *data) {
+        uint64_t u;
+        int r = ini_parse_sec(v, &u);
+
+        if (r < 0)
+                return r;
+        if (u < CONFIG_SLURM_POLL_SEC_MIN || u > 3600)
+                return -ERANGE;
+        *(uint64_t *) data = u;
+        return 0;
+}
+
+static int parse_max_forwarded(const char *v, void *data) {
+        uint32_t u;
+        int r = ini_parse_u32(v, &u);
+
+        if (r < 0)
+                return r;
+        if (u == 0)
+                return -ERANGE;
+        *(uint32_t *) data = u;
         return 0;
 }
 
@@ -251,6 +334,8 @@ static const IniItem items[] = {
         MGR("ChargePerGPUHour", ini_parse_double, charge_per_gpu_hour,
             "a number of core-hours one GPU-hour is charged as, 0 or more, such as 8"),
         MGR("MetricsFile", parse_absolute_path, metrics_file, "an absolute path"),
+        MGR("SlurmBinDir", parse_absolute_path, slurm_bin_dir, "an absolute path"),
+        MGR("SlurmPollSec", parse_poll_sec, slurm_poll_sec, "a duration from 5s to 1h"),
         MGR("MailProg", parse_absolute_path, mail_prog, "an absolute path"),
         MGR("MaxXFactor", parse_xfactor, max_xfactor, "a number >= 1, such as 1.25"),
         MGR("SuspendWindowSec", ini_parse_sec, suspend_window_sec, "a duration"),
@@ -270,6 +355,12 @@ static const IniItem items[] = {
         QUE("ParallelRun", ini_parse_bool, parallel_run, "a boolean"),
         QUE("Preemptable", ini_parse_bool, preemptable, "a boolean"),
         QUE("Disabled", ini_parse_bool, disabled, "a boolean"),
+        QUE("Backend", parse_backend, backend, "local or slurm"),
+        QUE("SlurmPartition", parse_slurm_name, slurm_partition, "a Slurm partition name"),
+        QUE("SlurmAccount", parse_slurm_account, slurm_account, "PROJECT:ACCOUNT entries and one ACCOUNT"),
+        QUE("MaxForwarded", parse_max_forwarded, max_forwarded, "a number of jobs (at least 1)"),
+        QUE("OverflowTo", parse_queue_name, overflow_to, "a queue name"),
+        QUE("OverflowAfterSec", ini_parse_sec, overflow_after, "a duration"),
         DEV("Name", parse_ident, name, "a device name ([A-Za-z0-9_.-], up to 64)"),
         DEV("PCIAddress", parse_pci_address, pci_address, "a PCI address such as 0000:3b:00.0"),
         DEV("Vendor", parse_vendor, vendor, "nvidia, amd or other"),
@@ -296,7 +387,8 @@ static void *section_begin(void *userdata, const char *section) {
         if (streq(section, "Manager"))
                 return l->config;
         if (streq(section, "Queue")) {
-                l->queue = (QueueConfig) { .rerunnable = true, .charge_factor = 1.0, .preemptable = true };
+                l->queue = (QueueConfig) { .rerunnable = true, .charge_factor = 1.0, .preemptable = true,
+                                           .max_forwarded = CONFIG_MAX_FORWARDED_DEFAULT };
                 return &l->queue;
         }
         if (streq(section, "Device")) {
@@ -361,10 +453,15 @@ static int section_end(void *userdata, const char *section, void *target, uint64
                 if (!(set & (UINT64_C(1) << i)) || !streq(items[i].section, "Queue") ||
                     items[i].offset == offsetof(QueueConfig, name))
                         continue;
-                if (items[i].parse == ini_parse_strv || items[i].parse == parse_idents) {
+                if (items[i].parse == ini_parse_strv || items[i].parse == parse_idents ||
+                    items[i].parse == parse_slurm_account) {
                         /* Lists move over, replacing the earlier one. */
                         strv_free(*(char ***) to);
                         *(char ***) to = TAKE_PTR(*(char ***) from);
+                } else if (items[i].parse == parse_slurm_name || items[i].parse == parse_queue_name) {
+                        /* Strings move over too: the section's copy is freed below. */
+                        free(*(char **) to);
+                        *(char **) to = TAKE_PTR(*(char **) from);
                 } else
                         memcpy(to, from, items[i].size);
                 /* corral config check names what of a built-in the site changed. */
@@ -416,7 +513,8 @@ static int add_builtin_queues(Config *c) {
                 QueueConfig *q = &c->queues[c->n_queues++];
 
                 *q = (QueueConfig) { .name = strdup(def[i].name), .priority = def[i].prio, .rerunnable = true,
-                                     .charge_factor = def[i].charge, .preemptable = true, .builtin = true };
+                                     .charge_factor = def[i].charge, .preemptable = true, .builtin = true,
+                                     .max_forwarded = CONFIG_MAX_FORWARDED_DEFAULT };
                 if (!q->name || (def[i].preempts && strv_extend(&q->preempts, def[i].preempts) < 0) ||
                     (def[i].group && strv_extend(&q->allow_groups, def[i].group) < 0))
                         return -ENOMEM;
@@ -513,6 +611,65 @@ int queue_config_refusal(const QueueConfig *q, const char *project, char **ret) 
         return r < 0 ? -ENOMEM : 0;
 }
 
+/* What only the merged queues tell: the Slurm keys belong to a Backend=slurm queue, whose
+ * jobs never run here, so nothing suspends them and they suspend nothing. */
+static int check_backends(Config *c, char **ret_error) {
+        for (size_t i = 0; i < c->n_queues; i++) {
+                const QueueConfig *q = &c->queues[i];
+                const char *why = NULL;
+
+                if (q->backend == QUEUE_BACKEND_LOCAL) {
+                        if (q->slurm_partition || q->slurm_account)
+                                why = "sets SlurmPartition= or SlurmAccount=, which only a queue with Backend=slurm takes";
+                        for (size_t k = 0; !why && k < c->n_queues; k++)
+                                if (c->queues[k].backend == QUEUE_BACKEND_SLURM && k < 64 &&
+                                    (q->preempts_mask & (UINT64_C(1) << k)))
+                                        why = "has Preempts= naming a Backend=slurm queue, whose jobs do not run here";
+                        if (!why && q->overflow_to) {
+                                const QueueConfig *t = config_find_queue(c, q->overflow_to);
+                                if (!t || t->backend != QUEUE_BACKEND_SLURM)
+                                        why = "has OverflowTo= naming no queue with Backend=slurm";
+                        }
+                } else if (q->overflow_to)
+                        why = "has Backend=slurm and OverflowTo=: only a local queue overflows";
+                else if (q->preempts_mask || q->parallel_run)
+                        why = "has Backend=slurm and Preempts= or ParallelRun=: its jobs run on the cluster and "
+                              "cannot suspend this machine's";
+                if (why) {
+                        if (asprintf(ret_error, "[Queue] %s: %s", q->name, why) < 0)
+                                *ret_error = NULL;
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
+const char *queue_config_slurm_account(const QueueConfig *q, const char *project) {
+        const char *fallback = project;
+        size_t n = project ? strlen(project) : 0;
+
+        STRV_FOREACH(e, q->slurm_account) {
+                const char *colon = strchr(*e, ':');
+
+                if (!colon)
+                        fallback = *e;
+                else if (project && (size_t) (colon - *e) == n && strneq(*e, project, n))
+                        return colon + 1;
+        }
+        return fallback;
+}
+
+const char *config_slurm_bin_dir(const Config *c, const char *root) {
+        _cleanup_free_ char *p = NULL;
+
+        if (c->slurm_bin_dir)
+                return c->slurm_bin_dir;
+        if (asprintf(&p, "%s%s/sbatch", streq(root ?: "/", "/") ? "" : root, CONFIG_SLURM_DIVERTED_BINDIR) >= 0 &&
+            access(p, X_OK) == 0)
+                return CONFIG_SLURM_DIVERTED_BINDIR;
+        return "/usr/bin";
+}
+
 static int filename_cmp(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
@@ -551,6 +708,7 @@ int config_load_paths(const char *main_path, const char *dropdir, const char *pd
         c->charge_per_gpu_hour = 8;           /* a GPU is worth about the CPUs that come with it */
         c->max_xfactor = 1.25;                /* NCI */
         c->suspend_window_sec = 600;
+        c->slurm_poll_sec = CONFIG_SLURM_POLL_SEC_DEFAULT;
         r = add_builtin_queues(c);
         if (r < 0)
                 return r;
@@ -604,6 +762,9 @@ int config_load_paths(const char *main_path, const char *dropdir, const char *pd
                         q->preempts_mask |= UINT64_C(1) << k;
                 }
         }
+        r = check_backends(c, ret_error);
+        if (r < 0)
+                return r;
         r = pdir ? projects_load(pdir, &c->projects, &c->n_projects, ret_error) : 0;
         if (r < 0) {
                 if (r != -EINVAL && r != -ENOMEM && !*ret_error &&

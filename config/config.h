@@ -12,8 +12,26 @@
 #include <sys/types.h>
 
 #include "macro.h"
+#include "string-table.h"
 #include "projects.h"
 #include "sched/sched.h"
+
+/* Where a queue's jobs run: here, or forwarded to a Slurm cluster (corrald(8), FORWARDING
+ * TO SLURM). */
+typedef enum QueueBackend {
+        QUEUE_BACKEND_LOCAL,
+        QUEUE_BACKEND_SLURM,
+        _QUEUE_BACKEND_MAX,
+        _QUEUE_BACKEND_INVALID = -EINVAL,
+} QueueBackend;
+
+DECLARE_STRING_TABLE_LOOKUP(queue_backend, QueueBackend);
+
+#define CONFIG_MAX_FORWARDED_DEFAULT 1000U
+#define CONFIG_SLURM_POLL_SEC_DEFAULT 30U
+#define CONFIG_SLURM_POLL_SEC_MIN 5U
+/* Where corral-slurm-compat's dpkg-divert puts the real Slurm client's commands. */
+#define CONFIG_SLURM_DIVERTED_BINDIR "/usr/lib/corral/slurm-client/bin"
 
 typedef struct QueueConfig {
         char *name;
@@ -33,6 +51,17 @@ typedef struct QueueConfig {
         uint64_t preempts_mask;
         bool parallel_run;
         bool preemptable;
+        /* Backend=slurm: the partition (NULL: the cluster's default), the project -> account
+         * map ("PROJECT:ACCOUNT" entries, one bare "ACCOUNT" for the others; NULL: the
+         * project's name), and the most jobs handed to the cluster and not yet ended. */
+        QueueBackend backend;
+        char *slurm_partition;
+        char **slurm_account;
+        uint32_t max_forwarded;
+        /* A local queue's jobs that have waited overflow_after seconds go to the
+         * Backend=slurm queue overflow_to (NULL: none). */
+        char *overflow_to;
+        uint64_t overflow_after;
         bool disabled;          /* Disabled=yes: removed once every file is read */
         bool builtin;           /* one of the three corrald has without configuration */
         char **overridden;      /* built-in: the keys [Queue] sections set ("Priority", ...) */
@@ -87,6 +116,8 @@ typedef struct Config {
         char **fairshare_exclude_queues;
         double charge_per_gpu_hour; /* ChargePerGPUHour=: core-hours a GPU-hour counts as */
         char *metrics_file;     /* NULL: the node exporter's directory, when it exists */
+        char *slurm_bin_dir;    /* the real Slurm client; NULL: config_slurm_bin_dir() decides */
+        uint64_t slurm_poll_sec;
         char *mail_prog;        /* job mail, as Slurm's MailProg; NULL: CORRAL_SENDMAIL_PATH */
         /* Preemption (sched.h, SchedPreempt). */
         double max_xfactor;
@@ -123,5 +154,10 @@ bool queue_config_allows(const QueueConfig *q, const char *project, char *const 
 /* The refusal for a job that queue_config_allows() keeps out: which queue, what would let
  * it in, and how an administrator opens it. */
 int queue_config_refusal(const QueueConfig *q, const char *project, char **ret);
+/* The Slurm account a job of project is charged to in q (never NULL for a project). */
+const char *queue_config_slurm_account(const QueueConfig *q, const char *project) _pure_;
+/* The directory of the real Slurm client: SlurmBinDir=, else CONFIG_SLURM_DIVERTED_BINDIR
+ * when it holds sbatch (below root, "/" in production), else /usr/bin. */
+const char *config_slurm_bin_dir(const Config *c, const char *root);
 /* Fills a SchedConfig from the policy settings. */
 int config_sched(const Config *c, SchedConfig *ret);

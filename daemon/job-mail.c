@@ -450,7 +450,8 @@ void manager_job_mail(Manager *m, const Job *j, JobEvent event) {
         JobMail *q;
         int r = 0;
 
-        if (!want)
+        /* A forwarded job's mail is the cluster's (sbatch --mail-type): not twice. */
+        if (!want || manager_job_forwarded(m, j))
                 return;
         q = job_mail_get(m);
         if (!q)

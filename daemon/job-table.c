@@ -75,6 +75,16 @@ json_object *manager_job_json(Manager *m, const Job *j, bool details) {
                 info.has_priority = true;
                 info.priority = j->priority;
         }
+        /* A forwarded job: its Slurm job, in Slurm's words (job-forward.c). */
+        if (manager_job_slurm_id(m, j)) {
+                char *reason;
+                const char *word = j->reason && strncmp(j->reason, "Slurm:", 6) == 0 ? j->reason + 6 : j->reason;
+                if (asprintf(&reason, "Slurm job %" PRIu64 "%s%s", manager_job_slurm_id(m, j), word ? ": " : "",
+                             strempty(word)) >= 0) {
+                        free(info.reason);
+                        info.reason = reason;
+                }
+        }
         if (job_info_to_json(&info, details, &o) < 0)
                 o = NULL;
         job_info_done(&info);

@@ -226,7 +226,30 @@ json_object *manager_job_why(Manager *m, Job *j) {
                 json_add_u64(o, "eligible", eligible);
         }
 
-        switch (j->state) {
+        bool forwarded = manager_job_forwarded(m, j) && !job_state_is_final(j->state);
+        if (forwarded) {
+                /* Its queue forwards to Slurm: the cluster decides, not this machine's passes. */
+                const QueueConfig *q = config_find_queue(m->config, j->queue);
+                uint64_t sid = manager_job_slurm_id(m, j);
+
+                if (sid) {
+                        json_add_u64(o, "slurm_job_id", sid);
+                        say(why, "it is Slurm job %" PRIu64 " of the cluster (partition %s); Slurm says: %s", sid,
+                            q && q->slurm_partition ? q->slurm_partition : "the default",
+                            j->reason && strncmp(j->reason, "Slurm:", 6) == 0 ? j->reason + 6 : strempty(j->reason));
+                } else if (reason_is(j, "SlurmUnreachable"))
+                        say(why, "queue %s forwards to a Slurm cluster whose controller did not answer; it is "
+                            "tried again every %" PRIu64 " s", j->queue, m->config->slurm_poll_sec);
+                else if (reason_is(j, "MaxForwarded"))
+                        say(why, "queue %s already has its MaxForwarded=%u jobs on the cluster", j->queue,
+                            q ? q->max_forwarded : 0);
+                else if (j->state != JOB_HELD)
+                        say(why, "queue %s forwards to a Slurm cluster: it goes there at the next pass", j->queue);
+        }
+
+        switch (forwarded && j->state != JOB_HELD ? _JOB_STATE_INVALID : j->state) {
+        case _JOB_STATE_INVALID:
+                break;
         case JOB_HELD:
                 say(why, "it is held %s; corral release %" PRIu64 " lets it go%s",
                     j->held_by_admin ? "by an administrator" : "by its owner", j->id,
@@ -296,7 +319,7 @@ json_object *manager_job_why(Manager *m, Job *j) {
                     strempty(j->reason));
                 break;
         }
-        if (job_state_is_pending(j->state) && j->est_start && j->est_start != SCHED_TIME_INFINITY) {
+        if (!forwarded && job_state_is_pending(j->state) && j->est_start && j->est_start != SCHED_TIME_INFINITY) {
                 say_time(when, sizeof when, j->est_start);
                 json_add_u64(o, "est_start", j->est_start);
                 say(why, "estimated start: %s%s", when,

@@ -67,6 +67,7 @@ static int on_post(sd_event_source *s, void *userdata) {
                         return sd_event_exit(m->event, EXIT_FAILURE);
                 }
                 manager_launch_pending(m);
+                manager_forward_submit(m);
                 r = manager_commit(m);
                 if (r < 0)
                         return sd_event_exit(m->event, EXIT_FAILURE);
@@ -92,7 +93,7 @@ static void sweep_empty_scopes(Manager *m) {
         for (size_t i = 0; i < m->n_jobs; i++) {
                 Job *j = m->jobs[i];
 
-                if (j->state != JOB_RUNNING || j->launching || !scope_is_empty(m, j)) {
+                if (j->state != JOB_RUNNING || j->launching || manager_job_forwarded(m, j) || !scope_is_empty(m, j)) {
                         j->scope_empty_seen = false;
                         continue;
                 }
@@ -610,6 +611,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->sched_trim);
         sd_event_source_disable_unref(m->metrics_timer);
         m->mail = job_mail_free(m->mail);
+        manager_forward_free(m);
         executor_free(m->executor);
         store_close(m->store);
         for (size_t i = 0; i < m->n_jobs; i++)
@@ -681,6 +683,11 @@ int manager_startup(Manager *m) {
         rebooted = last_boot && !streq(last_boot, boot);
         (void) store_set_meta(m->store, "boot_id", boot);
 
+        /* The forwarded jobs' links to their Slurm jobs: those run on the cluster, not here. */
+        r = manager_forward_start(m);
+        if (r < 0)
+                return log_error_errno(r, "Cannot load the forwarded jobs' links: %m");
+
         /* Outcomes that arrived while we were away settle their jobs first. */
         r = executor_scan_outcomes(m->executor);
         if (r < 0)
@@ -693,7 +700,7 @@ int manager_startup(Manager *m) {
                 Job *j = m->jobs[i];
                 bool is_live = false;
 
-                if (!job_state_is_active(j->state))
+                if (!job_state_is_active(j->state) || manager_job_forwarded(m, j))
                         continue;
                 for (size_t k = 0; k < n_live; k++)
                         if (live[k] == j->id)

@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "devices.h"
 #include "executor.h"
+#include "job-forward.h"
 #include "job.h"
 #include "protocol.h"
 #include "server.h"
@@ -81,6 +82,7 @@ typedef struct Manager {
         struct Accounting *acct;
         sd_event_source *metrics_timer; /* the Prometheus textfile, each minute (metrics.c) */
         struct JobMail *mail;           /* job mail queued until the commit, and its bounds (job-mail.c) */
+        struct Forwarder *forward;      /* Backend=slurm queues' links and poll (job-forward.c) */
 } Manager;
 
 int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *statedir, const char *rundir,

@@ -435,14 +435,14 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
                 return reply_invalid_parameter("queue", "no such queue (corral info lists them)");
         if (c->q->max_walltime && req->walltime_sec != 0 && req->walltime_sec > c->q->max_walltime)
                 return reply_invalid_parameter("walltime_sec", "longer than the queue's maximum walltime");
-        if ((req->cpus ?: 1) > sched_machine_cpus(&m->machine))
+        if (c->q->backend == QUEUE_BACKEND_LOCAL && (req->cpus ?: 1) > sched_machine_cpus(&m->machine))
                 return reply_invalid_parameter("cpus", "more CPUs than this machine has");
         if (c->q->max_cpus_per_job && (req->cpus ?: 1) > c->q->max_cpus_per_job)
                 return reply_invalid_parameter("cpus", "more CPUs than the queue allows a job (its MaxCPUsPerJob=)");
         if ((err = check_gpus(m, req)))
                 return err;
 
-        if (req->memory > sched_machine_memory(&m->machine))
+        if (c->q->backend == QUEUE_BACKEND_LOCAL && req->memory > sched_machine_memory(&m->machine))
                 return reply_invalid_parameter("memory", "more memory than this machine has");
         for (size_t i = 0; i < req->n_dependencies; i++)
                 if (!manager_find_job(m, req->dependencies[i].job_id))
@@ -481,6 +481,15 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
                 return err;
         if ((err = check_queue_access(m, peer, c->q, c->project, peer->uid, NULL)))
                 return err;
+        if (c->q->backend == QUEUE_BACKEND_SLURM) {
+                /* Refused now, with the reason, rather than failed on the cluster later. */
+                _cleanup_free_ char *why = NULL;
+                r = manager_forward_check(m, req, c->q, c->pw->pw_name, c->project, &why);
+                if (r == -EOPNOTSUPP)
+                        return reply_invalid_parameter("queue", why);
+                if (r < 0)
+                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+        }
 
         max_tasks = m->config->max_array_size ?: CORRAL_ARRAY_TASKS_MAX;
         {
@@ -869,6 +878,13 @@ static json_object *method_cancel(Manager *m, const Peer *peer, json_object *par
                 return err;
         if (job_state_is_final(j->state))
                 return invalid_state(j);
+        if (manager_job_forwarded(m, j)) {
+                int r = manager_forward_cancel(m, j);
+                if (r < 0)
+                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+                if (r > 0)
+                        return ok_reply(NULL);
+        }
         if (job_state_is_pending(j->state)) {
                 if (manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled") < 0)
                         return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
@@ -911,6 +927,7 @@ static json_object *method_hold(Manager *m, const Peer *peer, json_object *param
                 return invalid_state(j);
         if (r < 0)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+        manager_forward_hold(m, j, hold);
         return ok_reply(NULL);
 }
 
@@ -1028,6 +1045,9 @@ static json_object *method_requeue(Manager *m, const Peer *peer, json_object *pa
                 return reply_invalid_parameter("hold", "a boolean");
         if ((err = check(m, peer, AUTHZ_REQUEUE, j, "you can only requeue your own jobs")))
                 return err;
+        if (manager_job_forwarded(m, j))
+                return reply_invalid_parameter("job_id", "a job of a queue that forwards to Slurm is not requeued "
+                                                         "through Corral yet: cancel it and submit it again");
         if (job_state_is_pending(j->state) || j->cancel_requested)
                 return invalid_state(j);
         if ((err = check_access_again(m, peer, j)))

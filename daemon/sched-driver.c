@@ -192,6 +192,8 @@ static int sched_jobs_build(Manager *m, size_t extra, size_t *ret_n) {
 
                 if (j->state != JOB_QUEUED && j->state != JOB_BLOCKED && !job_state_is_active(j->state))
                         continue;
+                if (manager_job_forwarded(m, j)) /* the cluster's to schedule */
+                        continue;
                 r = sched_job_for_pass(m, j, &m->sched_jobs[n++]);
                 if (r < 0)
                         return r;

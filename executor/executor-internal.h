@@ -26,6 +26,7 @@ struct Executor {
         sd_event_source *results_source;
 
         uint64_t mail_seq; /* mail.c: numbers its units */
+        uint64_t command_seq; /* run-command.c: numbers its units */
 };
 
 /* launch.c */

@@ -83,6 +83,26 @@ int executor_list_running(Executor *e, uint64_t **ret_ids, size_t *ret_n);
 #define EXECUTOR_MAIL_SLICE "corral-mail.slice"
 int executor_send_mail(Executor *e, uint64_t job_id, uid_t uid, const char *mailprog, const char *message);
 
+/* A short command run by systemd as uid in a transient service of its own
+ * (<unit_prefix>-<time>-<n>.service in EXECUTOR_MAIL_SLICE), its output read back over
+ * pipes (run-command.c): the Slurm client for a forwarding queue. done() is called once,
+ * from the event loop, when systemd has answered and both pipes have ended: error is
+ * systemd's refusal (-EIO, its message as err) or -EFBIG for output over max_output (16M
+ * when 0); the exit status is not reported, the output says it. */
+typedef struct ExecutorCommand {
+        const char *unit_prefix;
+        const char *description;
+        uid_t uid;
+        char **argv;            /* argv[0] absolute */
+        char **env;             /* the whole environment, beside what systemd sets for User= */
+        const char *stdin_data; /* NULL: /dev/null */
+        mode_t umask;
+        uint64_t timeout_sec;   /* 0: 120 */
+        size_t max_output;
+} ExecutorCommand;
+typedef void (*ExecutorCommandDone)(int error, const char *out, const char *err, void *userdata);
+int executor_run_command(Executor *e, const ExecutorCommand *cmd, ExecutorCommandDone done, void *userdata);
+
 /* The cgroup path of a job's scope, relative to the cgroup root. */
 int executor_job_cgroup(uint64_t job_id, const char *project, char **ret);
 

@@ -226,6 +226,19 @@ static void test_errors(void **state) {
                 { "[Device]\nName=g\nNumaNode=-2\n", "corral.conf:3: invalid value for NumaNode=" },
                 { "[Device]\nPCIAddress=3b:00.0\n", "corral.conf:2: invalid value for PCIAddress=" },
                 { "[Device]\nName=g\nFeatures=a&b\n", "corral.conf:3: invalid value for Features=" },
+                { "[Queue]\nName=c\nBackend=pbs\n", "corral.conf:3: invalid value for Backend=, expected local or slurm" },
+                { "[Queue]\nName=c\nBackend=slurm\nMaxForwarded=0\n", "corral.conf:4: invalid value for MaxForwarded=" },
+                { "[Queue]\nName=c\nBackend=slurm\nSlurmPartition=a,b\n", "corral.conf:4: invalid value for SlurmPartition=" },
+                { "[Queue]\nName=c\nBackend=slurm\nSlurmAccount=phys:\n", "corral.conf:4: invalid value for SlurmAccount=" },
+                { "[Queue]\nName=c\nBackend=slurm\nSlurmAccount=:acct\n", "corral.conf:4: invalid value for SlurmAccount=" },
+                { "[Manager]\nSlurmBinDir=bin\n", "corral.conf:2: invalid value for SlurmBinDir=" },
+                { "[Manager]\nSlurmPollSec=1s\n", "corral.conf:2: invalid value for SlurmPollSec=" },
+                { "[Queue]\nName=c\nSlurmPartition=batch\n", "[Queue] c: sets SlurmPartition= or SlurmAccount=" },
+                { "[Queue]\nName=c\nBackend=slurm\nPreempts=bonus\n", "[Queue] c: has Backend=slurm and Preempts=" },
+                { "[Queue]\nName=normal\nOverflowTo=bonus\n", "[Queue] normal: has OverflowTo= naming no queue with Backend=slurm" },
+                { "[Queue]\nName=c\nBackend=slurm\nOverflowTo=c\n", "[Queue] c: has Backend=slurm and OverflowTo=" },
+                { "[Queue]\nName=c\nBackend=slurm\n[Queue]\nName=normal\nPreempts=c\n",
+                  "[Queue] normal: has Preempts= naming a Backend=slurm queue" },
         };
 
         for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
@@ -381,6 +394,56 @@ static void test_queue_access(void **state) {
 }
 
 /* A NUL byte would hide the rest of the file from every check (found by fuzzing). */
+/* corrald(8), FORWARDING TO SLURM: the keys as the man page's example writes them, a
+ * drop-in changing one of them, the account map, and the client's directory. */
+static void test_slurm_backend(void **state) {
+        Config *c = NULL;
+        const QueueConfig *q;
+        char *err = NULL, p[256];
+
+        put("corral.conf", "[Manager]\nSlurmPollSec=10s\n"
+                           "[Queue]\nName=cluster\nBackend=slurm\nSlurmPartition=batch\n"
+                           "SlurmAccount=physics:phys01 default-acct\nMaxForwarded=500\n");
+        put("corral.conf.d/50-more.conf", "[Queue]\nName=cluster\nMaxForwarded=20\n[Queue]\nName=normal\n"
+                                          "OverflowTo=cluster\nOverflowAfterSec=10min\n");
+        /* A drop-in's string replaces the earlier one (and is not freed under it). */
+        put("corral.conf.d/60-part.conf", "[Queue]\nName=cluster\nSlurmPartition=long\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_null(err);
+        q = config_find_queue(c, "cluster");
+        assert_non_null(q);
+        assert_int_equal(q->backend, QUEUE_BACKEND_SLURM);
+        assert_string_equal(q->slurm_partition, "long");
+        assert_int_equal(q->max_forwarded, 20);
+        assert_string_equal(config_find_queue(c, "normal")->overflow_to, "cluster");
+        assert_int_equal(config_find_queue(c, "normal")->overflow_after, 600);
+        assert_string_equal(queue_config_slurm_account(q, "physics"), "phys01");
+        assert_string_equal(queue_config_slurm_account(q, "biology"), "default-acct");
+        assert_string_equal(queue_backend_to_string(config_find_queue(c, "normal")->backend), "local");
+        assert_int_equal(config_find_queue(c, "normal")->max_forwarded, CONFIG_MAX_FORWARDED_DEFAULT);
+        assert_int_equal(c->slurm_poll_sec, 10);
+        /* No diverted client below this root: /usr/bin. */
+        assert_string_equal(config_slurm_bin_dir(c, dir), "/usr/bin");
+        snprintf(p, sizeof p, "mkdir -p %s%s && install -m 755 /dev/null %s%s/sbatch", dir,
+                 CONFIG_SLURM_DIVERTED_BINDIR, dir, CONFIG_SLURM_DIVERTED_BINDIR);
+        assert_int_equal(system(p), 0);
+        assert_string_equal(config_slurm_bin_dir(c, dir), CONFIG_SLURM_DIVERTED_BINDIR);
+        config_free(c);
+        unlink_in("corral.conf.d/50-more.conf");
+        unlink_in("corral.conf.d/60-part.conf");
+
+        /* Without a map every project is its own account; SlurmBinDir= wins. */
+        put("corral.conf", "[Manager]\nSlurmBinDir=/opt/slurm/bin\n[Queue]\nName=cluster\nBackend=slurm\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        q = config_find_queue(c, "cluster");
+        assert_string_equal(queue_config_slurm_account(q, "biology"), "biology");
+        assert_null(q->slurm_partition);
+        assert_int_equal(c->slurm_poll_sec, CONFIG_SLURM_POLL_SEC_DEFAULT);
+        assert_string_equal(config_slurm_bin_dir(c, dir), "/opt/slurm/bin");
+        config_free(c);
+        unlink_in("corral.conf");
+}
+
 static void test_nul_byte(void **state) {
         static const char text[] = "[Manager]\nPolicy=easy\0x\n[Queue]\nName=hidden\nBogusKey=1\n";
         char p[256], *err = NULL;
@@ -404,6 +467,7 @@ int main(void) {
                 cmocka_unit_test(test_dropins_override),
                 cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_nul_byte),
+                cmocka_unit_test(test_slurm_backend),
                 cmocka_unit_test(test_preemption),
                 cmocka_unit_test(test_builtin_merge),
                 cmocka_unit_test(test_devices),

@@ -83,7 +83,13 @@ for t in sbatch squeue scancel sacct sinfo scontrol srun sacctmgr; do
     grep -qxF "/usr/bin/$t" <<<"$contents" && fail "corral.deb holds /usr/bin/$t (only corral-slurm-compat may)"
 done
 grep -qxF /usr/share/man/man7/corral-slurm.7.gz <<<"$slurmcontents" || fail "corral-slurm-compat.deb lacks corral-slurm(7)"
-dpkg-deb -f "$slurmdeb" Conflicts | grep -qw slurm-client || fail "corral-slurm-compat does not conflict with slurm-client"
+# Beside slurm-client, not against it: its commands are diverted for corrald's forwarding
+# queues (corrald(8), FORWARDING TO SLURM), and given back on removal.
+dpkg-deb -f "$slurmdeb" Conflicts | grep -qw slurm-client && fail "corral-slurm-compat conflicts with slurm-client"
+sctl=$out/slurm-control
+rm -rf "$sctl" && mkdir -p "$sctl" && dpkg-deb -e "$slurmdeb" "$sctl"
+grep -q 'dpkg-divert --package corral-slurm-compat' "$sctl/preinst" || fail "corral-slurm-compat does not divert Slurm's commands"
+grep -q -- '--remove' "$sctl/postrm" || fail "corral-slurm-compat does not give Slurm's commands back"
 
 # The maintainer scripts: the configuration is a conffile; the socket is enabled and
 # started, and never stopped or restarted by an upgrade; the service is restarted after

@@ -1,0 +1,915 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The jobs of a Backend=slurm queue (corrald(8), FORWARDING TO SLURM): handed to sbatch as
+ * their user after the commit that records the attempt, tracked by one squeue for all of
+ * them at a bounded rate, their Slurm states mirrored through manager_job_transition(),
+ * cancel/hold/release passed through. forward/ builds the arguments and reads the output;
+ * this file decides and remembers. How a command runs is the runner's (ForwardRunnerOps):
+ * the executor's transient service of the user in production, a fake in the tests.
+ *
+ * The link of a job to its Slurm job is stored (the meta table, "forward.ID"): "submitting"
+ * before sbatch runs, "linked SLURMID" once it answered, both in the commit of the
+ * iteration that decided them. A job found "submitting" at start-up may be in Slurm
+ * already (a crash between sbatch and the commit): the first poll looks for its key among
+ * the users' Slurm jobs and adopts what it finds, and only then may it be submitted again. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "forward/slurm.h"
+#include "intern.h"
+#include "job-forward.h"
+#include "log.h"
+#include "manager.h"
+#include "strv.h"
+#include "time-util.h"
+#include "usage.h"
+
+typedef enum LinkState {
+        LINK_NONE,
+        LINK_SUBMITTING,        /* sbatch may have run: nothing is submitted again before a poll says */
+        LINK_LINKED,
+} LinkState;
+
+typedef struct Link {
+        uint64_t job_id;
+        uint64_t slurm_id;      /* an array's: its tasks share it */
+        LinkState phase;
+        bool in_flight;         /* sbatch running now, in this daemon */
+        bool final_seen;        /* Slurm said it ended: waiting for its record */
+} Link;
+
+struct Forwarder {
+        Manager *m;
+        const ForwardRunnerOps *ops;
+        void *ops_userdata;
+        Link *links;
+        size_t n_links;
+        sd_event_source *poll_timer;
+        bool poll_in_flight;
+        unsigned polls;         /* completed, for tests and the log */
+        struct Pending *pending;
+        struct Records *records; /* the poll's, while its sacct or scontrol runs */
+};
+
+/* ---- links ---- */
+
+static Link *link_get(Forwarder *f, uint64_t id, bool create) {
+        Link *l;
+
+        for (size_t i = 0; i < f->n_links; i++)
+                if (f->links[i].job_id == id)
+                        return &f->links[i];
+        if (!create)
+                return NULL;
+        l = reallocarray(f->links, f->n_links + 1, sizeof *l);
+        if (!l)
+                return NULL;
+        f->links = l;
+        l = &f->links[f->n_links++];
+        *l = (Link) { .job_id = id };
+        return l;
+}
+
+static void link_drop(Forwarder *f, uint64_t id) {
+        for (size_t i = 0; i < f->n_links; i++)
+                if (f->links[i].job_id == id) {
+                        f->links[i] = f->links[--f->n_links];
+                        return;
+                }
+}
+
+static int link_store(Manager *m, const Link *l) {
+        char key[48], value[48];
+
+        snprintf(key, sizeof key, "forward.%" PRIu64, l->job_id);
+        if (l->phase == LINK_LINKED)
+                snprintf(value, sizeof value, "linked %" PRIu64, l->slurm_id);
+        else
+                snprintf(value, sizeof value, "%s", l->phase == LINK_SUBMITTING ? "submitting" : "none");
+        return store_set_meta(m->store, key, value);
+}
+
+bool manager_job_forwarded(Manager *m, const Job *j) {
+        const QueueConfig *q = j->queue ? config_find_queue(m->config, j->queue) : NULL;
+        return q && q->backend == QUEUE_BACKEND_SLURM;
+}
+
+uint64_t manager_job_slurm_id(Manager *m, const Job *j) {
+        Link *l = m->forward ? link_get(m->forward, j->id, false) : NULL;
+        return l && l->phase == LINK_LINKED ? l->slurm_id : 0;
+}
+
+/* ---- running the client ---- */
+
+/* A command under way: what its answer is about. Kept in the forwarder, so that those a
+ * shutdown leaves unanswered are freed with it. */
+typedef struct Pending {
+        Forwarder *f;
+        uint64_t job_id;
+        struct Pending *next, *prev;
+} Pending;
+
+static Pending *pending_new(Forwarder *f, uint64_t job_id) {
+        Pending *p = new0(Pending, 1);
+
+        if (!p)
+                return NULL;
+        p->f = f;
+        p->job_id = job_id;
+        p->next = f->pending;
+        if (f->pending)
+                f->pending->prev = p;
+        f->pending = p;
+        return p;
+}
+
+static void pending_free(Pending *p) {
+        if (!p)
+                return;
+        if (p->prev)
+                p->prev->next = p->next;
+        else
+                p->f->pending = p->next;
+        if (p->next)
+                p->next->prev = p->prev;
+        free(p);
+}
+
+static char *client_path(Manager *m, const char *tool) {
+        char *p;
+        if (asprintf(&p, "%s/%s", config_slurm_bin_dir(m->config, "/"), tool) < 0)
+                return NULL;
+        return p;
+}
+
+static int run(Forwarder *f, uid_t uid, char **argv, char **env, const char *stdin_data, mode_t umask,
+               ExecutorCommandDone done, void *userdata) {
+        ExecutorCommand c = {
+                .unit_prefix = "corral-fwd",
+                .description = "Corral: the Slurm client for a forwarded job",
+                .uid = uid,
+                .argv = argv,
+                .env = env,
+                .stdin_data = stdin_data,
+                .umask = umask,
+        };
+        return f->ops->run(f->ops_userdata, &c, done, userdata);
+}
+
+static int executor_runner(void *userdata, const ExecutorCommand *c, ExecutorCommandDone done, void *cookie) {
+        Manager *m = userdata;
+        if (!m->executor)
+                return -ENOTCONN;
+        return executor_run_command(m->executor, c, done, cookie);
+}
+
+static const ForwardRunnerOps executor_runner_ops = { .run = executor_runner };
+
+/* A user's own command on their Slurm job: scancel, scontrol hold/release. Best effort:
+ * what it says is logged, the next poll shows the result. */
+static void on_user_command(int error, const char *out, const char *err, void *userdata) {
+        Pending *p = userdata;
+
+        if (error < 0 || !isempty(err))
+                log_warning("Job %" PRIu64 ": the Slurm client said: %s", p->job_id,
+                            !isempty(err) ? err : strerror(-error));
+        pending_free(p);
+}
+
+static int user_command(Forwarder *f, const Job *j, const char *tool, const char *verb) {
+        _cleanup_free_ char *path = client_path(f->m, tool);
+        char id[48];
+        Link *l = link_get(f, j->id, false);
+        Pending *p;
+        int r;
+
+        if (!path || !l || l->phase != LINK_LINKED)
+                return path ? -ENOENT : -ENOMEM;
+        if (j->array_job_id)
+                snprintf(id, sizeof id, "%" PRIu64 "_%" PRIu32, l->slurm_id, j->array_task_id);
+        else
+                snprintf(id, sizeof id, "%" PRIu64, l->slurm_id);
+        p = pending_new(f, j->id);
+        if (!p)
+                return -ENOMEM;
+        r = run(f, j->uid, verb ? (char *[]) { path, (char *) verb, id, NULL } : (char *[]) { path, id, NULL }, NULL,
+                NULL, 0022, on_user_command, p);
+        if (r < 0)
+                pending_free(p);
+        return r;
+}
+
+/* ---- submission ---- */
+
+static int dependency_of(uint64_t corral_id, void *userdata, uint64_t *ret) {
+        Manager *m = userdata;
+        Job *d = manager_find_job(m, corral_id);
+        Link *l;
+
+        if (!d || !manager_job_forwarded(m, d))
+                return -ENOENT;
+        l = m->forward ? link_get(m->forward, corral_id, false) : NULL;
+        if (!l || l->phase != LINK_LINKED)
+                return -EAGAIN;
+        *ret = l->slurm_id;
+        return 0;
+}
+
+static SlurmSubmitParams submit_params(Manager *m, const Job *j, const QueueConfig *q) {
+        return (SlurmSubmitParams) {
+                .job_id = j->id,
+                .array_job_id = j->array_job_id,
+                .host = m->hostname,
+                .user = j->user,
+                .partition = q->slurm_partition,
+                .account = queue_config_slurm_account(q, j->project),
+                .dependency = dependency_of,
+                .userdata = m,
+        };
+}
+
+int manager_forward_check(Manager *m, const SubmitRequest *req, const QueueConfig *q, const char *user,
+                          const char *project, char **ret_reason) {
+        SlurmSubmitParams p = {
+                .job_id = m->next_id,
+                .host = m->hostname,
+                .user = user,
+                .partition = q->slurm_partition,
+                .account = queue_config_slurm_account(q, project),
+                .dependency = dependency_of,
+                .userdata = m,
+        };
+        SlurmSubmit s = {};
+        int r;
+
+        *ret_reason = NULL;
+        r = slurm_submit_build(req, &p, &s, ret_reason);
+        slurm_submit_done(&s);
+        if (r == -EAGAIN) {
+                /* It waits here until what it depends on is on the cluster. */
+                *ret_reason = mfree(*ret_reason);
+                return 0;
+        }
+        return r;
+}
+
+static int set_reason(Manager *m, Job *j, const char *reason) {
+        if (j->reason && streq(j->reason, reason))
+                return 0;
+        (void) job_set_reason(j, reason);
+        return manager_job_save(m, j);
+}
+
+/* Each queued task of an array j heads: they go with it, as one sbatch --array. */
+static void tasks_set(Forwarder *f, Job *head, LinkState phase, uint64_t slurm_id) {
+        Manager *m = f->m;
+
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                Job *t = m->jobs[i];
+                Link *l;
+
+                if (t->array_job_id != head->id || job_state_is_final(t->state))
+                        continue;
+                l = link_get(f, t->id, true);
+                if (!l)
+                        continue;
+                l->phase = phase;
+                l->slurm_id = slurm_id;
+                (void) link_store(m, l);
+        }
+}
+
+static bool sbatch_unreachable(const char *err) {
+        return strstr(err, "Unable to contact slurm controller") || strstr(err, "Socket timed out") ||
+               strstr(err, "Connection refused") || strstr(err, "Zero Bytes were transmitted");
+}
+
+static void on_sbatch(int error, const char *out, const char *err, void *userdata) {
+        Pending *p = userdata;
+        Forwarder *f = p->f;
+        Manager *m = f->m;
+        Job *j = manager_find_job(m, p->job_id);
+        Link *l = link_get(f, p->job_id, false);
+        uint64_t sid = 0;
+
+        pending_free(p);
+        if (!j || !l)
+                return;
+        l->in_flight = false;
+        if (error >= 0 && slurm_parse_parsable(out, &sid, NULL) >= 0) {
+                l->phase = LINK_LINKED;
+                l->slurm_id = sid;
+                if (j->array_job_id)
+                        tasks_set(f, j, LINK_LINKED, sid);
+                else
+                        (void) link_store(m, l);
+                log_info("Job %" PRIu64 " is Slurm job %" PRIu64 ".", j->id, sid);
+                (void) set_reason(m, j, "Slurm:Submitted");
+                if (j->cancel_requested)
+                        (void) user_command(f, j, "scancel", NULL);
+                m->sched_needed = true;
+                return;
+        }
+        /* Not submitted: it stays queued here and is tried again at the next poll. */
+        l->phase = LINK_NONE;
+        if (j->array_job_id)
+                tasks_set(f, j, LINK_NONE, 0);
+        else
+                (void) link_store(m, l);
+        /* Only sbatch's own refusal ends the job; anything else (no answer, sbatch killed
+         * at its time limit, systemd refusing the unit) is tried again. */
+        if (error < 0 || sbatch_unreachable(err) || !strstr(err, "Batch job submission failed")) {
+                log_warning("Job %" PRIu64 ": sbatch could not reach the cluster: %s", j->id,
+                            !isempty(err) ? err : strerror(-error));
+                (void) set_reason(m, j, "SlurmUnreachable");
+                return;
+        }
+        /* The cluster refused it (an account, a partition, a limit): that will not change by
+         * itself. The job ends here, the words for its owner. */
+        log_notice("Job %" PRIu64 ": Slurm refused it: %s", j->id, err);
+        free(j->launch_error);
+        j->launch_error = strdup(err);
+        (void) manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "SlurmRefused");
+}
+
+static unsigned in_flight(Forwarder *f, const char *queue) {
+        Manager *m = f->m;
+        unsigned n = 0;
+
+        for (size_t i = 0; i < f->n_links; i++) {
+                Job *j = manager_find_job(m, f->links[i].job_id);
+                if (j && f->links[i].phase != LINK_NONE && !job_state_is_final(j->state) && j->queue == queue)
+                        n++;
+        }
+        return n;
+}
+
+static unsigned array_tasks_waiting(Manager *m, const Job *head) {
+        unsigned n = 0;
+        for (size_t i = 0; i < m->n_jobs; i++)
+                if (m->jobs[i]->array_job_id == head->id && m->jobs[i]->state == JOB_QUEUED)
+                        n++;
+        return n;
+}
+
+static int forward_one(Forwarder *f, Job *j, const QueueConfig *q) {
+        Manager *m = f->m;
+        _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+        _cleanup_(slurm_submit_done) SlurmSubmit s = {};
+        _cleanup_free_ char *reason = NULL, *path = NULL;
+        SlurmSubmitParams p = submit_params(m, j, q);
+        Link *l;
+        Pending *pending;
+        int r;
+
+        r = store_load_request(m->store, j->request_id ?: j->id, &req);
+        if (r < 0)
+                return log_error_errno(r, "Cannot read job %" PRIu64 "'s request: %s", j->id, store_error(m->store));
+        if (j->array_job_id == 0)
+                req.array = (ArraySpec) {};
+        r = slurm_submit_build(&req, &p, &s, &reason);
+        if (r == -EAGAIN)
+                return set_reason(m, j, "Dependency");
+        if (r == -EOPNOTSUPP) {
+                free(j->launch_error);
+                j->launch_error = TAKE_PTR(reason);
+                return manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "SlurmCannotMap");
+        }
+        if (r < 0)
+                return r;
+        path = client_path(m, "sbatch");
+        l = link_get(f, j->id, true);
+        if (!path || !l)
+                return -ENOMEM;
+        free(s.argv[0]);
+        s.argv[0] = TAKE_PTR(path);
+        /* Recorded before sbatch runs, committed before it starts (the caller commits). */
+        l->phase = LINK_SUBMITTING;
+        l->in_flight = true;
+        if (j->array_job_id) {
+                tasks_set(f, j, LINK_SUBMITTING, 0);
+                l = link_get(f, j->id, false); /* the array of links may have moved */
+                l->in_flight = true;
+        } else
+                (void) link_store(m, l);
+        r = manager_commit(m);
+        if (r < 0)
+                return r;
+        pending = pending_new(f, j->id);
+        r = pending ? run(f, j->uid, s.argv, s.env, s.stdin_data, s.umask, on_sbatch, pending) : -ENOMEM;
+        if (r < 0) {
+                pending_free(pending);
+                l->in_flight = false;
+                l->phase = LINK_NONE;
+                if (j->array_job_id)
+                        tasks_set(f, j, LINK_NONE, 0);
+                else
+                        (void) link_store(m, l);
+                return log_warning_errno(r, "Job %" PRIu64 ": cannot run sbatch: %m", j->id);
+        }
+        return 0;
+}
+
+/* OverflowTo=: a local queue's job that has waited OverflowAfterSec= since it became
+ * eligible, and waits still for this machine's CPUs or memory (the last pass's reason),
+ * goes to the cluster queue, when its request maps there one to one. Arrays and jobs
+ * that wait for something else (a dependency, a begin time, a limit) stay. */
+static void overflow(Manager *m, uint64_t now) {
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+                _cleanup_(slurm_submit_done) SlurmSubmit s = {};
+                _cleanup_free_ char *reason = NULL;
+                Job *j = m->jobs[i];
+                const QueueConfig *q, *t;
+                SlurmSubmitParams p;
+
+                if (j->state != JOB_QUEUED || j->array_job_id || !j->reason ||
+                    (!streq(j->reason, "Resources") && !streq(j->reason, "Priority")))
+                        continue;
+                q = config_find_queue(m->config, j->queue);
+                if (!q || !q->overflow_to || !q->overflow_after || now < j->eligible_time + q->overflow_after)
+                        continue;
+                t = config_find_queue(m->config, q->overflow_to);
+                if (!t || t->backend != QUEUE_BACKEND_SLURM)
+                        continue;
+                if (store_load_request(m->store, j->id, &req) < 0)
+                        continue;
+                p = submit_params(m, j, t);
+                if (slurm_submit_build(&req, &p, &s, &reason) < 0)
+                        continue; /* what the cluster cannot take waits here */
+                log_info("Job %" PRIu64 " overflows from queue %s to %s after %" PRIu64 " s.", j->id, j->queue,
+                         t->name, now - j->eligible_time);
+                j->queue = intern(t->name);
+                (void) set_reason(m, j, "Overflow");
+        }
+}
+
+void manager_forward_submit(Manager *m) {
+        Forwarder *f = m->forward;
+
+        if (!f)
+                return;
+        overflow(m, (uint64_t) time(NULL));
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                Job *j = m->jobs[i];
+                const QueueConfig *q;
+                Link *l;
+
+                if (j->state != JOB_QUEUED || !manager_job_forwarded(m, j))
+                        continue;
+                /* An array goes once, with its first task. */
+                if (j->array_job_id && j->array_job_id != j->id)
+                        continue;
+                l = link_get(f, j->id, false);
+                if (l && l->phase != LINK_NONE)
+                        continue;
+                q = config_find_queue(m->config, j->queue);
+                if (in_flight(f, j->queue) + (j->array_job_id ? array_tasks_waiting(m, j) : 1) > q->max_forwarded &&
+                    in_flight(f, j->queue) > 0) {
+                        (void) set_reason(m, j, "MaxForwarded");
+                        continue;
+                }
+                (void) forward_one(f, j, q);
+        }
+}
+
+/* ---- tracking ---- */
+
+static const SlurmJobStatus *status_of(const SlurmJobStatus *st, size_t n, const Job *j, uint64_t sid) {
+        for (size_t i = 0; i < n; i++) {
+                if (j->array_job_id) {
+                        if (st[i].array_job_id == sid && st[i].array_task_id == j->array_task_id)
+                                return &st[i];
+                } else if (st[i].job_id == sid)
+                        return &st[i];
+        }
+        return NULL;
+}
+
+/* START of a job that runs on the cluster: no launch follows here. */
+static int start(Manager *m, Job *j) {
+        int r;
+
+        if (j->state == JOB_HELD && (r = manager_job_transition(m, j, JOB_EVENT_RELEASE, JOB_QUEUED, NULL)) < 0)
+                return r;
+        if (j->state == JOB_BLOCKED && (r = manager_job_transition(m, j, JOB_EVENT_UNBLOCK, JOB_QUEUED, NULL)) < 0)
+                return r;
+        r = manager_job_transition(m, j, JOB_EVENT_START, JOB_RUNNING, NULL);
+        j->launching = false;
+        return r;
+}
+
+static void finish(Manager *m, Job *j, JobState to, const SlurmJobRecord *rec) {
+        const char *reason = to == JOB_COMPLETED ? NULL : job_state_to_string(to);
+
+        if (rec) {
+                j->exit_code = rec->exit_code;
+                j->exit_signal = rec->exit_signal;
+                j->usage.cpu_usec = rec->cpu_usec;
+                j->usage.memory_peak = rec->max_rss;
+        }
+        if (job_state_is_pending(j->state)) {
+                if (to == JOB_CANCELLED) {
+                        (void) manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled");
+                        return;
+                }
+                if (start(m, j) < 0)
+                        return;
+        }
+        /* Charged to its project as any run is, in its queue's name (corral usage --by
+         * queue shows the cluster's apart): what Slurm says it ran and used. */
+        {
+                uint64_t now = (uint64_t) time(NULL);
+                uint64_t ran = rec && rec->elapsed_sec ? rec->elapsed_sec : now - MIN(j->start_time, now);
+                JobOutcome o = {
+                        .id = j->id,
+                        .exit_code = j->exit_code,
+                        .signal = j->exit_signal,
+                        .start_usec = (now - MIN(ran, now)) * USEC_PER_SEC,
+                        .end_usec = now * USEC_PER_SEC,
+                        .cpu_usage_usec = j->usage.cpu_usec,
+                        .memory_peak = j->usage.memory_peak,
+                };
+                (void) accounting_charge_run(m->acct, j, &o, now);
+        }
+        if (to == JOB_NODE_FAIL)
+                (void) manager_job_transition(m, j, JOB_EVENT_NODE_FAIL, JOB_NODE_FAIL, "NodeFail");
+        else
+                (void) manager_job_transition(m, j, JOB_EVENT_END, to, reason ?: "None");
+        /* The end time is Slurm's: the start plus what it ran. */
+        if (rec && j->start_time && rec->elapsed_sec && j->start_time + rec->elapsed_sec < j->end_time) {
+                j->end_time = j->start_time + rec->elapsed_sec;
+                (void) manager_job_save(m, j);
+        }
+}
+
+static void apply(Forwarder *f, Job *j, const SlurmJobStatus *s) {
+        Manager *m = f->m;
+        const char *name = slurm_state_to_corral(s->state, s->reason);
+        JobState to = name ? job_state_from_string(name) : _JOB_STATE_INVALID;
+        char reason[96];
+
+        if (to < 0) {
+                log_debug("Job %" PRIu64 ": Slurm state %s not known here, left as it is.", j->id, s->state);
+                return;
+        }
+        snprintf(reason, sizeof reason, "Slurm:%s", s->reason);
+        switch (to) {
+        case JOB_QUEUED:
+                if (j->state == JOB_HELD)
+                        (void) manager_job_transition(m, j, JOB_EVENT_RELEASE, JOB_QUEUED, NULL);
+                else if (job_state_is_active(j->state)) /* requeued by Slurm */
+                        (void) manager_job_transition(m, j, JOB_EVENT_REQUEUE, JOB_QUEUED, "Requeued");
+                if (j->state == JOB_QUEUED)
+                        (void) set_reason(m, j, reason);
+                break;
+        case JOB_HELD:
+                if (j->state == JOB_QUEUED)
+                        (void) manager_job_transition(m, j, JOB_EVENT_HOLD, JOB_HELD, "JobHeldUser");
+                break;
+        case JOB_RUNNING:
+                if (job_state_is_pending(j->state))
+                        (void) start(m, j);
+                else if (j->state == JOB_SUSPENDED)
+                        (void) manager_job_transition(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL);
+                break;
+        case JOB_SUSPENDED:
+                if (job_state_is_pending(j->state))
+                        (void) start(m, j);
+                if (j->state == JOB_RUNNING)
+                        (void) manager_job_transition(m, j, JOB_EVENT_SUSPEND, JOB_SUSPENDED, "Slurm:Suspended");
+                break;
+        default: {
+                Link *l = link_get(f, j->id, false);
+                if (l)
+                        l->final_seen = true;
+                break;
+        }
+        }
+}
+
+/* The records of the jobs that ended: sacct where the cluster keeps accounting, else what
+ * slurmctld still holds (scontrol); failing both, the state squeue gave. */
+typedef struct Records {
+        Forwarder *f;
+        SlurmJobStatus *st;
+        size_t n_st;
+        bool tried_scontrol;
+} Records;
+
+static void records_apply(Records *rs, const SlurmJobRecord *rec, size_t n) {
+        Forwarder *f = rs->f;
+        Manager *m = f->m;
+
+        for (size_t i = 0; i < f->n_links; i++) {
+                Link *l = &f->links[i];
+                Job *j = manager_find_job(m, l->job_id);
+                const SlurmJobStatus *s;
+                const SlurmJobRecord *r = NULL;
+                const char *name;
+                uint64_t want;
+                JobState to;
+
+                if (!l->final_seen || !j || job_state_is_final(j->state))
+                        continue;
+                s = status_of(rs->st, rs->n_st, j, l->slurm_id);
+                /* A record is an array task's by its own id, which only squeue gives; a job's
+                 * by the id it was linked to. */
+                want = s ? s->job_id : j->array_job_id ? 0 : l->slurm_id;
+                for (size_t k = 0; want && k < n; k++)
+                        if (rec[k].job_id == want)
+                                r = &rec[k];
+                name = slurm_state_to_corral(r ? r->state : s ? s->state : NULL, s ? s->reason : NULL);
+                to = name ? job_state_from_string(name) : _JOB_STATE_INVALID;
+                if (to < 0 || !job_state_is_final(to))
+                        continue;
+                finish(m, j, to, r);
+                l->final_seen = false;
+        }
+        /* Ended jobs need their link no more. */
+        for (size_t i = 0; i < f->n_links;) {
+                Job *j = manager_find_job(m, f->links[i].job_id);
+                if (!j || job_state_is_final(j->state))
+                        link_drop(f, f->links[i].job_id);
+                else
+                        i++;
+        }
+}
+
+static void records_free(Records *rs) {
+        if (!rs)
+                return;
+        if (rs->f->records == rs)
+                rs->f->records = NULL;
+        slurm_job_status_free_many(rs->st, rs->n_st);
+        free(rs);
+}
+
+static void on_scontrol(int error, const char *out, const char *err, void *userdata) {
+        Records *rs = userdata;
+        SlurmJobRecord *rec = NULL;
+        size_t n = 0;
+
+        if (error < 0 || slurm_parse_scontrol(out, &rec, &n) < 0)
+                n = 0;
+        records_apply(rs, rec, n);
+        slurm_job_record_free_many(rec, n);
+        rs->f->poll_in_flight = false;
+        rs->f->polls++;
+        records_free(rs);
+}
+
+static void on_sacct(int error, const char *out, const char *err, void *userdata) {
+        Records *rs = userdata;
+        Forwarder *f = rs->f;
+        SlurmJobRecord *rec = NULL;
+        size_t n = 0;
+        _cleanup_free_ char *path = NULL;
+
+        if (error >= 0 && isempty(err) && slurm_parse_sacct(out, &rec, &n) >= 0 && n > 0) {
+                records_apply(rs, rec, n);
+                slurm_job_record_free_many(rec, n);
+                f->poll_in_flight = false;
+                f->polls++;
+                records_free(rs);
+                return;
+        }
+        slurm_job_record_free_many(rec, n);
+        /* No slurmdbd (a small cluster): what slurmctld keeps of ended jobs, MinJobAge. */
+        path = client_path(f->m, "scontrol");
+        if (!path || run(f, 0, (char *[]) { path, (char *) "--oneliner", (char *) "show", (char *) "job", NULL },
+                         NULL, NULL, 0022, on_scontrol, rs) < 0)
+                on_scontrol(-ENOMEM, "", "", rs);
+}
+
+static void on_squeue(int error, const char *out, const char *err, void *userdata) {
+        Pending *p = userdata;
+        Forwarder *f = p->f;
+        Manager *m = f->m;
+        SlurmJobStatus *st = NULL;
+        size_t n = 0;
+        bool any_final = false;
+        _cleanup_free_ char *ids = NULL, *path = NULL;
+        Records *rs;
+
+        pending_free(p);
+        if (error < 0 || (isempty(out) && !isempty(err)) || slurm_parse_squeue(out, &st, &n) < 0) {
+                log_warning("Cannot poll the Slurm jobs: %s", !isempty(err) ? err : strerror(error < 0 ? -error : EBADMSG));
+                /* Jobs waiting here for the cluster say why; those on it keep their state. */
+                for (size_t i = 0; i < f->n_links; i++) {
+                        Job *j = manager_find_job(m, f->links[i].job_id);
+                        if (j && j->state == JOB_QUEUED)
+                                (void) set_reason(m, j, "SlurmUnreachable");
+                }
+                f->poll_in_flight = false;
+                return;
+        }
+        for (size_t i = 0; i < f->n_links; i++) {
+                Link *l = &f->links[i];
+                Job *j = manager_find_job(m, l->job_id);
+                const SlurmJobStatus *s;
+
+                if (!j || job_state_is_final(j->state))
+                        continue;
+                if (l->phase == LINK_SUBMITTING && !l->in_flight) {
+                        /* Left by a crash between sbatch and the commit: adopt or resubmit. */
+                        uint64_t head = j->array_job_id ?: j->id, sid;
+                        if (slurm_find_key(st, n, m->hostname, head, &sid) >= 0) {
+                                log_notice("Job %" PRIu64 " was already Slurm job %" PRIu64 ": adopted.", j->id, sid);
+                                l->phase = LINK_LINKED;
+                                l->slurm_id = sid;
+                        } else
+                                l->phase = LINK_NONE;
+                        (void) link_store(m, l);
+                        m->sched_needed = true;
+                }
+                if (l->phase != LINK_LINKED)
+                        continue;
+                s = status_of(st, n, j, l->slurm_id);
+                if (s)
+                        apply(f, j, s);
+                else
+                        l->final_seen = true; /* gone from slurmctld's memory: ended */
+                any_final = any_final || l->final_seen;
+        }
+        rs = new0(Records, 1);
+        if (!rs) {
+                slurm_job_status_free_many(st, n);
+                f->poll_in_flight = false;
+                return;
+        }
+        *rs = (Records) { .f = f, .st = st, .n_st = n };
+        f->records = rs;
+        if (!any_final) {
+                records_apply(rs, NULL, 0);
+                f->poll_in_flight = false;
+                f->polls++;
+                records_free(rs);
+                return;
+        }
+        for (size_t i = 0; i < f->n_links; i++) {
+                const SlurmJobStatus *s;
+                Job *j = manager_find_job(m, f->links[i].job_id);
+                char *x;
+
+                if (!f->links[i].final_seen || !j)
+                        continue;
+                s = status_of(st, n, j, f->links[i].slurm_id);
+                if (asprintf(&x, "%s%s%" PRIu64, strempty(ids), ids ? "," : "", s ? s->job_id : f->links[i].slurm_id) < 0)
+                        break;
+                free(ids);
+                ids = x;
+        }
+        path = client_path(m, "sacct");
+        if (!ids || !path ||
+            run(f, 0, (char *[]) { path, (char *) "--noheader", (char *) "--parsable2", (char *) "--jobs", ids,
+                                   (char *) "--format=" SLURM_SACCT_FORMAT, NULL },
+                NULL, NULL, 0022, on_sacct, rs) < 0)
+                on_sacct(-ENOMEM, "", "", rs);
+}
+
+void manager_forward_poll(Manager *m) {
+        Forwarder *f = m->forward;
+        _cleanup_strv_free_ char **users = NULL;
+        _cleanup_free_ char *path = NULL, *list = NULL, *fmt = NULL;
+        Pending *p;
+        size_t len = 1;
+        int r;
+
+        if (!f || f->poll_in_flight)
+                return;
+        for (size_t i = 0; i < f->n_links; i++) {
+                Job *j = manager_find_job(m, f->links[i].job_id);
+                if (j && f->links[i].phase != LINK_NONE && !f->links[i].in_flight && !strv_contains(users, j->user) &&
+                    strv_extend(&users, j->user) < 0)
+                        return;
+        }
+        if (!users)
+                return;
+        STRV_FOREACH(u, users)
+                len += strlen(*u) + 1;
+        list = malloc(len);
+        path = client_path(m, "squeue");
+        if (!list || !path || asprintf(&fmt, "--format=%s", SLURM_SQUEUE_FORMAT) < 0 || !(p = pending_new(f, 0)))
+                return;
+        list[0] = 0;
+        STRV_FOREACH(u, users) {
+                if (u != users)
+                        strcat(list, ",");
+                strcat(list, *u);
+        }
+        f->poll_in_flight = true;
+        /* Root only reads here: it sees every user's jobs even where PrivateData=jobs. */
+        r = run(f, 0, (char *[]) { path, (char *) "--noheader", (char *) "--array", (char *) "--states=all",
+                                   (char *) "--users", list, fmt, NULL },
+                NULL, NULL, 0022, on_squeue, p);
+        if (r < 0) {
+                pending_free(p);
+                f->poll_in_flight = false;
+                log_warning_errno(r, "Cannot run squeue: %m");
+        }
+}
+
+static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        manager_forward_poll(m);
+        /* Jobs that could not go (the cluster was unreachable) are tried again now. */
+        manager_forward_submit(m);
+        return sd_event_source_set_time_relative(s, m->config->slurm_poll_sec * UINT64_C(1000000));
+}
+
+/* ---- passing through ---- */
+
+int manager_forward_cancel(Manager *m, Job *j) {
+        Forwarder *f = m->forward;
+        Link *l = f ? link_get(f, j->id, false) : NULL;
+
+        if (!l || l->phase == LINK_NONE)
+                return 0; /* only here: cancelled here */
+        j->cancel_requested = true;
+        if (l->phase == LINK_LINKED)
+                (void) user_command(f, j, "scancel", NULL);
+        if (job_state_is_pending(j->state))
+                /* Slurm's answer cannot undo it: the poll ignores ended jobs. */
+                return manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled") < 0 ? -EIO : 1;
+        (void) job_set_reason(j, "Cancelling");
+        return 1;
+}
+
+void manager_forward_hold(Manager *m, Job *j, bool hold) {
+        Forwarder *f = m->forward;
+        Link *l = f ? link_get(f, j->id, false) : NULL;
+
+        if (l && l->phase == LINK_LINKED)
+                (void) user_command(f, j, "scontrol", hold ? "hold" : "release");
+}
+
+/* ---- life cycle ---- */
+
+int manager_forward_start(Manager *m) {
+        Forwarder *f;
+        int r;
+
+        f = new0(Forwarder, 1);
+        if (!f)
+                return -ENOMEM;
+        f->m = m;
+        f->ops = &executor_runner_ops;
+        f->ops_userdata = m;
+        m->forward = f;
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                Job *j = m->jobs[i];
+                _cleanup_free_ char *v = NULL;
+                char key[48];
+                uint64_t sid;
+                Link *l;
+
+                if (job_state_is_final(j->state) || !manager_job_forwarded(m, j))
+                        continue;
+                snprintf(key, sizeof key, "forward.%" PRIu64, j->id);
+                if (store_get_meta(m->store, key, &v) < 0 || !v)
+                        continue;
+                if (!(l = link_get(f, j->id, true)))
+                        return -ENOMEM;
+                if (streq(v, "submitting"))
+                        l->phase = LINK_SUBMITTING;
+                else if (sscanf(v, "linked %" SCNu64, &sid) == 1)
+                        l->phase = LINK_LINKED, l->slurm_id = sid;
+        }
+        if (m->event) {
+                r = sd_event_add_time_relative(m->event, &f->poll_timer, CLOCK_MONOTONIC,
+                                               m->config->slurm_poll_sec * UINT64_C(1000000), 0, on_poll_timer, m);
+                if (r < 0)
+                        return r;
+                (void) sd_event_source_set_enabled(f->poll_timer, SD_EVENT_ON);
+        }
+        return 0;
+}
+
+void manager_forward_set_runner(Manager *m, const ForwardRunnerOps *ops, void *userdata) {
+        m->forward->ops = ops;
+        m->forward->ops_userdata = userdata;
+}
+
+unsigned manager_forward_polls(Manager *m) {
+        return m->forward ? m->forward->polls : 0;
+}
+
+void manager_forward_free(Manager *m) {
+        Forwarder *f = m->forward;
+
+        if (!f)
+                return;
+        sd_event_source_disable_unref(f->poll_timer);
+        while (f->pending)
+                pending_free(f->pending);
+        records_free(f->records);
+        free(f->links);
+        free(f);
+        m->forward = NULL;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* The jobs of Backend=slurm queues (job-forward.c; corrald(8), FORWARDING TO SLURM). */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "executor.h"
+#include "job.h"
+
+struct Manager;
+typedef struct Forwarder Forwarder;
+
+/* How the Slurm client is run: production's executor_run_command(), or a test's fake.
+ * done() must come later, from the event loop, never from within run(). */
+typedef struct ForwardRunnerOps {
+        int (*run)(void *userdata, const ExecutorCommand *c, ExecutorCommandDone done, void *cookie);
+} ForwardRunnerOps;
+
+/* At start-up, after the jobs are loaded: their links from the store, the poll timer. */
+int manager_forward_start(struct Manager *m);
+void manager_forward_free(struct Manager *m);
+void manager_forward_set_runner(struct Manager *m, const ForwardRunnerOps *ops, void *userdata);
+
+/* Whether j's queue forwards its jobs; its Slurm job (0: none yet). */
+bool manager_job_forwarded(struct Manager *m, const Job *j);
+uint64_t manager_job_slurm_id(struct Manager *m, const Job *j);
+/* Submit's check for a forwarding queue: 0, or -EOPNOTSUPP with what cannot be mapped. */
+int manager_forward_check(struct Manager *m, const SubmitRequest *req, const QueueConfig *q, const char *user,
+                          const char *project, char **ret_reason);
+/* After a pass is committed: sbatch for the queued jobs that may go (MaxForwarded=). */
+void manager_forward_submit(struct Manager *m);
+/* One squeue for every forwarded job (the timer's, every SlurmPollSec=). */
+void manager_forward_poll(struct Manager *m);
+unsigned manager_forward_polls(struct Manager *m);
+/* Cancel: 0 when the job is only here (cancel it here), 1 when Slurm has it (scancel
+ * runs), -errno. Hold/release: scontrol's, after the transition here. */
+int manager_forward_cancel(struct Manager *m, Job *j);
+void manager_forward_hold(struct Manager *m, Job *j, bool hold);

@@ -1,0 +1,533 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* corrald's forwarding queue (daemon/job-forward.c) against a store in a tmpdir and a fake
+ * Slurm client: what runs as whom with which arguments, the states the client's answers
+ * lead to, and the faults (slurmctld unreachable, a crash between sbatch and the commit,
+ * corrald restarted with jobs on the cluster). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/accounting.h"
+#include "daemon/manager.h"
+#include "daemon/store.h"
+#include "daemon/usage.h"
+#include "forward/slurm.h"
+#include "strv.h"
+#include "tmp-tree.h"
+
+#define NOBODY 65534
+
+/* ---- the fake client: calls are kept until the test answers them ---- */
+
+typedef struct FakeCall {
+        uid_t uid;
+        char **argv, **env;
+        char *stdin_data;
+        ExecutorCommandDone done;
+        void *cookie;
+        bool answered;
+} FakeCall;
+
+static FakeCall calls[64];
+static size_t n_calls;
+static int fail_next; /* the next run's error: systemd not reachable */
+
+static int fake_run(void *userdata, const ExecutorCommand *c, ExecutorCommandDone done, void *cookie) {
+        FakeCall *f;
+
+        if (fail_next < 0) {
+                int r = fail_next;
+                fail_next = 0;
+                return r;
+        }
+        assert_true(n_calls < ELEMENTSOF(calls));
+        f = &calls[n_calls++];
+        *f = (FakeCall) { .uid = c->uid, .argv = strv_copy(c->argv), .env = c->env ? strv_copy(c->env) : NULL,
+                          .stdin_data = c->stdin_data ? strdup(c->stdin_data) : NULL, .done = done, .cookie = cookie };
+        return 0;
+}
+
+static const ForwardRunnerOps fake_ops = { .run = fake_run };
+
+static void calls_reset(void) {
+        for (size_t i = 0; i < n_calls; i++) {
+                strv_free(calls[i].argv);
+                strv_free(calls[i].env);
+                free(calls[i].stdin_data);
+        }
+        n_calls = 0;
+}
+
+static const char *tool_of(const FakeCall *c) {
+        const char *s = strrchr(c->argv[0], '/');
+        return s ? s + 1 : c->argv[0];
+}
+
+/* The last call, which must be of tool and unanswered. */
+static FakeCall *last(const char *tool) {
+        FakeCall *c;
+
+        assert_true(n_calls > 0);
+        c = &calls[n_calls - 1];
+        if (!streq(tool_of(c), tool))
+                fail_msg("expected %s, the last call was %s", tool, tool_of(c));
+        assert_false(c->answered);
+        return c;
+}
+
+static void answer(FakeCall *c, const char *out, const char *err) {
+        c->answered = true;
+        c->done(0, out, err, c->cookie);
+}
+
+static bool has_arg(const FakeCall *c, const char *a) {
+        return strv_contains(c->argv, a);
+}
+
+/* ---- the manager ---- */
+
+static SchedNode nodes[1];
+
+static Manager *manager_for_test(const char *dir, const char *conf) {
+        Manager *m = calloc(1, sizeof *m);
+        char *err = NULL, path[256];
+        FILE *f;
+
+        assert_non_null(m);
+        snprintf(path, sizeof path, "%s/corral.conf", dir);
+        f = fopen(path, "we");
+        assert_non_null(f);
+        fputs(conf, f);
+        fclose(f);
+        m->confdir = strdup(dir);
+        if (manager_reload(m, &err) < 0)
+                fail_msg("configuration: %s", strna(err));
+        assert_int_equal(store_open(dir, &m->store), 0);
+        assert_int_equal(accounting_new(m->store, NULL, m->config, &m->acct), 0);
+        m->sched = sched_context_new();
+        nodes[0] = (SchedNode) { .memory = UINT64_C(8) << 30, .speed = 1 };
+        for (unsigned c = 0; c < 4; c++)
+                cpu_set_add(&nodes[0].cpus, c);
+        m->machine = (SchedMachine) { .nodes = nodes, .n_nodes = 1 };
+        m->next_id = 1;
+        strcpy(m->hostname, "testhost");
+        assert_int_equal(manager_forward_start(m), 0);
+        manager_forward_set_runner(m, &fake_ops, NULL);
+        return m;
+}
+
+/* corrald restarted on the same store: the jobs and their links loaded again. */
+static int reload_one(Job *j, void *userdata) {
+        Manager *m = userdata;
+        return manager_add_job(m, j); /* the store gives it its compact request */
+}
+
+static Manager *manager_restart(Manager *old, const char *dir, const char *conf) {
+        Manager *m;
+
+        assert_int_equal(manager_commit(old), 0);
+        manager_free(old);
+        m = manager_for_test(dir, conf);
+        manager_forward_free(m);
+        assert_int_equal(store_load_jobs(m->store, reload_one, m), 0);
+        assert_int_equal(store_next_job_id(m->store, &m->next_id), 0);
+        assert_int_equal(manager_forward_start(m), 0);
+        manager_forward_set_runner(m, &fake_ops, NULL);
+        return m;
+}
+
+static json_object *call(Manager *m, uid_t uid, CorralMethod method, const char *params) {
+        Peer peer = { .uid = uid, .gid = uid };
+        json_object *p = json_tokener_parse(params), *reply = NULL;
+
+        assert_non_null(p);
+        assert_int_equal(manager_server_ops.dispatch(m, NULL, &peer, method, p, &reply), 0);
+        json_object_put(p);
+        assert_non_null(reply);
+        return reply;
+}
+
+static uint64_t submit(Manager *m, const char *params) {
+        json_object *r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, params), *p, *v;
+        uint64_t id;
+
+        if (!json_object_object_get_ex(r, "parameters", &p) || !json_object_object_get_ex(p, "job_id", &v))
+                fail_msg("submit refused: %s", json_object_to_json_string(r));
+        id = (uint64_t) json_object_get_int64(v);
+        json_object_put(r);
+        assert_int_equal(manager_commit(m), 0);
+        return id;
+}
+
+/* A scheduling pass as corrald's loop runs it: pass, commit, launches, forwarding. */
+static void pass(Manager *m) {
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(manager_commit(m), 0);
+        manager_forward_submit(m);
+        assert_int_equal(manager_commit(m), 0);
+}
+
+static char *meta(Manager *m, uint64_t id) {
+        char key[48], *v = NULL;
+        snprintf(key, sizeof key, "forward.%" PRIu64, id);
+        (void) store_get_meta(m->store, key, &v);
+        return v;
+}
+
+static void assert_meta(Manager *m, uint64_t id, const char *want) {
+        char *v = meta(m, id);
+        if (!v || !streq(v, want))
+                fail_msg("job %" PRIu64 ": link '%s', expected '%s'", id, strna(v), want);
+        free(v);
+}
+
+#define CONF "[Queue]\nName=cluster\nBackend=slurm\nSlurmPartition=batch\nSlurmAccount=acct0\nMaxForwarded=2\n"
+#define JOB "\"queue\":\"cluster\",\"workdir\":\"/tmp\",\"env\":[\"HOME=/tmp\",\"SLURM_CONF=/x\"]"
+
+static void test_submit_track_finish(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir, CONF);
+        json_object *r;
+        FakeCall *c;
+        Job *j;
+        uint64_t id;
+
+        calls_reset();
+        /* What Slurm cannot do is refused at submission, with the reason. */
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" JOB ",\"argv\":[\"/bin/true\"],\"io_weight\":50}");
+        if (!strstr(json_object_to_json_string(r), "Slurm has no per-job I"))
+                fail_msg("%s", json_object_to_json_string(r));
+        json_object_put(r);
+        /* Bigger than this machine (one node of 4 CPUs and 8G) is the cluster's business. */
+        id = submit(m, "{" JOB ",\"script\":\"#!/bin/sh\\necho hi\\n\",\"cpus\":16,\"memory\":34359738368,"
+                       "\"name\":\"big\"}");
+        j = manager_find_job(m, id);
+        assert_true(manager_job_forwarded(m, j));
+
+        pass(m);
+        /* Not started here: sbatch, as the user, recorded in the store first. */
+        assert_int_equal(j->state, JOB_QUEUED);
+        assert_int_equal(n_calls, 1);
+        c = last("sbatch");
+        assert_int_equal(c->uid, NOBODY);
+        assert_true(has_arg(c, "--comment=corral:testhost:1"));
+        assert_true(has_arg(c, "--partition=batch"));
+        assert_true(has_arg(c, "--account=acct0"));
+        assert_true(has_arg(c, "--cpus-per-task=16"));
+        assert_true(has_arg(c, "--mem=32768M"));
+        assert_true(has_arg(c, "--job-name=big"));
+        assert_string_equal(c->stdin_data, "#!/bin/sh\necho hi\n");
+        assert_true(strv_contains(c->env, "HOME=/tmp"));
+        assert_false(strv_contains(c->env, "SLURM_CONF=/x"));
+        assert_meta(m, id, "submitting");
+        /* Passes while sbatch runs do not submit it again. */
+        pass(m);
+        assert_int_equal(n_calls, 1);
+
+        answer(c, "4120\n", "");
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, id, "linked 4120");
+        assert_int_equal(manager_job_slurm_id(m, j), 4120);
+        assert_string_equal(j->reason, "Slurm:Submitted");
+
+        /* One squeue, as root, for the users with forwarded jobs. */
+        manager_forward_poll(m);
+        c = last("squeue");
+        assert_int_equal(c->uid, 0);
+        assert_true(has_arg(c, "nobody"));
+        assert_true(has_arg(c, "--format=" SLURM_SQUEUE_FORMAT));
+        answer(c, "4120|4120|N/A|PENDING|Resources|0:00|corral:testhost:1\n", "");
+        assert_int_equal(j->state, JOB_QUEUED);
+        assert_string_equal(j->reason, "Slurm:Resources");
+        /* corral show and why name the Slurm job and Slurm's reason. */
+        r = call(m, NOBODY, CORRAL_METHOD_SHOW, "{\"job_id\":1}");
+        if (!strstr(json_object_to_json_string(r), "\"reason\": \"Slurm job 4120: Resources\""))
+                fail_msg("show: %s", json_object_to_json_string(r));
+        json_object_put(r);
+        r = call(m, NOBODY, CORRAL_METHOD_WHY, "{\"job_id\":1}");
+        if (!strstr(json_object_to_json_string(r), "\"slurm_job_id\": 4120") ||
+            !strstr(json_object_to_json_string(r), "it is Slurm job 4120 of the cluster (partition batch); Slurm says: "
+                                                   "Resources") ||
+            strstr(json_object_to_json_string(r), "scheduler has not considered"))
+                fail_msg("why: %s", json_object_to_json_string(r));
+        json_object_put(r);
+        manager_forward_poll(m);
+        answer(last("squeue"), "4120|4120|N/A|RUNNING|None|0:05|corral:testhost:1\n", "");
+        assert_int_equal(j->state, JOB_RUNNING);
+        assert_false(j->launching);
+        /* A running forwarded job is not the local scheduler's. */
+        pass(m);
+        assert_int_equal(j->state, JOB_RUNNING);
+
+        manager_forward_poll(m);
+        answer(last("squeue"), "4120|4120|N/A|FAILED|NonZeroExitCode|0:07|corral:testhost:1\n", "");
+        assert_int_equal(j->state, JOB_RUNNING); /* until its record says how */
+        c = last("sacct");
+        assert_true(has_arg(c, "4120"));
+        answer(c, "4120|4120|FAILED|3:0|7|00:01.500|\n4120.batch|4120.batch|FAILED|3:0|7|00:01.500|2048K\n", "");
+        assert_int_equal(j->state, JOB_FAILED);
+        assert_int_equal(j->exit_code, 3);
+        assert_int_equal(j->usage.cpu_usec, 1500000);
+        assert_int_equal(j->usage.memory_peak, 2048 * 1024);
+        assert_int_equal(manager_commit(m), 0);
+        /* Charged to its project like a run here, its time and usage Slurm's. */
+        {
+                JobCharge ch = {};
+                assert_int_equal(store_load_charge(m->store, id, &ch), 0);
+                assert_int_equal(ch.cpus, 16);
+                assert_int_equal(ch.run_usec, 7 * UINT64_C(1000000));
+                assert_int_equal(ch.cpu_usec, 1500000);
+                assert_true(ch.core_hours > 0.031 && ch.core_hours < 0.032); /* 16 CPUs x 7 s */
+        }
+        /* Ended: nothing more is polled. */
+        manager_forward_poll(m);
+        assert_true(calls[n_calls - 1].answered);
+        calls_reset();
+        manager_free(m);
+}
+
+/* slurmctld down: the job stays queued here with the reason, and goes at the next try;
+ * the poll failing changes no state. A cluster's refusal ends the job, its words kept. */
+static void test_unreachable(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir, CONF);
+        uint64_t id, id2;
+        Job *j, *j2;
+
+        calls_reset();
+        id = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}");
+        j = manager_find_job(m, id);
+        pass(m);
+        answer(last("sbatch"), "", "sbatch: error: Batch job submission failed: Unable to contact slurm controller "
+                                   "(connect failure)\n");
+        assert_int_equal(j->state, JOB_QUEUED);
+        assert_string_equal(j->reason, "SlurmUnreachable");
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, id, "none");
+        /* sbatch killed at its time limit says nothing: tried again, not refused. */
+        pass(m);
+        answer(last("sbatch"), "", "");
+        assert_int_equal(j->state, JOB_QUEUED);
+        pass(m);
+        answer(last("sbatch"), "77\n", "");
+        assert_int_equal(manager_job_slurm_id(m, j), 77);
+        assert_int_equal(n_calls, 3);
+
+        manager_forward_poll(m);
+        answer(last("squeue"), "", "squeue: error: Unable to contact slurm controller (connect failure)\n");
+        assert_int_equal(j->state, JOB_QUEUED);
+        assert_string_equal(j->reason, "SlurmUnreachable");
+        assert_int_equal(manager_job_slurm_id(m, j), 77);
+
+        id2 = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}");
+        j2 = manager_find_job(m, id2);
+        pass(m);
+        answer(last("sbatch"), "", "sbatch: error: Batch job submission failed: Invalid account or "
+                                   "account/partition combination specified\n");
+        assert_int_equal(j2->state, JOB_CANCELLED);
+        assert_string_equal(j2->reason, "SlurmRefused");
+        assert_non_null(strstr(j2->launch_error, "Invalid account"));
+        calls_reset();
+        manager_free(m);
+}
+
+/* A crash between sbatch and the commit, then a restart: the job found by its key is
+ * adopted, not submitted again; one not found goes again, once. Linked jobs keep their
+ * link, and a running one is not taken for lost. */
+static void test_crash_and_restart(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir, CONF);
+        uint64_t a, b;
+        Job *j;
+
+        calls_reset();
+        a = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}");
+        b = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}");
+        pass(m);
+        assert_int_equal(n_calls, 2);
+        /* Both sbatch ran (one got as far as Slurm), neither answer was recorded. */
+        assert_meta(m, a, "submitting");
+        assert_meta(m, b, "submitting");
+        m = manager_restart(m, t->dir, CONF);
+        calls_reset();
+        pass(m);
+        assert_int_equal(n_calls, 0); /* nothing submitted before the poll says */
+        manager_forward_poll(m);
+        answer(last("squeue"), "900|900|N/A|RUNNING|None|0:03|corral:testhost:1\n"
+                               "901|901|N/A|RUNNING|None|0:03|corral:otherhost:2\n", "");
+        j = manager_find_job(m, a);
+        assert_int_equal(manager_job_slurm_id(m, j), 900);
+        assert_int_equal(j->state, JOB_RUNNING);
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, a, "linked 900");
+        assert_meta(m, b, "none");
+        pass(m);
+        assert_int_equal(n_calls, 2);
+        assert_true(has_arg(last("sbatch"), "--comment=corral:testhost:2"));
+        answer(last("sbatch"), "902\n", "");
+        assert_int_equal(manager_commit(m), 0);
+
+        /* A restart with jobs on the cluster keeps their links and states. */
+        m = manager_restart(m, t->dir, CONF);
+        calls_reset();
+        assert_int_equal(manager_job_slurm_id(m, manager_find_job(m, a)), 900);
+        assert_int_equal(manager_find_job(m, a)->state, JOB_RUNNING);
+        assert_int_equal(manager_job_slurm_id(m, manager_find_job(m, b)), 902);
+        pass(m);
+        assert_int_equal(n_calls, 0);
+        /* Gone from squeue (MinJobAge passed while corrald was down): sacct, and without
+         * slurmdbd scontrol, then the state squeue last gave is all there is. */
+        manager_forward_poll(m);
+        answer(last("squeue"), "902|902|N/A|PENDING|Priority|0:00|corral:testhost:2\n", "");
+        answer(last("sacct"), "", "sacct: error: Slurm accounting storage is disabled\n");
+        answer(last("scontrol"),
+               "JobId=900 JobName=wrap UserId=nobody(65534) JobState=COMPLETED Reason=None Dependency=(null) "
+               "ExitCode=0:0 RunTime=00:00:09 Comment=corral:testhost:1\n", "");
+        assert_int_equal(manager_find_job(m, a)->state, JOB_COMPLETED);
+        assert_int_equal(manager_find_job(m, a)->exit_code, 0);
+        assert_string_equal(manager_find_job(m, b)->reason, "Slurm:Priority");
+        calls_reset();
+        manager_free(m);
+}
+
+/* Cancel, hold and release pass through as the user's scancel/scontrol; MaxForwarded=
+ * keeps the rest here; a dependency waits until what it names is on the cluster, then
+ * names its Slurm id; an array goes once and its tasks follow their Slurm tasks. */
+static void test_pass_through(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir, CONF);
+        uint64_t a, b, c, arr;
+        Job *ja, *jb, *jc;
+        char dep[160];
+
+        calls_reset();
+        a = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}");
+        snprintf(dep, sizeof dep, "{" JOB ",\"argv\":[\"/bin/true\"],\"dependencies\":[{\"type\":\"afterok\","
+                                  "\"job_id\":%" PRIu64 "}]}", a);
+        b = submit(m, dep);
+        c = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}");
+        ja = manager_find_job(m, a), jb = manager_find_job(m, b), jc = manager_find_job(m, c);
+        pass(m);
+        /* b waits for a to be linked; c goes (two in flight: a and c), then nothing more. */
+        assert_int_equal(n_calls, 2);
+        assert_string_equal(jb->reason, "Dependency");
+        answer(&calls[0], "500\n", "");
+        answer(&calls[1], "502\n", "");
+        pass(m);
+        assert_int_equal(n_calls, 2);
+        assert_string_equal(jb->reason, "MaxForwarded");
+
+        /* Cancel of a job on the cluster: the user's scancel, and it ends here. */
+        {
+                json_object *r = call(m, NOBODY, CORRAL_METHOD_CANCEL, "{\"job_id\":3}");
+                assert_null(json_object_object_get(r, "error"));
+                json_object_put(r);
+        }
+        assert_int_equal(jc->state, JOB_CANCELLED);
+        {
+                FakeCall *k = last("scancel");
+                assert_int_equal(k->uid, NOBODY);
+                assert_true(has_arg(k, "502"));
+                answer(k, "", "");
+        }
+        pass(m);
+        assert_true(has_arg(last("sbatch"), "--dependency=afterok:500"));
+        answer(last("sbatch"), "501\n", "");
+
+        /* Requeue is not passed through yet: refused, not half done. */
+        {
+                json_object *r = call(m, NOBODY, CORRAL_METHOD_REQUEUE, "{\"job_id\":1}");
+                assert_non_null(strstr(json_object_to_json_string(r), "not requeued through Corral yet"));
+                json_object_put(r);
+        }
+        /* Hold and release: here, then the user's scontrol. */
+        json_object_put(call(m, NOBODY, CORRAL_METHOD_HOLD, "{\"job_id\":1}"));
+        assert_int_equal(ja->state, JOB_HELD);
+        assert_true(has_arg(last("scontrol"), "hold") && has_arg(last("scontrol"), "500"));
+        answer(last("scontrol"), "", "");
+        json_object_put(call(m, NOBODY, CORRAL_METHOD_RELEASE, "{\"job_id\":1}"));
+        assert_int_equal(ja->state, JOB_QUEUED);
+        assert_true(has_arg(last("scontrol"), "release"));
+        answer(last("scontrol"), "", "");
+
+        /* An array goes once; a run that could not start leaves its tasks to go again. */
+        m->config->queues[config_find_queue(m->config, "cluster") - m->config->queues].max_forwarded = 10;
+        arr = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"],\"array\":\"1-3\"}");
+        {
+                size_t before = n_calls;
+                fail_next = -ENOTCONN;
+                pass(m);
+                assert_int_equal(n_calls, before);
+                assert_int_equal(manager_job_slurm_id(m, manager_find_job(m, arr + 1)), 0);
+        }
+        pass(m);
+        assert_true(has_arg(last("sbatch"), "--array=1-3"));
+        answer(last("sbatch"), "700\n", "");
+        for (uint64_t k = arr; k < arr + 3; k++)
+                assert_int_equal(manager_job_slurm_id(m, manager_find_job(m, k)), 700);
+        manager_forward_poll(m);
+        answer(last("squeue"), "701|700|1|RUNNING|None|0:01|corral:testhost:4\n"
+                               "700|700|2|PENDING|Resources|0:00|corral:testhost:4\n"
+                               "700|700|3|PENDING|Resources|0:00|corral:testhost:4\n"
+                               "500|500|N/A|PENDING|Resources|0:00|corral:testhost:1\n"
+                               "501|501|N/A|PENDING|Dependency|0:00|corral:testhost:2\n", "");
+        assert_int_equal(manager_find_job(m, arr)->state, JOB_RUNNING);
+        assert_int_equal(manager_find_job(m, arr + 1)->state, JOB_QUEUED);
+        assert_string_equal(manager_find_job(m, arr + 2)->reason, "Slurm:Resources");
+        assert_string_equal(jb->reason, "Slurm:Dependency");
+        calls_reset();
+        manager_free(m);
+}
+
+/* OverflowTo=: a local job that waited long enough for this machine goes to the cluster,
+ * one that Slurm could not take stays, and so does one that has not waited long. */
+static void test_overflow(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir, CONF "[Queue]\nName=normal\nOverflowTo=cluster\nOverflowAfterSec=60\n");
+        Job *big, *small, *unmappable;
+
+        calls_reset();
+        big = manager_find_job(m, submit(m, "{\"workdir\":\"/tmp\",\"argv\":[\"/bin/true\"],\"cpus\":4}"));
+        small = manager_find_job(m, submit(m, "{\"workdir\":\"/tmp\",\"argv\":[\"/bin/true\"]}"));
+        unmappable = manager_find_job(m, submit(m, "{\"workdir\":\"/tmp\",\"argv\":[\"/bin/true\"],\"io_weight\":5}"));
+        pass(m);
+        assert_int_equal(big->state, JOB_RUNNING); /* the machine is full */
+        assert_int_equal(small->state, JOB_QUEUED);
+        assert_int_equal(n_calls, 0);
+        /* Not long enough yet. */
+        pass(m);
+        assert_int_equal(n_calls, 0);
+        assert_string_equal(small->queue, "normal");
+        small->eligible_time -= 120;
+        unmappable->eligible_time -= 120;
+        pass(m);
+        assert_string_equal(small->queue, "cluster");
+        assert_true(has_arg(last("sbatch"), "--comment=corral:testhost:2"));
+        assert_int_equal(n_calls, 1);
+        assert_string_equal(unmappable->queue, "normal");
+        answer(last("sbatch"), "990\n", "");
+        assert_int_equal(manager_job_slurm_id(m, small), 990);
+        calls_reset();
+        manager_free(m);
+}
+
+static int setup(void **state) {
+        return tree_setup_prefix(state, "corral-forward");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_submit_track_finish, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_unreachable, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_crash_and_restart, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_pass_through, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_overflow, setup, tree_teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
