@@ -23,7 +23,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 
 # The job really is in its own scope, with its cpuset and memory.max, as its user.
 # (The job runs in the scope's leaf "job"; its limits are the scope's.)
-as_user "$USER_A" corral submit --parsable --wait -- sh -c 'cg=$(cut -d: -f3 /proc/self/cgroup); cg=${cg%/job}; echo "$cg $(cat /sys/fs/cgroup$cg/cpuset.cpus) $(cat /sys/fs/cgroup$cg/memory.max) $(id -un)" > /tmp/bench-where' >/dev/null || true
+as_user "$USER_A" corral submit --parsable --wait --mem 64M -- sh -c 'cg=$(cut -d: -f3 /proc/self/cgroup); cg=${cg%/job}; echo "$cg $(cat /sys/fs/cgroup$cg/cpuset.cpus) $(cat /sys/fs/cgroup$cg/memory.max) $(id -un)" > /tmp/bench-where' >/dev/null || true
 log "a job's own place: $(cat /tmp/bench-where)"
 assert_match "$(cat /tmp/bench-where)" "corral-job-[0-9]+\.scope [0-9].* [0-9]+ $USER_A\$"
 
@@ -31,7 +31,7 @@ assert_match "$(cat /tmp/bench-where)" "corral-job-[0-9]+\.scope [0-9].* [0-9]+ 
 bare=() ours=()
 for i in $(seq "$N"); do
     t0=$(date +%s%N); systemd-run --quiet --scope /bin/true; t1=$(date +%s%N)
-    as_user "$USER_A" corral submit --parsable --wait -- /bin/true >/dev/null; t2=$(date +%s%N)
+    as_user "$USER_A" corral submit --parsable --wait --mem 64M -- /bin/true >/dev/null; t2=$(date +%s%N)
     bare+=($((t1 - t0))) ours+=($((t2 - t1)))
 done
 b=$(printf '%s\n' "${bare[@]}" | p50) o=$(printf '%s\n' "${ours[@]}" | p50)
@@ -41,8 +41,8 @@ echo "target 1, launch latency p50 of $N: corral submit --wait $(ms "$o") ms, sy
 t0=$(date +%s%N)
 for i in $(seq "$E"); do systemd-run --quiet --scope /bin/true; done
 t1=$(date +%s%N)
-first=$(as_user "$USER_A" corral submit --parsable -- /bin/true)
-for i in $(seq $((E - 1))); do as_user "$USER_A" corral submit --parsable -- /bin/true >/dev/null; done
+first=$(as_user "$USER_A" corral submit --parsable --mem 64M -- /bin/true)
+for i in $(seq $((E - 1))); do as_user "$USER_A" corral submit --parsable --mem 64M -- /bin/true >/dev/null; done
 last=$((first + E - 1))
 until [ "$(sqlite3 $db "select count(*) from jobs where id between $first and $last and state in ('COMPLETED','FAILED')")" = "$E" ]; do sleep 0.05; done
 t2=$(date +%s%N)
@@ -66,6 +66,7 @@ echo "target 5, durable submits/s: raw single-row commits $raw; 1 client ${rates
 corral cancel --user root >/dev/null 2>&1 || true
 
 [ "${CORRAL_BENCH_PROFILE:-0}" = 1 ] || exit 0
+# (Every job above with --mem, so that its scope has a memory.max, as the issue asks.)
 # Where the time goes: one submit --wait under corrald's debug log, then under strace.
 prof=$CORRAL_TEST_OUT/logs
 mkdir -p "$prof"
