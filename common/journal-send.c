@@ -10,8 +10,12 @@
 
 #include "journal-send.h"
 
+static const char *field_value(const JournalField *f) {
+        return f->value ?: ""; /* an unset name, say: an empty field rather than a crash */
+}
+
 static size_t field_len(const JournalField *f) {
-        return f->len == SIZE_MAX ? strlen(f->value) : f->len;
+        return !f->value ? 0 : f->len == SIZE_MAX ? strlen(f->value) : f->len;
 }
 
 int journal_serialize(const JournalField *fields, size_t n, char **ret, size_t *ret_size) {
@@ -28,7 +32,7 @@ int journal_serialize(const JournalField *fields, size_t n, char **ret, size_t *
 
                 memcpy(p, fields[i].name, k);
                 p += k;
-                if (memchr(fields[i].value, '\n', len)) {
+                if (memchr(field_value(&fields[i]), '\n', len)) {
                         uint64_t le = 0;
                         *p++ = '\n';
                         for (int b = 0; b < 8; b++)
@@ -37,7 +41,7 @@ int journal_serialize(const JournalField *fields, size_t n, char **ret, size_t *
                         p += 8;
                 } else
                         *p++ = '=';
-                memcpy(p, fields[i].value, len);
+                memcpy(p, field_value(&fields[i]), len);
                 p += len;
                 *p++ = '\n';
         }
