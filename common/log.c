@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <systemd/sd-journal.h>
 #include <unistd.h>
 
+#include "journal-send.h"
 #include "log.h"
 #include "parse-util.h"
 #include "string-table.h"
@@ -95,18 +95,17 @@ int log_internal(int level, int error, const char *file, int line, const char *f
         va_end(ap);
 
         if (log_target == LOG_TARGET_JOURNAL) {
-                char lbuf[16];
+                char lbuf[16], pbuf[16], ebuf[16];
                 (void) snprintf(lbuf, sizeof lbuf, "%d", line);
-                if (error != 0)
-                        (void) sd_journal_send("MESSAGE=%s", buf, "PRIORITY=%d", level,
-                                               "ERRNO=%d", error, "CODE_FILE=%s", file,
-                                               "CODE_LINE=%s", lbuf, "CODE_FUNC=%s", func,
-                                               "SYSLOG_IDENTIFIER=%s", log_ident, NULL);
-                else
-                        (void) sd_journal_send("MESSAGE=%s", buf, "PRIORITY=%d", level,
-                                               "CODE_FILE=%s", file, "CODE_LINE=%s", lbuf,
-                                               "CODE_FUNC=%s", func,
-                                               "SYSLOG_IDENTIFIER=%s", log_ident, NULL);
+                (void) snprintf(pbuf, sizeof pbuf, "%d", level);
+                (void) snprintf(ebuf, sizeof ebuf, "%d", error);
+                JournalField f[] = {
+                        { "MESSAGE", buf, SIZE_MAX },      { "PRIORITY", pbuf, SIZE_MAX },
+                        { "CODE_FILE", file, SIZE_MAX },   { "CODE_LINE", lbuf, SIZE_MAX },
+                        { "CODE_FUNC", func, SIZE_MAX },   { "SYSLOG_IDENTIFIER", log_ident, SIZE_MAX },
+                        { "ERRNO", ebuf, SIZE_MAX },
+                };
+                (void) journal_send(f, ELEMENTSOF(f) - (error == 0));
         } else
                 (void) fprintf(stderr, "%s: %s\n", log_ident, buf);
 

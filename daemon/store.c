@@ -16,6 +16,7 @@ struct Store {
         sqlite3 *db;
         sqlite3_stmt *insert, *update;
         bool in_txn;
+        uint64_t n_commits; /* transactions committed since the store was opened */
         /* Accounting's statements, prepared on first use: one job end costs two
          * statements, whatever the history. */
         sqlite3_stmt *charge_insert, *daily_upsert, *decayed_upsert, *grant_upsert;
@@ -270,6 +271,10 @@ bool store_in_transaction(Store *s) {
         return s->in_txn;
 }
 
+uint64_t store_n_commits(Store *s) {
+        return s->n_commits;
+}
+
 static int begin(Store *s) {
         int r;
 
@@ -291,6 +296,7 @@ int store_commit(Store *s) {
         if (r < 0)
                 return r;
         s->in_txn = false;
+        s->n_commits++;
         return 0;
 }
 

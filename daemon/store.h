@@ -48,6 +48,8 @@ int store_rollback(Store *s);
  * task's from the request it shares. */
 int store_load_request(Store *s, uint64_t id, SubmitRequest *ret);
 bool store_in_transaction(Store *s);
+/* Commits (each one fsync of the WAL) since the store was opened: GetInfo's store_commits. */
+uint64_t store_n_commits(Store *s);
 
 /* Calls cb for every job, in id order, with what memory keeps of its request
  * (job_set_request()); cb takes ownership of the job. */

@@ -156,23 +156,6 @@ static int control_new(Executor *e, uint64_t job_id, executor_done_t done, void 
         return 0;
 }
 
-int executor_job_cgroup(uint64_t job_id, const char *project, char **ret) {
-        _cleanup_free_ char *slice = NULL, *unit = NULL;
-        int r;
-
-        /* systemd's own layout: a dash in a slice name is a level of nesting, and the
-         * project's name is escaped so that it never is. */
-        r = unit_name_job_scope(job_id, &unit);
-        if (r < 0)
-                return r;
-        if (isempty(project))
-                return asprintf(ret, "corral.slice/%s", unit) < 0 ? -ENOMEM : 0;
-        r = unit_name_project_slice(project, &slice);
-        if (r < 0)
-                return r;
-        return asprintf(ret, "corral.slice/%s/%s", slice, unit) < 0 ? -ENOMEM : 0;
-}
-
 int executor_freeze(Executor *e, uint64_t job_id, const char *project, bool freeze, executor_done_t done,
                     void *userdata) {
         Control *c;

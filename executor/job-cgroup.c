@@ -13,6 +13,24 @@
 #include "cgroup-util.h"
 #include "executor-internal.h"
 #include "fd-util.h"
+#include "unit-name.h"
+
+int executor_job_cgroup(uint64_t job_id, const char *project, char **ret) {
+        _cleanup_free_ char *slice = NULL, *unit = NULL;
+        int r;
+
+        /* systemd's own layout: a dash in a slice name is a level of nesting, and the
+         * project's name is escaped so that it never is. */
+        r = unit_name_job_scope(job_id, &unit);
+        if (r < 0)
+                return r;
+        if (isempty(project))
+                return asprintf(ret, "corral.slice/%s", unit) < 0 ? -ENOMEM : 0;
+        r = unit_name_project_slice(project, &slice);
+        if (r < 0)
+                return r;
+        return asprintf(ret, "corral.slice/%s/%s", slice, unit) < 0 ? -ENOMEM : 0;
+}
 
 int job_outcome_read_usage(int root_fd, const char *cgroup, JobOutcome *o) {
         CgroupUsage u = {};

@@ -33,7 +33,6 @@
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
-#include <systemd/sd-journal.h>
 #include <time.h>
 #include <unistd.h>
 #if HAVE_SELINUX
@@ -47,6 +46,7 @@
 #include "cgroup-util.h"
 #include "errno-util.h"
 #include "fd-util.h"
+#include "journal-send.h"
 #include "log.h"
 #include "parse-util.h"
 #include "spec-json.h"
@@ -484,9 +484,17 @@ static char relay_ident[64];
 static const char *relay_job_name;
 
 static void relay_emit(Relay *r, const char *p, size_t n) {
-        (void) sd_journal_send("MESSAGE=%.*s", (int) n, p, "PRIORITY=%d", r->priority,
-                               "SYSLOG_IDENTIFIER=%s", relay_ident, "CORRAL_JOB_ID=%" PRIu64, arg_job_id,
-                               "CORRAL_JOB_NAME=%s", relay_job_name, "CORRAL_STREAM=%s", r->stream, NULL);
+        char pbuf[16], idbuf[32];
+
+        (void) snprintf(pbuf, sizeof pbuf, "%d", r->priority);
+        (void) snprintf(idbuf, sizeof idbuf, "%" PRIu64, arg_job_id);
+        /* Up to a NUL, as the "%.*s" of sd_journal_send() took it. */
+        JournalField f[] = {
+                { "MESSAGE", p, strnlen(p, n) },          { "PRIORITY", pbuf, SIZE_MAX },
+                { "SYSLOG_IDENTIFIER", relay_ident, SIZE_MAX }, { "CORRAL_JOB_ID", idbuf, SIZE_MAX },
+                { "CORRAL_JOB_NAME", relay_job_name, SIZE_MAX }, { "CORRAL_STREAM", r->stream, SIZE_MAX },
+        };
+        (void) journal_send(f, ELEMENTSOF(f));
 }
 
 /* Reads what is there; returns false at EOF. */
@@ -526,9 +534,19 @@ static void record_launch_error(LaunchError *le, JobOutcome *o) {
         o->launch_detail = strdup(le->detail);
         /* The detail names paths: it goes to the job's own journal stream, which only its
          * owner (through corrald) and the journal's readers see, not to the queue view. */
-        (void) sd_journal_send("MESSAGE=corral: %s", le->detail, "PRIORITY=%d", LOG_ERR,
-                               "SYSLOG_IDENTIFIER=%s", relay_ident, "CORRAL_JOB_ID=%" PRIu64, arg_job_id,
-                               "CORRAL_JOB_NAME=%s", relay_job_name, "CORRAL_STREAM=supervisor", NULL);
+        _cleanup_free_ char *msg = NULL;
+        char pbuf[16], idbuf[32];
+
+        (void) snprintf(pbuf, sizeof pbuf, "%d", LOG_ERR);
+        (void) snprintf(idbuf, sizeof idbuf, "%" PRIu64, arg_job_id);
+        if (asprintf(&msg, "corral: %s", le->detail) >= 0) {
+                JournalField f[] = {
+                        { "MESSAGE", msg, SIZE_MAX },                   { "PRIORITY", pbuf, SIZE_MAX },
+                        { "SYSLOG_IDENTIFIER", relay_ident, SIZE_MAX }, { "CORRAL_JOB_ID", idbuf, SIZE_MAX },
+                        { "CORRAL_JOB_NAME", relay_job_name, SIZE_MAX }, { "CORRAL_STREAM", "supervisor", SIZE_MAX },
+                };
+                (void) journal_send(f, ELEMENTSOF(f));
+        }
         log_debug("Job %" PRIu64 " failed to launch: %s", arg_job_id, le->detail);
 }
 

@@ -1,0 +1,101 @@
+#!/bin/bash
+# bench/submit in the guest (tests/vm/run --build-dir build bench-submit): issue 23's
+# targets 1, 2 and 5, each against its anchor measured in this same run.
+#  1. latency: `corral submit --wait -- /bin/true` p50 vs `systemd-run --scope /bin/true`
+#     (CORRAL_BENCH_N runs each, 20 by default);
+#  2. throughput: CORRAL_BENCH_E (150) jobs submitted one by one, first submit to last job
+#     finished, vs as many sequential `systemd-run --scope /bin/true`;
+#  5. durable submits: one and eight clients vs the raw single-row commit rate of the same
+#     store settings on the same disk (CORRAL_BENCH_Q commits, 500).
+# With CORRAL_BENCH_PROFILE=1, then where one submit's time goes (corrald's debug log,
+# strace when the build directory holds one under prof/). Prints figures; never fails on time.
+# timeout: 2400
+. "$CORRAL_TEST_LIB"
+N=${CORRAL_BENCH_N:-20}
+E=${CORRAL_BENCH_E:-150}
+Q=${CORRAL_BENCH_Q:-500}
+db=/var/lib/corral/corral.db
+systemctl start corrald.socket
+corral info >/dev/null
+ms() { awk -v ns="$1" 'BEGIN {printf "%.1f", ns / 1e6}'; }
+p50() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+
+# The job really is in its own scope, with its cpuset and memory.max, as its user.
+# (The job runs in the scope's leaf "job"; its limits are the scope's.)
+as_user "$USER_A" corral submit --parsable --wait --mem 64M -- sh -c 'cg=$(cut -d: -f3 /proc/self/cgroup); cg=${cg%/job}; echo "$cg $(cat /sys/fs/cgroup$cg/cpuset.cpus) $(cat /sys/fs/cgroup$cg/memory.max) $(id -un)" > /tmp/bench-where' >/dev/null || true
+log "a job's own place: $(cat /tmp/bench-where)"
+assert_match "$(cat /tmp/bench-where)" "corral-job-[0-9]+\.scope [0-9].* [0-9]+ $USER_A\$"
+
+# 1. Latency, interleaved so that both see the same guest.
+bare=() ours=()
+for i in $(seq "$N"); do
+    t0=$(date +%s%N); systemd-run --quiet --scope /bin/true; t1=$(date +%s%N)
+    as_user "$USER_A" corral submit --parsable --wait --mem 64M -- /bin/true >/dev/null; t2=$(date +%s%N)
+    bare+=($((t1 - t0))) ours+=($((t2 - t1)))
+done
+b=$(printf '%s\n' "${bare[@]}" | p50) o=$(printf '%s\n' "${ours[@]}" | p50)
+echo "target 1, launch latency p50 of $N: corral submit --wait $(ms "$o") ms, systemd-run --scope $(ms "$b") ms, ratio $(ratio "$o" "$b") (target <= 1.2)"
+
+# 2. Throughput, one submit at a time.
+t0=$(date +%s%N)
+for i in $(seq "$E"); do systemd-run --quiet --scope /bin/true; done
+t1=$(date +%s%N)
+first=$(as_user "$USER_A" corral submit --parsable --mem 64M -- /bin/true)
+for i in $(seq $((E - 1))); do as_user "$USER_A" corral submit --parsable --mem 64M -- /bin/true >/dev/null; done
+last=$((first + E - 1))
+until [ "$(sqlite3 $db "select count(*) from jobs where id between $first and $last and state in ('COMPLETED','FAILED')")" = "$E" ]; do sleep 0.05; done
+t2=$(date +%s%N)
+br=$(awk -v n="$E" -v ns=$((t1 - t0)) 'BEGIN {printf "%.2f", n / (ns / 1e9)}')
+or=$(awk -v n="$E" -v ns=$((t2 - t1)) 'BEGIN {printf "%.2f", n / (ns / 1e9)}')
+echo "target 2, $E jobs submitted one by one: corral $or jobs/s, systemd-run --scope $br jobs/s, ratio $(ratio "$or" "$br") (target >= 1.0)"
+failed=$(sqlite3 $db "select count(*) from jobs where id between $first and $last and state != 'COMPLETED'")
+assert_eq "$failed" 0 "jobs of the throughput run that did not complete"
+
+# 5. Durable submits: the raw floor first (as bench/daemon measures it), then corrald.
+raw_dir=$(mktemp -d /var/tmp/corral-raw.XXXXXX)
+{
+    echo "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);"
+    for i in $(seq "$Q"); do echo "BEGIN; INSERT INTO t (v) VALUES ('$(printf '%0300d' "$i")'); COMMIT;"; done
+} > /tmp/bench-raw.sql
+t0=$(date +%s%N); sqlite3 "$raw_dir/raw.db" < /tmp/bench-raw.sql > /dev/null; t1=$(date +%s%N)
+rm -rf "$raw_dir" /tmp/bench-raw.sql
+raw=$(awk -v n="$Q" -v ns=$((t1 - t0)) 'BEGIN {printf "%.0f", n / (ns / 1e9)}')
+mapfile -t rates < <(python3 "$(dirname "$0")/bench-daemon.py" rate "$Q" | sed 's/.*: //')
+echo "target 5, durable submits/s: raw single-row commits $raw; 1 client ${rates[0]} ($(ratio "${rates[0]}" "$raw")x raw, target >= 0.90); 8 clients ${rates[1]} ($(ratio "${rates[1]}" "${rates[0]}")x one client, target >= 3)"
+corral cancel --user root >/dev/null 2>&1 || true
+
+[ "${CORRAL_BENCH_PROFILE:-0}" = 1 ] || exit 0
+# (Every job above with --mem, so that its scope has a memory.max, as the issue asks.)
+# Where the time goes: one submit --wait under corrald's debug log, then under strace.
+prof=$CORRAL_TEST_OUT/logs
+mkdir -p "$prof"
+mkdir -p /run/systemd/system/corrald.service.d
+printf '[Service]\nEnvironment=CORRAL_LOG_LEVEL=debug\n' > /run/systemd/system/corrald.service.d/debug.conf
+systemctl daemon-reload; systemctl restart corrald.service; corral info >/dev/null
+since=$(date '+%Y-%m-%d %H:%M:%S')
+for i in 1 2 3; do
+    t0=$(date +%s%N); as_user "$USER_A" corral submit --parsable --wait -- /bin/true; t1=$(date +%s%N)
+    echo "debug-log run $i: $(ms $((t1 - t0))) ms"
+done
+journalctl --no-pager -o short-precise --since "$since" > "$prof/prof-journal.txt"
+rm -r /run/systemd/system/corrald.service.d; systemctl daemon-reload; systemctl restart corrald.service; corral info >/dev/null
+st=$CORRAL_BUILDDIR/prof/strace
+if [ -x "$st" ]; then
+    export LD_LIBRARY_PATH=$CORRAL_BUILDDIR/prof
+    pid=$(systemctl show -P MainPID corrald)
+    "$st" -f -ttt -T -s 120 -o "$prof/prof-strace-corrald.txt" -p "$pid" & sp=$!
+    sleep 2
+    t0=$(date +%s%N)
+    "$st" -f -ttt -T -s 80 -o "$prof/prof-strace-cli.txt" setpriv --reuid="$USER_A" --regid="$(id -g "$USER_A")" --init-groups --reset-env -- corral submit --parsable --wait -- /bin/true >/dev/null
+    t1=$(date +%s%N)
+    sleep 1; kill "$sp"; wait "$sp" || true
+    echo "under strace: $(ms $((t1 - t0))) ms"
+    "$st" -f -c -o "$prof/prof-strace-c-corrald.txt" -p "$(systemctl show -P MainPID corrald)" & sp=$!
+    sleep 2
+    for i in $(seq 10); do as_user "$USER_A" corral submit --parsable --wait -- /bin/true; done
+    sleep 1; kill -INT "$sp"; wait "$sp" || true
+    "$st" -f -c -o "$prof/prof-strace-c-cli.txt" setpriv --reuid="$USER_A" --regid="$(id -g "$USER_A")" --init-groups --reset-env -- corral submit --parsable --wait -- /bin/true >/dev/null
+    "$st" -f -c -o "$prof/prof-strace-c-sdrun.txt" systemd-run --quiet --scope /bin/true
+    unset LD_LIBRARY_PATH
+fi
