@@ -199,6 +199,7 @@ static const IniItem items[] = {
         MGR("SuspendWindowSec", ini_parse_sec, suspend_window_sec, "a duration"),
         MGR("MaxSuspendTime", ini_parse_sec, max_suspend_time, "a duration (infinity: no cap)"),
         MGR("ReclaimSuspended", ini_parse_bool, reclaim_suspended, "a boolean"),
+        MGR("InteractiveHangupSec", ini_parse_sec, interactive_hangup_sec, "a duration such as 30s"),
         QUE("Name", parse_ident, name, "a queue name ([A-Za-z0-9_.-], up to 64)"),
         QUE("Priority", ini_parse_i32, priority, "an integer"),
         QUE("Rerunnable", ini_parse_bool, rerunnable, "a boolean"),
@@ -213,6 +214,8 @@ static const IniItem items[] = {
         QUE("ParallelRun", ini_parse_bool, parallel_run, "a boolean"),
         QUE("Preemptable", ini_parse_bool, preemptable, "a boolean"),
         QUE("Disabled", ini_parse_bool, disabled, "a boolean"),
+        QUE("AllowInteractive", ini_parse_bool, allow_interactive, "a boolean"),
+        QUE("MaxInteractiveWalltime", ini_parse_sec, max_interactive_walltime, "a duration"),
 };
 
 /* While loading: a [Queue] section is collected whole, then merged into the queue of the
@@ -229,7 +232,8 @@ static void *section_begin(void *userdata, const char *section) {
         if (streq(section, "Manager"))
                 return l->config;
         if (streq(section, "Queue")) {
-                l->queue = (QueueConfig) { .rerunnable = true, .charge_factor = 1.0, .preemptable = true };
+                l->queue = (QueueConfig) { .rerunnable = true, .charge_factor = 1.0, .preemptable = true,
+                                           .allow_interactive = true };
                 return &l->queue;
         }
         return NULL;
@@ -317,7 +321,8 @@ static int add_builtin_queues(Config *c) {
                 QueueConfig *q = &c->queues[c->n_queues++];
 
                 *q = (QueueConfig) { .name = strdup(def[i].name), .priority = def[i].prio, .rerunnable = true,
-                                     .charge_factor = def[i].charge, .preemptable = true, .builtin = true };
+                                     .charge_factor = def[i].charge, .preemptable = true, .allow_interactive = true,
+                                     .builtin = true };
                 if (!q->name || (def[i].preempts && strv_extend(&q->preempts, def[i].preempts) < 0) ||
                     (def[i].group && strv_extend(&q->allow_groups, def[i].group) < 0))
                         return -ENOMEM;
@@ -445,6 +450,7 @@ int config_load_paths(const char *main_path, const char *dropdir, const char *pd
         c->max_stored_bytes_per_user = UINT64_C(256) << 20;
         c->max_connections_per_user = 32;
         c->max_waits_per_connection = 64;
+        c->interactive_hangup_sec = CONFIG_INTERACTIVE_HANGUP_SEC_DEFAULT;
         c->max_connection_output = UINT64_C(4) << 20;
         c->request_share_per_user = 25;
         c->request_burst_per_user = 5;

@@ -15,6 +15,8 @@
 #include "projects.h"
 #include "sched/sched.h"
 
+#define CONFIG_INTERACTIVE_HANGUP_SEC_DEFAULT 30U
+
 typedef struct QueueConfig {
         char *name;
         int32_t priority;       /* express > normal > bonus */
@@ -33,6 +35,10 @@ typedef struct QueueConfig {
         uint64_t preempts_mask;
         bool parallel_run;
         bool preemptable;
+        /* Interactive jobs (corral run, srun --pty, salloc): taken at all, and their
+         * longest walltime (0: MaxWalltime= alone). */
+        bool allow_interactive;
+        uint64_t max_interactive_walltime;
         bool disabled;          /* Disabled=yes: removed once every file is read */
         bool builtin;           /* one of the three corrald has without configuration */
         char **overridden;      /* built-in: the keys [Queue] sections set ("Priority", ...) */
@@ -55,6 +61,9 @@ typedef struct Config {
         uint64_t max_stored_bytes_per_user; /* stored requests of unfinished jobs; 0: no limit */
         uint32_t max_connections_per_user;  /* root is exempt */
         uint32_t max_waits_per_connection;
+        /* How long an interactive job runs on once its client has gone (hangup, closed
+         * connection) before it is cancelled; 0: at once. */
+        uint64_t interactive_hangup_sec;
         uint64_t max_connection_output;     /* unread reply bytes before a client is dropped */
         uint32_t request_share_per_user;    /* percent of corrald's time; 0: no budget */
         uint64_t request_burst_per_user;    /* seconds of corrald's time a user may take at once */

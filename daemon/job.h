@@ -85,6 +85,9 @@ typedef struct Job {
          * freeze, or thaw (first moving it, switching its swap off). */
         enum { PREEMPT_ACT_NONE, PREEMPT_ACT_FREEZE, PREEMPT_ACT_THAW } preempt_act;
         bool preempt_moved, preempt_swap_off;
+        /* An interactive job's client and descriptors (interactive.h); NULL for the rest,
+         * and for an interactive job once it has ended or after a restart. */
+        struct Interactive *interactive;
 } Job;
 
 /* A zeroed job (exit_code -1, an empty request) from the job slabs. */

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "fd-util.h"
+#include "interactive-fd.h"
+#include "interactive.h"
+#include "json-util.h"
+#include "log.h"
+#include "manager.h"
+#include "message.h"
+#include "time-util.h"
+
+json_object *manager_interactive_take(Manager *m, Call *call, const Peer *peer, Interactive **ret) {
+        _cleanup_(interactive_freep) Interactive *it = NULL;
+        static const char *const names[] = { "stdin", "stdout", "stderr" };
+
+        it = new0(Interactive, 1);
+        if (!it)
+                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+        it->manager = m;
+        it->n_fds = server_call_take_fds(call, it->fds);
+        if (it->n_fds != CORRAL_RUN_FDS)
+                return reply_invalid_parameter("fds", "Run takes exactly three file descriptors: the job's "
+                                                      "stdin, stdout and stderr");
+        for (size_t i = 0; i < it->n_fds; i++) {
+                const char *why = NULL;
+                char msg[160];
+
+                if (interactive_fd_check(it->fds[i], (unsigned) i, peer->uid, &why) >= 0)
+                        continue;
+                log_debug("Refusing the %s descriptor of uid %u for an interactive job: %s.", names[i],
+                          (unsigned) peer->uid, why);
+                snprintf(msg, sizeof msg, "the %s you passed cannot be the job's: %s", names[i], why);
+                return reply_invalid_parameter("fds", msg);
+        }
+        *ret = TAKE_PTR(it);
+        return NULL;
+}
+
+json_object *manager_interactive_attach(Manager *m, Call *call, Interactive *it, json_object *reply) {
+        _cleanup_(interactive_freep) Interactive *owned = it;
+        json_object *p, *v;
+        Job *j;
+
+        if (!reply || !json_object_object_get_ex(reply, "parameters", &p) ||
+            !json_object_object_get_ex(p, "job_id", &v))
+                return reply; /* an error reply, or out of memory */
+        j = manager_find_job(m, (uint64_t) json_object_get_uint64(v));
+        if (!j) {
+                json_object_put(reply);
+                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+        }
+        it->job_id = j->id;
+        it->call = call;
+        j->interactive = TAKE_PTR(owned);
+        /* The id first, then every change of the job, as Wait streams them. */
+        server_call_set_job_id(call, j->id);
+        (void) server_call_reply(call, reply_new(json_object_get(p), true), true);
+        json_object_put(reply);
+        return NULL;
+}
+
+static void interactive_cancel(Manager *m, Job *j, const char *why) {
+        if (job_state_is_final(j->state))
+                return;
+        log_info("Job %" PRIu64 ": %s, cancelling it.", j->id, why);
+        if (job_state_is_pending(j->state)) {
+                (void) manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled");
+                return;
+        }
+        j->cancel_requested = true;
+        (void) job_set_reason(j, "Cancelling");
+        if (!j->launching)
+                (void) executor_cancel(m->executor, j->id, NULL, NULL);
+}
+
+static int on_hangup_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Interactive *it = userdata;
+        Manager *m = it->manager;
+        Job *j = manager_find_job(m, it->job_id);
+
+        it->hangup = sd_event_source_disable_unref(it->hangup);
+        if (j)
+                interactive_cancel(m, j, "its interactive client has been gone for InteractiveHangupSec=");
+        return 0;
+}
+
+void manager_interactive_call_gone(Manager *m, Call *call) {
+        Job *j = manager_find_job(m, server_call_job_id(call));
+        Interactive *it = j ? j->interactive : NULL;
+        uint64_t grace = m->config->interactive_hangup_sec;
+
+        if (!it || it->call != call)
+                return; /* a Wait, or a Run whose job has ended */
+        it->call = NULL;
+        /* Waiting: nobody is left to use it. Running: a dropped connection may be a
+         * passing network hiccup of the client's SSH session, which the grace covers. */
+        if (job_state_is_pending(j->state) || grace == 0 ||
+            sd_event_add_time_relative(m->event, &it->hangup, CLOCK_MONOTONIC, grace * USEC_PER_SEC, USEC_PER_SEC,
+                                       on_hangup_timer, it) < 0)
+                interactive_cancel(m, j, "its interactive client went away");
+        else
+                log_info("Job %" PRIu64 ": its interactive client went away; cancelling it in %" PRIu64 " s.",
+                         j->id, grace);
+}
