@@ -71,6 +71,7 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
         bool utf8 = flags & QUEUE_PRINT_UTF8, long_format = flags & QUEUE_PRINT_LONG;
         _cleanup_table_ Table *t = NULL;
         size_t first[_QUEUE_SECTION_MAX + 1] = {}, cpus[_QUEUE_SECTION_MAX] = {};
+        bool any_interactive = false;
         int r;
 
         queue_sort(jobs, n);
@@ -93,9 +94,13 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
                 const JobEntry *e = &jobs[i];
                 const JobInfo *j = &e->info;
                 QueueSection s = queue_section_of_state(j->state);
-                char id[32], elapsed[32], ncpus[16], mem[16], start[32], where[1100];
+                char id[32], elapsed[32], ncpus[16], mem[16], start[32], where[1100], state[80];
 
                 snprintf(id, sizeof(id), "%" PRIu64, j->id);
+                /* Interactive jobs (corral run, srun --pty, salloc): marked, and explained
+                 * under the tables. */
+                snprintf(state, sizeof(state), "%s%s", strempty(j->state), j->interactive ? "*" : "");
+                any_interactive = any_interactive || j->interactive;
                 format_elapsed(elapsed, sizeof(elapsed), job_elapsed(j, now));
                 snprintf(ncpus, sizeof(ncpus), "%u", j->cpus);
                 if (j->memory > 0)
@@ -127,11 +132,11 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
                                         format_size(maxmem, sizeof(maxmem), e->charge.memory_peak);
                         }
                         r = table_add_row(t, (const char *const[]) { id, j->name, j->user, j->project, j->queue,
-                                                                     j->state, elapsed, ncpus, mem, start, coreh, su,
+                                                                     state, elapsed, ncpus, mem, start, coreh, su,
                                                                      eff, maxmem, where });
                 } else
                         r = table_add_row(t, (const char *const[]) { id, j->name, j->user, j->project, j->queue,
-                                                                     j->state, elapsed, ncpus, mem, start, where });
+                                                                     state, elapsed, ncpus, mem, start, where });
                 if (r < 0)
                         return r;
                 cpus[s] += j->cpus;
@@ -159,6 +164,8 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
                         fprintf(f, " using %zu CPU%s", cpus[s], cpus[s] == 1 ? "" : "s");
                 fputs("\n\n", f);
         }
+        if (any_interactive)
+                fputs("*: an interactive job (corral run, srun --pty, salloc)\n\n", f);
         fprintf(f, "Total jobs: %zu\n", n);
         return ferror(f) ? -EIO : 0;
 }
@@ -365,6 +372,8 @@ int job_show_print(FILE *f, const JobEntry *e, time_t now) {
         field(f, "Project", "%s", strna(j->project));
         field(f, "Queue", "%s", strna(j->queue));
         field(f, "State", "%s", strna(j->state));
+        if (j->interactive)
+                field(f, "Interactive", "yes (on its submitter's terminal; not preemptable)");
         if (!isempty(j->reason))
                 field(f, "Reason", "%s", j->reason);
         if (e->has_priority)
