@@ -10,7 +10,7 @@
 here=$(dirname "$0")
 drive=$here/interactive-pty.py
 runfds=$here/run-fds.py
-sock=/run/corral/corral.sock
+sock=/run/corral/io.corral.Manager
 dropin=/etc/corral/corral.conf.d/88-interactive.conf
 mkdir -p /etc/corral/corral.conf.d
 printf '[Manager]\nInteractiveHangupSec=15\n[Queue]\nName=batchonly\nAllowInteractive=no\n[Queue]\nName=short\nMaxInteractiveWalltime=10min\n' >"$dropin"
