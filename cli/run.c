@@ -49,7 +49,7 @@ extern char **environ;
 
 typedef struct Run {
         Cli *cli;
-        const char *who;        /* the start of every message: "run", "srun: error", ... */
+        const char *who;        /* after the program's name in every message: "run: " for corral, "" */
         bool quiet;
         Client *client;         /* the Run call's stream */
         Cli side;               /* Why and Cancel, on a connection of their own */
@@ -160,7 +160,7 @@ static void run_show_status(Run *r) {
                 else if (localtime_r(&t, &tm))
                         strftime(when, sizeof when, "expected to start at %Y-%m-%d %H:%M:%S", &tm);
         }
-        if (asprintf(&line, "%s: job %" PRIu64 " is waiting (%s), %s; Ctrl-C withdraws it", r->who, r->job_id,
+        if (asprintf(&line, "%s: %sjob %" PRIu64 " is waiting (%s), %s; Ctrl-C withdraws it", program_invocation_short_name, r->who, r->job_id,
                      reason ?: "Priority", when) < 0)
                 return;
         if (isatty(STDERR_FILENO)) {
@@ -249,7 +249,7 @@ static int run_handle_reply(Run *r, Reply *reply, int *ret_status) {
                 /* The command's own end says enough; anything else is said. */
                 if (!streq_ptr(info.state, "COMPLETED") && !(streq_ptr(info.state, "FAILED") && info.exit_code >= 0 &&
                                                              !streq_ptr(info.reason, "LaunchFailed")))
-                        log_error("%s: job %" PRIu64 ": %s", r->who, r->job_id, format_job_outcome(buf, sizeof buf, &info));
+                        log_error("%sjob %" PRIu64 ": %s", r->who, r->job_id, format_job_outcome(buf, sizeof buf, &info));
                 *ret_status = job_exit_status(&info);
                 return 1;
         }
@@ -257,7 +257,7 @@ static int run_handle_reply(Run *r, Reply *reply, int *ret_status) {
                 r->running = true;
                 run_clear_status(r);
                 if (run_raw(r) < 0)
-                        log_warning("%s: cannot put the terminal in raw mode: %m", r->who);
+                        log_warning("%scannot put the terminal in raw mode: %m", r->who);
                 run_sync_winsize(r);
         }
         return 0;
@@ -277,7 +277,7 @@ static int run_loop(Run *r) {
                 int k = poll(p, 4, r->running || r->quiet ? -1 : STATUS_REFRESH_MS);
 
                 if (k < 0 && errno != EINTR)
-                        return log_error_errno(errno, "%s: poll: %m", r->who), CLI_EXIT_FAILURE;
+                        return log_error_errno(errno, "%spoll: %m", r->who), CLI_EXIT_FAILURE;
                 if (k == 0) {
                         run_show_status(r);
                         continue;
@@ -294,7 +294,7 @@ static int run_loop(Run *r) {
                                         run_clear_status(r);
                                         run_cancel(r);
                                         if (r->job_id)
-                                                log_info("%s: job %" PRIu64 " withdrawn.", r->who, r->job_id);
+                                                log_info("%sjob %" PRIu64 " withdrawn.", r->who, r->job_id);
                                         return 128 + sig;
                                 }
                                 if (sig == SIGINT) {
@@ -325,7 +325,7 @@ static int run_loop(Run *r) {
                                 if (q < 0) {
                                         run_clear_status(r);
                                         run_restore_terminal(r);
-                                        log_error_errno(q, "%s: lost the connection to corrald: %m", r->who);
+                                        log_error_errno(q, "%slost the connection to corrald: %m", r->who);
                                         return cli_exit_status_from_errno(q);
                                 }
                                 if (run_handle_reply(r, &reply, &status) > 0)
@@ -350,14 +350,14 @@ int run_interactive(Cli *cli, SubmitOptions *o, char *const *command, const char
         int k;
 
         if (!command || !command[0]) {
-                log_error("%s: no command given", who);
+                log_error("%sno command given", who);
                 return CLI_EXIT_USAGE;
         }
         k = run_options_check(o, &error);
         if (k == -ENOMEM)
                 return cli_oom();
         if (k < 0) {
-                log_error("%s: %s", who, error);
+                log_error("%s%s", who, error);
                 return CLI_EXIT_USAGE;
         }
         o->req.interactive = true;
@@ -376,7 +376,7 @@ int run_interactive(Cli *cli, SubmitOptions *o, char *const *command, const char
         if (k == -ENOMEM)
                 return cli_oom();
         if (k < 0) {
-                log_error("%s: %s", who, strna(error));
+                log_error("%s%s", who, strna(error));
                 return CLI_EXIT_USAGE;
         }
 
@@ -388,7 +388,7 @@ int run_interactive(Cli *cli, SubmitOptions *o, char *const *command, const char
         if (r.tty_any >= 0) {
                 k = run_open_pty(&r, &slave);
                 if (k < 0)
-                        return log_error_errno(k, "%s: cannot open a pseudo-terminal: %m", who), CLI_EXIT_FAILURE;
+                        return log_error_errno(k, "%scannot open a pseudo-terminal: %m", who), CLI_EXIT_FAILURE;
                 for (int i = 0; i < 3; i++)
                         if (isatty(i))
                                 fds[i] = slave;
@@ -397,14 +397,14 @@ int run_interactive(Cli *cli, SubmitOptions *o, char *const *command, const char
         }
 
         if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-                return log_error_errno(errno, "%s: pipe: %m", who), CLI_EXIT_FAILURE;
+                return log_error_errno(errno, "%spipe: %m", who), CLI_EXIT_FAILURE;
         sigemptyset(&sa.sa_mask);
         for (int s = 0, sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH }; s < 5; s++)
                 (void) sigaction(sigs[s], &sa, NULL);
 
         k = client_connect(cli->socket_path ?: client_socket_path(), cli->timeout_ms, &r.client);
         if (k < 0) {
-                log_error_errno(k, "%s: cannot reach corrald at %s: %m", who, cli->socket_path ?: client_socket_path());
+                log_error_errno(k, "%scannot reach corrald at %s: %m", who, cli->socket_path ?: client_socket_path());
                 return cli_exit_status_from_errno(k);
         }
         k = submit_request_to_json(&o->req, &params);
@@ -412,7 +412,7 @@ int run_interactive(Cli *cli, SubmitOptions *o, char *const *command, const char
                 return cli_oom();
         k = client_send_fds(r.client, CORRAL_METHOD_RUN, TAKE_PTR(params), true, fds, 3, cli->timeout_ms);
         if (k < 0) {
-                log_error_errno(k, "%s: cannot send the job to corrald: %m", who);
+                log_error_errno(k, "%scannot send the job to corrald: %m", who);
                 return cli_exit_status_from_errno(k);
         }
         /* corrald holds it now; ours would keep the terminal open after the job. */
@@ -459,5 +459,5 @@ int verb_run(Cli *cli, int argc, char **argv) {
                 log_error("run: no command given (corral run [OPTIONS] [--] COMMAND [ARGS...])");
                 return CLI_EXIT_USAGE;
         }
-        return run_interactive(cli, &o, args + first, "run", flags.quiet);
+        return run_interactive(cli, &o, args + first, "run: ", flags.quiet);
 }
