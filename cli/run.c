@@ -220,8 +220,8 @@ static void run_drain(Run *r) {
         }
 }
 
-/* One reply of the stream: 1 when the job has ended (*ret_status set), 0 to go on, or an
- * exit status < 0 negated... kept simple: *ret_status is the exit status either way. */
+/* One reply of the stream: 1 when it was the last (*ret_status is then the exit status), 0 to
+ * go on. */
 static int run_handle_reply(Run *r, Reply *reply, int *ret_status) {
         _cleanup_(job_info_done) JobInfo info = JOB_INFO_INIT;
         json_object *v;
@@ -230,7 +230,7 @@ static int run_handle_reply(Run *r, Reply *reply, int *ret_status) {
         if (reply->error) {
                 run_clear_status(r);
                 run_restore_terminal(r);
-                *ret_status = cli_report_error(r->cli, r->job_id ? NULL : NULL, reply);
+                *ret_status = cli_report_error(r->cli, NULL, reply);
                 return 1;
         }
         if (!r->job_id && json_object_object_get_ex(reply->parameters, "job_id", &v)) {
@@ -247,8 +247,9 @@ static int run_handle_reply(Run *r, Reply *reply, int *ret_status) {
                 run_clear_status(r);
                 run_restore_terminal(r);
                 /* The command's own end says enough; anything else is said. */
-                if (!streq_ptr(info.state, "COMPLETED") && !(streq_ptr(info.state, "FAILED") && info.exit_code >= 0 &&
-                                                             !streq_ptr(info.reason, "LaunchFailed")))
+                if (!streq_ptr(info.state, "COMPLETED") &&
+                    !(streq_ptr(info.state, "FAILED") && (info.exit_code >= 0 || info.exit_signal > 0) &&
+                      !streq_ptr(info.reason, "LaunchFailed")))
                         log_error("%sjob %" PRIu64 ": %s", r->who, r->job_id, format_job_outcome(buf, sizeof buf, &info));
                 *ret_status = job_exit_status(&info);
                 return 1;
