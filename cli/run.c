@@ -161,7 +161,7 @@ static void run_show_status(Run *r) {
                         strftime(when, sizeof when, "expected to start at %Y-%m-%d %H:%M:%S", &tm);
         }
         if (asprintf(&line, "%s: %sjob %" PRIu64 " is waiting (%s), %s; Ctrl-C withdraws it", program_invocation_short_name, r->who, r->job_id,
-                     reason ?: "Priority", when) < 0)
+                     reason ?: "queued", when) < 0)
                 return;
         if (isatty(STDERR_FILENO)) {
                 /* One line, rewritten in place. */

@@ -32,7 +32,7 @@ out=$(A python3 "$drive" --rows 33 --cols 111 \
 echo "$out"
 assert_match "$(tail -1 <<<"$out")" '^STATUS 7$' "corral run's exit status is the command's"
 body=$(section "$out")
-assert_match "$body" "job [0-9]+ is waiting \((Resources|Priority)[^)]*\)" "the waiting line"
+assert_match "$body" "job [0-9]+ is waiting \\([A-Za-z]+[^)]*\\), (expected to start|no estimate)" "the waiting line"
 assert_match "$body" '/dev/pts/[0-9]+' "tty inside the job"
 assert_match "$body" '33 111' "stty size inside the job: the caller's terminal's size"
 assert_match "$body" '40 120' "stty size after a resize of the caller's terminal"
