@@ -768,7 +768,7 @@ static void test_fds(void **state) {
         for (int i = 0; i < 20; i++)
                 (void) run_once(e, s, &t, 10 * 1000);
         t.n_taken = 0;
-        send_with_fds(fd, RUN_TAKE + 10, sizeof RUN_TAKE - 10, &p[1], 1);
+        send_with_fds(fd, &RUN_TAKE[10], sizeof RUN_TAKE - 10, &p[1], 1);
         close(p[1]);
         for (int i = 0; i < 200 && server_n_connections(s) > 0; i++)
                 (void) run_once(e, s, &t, 10 * 1000);
