@@ -44,6 +44,9 @@
 
 extern char **environ;
 
+/* The waiting line: first after a second (a job that starts at once says nothing), then
+ * refreshed every few seconds. */
+#define STATUS_FIRST_MS 1000
 #define STATUS_REFRESH_MS 5000
 #define RELAY_CHUNK 16384
 
@@ -61,6 +64,7 @@ typedef struct Run {
         bool raw;
         struct termios saved;
         bool status_shown;
+        bool status_asked;      /* the waiting line was computed at least once */
         char *last_status;
 } Run;
 
@@ -148,6 +152,7 @@ static void run_show_status(Run *r) {
 
         if (r->quiet || r->running || !r->job_id)
                 return;
+        r->status_asked = true;
         if (cli_call(&r->side, CORRAL_METHOD_WHY, json_job_id(r->job_id), &reply) < 0 || reply.error)
                 return;
         if (json_object_object_get_ex(reply.parameters, "reason", &v) && json_object_is_type(v, json_type_string))
@@ -169,8 +174,10 @@ static void run_show_status(Run *r) {
                 fprintf_escaped(stderr, "%s", line);
                 fflush(stderr);
                 r->status_shown = true;
-        } else if (!streq_ptr(line, r->last_status))
-                fprintf_escaped(stderr, "%s\n", line);
+        } else if (!streq_ptr(line, r->last_status)) {
+                fprintf_escaped(stderr, "%s", line);
+                fputc('\n', stderr);
+        }
         free(r->last_status);
         r->last_status = TAKE_PTR(line);
 }
@@ -237,7 +244,6 @@ static int run_handle_reply(Run *r, Reply *reply, int *ret_status) {
                 uint64_t id;
                 if (json_get_u64(v, 1, CORRAL_JOB_ID_MAX, &id) >= 0)
                         r->job_id = id;
-                run_show_status(r);
                 return 0;
         }
         if (!json_object_object_get_ex(reply->parameters, "job", &v) || job_info_from_json(v, &info, NULL) < 0)
@@ -275,7 +281,9 @@ static int run_loop(Run *r) {
                         { .fd = r->running && master_open ? r->master : -1, .events = POLLIN },
                         { .fd = r->running && tty_in_open ? r->tty_in : -1, .events = POLLIN },
                 };
-                int k = poll(p, 4, r->running || r->quiet ? -1 : STATUS_REFRESH_MS);
+                int k = poll(p, 4, r->running || r->quiet || !r->job_id ? -1
+                                   : r->status_asked                 ? STATUS_REFRESH_MS
+                                                                     : STATUS_FIRST_MS);
 
                 if (k < 0 && errno != EINTR)
                         return log_error_errno(errno, "%spoll: %m", r->who), CLI_EXIT_FAILURE;
