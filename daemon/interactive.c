@@ -87,6 +87,36 @@ static int on_hangup_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+static int arm_hangup(Manager *m, Interactive *it) {
+        return sd_event_add_time_relative(m->event, &it->hangup, CLOCK_MONOTONIC,
+                                          m->config->interactive_hangup_sec * USEC_PER_SEC, USEC_PER_SEC,
+                                          on_hangup_timer, it);
+}
+
+void manager_interactive_startup(Manager *m) {
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                Job *j = m->jobs[i];
+
+                if (!j->req.interactive || j->interactive || job_state_is_final(j->state))
+                        continue;
+                if (job_state_is_pending(j->state)) {
+                        interactive_cancel(m, j, "its client went away when corrald stopped");
+                        continue;
+                }
+                j->interactive = new0(Interactive, 1);
+                if (!j->interactive) {
+                        interactive_cancel(m, j, "out of memory");
+                        continue;
+                }
+                *j->interactive = (Interactive) { .manager = m, .job_id = j->id };
+                if (m->config->interactive_hangup_sec == 0 || arm_hangup(m, j->interactive) < 0)
+                        interactive_cancel(m, j, "its client went away when corrald stopped");
+                else
+                        log_info("Job %" PRIu64 ": its interactive client went away when corrald stopped; "
+                                 "cancelling it in %" PRIu64 " s.", j->id, m->config->interactive_hangup_sec);
+        }
+}
+
 void manager_interactive_call_gone(Manager *m, Call *call) {
         Job *j = manager_find_job(m, server_call_job_id(call));
         Interactive *it = j ? j->interactive : NULL;
@@ -97,9 +127,7 @@ void manager_interactive_call_gone(Manager *m, Call *call) {
         it->call = NULL;
         /* Waiting: nobody is left to use it. Running: a dropped connection may be a
          * passing network hiccup of the client's SSH session, which the grace covers. */
-        if (job_state_is_pending(j->state) || grace == 0 ||
-            sd_event_add_time_relative(m->event, &it->hangup, CLOCK_MONOTONIC, grace * USEC_PER_SEC, USEC_PER_SEC,
-                                       on_hangup_timer, it) < 0)
+        if (job_state_is_pending(j->state) || grace == 0 || arm_hangup(m, it) < 0)
                 interactive_cancel(m, j, "its interactive client went away");
         else
                 log_info("Job %" PRIu64 ": its interactive client went away; cancelling it in %" PRIu64 " s.",

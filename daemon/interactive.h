@@ -7,7 +7,7 @@
  * and closed here. The Run call streams the job's changes to the client; when the client
  * goes away the job is withdrawn (pending) or, InteractiveHangupSec= later, cancelled
  * (running). Nothing of this is stored: after a restart of corrald an interactive job has
- * no client and no terminal, and is ended (corrald(8)). */
+ * no client (nor, while it waits, descriptors) and is ended (corrald(8)). */
 
 #include <json-c/json.h>
 #include <stddef.h>
@@ -42,3 +42,7 @@ json_object *manager_interactive_attach(Manager *m, Call *call, Interactive *it,
 /* A call's client went away: if it was an interactive job's Run call, the job is withdrawn
  * or its grace period begins. */
 void manager_interactive_call_gone(Manager *m, Call *call);
+/* At start-up, after the running jobs are re-adopted: interactive jobs have no client
+ * any more (their Run calls went with the last corrald). Waiting ones are withdrawn, as
+ * their descriptors are gone; running ones get the grace period, as after a hangup. */
+void manager_interactive_startup(Manager *m);

@@ -15,6 +15,7 @@
 #include "config-lastgood.h"
 #include "fd-util.h"
 #include "json-util.h"
+#include "interactive.h"
 #include "log.h"
 #include "manager.h"
 #include "message.h"
@@ -551,6 +552,7 @@ int manager_startup(Manager *m) {
                 (void) manager_job_transition(m, j, JOB_EVENT_NODE_FAIL, j->rerunnable ? JOB_QUEUED : JOB_NODE_FAIL,
                                               j->rerunnable ? "NodeFail: requeued" : "NodeFail");
         }
+        manager_interactive_startup(m);
         r = manager_commit(m);
         if (r < 0)
                 return log_error_errno(r, "Cannot commit recovered state: %s", store_error(m->store));

@@ -80,6 +80,21 @@ wait_for 60 sh -c "corral show $hid | grep -q CANCELLED" || fail "job $hid not c
 next=$(A corral submit --parsable -n "$ncpu" -t 5 -o /dev/null -- true)
 wait_for 60 sh -c "corral show $next | grep -q COMPLETED" || fail "the CPUs of job $hid were not freed: $(corral queue -a)"
 
+log "a restart of corrald: the client loses it, the running job is cancelled InteractiveHangupSec= later"
+rm -f /tmp/88-ready
+A python3 "$drive" "expect:READY;run:touch /tmp/88-ready;expect:lost the connection" \
+    -- corral run -t 10 -- sh -c 'trap "" HUP; echo "READY $CORRAL_JOB_ID"; exec sleep 600' >/tmp/88-restart.out &
+driver=$!
+wait_for 120 test -e /tmp/88-ready || fail "the job of the restart test does not run"
+systemctl restart corrald.service
+wait "$driver" || fail "corral run did not say it lost corrald: $(cat /tmp/88-restart.out)"
+cat /tmp/88-restart.out
+rid=$(sed -n 's/.*READY \([0-9]*\).*/\1/p' /tmp/88-restart.out | head -1)
+[ -n "$rid" ] || fail "no job id from the restart test's job"
+wait_for 90 sh -c "corral show $rid | grep -q CANCELLED" || fail "job $rid not cancelled after corrald's restart: $(corral show "$rid")"
+journalctl -u corrald.service --since -3min | grep -q "Job $rid: its interactive client went away when corrald stopped" \
+    || fail "corrald does not say why it cancels job $rid"
+
 log "without a terminal: pipes, as a Jupyter server would have them"
 # The pipes are alice's own (her shell makes them): corrald takes no one else's.
 out=$(A bash -c 'echo piped | corral run -t 5 -- sh -c "read x; echo \"in:\$x\"; test -t 0 || echo notty; exit 4" 2>&1 | cat; echo "rc=${PIPESTATUS[1]}"')
