@@ -63,6 +63,10 @@ typedef struct Run {
         int tty_any;            /* a descriptor of the caller's terminal, for its size */
         bool raw;
         struct termios saved;
+        /* Typed input not yet taken by the job's terminal: the master is non-blocking, so
+         * a job that reads nothing never stops its output from being relayed. */
+        char in[RELAY_CHUNK];
+        size_t in_len, in_off;
         bool status_shown;
         bool status_asked;      /* the waiting line was computed at least once */
         char *last_status;
@@ -124,6 +128,8 @@ static int run_open_pty(Run *r, int *ret_slave) {
                 return -errno;
         if (tcgetattr(r->tty_any, &t) >= 0)
                 (void) tcsetattr(slave, TCSANOW, &t);
+        if (fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK) < 0)
+                return -errno;
         r->master = TAKE_FD(master);
         run_sync_winsize(r);
         *ret_slave = TAKE_FD(slave);
@@ -203,15 +209,33 @@ static bool run_relay_out(Run *r) {
         return true;
 }
 
+/* What was typed, to the job's terminal, as far as it takes it now. */
+static void run_flush_in(Run *r) {
+        while (r->in_off < r->in_len) {
+                ssize_t n = write(r->master, r->in + r->in_off, r->in_len - r->in_off);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno == EAGAIN)
+                        return;
+                if (n <= 0) {
+                        r->in_off = r->in_len; /* the job's terminal is gone: nobody reads */
+                        break;
+                }
+                r->in_off += (size_t) n;
+        }
+        r->in_len = r->in_off = 0;
+}
+
 static bool run_relay_in(Run *r) {
-        char buf[RELAY_CHUNK];
-        ssize_t n = read(r->tty_in, buf, sizeof buf);
+        ssize_t n = read(r->tty_in, r->in, sizeof r->in);
 
         if (n < 0 && (errno == EINTR || errno == EAGAIN))
                 return true;
         if (n <= 0)
                 return false; /* our terminal hung up */
-        (void) loop_write(r->master, buf, (size_t) n);
+        r->in_len = (size_t) n;
+        r->in_off = 0;
+        run_flush_in(r);
         return true;
 }
 
@@ -219,7 +243,6 @@ static bool run_relay_in(Run *r) {
 static void run_drain(Run *r) {
         if (r->master < 0)
                 return;
-        (void) fcntl(r->master, F_SETFL, fcntl(r->master, F_GETFL) | O_NONBLOCK);
         for (int i = 0; i < 1024 && run_relay_out(r); i++) {
                 struct pollfd p = { .fd = r->master, .events = POLLIN };
                 if (poll(&p, 1, 50) <= 0)
@@ -278,8 +301,9 @@ static int run_loop(Run *r) {
                 struct pollfd p[4] = {
                         { .fd = client_fd(r->client), .events = POLLIN },
                         { .fd = sig_pipe[0], .events = POLLIN },
-                        { .fd = r->running && master_open ? r->master : -1, .events = POLLIN },
-                        { .fd = r->running && tty_in_open ? r->tty_in : -1, .events = POLLIN },
+                        { .fd = r->running && master_open ? r->master : -1,
+                          .events = POLLIN | (r->in_len > 0 ? POLLOUT : 0) },
+                        { .fd = r->running && tty_in_open && r->in_len == 0 ? r->tty_in : -1, .events = POLLIN },
                 };
                 int k = poll(p, 4, r->running || r->quiet || !r->job_id ? -1
                                    : r->status_asked                 ? STATUS_REFRESH_MS
@@ -318,8 +342,12 @@ static int run_loop(Run *r) {
                                 return 128 + sig;
                         }
                 }
-                if (p[2].revents && !run_relay_out(r))
+                if ((p[2].revents & POLLOUT) && r->in_len > 0)
+                        run_flush_in(r);
+                if ((p[2].revents & ~POLLOUT) && !run_relay_out(r)) {
                         master_open = false;
+                        r->in_len = r->in_off = 0;
+                }
                 if (p[3].revents && !run_relay_in(r)) {
                         run_restore_terminal(r);
                         return 128 + SIGHUP;
