@@ -362,7 +362,12 @@ static int run_loop(Run *r) {
                                 if (q < 0) {
                                         run_clear_status(r);
                                         run_restore_terminal(r);
-                                        log_error_errno(q, "%slost the connection to corrald: %m", r->who);
+                                        if (r->running)
+                                                log_error_errno(q, "%slost the connection to corrald (%m): job %" PRIu64
+                                                                " is cancelled InteractiveHangupSec= from now",
+                                                                r->who, r->job_id);
+                                        else
+                                                log_error_errno(q, "%slost the connection to corrald: %m", r->who);
                                         return cli_exit_status_from_errno(q);
                                 }
                                 if (run_handle_reply(r, &reply, &status) > 0)

@@ -95,6 +95,17 @@ wait_for 90 sh -c "corral show $rid | grep -q CANCELLED" || fail "job $rid not c
 journalctl -u corrald.service --since -3min | grep -q "Job $rid: its interactive client went away when corrald stopped" \
     || fail "corrald does not say why it cancels job $rid"
 
+log "measured: 2 MiB of output through corral run's terminal relay, and on a terminal directly"
+for how in direct relayed; do
+    cmd=(sh -c 'head -c 1572864 /dev/zero | base64; echo DONE')
+    [ $how = relayed ] && cmd=(corral run -t 5 -- "${cmd[@]}")
+    t0=$(date +%s%N)
+    last=$(A python3 "$drive" "expect:DONE" -- "${cmd[@]}" | tail -1)
+    t1=$(date +%s%N)
+    assert_eq "$last" "STATUS 0" "$how output"
+    echo "# $how: $(( (t1 - t0) / 1000000 )) ms"
+done
+
 log "without a terminal: pipes, as a Jupyter server would have them"
 # The pipes are alice's own (her shell makes them): corrald takes no one else's.
 out=$(A bash -c 'echo piped | corral run -t 5 -- sh -c "read x; echo \"in:\$x\"; test -t 0 || echo notty; exit 4" 2>&1 | cat; echo "rc=${PIPESTATUS[1]}"')
