@@ -12,15 +12,53 @@
 #include "message.h"
 #include "time-util.h"
 
+/* Descriptors held for waiting interactive jobs, each user's and in all: corrald's
+ * descriptor table (systemd gives services a soft limit of 1024) must keep room for its
+ * CORRAL_CONNECTIONS_MAX connections. A waiting job keeps its client's connection open
+ * too, so these are also bounded by MaxConnectionsPerUser=. */
+#define INTERACTIVE_WAITING_PER_USER_MAX 8U
+#define INTERACTIVE_WAITING_MAX 96U
+
+static json_object *check_waiting(Manager *m, uid_t uid) {
+        unsigned mine = 0, all = 0;
+        json_object *p;
+
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                const Job *j = m->jobs[i];
+                if (!j->interactive || j->interactive->n_fds == 0)
+                        continue;
+                all++;
+                if (j->uid == uid)
+                        mine++;
+        }
+        if (uid != 0 && mine >= INTERACTIVE_WAITING_PER_USER_MAX) {
+                p = json_object_new_object();
+                json_add_u64(p, CORRAL_FIELD_LIMIT, INTERACTIVE_WAITING_PER_USER_MAX);
+                json_add_string(p, CORRAL_FIELD_MESSAGE, "you have as many interactive jobs waiting as corrald "
+                                                         "holds terminals for one user");
+                return reply_error_new(CORRAL_ERROR_QUOTA_EXCEEDED, p);
+        }
+        if (all >= INTERACTIVE_WAITING_MAX) {
+                p = json_object_new_object();
+                json_add_string(p, CORRAL_FIELD_MESSAGE, "corrald holds as many waiting interactive jobs' "
+                                                         "terminals as it may: try again later");
+                return reply_error_new(CORRAL_ERROR_BUSY, p);
+        }
+        return NULL;
+}
+
 json_object *manager_interactive_take(Manager *m, Call *call, const Peer *peer, Interactive **ret) {
         _cleanup_(interactive_freep) Interactive *it = NULL;
         static const char *const names[] = { "stdin", "stdout", "stderr" };
+        json_object *err;
 
         it = new0(Interactive, 1);
         if (!it)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         it->manager = m;
         it->n_fds = server_call_take_fds(call, it->fds);
+        if ((err = check_waiting(m, peer->uid)))
+                return err;
         if (it->n_fds != CORRAL_RUN_FDS)
                 return reply_invalid_parameter("fds", "Run takes exactly three file descriptors: the job's "
                                                       "stdin, stdout and stderr");
