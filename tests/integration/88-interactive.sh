@@ -142,6 +142,11 @@ out=$(python3 "$runfds" "$sock" "$USER_B" "$USER_B" submit)
 assert_match "$out" 'InvalidRequest.*only Run takes file descriptors' "descriptors with Submit"
 out=$(python3 "$runfds" "$sock" "$USER_B" "$USER_B" four)
 assert_eq "$out" "EOF" "four descriptors: the connection is dropped"
+out=$(python3 "$runfds" "$sock" "$USER_B" "$USER_B" flood)
+echo "$out"
+assert_eq "$(grep -c '"job_id"' <<<"$out")" 8 "waiting interactive jobs held for one user"
+assert_match "$(tail -1 <<<"$out")" 'QuotaExceeded' "the ninth waiting interactive job"
+wait_for 30 sh -c "! corral queue -a -t HELD | grep -q $USER_B" || fail "bob's held interactive jobs outlived their connections: $(corral queue -a)"
 corral info >/dev/null || fail "corrald is not serving after the refusals"
 
 if command -v salloc >/dev/null; then

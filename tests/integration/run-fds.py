@@ -3,7 +3,8 @@
 USER: run-fds.py SOCKET USER OWNER MODE. Run as root: it makes the descriptors first
 (a pseudo-terminal's slave is given to OWNER), then becomes USER and connects.
 MODE: tty (the terminal, three times, to Run), pipe (a pipe USER makes, to Run),
-submit (USER's pipe with a Submit), four (four descriptors with Run).
+submit (USER's pipe with a Submit), four (four descriptors with Run), flood (nine held
+Runs on nine connections kept open: the ninth is over the bound of waiting ones).
 Prints each reply on its own line, "EOF" when corrald closes the connection."""
 import json, os, pty, pwd, socket, sys
 
@@ -29,6 +30,25 @@ elif mode == "submit":
     request.pop("interactive")
 elif mode == "four":
     fds = [r, w, w, w]
+elif mode == "flood":
+    request["hold"] = True
+    conns = []
+    for i in range(9):
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.settimeout(60)
+        c.connect(path)
+        m = json.dumps({"method": "io.corral.Manager.Run", "parameters": request, "more": True}).encode() + b"\0"
+        c.sendmsg([m], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                         b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in (r, w, w)))])
+        buf = b""
+        while b"\0" not in buf:
+            chunk = c.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+        print(buf.split(b"\0", 1)[0].decode(), flush=True)
+        conns.append(c)
+    sys.exit(0)
 else:
     sys.exit(2)
 
