@@ -651,10 +651,6 @@ size_t server_call_take_fds(Call *c, int fds[static CORRAL_RUN_FDS]) {
         return n;
 }
 
-uid_t server_call_uid(Call *c) {
-        return c->conn->peer.uid;
-}
-
 bool server_call_more(Call *c) {
         return c->more;
 }

@@ -84,7 +84,6 @@ int server_call_reply(Call *c, json_object *reply, bool continues);
 /* Hands over the descriptors that came with the request (the caller closes them):
  * their number. What is not taken is closed with the call. */
 size_t server_call_take_fds(Call *c, int fds[static CORRAL_RUN_FDS]);
-uid_t server_call_uid(Call *c);
 /* The request asked for more replies (a stream). */
 bool server_call_more(Call *c);
 void *server_call_get_data(Call *c);
