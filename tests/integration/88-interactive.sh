@@ -59,6 +59,13 @@ out=$(A python3 "$drive" "expect:READY;send:\x03" -- corral run -t 5 -- sh -c 'e
 echo "$out"
 assert_match "$(tail -1 <<<"$out")" '^STATUS 130$' "a command killed by Ctrl-C: 128 + SIGINT"
 
+log "an interactive bash has job control: Ctrl-Z stops its foreground job, as on a login terminal"
+out=$(A python3 "$drive" "expect:PROMPT> ;send:sleep 300\r;sleep:1;send:\x1a;expect:Stopped;send:jobs -l; kill -9 %1; exit 6\r" \
+    -- corral run -t 5 -- env PS1='PROMPT> ' bash --norc --noprofile -i)
+echo "$out"
+assert_match "$(tail -1 <<<"$out")" '^STATUS 6$' "bash's exit status"
+section "$out" | grep -qiE 'no job control|cannot set terminal process group' && fail "bash has no job control in the job"
+
 log "Ctrl-C while waiting withdraws the job"
 blocker=$(A corral submit --parsable -n "$ncpu" -t 10 -o /dev/null -- sleep 600)
 out=$(A python3 "$drive" "expect:is waiting;send:\x03" -- corral run -n 1 -t 5 -- true)
@@ -106,6 +113,16 @@ for how in direct start-only relayed; do
     assert_eq "$last" "STATUS 0" "$how output"
     echo "# $how: $(( (t1 - t0) / 1000000 )) ms"
 done
+
+log "a restart of corrald withdraws a waiting interactive job (its descriptors are gone)"
+python3 "$runfds" "$sock" "$USER_B" "$USER_B" held-restart >/tmp/88-held.out &
+holder=$!
+wait_for 60 grep -q '"job_id"' /tmp/88-held.out || fail "no held interactive job: $(cat /tmp/88-held.out)"
+hid2=$(sed -n 's/.*"job_id": *\([0-9]*\).*/\1/p' /tmp/88-held.out | head -1)
+systemctl restart corrald.service
+wait "$holder"
+cat /tmp/88-held.out
+wait_for 60 sh -c "corral show $hid2 | grep -q CANCELLED" || fail "waiting interactive job $hid2 outlived corrald's restart: $(corral show "$hid2")"
 
 log "without a terminal: pipes, as a Jupyter server would have them"
 # The pipes are alice's own (her shell makes them): corrald takes no one else's.

@@ -30,6 +30,10 @@ elif mode == "submit":
     request.pop("interactive")
 elif mode == "four":
     fds = [r, w, w, w]
+elif mode == "held-restart":
+    # A held Run whose connection stays open until corrald's restart closes it.
+    fds = [r, w, w]
+    request["hold"] = True
 elif mode == "flood":
     request["hold"] = True
     conns = []
@@ -72,6 +76,8 @@ while True:
     m, buf = buf.split(b"\0", 1)
     print(m.decode(), flush=True)
     reply = json.loads(m)
+    if mode == "held-restart" and "job_id" in reply.get("parameters", {}):
+        continue  # kept open until corrald goes away
     # A Run accepted: its id is enough; closing the connection withdraws the job.
     if "error" in reply or not reply.get("continues") or "job_id" in reply.get("parameters", {}):
         break
