@@ -28,7 +28,7 @@ blocker=$(A corral submit --parsable -n "$ncpu" -t 10 -o /dev/null -- sleep 600)
 wait_for 60 sh -c "corral queue -a | grep -Eq '^ +$blocker .*RUNNING'" || fail "blocker $blocker does not run: $(corral queue -a)"
 out=$(A python3 "$drive" --rows 33 --cols 111 \
     "expect:is waiting;run:corral cancel $blocker;expect:READY;resize:40x120;sleep:1;send:hello\r;expect:got hello" \
-    -- corral run -n 1 -t 5 -- sh -c 'tty; stty size; echo READY; read x; stty size; echo "got $x"; exit 7')
+    -- corral run -n 1 -t 5 -- sh -c 'tty; stty size; echo READY; read x; stty size; echo "got $x"; exit 7') || true
 echo "$out"
 assert_match "$(tail -1 <<<"$out")" '^STATUS 7$' "corral run's exit status is the command's"
 body=$(section "$out")
@@ -52,23 +52,23 @@ for s in (signal.SIGINT, signal.SIGTSTP, signal.SIGQUIT):
 print("READY", flush=True)
 while True:
     signal.pause()
-')
+') || true
 echo "$out"
 assert_match "$(tail -1 <<<"$out")" '^STATUS 3$' "exit status after Ctrl-\\"
-out=$(A python3 "$drive" "expect:READY;send:\x03" -- corral run -t 5 -- sh -c 'echo READY; exec sleep 100')
+out=$(A python3 "$drive" "expect:READY;send:\x03" -- corral run -t 5 -- sh -c 'echo READY; exec sleep 100') || true
 echo "$out"
 assert_match "$(tail -1 <<<"$out")" '^STATUS 130$' "a command killed by Ctrl-C: 128 + SIGINT"
 
 log "an interactive bash has job control: Ctrl-Z stops its foreground job, as on a login terminal"
 out=$(A python3 "$drive" "expect:PROMPT> ;send:sleep 300\r;sleep:1;send:\x1a;expect:Stopped;send:jobs -l; kill -9 %1; exit 6\r" \
-    -- corral run -t 5 -- env PS1='PROMPT> ' bash --norc --noprofile -i)
+    -- corral run -t 5 -- env PS1='PROMPT> ' bash --norc --noprofile -i) || true
 echo "$out"
 assert_match "$(tail -1 <<<"$out")" '^STATUS 6$' "bash's exit status"
 section "$out" | grep -qiE 'no job control|cannot set terminal process group' && fail "bash has no job control in the job"
 
 log "Ctrl-C while waiting withdraws the job"
 blocker=$(A corral submit --parsable -n "$ncpu" -t 10 -o /dev/null -- sleep 600)
-out=$(A python3 "$drive" "expect:is waiting;send:\x03" -- corral run -n 1 -t 5 -- true)
+out=$(A python3 "$drive" "expect:is waiting;send:\x03" -- corral run -n 1 -t 5 -- true) || true
 echo "$out"
 assert_match "$(tail -1 <<<"$out")" '^STATUS 130$' "corral run interrupted while waiting"
 wid=$(section "$out" | grep -Eo 'job [0-9]+ is waiting' | head -1 | awk '{print $2}')
@@ -78,7 +78,7 @@ corral cancel "$blocker"
 
 log "a hangup cancels the job InteractiveHangupSec= later and frees its CPUs"
 out=$(A python3 "$drive" "expect:READY;hangup" \
-    -- corral run -n "$ncpu" -t 10 -- sh -c 'trap "" HUP; echo "READY $CORRAL_JOB_ID"; exec sleep 600')
+    -- corral run -n "$ncpu" -t 10 -- sh -c 'trap "" HUP; echo "READY $CORRAL_JOB_ID"; exec sleep 600') || true
 echo "$out"
 hid=$(section "$out" | sed -n 's/.*READY \([0-9]*\).*/\1/p' | head -1)
 [ -n "$hid" ] || fail "no job id from the job"
@@ -108,7 +108,7 @@ for how in direct start-only relayed; do
     [ $how = start-only ] && cmd=(corral run -t 5 -- sh -c 'echo DONE')
     [ $how = relayed ] && cmd=(corral run -t 5 -- "${cmd[@]}")
     t0=$(date +%s%N)
-    last=$(A python3 "$drive" "expect:DONE" -- "${cmd[@]}" | tail -1)
+    last=$(A python3 "$drive" "expect:DONE" -- "${cmd[@]}" | tail -1) || true
     t1=$(date +%s%N)
     assert_eq "$last" "STATUS 0" "$how output"
     echo "# $how: $(( (t1 - t0) / 1000000 )) ms"
@@ -134,7 +134,7 @@ assert_match "$out" 'rc=4' "the exit status through pipes"
 
 log "corral queue marks interactive jobs; corral show says so"
 out=$(A python3 "$drive" "expect:READY;run:corral queue -a >/tmp/88-queue;send:x\r" \
-    -- corral run -J ijob -t 5 -- sh -c 'echo READY; read x')
+    -- corral run -J ijob -t 5 -- sh -c 'echo READY; read x') || true
 grep -E ' ijob ' /tmp/88-queue | grep -q 'RUNNING\*' || fail "corral queue does not mark the interactive job: $(cat /tmp/88-queue)"
 
 log "queues: AllowInteractive=no and MaxInteractiveWalltime= refuse, naming queue and key"
@@ -174,9 +174,9 @@ if command -v salloc >/dev/null; then
     [ -n "$sid" ] || fail "salloc: no SLURM_JOB_ID inside"
     grep -qx "$(hostname)" <<<"$out" || fail "srun hostname inside salloc: $out"
     assert_match "$out" "corral-job-$sid\.scope" "srun's step runs in the allocation's scope"
-    out=$(A python3 "$drive" "expect:READY;send:exit\r" -- salloc -t 5 -- sh -c 'echo READY; exec sh')
+    out=$(A python3 "$drive" "expect:READY;send:exit\r" -- salloc -t 5 -- sh -c 'echo READY; exec sh') || true
     assert_match "$(tail -1 <<<"$out")" '^STATUS 0$' "exit ends the allocation"
-    out=$(A python3 "$drive" "expect:READY;send:exit 5\r" -- srun --pty -t 5 sh -c 'echo READY; exec sh')
+    out=$(A python3 "$drive" "expect:READY;send:exit 5\r" -- srun --pty -t 5 sh -c 'echo READY; exec sh') || true
     assert_match "$(tail -1 <<<"$out")" '^STATUS 5$' "srun --pty outside a job"
 fi
 log "ok"
