@@ -137,6 +137,15 @@ const char *client_path(const Client *c) {
 }
 
 int client_send(Client *c, CorralMethod method, json_object *parameters, bool more, int timeout_ms) {
+        return client_send_fds(c, method, parameters, more, NULL, 0, timeout_ms);
+}
+
+int client_fd(const Client *c) {
+        return c ? c->fd : -EBADF;
+}
+
+int client_send_fds(Client *c, CorralMethod method, json_object *parameters, bool more, const int *fds,
+                    size_t n_fds, int timeout_ms) {
         _cleanup_json_ json_object *req = NULL;
         _cleanup_free_ char *buf = NULL;
         int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
@@ -152,8 +161,26 @@ int client_send(Client *c, CorralMethod method, json_object *parameters, bool mo
         if (r < 0)
                 return r;
 
+        assert(n_fds <= CORRAL_RUN_FDS);
         while (done < len) {
-                ssize_t n = send(c->fd, buf + done, len - done, MSG_NOSIGNAL);
+                union {
+                        struct cmsghdr cmsg;
+                        char buf[CMSG_SPACE(sizeof(int) * CORRAL_RUN_FDS)];
+                } control = {};
+                struct iovec iov = { .iov_base = buf + done, .iov_len = len - done };
+                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+                ssize_t n;
+
+                /* The descriptors go with the request's first byte (daemon/server.c). */
+                if (done == 0 && n_fds > 0) {
+                        mh.msg_control = &control;
+                        mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+                        control.cmsg.cmsg_level = SOL_SOCKET;
+                        control.cmsg.cmsg_type = SCM_RIGHTS;
+                        control.cmsg.cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+                        memcpy(CMSG_DATA(&control.cmsg), fds, sizeof(int) * n_fds);
+                }
+                n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;

@@ -31,6 +31,12 @@ const char *client_path(const Client *c) _pure_;
 
 /* Sends one request (takes parameters' reference). -ETIMEDOUT, -EPIPE, -EMSGSIZE. */
 int client_send(Client *c, CorralMethod method, json_object *parameters, bool more, int timeout_ms);
+/* The same with descriptors (at most CORRAL_RUN_FDS) passed along with the request's
+ * first byte (SCM_RIGHTS): Run's. The caller keeps its copies. */
+int client_send_fds(Client *c, CorralMethod method, json_object *parameters, bool more, const int *fds,
+                    size_t n_fds, int timeout_ms);
+/* The socket, to poll it beside other descriptors (then client_receive() with 0). */
+int client_fd(const Client *c) _pure_;
 /* Waits for the next reply; timeout_ms < 0 waits forever. -ETIMEDOUT, -ECONNRESET when
  * the daemon hung up, -EBADMSG for a malformed reply, -EMSGSIZE for an over-size one. */
 int client_receive(Client *c, int timeout_ms, Reply *ret);

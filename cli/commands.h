@@ -18,6 +18,7 @@
 int corral_run(int argc, char **argv);
 
 int verb_submit(Cli *cli, int argc, char **argv);
+int verb_run(Cli *cli, int argc, char **argv); /* run.c */
 int verb_queue(Cli *cli, int argc, char **argv);
 int verb_show(Cli *cli, int argc, char **argv);
 int verb_cancel(Cli *cli, int argc, char **argv);

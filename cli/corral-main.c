@@ -16,6 +16,7 @@ typedef struct Verb {
 
 static const Verb verbs[] = {
         { "submit", verb_submit, "SCRIPT | COMMAND...", "submit a batch job" },
+        { "run", verb_run, "COMMAND...", "run an interactive job on this terminal, once it is scheduled" },
         { "queue", verb_queue, "", "list jobs (alias: jobs)" },
         { "jobs", verb_queue, NULL, NULL },
         { "show", verb_show, "JOBID...", "show everything about jobs" },

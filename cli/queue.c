@@ -74,6 +74,7 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
         const char *headers[_COL_MAX + 1];
         int column[_COL_MAX];
         size_t n_columns = 0;
+        bool any_interactive = false;
         int r;
 
         for (size_t i = 0; i < n; i++)
@@ -104,12 +105,16 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
                 const JobEntry *e = &jobs[i];
                 const JobInfo *j = &e->info;
                 QueueSection s = queue_section_of_state(j->state);
-                char id[32], elapsed[32], ncpus[16], ngpus[16], mem[16], start[32], where[1100];
+                char id[32], elapsed[32], ncpus[16], ngpus[16], mem[16], start[32], where[1100], state[80];
                 char coreh[32] = "", su[32] = "", eff[16] = "", maxmem[16] = "";
                 const char *row[_COL_MAX], *cells[_COL_MAX + 1];
                 size_t m = 0;
 
                 snprintf(id, sizeof(id), "%" PRIu64, j->id);
+                /* Interactive jobs (corral run, srun --pty, salloc): marked, and explained
+                 * under the tables. */
+                snprintf(state, sizeof(state), "%s%s", strempty(j->state), j->interactive ? "*" : "");
+                any_interactive = any_interactive || j->interactive;
                 format_elapsed(elapsed, sizeof(elapsed), job_elapsed(j, now));
                 snprintf(ncpus, sizeof(ncpus), "%u", j->cpus);
                 snprintf(ngpus, sizeof(ngpus), "%u", j->gpus);
@@ -139,7 +144,7 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
                                 format_size(maxmem, sizeof(maxmem), e->charge.memory_peak);
                 }
                 row[COL_JOBID] = id, row[COL_NAME] = j->name, row[COL_USER] = j->user;
-                row[COL_PROJECT] = j->project, row[COL_QUEUE] = j->queue, row[COL_STATE] = j->state;
+                row[COL_PROJECT] = j->project, row[COL_QUEUE] = j->queue, row[COL_STATE] = state;
                 row[COL_TIME] = elapsed, row[COL_CPUS] = ncpus, row[COL_GPUS] = j->gpus > 0 ? ngpus : "";
                 row[COL_MEM] = mem, row[COL_START] = start, row[COL_COREH] = coreh, row[COL_SU] = su;
                 row[COL_EFF] = eff, row[COL_MAXMEM] = maxmem, row[COL_WHERE] = where;
@@ -178,6 +183,8 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
                         fprintf(f, " and %zu GPU%s", gpus[s], gpus[s] == 1 ? "" : "s");
                 fputs("\n\n", f);
         }
+        if (any_interactive)
+                fputs("*: an interactive job (corral run, srun --pty, salloc)\n\n", f);
         fprintf(f, "Total jobs: %zu\n", n);
         return ferror(f) ? -EIO : 0;
 }
@@ -384,6 +391,8 @@ int job_show_print(FILE *f, const JobEntry *e, time_t now) {
         field(f, "Project", "%s", strna(j->project));
         field(f, "Queue", "%s", strna(j->queue));
         field(f, "State", "%s", strna(j->state));
+        if (j->interactive)
+                field(f, "Interactive", "yes (on its submitter's terminal; not preemptable)");
         if (!isempty(j->reason))
                 field(f, "Reason", "%s", j->reason);
         if (e->has_priority)

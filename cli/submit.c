@@ -15,6 +15,7 @@
 #include "fd-util.h"
 #include "log.h"
 #include "strv.h"
+#include "run-options.h"
 #include "submit-check.h"
 #include "submit-options.h"
 #include "submit-test.h"
@@ -259,6 +260,9 @@ static char *wrap_script(const char *command) {
 }
 
 int verb_submit(Cli *cli, int argc, char **argv) {
+        /* qsub -I's habit: the job is interactive (run.c). */
+        if (submit_take_interactive_flag(&argc, argv))
+                return verb_run(cli, argc, argv);
         return submit_run(cli, argc, argv, false);
 }
 

@@ -51,7 +51,7 @@ _corral() {
         words=("${COMP_WORDS[@]}") cword=$COMP_CWORD
     fi
 
-    local verbs="submit queue jobs show cancel hold release suspend resume requeue wait logs why info reload config usage share"
+    local verbs="submit run queue jobs show cancel hold release suspend resume requeue wait logs why info reload config usage share"
     local states="PENDING HELD BLOCKED RUNNING SUSPENDED COMPLETED FAILED CANCELLED TIMEOUT OUT_OF_MEMORY NODE_FAIL PD R S CD F CA TO OOM NF all"
 
     # The verb: the first word that is not a global option.
@@ -74,7 +74,7 @@ _corral() {
 
     local opts= job_states= takes_jobs=1
     case $verb in
-        submit)
+        submit|run)
             # The command of a job: from the first argument that is not an option on, as
             # for any command.
             local skip=0 want_value=
@@ -132,6 +132,11 @@ _corral() {
                       -d --dependency --depend -H --hold -q --queue -p --partition -A --project --account
                       --exclusive --rerunnable --requeue --no-rerunnable --no-requeue -J --name --job-name
                       --nice -a --array -W --wait -b --begin -N --nodes --signal --mail-type --mail-user -G --gpus --gpus-per-task --gpus-per-node --gres --gres-flags -C --constraint --parsable --test-only --json -h --help --'
+                if [[ $verb == run ]]; then
+                    opts=${opts/--parsable --test-only --json/-Q --quiet}
+                else
+                    opts+=' -I --interactive'
+                fi
                 COMPREPLY=($(compgen -W "$opts" -- "$cur"))
             else
                 # A script, or a command.

@@ -341,6 +341,7 @@ static const IniItem items[] = {
         MGR("SuspendWindowSec", ini_parse_sec, suspend_window_sec, "a duration"),
         MGR("MaxSuspendTime", ini_parse_sec, max_suspend_time, "a duration (infinity: no cap)"),
         MGR("ReclaimSuspended", ini_parse_bool, reclaim_suspended, "a boolean"),
+        MGR("InteractiveHangupSec", ini_parse_sec, interactive_hangup_sec, "a duration such as 30s"),
         QUE("Name", parse_ident, name, "a queue name ([A-Za-z0-9_.-], up to 64)"),
         QUE("Priority", ini_parse_i32, priority, "an integer"),
         QUE("Rerunnable", ini_parse_bool, rerunnable, "a boolean"),
@@ -361,6 +362,8 @@ static const IniItem items[] = {
         QUE("MaxForwarded", parse_max_forwarded, max_forwarded, "a number of jobs (at least 1)"),
         QUE("OverflowTo", parse_queue_name, overflow_to, "a queue name"),
         QUE("OverflowAfterSec", ini_parse_sec, overflow_after, "a duration"),
+        QUE("AllowInteractive", ini_parse_bool, allow_interactive, "a boolean"),
+        QUE("MaxInteractiveWalltime", ini_parse_sec, max_interactive_walltime, "a duration"),
         DEV("Name", parse_ident, name, "a device name ([A-Za-z0-9_.-], up to 64)"),
         DEV("PCIAddress", parse_pci_address, pci_address, "a PCI address such as 0000:3b:00.0"),
         DEV("Vendor", parse_vendor, vendor, "nvidia, amd or other"),
@@ -388,7 +391,8 @@ static void *section_begin(void *userdata, const char *section) {
                 return l->config;
         if (streq(section, "Queue")) {
                 l->queue = (QueueConfig) { .rerunnable = true, .charge_factor = 1.0, .preemptable = true,
-                                           .max_forwarded = CONFIG_MAX_FORWARDED_DEFAULT };
+                                           .max_forwarded = CONFIG_MAX_FORWARDED_DEFAULT,
+                                           .allow_interactive = true };
                 return &l->queue;
         }
         if (streq(section, "Device")) {
@@ -450,7 +454,7 @@ static int section_end(void *userdata, const char *section, void *target, uint64
         for (size_t i = 0; i < ELEMENTSOF(items); i++) {
                 char *to = (char *) into + items[i].offset, *from = (char *) &l->queue + items[i].offset;
 
-                if (!(set & (UINT64_C(1) << i)) || !streq(items[i].section, "Queue") ||
+                if (!streq(items[i].section, "Queue") || !ini_item_set(items, i, set) ||
                     items[i].offset == offsetof(QueueConfig, name))
                         continue;
                 if (items[i].parse == ini_parse_strv || items[i].parse == parse_idents ||
@@ -514,7 +518,7 @@ static int add_builtin_queues(Config *c) {
 
                 *q = (QueueConfig) { .name = strdup(def[i].name), .priority = def[i].prio, .rerunnable = true,
                                      .charge_factor = def[i].charge, .preemptable = true, .builtin = true,
-                                     .max_forwarded = CONFIG_MAX_FORWARDED_DEFAULT };
+                                     .max_forwarded = CONFIG_MAX_FORWARDED_DEFAULT, .allow_interactive = true };
                 if (!q->name || (def[i].preempts && strv_extend(&q->preempts, def[i].preempts) < 0) ||
                     (def[i].group && strv_extend(&q->allow_groups, def[i].group) < 0))
                         return -ENOMEM;
@@ -701,6 +705,7 @@ int config_load_paths(const char *main_path, const char *dropdir, const char *pd
         c->max_stored_bytes_per_user = UINT64_C(256) << 20;
         c->max_connections_per_user = 32;
         c->max_waits_per_connection = 64;
+        c->interactive_hangup_sec = CONFIG_INTERACTIVE_HANGUP_SEC_DEFAULT;
         c->max_connection_output = UINT64_C(4) << 20;
         c->request_share_per_user = 25;
         c->request_burst_per_user = 5;

@@ -33,6 +33,8 @@ DECLARE_STRING_TABLE_LOOKUP(queue_backend, QueueBackend);
 /* Where corral-slurm-compat's dpkg-divert puts the real Slurm client's commands. */
 #define CONFIG_SLURM_DIVERTED_BINDIR "/usr/lib/corral/slurm-client/bin"
 
+#define CONFIG_INTERACTIVE_HANGUP_SEC_DEFAULT 30U
+
 typedef struct QueueConfig {
         char *name;
         int32_t priority;       /* express > normal > bonus */
@@ -62,6 +64,11 @@ typedef struct QueueConfig {
          * Backend=slurm queue overflow_to (NULL: none). */
         char *overflow_to;
         uint64_t overflow_after;
+
+        /* Interactive jobs (corral run, srun --pty, salloc): taken at all, and their
+         * longest walltime (0: MaxWalltime= alone). */
+        bool allow_interactive;
+        uint64_t max_interactive_walltime;
         bool disabled;          /* Disabled=yes: removed once every file is read */
         bool builtin;           /* one of the three corrald has without configuration */
         char **overridden;      /* built-in: the keys [Queue] sections set ("Priority", ...) */
@@ -102,6 +109,9 @@ typedef struct Config {
         uint64_t max_stored_bytes_per_user; /* stored requests of unfinished jobs; 0: no limit */
         uint32_t max_connections_per_user;  /* root is exempt */
         uint32_t max_waits_per_connection;
+        /* How long an interactive job runs on once its client has gone (hangup, closed
+         * connection) before it is cancelled; 0: at once. */
+        uint64_t interactive_hangup_sec;
         uint64_t max_connection_output;     /* unread reply bytes before a client is dropped */
         uint32_t request_share_per_user;    /* percent of corrald's time; 0: no budget */
         uint64_t request_burst_per_user;    /* seconds of corrald's time a user may take at once */

@@ -36,6 +36,30 @@ static char *strip(char *s) {
         return s;
 }
 
+/* The index of the first item of items[i]'s section. */
+static size_t section_first(const IniItem *items, size_t i) {
+        while (i > 0 && streq(items[i - 1].section, items[i].section))
+                i--;
+        return i;
+}
+
+bool ini_item_set(const IniItem *items, size_t i, uint64_t set) {
+        return set & (UINT64_C(1) << (i - section_first(items, i)));
+}
+
+/* Each section's items together, at most INI_ITEMS_MAX of them: what the masks need. */
+static bool items_grouped(const IniItem *items, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                size_t first = section_first(items, i);
+                if (i - first >= INI_ITEMS_MAX)
+                        return false;
+                for (size_t k = 0; k < first; k++)
+                        if (streq(items[k].section, items[i].section))
+                                return false;
+        }
+        return true;
+}
+
 typedef struct Section {
         const char *name; /* points into the file's text */
         void *target;
@@ -61,7 +85,7 @@ int ini_load(const char *path, size_t max_size, const IniItem *items, size_t n_i
         char *p, *next;
         int r;
 
-        assert(n_items <= INI_ITEMS_MAX);
+        assert(items_grouped(items, n_items));
 
         r = read_file_at(AT_FDCWD, path, max_size, &text, &size);
         if (r == -ENOENT)
@@ -126,7 +150,7 @@ int ini_load(const char *path, size_t max_size, const IniItem *items, size_t n_i
                 if (r < 0)
                         return ini_error(ret_error, path, line, "invalid value for %s=, expected %s", key,
                                          items[i].expect);
-                sec.set |= UINT64_C(1) << i;
+                sec.set |= UINT64_C(1) << (i - section_first(items, i));
         }
         return section_close(&sec, ops, userdata, path, ret_error);
 }

@@ -23,14 +23,17 @@ typedef struct IniItem {
 } IniItem;
 
 #define INI_ITEM(sec, k, p, type, f, e) { sec, k, p, offsetof(type, f), sizeof(((type *) 0)->f), e }
-#define INI_ITEMS_MAX 64 /* a section's keys are tracked in a 64-bit mask */
+/* A section's keys are tracked in a 64-bit mask, bit k for the section's k-th item: a
+ * table lists each section's items together, at most this many of them. */
+#define INI_ITEMS_MAX 64
 
 typedef struct IniOps {
         /* The struct the keys of a section go into, or NULL if the section is unknown
          * (the file's error then lists known). *ret_set is cleared by the caller. */
         void *(*section_begin)(void *userdata, const char *section);
-        /* The section is over (next header or end of file). set: bit i for items[i]
-         * given. Returns < 0 and sets *ret_error (use ini_error()) to fail the file. */
+        /* The section is over (next header or end of file). set: bit k for the section's
+         * k-th item given (ini_item_set()). Returns < 0 and sets *ret_error (use
+         * ini_error()) to fail the file. */
         int (*section_end)(void *userdata, const char *section, void *target, uint64_t set, const char *path,
                            unsigned line, char **ret_error);
         const char *known; /* "[Manager], [Queue]", for the error message */
@@ -39,6 +42,9 @@ typedef struct IniOps {
 /* Parses path; a missing file is no error. max_size: larger files are refused. */
 int ini_load(const char *path, size_t max_size, const IniItem *items, size_t n_items, const IniOps *ops,
              void *userdata, char **ret_error);
+
+/* Whether items[i] is in a section's set (IniOps.section_end). */
+bool ini_item_set(const IniItem *items, size_t i, uint64_t set) _pure_;
 
 /* Sets *ret_error to "file:line: <what>" and returns -EINVAL. */
 int ini_error(char **ret_error, const char *path, unsigned line, const char *fmt, ...) _printf_(4, 5);

@@ -235,7 +235,7 @@ static int load_one(const char *path, const char *name, ProjectConfig *ret, char
                 SchedLimits own = p.users[i].limits;
                 p.users[i].limits = p.per_user;
                 for (size_t k = 0; k < ELEMENTSOF(items); k++)
-                        if ((l.user_sets[i] & (UINT64_C(1) << k)) && streq(items[k].section, "User") &&
+                        if (streq(items[k].section, "User") && ini_item_set(items, k, l.user_sets[i]) &&
                             items[k].offset != offsetof(ProjectUser, name))
                                 memcpy((char *) &p.users[i] + items[k].offset,
                                        (char *) &own + items[k].offset - offsetof(ProjectUser, limits), items[k].size);

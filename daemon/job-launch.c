@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "interactive.h"
 #include "log.h"
 #include "manager.h"
 
@@ -24,9 +25,21 @@ void manager_launch_pending(Manager *m) {
                 }
                 if (!j || j->state != JOB_RUNNING)
                         continue;
+                if (j->req.interactive && (!j->interactive || j->interactive->n_fds != CORRAL_RUN_FDS)) {
+                        /* Its descriptors lived in the corrald that took it (interactive.h). */
+                        j->launching = false;
+                        (void) manager_job_launch_failed(m, j, JOB_CANCELLED,
+                                                         "its terminal was lost when corrald restarted");
+                        continue;
+                }
                 r = manager_build_spec(m, j, &spec);
                 if (r >= 0)
-                        r = executor_start(m->executor, spec);
+                        r = executor_start_fds(m->executor, spec, j->interactive ? j->interactive->fds : NULL,
+                                               j->interactive ? j->interactive->n_fds : 0);
+                /* The supervisor has its copies: corrald's would keep the terminal open
+                 * after the job has let go of it. */
+                if (j->interactive)
+                        interactive_close_fds(j->interactive);
                 if (r < 0) {
                         j->launching = false;
                         log_error_errno(r, "Cannot launch job %" PRIu64 ": %m", j->id);

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <time.h>
 
+#include "interactive.h"
 #include "log.h"
 #include "manager.h"
 #include "message.h"
@@ -49,6 +50,11 @@ static void wait_notify(Call *c, void *userdata) {
 
 static void job_changed(Manager *m, Job *j) {
         WaitNotify w = { .m = m, .job = j };
+
+        /* An interactive job that has ended needs neither its client nor its grace timer:
+         * let go of them before its Run call gets its last reply (and is freed). */
+        if (job_state_is_final(j->state))
+                j->interactive = interactive_free(j->interactive);
 
         if (m->server)
                 server_foreach_waiting(m->server, j->id, wait_notify, &w);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interactive.h"
 #include "job.h"
 #include "protocol.h"
 #include "strv.h"
@@ -92,6 +93,7 @@ Job *job_free(Job *j) {
                 return NULL;
         free(j->deps);
         free(j->alloc);
+        interactive_free(j->interactive);
         free(j->launch_error);
         job_request_done(j);
         *(Job **) j = job_free_list;
@@ -144,6 +146,7 @@ int job_set_request(Job *j, const SubmitRequest *req) {
                 .array.max_concurrent = req->array.max_concurrent,
                 .gpu_binding = req->gpu_binding,
                 .exclusive = req->exclusive,
+                .interactive = req->interactive,
         };
         if (req->n_dependencies > 0) {
                 j->req.dependencies = new(JobDependency, req->n_dependencies);
@@ -190,6 +193,7 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
         i.exit_signal = j->exit_signal;
         i.array_job_id = j->array_job_id;
         i.array_task_id = j->array_task_id;
+        i.interactive = j->req.interactive;
         r |= dup_or_null(j->req.name, &i.name);
         r |= dup_or_null(j->user, &i.user);
         r |= dup_or_null(j->project, &i.project);

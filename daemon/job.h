@@ -34,7 +34,7 @@ typedef struct JobRequest {
         struct {
                 uint32_t max_concurrent;
         } array;
-        bool gpu_binding, exclusive;
+        bool gpu_binding, exclusive, interactive;
 } JobRequest;
 
 /* Members are ordered to leave little padding: with 100,000 queued jobs every 8 bytes
@@ -111,6 +111,9 @@ typedef struct Job {
         bool preempt_moved, preempt_swap_off;
         bool reclaimed;
         bool cancel_requested;  /* not stored: a cancel is under way, the outcome says Cancelled */
+        /* An interactive job's client and descriptors (interactive.h); NULL for the rest,
+         * and for an interactive job once it has ended or after a restart. */
+        struct Interactive *interactive;
 } Job;
 
 /* A zeroed job (exit_code -1, an empty request) from the job slabs. */

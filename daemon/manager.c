@@ -16,6 +16,7 @@
 #include "devices.h"
 #include "fd-util.h"
 #include "json-util.h"
+#include "interactive.h"
 #include "log.h"
 #include "manager.h"
 #include "message.h"
@@ -736,6 +737,7 @@ int manager_startup(Manager *m) {
                 (void) manager_job_transition(m, j, JOB_EVENT_NODE_FAIL, j->rerunnable ? JOB_QUEUED : JOB_NODE_FAIL,
                                               j->rerunnable ? "NodeFail: requeued" : "NodeFail");
         }
+        manager_interactive_startup(m);
         r = manager_commit(m);
         if (r < 0)
                 return log_error_errno(r, "Cannot commit recovered state: %s", store_error(m->store));

@@ -15,6 +15,7 @@
 
 #include "constraint.h"
 #include "device-info.h"
+#include "interactive.h"
 #include "job-logs.h"
 #include "intern.h"
 #include "json-util.h"
@@ -312,7 +313,8 @@ static Job *submit_new_job(Manager *m, uint64_t id, const Peer *peer, const stru
         j->user = intern(pw->pw_name);
         j->project = intern(project);
         j->queue = intern(q->name);
-        j->rerunnable = req->rerunnable < 0 ? q->rerunnable : req->rerunnable;
+        /* An interactive job's terminal is gone once it has run: it cannot run again. */
+        j->rerunnable = !req->interactive && (req->rerunnable < 0 ? q->rerunnable : req->rerunnable);
         j->submit_time = j->eligible_time = now;
         j->exit_code = -1;
         if (!j->user || !j->project || !j->queue)
@@ -406,6 +408,36 @@ static json_object *check_gpus(Manager *m, const SubmitRequest *req) {
         return reply_invalid_parameter(req->gpus == 0 ? "constraint" : "gpus", msg);
 }
 
+/* A queue's rules for interactive jobs (AllowInteractive=, MaxInteractiveWalltime=): the
+ * refusal names the queue and the key. A job that does not say how long it runs gets the
+ * cap as its walltime. */
+static json_object *check_interactive(const QueueConfig *q, SubmitRequest *req) {
+        char msg[256];
+
+        if (q->backend != QUEUE_BACKEND_LOCAL) {
+                snprintf(msg, sizeof msg, "queue %s hands its jobs to a Slurm cluster: an interactive job runs here "
+                         "(corral run --queue LOCAL-QUEUE, or the cluster's own srun --pty)", q->name);
+                return reply_invalid_parameter("interactive", msg);
+        }
+        if (!q->allow_interactive) {
+                snprintf(msg, sizeof msg, "queue %s takes no interactive jobs (its AllowInteractive=no)", q->name);
+                return reply_invalid_parameter("interactive", msg);
+        }
+        if (req->array.set)
+                return reply_invalid_parameter("array", "an interactive job cannot be an array");
+        if (!q->max_interactive_walltime)
+                return NULL;
+        if (req->walltime_sec == 0 || req->walltime_sec == CORRAL_WALLTIME_INFINITY)
+                req->walltime_sec = q->max_interactive_walltime;
+        else if (req->walltime_sec > q->max_interactive_walltime) {
+                snprintf(msg, sizeof msg,
+                         "longer than queue %s allows an interactive job (its MaxInteractiveWalltime=%" PRIu64 "s)",
+                         q->name, q->max_interactive_walltime);
+                return reply_invalid_parameter("walltime_sec", msg);
+        }
+        return NULL;
+}
+
 /* Everything Submit checks before it makes a job (parse, validate, authorize, bound),
  * shared with TestSubmit so that --test-only answers what Submit would. NULL: the job
  * would be accepted. Reads only. */
@@ -435,6 +467,8 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
                 return reply_invalid_parameter("queue", "no such queue (corral info lists them)");
         if (c->q->max_walltime && req->walltime_sec != 0 && req->walltime_sec > c->q->max_walltime)
                 return reply_invalid_parameter("walltime_sec", "longer than the queue's maximum walltime");
+        if (req->interactive && (err = check_interactive(c->q, req)))
+                return err;
         if (c->q->backend == QUEUE_BACKEND_LOCAL && (req->cpus ?: 1) > sched_machine_cpus(&m->machine))
                 return reply_invalid_parameter("cpus", "more CPUs than this machine has");
         if (c->q->max_cpus_per_job && (req->cpus ?: 1) > c->q->max_cpus_per_job)
@@ -512,7 +546,7 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
         return check_user_limits(m, peer->uid, c->n_tasks, bytes);
 }
 
-static json_object *method_submit(Manager *m, const Peer *peer, json_object *params) {
+static json_object *method_submit(Manager *m, const Peer *peer, json_object *params, bool run) {
         _cleanup_(submit_checked_done) SubmitChecked c = SUBMIT_CHECKED_INIT;
         SubmitRequest *req = &c.req;
         json_object *err, *p;
@@ -523,6 +557,10 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
 
         if ((err = submit_check(m, peer, params, &c)))
                 return err;
+        if (req->interactive != run)
+                return reply_invalid_parameter("interactive", run ? "Run is for interactive jobs: set \"interactive\""
+                                                                  : "an interactive job comes with its terminal: "
+                                                                    "submit it with Run (corral run)");
 
         /* All tasks or none: a failure half way (out of memory, a full disk) rolls the
          * store back to here and forgets the jobs already made. */
@@ -1069,6 +1107,16 @@ static json_object *method_requeue(Manager *m, const Peer *peer, json_object *pa
         return ok_reply(NULL);
 }
 
+/* Submit with the job's stdin, stdout and stderr passed along (interactive.c). */
+static json_object *method_run(Manager *m, Call *call, const Peer *peer, json_object *params) {
+        Interactive *it = NULL;
+        json_object *err;
+
+        if ((err = manager_interactive_take(m, call, peer, &it)))
+                return err;
+        return manager_interactive_attach(m, call, it, method_submit(m, peer, params, true));
+}
+
 static json_object *method_wait(Manager *m, Call *call, const Peer *peer, json_object *params, bool more) {
         json_object *err = NULL, *p;
         Job *j = get_job(m, params, &err);
@@ -1260,7 +1308,8 @@ typedef json_object *(*MethodHandler)(Manager *m, Call *call, const Peer *peer, 
         static json_object *name(Manager *m, Call *call, const Peer *peer, json_object *params) { \
                 return expr;                                                                        \
         }
-SIMPLE(do_submit, method_submit(m, peer, params))
+SIMPLE(do_submit, method_submit(m, peer, params, false))
+SIMPLE(do_run, method_run(m, call, peer, params))
 SIMPLE(do_test_submit, method_test_submit(m, peer, params))
 SIMPLE(do_list, method_list(m, peer, params))
 SIMPLE(do_show, method_show(m, peer, params))
@@ -1301,7 +1350,12 @@ static const struct {
         [CORRAL_METHOD_SHARE] = { do_share, .reply_only = true },
         [CORRAL_METHOD_WHY] = { do_why, .reply_only = true },
         [CORRAL_METHOD_TEST_SUBMIT] = { do_test_submit, .reply_only = true },
+        [CORRAL_METHOD_RUN] = { do_run, true },
 };
+
+static bool takes_fds(CorralMethod method) {
+        return method == CORRAL_METHOD_RUN;
+}
 
 static bool reply_only(CorralMethod method) {
         return method >= 0 && method < _CORRAL_METHOD_MAX && methods[method].reply_only;
@@ -1330,10 +1384,12 @@ static void call_gone(void *userdata, Call *call) {
 
         if (data)
                 *data = NULL;
+        manager_interactive_call_gone(userdata, call);
 }
 
 const ServerOps manager_server_ops = {
         .dispatch = dispatch,
         .call_gone = call_gone,
         .reply_only = reply_only,
+        .takes_fds = takes_fds,
 };

@@ -115,8 +115,10 @@ void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
                 .start_time = j->start_time,
                 .preempts = q ? q->preempts_mask : 0,
                 .parallel_run = q && q->parallel_run,
-                /* Not while its launch, a cancel or a person's freeze is under way. */
-                .preemptable = (!q || q->preemptable) && !j->launching && !j->cancel_requested,
+                /* Not while its launch, a cancel or a person's freeze is under way; never
+                 * an interactive job: a person sits at its terminal. */
+                .preemptable = (!q || q->preemptable) && !j->launching && !j->cancel_requested &&
+                               !j->req.interactive,
                 .suspended_time = suspended,
                 .preempted = j->state == JOB_SUSPENDED && j->suspended_by_sched,
                 /* Preempted, and suspended by a person too: not resumed until they resume it. */

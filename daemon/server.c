@@ -33,8 +33,25 @@ struct Call {
         void *data;
         bool more;
         bool oneway; /* a later answer is dropped, as an immediate one would be */
+        /* Descriptors that came with the request (Run only), until the method takes them:
+         * whatever is left is closed with the call. */
+        int fds[CORRAL_RUN_FDS];
+        size_t n_fds;
         Call *next;
 };
+
+static void close_fds(int *fds, size_t *n) {
+        for (size_t i = 0; i < *n; i++)
+                fds[i] = safe_close(fds[i]);
+        *n = 0;
+}
+
+static void call_free(Call *c) {
+        if (!c)
+                return;
+        close_fds(c->fds, &c->n_fds);
+        free(c);
+}
 
 /* One uid's share of the loop's time: charged with what each of its
  * requests took, refilled with the wall clock. Kept while the uid has connections, and
@@ -58,6 +75,10 @@ struct Connection {
         Peer peer;
         UserBudget *budget;
         Call *calls; /* deferred: answered later */
+        /* Descriptors received with the first bytes of the next request (SCM_RIGHTS),
+         * handed to its Call; at most CORRAL_RUN_FDS, for one request at a time. */
+        int fds[CORRAL_RUN_FDS];
+        size_t n_fds;
         Connection *next;
         bool dead;
         bool backlog; /* requests may wait in reader: the socket is not read until they are handled */
@@ -177,8 +198,9 @@ static void connection_free(Connection *c) {
                 Call *k = c->calls;
                 c->calls = k->next;
                 s->ops->call_gone(s->userdata, k);
-                free(k);
+                call_free(k);
         }
+        close_fds(c->fds, &c->n_fds);
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->idle);
         sd_event_source_disable_unref(c->backlog_source);
@@ -281,7 +303,15 @@ static void handle_message(Connection *c, const char *text, size_t len) {
         int r;
 
         r = request_parse(text, len, &req, &err);
+        if (r >= 0 && c->n_fds > 0 && !(s->ops->takes_fds && s->ops->takes_fds(req.method))) {
+                /* Descriptors are taken by one method only, never held for another. */
+                close_fds(c->fds, &c->n_fds);
+                (void) queue(c, reply_invalid_request("only Run takes file descriptors"));
+                request_done(&req);
+                return;
+        }
         if (r < 0) {
+                close_fds(c->fds, &c->n_fds);
                 if (err == CORRAL_ERROR_METHOD_NOT_FOUND)
                         reply = reply_method_not_found(req.method_name ?: "");
                 else if (err == CORRAL_ERROR_PROTOCOL_VERSION_MISMATCH)
@@ -298,6 +328,7 @@ static void handle_message(Connection *c, const char *text, size_t len) {
          * to make corrald work without ever reading a reply (and so without the output
          * bound that pauses a client that does not read). Said once, here. */
         if (req.oneway && s->ops->reply_only && s->ops->reply_only(req.method)) {
+                close_fds(c->fds, &c->n_fds);
                 (void) queue(c, reply_oneway_refused(req.method_name ?: ""));
                 request_done(&req);
                 return;
@@ -308,6 +339,9 @@ static void handle_message(Connection *c, const char *text, size_t len) {
                 c->dead = true;
                 return;
         }
+        memcpy(call->fds, c->fds, sizeof c->fds);
+        call->n_fds = c->n_fds;
+        c->n_fds = 0;
         call->conn = c;
         call->more = req.more;
         call->oneway = req.oneway;
@@ -315,7 +349,7 @@ static void handle_message(Connection *c, const char *text, size_t len) {
         if (r < 0)
                 reply = reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         if (reply) {
-                free(call);
+                call_free(call);
                 if (!req.oneway)
                         (void) queue(c, reply);
                 else
@@ -357,7 +391,26 @@ static void connection_process(Connection *c) {
                                 c->backlog = c->hup && !c->eof;
                                 break;
                         }
-                        r = message_reader_fill(c->reader, c->fd);
+                        {
+                                bool empty = message_reader_is_empty(c->reader);
+                                size_t n = 0;
+                                int fds[CORRAL_RUN_FDS];
+
+                                r = message_reader_fill_fds(c->reader, c->fd, fds, CORRAL_RUN_FDS, &n);
+                                /* Descriptors belong to the request whose first bytes they
+                                 * came with (the kernel delivers them with the first byte of
+                                 * the send that carried them): so nothing may be buffered
+                                 * before them, nor descriptors be waiting already. Anything
+                                 * else is a client we cannot follow: dropped. */
+                                if (n > 0 && (!empty || c->n_fds > 0)) {
+                                        close_fds(fds, &n);
+                                        r = -EBADMSG;
+                                }
+                                if (n > 0) {
+                                        memcpy(c->fds, fds, n * sizeof(int));
+                                        c->n_fds = n;
+                                }
+                        }
                         have_read = true;
                         if (r == -EAGAIN) {
                                 c->backlog = false;
@@ -371,8 +424,10 @@ static void connection_process(Connection *c) {
                         }
                         continue;
                 }
-                if (k == -EMSGSIZE)
+                if (k == -EMSGSIZE) {
+                        close_fds(c->fds, &c->n_fds);
                         (void) queue(c, reply_message_too_large());
+                }
                 else if (k < 0) {
                         c->dead = true;
                         return;
@@ -583,9 +638,17 @@ int server_call_reply(Call *call, json_object *reply, bool continues) {
                                 *p = call->next;
                                 break;
                         }
-                free(call);
+                call_free(call);
         }
         return r;
+}
+
+size_t server_call_take_fds(Call *c, int fds[static CORRAL_RUN_FDS]) {
+        size_t n = c->n_fds;
+
+        memcpy(fds, c->fds, n * sizeof(int));
+        c->n_fds = 0;
+        return n;
 }
 
 bool server_call_more(Call *c) {

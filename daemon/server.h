@@ -48,6 +48,10 @@ typedef struct ServerOps {
         /* Whether the method's only product is its reply: "oneway" on it is refused
          * (OnewayRefused) before dispatch. NULL: every method may be called oneway. */
         bool (*reply_only)(CorralMethod method);
+        /* Whether the method takes descriptors (SCM_RIGHTS, at most CORRAL_RUN_FDS, with
+         * the request's first bytes); any other method that gets some has them closed
+         * and is refused (InvalidRequest) before dispatch. NULL: none does. */
+        bool (*takes_fds)(CorralMethod method);
 } ServerOps;
 
 #define SERVER_MESSAGES_PER_WAKEUP 16U
@@ -77,6 +81,9 @@ void server_flush(Server *s);
 
 /* Deferred replies. continues: more replies follow (streaming). Takes ownership of reply. */
 int server_call_reply(Call *c, json_object *reply, bool continues);
+/* Hands over the descriptors that came with the request (the caller closes them):
+ * their number. What is not taken is closed with the call. */
+size_t server_call_take_fds(Call *c, int fds[static CORRAL_RUN_FDS]);
 /* The request asked for more replies (a stream). */
 bool server_call_more(Call *c);
 void *server_call_get_data(Call *c);

@@ -50,6 +50,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Executor *, executor_free);
 
 /* Starts the job; on_started reports the result. -EEXIST if it is being launched. */
 int executor_start(Executor *e, const JobSpec *spec);
+/* The same with the job's stdin, stdout and stderr given as descriptors (an interactive
+ * job's, n_fds 3; NULL/0: the spec's files): the supervisor inherits them and the job
+ * gets them in place of any file; a terminal among them becomes the job's controlling
+ * terminal, with the job in its foreground. The caller keeps its own copies. */
+int executor_start_fds(Executor *e, const JobSpec *spec, const int *fds, size_t n_fds);
 bool executor_is_launching(Executor *e, uint64_t job_id);
 
 /* Suspends or resumes the job's scope; done is called once cgroup.events confirms. */

@@ -277,6 +277,15 @@ static int write_spec_file(Executor *e, const JobSpec *spec, char **ret_path) {
 }
 
 int executor_start(Executor *e, const JobSpec *spec) {
+        return executor_start_fds(e, spec, NULL, 0);
+}
+
+/* The descriptors the supervisor inherits: the sync pipe's end as 3, an interactive job's
+ * stdin, stdout and stderr as 4, 5 and 6. */
+#define SUPERVISOR_STDIO_FD 4
+
+int executor_start_fds(Executor *e, const JobSpec *spec, const int *fds, size_t n_fds) {
+        int high[3] = { -EBADF, -EBADF, -EBADF };
         _cleanup_free_ char *spec_path = NULL, *result_dir = NULL, *id = NULL, *kill_wait = NULL;
         _cleanup_(exec_properties_freep) ExecProperties *props = NULL;
         posix_spawn_file_actions_t fa;
@@ -287,6 +296,8 @@ int executor_start(Executor *e, const JobSpec *spec) {
                 return -ENOTCONN;
         if (executor_is_launching(e, spec->id))
                 return -EEXIST;
+        if (n_fds != 0 && n_fds != 3)
+                return -EINVAL;
 
         /* Validate the limits before anything is spawned: a bad spec is the caller's error. */
         r = exec_properties_build(spec, e->systemd_version, &props);
@@ -310,16 +321,34 @@ int executor_start(Executor *e, const JobSpec *spec) {
         if (r < 0)
                 return launch_free(l), r;
 
-        if (pipe2(sync, O_CLOEXEC) < 0)
-                return launch_free(l), negative_errno();
+        /* Above the numbers they are dup'ed to, so that no dup2 overwrites another's source. */
+        for (size_t i = 0; i < n_fds; i++) {
+                high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 10);
+                if (high[i] < 0) {
+                        r = negative_errno();
+                        for (size_t k = 0; k < i; k++)
+                                safe_close(high[k]);
+                        return launch_free(l), r;
+                }
+        }
+        if (pipe2(sync, O_CLOEXEC) < 0) {
+                r = negative_errno();
+                for (size_t i = 0; i < n_fds; i++)
+                        safe_close(high[i]);
+                return launch_free(l), r;
+        }
         /* posix_spawn (vfork underneath): no copy of a daemon holding 100,000 jobs. */
         char *argv[] = { e->supervisor_path, (char *) "--job-id", id, (char *) "--spec", spec_path,
                          (char *) "--result-dir", result_dir, (char *) "--sync-fd", (char *) "3",
-                         (char *) "--kill-wait", kill_wait, NULL };
+                         (char *) "--kill-wait", kill_wait, n_fds > 0 ? (char *) "--stdio-fds" : NULL, NULL };
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_adddup2(&fa, sync[0], 3);
+        for (size_t i = 0; i < n_fds; i++)
+                posix_spawn_file_actions_adddup2(&fa, high[i], SUPERVISOR_STDIO_FD + (int) i);
         r = posix_spawn(&l->pid, e->supervisor_path, &fa, NULL, argv, environ);
         posix_spawn_file_actions_destroy(&fa);
+        for (size_t i = 0; i < n_fds; i++)
+                safe_close(high[i]);
         safe_close(sync[0]);
         l->sync_fd = sync[1];
         if (r != 0)

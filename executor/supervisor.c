@@ -28,11 +28,13 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/mman.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 #if HAVE_SELINUX
@@ -63,6 +65,10 @@ static const char *arg_spec_path;
 static const char *arg_result_dir;
 static int arg_sync_fd = -EBADF;
 static uint64_t arg_kill_wait_usec = 30 * USEC_PER_SEC;
+/* --stdio-fds: an interactive job's stdin, stdout and stderr, inherited from corrald as
+ * descriptors 4, 5 and 6 (executor_start_fds()), in place of the spec's files. */
+#define STDIO_FDS_FIRST 4
+static bool arg_stdio_fds;
 
 /* Launch failures in the child travel back as one record over a CLOEXEC pipe: an exec
  * that succeeds closes it, so EOF means the job is running. The record fits in PIPE_BUF,
@@ -360,6 +366,11 @@ _noreturn_ static void run_child(const JobSpec *s, int job_procs_fd, int err_fd,
 
         if (loop_write(job_procs_fd, "0", 1) < 0)
                 child_fail(err_fd, errno, "cannot join the job's cgroup", NULL, NULL);
+        if (arg_stdio_fds)
+                /* Before any file is opened below: it must not take one of their numbers. */
+                for (int i = 0; i < 3; i++)
+                        if (fcntl(STDIO_FDS_FIRST + i, F_SETFD, FD_CLOEXEC) < 0)
+                                child_fail(err_fd, errno, "cannot take the job's terminal", NULL, NULL);
         (void) write_string_file_at(AT_FDCWD, "/proc/self/oom_score_adj", "0");
         (void) setsid();
 
@@ -408,6 +419,29 @@ _noreturn_ static void run_child(const JobSpec *s, int job_procs_fd, int err_fd,
         else if (!s->working_directory && pw && chdir(pw->pw_dir) < 0)
                 (void) chdir("/");
 
+        if (arg_stdio_fds) {
+                /* Interactive: the client's terminal or pipes, checked by corrald as the
+                 * user's own. A terminal becomes the job's controlling terminal (the child
+                 * leads a session of its own since setsid() above) with the job in its
+                 * foreground, as a login shell's: Ctrl-C, Ctrl-Z, Ctrl-\ and window size
+                 * changes reach it through the terminal. Done as the user and without
+                 * force (arg 0): a terminal that is another session's stays theirs. */
+                if (dup2(STDIO_FDS_FIRST, 0) < 0 || dup2(STDIO_FDS_FIRST + 1, 1) < 0 ||
+                    dup2(STDIO_FDS_FIRST + 2, 2) < 0)
+                        child_fail(err_fd, errno, "cannot set up stdio", NULL, NULL);
+                for (int i = 0; i < 3; i++) {
+                        if (!isatty(i))
+                                continue;
+                        if (ioctl(i, TIOCSCTTY, 0) < 0)
+                                child_fail(err_fd, errno, "cannot make the terminal the job's controlling terminal",
+                                           NULL, NULL);
+                        if (tcsetpgrp(i, getpid()) < 0)
+                                child_fail(err_fd, errno, "cannot put the job in the terminal's foreground", NULL,
+                                           NULL);
+                        break;
+                }
+                goto stdio_done;
+        }
         in_fd = open_as_user(s->stdin_path ?: "/dev/null", O_RDONLY);
         if (in_fd < 0)
                 child_fail_open(err_fd, in_fd, "cannot open the input file", s->stdin_path ?: "/dev/null",
@@ -430,6 +464,7 @@ _noreturn_ static void run_child(const JobSpec *s, int job_procs_fd, int err_fd,
 
         if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(errout_fd, 2) < 0)
                 child_fail(err_fd, errno, "cannot set up stdio", NULL, NULL);
+stdio_done:
 
         env = build_environment(s, pw);
         if (!env)
@@ -581,6 +616,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "result-dir", required_argument, NULL, 'r' },
                 { "sync-fd", required_argument, NULL, 'f' },
                 { "kill-wait", required_argument, NULL, 'k' },
+                { "stdio-fds", no_argument, NULL, 'S' },
                 {}
         };
         int c, r;
@@ -608,6 +644,9 @@ static int parse_argv(int argc, char *argv[]) {
                         if ((r = parse_duration(optarg, DURATION_PBS, &sec)) < 0 || sec == DURATION_INFINITY)
                                 return log_error_errno(r < 0 ? r : ERANGE, "Invalid --kill-wait: %s", optarg);
                         arg_kill_wait_usec = sec * USEC_PER_SEC;
+                        break;
+                case 'S':
+                        arg_stdio_fds = true;
                         break;
                 default:
                         return -EINVAL;
@@ -719,8 +758,9 @@ static int setup_pipes(Supervisor *s) {
                     lseek(s->script_fd, 0, SEEK_SET) < 0)
                         return log_error_errno(errno, "Cannot stage the job script: %m");
         }
-        if ((!s->spec->stdout_path && pipe2(s->out_pipe, O_CLOEXEC) < 0) ||
-            (!s->spec->stderr_path && pipe2(s->err_pipe, O_CLOEXEC) < 0) || pipe2(s->lerr, O_CLOEXEC) < 0)
+        if ((!arg_stdio_fds && !s->spec->stdout_path && pipe2(s->out_pipe, O_CLOEXEC) < 0) ||
+            (!arg_stdio_fds && !s->spec->stderr_path && pipe2(s->err_pipe, O_CLOEXEC) < 0) ||
+            pipe2(s->lerr, O_CLOEXEC) < 0)
                 return log_error_errno(errno, "Cannot create pipes: %m");
         return 0;
 }
@@ -772,6 +812,11 @@ static int supervisor_start_job(Supervisor *s) {
         if (s->child == 0)
                 run_child(s->spec, s->procs_fd, s->lerr[1], s->out_pipe[1], s->err_pipe[1], s->script_fd);
         s->lerr[1] = safe_close(s->lerr[1]);
+        if (arg_stdio_fds)
+                /* Only the job holds the client's terminal: when it is done with it, the
+                 * terminal is free, and a hangup of it reaches the job alone. */
+                for (int i = 0; i < 3; i++)
+                        (void) close(STDIO_FDS_FIRST + i);
         s->out_pipe[1] = safe_close(s->out_pipe[1]);
         s->err_pipe[1] = safe_close(s->err_pipe[1]);
         /* Whether the launch worked is read in the loop, never waited for: whatever the child

@@ -659,6 +659,7 @@ static const JsonField submit_request_fields[] = {
         JSON_BOOL(SubmitRequest, "warn_batch_only", warn_batch_only, OMIT),
         JSON_U32(SubmitRequest, "mail_events", mail_events, 1, MAIL_ALL | MAIL_ARRAY_TASKS | MAIL_TIME_LIMITS, OMIT, 0),
         JSON_STRING(SubmitRequest, "mail_user", mail_user, 1, CORRAL_MAIL_USER_LENGTH_MAX, 0, mail_user_is_valid),
+        JSON_BOOL(SubmitRequest, "interactive", interactive, OMIT),
         JSON_END,
 };
 
@@ -915,6 +916,7 @@ static const JsonField job_info_fields[] = {
         JSON_STRING(JobInfo, "cpus_allocated", cpus_allocated, 0, 4096, 0, NULL),
         JSON_U64(JobInfo, "array_job_id", array_job_id, 0, CORRAL_JOB_ID_MAX, OMIT, 0),
         JSON_CUSTOM(JobInfo, "array_task_id", array_task_id, &array_task_id_ops, 0),
+        JSON_BOOL(JobInfo, "interactive", interactive, OMIT),
         JSON_STRV(JobInfo, "argv", argv, CORRAL_ARGV_MAX, CORRAL_ARG_LENGTH_MAX, DETAILS, NULL),
         JSON_BOOL(JobInfo, "has_script", has_script, DETAILS),
         JSON_STRV(JobInfo, "env", env, CORRAL_ENV_MAX, CORRAL_ARG_LENGTH_MAX, DETAILS, NULL),

@@ -174,6 +174,10 @@ typedef struct SubmitRequest {
          * when NULL, through the machine's sendmail. */
         unsigned mail_events;
         char *mail_user;
+
+        /* corral run, srun --pty, salloc, qsub -I: the job runs on descriptors its client
+         * passed with the Run method (SCM_RIGHTS), not on files; not preemptable. */
+        bool interactive;
 } SubmitRequest;
 
 #define SUBMIT_REQUEST_INIT { .rerunnable = -1, .umask = CORRAL_UMASK_DEFAULT }
@@ -253,6 +257,7 @@ typedef struct JobInfo {
         char *cpus_allocated;   /* cpulist, e.g. "0-3" */
         uint64_t array_job_id;  /* 0 unless part of an array */
         uint32_t array_task_id;
+        bool interactive;       /* run on its client's terminal or pipes (corral run) */
 
         bool has_details;
         char **argv;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "errno-util.h"
+#include "fd-util.h"
 #include "message.h"
 
 #define READ_CHUNK (64U << 10)
@@ -131,6 +132,80 @@ int message_reader_fill(MessageReader *r, int fd) {
         if (ret < 0)
                 return ret;
         return (int) l;
+}
+
+static void close_many(const int *fds, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                (void) safe_close(fds[i]);
+}
+
+int message_reader_fill_fds(MessageReader *r, int fd, int *fds, size_t max_fds, size_t *ret_n_fds) {
+        _cleanup_free_ char *chunk = NULL;
+        union {
+                struct cmsghdr cmsg;
+                char buf[CMSG_SPACE(sizeof(int) * CORRAL_RUN_FDS)];
+        } control;
+        struct iovec iov;
+        struct msghdr mh = {
+                .msg_iov = &iov,
+                .msg_iovlen = 1,
+                .msg_control = &control,
+                .msg_controllen = sizeof control,
+        };
+        size_t n = 0;
+        bool bad = false;
+        ssize_t l;
+        int ret;
+
+        assert(r);
+        assert(ret_n_fds);
+        assert(max_fds <= CORRAL_RUN_FDS);
+
+        *ret_n_fds = 0;
+        chunk = malloc(READ_CHUNK);
+        if (!chunk)
+                return -ENOMEM;
+        iov = (struct iovec) { .iov_base = chunk, .iov_len = READ_CHUNK };
+        /* CLOEXEC at once: no descriptor of a peer's may leak into a child spawned before
+         * the daemon has decided what to do with it. */
+        l = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+        if (l < 0)
+                return negative_errno();
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+                size_t k;
+
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) {
+                        bad = true;
+                        continue;
+                }
+                k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                for (size_t i = 0; i < k; i++) {
+                        int f;
+                        memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof f);
+                        if (n < max_fds)
+                                fds[n++] = f;
+                        else {
+                                safe_close(f);
+                                bad = true;
+                        }
+                }
+        }
+        /* More than the control buffer holds: the kernel closed the rest. */
+        if (bad || (mh.msg_flags & MSG_CTRUNC)) {
+                close_many(fds, n);
+                return -ETOOMANYREFS;
+        }
+        ret = message_reader_feed(r, chunk, (size_t) l);
+        if (ret < 0) {
+                close_many(fds, n);
+                return ret;
+        }
+        *ret_n_fds = n;
+        return (int) l;
+}
+
+bool message_reader_is_empty(const MessageReader *r) {
+        return !r || (r->rpos == r->wpos && !r->skipping && r->n_oversize == 0);
 }
 
 int message_reader_next(MessageReader *r, char **ret, size_t *ret_len) {

@@ -35,6 +35,15 @@ int message_reader_feed(MessageReader *r, const void *data, size_t n);
  * EOF, or -errno (-EAGAIN on a non-blocking socket with nothing to read). */
 int message_reader_fill(MessageReader *r, int fd);
 
+/* message_reader_fill() that also takes descriptors passed with SCM_RIGHTS (received
+ * O_CLOEXEC) into fds, at most max_fds (<= CORRAL_RUN_FDS) and *ret_n_fds of them. Any
+ * other control message, or more descriptors than max_fds: all are closed and
+ * -ETOOMANYREFS returned, the bytes are dropped (the stream is then unusable). */
+int message_reader_fill_fds(MessageReader *r, int fd, int *fds, size_t max_fds, size_t *ret_n_fds);
+
+/* Nothing buffered: neither a complete message nor part of one. */
+bool message_reader_is_empty(const MessageReader *r) _pure_;
+
 /* Pops the next complete message: 1 with *ret (NUL-terminated, malloc'ed) and *ret_len;
  * 0 when no complete message is buffered yet; -EMSGSIZE for a message that was too large
  * (it is consumed; the stream stays usable and the next call continues after it). */

@@ -19,6 +19,7 @@ static const char *const corral_method_table[_CORRAL_METHOD_MAX] = {
         [CORRAL_METHOD_SHARE] = CORRAL_METHOD_NAME("Share"),
         [CORRAL_METHOD_WHY] = CORRAL_METHOD_NAME("Why"),
         [CORRAL_METHOD_TEST_SUBMIT] = CORRAL_METHOD_NAME("TestSubmit"),
+        [CORRAL_METHOD_RUN] = CORRAL_METHOD_NAME("Run"),
 };
 
 DEFINE_STRING_TABLE_LOOKUP(corral_method, CorralMethod);

@@ -73,6 +73,13 @@ typedef enum CorralMethod {
                                  * start (now if it would start at once; absent: unknown),
                                  * "estimate_unavailable"?: why there is none}: Submit's checks and
                                  * errors, nothing queued or stored (sbatch --test-only) */
+        CORRAL_METHOD_RUN,      /* SubmitRequest with "interactive": true, and the job's stdin, stdout and
+                                 * stderr as CORRAL_RUN_FDS descriptors (SCM_RIGHTS) sent with the
+                                 * request's first byte; the only method that takes descriptors.
+                                 * Always with "more": {"job_id"} (continues), then every change of
+                                 * the job as Wait streams it, until a final state. The job is
+                                 * withdrawn or cancelled when the connection closes before it ends
+                                 * (InteractiveHangupSec= once it runs) */
         _CORRAL_METHOD_MAX,
         _CORRAL_METHOD_INVALID = -EINVAL,
 } CorralMethod;
@@ -163,4 +170,5 @@ DECLARE_STRING_TABLE_LOOKUP(corral_error, CorralError);
 #define CORRAL_DEPENDENCIES_MAX 1024U
 #define CORRAL_IO_DEVICES_MAX 64U                       /* entries per io limit list */
 #define CORRAL_CONNECTIONS_MAX 512U
-#define CORRAL_LIST_JOBS_MAX 100000U                    /* List's "limit": jobs in one page */
+#define CORRAL_LIST_JOBS_MAX 100000U
+#define CORRAL_RUN_FDS 3U                               /* descriptors Run takes: stdin, stdout, stderr */                    /* List's "limit": jobs in one page */

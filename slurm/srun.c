@@ -8,7 +8,9 @@
  *
  * Outside a job: a blocking submit-and-wait. The command is submitted as a job with the
  * options of corral submit (one table), its stdout and stderr are followed to the
- * terminal while it runs, srun exits with its status, and an interrupt cancels it. */
+ * terminal while it runs, srun exits with its status, and an interrupt cancels it.
+ * With --pty: an interactive job on this terminal, as corral run (cli/run.c); inside a
+ * job --pty changes nothing, the step already has the job's terminal if it has one. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,12 +30,14 @@
 #include "parse-util.h"
 #include "slurm-common.h"
 #include "strv.h"
+#include "run.h"
 #include "submit-options.h"
 
 extern char **environ;
 
 typedef struct SrunFlags {
         bool help;
+        bool pty;
         bool no_bind;
         const char *bad;        /* refused client option, with its reason in bad_why */
         const char *bad_why;
@@ -50,10 +54,9 @@ static int srun_flag(const char *a, SrunFlags *f) {
         } else if (streq(a, "--exact") || streq(a, "--overlap") || streq(a, "-u") || streq(a, "--unbuffered") ||
                    streq(a, "-Q") || streq(a, "--quiet") || streq(a, "-v") || streq(a, "--verbose"))
                 ;
-        else if (streq(a, "--pty")) {
-                f->bad = a;
-                f->bad_why = "no pseudo-terminal: outside a job srun submits a batch job and follows its output";
-        } else if (streq(a, "-l") || streq(a, "--label")) {
+        else if (streq(a, "--pty"))
+                f->pty = true;
+        else if (streq(a, "-l") || streq(a, "--label")) {
                 f->bad = a;
                 f->bad_why = "not supported";
         } else if (strneq(a, "--jobid", 7) || strneq(a, "--mpi", 5)) {
@@ -379,10 +382,11 @@ int main(int argc, char *argv[]) {
         if (cmd < 0)
                 return cli_oom();
         if (flags.help) {
-                printf("Usage: srun [OPTIONS] COMMAND [ARGS...]\n\n"
+                printf("Usage: srun [OPTIONS] [--pty] COMMAND [ARGS...]\n\n"
                        "Inside a job: run COMMAND as a step (-n tasks of -c CPUs, bound unless\n"
                        "--cpu-bind=none). Outside: submit it with corral submit's options and follow\n"
-                       "its output until it ends. See corral-slurm(7).\n");
+                       "its output until it ends; with --pty, run it as an interactive job on this\n"
+                       "terminal (corral run). See corral-slurm(7).\n");
                 return 0;
         }
         if (flags.bad) {
@@ -413,5 +417,7 @@ int main(int argc, char *argv[]) {
                 }
                 return run_step(&o, argv + cmd, !flags.no_bind, id);
         }
+        if (flags.pty)
+                return run_interactive(&cli, &o, argv + cmd, "", false);
         return submit_and_follow(&cli, &o, argv + cmd);
 }

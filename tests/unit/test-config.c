@@ -143,6 +143,38 @@ static void test_request_budget(void **state) {
         config_free(c);
 }
 
+/* Interactive jobs: the hangup grace, and each queue's AllowInteractive= (on by default,
+ * built-ins too) and MaxInteractiveWalltime=, merged key by key as any queue key. */
+static void test_interactive(void **state) {
+        Config *c = NULL;
+        char *err = NULL;
+
+        put("corral.conf", "");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_int_equal(c->interactive_hangup_sec, CONFIG_INTERACTIVE_HANGUP_SEC_DEFAULT);
+        for (size_t i = 0; i < c->n_queues; i++) {
+                assert_true(c->queues[i].allow_interactive);
+                assert_int_equal(c->queues[i].max_interactive_walltime, 0);
+        }
+        config_free(c);
+        put("corral.conf", "[Manager]\nInteractiveHangupSec=2min\n[Queue]\nName=normal\nAllowInteractive=no\n"
+                           "[Queue]\nName=dev\nMaxInteractiveWalltime=4h\n");
+        put("corral.conf.d/50-normal.conf", "[Queue]\nName=normal\nPriority=3\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_int_equal(c->interactive_hangup_sec, 120);
+        assert_false(config_find_queue(c, "normal")->allow_interactive);
+        assert_int_equal(config_find_queue(c, "normal")->priority, 3);
+        assert_true(config_find_queue(c, "dev")->allow_interactive);
+        assert_int_equal(config_find_queue(c, "dev")->max_interactive_walltime, 4 * 3600);
+        config_free(c);
+        put("corral.conf", "[Queue]\nName=dev\nAllowInteractive=maybe\n");
+        assert_int_equal(config_load(dir, &c, &err), -EINVAL);
+        assert_non_null(strstr(err, "AllowInteractive"));
+        free(err);
+        unlink_in("corral.conf.d/50-normal.conf");
+        put("corral.conf", "");
+}
+
 static void test_dropins_override(void **state) {
         Config *c = NULL;
         char *err = NULL;
@@ -473,6 +505,7 @@ int main(void) {
                 cmocka_unit_test(test_devices),
                 cmocka_unit_test(test_queue_access),
                 cmocka_unit_test(test_request_budget),
+                cmocka_unit_test(test_interactive),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1431,6 +1431,50 @@ static int setup(void **state) {
 /* The built-in express queue suspends other users' normal jobs: out of the box only root,
  * the operator group and the corral-express group may submit to it, and a user who may
  * not is told which queue, which group and how an administrator opens it. */
+/* Interactive jobs: only Run makes them (Submit refuses the flag), a queue's
+ * AllowInteractive=no and MaxInteractiveWalltime= refuse them naming queue and key (for
+ * --test-only too), no arrays, and the scheduler never preempts one. */
+static void test_interactive_rules(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        char *err = NULL;
+        SchedJob sj;
+        json_object *r;
+        Job *j;
+
+        put(t->dir, "corral.conf", "[Queue]\nName=batchonly\nAllowInteractive=no\n"
+                                   "[Queue]\nName=short\nMaxInteractiveWalltime=10min\n");
+        assert_int_equal(manager_reload(m, &err), 0);
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"interactive\":true}"),
+                     "InvalidParameter", "submit it with Run");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_TEST_SUBMIT,
+                          "{" SUBMIT_TRUE ",\"interactive\":true,\"queue\":\"batchonly\"}"),
+                     "InvalidParameter", "queue batchonly takes no interactive jobs (its AllowInteractive=no)");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_TEST_SUBMIT,
+                          "{" SUBMIT_TRUE ",\"interactive\":true,\"queue\":\"short\",\"walltime_sec\":3600}"),
+                     "InvalidParameter", "queue short allows an interactive job (its MaxInteractiveWalltime=600s)");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_TEST_SUBMIT,
+                          "{" SUBMIT_TRUE ",\"interactive\":true,\"array\":\"1-3\"}"),
+                     "InvalidParameter", "cannot be an array");
+        r = call(m, NOBODY, CORRAL_METHOD_TEST_SUBMIT,
+                 "{" SUBMIT_TRUE ",\"interactive\":true,\"queue\":\"short\",\"walltime_sec\":300}");
+        assert_null(error_of(r));
+        json_object_put(r);
+        assert_int_equal(m->n_jobs, 0);
+
+        /* The scheduler's view: a job made interactive is never a preemption victim. */
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}");
+        j = manager_find_job(m, job_id_of(r));
+        json_object_put(r);
+        assert_non_null(j);
+        manager_sched_job(m, j, &sj);
+        assert_true(sj.preemptable);
+        j->req.interactive = true;
+        manager_sched_job(m, j, &sj);
+        assert_false(sj.preemptable);
+        manager_for_test_free(m);
+}
+
 static void test_express_access(void **state) {
         Tree *t = *state;
         Manager *m = manager_for_test(t->dir);
@@ -1663,6 +1707,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_preemption_and_person, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_test_submit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_gpu_submit, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_interactive_rules, setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,6 +42,8 @@ typedef struct Test {
         unsigned by_nobody;           /* requests dispatched for uid NOBODY */
         unsigned a_when_b;            /* A's requests dispatched before B's first */
         bool b_seen;
+        int taken[CORRAL_RUN_FDS];    /* Run's descriptors, when "take" was set */
+        size_t n_taken;
 } Test;
 
 static const char *param_str(json_object *params, const char *key) {
@@ -76,6 +78,8 @@ static int test_dispatch(void *userdata, Call *call, const Peer *peer, CorralMet
                 t->b_seen = true;
                 t->by_client[1]++;
         }
+        if (method == CORRAL_METHOD_RUN && param_u64(params, "take"))
+                t->n_taken = server_call_take_fds(call, t->taken);
         if (method == CORRAL_METHOD_WAIT || method == CORRAL_METHOD_SUSPEND) {
                 t->kept = call;
                 *ret_reply = NULL;
@@ -98,6 +102,10 @@ static int test_dispatch(void *userdata, Call *call, const Peer *peer, CorralMet
         }
         *ret_reply = reply_new(p, false);
         return 0;
+}
+
+static bool test_takes_fds(CorralMethod method) {
+        return method == CORRAL_METHOD_RUN;
 }
 
 static void test_call_gone(void *userdata, Call *call) {
@@ -646,6 +654,132 @@ static void test_user_budget(void **state) {
         server_free(s);
 }
 
+#define RUN_TAKE "{\"method\":\"io.corral.Manager.Run\",\"parameters\":{\"take\":1}}"
+#define RUN_LEAVE "{\"method\":\"io.corral.Manager.Run\",\"parameters\":{}}"
+
+/* Sends msg (with its NUL) and n descriptors with its first byte. */
+static void send_with_fds(int sock, const char *msg, size_t len, const int *fds, size_t n) {
+        union {
+                struct cmsghdr cmsg;
+                char buf[CMSG_SPACE(sizeof(int) * 8)];
+        } control = {};
+        struct iovec iov = { .iov_base = (void *) msg, .iov_len = len };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
+                             .msg_controllen = CMSG_SPACE(sizeof(int) * n) };
+
+        control.cmsg.cmsg_level = SOL_SOCKET;
+        control.cmsg.cmsg_type = SCM_RIGHTS;
+        control.cmsg.cmsg_len = CMSG_LEN(sizeof(int) * n);
+        memcpy(CMSG_DATA(&control.cmsg), fds, sizeof(int) * n);
+        assert_int_equal(sendmsg(sock, &mh, 0), (ssize_t) len);
+}
+
+/* Whether every write end of the pipe whose read end is r is closed (EOF), without
+ * waiting. */
+static bool pipe_writers_gone(int r) {
+        char c;
+        struct pollfd p = { .fd = r, .events = POLLIN };
+
+        return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)) && read(r, &c, 1) == 0;
+}
+
+/* Descriptors: taken by the one method that takes them, at most CORRAL_RUN_FDS, only
+ * with a message's first bytes; every other case closes them (seen as EOF on a pipe
+ * whose only other write end the test closed), and the connection survives a refusal. */
+static void test_fds(void **state) {
+        Tree *tree = *state;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        ServerOps fops = ops;
+        Server *s = NULL;
+        Test t = {};
+        char path[128], *r;
+        int fd, p[2], four[4];
+
+        fops.takes_fds = test_takes_fds;
+        socket_path(tree, path, sizeof path);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(server_new(e, path, &fops, &t, &s), 0);
+        fd = client(path);
+
+        /* Run takes three: the method has them, working. */
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        send_with_fds(fd, RUN_TAKE, sizeof RUN_TAKE, (int[]) { p[0], p[1], p[1] }, 3);
+        close(p[1]);
+        r = reply_on(e, s, fd);
+        assert_non_null(r);
+        assert_int_equal(t.n_taken, 3);
+        assert_int_equal(write(t.taken[1], "x", 1), 1);
+        {
+                char c;
+                assert_int_equal(read(p[0], &c, 1), 1);
+        }
+        for (size_t i = 0; i < t.n_taken; i++)
+                close(t.taken[i]);
+        assert_true(pipe_writers_gone(p[0]));
+        close(p[0]);
+
+        /* Run leaving them: closed with the call. */
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        t.n_taken = 0;
+        send_with_fds(fd, RUN_LEAVE, sizeof RUN_LEAVE, &p[1], 1);
+        close(p[1]);
+        assert_non_null(reply_on(e, s, fd));
+        assert_int_equal(t.n_taken, 0);
+        assert_true(pipe_writers_gone(p[0]));
+        close(p[0]);
+
+        /* Another method: refused before dispatch, closed, and the connection goes on. */
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        {
+                unsigned before = t.dispatched;
+                send_with_fds(fd, GET_INFO, sizeof GET_INFO, &p[1], 1);
+                close(p[1]);
+                r = reply_on(e, s, fd);
+                assert_non_null(r);
+                assert_non_null(strstr(r, "InvalidRequest"));
+                assert_int_equal(t.dispatched, before);
+                assert_true(pipe_writers_gone(p[0]));
+                close(p[0]);
+                send_all(fd, GET_INFO, sizeof GET_INFO);
+                r = reply_on(e, s, fd);
+                assert_non_null(r);
+                assert_non_null(strstr(r, "\"uid\""));
+        }
+
+        /* Four: all closed, the connection dropped. */
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        for (int i = 0; i < 4; i++)
+                four[i] = p[1];
+        send_with_fds(fd, RUN_TAKE, sizeof RUN_TAKE, four, 4);
+        close(p[1]);
+        for (int i = 0; i < 200 && server_n_connections(s) > 0; i++)
+                (void) run_once(e, s, &t, 10 * 1000);
+        assert_int_equal(server_n_connections(s), 0);
+        assert_true(pipe_writers_gone(p[0]));
+        close(p[0]);
+        close(fd);
+
+        /* With a later part of a message: the peer cannot be followed, dropped. */
+        fd = client(path);
+        for (int i = 0; i < 50 && server_n_connections(s) == 0; i++)
+                (void) run_once(e, s, &t, 10 * 1000);
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        send_all(fd, RUN_TAKE, 10);
+        for (int i = 0; i < 20; i++)
+                (void) run_once(e, s, &t, 10 * 1000);
+        t.n_taken = 0;
+        send_with_fds(fd, &RUN_TAKE[10], sizeof RUN_TAKE - 10, &p[1], 1);
+        close(p[1]);
+        for (int i = 0; i < 200 && server_n_connections(s) > 0; i++)
+                (void) run_once(e, s, &t, 10 * 1000);
+        assert_int_equal(server_n_connections(s), 0);
+        assert_int_equal(t.n_taken, 0);
+        assert_true(pipe_writers_gone(p[0]));
+        close(p[0]);
+        close(fd);
+        server_free(s);
+}
+
 static int setup(void **state) {
         int r = tree_setup_prefix(state, "corral-server");
         /* nobody must reach the socket in the child */
@@ -661,6 +795,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_output_bound, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_oneway, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_user_budget, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_fds, setup, tree_teardown),
         };
         signal(SIGPIPE, SIG_IGN);
         return cmocka_run_group_tests(tests, NULL, NULL);

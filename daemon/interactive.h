@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* Interactive jobs (corral run, srun --pty, salloc, qsub -I): the Run method's side in
+ * corrald. A job made by Run keeps, while it waits, the three descriptors its client
+ * passed (checked by interactive-fd.c); they are handed to its supervisor when it starts
+ * and closed here. The Run call streams the job's changes to the client; when the client
+ * goes away the job is withdrawn (pending) or, InteractiveHangupSec= later, cancelled
+ * (running). Nothing of this is stored: after a restart of corrald an interactive job has
+ * no client (nor, while it waits, descriptors) and is ended (corrald(8)). */
+
+#include <json-c/json.h>
+#include <stddef.h>
+#include <systemd/sd-event.h>
+
+#include "macro.h"
+#include "protocol.h"
+#include "server.h"
+
+typedef struct Manager Manager;
+typedef struct Job Job;
+
+typedef struct Interactive {
+        Manager *manager;
+        uint64_t job_id;
+        int fds[CORRAL_RUN_FDS]; /* stdin, stdout, stderr until the job starts */
+        size_t n_fds;
+        Call *call;              /* the Run call; NULL once its client has gone */
+        sd_event_source *hangup; /* the grace period after the client went */
+} Interactive;
+
+Interactive *interactive_free(Interactive *it);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Interactive *, interactive_free);
+void interactive_close_fds(Interactive *it);
+
+/* Takes the Run call's descriptors and checks them against the caller: NULL with *ret
+ * set, or the error reply. */
+json_object *manager_interactive_take(Manager *m, Call *call, const Peer *peer, Interactive **ret);
+/* Submit's reply for the job: an error is returned as it is; else the job keeps it, the
+ * reply goes out as the first of the stream and NULL is returned (the call is kept). */
+json_object *manager_interactive_attach(Manager *m, Call *call, Interactive *it, json_object *reply);
+/* A call's client went away: if it was an interactive job's Run call, the job is withdrawn
+ * or its grace period begins. */
+void manager_interactive_call_gone(Manager *m, Call *call);
+/* At start-up, after the running jobs are re-adopted: interactive jobs have no client
+ * any more (their Run calls went with the last corrald). Waiting ones are withdrawn, as
+ * their descriptors are gone; running ones get the grace period, as after a hangup. */
+void manager_interactive_startup(Manager *m);
