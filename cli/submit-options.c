@@ -54,21 +54,7 @@ _printf_(2, 3) static int fail(char **ret_error, const char *fmt, ...) {
 }
 
 /* Something accepted but not honoured; the caller puts the option in front. */
-_printf_(2, 3) static int warn(SubmitOptions *o, const char *fmt, ...) {
-        va_list ap;
-        char *s;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        if (r < 0)
-                return -ENOMEM;
-        r = strv_push(&o->warnings, s);
-        if (r < 0)
-                free(s);
-        return r;
-}
+#define warn(o, ...) strv_extendf(&(o)->warnings, __VA_ARGS__)
 
 static int replace_string(char **p, const char *s) {
         char *d = strdup(s);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +42,22 @@ int strv_push(char ***l, char *s) {
         c[n + 1] = NULL;
         *l = c;
         return 0;
+}
+
+int strv_extendf(char ***l, const char *fmt, ...) {
+        va_list ap;
+        char *s;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        r = strv_push(l, s);
+        if (r < 0)
+                free(s);
+        return r;
 }
 
 int strv_extend(char ***l, const char *s) {

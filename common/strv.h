@@ -15,6 +15,8 @@ size_t strv_length(char *const *l) _pure_;
 bool strv_contains(char *const *l, const char *s) _pure_;
 /* Appends a copy of s; -ENOMEM on failure (l unchanged). */
 int strv_extend(char ***l, const char *s);
+/* Appends a formatted string; -ENOMEM on failure (l unchanged). */
+int strv_extendf(char ***l, const char *fmt, ...) _printf_(2, 3);
 /* Appends s itself, taking ownership only on success. */
 int strv_push(char ***l, char *s);
 char **strv_copy(char *const *l);

@@ -62,23 +62,6 @@ bool slurm_key_parse(const char *comment, const char *host, uint64_t *ret_id) {
         return true;
 }
 
-static int add(char ***argv, const char *fmt, ...) _printf_(2, 3);
-static int add(char ***argv, const char *fmt, ...) {
-        va_list ap;
-        char *s;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        if (r < 0)
-                return -ENOMEM;
-        r = strv_push(argv, s);
-        if (r < 0)
-                free(s);
-        return r;
-}
-
 static int refuse(char **ret_reason, int r, const char *fmt, ...) _printf_(3, 4);
 static int refuse(char **ret_reason, int r, const char *fmt, ...) {
         va_list ap;
@@ -274,19 +257,19 @@ int slurm_submit_build(const SubmitRequest *req, const SlurmSubmitParams *p, Slu
         }
 
         if (strv_extend(&argv, "sbatch") < 0 || strv_extend(&argv, "--parsable") < 0 ||
-            add(&argv, "--comment=%s", key) < 0 || strv_extend(&argv, "--export=ALL") < 0 ||
+            strv_extendf(&argv, "--comment=%s", key) < 0 || strv_extend(&argv, "--export=ALL") < 0 ||
             strv_extend(&argv, "--nodes=1") < 0 || strv_extend(&argv, "--ntasks=1") < 0 ||
-            add(&argv, "--cpus-per-task=%u", req->cpus ?: 1) < 0)
+            strv_extendf(&argv, "--cpus-per-task=%u", req->cpus ?: 1) < 0)
                 return -ENOMEM;
-        if ((req->name && add(&argv, "--job-name=%s", req->name) < 0) ||
-            (p->partition && add(&argv, "--partition=%s", p->partition) < 0) ||
-            (p->account && add(&argv, "--account=%s", p->account) < 0) ||
-            (req->workdir && add(&argv, "--chdir=%s", req->workdir) < 0) ||
-            (in && add(&argv, "--input=%s", in) < 0) || (out && add(&argv, "--output=%s", out) < 0) ||
-            (err && add(&argv, "--error=%s", err) < 0))
+        if ((req->name && strv_extendf(&argv, "--job-name=%s", req->name) < 0) ||
+            (p->partition && strv_extendf(&argv, "--partition=%s", p->partition) < 0) ||
+            (p->account && strv_extendf(&argv, "--account=%s", p->account) < 0) ||
+            (req->workdir && strv_extendf(&argv, "--chdir=%s", req->workdir) < 0) ||
+            (in && strv_extendf(&argv, "--input=%s", in) < 0) || (out && strv_extendf(&argv, "--output=%s", out) < 0) ||
+            (err && strv_extendf(&argv, "--error=%s", err) < 0))
                 return -ENOMEM;
         /* Slurm's unit is the MiB: round up, so the job never gets less than it asked. */
-        if (req->memory && add(&argv, "--mem=%" PRIu64 "M", DIV_ROUND_UP(req->memory, UINT64_C(1) << 20)) < 0)
+        if (req->memory && strv_extendf(&argv, "--mem=%" PRIu64 "M", DIV_ROUND_UP(req->memory, UINT64_C(1) << 20)) < 0)
                 return -ENOMEM;
         /* Slurm's limit is in whole minutes: a partial one is rounded up. */
         if (req->walltime_sec == CORRAL_WALLTIME_INFINITY) {
@@ -294,25 +277,25 @@ int slurm_submit_build(const SubmitRequest *req, const SlurmSubmitParams *p, Slu
                         return -ENOMEM;
         } else if (req->walltime_sec) {
                 uint64_t m = DIV_ROUND_UP(req->walltime_sec, 60);
-                if (add(&argv, "--time=%" PRIu64 "-%02" PRIu64 ":%02" PRIu64 ":00", m / 1440, m / 60 % 24,
+                if (strv_extendf(&argv, "--time=%" PRIu64 "-%02" PRIu64 ":%02" PRIu64 ":00", m / 1440, m / 60 % 24,
                         m % 60) < 0)
                         return -ENOMEM;
         }
-        if (req->gpus && add(&argv, "--gpus=%s%s%u", strempty(req->gpu_type), req->gpu_type ? ":" : "",
+        if (req->gpus && strv_extendf(&argv, "--gpus=%s%s%u", strempty(req->gpu_type), req->gpu_type ? ":" : "",
                              req->gpus) < 0)
                 return -ENOMEM;
-        if ((req->constraint && add(&argv, "--constraint=%s", req->constraint) < 0) ||
+        if ((req->constraint && strv_extendf(&argv, "--constraint=%s", req->constraint) < 0) ||
             (req->gpu_binding && strv_extend(&argv, "--gres-flags=enforce-binding") < 0) ||
             (req->exclusive && strv_extend(&argv, "--exclusive") < 0) ||
             (req->rerunnable == 1 && strv_extend(&argv, "--requeue") < 0) ||
             (req->rerunnable == 0 && strv_extend(&argv, "--no-requeue") < 0) ||
             (req->hold && strv_extend(&argv, "--hold") < 0) ||
-            (req->nice > 0 && add(&argv, "--nice=%d", req->nice) < 0) ||
-            (deps && add(&argv, "--dependency=%s", deps) < 0))
+            (req->nice > 0 && strv_extendf(&argv, "--nice=%d", req->nice) < 0) ||
+            (deps && strv_extendf(&argv, "--dependency=%s", deps) < 0))
                 return -ENOMEM;
         if (req->array.set) {
                 char a[CORRAL_ARRAY_SPEC_LENGTH_MAX + 1];
-                if (add(&argv, "--array=%s", array_spec_format(&req->array, a, sizeof a)) < 0)
+                if (strv_extendf(&argv, "--array=%s", array_spec_format(&req->array, a, sizeof a)) < 0)
                         return -ENOMEM;
         }
         if (req->begin_time) {
@@ -324,15 +307,15 @@ int slurm_submit_build(const SubmitRequest *req, const SlurmSubmitParams *p, Slu
                 if (!localtime_r(&t, &tm) || strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
                         return refuse(ret_reason, -EOPNOTSUPP, "begin time %" PRIu64 " cannot be written as a "
                                       "date", req->begin_time);
-                if (add(&argv, "--begin=%s", b) < 0)
+                if (strv_extendf(&argv, "--begin=%s", b) < 0)
                         return -ENOMEM;
         }
-        if (req->warn_signal && add(&argv, "--signal=%s%u@%u", req->warn_batch_only ? "B:" : "", req->warn_signal,
+        if (req->warn_signal && strv_extendf(&argv, "--signal=%s%u@%u", req->warn_batch_only ? "B:" : "", req->warn_signal,
                                     req->warn_sec) < 0)
                 return -ENOMEM;
         if (req->mail_events && add_mail_type(&argv, req->mail_events) < 0)
                 return -ENOMEM;
-        if (req->mail_user && add(&argv, "--mail-user=%s", req->mail_user) < 0)
+        if (req->mail_user && strv_extendf(&argv, "--mail-user=%s", req->mail_user) < 0)
                 return -ENOMEM;
         if (req->script) {
                 script = strdup(req->script);
@@ -341,7 +324,7 @@ int slurm_submit_build(const SubmitRequest *req, const SlurmSubmitParams *p, Slu
         } else {
                 if (strv_length(req->argv) == 0)
                         return refuse(ret_reason, -EOPNOTSUPP, "the job has neither a script nor a command");
-                if (shell_join(req->argv, &wrap) < 0 || add(&argv, "--wrap=%s", wrap) < 0)
+                if (shell_join(req->argv, &wrap) < 0 || strv_extendf(&argv, "--wrap=%s", wrap) < 0)
                         return -ENOMEM;
         }
 
