@@ -633,7 +633,7 @@ static void set_gpu_request(SubmitOptions *o, char *type, unsigned total, unsign
 
 static int set_gpus(SubmitOptions *o, const char *arg, char **ret_error) {
         char *type = NULL;
-        unsigned n;
+        unsigned n = 0;
         int r;
 
         r = parse_gpu_spec(arg, &type, &n, ret_error);
@@ -645,7 +645,7 @@ static int set_gpus(SubmitOptions *o, const char *arg, char **ret_error) {
 
 static int set_gpus_per_task(SubmitOptions *o, const char *arg, char **ret_error) {
         char *type = NULL;
-        unsigned n;
+        unsigned n = 0;
         int r;
 
         r = parse_gpu_spec(arg, &type, &n, ret_error);
