@@ -617,6 +617,7 @@ Manager *manager_free(Manager *m) {
         m->server = server_free(m->server);
         /* Their calls are gone with the server: what is running finishes, answering nobody. */
         m->workers = worker_pool_free(m->workers);
+        free(m->usage_inflight);
         if (m->store)
                 (void) store_commit(m->store);
         sd_event_source_disable_unref(m->post_source);

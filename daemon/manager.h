@@ -26,6 +26,9 @@ typedef struct Manager {
         Store *store;
         Executor *executor;
         WorkerPool *workers;    /* reads that must not hold the loop (worker.h) */
+        /* Usage reports being read, per uid (usage-report.c bounds them). */
+        struct UsageInflight { uid_t uid; unsigned n; } *usage_inflight;
+        size_t n_usage_inflight;
         Config *config;
         Server *server;
         char *confdir, *statedir, *rundir;

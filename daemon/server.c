@@ -86,6 +86,10 @@ struct Connection {
         bool hup;     /* the peer is gone: the io source is off, the backlog source reads the rest */
 };
 
+/* Descriptors in unfinished requests, all connections together (Server.n_held_fds): far
+ * below the descriptors corrald may hold (its RLIMIT_NOFILE, raised at start-up). */
+#define SERVER_HELD_FDS_MAX 128U
+
 struct Server {
         sd_event *event;
         const ServerOps *ops;
@@ -99,7 +103,17 @@ struct Server {
         UserBudget *budgets;
         char *path; /* set when we bound the socket ourselves */
         char *notice; /* added to every reply as "warning" (server_set_notice) */
+        /* Descriptors received with the first bytes of requests not read whole yet, all
+         * connections together: a client that never finishes its request holds them, so
+         * they are bounded (SERVER_HELD_FDS_MAX) as much as connections are. */
+        unsigned n_held_fds;
 };
+
+/* A connection's descriptors not yet handed to a call: closed, and no longer counted. */
+static void connection_close_fds(Connection *c) {
+        c->server->n_held_fds -= (unsigned) c->n_fds;
+        close_fds(c->fds, &c->n_fds);
+}
 
 char **peer_group_names(const Peer *peer) {
         char **names = NULL;
@@ -200,7 +214,7 @@ static void connection_free(Connection *c) {
                 s->ops->call_gone(s->userdata, k);
                 call_free(k);
         }
-        close_fds(c->fds, &c->n_fds);
+        connection_close_fds(c);
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->idle);
         sd_event_source_disable_unref(c->backlog_source);
@@ -305,13 +319,13 @@ static void handle_message(Connection *c, const char *text, size_t len) {
         r = request_parse(text, len, &req, &err);
         if (r >= 0 && c->n_fds > 0 && !(s->ops->takes_fds && s->ops->takes_fds(req.method))) {
                 /* Descriptors are taken by one method only, never held for another. */
-                close_fds(c->fds, &c->n_fds);
+                connection_close_fds(c);
                 (void) queue(c, reply_invalid_request("only Run takes file descriptors"));
                 request_done(&req);
                 return;
         }
         if (r < 0) {
-                close_fds(c->fds, &c->n_fds);
+                connection_close_fds(c);
                 if (err == CORRAL_ERROR_METHOD_NOT_FOUND)
                         reply = reply_method_not_found(req.method_name ?: "");
                 else if (err == CORRAL_ERROR_PROTOCOL_VERSION_MISMATCH)
@@ -328,7 +342,7 @@ static void handle_message(Connection *c, const char *text, size_t len) {
          * to make corrald work without ever reading a reply (and so without the output
          * bound that pauses a client that does not read). Said once, here. */
         if (req.oneway && s->ops->reply_only && s->ops->reply_only(req.method)) {
-                close_fds(c->fds, &c->n_fds);
+                connection_close_fds(c);
                 (void) queue(c, reply_oneway_refused(req.method_name ?: ""));
                 request_done(&req);
                 return;
@@ -341,6 +355,7 @@ static void handle_message(Connection *c, const char *text, size_t len) {
         }
         memcpy(call->fds, c->fds, sizeof c->fds);
         call->n_fds = c->n_fds;
+        s->n_held_fds -= (unsigned) c->n_fds;
         c->n_fds = 0;
         call->conn = c;
         call->more = req.more;
@@ -406,9 +421,16 @@ static void connection_process(Connection *c) {
                                         close_fds(fds, &n);
                                         r = -EBADMSG;
                                 }
+                                if (n > 0 && c->server->n_held_fds + n > SERVER_HELD_FDS_MAX) {
+                                        log_debug("Dropping a connection: %u descriptors already wait "
+                                                  "in unfinished requests.", c->server->n_held_fds);
+                                        close_fds(fds, &n);
+                                        r = -EMFILE;
+                                }
                                 if (n > 0) {
                                         memcpy(c->fds, fds, n * sizeof(int));
                                         c->n_fds = n;
+                                        c->server->n_held_fds += (unsigned) n;
                                 }
                         }
                         have_read = true;
@@ -425,7 +447,7 @@ static void connection_process(Connection *c) {
                         continue;
                 }
                 if (k == -EMSGSIZE) {
-                        close_fds(c->fds, &c->n_fds);
+                        connection_close_fds(c);
                         (void) queue(c, reply_message_too_large());
                 }
                 else if (k < 0) {

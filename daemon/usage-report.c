@@ -26,10 +26,29 @@ static const char *const usage_by_names[] = {
         [STORE_USAGE_BY_DAY] = "day",
 };
 
-/* Usage requests queued or being read at once, all users together; more are answered
- * Busy (the CLI says to try again). Each user has at most MaxConnectionsPerUser= of them
- * anyway, and each costs a thread's read of the store, never the loop. */
+/* Usage requests queued or being read at once, all users together and per user; more
+ * are answered Busy (the CLI says to try again). Each costs a thread's read of the
+ * store, never the loop; the bound per user keeps one user's pipelined requests from
+ * making everybody else's Busy. */
 #define USAGE_PENDING_MAX 64U
+#define USAGE_PENDING_PER_USER_MAX 2U
+
+/* The count of uid's reports in flight, changed by delta; NULL when it cannot be kept. */
+static unsigned *usage_inflight(Manager *m, uid_t uid, bool create) {
+        struct UsageInflight *n;
+
+        for (size_t i = 0; i < m->n_usage_inflight; i++)
+                if (m->usage_inflight[i].uid == uid)
+                        return &m->usage_inflight[i].n;
+        if (!create)
+                return NULL;
+        n = reallocarray(m->usage_inflight, m->n_usage_inflight + 1, sizeof *n);
+        if (!n)
+                return NULL;
+        m->usage_inflight = n;
+        n[m->n_usage_inflight] = (struct UsageInflight) { .uid = uid };
+        return &n[m->n_usage_inflight++].n;
+}
 
 /* A reply stays well below CORRAL_MESSAGE_SIZE_MAX: a row is about 350 bytes. */
 #define USAGE_ROWS_MAX 2000
@@ -306,7 +325,11 @@ static int rows_from_call(void *userdata, UsageCollect *u) {
 /* On the loop. */
 static void usage_call_done(void *data, int r) {
         _cleanup_(usage_call_freep) UsageCall *u = data;
+        unsigned *inflight = usage_inflight(u->m, u->peer.uid, false);
         json_object *reply;
+
+        if (inflight && *inflight > 0)
+                (*inflight)--;
 
         if (!u->call)
                 return; /* its client went away, or corrald is stopping */
@@ -373,11 +396,17 @@ json_object *manager_method_usage(Manager *m, Call *call, const Peer *peer, json
         if (call && m->workers) {
                 _cleanup_(usage_call_freep) UsageCall *u = NULL;
 
-                if (worker_pool_pending(m->workers) >= USAGE_PENDING_MAX)
+                unsigned *inflight = usage_inflight(m, peer->uid, true);
+
+                if (!inflight)
+                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+                if (worker_pool_pending(m->workers) >= USAGE_PENDING_MAX ||
+                    *inflight >= USAGE_PENDING_PER_USER_MAX)
                         return reply_error_new(CORRAL_ERROR_BUSY, NULL);
                 if (usage_call_new(m, call, peer, &q, &u) < 0 ||
                     worker_pool_submit(m->workers, usage_call_run, usage_call_done, u) < 0)
                         return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+                (*inflight)++;
                 server_call_set_data(call, TAKE_PTR(u));
                 return NULL;
         }
