@@ -780,6 +780,60 @@ static void test_fds(void **state) {
         server_free(s);
 }
 
+/* Descriptors waiting in requests not read whole are bounded server-wide: clients that
+ * send a Run's first bytes with three descriptors each and never the rest hold at most
+ * 128 of them (42 such clients); the next one is dropped, and one of them finishing its
+ * request makes room again. */
+static void test_held_fds_bound(void **state) {
+        Tree *tree = *state;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        ServerOps fops = ops;
+        Server *s = NULL;
+        Test t = {};
+        char path[128];
+        int fds[44], p[2];
+
+        fops.takes_fds = test_takes_fds;
+        socket_path(tree, path, sizeof path);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(server_new(e, path, &fops, &t, &s), 0);
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        for (int i = 0; i < 43; i++) {
+                fds[i] = client(path);
+                for (int k = 0; k < 50 && server_n_connections(s) < (unsigned) i + 1; k++)
+                        (void) run_once(e, s, &t, 10 * 1000);
+                send_with_fds(fds[i], RUN_TAKE, 10, (int[]) { p[1], p[1], p[1] }, 3);
+                for (int k = 0; k < 5; k++)
+                        (void) run_once(e, s, &t, 1000);
+        }
+        for (int k = 0; k < 100; k++)
+                (void) run_once(e, s, &t, 1000);
+        assert_int_equal(server_n_connections(s), 42);
+
+        /* The first finishes its request: its three go to the call, and another client may
+         * hold three again. */
+        t.n_taken = 0;
+        send_all(fds[0], RUN_TAKE + 10, sizeof RUN_TAKE - 10);
+        assert_non_null(reply_on(e, s, fds[0]));
+        assert_int_equal(t.n_taken, 3);
+        for (size_t i = 0; i < t.n_taken; i++)
+                close(t.taken[i]);
+        fds[43] = client(path);
+        for (int k = 0; k < 50 && server_n_connections(s) < 43; k++)
+                (void) run_once(e, s, &t, 10 * 1000);
+        send_with_fds(fds[43], RUN_TAKE, 10, (int[]) { p[1], p[1], p[1] }, 3);
+        for (int k = 0; k < 100; k++)
+                (void) run_once(e, s, &t, 1000);
+        assert_int_equal(server_n_connections(s), 43);
+
+        for (int i = 0; i < 44; i++)
+                close(fds[i]);
+        close(p[1]);
+        server_free(s);
+        assert_true(pipe_writers_gone(p[0]));
+        close(p[0]);
+}
+
 static int setup(void **state) {
         int r = tree_setup_prefix(state, "corral-server");
         /* nobody must reach the socket in the child */
@@ -796,6 +850,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_oneway, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_user_budget, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_fds, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_held_fds_bound, setup, tree_teardown),
         };
         signal(SIGPIPE, SIG_IGN);
         return cmocka_run_group_tests(tests, NULL, NULL);
