@@ -10,7 +10,13 @@
  * before sbatch runs, "linked SLURMID" once it answered, both in the commit of the
  * iteration that decided them. A job found "submitting" at start-up may be in Slurm
  * already (a crash between sbatch and the commit): the first poll looks for its key among
- * the users' Slurm jobs and adopts what it finds, and only then may it be submitted again. */
+ * the users' Slurm jobs and adopts what it finds, and only then may it be submitted again.
+ *
+ * The id sbatch prints is a claim, not a fact: sbatch runs as the user, in the user's
+ * environment, and may print anything. A link is confirmed ("linked SLURMID confirmed")
+ * once root's squeue shows that id as the user's, with this job's key; until then no
+ * record of it is read as root (sacct, scontrol), and an id squeue shows as another
+ * user's or with another key, or not at all, ends the job (SlurmIdMismatch). */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -38,6 +44,8 @@ typedef struct Link {
         uint64_t job_id;
         uint64_t slurm_id;      /* an array's: its tasks share it */
         LinkState phase;
+        bool confirmed;         /* squeue showed slurm_id as the user's, with the key */
+        unsigned linked_poll;   /* the poll under way (or last) when sbatch answered */
         bool in_flight;         /* sbatch running now, in this daemon */
         bool final_seen;        /* Slurm said it ended: waiting for its record */
 } Link;
@@ -50,6 +58,7 @@ struct Forwarder {
         size_t n_links;
         sd_event_source *poll_timer;
         bool poll_in_flight;
+        unsigned poll_seq;      /* started */
         unsigned polls;         /* completed, for tests and the log */
         struct Pending *pending;
         struct Records *records; /* the poll's, while its sacct or scontrol runs */
@@ -87,7 +96,7 @@ static int link_store(Manager *m, const Link *l) {
 
         snprintf(key, sizeof key, "forward.%" PRIu64, l->job_id);
         if (l->phase == LINK_LINKED)
-                snprintf(value, sizeof value, "linked %" PRIu64, l->slurm_id);
+                snprintf(value, sizeof value, "linked %" PRIu64 "%s", l->slurm_id, l->confirmed ? " confirmed" : "");
         else
                 snprintf(value, sizeof value, "%s", l->phase == LINK_SUBMITTING ? "submitting" : "none");
         return store_set_meta(m->store, key, value);
@@ -146,9 +155,14 @@ static char *client_path(Manager *m, const char *tool) {
         return p;
 }
 
+/* What a command run as the user may print, per stream: sbatch's id, scancel's words. It
+ * runs in the user's environment (LD_PRELOAD), so this is what it can make corrald hold. */
+#define FORWARD_USER_OUTPUT_MAX (UINT64_C(64) << 10)
+
 static int run(Forwarder *f, uid_t uid, char **argv, char **env, const char *stdin_data, mode_t umask,
                ExecutorCommandDone done, void *userdata) {
         ExecutorCommand c = {
+                .max_output = uid == 0 ? 0 : FORWARD_USER_OUTPUT_MAX,
                 .unit_prefix = "corral-fwd",
                 .description = "Corral: the Slurm client for a forwarded job",
                 .uid = uid,
@@ -265,7 +279,7 @@ static int set_reason(Manager *m, Job *j, const char *reason) {
 }
 
 /* Each queued task of an array j heads: they go with it, as one sbatch --array. */
-static void tasks_set(Forwarder *f, Job *head, LinkState phase, uint64_t slurm_id) {
+static void tasks_set(Forwarder *f, Job *head, LinkState phase, uint64_t slurm_id, bool confirmed) {
         Manager *m = f->m;
 
         for (size_t i = 0; i < m->n_jobs; i++) {
@@ -279,6 +293,8 @@ static void tasks_set(Forwarder *f, Job *head, LinkState phase, uint64_t slurm_i
                         continue;
                 l->phase = phase;
                 l->slurm_id = slurm_id;
+                l->confirmed = confirmed;
+                l->linked_poll = f->poll_seq;
                 (void) link_store(m, l);
         }
 }
@@ -301,10 +317,13 @@ static void on_sbatch(int error, const char *out, const char *err, void *userdat
                 return;
         l->in_flight = false;
         if (error >= 0 && slurm_parse_parsable(out, &sid, NULL) >= 0) {
+                /* A claim until a poll confirms it. */
                 l->phase = LINK_LINKED;
                 l->slurm_id = sid;
+                l->confirmed = false;
+                l->linked_poll = f->poll_seq;
                 if (j->array_job_id)
-                        tasks_set(f, j, LINK_LINKED, sid);
+                        tasks_set(f, j, LINK_LINKED, sid, false);
                 else
                         (void) link_store(m, l);
                 log_info("Job %" PRIu64 " is Slurm job %" PRIu64 ".", j->id, sid);
@@ -317,9 +336,19 @@ static void on_sbatch(int error, const char *out, const char *err, void *userdat
         /* Not submitted: it stays queued here and is tried again at the next poll. */
         l->phase = LINK_NONE;
         if (j->array_job_id)
-                tasks_set(f, j, LINK_NONE, 0);
+                tasks_set(f, j, LINK_NONE, 0, false);
         else
                 (void) link_store(m, l);
+        if (error == -EFBIG) {
+                /* Over FORWARD_USER_OUTPUT_MAX: no sbatch prints that much, what ran did;
+                 * it would do so again. */
+                log_notice("Job %" PRIu64 ": sbatch printed more than %" PRIu64 " bytes.", j->id,
+                           FORWARD_USER_OUTPUT_MAX);
+                free(j->launch_error);
+                j->launch_error = strdup("sbatch printed more than corrald reads of it (64 KiB)");
+                (void) manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "SlurmRefused");
+                return;
+        }
         /* Only sbatch's own refusal ends the job; anything else (no answer, sbatch killed
          * at its time limit, systemd refusing the unit) is tried again. */
         if (error < 0 || sbatch_unreachable(err) || !strstr(err, "Batch job submission failed")) {
@@ -391,7 +420,7 @@ static int forward_one(Forwarder *f, Job *j, const QueueConfig *q) {
         l->phase = LINK_SUBMITTING;
         l->in_flight = true;
         if (j->array_job_id) {
-                tasks_set(f, j, LINK_SUBMITTING, 0);
+                tasks_set(f, j, LINK_SUBMITTING, 0, false);
                 l = link_get(f, j->id, false); /* the array of links may have moved */
                 l->in_flight = true;
         } else
@@ -406,7 +435,7 @@ static int forward_one(Forwarder *f, Job *j, const QueueConfig *q) {
                 l->in_flight = false;
                 l->phase = LINK_NONE;
                 if (j->array_job_id)
-                        tasks_set(f, j, LINK_NONE, 0);
+                        tasks_set(f, j, LINK_NONE, 0, false);
                 else
                         (void) link_store(m, l);
                 return log_warning_errno(r, "Job %" PRIu64 ": cannot run sbatch: %m", j->id);
@@ -479,15 +508,45 @@ void manager_forward_submit(Manager *m) {
 
 /* ---- tracking ---- */
 
-static const SlurmJobStatus *status_of(const SlurmJobStatus *st, size_t n, const Job *j, uint64_t sid) {
+/* j's line, or NULL. Two lines for one job (another job's comment with a newline and a
+ * made-up line after it) are none of them: *ret_ambiguous says so, nothing is decided. */
+static const SlurmJobStatus *status_of_full(const SlurmJobStatus *st, size_t n, const Job *j, uint64_t sid,
+                                            bool *ret_ambiguous) {
+        const SlurmJobStatus *found = NULL;
+
+        if (ret_ambiguous)
+                *ret_ambiguous = false;
         for (size_t i = 0; i < n; i++) {
-                if (j->array_job_id) {
-                        if (st[i].array_job_id == sid && st[i].array_task_id == j->array_task_id)
-                                return &st[i];
-                } else if (st[i].job_id == sid)
-                        return &st[i];
+                bool match = j->array_job_id ? st[i].array_job_id == sid && st[i].array_task_id == j->array_task_id
+                                             : st[i].job_id == sid;
+                if (!match)
+                        continue;
+                if (found) {
+                        if (ret_ambiguous)
+                                *ret_ambiguous = true;
+                        return NULL;
+                }
+                found = &st[i];
         }
-        return NULL;
+        return found;
+}
+
+static const SlurmJobStatus *status_of(const SlurmJobStatus *st, size_t n, const Job *j, uint64_t sid) {
+        return status_of_full(st, n, j, sid, NULL);
+}
+
+/* The id sbatch claimed is not the user's job with this job's key: the job ends, no
+ * record of that id read. */
+static void link_mismatch(Forwarder *f, Job *j, Link *l, const char *what) {
+        Manager *m = f->m;
+
+        log_warning("Job %" PRIu64 ": Slurm job %" PRIu64 ", which sbatch named, %s: not linked.", j->id,
+                    l->slurm_id, what);
+        free(j->launch_error);
+        if (asprintf(&j->launch_error, "Slurm job %" PRIu64 ", which sbatch named, %s", l->slurm_id, what) < 0)
+                j->launch_error = NULL;
+        l->final_seen = false;
+        (void) manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "SlurmIdMismatch");
 }
 
 /* START of a job that runs on the cluster: no launch follows here. */
@@ -598,7 +657,10 @@ typedef struct Records {
         Forwarder *f;
         SlurmJobStatus *st;
         size_t n_st;
-        bool tried_scontrol;
+        uint64_t *ids;          /* the confirmed ids asked about */
+        size_t n_ids, next;     /* scontrol asks for one at a time */
+        SlurmJobRecord *rec;    /* scontrol's, gathered */
+        size_t n_rec;
 } Records;
 
 static void records_apply(Records *rs, const SlurmJobRecord *rec, size_t n) {
@@ -620,9 +682,14 @@ static void records_apply(Records *rs, const SlurmJobRecord *rec, size_t n) {
                 /* A record is an array task's by its own id, which only squeue gives; a job's
                  * by the id it was linked to. */
                 want = s ? s->job_id : j->array_job_id ? 0 : l->slurm_id;
-                for (size_t k = 0; want && k < n; k++)
+                /* The first: a job's name may hold a made-up record after its own. */
+                for (size_t k = 0; want && !r && k < n; k++)
                         if (rec[k].job_id == want)
                                 r = &rec[k];
+                if (r && r->user && (!j->user || !streq(r->user, j->user))) {
+                        link_mismatch(f, j, l, "is another user's");
+                        continue;
+                }
                 name = slurm_state_to_corral(r ? r->state : s ? s->state : NULL, s ? s->reason : NULL);
                 to = name ? job_state_from_string(name) : _JOB_STATE_INVALID;
                 if (to < 0 || !job_state_is_final(to))
@@ -646,44 +713,85 @@ static void records_free(Records *rs) {
         if (rs->f->records == rs)
                 rs->f->records = NULL;
         slurm_job_status_free_many(rs->st, rs->n_st);
+        slurm_job_record_free_many(rs->rec, rs->n_rec);
+        free(rs->ids);
         free(rs);
+}
+
+static void records_done(Records *rs, const SlurmJobRecord *rec, size_t n) {
+        Forwarder *f = rs->f;
+
+        records_apply(rs, rec, n);
+        f->poll_in_flight = false;
+        f->polls++;
+        records_free(rs);
+}
+
+static void on_scontrol(int error, const char *out, const char *err, void *userdata);
+
+/* scontrol --oneliner show job ID for the next id, or the records gathered applied. Only
+ * the linked ids are asked for: another job's name cannot make up a record among them. */
+static void scontrol_next(Records *rs) {
+        Forwarder *f = rs->f;
+        _cleanup_free_ char *path = NULL;
+        char id[24];
+
+        if (rs->next >= rs->n_ids) {
+                records_done(rs, rs->rec, rs->n_rec);
+                return;
+        }
+        snprintf(id, sizeof id, "%" PRIu64, rs->ids[rs->next++]);
+        path = client_path(f->m, "scontrol");
+        if (!path || run(f, 0, (char *[]) { path, (char *) "--oneliner", (char *) "show", (char *) "job", id, NULL },
+                         NULL, NULL, 0022, on_scontrol, rs) < 0)
+                records_done(rs, rs->rec, rs->n_rec);
 }
 
 static void on_scontrol(int error, const char *out, const char *err, void *userdata) {
         Records *rs = userdata;
         SlurmJobRecord *rec = NULL;
         size_t n = 0;
+        int r;
 
-        if (error < 0 || slurm_parse_scontrol(out, &rec, &n) < 0)
-                n = 0;
-        records_apply(rs, rec, n);
+        r = error < 0 ? error : slurm_parse_scontrol(out, &rec, &n);
+        if (r > 0)
+                log_debug("scontrol: %d line(s) not a job's record, skipped.", r);
+        /* The first record of the id asked for, the job's own; the rest is its name's. */
+        for (size_t k = 0; r >= 0 && k < n; k++) {
+                SlurmJobRecord *grown;
+
+                if (rec[k].job_id != rs->ids[rs->next - 1])
+                        continue;
+                grown = reallocarray(rs->rec, rs->n_rec + 1, sizeof *grown);
+                if (!grown)
+                        break;
+                rs->rec = grown;
+                rs->rec[rs->n_rec++] = rec[k];
+                rec[k] = rec[--n]; /* moved out of the array */
+                break;
+        }
         slurm_job_record_free_many(rec, n);
-        rs->f->poll_in_flight = false;
-        rs->f->polls++;
-        records_free(rs);
+        scontrol_next(rs);
 }
 
 static void on_sacct(int error, const char *out, const char *err, void *userdata) {
         Records *rs = userdata;
-        Forwarder *f = rs->f;
         SlurmJobRecord *rec = NULL;
         size_t n = 0;
-        _cleanup_free_ char *path = NULL;
+        int r = -EIO;
 
-        if (error >= 0 && isempty(err) && slurm_parse_sacct(out, &rec, &n) >= 0 && n > 0) {
-                records_apply(rs, rec, n);
+        if (error >= 0 && isempty(err))
+                r = slurm_parse_sacct(out, &rec, &n);
+        if (r > 0)
+                log_debug("sacct: %d line(s) not a job's record, skipped.", r);
+        if (r >= 0 && n > 0) {
+                records_done(rs, rec, n);
                 slurm_job_record_free_many(rec, n);
-                f->poll_in_flight = false;
-                f->polls++;
-                records_free(rs);
                 return;
         }
         slurm_job_record_free_many(rec, n);
         /* No slurmdbd (a small cluster): what slurmctld keeps of ended jobs, MinJobAge. */
-        path = client_path(f->m, "scontrol");
-        if (!path || run(f, 0, (char *[]) { path, (char *) "--oneliner", (char *) "show", (char *) "job", NULL },
-                         NULL, NULL, 0022, on_scontrol, rs) < 0)
-                on_scontrol(-ENOMEM, "", "", rs);
+        scontrol_next(rs);
 }
 
 static void on_squeue(int error, const char *out, const char *err, void *userdata) {
@@ -694,10 +802,17 @@ static void on_squeue(int error, const char *out, const char *err, void *userdat
         size_t n = 0;
         bool any_final = false;
         _cleanup_free_ char *ids = NULL, *path = NULL;
+        _cleanup_free_ uint64_t *id_list = NULL;
+        size_t n_ids = 0;
         Records *rs;
+        int r = -EBADMSG;
 
         pending_free(p);
-        if (error < 0 || (isempty(out) && !isempty(err)) || slurm_parse_squeue(out, &st, &n) < 0) {
+        if (error >= 0 && !(isempty(out) && !isempty(err)))
+                r = slurm_parse_squeue(out, &st, &n);
+        if (r > 0)
+                log_debug("squeue: %d line(s) not a job's, skipped.", r);
+        if (r < 0) {
                 log_warning("Cannot poll the Slurm jobs: %s", !isempty(err) ? err : strerror(error < 0 ? -error : EBADMSG));
                 /* Jobs waiting here for the cluster say why; those on it keep their state. */
                 for (size_t i = 0; i < f->n_links; i++) {
@@ -712,16 +827,18 @@ static void on_squeue(int error, const char *out, const char *err, void *userdat
                 Link *l = &f->links[i];
                 Job *j = manager_find_job(m, l->job_id);
                 const SlurmJobStatus *s;
+                bool ambiguous;
 
                 if (!j || job_state_is_final(j->state))
                         continue;
                 if (l->phase == LINK_SUBMITTING && !l->in_flight) {
                         /* Left by a crash between sbatch and the commit: adopt or resubmit. */
                         uint64_t head = j->array_job_id ?: j->id, sid;
-                        if (slurm_find_key(st, n, m->hostname, head, &sid) >= 0) {
+                        if (slurm_find_key(st, n, m->hostname, head, j->user, &sid) >= 0) {
                                 log_notice("Job %" PRIu64 " was already Slurm job %" PRIu64 ": adopted.", j->id, sid);
                                 l->phase = LINK_LINKED;
                                 l->slurm_id = sid;
+                                l->confirmed = true; /* the user's, with the key */
                         } else
                                 l->phase = LINK_NONE;
                         (void) link_store(m, l);
@@ -729,7 +846,33 @@ static void on_squeue(int error, const char *out, const char *err, void *userdat
                 }
                 if (l->phase != LINK_LINKED)
                         continue;
-                s = status_of(st, n, j, l->slurm_id);
+                s = status_of_full(st, n, j, l->slurm_id, &ambiguous);
+                if (ambiguous) {
+                        log_warning("Job %" PRIu64 ": squeue shows Slurm job %" PRIu64 " twice: left as it is.", j->id,
+                                    l->slurm_id);
+                        continue;
+                }
+                if (!l->confirmed) {
+                        uint64_t k;
+
+                        /* Linked after this squeue may have run: the next poll's. */
+                        if (l->linked_poll == f->poll_seq)
+                                continue;
+                        if (!s) {
+                                link_mismatch(f, j, l, "is not among the user's Slurm jobs");
+                                continue;
+                        }
+                        if (!s->user || !j->user || !streq(s->user, j->user)) {
+                                link_mismatch(f, j, l, "is another user's");
+                                continue;
+                        }
+                        if (!slurm_key_parse(s->comment, m->hostname, &k) || k != (j->array_job_id ?: j->id)) {
+                                link_mismatch(f, j, l, "carries another comment than this job's key");
+                                continue;
+                        }
+                        l->confirmed = true;
+                        (void) link_store(m, l);
+                }
                 if (s)
                         apply(f, j, s);
                 else
@@ -754,16 +897,26 @@ static void on_squeue(int error, const char *out, const char *err, void *userdat
         for (size_t i = 0; i < f->n_links; i++) {
                 const SlurmJobStatus *s;
                 Job *j = manager_find_job(m, f->links[i].job_id);
+                uint64_t want, *grown;
                 char *x;
 
-                if (!f->links[i].final_seen || !j)
+                /* Only confirmed links are final_seen: no record of a claimed id is read. */
+                if (!f->links[i].final_seen || !f->links[i].confirmed || !j)
                         continue;
                 s = status_of(st, n, j, f->links[i].slurm_id);
-                if (asprintf(&x, "%s%s%" PRIu64, strempty(ids), ids ? "," : "", s ? s->job_id : f->links[i].slurm_id) < 0)
+                want = s ? s->job_id : f->links[i].slurm_id;
+                if (asprintf(&x, "%s%s%" PRIu64, strempty(ids), ids ? "," : "", want) < 0)
                         break;
                 free(ids);
                 ids = x;
+                grown = reallocarray(id_list, n_ids + 1, sizeof *grown);
+                if (!grown)
+                        break;
+                id_list = grown;
+                id_list[n_ids++] = want;
         }
+        rs->ids = TAKE_PTR(id_list);
+        rs->n_ids = n_ids;
         path = client_path(m, "sacct");
         if (!ids || !path ||
             run(f, 0, (char *[]) { path, (char *) "--noheader", (char *) "--parsable2", (char *) "--jobs", ids,
@@ -803,6 +956,7 @@ void manager_forward_poll(Manager *m) {
                 strcat(list, *u);
         }
         f->poll_in_flight = true;
+        f->poll_seq++;
         /* Root only reads here: it sees every user's jobs even where PrivateData=jobs. */
         r = run(f, 0, (char *[]) { path, (char *) "--noheader", (char *) "--array", (char *) "--states=all",
                                    (char *) "--users", list, fmt, NULL },
@@ -878,8 +1032,10 @@ int manager_forward_start(Manager *m) {
                         return -ENOMEM;
                 if (streq(v, "submitting"))
                         l->phase = LINK_SUBMITTING;
-                else if (sscanf(v, "linked %" SCNu64, &sid) == 1)
+                else if (sscanf(v, "linked %" SCNu64, &sid) == 1) {
                         l->phase = LINK_LINKED, l->slurm_id = sid;
+                        l->confirmed = strstr(v, " confirmed") != NULL;
+                }
         }
         if (m->event) {
                 r = sd_event_add_time_relative(m->event, &f->poll_timer, CLOCK_MONOTONIC,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The readers of what the real Slurm client prints, strict: a line that is not what the
- * format asked for fails the whole output (-EBADMSG) rather than yield a job in a state
- * nobody printed. And the one table of Slurm's job states in Corral's words. */
+/* The readers of what the real Slurm client prints, strict per line: a line that is not
+ * what the format asked for yields no job (rather than one in a state nobody printed), and
+ * is skipped, counted, so that one user's job whose comment holds a newline does not stop
+ * the tracking of everybody's. And the one table of Slurm's job states in Corral's words. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -184,20 +185,32 @@ int slurm_parse_rss(const char *s, uint64_t *ret) {
         return 0;
 }
 
+static void status_clear(void *item) {
+        SlurmJobStatus *s = item;
+
+        free(s->state);
+        free(s->reason);
+        free(s->user);
+        free(s->comment);
+}
+
 void slurm_job_status_free_many(SlurmJobStatus *s, size_t n) {
-        for (size_t i = 0; s && i < n; i++) {
-                free(s[i].state);
-                free(s[i].reason);
-                free(s[i].comment);
-        }
+        for (size_t i = 0; s && i < n; i++)
+                status_clear(&s[i]);
         free(s);
 }
 
+static void record_clear(void *item) {
+        SlurmJobRecord *r = item;
+
+        free(r->state);
+        free(r->user);
+        free(r->comment);
+}
+
 void slurm_job_record_free_many(SlurmJobRecord *r, size_t n) {
-        for (size_t i = 0; r && i < n; i++) {
-                free(r[i].state);
-                free(r[i].comment);
-        }
+        for (size_t i = 0; r && i < n; i++)
+                record_clear(&r[i]);
         free(r);
 }
 
@@ -232,14 +245,15 @@ static bool state_word_is_valid(const char *s) {
 
 typedef int (*LineParser)(char *line, void *item);
 
-/* Each non-empty line of out into a new element of *array (items of size each). */
-static int parse_lines(const char *out, size_t size, LineParser parse, void (*free_many)(void *a, size_t n),
-                       void **array, size_t *ret_n) {
+/* Each non-empty line of out into a new element of *array (items of size each); a line
+ * the parser refuses (-EBADMSG) is skipped. The number skipped, or -ENOMEM. */
+static int parse_lines(const char *out, size_t size, LineParser parse, void (*clear)(void *item),
+                       void (*free_many)(void *a, size_t n), void **array, size_t *ret_n) {
         _cleanup_free_ char *copy = strdup(out ?: "");
         char *line, *save = NULL;
         void *a = NULL;
         size_t n = 0;
-        int r;
+        int r, skipped = 0;
 
         if (!copy)
                 return -ENOMEM;
@@ -257,6 +271,11 @@ static int parse_lines(const char *out, size_t size, LineParser parse, void (*fr
                 memset((char *) a + n * size, 0, size);
                 r = parse(line, (char *) a + n * size);
                 n++;
+                if (r == -EBADMSG) {
+                        clear((char *) a + --n * size);
+                        skipped++;
+                        continue;
+                }
                 if (r < 0) {
                         free_many(a, n);
                         return r;
@@ -264,7 +283,7 @@ static int parse_lines(const char *out, size_t size, LineParser parse, void (*fr
         }
         *array = a;
         *ret_n = n;
-        return 0;
+        return skipped;
 }
 
 static int dup_field(const char *s, char **ret) {
@@ -274,13 +293,13 @@ static int dup_field(const char *s, char **ret) {
 
 static int parse_squeue_line(char *line, void *item) {
         SlurmJobStatus *s = item;
-        char *f[7];
+        char *f[8];
         size_t n;
         uint64_t usec;
         unsigned task;
         int r;
 
-        r = split_fields(line, f, 7, 7, &n);
+        r = split_fields(line, f, 8, 8, &n);
         if (r < 0)
                 return r;
         s->array_task_id = SLURM_NO_TASK;
@@ -292,7 +311,7 @@ static int parse_squeue_line(char *line, void *item) {
                         return -EBADMSG;
                 s->array_task_id = task;
         }
-        if (!state_word_is_valid(f[3]) || isempty(f[4]))
+        if (!state_word_is_valid(f[3]) || isempty(f[4]) || isempty(f[6]))
                 return -EBADMSG;
         /* A job not started yet shows "0:00"; "INVALID" where Slurm cannot tell. */
         if (streq(f[5], "INVALID"))
@@ -303,8 +322,10 @@ static int parse_squeue_line(char *line, void *item) {
         r = dup_field(f[3], &s->state);
         if (r >= 0)
                 r = dup_field(f[4], &s->reason);
-        if (r >= 0 && !streq(f[6], "(null)") && *f[6])
-                r = dup_field(f[6], &s->comment);
+        if (r >= 0)
+                r = dup_field(f[6], &s->user);
+        if (r >= 0 && !streq(f[7], "(null)") && *f[7])
+                r = dup_field(f[7], &s->comment);
         return r;
 }
 
@@ -314,18 +335,22 @@ static void status_free_many(void *a, size_t n) {
 
 int slurm_parse_squeue(const char *out, SlurmJobStatus **ret, size_t *ret_n) {
         void *a = NULL;
-        int r = parse_lines(out, sizeof(SlurmJobStatus), parse_squeue_line, status_free_many, &a, ret_n);
+        int r = parse_lines(out, sizeof(SlurmJobStatus), parse_squeue_line, status_clear, status_free_many, &a, ret_n);
 
         if (r < 0)
                 return r;
         *ret = a;
-        return 0;
+        return r;
 }
 
-int slurm_find_key(const SlurmJobStatus *jobs, size_t n, const char *host, uint64_t id, uint64_t *ret_slurm_id) {
+int slurm_find_key(const SlurmJobStatus *jobs, size_t n, const char *host, uint64_t id, const char *user,
+                   uint64_t *ret_slurm_id) {
         for (size_t i = 0; i < n; i++) {
                 uint64_t k;
 
+                /* Anyone may put any comment on their own Slurm job: only the user's count. */
+                if (!user || !jobs[i].user || !streq(jobs[i].user, user))
+                        continue;
                 if (slurm_key_parse(jobs[i].comment, host, &k) && k == id) {
                         /* An array's tasks all carry the key: the array's id is the link. */
                         *ret_slurm_id = jobs[i].array_job_id;
@@ -360,25 +385,24 @@ typedef struct SacctParse {
 } SacctParse;
 
 static int sacct_line(SacctParse *p, char *line) {
-        char *f[7], *dot;
+        char *f[8], *dot;
         size_t n;
         uint64_t id, usec, rss;
         SlurmJobRecord *rec;
         int r;
 
-        r = split_fields(line, f, 7, 7, &n);
+        r = split_fields(line, f, 8, 8, &n);
         if (r < 0)
                 return r;
-        if (strchr(f[6], '|'))
+        if (strchr(f[7], '|'))
                 return -EBADMSG;
         dot = strchr(f[0], '.');
         if (dot)
                 *dot = 0;
         if (safe_atou64(f[0], &id) < 0 || id == 0)
                 return -EBADMSG;
-        r = slurm_parse_rss(f[6], &rss);
-        if (r < 0)
-                return r;
+        if (slurm_parse_rss(f[6], &rss) < 0)
+                return -EBADMSG; /* -ERANGE too: the line is skipped */
         if (dot) {
                 /* A step: its job is the last job line with that id. */
                 for (size_t i = p->n; i > 0; i--)
@@ -399,12 +423,15 @@ static int sacct_line(SacctParse *p, char *line) {
         r = parse_exit(f[3], &rec->exit_code, &rec->exit_signal);
         if (r < 0)
                 return r;
-        if (safe_atou64(f[4], &rec->elapsed_sec) < 0)
+        if (safe_atou64(f[4], &rec->elapsed_sec) < 0 || isempty(f[7]))
                 return -EBADMSG;
         r = slurm_parse_time(f[5], &usec);
         if (r < 0)
                 return r;
         rec->cpu_usec = usec;
+        r = dup_field(f[7], &rec->user);
+        if (r < 0)
+                return r;
         return dup_field(f[2], &rec->state);
 }
 
@@ -412,12 +439,21 @@ int slurm_parse_sacct(const char *out, SlurmJobRecord **ret, size_t *ret_n) {
         _cleanup_free_ char *copy = strdup(out ?: "");
         SacctParse p = {};
         char *line, *save = NULL;
-        int r;
+        int r, skipped = 0;
 
         if (!copy)
                 return -ENOMEM;
         for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                size_t before = p.n;
+
                 r = sacct_line(&p, line);
+                if (r == -EBADMSG) {
+                        /* Skipped; a job line half read goes with it. */
+                        if (p.n > before)
+                                record_clear(&p.a[--p.n]);
+                        skipped++;
+                        continue;
+                }
                 if (r < 0) {
                         slurm_job_record_free_many(p.a, p.n);
                         return r;
@@ -425,7 +461,7 @@ int slurm_parse_sacct(const char *out, SlurmJobRecord **ret, size_t *ret_n) {
         }
         *ret = p.a;
         *ret_n = p.n;
-        return 0;
+        return skipped;
 }
 
 /* KEY=VALUE of a oneliner, the value up to the next space: enough for the keys read here,
@@ -460,7 +496,12 @@ static int parse_scontrol_line(char *line, void *item) {
         int r;
 
         *rec = (SlurmJobRecord) { .exit_code = -1 };
+        /* A record starts with its JobId: one found further on is some job's name. */
+        if (!startswith(line, "JobId="))
+                return -EBADMSG;
         r = oneliner_dup(line, "JobId", &id);
+        if (r >= 0)
+                r = oneliner_dup(line, "UserId", &rec->user);
         if (r >= 0)
                 r = oneliner_dup(line, "JobState", &rec->state);
         if (r >= 0)
@@ -470,6 +511,10 @@ static int parse_scontrol_line(char *line, void *item) {
         if (r < 0)
                 return r;
         if (safe_atou64(id, &rec->job_id) < 0 || rec->job_id == 0 || !state_word_is_valid(rec->state))
+                return -EBADMSG;
+        /* "alice(1001)": the name. */
+        rec->user[strcspn(rec->user, "(")] = 0;
+        if (isempty(rec->user))
                 return -EBADMSG;
         r = parse_exit(exit, &rec->exit_code, &rec->exit_signal);
         if (r < 0)
@@ -490,10 +535,10 @@ static void record_free_many(void *a, size_t n) {
 
 int slurm_parse_scontrol(const char *out, SlurmJobRecord **ret, size_t *ret_n) {
         void *a = NULL;
-        int r = parse_lines(out, sizeof(SlurmJobRecord), parse_scontrol_line, record_free_many, &a, ret_n);
+        int r = parse_lines(out, sizeof(SlurmJobRecord), parse_scontrol_line, record_clear, record_free_many, &a, ret_n);
 
         if (r < 0)
                 return r;
         *ret = a;
-        return 0;
+        return r;
 }

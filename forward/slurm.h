@@ -62,8 +62,8 @@ int slurm_parse_parsable(const char *out, uint64_t *ret_id, char **ret_cluster);
  * the caller keeps what it had. */
 const char *slurm_state_to_corral(const char *state, const char *reason) _pure_;
 
-/* One line of squeue --noheader --array --states=all --format=%A|%F|%K|%T|%r|%M|%k. */
-#define SLURM_SQUEUE_FORMAT "%A|%F|%K|%T|%r|%M|%k"
+/* One line of squeue --noheader --array --states=all --format=%A|%F|%K|%T|%r|%M|%u|%k. */
+#define SLURM_SQUEUE_FORMAT "%A|%F|%K|%T|%r|%M|%u|%k"
 #define SLURM_NO_TASK UINT32_MAX
 typedef struct SlurmJobStatus {
         uint64_t job_id;        /* its own, unique per array task */
@@ -72,17 +72,20 @@ typedef struct SlurmJobStatus {
         char *state;            /* Slurm's word */
         char *reason;           /* "None" for none */
         uint64_t elapsed_sec;
+        char *user;             /* its owner's name */
         char *comment;          /* NULL for none */
 } SlurmJobStatus;
 
 void slurm_job_status_free_many(SlurmJobStatus *s, size_t n);
-/* Every line; -EBADMSG naming none of them for a line that is not one (the caller logs
- * the output). */
+/* Every line that is one; a line that is not (a comment with a newline) is skipped. The
+ * number of lines skipped, or -ENOMEM. The same for sacct and scontrol below. */
 int slurm_parse_squeue(const char *out, SlurmJobStatus **ret, size_t *ret_n);
 
 /* The idempotence check after a crash between sbatch and the commit: the Slurm job (the
- * array's id for an array) carrying host's key of Corral job id among jobs, or -ENOENT. */
-int slurm_find_key(const SlurmJobStatus *jobs, size_t n, const char *host, uint64_t id, uint64_t *ret_slurm_id);
+ * array's id for an array) of user carrying host's key of Corral job id among jobs, or
+ * -ENOENT. Another user's job with that comment is none: anyone can write it. */
+int slurm_find_key(const SlurmJobStatus *jobs, size_t n, const char *host, uint64_t id, const char *user,
+                   uint64_t *ret_slurm_id);
 
 /* A finished job's record: sacct or scontrol. */
 typedef struct SlurmJobRecord {
@@ -93,15 +96,18 @@ typedef struct SlurmJobRecord {
         uint64_t elapsed_sec;
         uint64_t cpu_usec;      /* sacct only; 0 unknown */
         uint64_t max_rss;       /* bytes, sacct only (its steps'); 0 unknown */
+        char *user;             /* its owner's name */
         char *comment;          /* scontrol only */
 } SlurmJobRecord;
 
 void slurm_job_record_free_many(SlurmJobRecord *r, size_t n);
-#define SLURM_SACCT_FORMAT "JobIDRaw,JobID,State,ExitCode,ElapsedRaw,TotalCPU,MaxRSS"
+#define SLURM_SACCT_FORMAT "JobIDRaw,JobID,State,ExitCode,ElapsedRaw,TotalCPU,MaxRSS,User"
 /* sacct --noheader --parsable2 --format=SLURM_SACCT_FORMAT: one record per job (array
- * tasks each their own), the steps' MaxRSS folded in. */
+ * tasks each their own, with their owner), the steps' MaxRSS folded in. None of these
+ * fields is the user's text: a line cannot be made up. */
 int slurm_parse_sacct(const char *out, SlurmJobRecord **ret, size_t *ret_n);
-/* scontrol --oneliner show job: one record per line. */
+/* scontrol --oneliner show job: one record per line, which starts with JobId=. A job's
+ * name may hold a newline and what follows it: the first record of an id is its own. */
 int slurm_parse_scontrol(const char *out, SlurmJobRecord **ret, size_t *ret_n);
 
 /* Slurm's durations as its tools print them: "[D-]HH:MM:SS", "MM:SS", with ".mmm" for CPU

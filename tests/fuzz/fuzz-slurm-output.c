@@ -30,29 +30,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 break;
         case 'q':
                 r = slurm_parse_squeue(text, &st, &n);
-                fuzz_check(r == 0 || r == -EBADMSG);
-                for (size_t i = 0; r == 0 && i < n; i++) {
+                fuzz_check(r >= 0);
+                for (size_t i = 0; r >= 0 && i < n; i++) {
                         fuzz_check(st[i].job_id > 0 && st[i].array_job_id > 0);
                         fuzz_check(st[i].state && st[i].reason);
                         (void) slurm_state_to_corral(st[i].state, st[i].reason);
                 }
-                if (r == 0)
-                        (void) slurm_find_key(st, n, "host", 1, &sid);
-                slurm_job_status_free_many(st, r == 0 ? n : 0);
+                for (size_t i = 0; r >= 0 && i < n; i++)
+                        fuzz_check(st[i].user != NULL);
+                if (r >= 0)
+                        (void) slurm_find_key(st, n, "host", 1, "user", &sid);
+                slurm_job_status_free_many(st, r >= 0 ? n : 0);
                 break;
         case 'a':
                 r = slurm_parse_sacct(text, &rec, &n);
-                fuzz_check(r == 0 || r == -EBADMSG || r == -ERANGE);
-                for (size_t i = 0; r == 0 && i < n; i++)
+                fuzz_check(r >= 0);
+                for (size_t i = 0; r >= 0 && i < n; i++)
                         fuzz_check(rec[i].job_id > 0 && rec[i].state && rec[i].exit_code >= 0);
-                slurm_job_record_free_many(rec, r == 0 ? n : 0);
+                slurm_job_record_free_many(rec, r >= 0 ? n : 0);
                 break;
         case 'c':
                 r = slurm_parse_scontrol(text, &rec, &n);
-                fuzz_check(r == 0 || r == -EBADMSG);
-                for (size_t i = 0; r == 0 && i < n; i++)
-                        fuzz_check(rec[i].job_id > 0 && rec[i].state && rec[i].exit_code >= 0);
-                slurm_job_record_free_many(rec, r == 0 ? n : 0);
+                fuzz_check(r >= 0);
+                for (size_t i = 0; r >= 0 && i < n; i++)
+                        fuzz_check(rec[i].job_id > 0 && rec[i].state && rec[i].exit_code >= 0 && rec[i].user);
+                slurm_job_record_free_many(rec, r >= 0 ? n : 0);
                 break;
         case 't':
                 r = slurm_parse_time(text, &u);

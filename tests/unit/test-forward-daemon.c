@@ -31,6 +31,7 @@ typedef struct FakeCall {
         char *stdin_data;
         ExecutorCommandDone done;
         void *cookie;
+        size_t max_output;
         bool answered;
 } FakeCall;
 
@@ -49,7 +50,8 @@ static int fake_run(void *userdata, const ExecutorCommand *c, ExecutorCommandDon
         assert_true(n_calls < ELEMENTSOF(calls));
         f = &calls[n_calls++];
         *f = (FakeCall) { .uid = c->uid, .argv = strv_copy(c->argv), .env = c->env ? strv_copy(c->env) : NULL,
-                          .stdin_data = c->stdin_data ? strdup(c->stdin_data) : NULL, .done = done, .cookie = cookie };
+                          .stdin_data = c->stdin_data ? strdup(c->stdin_data) : NULL, .done = done, .cookie = cookie,
+                          .max_output = c->max_output };
         return 0;
 }
 
@@ -84,6 +86,11 @@ static FakeCall *last(const char *tool) {
 static void answer(FakeCall *c, const char *out, const char *err) {
         c->answered = true;
         c->done(0, out, err, c->cookie);
+}
+
+static void answer_error(FakeCall *c, int error) {
+        c->answered = true;
+        c->done(error, "", "", c->cookie);
 }
 
 static bool has_arg(const FakeCall *c, const char *a) {
@@ -242,7 +249,7 @@ static void test_submit_track_finish(void **state) {
         assert_int_equal(c->uid, 0);
         assert_true(has_arg(c, "nobody"));
         assert_true(has_arg(c, "--format=" SLURM_SQUEUE_FORMAT));
-        answer(c, "4120|4120|N/A|PENDING|Resources|0:00|corral:testhost:1\n", "");
+        answer(c, "4120|4120|N/A|PENDING|Resources|0:00|nobody|corral:testhost:1\n", "");
         assert_int_equal(j->state, JOB_QUEUED);
         assert_string_equal(j->reason, "Slurm:Resources");
         /* corral show and why name the Slurm job and Slurm's reason. */
@@ -258,7 +265,7 @@ static void test_submit_track_finish(void **state) {
                 fail_msg("why: %s", json_object_to_json_string(r));
         json_object_put(r);
         manager_forward_poll(m);
-        answer(last("squeue"), "4120|4120|N/A|RUNNING|None|0:05|corral:testhost:1\n", "");
+        answer(last("squeue"), "4120|4120|N/A|RUNNING|None|0:05|nobody|corral:testhost:1\n", "");
         assert_int_equal(j->state, JOB_RUNNING);
         assert_false(j->launching);
         /* A running forwarded job is not the local scheduler's. */
@@ -266,11 +273,11 @@ static void test_submit_track_finish(void **state) {
         assert_int_equal(j->state, JOB_RUNNING);
 
         manager_forward_poll(m);
-        answer(last("squeue"), "4120|4120|N/A|FAILED|NonZeroExitCode|0:07|corral:testhost:1\n", "");
+        answer(last("squeue"), "4120|4120|N/A|FAILED|NonZeroExitCode|0:07|nobody|corral:testhost:1\n", "");
         assert_int_equal(j->state, JOB_RUNNING); /* until its record says how */
         c = last("sacct");
         assert_true(has_arg(c, "4120"));
-        answer(c, "4120|4120|FAILED|3:0|7|00:01.500|\n4120.batch|4120.batch|FAILED|3:0|7|00:01.500|2048K\n", "");
+        answer(c, "4120|4120|FAILED|3:0|7|00:01.500||nobody\n4120.batch|4120.batch|FAILED|3:0|7|00:01.500|2048K|\n", "");
         assert_int_equal(j->state, JOB_FAILED);
         assert_int_equal(j->exit_code, 3);
         assert_int_equal(j->usage.cpu_usec, 1500000);
@@ -359,13 +366,13 @@ static void test_crash_and_restart(void **state) {
         pass(m);
         assert_int_equal(n_calls, 0); /* nothing submitted before the poll says */
         manager_forward_poll(m);
-        answer(last("squeue"), "900|900|N/A|RUNNING|None|0:03|corral:testhost:1\n"
-                               "901|901|N/A|RUNNING|None|0:03|corral:otherhost:2\n", "");
+        answer(last("squeue"), "900|900|N/A|RUNNING|None|0:03|nobody|corral:testhost:1\n"
+                               "901|901|N/A|RUNNING|None|0:03|nobody|corral:otherhost:2\n", "");
         j = manager_find_job(m, a);
         assert_int_equal(manager_job_slurm_id(m, j), 900);
         assert_int_equal(j->state, JOB_RUNNING);
         assert_int_equal(manager_commit(m), 0);
-        assert_meta(m, a, "linked 900");
+        assert_meta(m, a, "linked 900 confirmed");
         assert_meta(m, b, "none");
         pass(m);
         assert_int_equal(n_calls, 2);
@@ -384,14 +391,144 @@ static void test_crash_and_restart(void **state) {
         /* Gone from squeue (MinJobAge passed while corrald was down): sacct, and without
          * slurmdbd scontrol, then the state squeue last gave is all there is. */
         manager_forward_poll(m);
-        answer(last("squeue"), "902|902|N/A|PENDING|Priority|0:00|corral:testhost:2\n", "");
+        answer(last("squeue"), "902|902|N/A|PENDING|Priority|0:00|nobody|corral:testhost:2\n", "");
         answer(last("sacct"), "", "sacct: error: Slurm accounting storage is disabled\n");
+        /* Only the linked job is asked for; its record is its first, not what its name
+         * made up after it. */
+        assert_true(has_arg(last("scontrol"), "900"));
         answer(last("scontrol"),
                "JobId=900 JobName=wrap UserId=nobody(65534) JobState=COMPLETED Reason=None Dependency=(null) "
-               "ExitCode=0:0 RunTime=00:00:09 Comment=corral:testhost:1\n", "");
+               "ExitCode=0:0 RunTime=00:00:09 Comment=corral:testhost:1\n"
+               "JobId=900 UserId=nobody(65534) JobState=FAILED ExitCode=9:0 RunTime=00:00:09\n", "");
         assert_int_equal(manager_find_job(m, a)->state, JOB_COMPLETED);
         assert_int_equal(manager_find_job(m, a)->exit_code, 0);
         assert_string_equal(manager_find_job(m, b)->reason, "Slurm:Priority");
+        calls_reset();
+        manager_free(m);
+}
+
+/* The id sbatch prints is the user's claim (sbatch runs in the user's environment): it is
+ * confirmed by root's squeue (the user's job, this job's key) before any record of it is
+ * read as root. Another user's id, one with another key, or one squeue does not show ends
+ * the job; one linked while a poll ran waits for the next. sbatch's output is bounded. */
+static void test_claimed_id(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir, CONF "MaxForwarded=10\n");
+        uint64_t a, b, c, d, e;
+        Job *ja, *jb, *jc, *jd, *je;
+        FakeCall *sq;
+
+        calls_reset();
+        a = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}");
+        b = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}");
+        c = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}");
+        e = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}");
+        ja = manager_find_job(m, a), jb = manager_find_job(m, b), jc = manager_find_job(m, c);
+        je = manager_find_job(m, e);
+        pass(m);
+        assert_int_equal(n_calls, 4);
+        /* What the user runs may print 64 KiB; more is a refusal, not a retry. */
+        assert_int_equal(calls[0].max_output, 64 * 1024);
+        answer(&calls[0], "4200\n", "");       /* alice's job */
+        answer(&calls[1], "4300\n", "");       /* nobody's */
+        answer(&calls[2], "4400\n", "");       /* the user's, another key */
+        answer_error(&calls[3], -EFBIG);
+        assert_int_equal(je->state, JOB_CANCELLED);
+        assert_string_equal(je->reason, "SlurmRefused");
+        assert_non_null(strstr(je->launch_error, "64 KiB"));
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, a, "linked 4200");
+
+        manager_forward_poll(m);
+        sq = last("squeue");
+        assert_int_equal(sq->max_output, 0); /* root's: the executor's bound */
+        /* d goes while the poll runs: its id is not judged by this squeue. */
+        d = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}");
+        jd = manager_find_job(m, d);
+        pass(m);
+        answer(last("sbatch"), "4500\n", "");
+        answer(sq, "4200|4200|N/A|COMPLETED|None|0:05|alice|corral:testhost:1\n"
+                   "4400|4400|N/A|COMPLETED|None|0:05|nobody|corral:testhost:77\n", "");
+        /* No record of any of them read as root. */
+        assert_true(streq(tool_of(&calls[n_calls - 1]), "squeue") || streq(tool_of(&calls[n_calls - 1]), "sbatch"));
+        for (size_t i = 0; i < n_calls; i++)
+                assert_false(streq(tool_of(&calls[i]), "sacct") || streq(tool_of(&calls[i]), "scontrol"));
+        assert_int_equal(ja->state, JOB_CANCELLED);
+        assert_string_equal(ja->reason, "SlurmIdMismatch");
+        assert_non_null(strstr(ja->launch_error, "another user's"));
+        assert_int_equal(jb->state, JOB_CANCELLED);
+        assert_string_equal(jb->reason, "SlurmIdMismatch");
+        assert_int_equal(jc->state, JOB_CANCELLED);
+        assert_string_equal(jc->reason, "SlurmIdMismatch");
+        assert_int_equal(ja->exit_code, -1);
+        assert_int_equal(jd->state, JOB_QUEUED);
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, d, "linked 4500");
+
+        /* The next poll confirms d; a line broken by a comment's newline is skipped, the
+         * rest read. */
+        manager_forward_poll(m);
+        answer(last("squeue"), "4600|4600|N/A|RUNNING|None|0:01|nobody|two\nlines\n"
+                               "4500|4500|N/A|RUNNING|None|0:01|nobody|corral:testhost:5\n", "");
+        assert_int_equal(jd->state, JOB_RUNNING);
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, d, "linked 4500 confirmed");
+        /* Two lines for one job (one made up in a comment): nothing decided on them. */
+        manager_forward_poll(m);
+        answer(last("squeue"), "4500|4500|N/A|RUNNING|None|0:02|nobody|corral:testhost:5\n"
+                               "4500|4500|N/A|COMPLETED|None|0:02|nobody|corral:testhost:5\n", "");
+        assert_int_equal(jd->state, JOB_RUNNING);
+        assert_true(calls[n_calls - 1].answered);
+
+        /* A line made up in the user's own comment may confirm an id that is not theirs;
+         * the record is read only if its owner is the job's user. */
+        {
+                uint64_t g = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}");
+                Job *jg = manager_find_job(m, g);
+                char line[256];
+
+                pass(m);
+                answer(last("sbatch"), "4700\n", "");
+                manager_forward_poll(m);
+                snprintf(line, sizeof line, "4500|4500|N/A|RUNNING|None|0:03|nobody|corral:testhost:5\n"
+                                            "4800|4800|N/A|RUNNING|None|0:01|nobody|x\n"
+                                            "4700|4700|N/A|COMPLETED|None|0:05|nobody|corral:testhost:%" PRIu64 "\n", g);
+                answer(last("squeue"), line, "");
+                assert_true(has_arg(last("sacct"), "4700"));
+                answer(last("sacct"), "4700|4700|FAILED|7:0|5|00:00.100||alice\n"
+                                      "4700.batch|4700.batch|FAILED|7:0|5|00:00.100|4096K|\n", "");
+                assert_int_equal(jg->state, JOB_CANCELLED);
+                assert_string_equal(jg->reason, "SlurmIdMismatch");
+                assert_int_equal(jg->exit_code, -1);
+                assert_int_equal(jg->usage.memory_peak, 0);
+        }
+        calls_reset();
+        manager_free(m);
+}
+
+/* After a crash, a Slurm job carrying the job's key is adopted only if it is the user's:
+ * another user may plant that comment. */
+static void test_adopt_only_own(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir, CONF);
+        uint64_t a;
+        Job *j;
+
+        calls_reset();
+        a = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}");
+        pass(m);
+        assert_meta(m, a, "submitting");
+        m = manager_restart(m, t->dir, CONF);
+        calls_reset();
+        manager_forward_poll(m);
+        answer(last("squeue"), "900|900|N/A|RUNNING|None|0:03|mallory|corral:testhost:1\n", "");
+        j = manager_find_job(m, a);
+        assert_int_equal(manager_job_slurm_id(m, j), 0);
+        assert_int_equal(j->state, JOB_QUEUED);
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, a, "none");
+        pass(m);
+        assert_true(has_arg(last("sbatch"), "--comment=corral:testhost:1"));
         calls_reset();
         manager_free(m);
 }
@@ -472,11 +609,11 @@ static void test_pass_through(void **state) {
         for (uint64_t k = arr; k < arr + 3; k++)
                 assert_int_equal(manager_job_slurm_id(m, manager_find_job(m, k)), 700);
         manager_forward_poll(m);
-        answer(last("squeue"), "701|700|1|RUNNING|None|0:01|corral:testhost:4\n"
-                               "700|700|2|PENDING|Resources|0:00|corral:testhost:4\n"
-                               "700|700|3|PENDING|Resources|0:00|corral:testhost:4\n"
-                               "500|500|N/A|PENDING|Resources|0:00|corral:testhost:1\n"
-                               "501|501|N/A|PENDING|Dependency|0:00|corral:testhost:2\n", "");
+        answer(last("squeue"), "701|700|1|RUNNING|None|0:01|nobody|corral:testhost:4\n"
+                               "700|700|2|PENDING|Resources|0:00|nobody|corral:testhost:4\n"
+                               "700|700|3|PENDING|Resources|0:00|nobody|corral:testhost:4\n"
+                               "500|500|N/A|PENDING|Resources|0:00|nobody|corral:testhost:1\n"
+                               "501|501|N/A|PENDING|Dependency|0:00|nobody|corral:testhost:2\n", "");
         assert_int_equal(manager_find_job(m, arr)->state, JOB_RUNNING);
         assert_int_equal(manager_find_job(m, arr + 1)->state, JOB_QUEUED);
         assert_string_equal(manager_find_job(m, arr + 2)->reason, "Slurm:Resources");
@@ -526,6 +663,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_submit_track_finish, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_unreachable, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_crash_and_restart, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_claimed_id, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_adopt_only_own, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_pass_through, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_overflow, setup, tree_teardown),
         };

@@ -360,12 +360,14 @@ static void test_squeue(void **state) {
         uint64_t sid = 0;
 
         assert_int_equal(slurm_parse_squeue(out, &j, &n), 0);
-        assert_int_equal(n, 15);
+        assert_int_equal(n, 16);
         assert_int_equal(j[0].job_id, 4119);
         assert_int_equal(j[0].array_task_id, SLURM_NO_TASK);
         assert_string_equal(j[0].state, "RUNNING");
         assert_int_equal(j[0].elapsed_sec, 3757);
         assert_string_equal(j[0].comment, "corral:login1:56");
+        assert_string_equal(j[0].user, "alice");
+        assert_string_equal(j[12].user, "bob");
         assert_int_equal(j[3].job_id, 4123);
         assert_int_equal(j[3].array_job_id, 4122);
         assert_int_equal(j[3].array_task_id, 1);
@@ -378,27 +380,48 @@ static void test_squeue(void **state) {
 
         /* The idempotence check: the job a crash left unrecorded is found by its key, an
          * array by its array's id, another machine's job of the same Corral id is not. */
-        assert_int_equal(slurm_find_key(j, n, "login1", 57, &sid), 0);
+        assert_int_equal(slurm_find_key(j, n, "login1", 57, "alice", &sid), 0);
         assert_int_equal(sid, 4120);
-        assert_int_equal(slurm_find_key(j, n, "login1", 60, &sid), 0);
+        assert_int_equal(slurm_find_key(j, n, "login1", 60, "alice", &sid), 0);
         assert_int_equal(sid, 4122);
-        assert_int_equal(slurm_find_key(j, n, "login2", 57, &sid), 0);
+        assert_int_equal(slurm_find_key(j, n, "login2", 57, "bob", &sid), 0);
         assert_int_equal(sid, 4127);
-        assert_int_equal(slurm_find_key(j, n, "login1", 63, &sid), -ENOENT);
-        assert_int_equal(slurm_find_key(j, n, "login3", 57, &sid), -ENOENT);
+        assert_int_equal(slurm_find_key(j, n, "login1", 64, "alice", &sid), -ENOENT);
+        assert_int_equal(slurm_find_key(j, n, "login3", 57, "alice", &sid), -ENOENT);
+        /* Only the job's user's: anyone may write anyone's key into a comment. */
+        assert_int_equal(slurm_find_key(j, n, "login2", 57, "alice", &sid), -ENOENT);
+        assert_int_equal(slurm_find_key(j, n, "login1", 63, "alice", &sid), -ENOENT);
+        assert_int_equal(slurm_find_key(j, n, "login1", 63, "mallory", &sid), 0);
+        assert_int_equal(sid, 4129);
+        assert_int_equal(slurm_find_key(j, n, "login1", 57, NULL, &sid), -ENOENT);
         slurm_job_status_free_many(j, n);
         free(out);
 
         assert_int_equal(slurm_parse_squeue("", &j, &n), 0);
         assert_int_equal(n, 0);
         free(j);
-        for (const char *const *bad = (const char *const[]) { "1|1|N/A|RUNNING|None|0:00\n", "x|1|N/A|RUNNING|None|0:00|c\n",
-                                                             "1|1|one|RUNNING|None|0:00|c\n", "1|1|N/A|running|None|0:00|c\n",
-                                                             "1|1|N/A|RUNNING||0:00|c\n", "1|1|N/A|RUNNING|None|soon|c\n",
+        for (const char *const *bad = (const char *const[]) { "1|1|N/A|RUNNING|None|0:00|c\n", "x|1|N/A|RUNNING|None|0:00|u|c\n",
+                                                             "1|1|one|RUNNING|None|0:00|u|c\n", "1|1|N/A|running|None|0:00|u|c\n",
+                                                             "1|1|N/A|RUNNING||0:00|u|c\n", "1|1|N/A|RUNNING|None|soon|u|c\n",
+                                                             "1|1|N/A|RUNNING|None|0:00||c\n",
                                                              "squeue: error: Invalid user: carol\n", NULL };
-             *bad; bad++)
-                if (slurm_parse_squeue(*bad, &j, &n) != -EBADMSG)
+             *bad; bad++) {
+                /* Skipped, counted: no job from it. */
+                if (slurm_parse_squeue(*bad, &j, &n) != 1 || n != 0)
                         fail_msg("'%s' was taken", *bad);
+                free(j);
+        }
+
+        /* A comment with a newline breaks its own line, not the output: the other jobs
+         * are read, the broken line's pieces skipped. */
+        assert_int_equal(slurm_parse_squeue("5|5|N/A|RUNNING|None|0:01|bob|line one\nline two\n"
+                                            "6|6|N/A|PENDING|Priority|0:00|alice|corral:login1:9\n", &j, &n), 1);
+        assert_int_equal(n, 2);
+        assert_int_equal(j[0].job_id, 5);
+        assert_string_equal(j[0].comment, "line one");
+        assert_int_equal(j[1].job_id, 6);
+        assert_string_equal(j[1].user, "alice");
+        slurm_job_status_free_many(j, n);
 }
 
 static void test_sacct(void **state) {
@@ -414,6 +437,8 @@ static void test_sacct(void **state) {
         assert_int_equal(r[0].elapsed_sec, 5);
         assert_int_equal(r[0].cpu_usec, 12000);
         assert_int_equal(r[0].max_rss, 1280 * 1024);
+        assert_string_equal(r[0].user, "alice");
+        assert_string_equal(r[6].user, "bob");
         assert_int_equal(r[1].exit_code, 3);
         assert_string_equal(slurm_state_to_corral(r[1].state, NULL), "FAILED");
         assert_string_equal(slurm_state_to_corral(r[2].state, NULL), "CANCELLED");
@@ -427,10 +452,27 @@ static void test_sacct(void **state) {
         slurm_job_record_free_many(r, n);
         free(out);
 
-        assert_int_equal(slurm_parse_sacct("12.batch|12.batch|COMPLETED|0:0|1|00:01.000|1K\n", &r, &n), -EBADMSG);
-        assert_int_equal(slurm_parse_sacct("12|12|COMPLETED|0|1|00:01.000|\n", &r, &n), -EBADMSG);
-        assert_int_equal(slurm_parse_sacct("12|12|COMPLETED|0:0|1|00:01.000|\n13|13\n", &r, &n), -EBADMSG);
-        assert_int_equal(slurm_parse_sacct("12|12|COMPLETED|0:0|1|00:01.000||x\n", &r, &n), -EBADMSG);
+        /* Bad lines are skipped, the good ones kept. */
+        assert_int_equal(slurm_parse_sacct("12.batch|12.batch|COMPLETED|0:0|1|00:01.000|1K|\n", &r, &n), 1);
+        assert_int_equal(n, 0);
+        free(r);
+        assert_int_equal(slurm_parse_sacct("12|12|COMPLETED|0|1|00:01.000||u\n", &r, &n), 1);
+        assert_int_equal(n, 0);
+        free(r);
+        assert_int_equal(slurm_parse_sacct("12|12|COMPLETED|0:0|1|00:01.000||u|x\n", &r, &n), 1);
+        assert_int_equal(n, 0);
+        free(r);
+        assert_int_equal(slurm_parse_sacct("12|12|COMPLETED|0:0|1|00:01.000||\n", &r, &n), 1); /* no owner */
+        assert_int_equal(n, 0);
+        free(r);
+        assert_int_equal(slurm_parse_sacct("12|12|COMPLETED|0:0|1|00:01.000||u\n13|13\n14|14|FAILED|1:0|2|00:00.500||u\n"
+                                           "14.batch|14.batch|FAILED|1:0|2|00:00.500|99999999999P|\n", &r, &n), 2);
+        assert_int_equal(n, 2);
+        assert_int_equal(r[0].job_id, 12);
+        assert_int_equal(r[1].job_id, 14);
+        assert_int_equal(r[1].exit_code, 1);
+        assert_int_equal(r[1].max_rss, 0);
+        slurm_job_record_free_many(r, n);
 }
 
 static void test_scontrol(void **state) {
@@ -446,6 +488,8 @@ static void test_scontrol(void **state) {
         assert_int_equal(r[0].elapsed_sec, 1);
         /* Comment=, not AdminComment=, past a WorkDir= with a space. */
         assert_string_equal(r[0].comment, "corral:login1:55");
+        assert_string_equal(r[0].user, "alice");
+        assert_string_equal(r[1].user, "bob");
         assert_int_equal(r[1].job_id, 4130);
         assert_int_equal(r[1].elapsed_sec, 90061);
         assert_null(r[1].comment);
@@ -453,9 +497,25 @@ static void test_scontrol(void **state) {
         slurm_job_record_free_many(r, n);
         free(out);
 
-        assert_int_equal(slurm_parse_scontrol("slurm_load_jobs error: Invalid job id specified\n", &r, &n), -EBADMSG);
-        assert_int_equal(slurm_parse_scontrol("JobId=1 JobState=FAILED ExitCode=1 RunTime=00:00:01\n", &r, &n),
-                         -EBADMSG);
+        assert_int_equal(slurm_parse_scontrol("slurm_load_jobs error: Invalid job id specified\n", &r, &n), 1);
+        assert_int_equal(n, 0);
+        free(r);
+        assert_int_equal(slurm_parse_scontrol("JobId=1 UserId=a(1) JobState=FAILED ExitCode=1 RunTime=00:00:01\n", &r, &n), 1);
+        assert_int_equal(n, 0);
+        free(r);
+        /* A job name with a newline and a made-up record after it: the made-up line is
+         * a record of its own (the daemon takes an id's first), and a "JobId=" further on
+         * in a line is a name's, not a record's start. */
+        assert_int_equal(slurm_parse_scontrol("JobId=7 JobName=x UserId=mallory(1003) JobState=RUNNING ExitCode=0:0 "
+                                              "RunTime=00:00:01\n"
+                                              "JobId=7 JobName=y UserId=alice(1001) JobState=COMPLETED ExitCode=0:0 "
+                                              "RunTime=00:00:01\n"
+                                              "Name JobId=8 UserId=alice(1001) JobState=COMPLETED ExitCode=0:0 "
+                                              "RunTime=00:00:01\n", &r, &n), 1);
+        assert_int_equal(n, 2);
+        assert_int_equal(r[0].job_id, 7);
+        assert_string_equal(r[0].user, "mallory");
+        slurm_job_record_free_many(r, n);
 }
 
 int main(void) {
