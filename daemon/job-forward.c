@@ -456,7 +456,7 @@ static void overflow(Manager *m, uint64_t now) {
                 const QueueConfig *q, *t;
                 SlurmSubmitParams p;
 
-                if (j->state != JOB_QUEUED || j->array_job_id || !j->reason ||
+                if (j->state != JOB_QUEUED || j->array_job_id || j->req.interactive || !j->reason ||
                     (!streq(j->reason, "Resources") && !streq(j->reason, "Priority")))
                         continue;
                 q = config_find_queue(m->config, j->queue);

@@ -223,6 +223,9 @@ int slurm_submit_build(const SubmitRequest *req, const SlurmSubmitParams *p, Slu
                               "Slurm has no per-job I/O bandwidth, IOPS or weight limit: submit without them");
         if (req->tasks_max)
                 return refuse(ret_reason, -EOPNOTSUPP, "Slurm has no per-job TasksMax: submit without it");
+        if (req->interactive)
+                return refuse(ret_reason, -EOPNOTSUPP,
+                              "an interactive job runs on its client's terminal here: Slurm cannot run it");
         if (req->nice < 0)
                 return refuse(ret_reason, -EOPNOTSUPP,
                               "only Slurm's operators may give a negative nice (%d)", req->nice);

@@ -627,12 +627,14 @@ static void test_pass_through(void **state) {
 static void test_overflow(void **state) {
         Tree *t = *state;
         Manager *m = manager_for_test(t->dir, CONF "[Queue]\nName=normal\nOverflowTo=cluster\nOverflowAfterSec=60\n");
-        Job *big, *small, *unmappable;
+        Job *big, *small, *unmappable, *inter;
 
         calls_reset();
         big = manager_find_job(m, submit(m, "{\"workdir\":\"/tmp\",\"argv\":[\"/bin/true\"],\"cpus\":4}"));
         small = manager_find_job(m, submit(m, "{\"workdir\":\"/tmp\",\"argv\":[\"/bin/true\"]}"));
         unmappable = manager_find_job(m, submit(m, "{\"workdir\":\"/tmp\",\"argv\":[\"/bin/true\"],\"io_weight\":5}"));
+        inter = manager_find_job(m, submit(m, "{\"workdir\":\"/tmp\",\"argv\":[\"/bin/true\"]}"));
+        inter->req.interactive = true; /* as corral run's: it runs on its client's terminal, here */
         pass(m);
         assert_int_equal(big->state, JOB_RUNNING); /* the machine is full */
         assert_int_equal(small->state, JOB_QUEUED);
@@ -643,11 +645,13 @@ static void test_overflow(void **state) {
         assert_string_equal(small->queue, "normal");
         small->eligible_time -= 120;
         unmappable->eligible_time -= 120;
+        inter->eligible_time -= 120;
         pass(m);
         assert_string_equal(small->queue, "cluster");
         assert_true(has_arg(last("sbatch"), "--comment=corral:testhost:2"));
         assert_int_equal(n_calls, 1);
         assert_string_equal(unmappable->queue, "normal");
+        assert_string_equal(inter->queue, "normal");
         answer(last("sbatch"), "990\n", "");
         assert_int_equal(manager_job_slurm_id(m, small), 990);
         calls_reset();

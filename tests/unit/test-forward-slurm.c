@@ -194,6 +194,7 @@ static void test_submit_refusals(void **state) {
                 { 7, -EOPNOTSUPP, "this machine's name" },
                 { 8, -EOPNOTSUPP, "neither a script nor a command" },
                 { 9, -EOPNOTSUPP, "backslash" },
+                { 10, -EOPNOTSUPP, "interactive job" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(t); i++) {
@@ -220,6 +221,7 @@ static void test_submit_refusals(void **state) {
                         assert_int_equal(array_spec_parse("1-3", &req.array), 0);
                         req.stdout_path = (char *) "a\\b-%a";
                         break;
+                case 10: req.interactive = true; break;
                 }
                 assert_int_equal(slurm_submit_build(&req, &p, &s, &reason), t[i].ret);
                 assert_non_null(reason);
