@@ -86,17 +86,6 @@ static void report(const char *what, Mark from, size_t n) {
                ((double) now.rss - (double) from.rss) / (double) n, (double) now.rss / 1e6);
 }
 
-static int load_one(Job *j, void *userdata) {
-        Manager *m = userdata;
-        int r;
-
-        /* As manager_startup()'s loader does. */
-        r = manager_add_job(m, j);
-        if (r < 0)
-                job_free(j);
-        return r;
-}
-
 static int submit_all(const char *dir, size_t n) {
         Peer peer = { .uid = 0, .gid = 0 }; /* bench/daemon's clients run as root */
         char request[256];
@@ -175,7 +164,7 @@ int main(int argc, char **argv) {
         if (!m2)
                 return EXIT_FAILURE;
         after_load = mark();
-        if (store_load_jobs(m2->store, load_one, m2) < 0) {
+        if (manager_load_jobs(m2) < 0) {
                 fprintf(stderr, "load failed\n");
                 return EXIT_FAILURE;
         }

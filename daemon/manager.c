@@ -679,6 +679,15 @@ static int read_boot_id(char buf[static 64]) {
         return 0;
 }
 
+int manager_load_jobs(Manager *m) {
+        int r;
+
+        r = store_load_jobs(m->store, load_one, m);
+        if (r < 0)
+                return r;
+        return store_next_job_id(m->store, &m->next_id);
+}
+
 int manager_startup(Manager *m) {
         _cleanup_free_ uint64_t *live = NULL;
         _cleanup_free_ char *last_boot = NULL;
@@ -687,12 +696,9 @@ int manager_startup(Manager *m) {
         bool rebooted;
         int r;
 
-        r = store_load_jobs(m->store, load_one, m);
+        r = manager_load_jobs(m);
         if (r < 0)
                 return log_error_errno(r, "Cannot load jobs from the state database: %s", store_error(m->store));
-        r = store_next_job_id(m->store, &m->next_id);
-        if (r < 0)
-                return r;
         (void) read_boot_id(boot);
         (void) store_get_meta(m->store, "boot_id", &last_boot);
         rebooted = last_boot && !streq(last_boot, boot);

@@ -94,6 +94,9 @@ Manager *manager_free(Manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 
 /* Loads jobs, re-adopts running scopes and settles the ones lost while we were down. */
+/* The jobs of the store into memory, and the next job id: what a start-up (or a test's
+ * restart) does first. */
+int manager_load_jobs(Manager *m);
 int manager_startup(Manager *m);
 int manager_reload(Manager *m, char **ret_error);
 /* At start-up: the configuration in confdir, saved as the last good one; when it does not

@@ -130,11 +130,6 @@ static Manager *manager_for_test(const char *dir, const char *conf) {
 }
 
 /* corrald restarted on the same store: the jobs and their links loaded again. */
-static int reload_one(Job *j, void *userdata) {
-        Manager *m = userdata;
-        return manager_add_job(m, j); /* the store gives it its compact request */
-}
-
 static Manager *manager_restart(Manager *old, const char *dir, const char *conf) {
         Manager *m;
 
@@ -142,8 +137,7 @@ static Manager *manager_restart(Manager *old, const char *dir, const char *conf)
         manager_free(old);
         m = manager_for_test(dir, conf);
         manager_forward_free(m);
-        assert_int_equal(store_load_jobs(m->store, reload_one, m), 0);
-        assert_int_equal(store_next_job_id(m->store, &m->next_id), 0);
+        assert_int_equal(manager_load_jobs(m), 0);
         assert_int_equal(manager_forward_start(m), 0);
         manager_forward_set_runner(m, &fake_ops, NULL);
         return m;
