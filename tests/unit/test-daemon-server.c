@@ -813,7 +813,7 @@ static void test_held_fds_bound(void **state) {
         /* The first finishes its request: its three go to the call, and another client may
          * hold three again. */
         t.n_taken = 0;
-        send_all(fds[0], RUN_TAKE + 10, sizeof RUN_TAKE - 10);
+        send_all(fds[0], &RUN_TAKE[10], sizeof RUN_TAKE - 10);
         assert_non_null(reply_on(e, s, fds[0]));
         assert_int_equal(t.n_taken, 3);
         for (size_t i = 0; i < t.n_taken; i++)
