@@ -248,6 +248,15 @@ static uint64_t lowest_gpus(uint64_t mask, unsigned n) {
         return r;
 }
 
+/* Adds to *into up to left of the GPUs in from it does not hold yet, the lowest first;
+ * returns how many are still wanted. */
+static unsigned take_gpus(uint64_t *into, uint64_t from, unsigned left) {
+        uint64_t g = lowest_gpus(from & ~*into, left);
+
+        *into |= g;
+        return left - (unsigned) popcount64(g);
+}
+
 static bool plan_fit_cpus(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret);
 
 /* Spreads what j needs over the nodes s[0..n) in that order, CPUs and memory from them,
@@ -301,16 +310,10 @@ static bool plan_on_nodes(const SchedPass *p, const Avail *st, const SchedJob *j
                 } else if (local)
                         return false;
         }
-        for (size_t i = 0; i < n && left > 0; i++) {
-                uint64_t g = lowest_gpus(free & p->node_gpus[s[i]] & ~ret->gpus, left);
-                ret->gpus |= g;
-                left -= popcount64(g);
-        }
-        if (left > 0) {
-                uint64_t g = lowest_gpus(loose & ~ret->gpus, left);
-                ret->gpus |= g;
-                left -= popcount64(g);
-        }
+        for (size_t i = 0; i < n && left > 0; i++)
+                left = take_gpus(&ret->gpus, free & p->node_gpus[s[i]], left);
+        if (left > 0)
+                left = take_gpus(&ret->gpus, loose, left);
         return left == 0;
 }
 
@@ -421,16 +424,10 @@ static bool plan_fit_gpu(const SchedPass *p, const Avail *st, const SchedJob *j,
                 ret->gpus |= near;
                 left -= popcount64(near);
                 /* Then the nodes with most free GPUs (cand is in that order), loose last. */
-                for (size_t i = 0; i < n && left > 0; i++) {
-                        uint64_t g = lowest_gpus(free & p->node_gpus[cand[i]] & ~ret->gpus, left);
-                        ret->gpus |= g;
-                        left -= popcount64(g);
-                }
-                if (left > 0) {
-                        uint64_t g = lowest_gpus(loose & ~ret->gpus, left);
-                        ret->gpus |= g;
-                        left -= popcount64(g);
-                }
+                for (size_t i = 0; i < n && left > 0; i++)
+                        left = take_gpus(&ret->gpus, free & p->node_gpus[cand[i]], left);
+                if (left > 0)
+                        left = take_gpus(&ret->gpus, loose, left);
                 return left == 0;
         }
 }
