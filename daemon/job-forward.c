@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The jobs of a Backend=slurm queue (corrald(8), FORWARDING TO SLURM): handed to sbatch as
- * their user after the commit that records the attempt, tracked by one squeue for all of
- * them at a bounded rate, their Slurm states mirrored through manager_job_transition(),
+ * their user after the commit that records the attempt, tracked by a round of squeues (one
+ * per user, see Round) at a bounded rate, their Slurm states mirrored through manager_job_transition(),
  * cancel/hold/release passed through. forward/ builds the arguments and reads the output;
  * this file decides and remembers. How a command runs is the runner's (ForwardRunnerOps):
  * the executor's transient service of the user in production, a fake in the tests.
@@ -16,7 +16,8 @@
  * environment, and may print anything. A link is confirmed ("linked SLURMID confirmed")
  * once root's squeue shows that id as the user's, with this job's key; until then no
  * record of it is read as root (sacct, scontrol), and an id squeue shows as another
- * user's or with another key, or not at all, ends the job (SlurmIdMismatch). */
+ * user's or with another key, or not at all, ends the job (SlurmIdMismatch). Whose an id
+ * is, only a squeue that prints nothing a user writes says (SLURM_SQUEUE_IDS_FORMAT). */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -48,6 +49,7 @@ typedef struct Link {
         unsigned linked_poll;   /* the poll under way (or last) when sbatch answered */
         bool in_flight;         /* sbatch running now, in this daemon */
         bool final_seen;        /* Slurm said it ended: waiting for its record */
+        uint64_t candidate;     /* submitting: the Slurm job the user's squeue shows with its key */
 } Link;
 
 struct Forwarder {
@@ -61,6 +63,7 @@ struct Forwarder {
         unsigned poll_seq;      /* started */
         unsigned polls;         /* completed, for tests and the log */
         struct Pending *pending;
+        struct Round *round;    /* the poll's squeues, while they run */
         struct Records *records; /* the poll's, while its sacct or scontrol runs */
 };
 
@@ -519,7 +522,8 @@ static const SlurmJobStatus *status_of_full(const SlurmJobStatus *st, size_t n, 
         for (size_t i = 0; i < n; i++) {
                 bool match = j->array_job_id ? st[i].array_job_id == sid && st[i].array_task_id == j->array_task_id
                                              : st[i].job_id == sid;
-                if (!match)
+                /* Another user's output may say anything about any id: never read about j. */
+                if (!match || !st[i].user || !j->user || !streq(st[i].user, j->user))
                         continue;
                 if (found) {
                         if (ret_ambiguous)
@@ -794,53 +798,121 @@ static void on_sacct(int error, const char *out, const char *err, void *userdata
         scontrol_next(rs);
 }
 
-static void on_squeue(int error, const char *out, const char *err, void *userdata) {
-        Pending *p = userdata;
-        Forwarder *f = p->f;
+/* A poll is a round of squeues, one at a time: one per user with forwarded jobs, since a
+ * line's comment and reason are its owner's text and may make up lines after it (so one
+ * user's output is only ever read about that user's own jobs); then, where a link awaits
+ * confirmation or a crash left a job "submitting", one for those users that prints
+ * nothing a user writes (SLURM_SQUEUE_IDS_FORMAT), which alone says whose an id is. */
+typedef struct Round {
+        char **users;
+        size_t next_user;
+        SlurmJobStatus *st;     /* each user's lines about that user's jobs */
+        size_t n_st;
+        int skipped;
+} Round;
+
+static Round *round_free(Round *rd) {
+        if (!rd)
+                return NULL;
+        strv_free(rd->users);
+        slurm_job_status_free_many(rd->st, rd->n_st);
+        return mfree(rd);
+}
+
+static void round_end(Forwarder *f) {
+        f->round = round_free(f->round);
+        f->poll_in_flight = false;
+}
+
+static void round_unreachable(Forwarder *f, const char *what) {
+        log_warning("Cannot poll the Slurm jobs: %s", what);
+        /* Jobs waiting here for the cluster say why; those on it keep their state. */
+        for (size_t i = 0; i < f->n_links; i++) {
+                Job *j = manager_find_job(f->m, f->links[i].job_id);
+                if (j && j->state == JOB_QUEUED)
+                        (void) set_reason(f->m, j, "SlurmUnreachable");
+        }
+        round_end(f);
+}
+
+/* Root only reads here: it sees every user's jobs even where PrivateData=jobs. */
+static int run_squeue(Forwarder *f, const char *users, const char *format, ExecutorCommandDone done) {
+        _cleanup_free_ char *path = client_path(f->m, "squeue"), *fmt = NULL;
+        Pending *p;
+        int r;
+
+        if (!path || asprintf(&fmt, "--format=%s", format) < 0 || !(p = pending_new(f, 0)))
+                return -ENOMEM;
+        r = run(f, 0, (char *[]) { path, (char *) "--noheader", (char *) "--array", (char *) "--states=all",
+                                   (char *) "--users", (char *) users, fmt, NULL },
+                NULL, NULL, 0022, done, p);
+        if (r < 0)
+                pending_free(p);
+        return r;
+}
+
+static char *join_users(char **users) {
+        size_t len = 1;
+        char *list;
+
+        STRV_FOREACH(u, users)
+                len += strlen(*u) + 1;
+        list = malloc(len);
+        if (!list)
+                return NULL;
+        list[0] = 0;
+        STRV_FOREACH(u, users) {
+                if (u != users)
+                        strcat(list, ",");
+                strcat(list, *u);
+        }
+        return list;
+}
+
+/* The owner of Slurm job sid (an array: of its tasks) in the ids-only output, or NULL. */
+static const char *owner_of(const SlurmJobStatus *ids, size_t n, uint64_t sid) {
+        for (size_t i = 0; i < n; i++)
+                if (ids[i].job_id == sid || ids[i].array_job_id == sid)
+                        return ids[i].user;
+        return NULL;
+}
+
+static void round_decide(Forwarder *f, const SlurmJobStatus *ids, size_t n_ids_out) {
         Manager *m = f->m;
-        SlurmJobStatus *st = NULL;
-        size_t n = 0;
+        Round *rd = f->round;
+        SlurmJobStatus *st = TAKE_PTR(rd->st);
+        size_t n = rd->n_st;
         bool any_final = false;
-        _cleanup_free_ char *ids = NULL, *path = NULL;
+        _cleanup_free_ char *ids_arg = NULL, *path = NULL;
         _cleanup_free_ uint64_t *id_list = NULL;
         size_t n_ids = 0;
         Records *rs;
-        int r = -EBADMSG;
 
-        pending_free(p);
-        if (error >= 0 && !(isempty(out) && !isempty(err)))
-                r = slurm_parse_squeue(out, &st, &n);
-        if (r > 0)
-                log_debug("squeue: %d line(s) not a job's, skipped.", r);
-        if (r < 0) {
-                log_warning("Cannot poll the Slurm jobs: %s", !isempty(err) ? err : strerror(error < 0 ? -error : EBADMSG));
-                /* Jobs waiting here for the cluster say why; those on it keep their state. */
-                for (size_t i = 0; i < f->n_links; i++) {
-                        Job *j = manager_find_job(m, f->links[i].job_id);
-                        if (j && j->state == JOB_QUEUED)
-                                (void) set_reason(m, j, "SlurmUnreachable");
-                }
-                f->poll_in_flight = false;
-                return;
-        }
+        rd->n_st = 0;
+        if (rd->skipped > 0)
+                log_debug("squeue: %d line(s) not a job's, skipped.", rd->skipped);
+        f->round = round_free(rd);
         for (size_t i = 0; i < f->n_links; i++) {
                 Link *l = &f->links[i];
                 Job *j = manager_find_job(m, l->job_id);
                 const SlurmJobStatus *s;
+                const char *owner;
                 bool ambiguous;
 
                 if (!j || job_state_is_final(j->state))
                         continue;
                 if (l->phase == LINK_SUBMITTING && !l->in_flight) {
                         /* Left by a crash between sbatch and the commit: adopt or resubmit. */
-                        uint64_t head = j->array_job_id ?: j->id, sid;
-                        if (slurm_find_key(st, n, m->hostname, head, j->user, &sid) >= 0) {
-                                log_notice("Job %" PRIu64 " was already Slurm job %" PRIu64 ": adopted.", j->id, sid);
+                        owner = l->candidate ? owner_of(ids, n_ids_out, l->candidate) : NULL;
+                        if (owner && j->user && streq(owner, j->user)) {
+                                log_notice("Job %" PRIu64 " was already Slurm job %" PRIu64 ": adopted.", j->id,
+                                           l->candidate);
                                 l->phase = LINK_LINKED;
-                                l->slurm_id = sid;
+                                l->slurm_id = l->candidate;
                                 l->confirmed = true; /* the user's, with the key */
                         } else
                                 l->phase = LINK_NONE;
+                        l->candidate = 0;
                         (void) link_store(m, l);
                         m->sched_needed = true;
                 }
@@ -855,18 +927,19 @@ static void on_squeue(int error, const char *out, const char *err, void *userdat
                 if (!l->confirmed) {
                         uint64_t k;
 
-                        /* Linked after this squeue may have run: the next poll's. */
+                        /* Linked after this round began: the next one's. */
                         if (l->linked_poll == f->poll_seq)
                                 continue;
-                        if (!s) {
+                        owner = owner_of(ids, n_ids_out, l->slurm_id);
+                        if (!owner) {
                                 link_mismatch(f, j, l, "is not among the user's Slurm jobs");
                                 continue;
                         }
-                        if (!s->user || !j->user || !streq(s->user, j->user)) {
+                        if (!j->user || !streq(owner, j->user)) {
                                 link_mismatch(f, j, l, "is another user's");
                                 continue;
                         }
-                        if (!slurm_key_parse(s->comment, m->hostname, &k) || k != (j->array_job_id ?: j->id)) {
+                        if (!s || !slurm_key_parse(s->comment, m->hostname, &k) || k != (j->array_job_id ?: j->id)) {
                                 link_mismatch(f, j, l, "carries another comment than this job's key");
                                 continue;
                         }
@@ -905,10 +978,10 @@ static void on_squeue(int error, const char *out, const char *err, void *userdat
                         continue;
                 s = status_of(st, n, j, f->links[i].slurm_id);
                 want = s ? s->job_id : f->links[i].slurm_id;
-                if (asprintf(&x, "%s%s%" PRIu64, strempty(ids), ids ? "," : "", want) < 0)
+                if (asprintf(&x, "%s%s%" PRIu64, strempty(ids_arg), ids_arg ? "," : "", want) < 0)
                         break;
-                free(ids);
-                ids = x;
+                free(ids_arg);
+                ids_arg = x;
                 grown = reallocarray(id_list, n_ids + 1, sizeof *grown);
                 if (!grown)
                         break;
@@ -918,54 +991,158 @@ static void on_squeue(int error, const char *out, const char *err, void *userdat
         rs->ids = TAKE_PTR(id_list);
         rs->n_ids = n_ids;
         path = client_path(m, "sacct");
-        if (!ids || !path ||
-            run(f, 0, (char *[]) { path, (char *) "--noheader", (char *) "--parsable2", (char *) "--jobs", ids,
+        if (!ids_arg || !path ||
+            run(f, 0, (char *[]) { path, (char *) "--noheader", (char *) "--parsable2", (char *) "--jobs", ids_arg,
                                    (char *) "--format=" SLURM_SACCT_FORMAT, NULL },
                 NULL, NULL, 0022, on_sacct, rs) < 0)
                 on_sacct(-ENOMEM, "", "", rs);
 }
 
+static bool squeue_failed(int error, const char *out, const char *err, int r) {
+        return error < 0 || (isempty(out) && !isempty(err)) || r < 0;
+}
+
+static const char *squeue_error(int error, const char *err) {
+        return !isempty(err) ? err : strerror(error < 0 ? -error : EBADMSG);
+}
+
+static void on_squeue_ids(int error, const char *out, const char *err, void *userdata) {
+        Pending *p = userdata;
+        Forwarder *f = p->f;
+        SlurmJobStatus *ids = NULL;
+        size_t n = 0;
+        int r = -EBADMSG;
+
+        pending_free(p);
+        if (!f->round)
+                return;
+        if (error >= 0)
+                r = slurm_parse_squeue_ids(out, &ids, &n);
+        if (squeue_failed(error, out, err, r)) {
+                round_unreachable(f, squeue_error(error, err));
+                return;
+        }
+        round_decide(f, ids, n);
+        slurm_job_status_free_many(ids, n);
+}
+
+/* After the users' squeues: the ids whose owner must be known for certain, asked for in
+ * one squeue of their users. */
+static void round_identify(Forwarder *f) {
+        Manager *m = f->m;
+        Round *rd = f->round;
+        _cleanup_strv_free_ char **users = NULL;
+        _cleanup_free_ char *list = NULL;
+
+        for (size_t i = 0; i < f->n_links; i++) {
+                Link *l = &f->links[i];
+                Job *j = manager_find_job(m, l->job_id);
+                uint64_t sid;
+
+                if (!j || job_state_is_final(j->state) || !j->user)
+                        continue;
+                if (l->phase == LINK_SUBMITTING && !l->in_flight) {
+                        l->candidate = slurm_find_key(rd->st, rd->n_st, m->hostname, j->array_job_id ?: j->id, j->user,
+                                                      &sid) >= 0 ? sid : 0;
+                        if (!l->candidate)
+                                continue;
+                } else if (!(l->phase == LINK_LINKED && !l->confirmed && l->linked_poll != f->poll_seq))
+                        continue;
+                if (!strv_contains(users, j->user) && strv_extend(&users, j->user) < 0) {
+                        round_end(f);
+                        return;
+                }
+        }
+        if (!users) {
+                round_decide(f, NULL, 0);
+                return;
+        }
+        list = join_users(users);
+        if (!list || run_squeue(f, list, SLURM_SQUEUE_IDS_FORMAT, on_squeue_ids) < 0) {
+                log_warning("Cannot run squeue.");
+                round_end(f);
+        }
+}
+
+static void on_squeue(int error, const char *out, const char *err, void *userdata);
+
+static void round_next(Forwarder *f) {
+        Round *rd = f->round;
+
+        if (!rd->users[rd->next_user]) {
+                round_identify(f);
+                return;
+        }
+        if (run_squeue(f, rd->users[rd->next_user], SLURM_SQUEUE_FORMAT, on_squeue) < 0) {
+                log_warning("Cannot run squeue.");
+                round_end(f);
+        }
+}
+
+static void on_squeue(int error, const char *out, const char *err, void *userdata) {
+        Pending *p = userdata;
+        Forwarder *f = p->f;
+        Round *rd = f->round;
+        SlurmJobStatus *st = NULL, *grown;
+        const char *user;
+        size_t n = 0;
+        int r = -EBADMSG;
+
+        pending_free(p);
+        if (!rd)
+                return;
+        if (error >= 0)
+                r = slurm_parse_squeue(out, &st, &n);
+        if (squeue_failed(error, out, err, r)) {
+                round_unreachable(f, squeue_error(error, err));
+                return;
+        }
+        rd->skipped += r;
+        user = rd->users[rd->next_user++];
+        grown = n > 0 ? reallocarray(rd->st, rd->n_st + n, sizeof *grown) : rd->st;
+        if (n > 0 && !grown) {
+                slurm_job_status_free_many(st, n);
+                round_end(f);
+                return;
+        }
+        rd->st = grown;
+        for (size_t i = 0; i < n; i++) {
+                /* A line of another user's in this user's output is made up: dropped. */
+                if (st[i].user && streq(st[i].user, user)) {
+                        rd->st[rd->n_st++] = st[i];
+                        continue;
+                }
+                rd->skipped++;
+                free(st[i].state);
+                free(st[i].reason);
+                free(st[i].user);
+                free(st[i].comment);
+        }
+        free(st);
+        round_next(f);
+}
+
 void manager_forward_poll(Manager *m) {
         Forwarder *f = m->forward;
         _cleanup_strv_free_ char **users = NULL;
-        _cleanup_free_ char *path = NULL, *list = NULL, *fmt = NULL;
-        Pending *p;
-        size_t len = 1;
-        int r;
 
         if (!f || f->poll_in_flight)
                 return;
         for (size_t i = 0; i < f->n_links; i++) {
                 Job *j = manager_find_job(m, f->links[i].job_id);
-                if (j && f->links[i].phase != LINK_NONE && !f->links[i].in_flight && !strv_contains(users, j->user) &&
-                    strv_extend(&users, j->user) < 0)
+                if (j && j->user && f->links[i].phase != LINK_NONE && !f->links[i].in_flight &&
+                    !strv_contains(users, j->user) && strv_extend(&users, j->user) < 0)
                         return;
         }
         if (!users)
                 return;
-        STRV_FOREACH(u, users)
-                len += strlen(*u) + 1;
-        list = malloc(len);
-        path = client_path(m, "squeue");
-        if (!list || !path || asprintf(&fmt, "--format=%s", SLURM_SQUEUE_FORMAT) < 0 || !(p = pending_new(f, 0)))
+        f->round = new0(Round, 1);
+        if (!f->round)
                 return;
-        list[0] = 0;
-        STRV_FOREACH(u, users) {
-                if (u != users)
-                        strcat(list, ",");
-                strcat(list, *u);
-        }
+        f->round->users = TAKE_PTR(users);
         f->poll_in_flight = true;
         f->poll_seq++;
-        /* Root only reads here: it sees every user's jobs even where PrivateData=jobs. */
-        r = run(f, 0, (char *[]) { path, (char *) "--noheader", (char *) "--array", (char *) "--states=all",
-                                   (char *) "--users", list, fmt, NULL },
-                NULL, NULL, 0022, on_squeue, p);
-        if (r < 0) {
-                pending_free(p);
-                f->poll_in_flight = false;
-                log_warning_errno(r, "Cannot run squeue: %m");
-        }
+        round_next(f);
 }
 
 static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -1064,6 +1241,7 @@ void manager_forward_free(Manager *m) {
         sd_event_source_disable_unref(f->poll_timer);
         while (f->pending)
                 pending_free(f->pending);
+        f->round = round_free(f->round);
         records_free(f->records);
         free(f->links);
         free(f);

@@ -329,6 +329,29 @@ static int parse_squeue_line(char *line, void *item) {
         return r;
 }
 
+/* %A|%F|%K|%u: numbers and a user name, nothing a user writes. */
+static int parse_squeue_ids_line(char *line, void *item) {
+        SlurmJobStatus *s = item;
+        char *f[4];
+        size_t n;
+        unsigned task;
+        int r;
+
+        r = split_fields(line, f, 4, 4, &n);
+        if (r < 0)
+                return r;
+        s->array_task_id = SLURM_NO_TASK;
+        if (safe_atou64(f[0], &s->job_id) < 0 || s->job_id == 0 || safe_atou64(f[1], &s->array_job_id) < 0 ||
+            s->array_job_id == 0 || isempty(f[3]) || strpbrk(f[3], "|"))
+                return -EBADMSG;
+        if (!streq(f[2], "N/A")) {
+                if (safe_atou(f[2], &task) < 0 || task == SLURM_NO_TASK)
+                        return -EBADMSG;
+                s->array_task_id = task;
+        }
+        return dup_field(f[3], &s->user);
+}
+
 static void status_free_many(void *a, size_t n) {
         slurm_job_status_free_many(a, n);
 }
@@ -336,6 +359,17 @@ static void status_free_many(void *a, size_t n) {
 int slurm_parse_squeue(const char *out, SlurmJobStatus **ret, size_t *ret_n) {
         void *a = NULL;
         int r = parse_lines(out, sizeof(SlurmJobStatus), parse_squeue_line, status_clear, status_free_many, &a, ret_n);
+
+        if (r < 0)
+                return r;
+        *ret = a;
+        return r;
+}
+
+int slurm_parse_squeue_ids(const char *out, SlurmJobStatus **ret, size_t *ret_n) {
+        void *a = NULL;
+        int r = parse_lines(out, sizeof(SlurmJobStatus), parse_squeue_ids_line, status_clear, status_free_many, &a,
+                            ret_n);
 
         if (r < 0)
                 return r;

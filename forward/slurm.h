@@ -62,8 +62,15 @@ int slurm_parse_parsable(const char *out, uint64_t *ret_id, char **ret_cluster);
  * the caller keeps what it had. */
 const char *slurm_state_to_corral(const char *state, const char *reason) _pure_;
 
-/* One line of squeue --noheader --array --states=all --format=%A|%F|%K|%T|%r|%M|%u|%k. */
+/* One line of squeue --noheader --array --states=all --users=USER
+ * --format=%A|%F|%K|%T|%r|%M|%u|%k. The comment (%k) is its owner's text, and so may be
+ * the reason (%r prints Slurm's description where there is one): either may hold a
+ * newline and a made-up line after it. So this is asked for one user at a time, and a
+ * line of it is only ever read about a job of that user. */
 #define SLURM_SQUEUE_FORMAT "%A|%F|%K|%T|%r|%M|%u|%k"
+/* Whose a job is, for certain: --jobs=IDS --format=SLURM_SQUEUE_IDS_FORMAT prints nothing
+ * a user writes, so none of its lines can be made up. The other fields are left unset. */
+#define SLURM_SQUEUE_IDS_FORMAT "%A|%F|%K|%u"
 #define SLURM_NO_TASK UINT32_MAX
 typedef struct SlurmJobStatus {
         uint64_t job_id;        /* its own, unique per array task */
@@ -80,6 +87,7 @@ void slurm_job_status_free_many(SlurmJobStatus *s, size_t n);
 /* Every line that is one; a line that is not (a comment with a newline) is skipped. The
  * number of lines skipped, or -ENOMEM. The same for sacct and scontrol below. */
 int slurm_parse_squeue(const char *out, SlurmJobStatus **ret, size_t *ret_n);
+int slurm_parse_squeue_ids(const char *out, SlurmJobStatus **ret, size_t *ret_n);
 
 /* The idempotence check after a crash between sbatch and the commit: the Slurm job (the
  * array's id for an array) of user carrying host's key of Corral job id among jobs, or

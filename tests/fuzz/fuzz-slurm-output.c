@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The readers of the real Slurm client's output a forwarding queue runs (forward/): what
  * sbatch, squeue, sacct and scontrol print, which corrald parses as root. Input: one
- * selector byte ('p' sbatch --parsable, 'q' squeue, 'a' sacct, 'c' scontrol, 't' a time,
+ * selector byte ('p' sbatch --parsable, 'q' squeue, 'i' squeue of ids, 'a' sacct, 'c' scontrol, 't' a time,
  * 'r' a MaxRSS), then the text. Whatever parses is within what it claims: ids never 0,
  * states Corral knows or NULL, times that fit. */
 
@@ -40,6 +40,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         fuzz_check(st[i].user != NULL);
                 if (r >= 0)
                         (void) slurm_find_key(st, n, "host", 1, "user", &sid);
+                slurm_job_status_free_many(st, r >= 0 ? n : 0);
+                break;
+        case 'i':
+                r = slurm_parse_squeue_ids(text, &st, &n);
+                fuzz_check(r >= 0);
+                for (size_t i = 0; r >= 0 && i < n; i++)
+                        fuzz_check(st[i].job_id > 0 && st[i].array_job_id > 0 && st[i].user && !st[i].state &&
+                                   !st[i].comment);
                 slurm_job_status_free_many(st, r >= 0 ? n : 0);
                 break;
         case 'a':

@@ -97,6 +97,16 @@ static bool has_arg(const FakeCall *c, const char *a) {
         return strv_contains(c->argv, a);
 }
 
+/* The round's last squeue, of whose the ids are: nothing a user writes in its format. */
+static void answer_ids(const char *users, const char *out) {
+        FakeCall *c = last("squeue");
+
+        assert_int_equal(c->uid, 0);
+        assert_true(has_arg(c, "--format=" SLURM_SQUEUE_IDS_FORMAT));
+        assert_true(has_arg(c, users));
+        answer(c, out, "");
+}
+
 /* ---- the manager ---- */
 
 static SchedNode nodes[1];
@@ -154,8 +164,8 @@ static json_object *call(Manager *m, uid_t uid, CorralMethod method, const char 
         return reply;
 }
 
-static uint64_t submit(Manager *m, const char *params) {
-        json_object *r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, params), *p, *v;
+static uint64_t submit_as(Manager *m, uid_t uid, const char *params) {
+        json_object *r = call(m, uid, CORRAL_METHOD_SUBMIT, params), *p, *v;
         uint64_t id;
 
         if (!json_object_object_get_ex(r, "parameters", &p) || !json_object_object_get_ex(p, "job_id", &v))
@@ -164,6 +174,10 @@ static uint64_t submit(Manager *m, const char *params) {
         json_object_put(r);
         assert_int_equal(manager_commit(m), 0);
         return id;
+}
+
+static uint64_t submit(Manager *m, const char *params) {
+        return submit_as(m, NOBODY, params);
 }
 
 /* A scheduling pass as corrald's loop runs it: pass, commit, launches, forwarding. */
@@ -237,13 +251,16 @@ static void test_submit_track_finish(void **state) {
         assert_int_equal(manager_job_slurm_id(m, j), 4120);
         assert_string_equal(j->reason, "Slurm:Submitted");
 
-        /* One squeue, as root, for the users with forwarded jobs. */
+        /* One squeue per user with forwarded jobs, as root; then, for the id sbatch
+         * claimed, one whose output nobody can write into says whose it is. */
         manager_forward_poll(m);
         c = last("squeue");
         assert_int_equal(c->uid, 0);
         assert_true(has_arg(c, "nobody"));
         assert_true(has_arg(c, "--format=" SLURM_SQUEUE_FORMAT));
         answer(c, "4120|4120|N/A|PENDING|Resources|0:00|nobody|corral:testhost:1\n", "");
+        assert_string_equal(j->reason, "Slurm:Submitted"); /* not before it is confirmed */
+        answer_ids("nobody", "4120|4120|N/A|nobody\n4077|4077|N/A|nobody\n");
         assert_int_equal(j->state, JOB_QUEUED);
         assert_string_equal(j->reason, "Slurm:Resources");
         /* corral show and why name the Slurm job and Slurm's reason. */
@@ -362,6 +379,7 @@ static void test_crash_and_restart(void **state) {
         manager_forward_poll(m);
         answer(last("squeue"), "900|900|N/A|RUNNING|None|0:03|nobody|corral:testhost:1\n"
                                "901|901|N/A|RUNNING|None|0:03|nobody|corral:otherhost:2\n", "");
+        answer_ids("nobody", "900|900|N/A|nobody\n901|901|N/A|nobody\n");
         j = manager_find_job(m, a);
         assert_int_equal(manager_job_slurm_id(m, j), 900);
         assert_int_equal(j->state, JOB_RUNNING);
@@ -369,7 +387,7 @@ static void test_crash_and_restart(void **state) {
         assert_meta(m, a, "linked 900 confirmed");
         assert_meta(m, b, "none");
         pass(m);
-        assert_int_equal(n_calls, 2);
+        assert_int_equal(n_calls, 3); /* the two squeues, and b submitted again */
         assert_true(has_arg(last("sbatch"), "--comment=corral:testhost:2"));
         answer(last("sbatch"), "902\n", "");
         assert_int_equal(manager_commit(m), 0);
@@ -386,6 +404,7 @@ static void test_crash_and_restart(void **state) {
          * slurmdbd scontrol, then the state squeue last gave is all there is. */
         manager_forward_poll(m);
         answer(last("squeue"), "902|902|N/A|PENDING|Priority|0:00|nobody|corral:testhost:2\n", "");
+        answer_ids("nobody", "902|902|N/A|nobody\n");
         answer(last("sacct"), "", "sacct: error: Slurm accounting storage is disabled\n");
         /* Only the linked job is asked for; its record is its first, not what its name
          * made up after it. */
@@ -441,8 +460,12 @@ static void test_claimed_id(void **state) {
         jd = manager_find_job(m, d);
         pass(m);
         answer(last("sbatch"), "4500\n", "");
+        /* nobody's squeue: a line of alice's in it is made up (dropped); whose 4200 is,
+         * the squeue that prints nothing a user writes says. */
+        assert_true(has_arg(sq, "nobody") && !has_arg(sq, "alice"));
         answer(sq, "4200|4200|N/A|COMPLETED|None|0:05|alice|corral:testhost:1\n"
                    "4400|4400|N/A|COMPLETED|None|0:05|nobody|corral:testhost:77\n", "");
+        answer_ids("nobody", "4200|4200|N/A|alice\n4400|4400|N/A|nobody\n");
         /* No record of any of them read as root. */
         assert_true(streq(tool_of(&calls[n_calls - 1]), "squeue") || streq(tool_of(&calls[n_calls - 1]), "sbatch"));
         for (size_t i = 0; i < n_calls; i++)
@@ -464,6 +487,7 @@ static void test_claimed_id(void **state) {
         manager_forward_poll(m);
         answer(last("squeue"), "4600|4600|N/A|RUNNING|None|0:01|nobody|two\nlines\n"
                                "4500|4500|N/A|RUNNING|None|0:01|nobody|corral:testhost:5\n", "");
+        answer_ids("nobody", "4600|4600|N/A|nobody\n4500|4500|N/A|nobody\n");
         assert_int_equal(jd->state, JOB_RUNNING);
         assert_int_equal(manager_commit(m), 0);
         assert_meta(m, d, "linked 4500 confirmed");
@@ -474,8 +498,8 @@ static void test_claimed_id(void **state) {
         assert_int_equal(jd->state, JOB_RUNNING);
         assert_true(calls[n_calls - 1].answered);
 
-        /* A line made up in the user's own comment may confirm an id that is not theirs;
-         * the record is read only if its owner is the job's user. */
+        /* A line made up in the user's own comment cannot confirm an id that is not
+         * theirs: whose it is comes from the squeue nobody can write into. */
         {
                 uint64_t g = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}");
                 Job *jg = manager_find_job(m, g);
@@ -488,11 +512,12 @@ static void test_claimed_id(void **state) {
                                             "4800|4800|N/A|RUNNING|None|0:01|nobody|x\n"
                                             "4700|4700|N/A|COMPLETED|None|0:05|nobody|corral:testhost:%" PRIu64 "\n", g);
                 answer(last("squeue"), line, "");
-                assert_true(has_arg(last("sacct"), "4700"));
-                answer(last("sacct"), "4700|4700|FAILED|7:0|5|00:00.100||alice\n"
-                                      "4700.batch|4700.batch|FAILED|7:0|5|00:00.100|4096K|\n", "");
+                answer_ids("nobody", "4500|4500|N/A|nobody\n4800|4800|N/A|nobody\n4700|4700|N/A|alice\n");
+                for (size_t i = 0; i < n_calls; i++)
+                        assert_false(streq(tool_of(&calls[i]), "sacct") || streq(tool_of(&calls[i]), "scontrol"));
                 assert_int_equal(jg->state, JOB_CANCELLED);
                 assert_string_equal(jg->reason, "SlurmIdMismatch");
+                assert_non_null(strstr(jg->launch_error, "another user's"));
                 assert_int_equal(jg->exit_code, -1);
                 assert_int_equal(jg->usage.memory_peak, 0);
         }
@@ -523,6 +548,59 @@ static void test_adopt_only_own(void **state) {
         assert_meta(m, a, "none");
         pass(m);
         assert_true(has_arg(last("sbatch"), "--comment=corral:testhost:1"));
+        calls_reset();
+        manager_free(m);
+}
+
+/* Each user's squeue is read about that user's jobs only: what another user's comment
+ * makes up about them (a line ending it, a second line making it ambiguous) changes
+ * nothing. A user's own lines are read as they come. */
+static void test_other_users_lines(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir, CONF);
+        Job *ja, *jb;
+        FakeCall *c;
+
+        calls_reset();
+        ja = manager_find_job(m, submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}"));
+        jb = manager_find_job(m, submit_as(m, 1, "{" JOB ",\"argv\":[\"/bin/true\"]}"));
+        pass(m);
+        assert_int_equal(calls[0].uid, NOBODY);
+        assert_int_equal(calls[1].uid, 1);
+        answer(&calls[0], "800\n", "");
+        answer(&calls[1], "810\n", "");
+        manager_forward_poll(m);
+        c = last("squeue");
+        assert_true(has_arg(c, "nobody") && !has_arg(c, "daemon"));
+        answer(c, "800|800|N/A|RUNNING|None|0:01|nobody|corral:testhost:1\n", "");
+        c = last("squeue");
+        assert_true(has_arg(c, "daemon") && !has_arg(c, "nobody"));
+        answer(c, "810|810|N/A|RUNNING|None|0:01|daemon|corral:testhost:2\n"
+                  "800|800|N/A|COMPLETED|None|0:01|nobody|corral:testhost:1\n", "");
+        answer_ids("nobody,daemon", "800|800|N/A|nobody\n810|810|N/A|daemon\n");
+        assert_int_equal(ja->state, JOB_RUNNING);
+        assert_int_equal(jb->state, JOB_RUNNING);
+
+        /* daemon's comment: a line of nobody's job as if daemon's, and one ending it. */
+        manager_forward_poll(m);
+        answer(last("squeue"), "800|800|N/A|RUNNING|None|0:02|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "810|810|N/A|RUNNING|None|0:02|daemon|x\n"
+                               "800|800|N/A|COMPLETED|None|0:02|daemon|corral:testhost:1\n"
+                               "800|800|N/A|CANCELLED|None|0:02|nobody|corral:testhost:1\n", "");
+        assert_int_equal(ja->state, JOB_RUNNING);
+        for (size_t i = 0; i < n_calls; i++)
+                assert_false(streq(tool_of(&calls[i]), "sacct") || streq(tool_of(&calls[i]), "scontrol"));
+        /* nobody's job gone from slurmctld's memory: what daemon makes up does not keep
+         * it running; its record is asked for. daemon's own job ends as its line says. */
+        manager_forward_poll(m);
+        answer(last("squeue"), "", "");
+        answer(last("squeue"), "810|810|N/A|COMPLETED|None|0:03|daemon|x\n"
+                               "800|800|N/A|RUNNING|None|0:03|daemon|corral:testhost:1\n", "");
+        c = last("sacct");
+        assert_true(has_arg(c, "800,810"));
+        answer(c, "800|800|COMPLETED|0:0|3|00:00.100||nobody\n810|810|COMPLETED|0:0|3|00:00.100||daemon\n", "");
+        assert_int_equal(ja->state, JOB_COMPLETED);
+        assert_int_equal(jb->state, JOB_COMPLETED);
         calls_reset();
         manager_free(m);
 }
@@ -608,6 +686,8 @@ static void test_pass_through(void **state) {
                                "700|700|3|PENDING|Resources|0:00|nobody|corral:testhost:4\n"
                                "500|500|N/A|PENDING|Resources|0:00|nobody|corral:testhost:1\n"
                                "501|501|N/A|PENDING|Dependency|0:00|nobody|corral:testhost:2\n", "");
+        answer_ids("nobody", "701|700|1|nobody\n700|700|2|nobody\n700|700|3|nobody\n500|500|N/A|nobody\n"
+                             "501|501|N/A|nobody\n");
         assert_int_equal(manager_find_job(m, arr)->state, JOB_RUNNING);
         assert_int_equal(manager_find_job(m, arr + 1)->state, JOB_QUEUED);
         assert_string_equal(manager_find_job(m, arr + 2)->reason, "Slurm:Resources");
@@ -663,6 +743,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_crash_and_restart, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_claimed_id, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_adopt_only_own, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_other_users_lines, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_pass_through, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_overflow, setup, tree_teardown),
         };

@@ -426,6 +426,31 @@ static void test_squeue(void **state) {
         slurm_job_status_free_many(j, n);
 }
 
+/* The squeue of whose ids are: numbers and a user, a line with anything else skipped. */
+static void test_squeue_ids(void **state) {
+        SlurmJobStatus *j = NULL;
+        size_t n = 0;
+
+        assert_int_equal(slurm_parse_squeue_ids("4120|4120|N/A|alice\n4123|4122|1|bob\n", &j, &n), 0);
+        assert_int_equal(n, 2);
+        assert_int_equal(j[0].job_id, 4120);
+        assert_int_equal(j[0].array_task_id, SLURM_NO_TASK);
+        assert_string_equal(j[0].user, "alice");
+        assert_null(j[0].state);
+        assert_null(j[0].comment);
+        assert_int_equal(j[1].array_job_id, 4122);
+        assert_int_equal(j[1].array_task_id, 1);
+        assert_string_equal(j[1].user, "bob");
+        slurm_job_status_free_many(j, n);
+        for (const char *const *bad = (const char *const[]) { "1|1|N/A|\n", "1|1|N/A\n", "0|1|N/A|u\n",
+                                                             "1|1|N/A|u|corral:h:1\n", "1|x|N/A|u\n", NULL };
+             *bad; bad++) {
+                if (slurm_parse_squeue_ids(*bad, &j, &n) != 1 || n != 0)
+                        fail_msg("'%s' was taken", *bad);
+                free(j);
+        }
+}
+
 static void test_sacct(void **state) {
         char *out = read_data("sacct.txt");
         SlurmJobRecord *r = NULL;
@@ -530,6 +555,7 @@ int main(void) {
                 cmocka_unit_test(test_state_map),
                 cmocka_unit_test(test_time_rss),
                 cmocka_unit_test(test_squeue),
+                cmocka_unit_test(test_squeue_ids),
                 cmocka_unit_test(test_sacct),
                 cmocka_unit_test(test_scontrol),
         };
