@@ -633,6 +633,8 @@ static void apply(Forwarder *f, Job *j, const SlurmJobStatus *s) {
         case JOB_HELD:
                 if (j->state == JOB_QUEUED)
                         (void) manager_job_transition(m, j, JOB_EVENT_HOLD, JOB_HELD, "JobHeldUser");
+                else if (job_state_is_active(j->state)) /* scontrol requeuehold */
+                        (void) manager_job_transition(m, j, JOB_EVENT_REQUEUE, JOB_HELD, "RequeueHold");
                 break;
         case JOB_RUNNING:
                 if (job_state_is_pending(j->state))
@@ -1170,6 +1172,22 @@ int manager_forward_cancel(Manager *m, Job *j) {
                 return manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled") < 0 ? -EIO : 1;
         (void) job_set_reason(j, "Cancelling");
         return 1;
+}
+
+/* Slurm requeues the same Slurm job (same id, same key): the poll then sees it pending and
+ * the job goes back to the queue here (held for requeuehold). */
+int manager_forward_requeue(Manager *m, Job *j, bool hold) {
+        Forwarder *f = m->forward;
+        Link *l = f ? link_get(f, j->id, false) : NULL;
+        int r;
+
+        if (!l || l->phase != LINK_LINKED || !l->confirmed)
+                return -EAGAIN;
+        r = user_command(f, j, "scontrol", hold ? "requeuehold" : "requeue");
+        if (r < 0)
+                return r;
+        (void) job_set_reason(j, hold ? "RequeueHold" : "Requeue");
+        return 0;
 }
 
 void manager_forward_hold(Manager *m, Job *j, bool hold) {

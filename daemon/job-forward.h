@@ -39,3 +39,6 @@ unsigned manager_forward_polls(struct Manager *m);
  * runs), -errno. Hold/release: scontrol's, after the transition here. */
 int manager_forward_cancel(struct Manager *m, Job *j);
 void manager_forward_hold(struct Manager *m, Job *j, bool hold);
+/* A running or suspended job: its user's scontrol requeue[hold]. -EAGAIN while its Slurm
+ * id is not confirmed yet. */
+int manager_forward_requeue(struct Manager *m, Job *j, bool hold);

@@ -1083,13 +1083,26 @@ static json_object *method_requeue(Manager *m, const Peer *peer, json_object *pa
                 return reply_invalid_parameter("hold", "a boolean");
         if ((err = check(m, peer, AUTHZ_REQUEUE, j, "you can only requeue your own jobs")))
                 return err;
-        if (manager_job_forwarded(m, j))
-                return reply_invalid_parameter("job_id", "a job of a queue that forwards to Slurm is not requeued "
-                                                         "through Corral yet: cancel it and submit it again");
         if (job_state_is_pending(j->state) || j->cancel_requested)
                 return invalid_state(j);
         if ((err = check_access_again(m, peer, j)))
                 return err;
+        if (manager_job_forwarded(m, j)) {
+                int r;
+
+                /* Its Slurm job is finished and forgotten: a new one would carry the same
+                 * key as the old, which slurmctld may still show. */
+                if (job_state_is_final(j->state))
+                        return reply_invalid_parameter("job_id", "a finished job of a queue that forwards to Slurm "
+                                                                 "is not requeued: submit it again");
+                r = manager_forward_requeue(m, j, hold);
+                if (r == -EAGAIN)
+                        return reply_invalid_parameter("job_id", "its Slurm job is not confirmed yet: try again "
+                                                                 "after the next poll");
+                if (r < 0)
+                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+                return ok_reply(NULL);
+        }
         if (job_state_is_final(j->state)) {
                 /* Back among the unfinished jobs: it counts against its owner's limits
                  * again, as a new submission would. */

@@ -283,6 +283,39 @@ static void test_submit_track_finish(void **state) {
         pass(m);
         assert_int_equal(j->state, JOB_RUNNING);
 
+        /* Requeue: the user's scontrol requeue of the same Slurm job; back in the queue
+         * here when the poll shows it pending, then running again. */
+        r = call(m, NOBODY, CORRAL_METHOD_REQUEUE, "{\"job_id\":1}");
+        assert_null(json_object_object_get(r, "error"));
+        json_object_put(r);
+        c = last("scontrol");
+        assert_int_equal(c->uid, NOBODY);
+        assert_true(has_arg(c, "requeue") && has_arg(c, "4120"));
+        answer(c, "", "");
+        assert_int_equal(j->state, JOB_RUNNING);
+        manager_forward_poll(m);
+        answer(last("squeue"), "4120|4120|N/A|PENDING|BeginTime|0:00|nobody|corral:testhost:1\n", "");
+        assert_int_equal(j->state, JOB_QUEUED);
+        assert_string_equal(j->reason, "Slurm:BeginTime");
+        manager_forward_poll(m);
+        answer(last("squeue"), "4120|4120|N/A|RUNNING|None|0:01|nobody|corral:testhost:1\n", "");
+        assert_int_equal(j->state, JOB_RUNNING);
+        /* requeue --hold: held here once Slurm holds it; released, it runs again. */
+        r = call(m, NOBODY, CORRAL_METHOD_REQUEUE, "{\"job_id\":1,\"hold\":true}");
+        assert_null(json_object_object_get(r, "error"));
+        json_object_put(r);
+        assert_true(has_arg(last("scontrol"), "requeuehold"));
+        answer(last("scontrol"), "", "");
+        manager_forward_poll(m);
+        answer(last("squeue"), "4120|4120|N/A|PENDING|JobHeldUser|0:00|nobody|corral:testhost:1\n", "");
+        assert_int_equal(j->state, JOB_HELD);
+        json_object_put(call(m, NOBODY, CORRAL_METHOD_RELEASE, "{\"job_id\":1}"));
+        assert_true(has_arg(last("scontrol"), "release"));
+        answer(last("scontrol"), "", "");
+        manager_forward_poll(m);
+        answer(last("squeue"), "4120|4120|N/A|RUNNING|None|0:01|nobody|corral:testhost:1\n", "");
+        assert_int_equal(j->state, JOB_RUNNING);
+
         manager_forward_poll(m);
         answer(last("squeue"), "4120|4120|N/A|FAILED|NonZeroExitCode|0:07|nobody|corral:testhost:1\n", "");
         assert_int_equal(j->state, JOB_RUNNING); /* until its record says how */
@@ -649,11 +682,13 @@ static void test_pass_through(void **state) {
         assert_true(has_arg(last("sbatch"), "--dependency=afterok:500"));
         answer(last("sbatch"), "501\n", "");
 
-        /* Requeue is not passed through yet: refused, not half done. */
+        /* Requeue of a job still waiting on the cluster: refused, as here, nothing run. */
         {
+                size_t before = n_calls;
                 json_object *r = call(m, NOBODY, CORRAL_METHOD_REQUEUE, "{\"job_id\":1}");
-                assert_non_null(strstr(json_object_to_json_string(r), "not requeued through Corral yet"));
+                assert_non_null(json_object_object_get(r, "error"));
                 json_object_put(r);
+                assert_int_equal(n_calls, before);
         }
         /* Hold and release: here, then the user's scontrol. */
         json_object_put(call(m, NOBODY, CORRAL_METHOD_HOLD, "{\"job_id\":1}"));
