@@ -86,7 +86,12 @@ static Link *link_get(Forwarder *f, uint64_t id, bool create) {
         return l;
 }
 
+/* An ended job's link, here and in the store (in the iteration's commit). */
 static void link_drop(Forwarder *f, uint64_t id) {
+        char key[48];
+
+        snprintf(key, sizeof key, "forward.%" PRIu64, id);
+        (void) store_delete_meta(f->m->store, key);
         for (size_t i = 0; i < f->n_links; i++)
                 if (f->links[i].job_id == id) {
                         f->links[i] = f->links[--f->n_links];
@@ -230,7 +235,8 @@ static int dependency_of(uint64_t corral_id, void *userdata, uint64_t *ret) {
         if (!d || !manager_job_forwarded(m, d))
                 return -ENOENT;
         l = m->forward ? link_get(m->forward, corral_id, false) : NULL;
-        if (!l || l->phase != LINK_LINKED)
+        /* Not on the id sbatch claimed: only once squeue confirmed it. */
+        if (!l || l->phase != LINK_LINKED || !l->confirmed)
                 return -EAGAIN;
         *ret = l->slurm_id;
         return 0;

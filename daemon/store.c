@@ -737,6 +737,21 @@ int store_set_meta(Store *s, const char *key, const char *value) {
         return rc == SQLITE_DONE ? 0 : sqlite_to_errno(rc);
 }
 
+int store_delete_meta(Store *s, const char *key) {
+        sqlite3_stmt *st;
+        int rc, r;
+
+        if ((r = begin(s)) < 0)
+                return r;
+        rc = sqlite3_prepare_v2(s->db, "DELETE FROM meta WHERE key = ?1", -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return sqlite_to_errno(rc);
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        return rc == SQLITE_DONE ? 0 : sqlite_to_errno(rc);
+}
+
 int store_next_job_id(Store *s, uint64_t *ret) {
         _cleanup_free_ char *v = NULL;
         sqlite3_stmt *st;

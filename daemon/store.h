@@ -63,6 +63,7 @@ int store_next_job_id(Store *s, uint64_t *ret);
 
 int store_get_meta(Store *s, const char *key, char **ret);
 int store_set_meta(Store *s, const char *key, const char *value);
+int store_delete_meta(Store *s, const char *key);
 
 /* Accounting (migration 3). A run's charge and its day's summary (usage_daily, what
  * reports read), in the open transaction; -EEXIST, nothing added, for a run already

@@ -323,6 +323,7 @@ static void test_submit_track_finish(void **state) {
         assert_true(has_arg(c, "4120"));
         answer(c, "4120|4120|FAILED|3:0|7|00:01.500||nobody\n4120.batch|4120.batch|FAILED|3:0|7|00:01.500|2048K|\n", "");
         assert_int_equal(j->state, JOB_FAILED);
+        assert_null(meta(m, id)); /* the ended job's link is gone from the store too */
         assert_int_equal(j->exit_code, 3);
         assert_int_equal(j->usage.cpu_usec, 1500000);
         assert_int_equal(j->usage.memory_peak, 2048 * 1024);
@@ -678,6 +679,13 @@ static void test_pass_through(void **state) {
                 assert_true(has_arg(k, "502"));
                 answer(k, "", "");
         }
+        /* b names a's Slurm id only once a poll confirmed it: never a mere claim. */
+        pass(m);
+        assert_string_equal(jb->reason, "Dependency");
+        assert_false(streq(tool_of(&calls[n_calls - 1]), "sbatch"));
+        manager_forward_poll(m);
+        answer(last("squeue"), "500|500|N/A|PENDING|Resources|0:00|nobody|corral:testhost:1\n", "");
+        answer_ids("nobody", "500|500|N/A|nobody\n");
         pass(m);
         assert_true(has_arg(last("sbatch"), "--dependency=afterok:500"));
         answer(last("sbatch"), "501\n", "");
