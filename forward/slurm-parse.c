@@ -291,17 +291,10 @@ static int dup_field(const char *s, char **ret) {
         return *ret ? 0 : -ENOMEM;
 }
 
-static int parse_squeue_line(char *line, void *item) {
-        SlurmJobStatus *s = item;
-        char *f[8];
-        size_t n;
-        uint64_t usec;
+/* The first three fields of both squeue formats: %A|%F|%K. */
+static int parse_ids(char **f, SlurmJobStatus *s) {
         unsigned task;
-        int r;
 
-        r = split_fields(line, f, 8, 8, &n);
-        if (r < 0)
-                return r;
         s->array_task_id = SLURM_NO_TASK;
         if (safe_atou64(f[0], &s->job_id) < 0 || s->job_id == 0 || safe_atou64(f[1], &s->array_job_id) < 0 ||
             s->array_job_id == 0)
@@ -311,7 +304,20 @@ static int parse_squeue_line(char *line, void *item) {
                         return -EBADMSG;
                 s->array_task_id = task;
         }
-        if (!state_word_is_valid(f[3]) || isempty(f[4]) || isempty(f[6]))
+        return 0;
+}
+
+static int parse_squeue_line(char *line, void *item) {
+        SlurmJobStatus *s = item;
+        char *f[8];
+        size_t n;
+        uint64_t usec;
+        int r;
+
+        r = split_fields(line, f, 8, 8, &n);
+        if (r < 0)
+                return r;
+        if (parse_ids(f, s) < 0 || !state_word_is_valid(f[3]) || isempty(f[4]) || isempty(f[6]))
                 return -EBADMSG;
         /* A job not started yet shows "0:00"; "INVALID" where Slurm cannot tell. */
         if (streq(f[5], "INVALID"))
@@ -334,21 +340,13 @@ static int parse_squeue_ids_line(char *line, void *item) {
         SlurmJobStatus *s = item;
         char *f[4];
         size_t n;
-        unsigned task;
         int r;
 
         r = split_fields(line, f, 4, 4, &n);
         if (r < 0)
                 return r;
-        s->array_task_id = SLURM_NO_TASK;
-        if (safe_atou64(f[0], &s->job_id) < 0 || s->job_id == 0 || safe_atou64(f[1], &s->array_job_id) < 0 ||
-            s->array_job_id == 0 || isempty(f[3]) || strpbrk(f[3], "|"))
+        if (parse_ids(f, s) < 0 || isempty(f[3]) || strpbrk(f[3], "|"))
                 return -EBADMSG;
-        if (!streq(f[2], "N/A")) {
-                if (safe_atou(f[2], &task) < 0 || task == SLURM_NO_TASK)
-                        return -EBADMSG;
-                s->array_task_id = task;
-        }
         return dup_field(f[3], &s->user);
 }
 
