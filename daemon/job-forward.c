@@ -86,15 +86,23 @@ static Link *link_get(Forwarder *f, uint64_t id, bool create) {
         return l;
 }
 
-/* An ended job's link, here and in the store (in the iteration's commit). */
+/* An ended job's link leaves memory. The store keeps "ended SLURMID" of a confirmed one,
+ * as long as the job's own record, for where its output is (Slurm's slurm-%j.out); the
+ * rest is deleted. In the iteration's commit. */
 static void link_drop(Forwarder *f, uint64_t id) {
-        char key[48];
+        char key[48], value[48];
 
         snprintf(key, sizeof key, "forward.%" PRIu64, id);
-        (void) store_delete_meta(f->m->store, key);
         for (size_t i = 0; i < f->n_links; i++)
                 if (f->links[i].job_id == id) {
-                        f->links[i] = f->links[--f->n_links];
+                        Link *l = &f->links[i];
+
+                        if (l->phase == LINK_LINKED && l->confirmed) {
+                                snprintf(value, sizeof value, "ended %" PRIu64, l->slurm_id);
+                                (void) store_set_meta(f->m->store, key, value);
+                        } else
+                                (void) store_delete_meta(f->m->store, key);
+                        *l = f->links[--f->n_links];
                         return;
                 }
 }
@@ -113,6 +121,29 @@ static int link_store(Manager *m, const Link *l) {
 bool manager_job_forwarded(Manager *m, const Job *j) {
         const QueueConfig *q = j->queue ? config_find_queue(m->config, j->queue) : NULL;
         return q && q->backend == QUEUE_BACKEND_SLURM;
+}
+
+int manager_forward_output_path(Manager *m, const Job *j, char **ret) {
+        _cleanup_free_ char *v = NULL;
+        uint64_t sid = manager_job_slurm_id(m, j);
+        char key[48];
+        int r;
+
+        *ret = NULL;
+        if (!manager_job_forwarded(m, j))
+                return 0;
+        if (!sid) {
+                /* Ended: its link is only in the store now. */
+                snprintf(key, sizeof key, "forward.%" PRIu64, j->id);
+                r = store_get_meta(m->store, key, &v);
+                if (r < 0)
+                        return r;
+                if (!v || sscanf(v, "ended %" SCNu64, &sid) != 1)
+                        return 0;
+        }
+        r = j->array_job_id ? asprintf(ret, "slurm-%" PRIu64 "_%" PRIu32 ".out", sid, j->array_task_id)
+                            : asprintf(ret, "slurm-%" PRIu64 ".out", sid);
+        return r < 0 ? -ENOMEM : 1;
 }
 
 uint64_t manager_job_slurm_id(Manager *m, const Job *j) {

@@ -27,6 +27,12 @@ void manager_forward_set_runner(struct Manager *m, const ForwardRunnerOps *ops, 
 /* Whether j's queue forwards its jobs; its Slurm job (0: none yet). */
 bool manager_job_forwarded(struct Manager *m, const Job *j);
 uint64_t manager_job_slurm_id(struct Manager *m, const Job *j);
+/* Where Slurm writes a forwarded job's output when it names no file: slurm-%j.out
+ * (slurm-%A_%a.out for an array task) in its working directory, its Slurm id from its
+ * link, or for an ended job from the store (a read: for one job, never for lists). 1 and
+ * *ret (relative) when known, 0 and NULL for a job that is not forwarded or has no Slurm
+ * job (yet). */
+int manager_forward_output_path(struct Manager *m, const Job *j, char **ret);
 /* Submit's check for a forwarding queue: 0, or -EOPNOTSUPP with what cannot be mapped. */
 int manager_forward_check(struct Manager *m, const SubmitRequest *req, const QueueConfig *q, const char *user,
                           const char *project, char **ret_reason);

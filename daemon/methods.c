@@ -1162,8 +1162,9 @@ static json_object *method_wait(Manager *m, Call *call, const Peer *peer, json_o
 static json_object *method_logs(Manager *m, const Peer *peer, json_object *params) {
         json_object *err = NULL, *p, *v, *lines;
         Job *j = get_job(m, params, &err);
+        _cleanup_free_ char *slurm_default = NULL;
         uint64_t max_lines = 0;
-        bool truncated;
+        bool truncated, forwarded = false;
         char unit[64];
 
         if (!j)
@@ -1178,9 +1179,19 @@ static json_object *method_logs(Manager *m, const Peer *peer, json_object *param
         json_add_string(p, "workdir", j->req.workdir);
         /* The journal's lines for this id from before then are an earlier job's. */
         json_add_u64(p, "since", j->submit_time);
+        /* A forwarded job's output is where Slurm wrote it, never in this journal: without
+         * a file of its own, Slurm's slurm-%j.out, which holds its stderr too. */
+        if (manager_job_forwarded(m, j)) {
+                if (manager_forward_output_path(m, j, &slurm_default) == -ENOMEM) {
+                        json_object_put(p);
+                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+                }
+                forwarded = true;
+        }
         /* Where the files really are: patterns expanded, relative to the working directory. */
         for (int k = 0; k < 2; k++) {
-                const char *raw = k == 0 ? j->req.stdout_path : (j->req.stderr_path ?: j->req.stdout_path);
+                const char *raw = k == 0 ? j->req.stdout_path ?: slurm_default
+                                         : (j->req.stderr_path ?: j->req.stdout_path ?: slurm_default);
                 _cleanup_free_ char *x = NULL, *abs = NULL;
                 if (job_expand_path(j, raw, &x) < 0 || !x)
                         continue;
@@ -1188,7 +1199,7 @@ static json_object *method_logs(Manager *m, const Peer *peer, json_object *param
                         abs = NULL;
                 json_add_string(p, k == 0 ? "stdout_path" : "stderr_path", abs ?: x);
         }
-        if (!j->req.stdout_path || !j->req.stderr_path) {
+        if (!forwarded && (!j->req.stdout_path || !j->req.stderr_path)) {
                 lines = job_logs_read(j->id, j->submit_time, max_lines, &truncated);
                 if (lines) {
                         json_add(p, "lines", lines);

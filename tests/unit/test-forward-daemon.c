@@ -323,7 +323,16 @@ static void test_submit_track_finish(void **state) {
         assert_true(has_arg(c, "4120"));
         answer(c, "4120|4120|FAILED|3:0|7|00:01.500||nobody\n4120.batch|4120.batch|FAILED|3:0|7|00:01.500|2048K|\n", "");
         assert_int_equal(j->state, JOB_FAILED);
-        assert_null(meta(m, id)); /* the ended job's link is gone from the store too */
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, id, "ended 4120"); /* where its output is, for corral logs */
+        /* corral logs: Slurm's slurm-%j.out in its working directory, stderr with it;
+         * never this machine's journal. */
+        r = call(m, NOBODY, CORRAL_METHOD_LOGS, "{\"job_id\":1}");
+        if (!strstr(json_object_to_json_string(r), "\"stdout_path\": \"\\/tmp\\/slurm-4120.out\"") ||
+            !strstr(json_object_to_json_string(r), "\"stderr_path\": \"\\/tmp\\/slurm-4120.out\"") ||
+            strstr(json_object_to_json_string(r), "\"lines\""))
+                fail_msg("logs: %s", json_object_to_json_string(r));
+        json_object_put(r);
         assert_int_equal(j->exit_code, 3);
         assert_int_equal(j->usage.cpu_usec, 1500000);
         assert_int_equal(j->usage.memory_peak, 2048 * 1024);
