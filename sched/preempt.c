@@ -18,10 +18,6 @@ static inline bool eligible(const Cand *c) {
         return !c->started && c->reason == SCHED_REASON_NONE;
 }
 
-static bool may_preempt(const SchedJob *j) {
-        return j->preempts != 0 || j->parallel_run;
-}
-
 /* Seconds it has run, its suspensions left out. */
 static uint64_t run_time(const SchedJob *j, uint64_t now) {
         uint64_t t = now > j->start_time ? now - j->start_time : 0;
@@ -379,16 +375,16 @@ int pass_preempt(SchedPass *p) {
         if (!cfg->enabled && p->n_preempted == 0)
                 return 0;
 
-        /* One scan of the jobs (a pass's dearest loop at 100,000 of them): what may
-         * resume, the victims, the running jobs' owners, and which waiting jobs may
-         * preempt, marked by job index so the priority order need not look them up. */
+        /* What may resume, the victims and the running jobs' owners, from the running
+         * and suspended jobs pass_collect() found; the waiting jobs that may preempt it
+         * marked and counted too, so no scan of every job is needed here. */
         if (!GROW(ctx->resumes, ctx->n_resumes_alloc, p->n_preempted) ||
-            (cfg->enabled && (!GROW(ctx->victims, ctx->n_victims_alloc, p->n_jobs) ||
-                              !GROW(ctx->victim_taken, ctx->n_victim_taken_alloc, p->n_jobs) ||
-                              !GROW(ctx->run_users, ctx->n_run_users_alloc, p->n_jobs) ||
-                              !GROW(ctx->preemptor, ctx->n_preemptor_alloc, p->n_jobs))))
+            (cfg->enabled && (!GROW(ctx->victims, ctx->n_victims_alloc, p->n_active) ||
+                              !GROW(ctx->victim_taken, ctx->n_victim_taken_alloc, p->n_active) ||
+                              !GROW(ctx->run_users, ctx->n_run_users_alloc, p->n_active))))
                 return -ENOMEM;
-        for (size_t i = 0; i < p->n_jobs; i++) {
+        for (size_t x = 0; x < p->n_active; x++) {
+                size_t i = p->active[x];
                 const SchedJob *j = &p->jobs[i];
 
                 if (j->state == SCHED_JOB_SUSPENDED && j->preempted) {
@@ -398,7 +394,6 @@ int pass_preempt(SchedPass *p) {
                 }
                 if (!cfg->enabled)
                         continue;
-                ctx->preemptor[i] = false;
                 if (j->state == SCHED_JOB_RUNNING) {
                         ctx->run_users[n_run++] = j->user_id;
                         if (j->preemptable && j->alloc) {
@@ -406,14 +401,12 @@ int pass_preempt(SchedPass *p) {
                                 ctx->victims[n_victims++] = (uint32_t) i;
                                 victim_cpus += cpu_set_count(&j->alloc->cpus);
                         }
-                } else if (j->state == SCHED_JOB_PENDING && may_preempt(j)) {
-                        /* Eligible or not: an ineligible one only delays resumptions to
-                         * step 3 of this same pass. */
-                        ctx->preemptor[i] = true;
-                        n_preemptors++;
-                        top_queue = MAX(top_queue, (int64_t) j->queue_priority);
                 }
         }
+        /* Eligible or not: an ineligible preemptor only delays resumptions to step 3 of
+         * this same pass. */
+        n_preemptors = cfg->enabled ? p->n_preemptors : 0;
+        top_queue = n_preemptors > 0 ? p->top_preemptor_queue : INT64_MIN;
         qsort_r(ctx->resumes, n_resumes, sizeof(uint32_t), cmp_resume, (void *) p->jobs);
 
         /* 1. What no waiting preemptor outranks resumes first. */
@@ -435,7 +428,7 @@ int pass_preempt(SchedPass *p) {
                 const SchedJob *j;
                 Plan pl;
 
-                if (!ctx->preemptor[c->idx])
+                if (!c->preemptor)
                         continue;
                 seen++;
                 /* No CPU free and none to take: the rest cannot start either. */
@@ -444,7 +437,8 @@ int pass_preempt(SchedPass *p) {
                 j = cand_job(p, c);
                 if (!eligible(c) || limits_block(p, c))
                         continue;
-                if (plan_fit_now(p, p->avail_now, c, &pl)) {
+                /* Fewer CPUs free than it needs: plan_fit_now() would say no. */
+                if (c->cpus <= p->now_cpus && plan_fit_now(p, p->avail_now, c, &pl)) {
                         r = pass_start(p, c, &pl);
                         if (r < 0)
                                 return r;
@@ -453,7 +447,7 @@ int pass_preempt(SchedPass *p) {
                 /* No victims could ever make room: not worth a try. Suspending gives
                  * CPUs only (a frozen job keeps its GPU memory, so its GPUs): one that
                  * waits for GPUs waits until they are free. */
-                if (n_victims == 0 || MAX(j->cpus, 1u) > p->now_cpus + victim_cpus)
+                if (n_victims == 0 || c->cpus > p->now_cpus + victim_cpus)
                         continue;
                 if (j->gpus > 0 && (unsigned) __builtin_popcountll(avail_gpus(p, p->avail_now) & job_gpu_allowed(p, j)) < j->gpus)
                         continue;

@@ -77,6 +77,7 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->last_rank);
         free(ctx->rank_slot);
         free(ctx->new_cands);
+        free(ctx->cand_limits);
         free(ctx->active);
         free(ctx->decisions);
         free(ctx->waiting);
@@ -116,7 +117,6 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->victim_running);
         free(ctx->vscores);
         free(ctx->resumes);
-        free(ctx->preemptor);
         free(ctx->prev_time);
         free(ctx->prev_avail);
         return mfree(ctx);
@@ -149,6 +149,7 @@ void sched_context_trim(SchedContext *ctx) {
         TRIM(ctx->array_ids, ctx->n_array_ids_alloc);
         TRIM(ctx->array_count, ctx->n_array_count_alloc);
         TRIM(ctx->resv_held, ctx->n_resv_held_alloc);
+        TRIM(ctx->cand_limits, ctx->n_cand_limits_alloc);
         TRIM(ctx->resv_of, ctx->n_resv_of_alloc);
         TRIM(ctx->events, ctx->n_events_alloc);
         TRIM(ctx->events_tmp, ctx->n_events_tmp_alloc);
@@ -158,7 +159,6 @@ void sched_context_trim(SchedContext *ctx) {
         TRIM(ctx->victim_taken, ctx->n_victim_taken_alloc);
         TRIM(ctx->victim_running, ctx->n_victim_running_alloc);
         TRIM(ctx->vscores, ctx->n_vscores_alloc);
-        TRIM(ctx->preemptor, ctx->n_preemptor_alloc);
         /* The last order too: the next pass sorts from scratch, once, to the same order. */
         TRIM(ctx->last_ids, ctx->n_last_ids_alloc);
         TRIM(ctx->last_rank, ctx->n_last_rank_alloc);
@@ -447,8 +447,10 @@ static int pass_collect(SchedPass *p) {
         int r;
         uint32_t machine_cpus = 0;
         uint64_t machine_mem = 0;
-        bool by_id = true;
+        bool by_id = true, multifactor = p->config->priority == &sched_priority_multifactor;
 
+        p->n_preemptors = 0;
+        p->top_preemptor_queue = INT64_MIN;
         for (size_t i = 0; i < p->n_nodes; i++) {
                 machine_cpus += p->node_cpus[i];
                 machine_mem = time_add(machine_mem, p->node_mem[i]);
@@ -486,16 +488,23 @@ static int pass_collect(SchedPass *p) {
                         continue;
                 c = &ctx->cands[n];
                 *c = (Cand) {
-                        .prio = p->config->priority->priority(p->config, j, p->now),
+                        .prio = multifactor ? job_priority_multifactor(p->config, j, p->now)
+                                            : p->config->priority->priority(p->config, j, p->now),
                         .submit = j->submit_time,
                         .id = j->id,
                         .idx = (uint32_t) i,
                         .proj = p->config->n_projects > 0 && p->config->projects
                                         ? project_index(p->config, j->project_id) : -1,
+                        .cpus = MAX(j->cpus, 1u),
                         .user = j->user_id,
                         .was_blocked = j->blocked,
+                        .preemptor = j->preempts != 0 || j->parallel_run,
                 };
                 c->reason = job_ineligible(p, j, &c->est, machine_cpus, machine_mem);
+                if (c->preemptor) {
+                        p->n_preemptors++;
+                        p->top_preemptor_queue = MAX(p->top_preemptor_queue, (int64_t) j->queue_priority);
+                }
                 /* Shuffled: the queue's priority first, then the lightest score; the
                  * priority reported stays the policy's. */
                 ctx->keys[n] = (SortKey) {
@@ -551,8 +560,8 @@ static int pass_result(SchedPass *p, SchedResult *ret) {
                         .est_start = c->est,
                         .priority = c->prio,
                         .bypassed = c->bypassed,
-                        .limit = sched_reason_is_limit(c->reason) ? c->limit : 0,
-                        .wanted = sched_reason_is_limit(c->reason) ? c->wanted : 0,
+                        .limit = p->limits && sched_reason_is_limit(c->reason) ? ctx->cand_limits[i].limit : 0,
+                        .wanted = p->limits && sched_reason_is_limit(c->reason) ? ctx->cand_limits[i].wanted : 0,
                 };
         }
 
