@@ -132,11 +132,11 @@ typedef struct SchedContext {
         /* The last pass's candidates by ascending id, each with its place in that pass's
          * order (n_last of them; none when the jobs did not come by ascending id): this
          * pass's sort starts from that order, which has changed little. */
-        uint64_t *last_ids;
-        uint32_t *last_rank, *rank_slot, *new_cands;
+        uint64_t *last_ids, *next_ids; /* next_ids: this pass's, by ascending id */
+        uint32_t *last_rank;
         uint32_t *active;
         size_t n_active_alloc;
-        size_t n_last, n_last_ids_alloc, n_last_rank_alloc, n_rank_slot_alloc, n_new_cands_alloc;
+        size_t n_last, n_last_ids_alloc, n_next_ids_alloc, n_last_rank_alloc;
         SchedDecision *decisions;
         size_t n_decisions_alloc;
         SchedWait *waiting;

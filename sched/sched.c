@@ -75,8 +75,7 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->keys_tmp);
         free(ctx->last_ids);
         free(ctx->last_rank);
-        free(ctx->rank_slot);
-        free(ctx->new_cands);
+        free(ctx->next_ids);
         free(ctx->cand_limits);
         free(ctx->active);
         free(ctx->decisions);
@@ -136,8 +135,7 @@ void sched_context_trim(SchedContext *ctx) {
         TRIM(ctx->cands_tmp, ctx->n_cands_tmp_alloc);
         TRIM(ctx->keys, ctx->n_keys_alloc);
         TRIM(ctx->keys_tmp, ctx->n_keys_tmp_alloc);
-        TRIM(ctx->rank_slot, ctx->n_rank_slot_alloc);
-        TRIM(ctx->new_cands, ctx->n_new_cands_alloc);
+        TRIM(ctx->next_ids, ctx->n_next_ids_alloc);
         TRIM(ctx->active, ctx->n_active_alloc);
         TRIM(ctx->waiting, ctx->n_waiting_alloc);
         TRIM(ctx->order, ctx->n_order_alloc);
@@ -401,44 +399,66 @@ static int pass_shuffle_scores(SchedPass *p) {
  * order and the sort is a scan, plus a merge of what is new. The last order is kept as
  * the candidates' ids ascending, each with its rank; matching them to this pass's
  * candidates is a merge of two id-sorted lists, done as pass_collect() makes them when the
- * jobs come by ascending id (as the daemon and the simulator give them). */
+ * jobs come by ascending id (as the daemon and the simulator give them), and each key
+ * goes straight to its last rank in keys_tmp: one scattered write a job, where a slot
+ * table then a gather of the keys through it made three passes over them. */
 
-/* Rank of the job with this id in the last order (UINT32_MAX: none); *k walks last_ids. */
-static inline uint32_t last_rank_of(const SchedContext *ctx, size_t *k, uint64_t id) {
+/* Rank of the job with this id in the last order (UINT32_MAX: none); *k walks last_ids.
+ * A last candidate passed over is gone since: its slot in keys_tmp is marked empty. */
+static inline uint32_t last_rank_of(SchedContext *ctx, size_t *k, uint64_t id) {
+        uint32_t rank;
+
         while (*k < ctx->n_last && ctx->last_ids[*k] < id)
-                (*k)++;
-        return *k < ctx->n_last && ctx->last_ids[*k] == id ? ctx->last_rank[*k] : UINT32_MAX;
+                ctx->keys_tmp[ctx->last_rank[(*k)++]].cand = UINT32_MAX;
+        if (*k >= ctx->n_last || ctx->last_ids[*k] != id)
+                return UINT32_MAX;
+        rank = ctx->last_rank[*k];
+        (*k)++;
+        return rank;
 }
 
-/* Puts keys[0, n) in the last order: those ranked in rank_slot (rank -> key index, or
- * UINT32_MAX), then the n_new in new_cands, new since the last pass, in job order. */
-static void keys_in_last_order(SchedContext *ctx, size_t n, size_t n_new) {
+/* Puts the keys in the last order: those placed at their last rank in keys_tmp, less
+ * the empty slots, then the n_new in keys, new since the last pass, in job order. */
+static void keys_in_last_order(SchedContext *ctx, size_t k, size_t n, size_t n_new) {
         size_t o = 0;
 
+        for (; k < ctx->n_last; k++)
+                ctx->keys_tmp[ctx->last_rank[k]].cand = UINT32_MAX;
         for (size_t r = 0; r < ctx->n_last; r++)
-                if (ctx->rank_slot[r] != UINT32_MAX)
-                        ctx->keys_tmp[o++] = ctx->keys[ctx->rank_slot[r]];
+                if (ctx->keys_tmp[r].cand != UINT32_MAX)
+                        ctx->keys_tmp[o++] = ctx->keys_tmp[r];
         assert(o + n_new == n);
-        for (size_t i = 0; i < n_new; i++)
-                ctx->keys_tmp[o++] = ctx->keys[ctx->new_cands[i]];
+        memcpy(ctx->keys_tmp + o, ctx->keys, n_new * sizeof(SortKey));
         SWAP_TWO(ctx->keys, ctx->keys_tmp);
         SWAP_TWO(ctx->n_keys_alloc, ctx->n_keys_tmp_alloc);
 }
 
-/* Remembers this pass's order for the next: keys[r].cand is the candidate (made in job
- * order, so by ascending id) placed r-th. */
+/* Remembers this pass's order for the next: next_ids holds the candidates' ids in job
+ * order (ascending), keys[r].cand is the candidate placed r-th. */
 static int keys_remember_order(SchedContext *ctx, size_t n, bool by_id) {
         ctx->n_last = 0;
         if (!by_id)
                 return 0;
-        if (!GROW(ctx->last_ids, ctx->n_last_ids_alloc, n) || !GROW(ctx->last_rank, ctx->n_last_rank_alloc, n))
+        if (!GROW(ctx->last_rank, ctx->n_last_rank_alloc, n))
                 return -ENOMEM;
-        for (size_t c = 0; c < n; c++)
-                ctx->last_ids[c] = ctx->cands[c].id;
+        SWAP_TWO(ctx->last_ids, ctx->next_ids);
+        SWAP_TWO(ctx->n_last_ids_alloc, ctx->n_next_ids_alloc);
         for (size_t r = 0; r < n; r++)
                 ctx->last_rank[ctx->keys[r].cand] = (uint32_t) r;
         ctx->n_last = n;
         return 0;
+}
+
+static SortKey cand_key(const SchedPass *p, const Cand *c, uint32_t n) {
+        /* Shuffled: the queue's priority first, then the lightest score; the priority
+         * reported stays the policy's. */
+        return (SortKey) {
+                .prio = p->config->ordering == SCHED_ORDERING_SHUFFLE
+                                ? (double) p->jobs[c->idx].queue_priority * 1e15 -
+                                          (double) p->ctx->shuffle_score[c->idx]
+                                : c->prio,
+                .cand = n,
+        };
 }
 
 static int pass_collect(SchedPass *p) {
@@ -460,12 +480,10 @@ static int pass_collect(SchedPass *p) {
         if (!GROW(ctx->cands, ctx->n_cands_alloc, p->n_jobs) ||
             !GROW(ctx->cands_tmp, ctx->n_cands_tmp_alloc, p->n_jobs) ||
             !GROW(ctx->keys, ctx->n_keys_alloc, p->n_jobs) ||
-            !GROW(ctx->keys_tmp, ctx->n_keys_tmp_alloc, p->n_jobs) ||
-            !GROW(ctx->new_cands, ctx->n_new_cands_alloc, p->n_jobs) ||
-            !GROW(ctx->active, ctx->n_active_alloc, p->n_jobs) ||
-            !GROW(ctx->rank_slot, ctx->n_rank_slot_alloc, ctx->n_last))
+            !GROW(ctx->keys_tmp, ctx->n_keys_tmp_alloc, MAX(p->n_jobs, ctx->n_last)) ||
+            !GROW(ctx->next_ids, ctx->n_next_ids_alloc, p->n_jobs) ||
+            !GROW(ctx->active, ctx->n_active_alloc, p->n_jobs))
                 return -ENOMEM;
-        memset(ctx->rank_slot, 0xff, ctx->n_last * sizeof(uint32_t));
 
         if (p->config->ordering == SCHED_ORDERING_SHUFFLE) {
                 r = pass_shuffle_scores(p);
@@ -505,24 +523,22 @@ static int pass_collect(SchedPass *p) {
                         p->n_preemptors++;
                         p->top_preemptor_queue = MAX(p->top_preemptor_queue, (int64_t) j->queue_priority);
                 }
-                /* Shuffled: the queue's priority first, then the lightest score; the
-                 * priority reported stays the policy's. */
-                ctx->keys[n] = (SortKey) {
-                        .prio = p->config->ordering == SCHED_ORDERING_SHUFFLE
-                                        ? (double) j->queue_priority * 1e15 - (double) ctx->shuffle_score[i]
-                                        : c->prio,
-                        .cand = (uint32_t) n,
-                };
+                /* Where it was in the last order, or with the new ones. */
+                ctx->next_ids[n] = j->id;
                 rank = by_id ? last_rank_of(ctx, &k, j->id) : UINT32_MAX;
                 if (rank != UINT32_MAX)
-                        ctx->rank_slot[rank] = (uint32_t) n;
+                        ctx->keys_tmp[rank] = cand_key(p, c, (uint32_t) n);
                 else
-                        ctx->new_cands[n_new++] = (uint32_t) n;
+                        ctx->keys[n_new++] = cand_key(p, c, (uint32_t) n);
                 n++;
         }
 
-        if (by_id && ctx->n_last > 0)
-                keys_in_last_order(ctx, n, n_new);
+        if (by_id)
+                keys_in_last_order(ctx, k, n, n_new);
+        else
+                /* Not by id: no last order to start from, the keys in job order. */
+                for (size_t i = 0; i < n; i++)
+                        ctx->keys[i] = cand_key(p, &ctx->cands[i], (uint32_t) i);
         (void) sort_keys(ctx->keys, ctx->keys_tmp, n, ctx->cands);
         r = keys_remember_order(ctx, n, by_id);
         if (r < 0)
