@@ -293,8 +293,7 @@ static inline double expm1_pos(double x) {
 
 /* The multifactor priority (sched_priority_multifactor), inline for pass_collect()'s
  * scan of every waiting job: an indirect call a job was a tenth of the scan. */
-static inline double job_priority_multifactor(const SchedConfig *c, const SchedJob *j, uint64_t now) {
-        const SchedWeights *w = &c->weights;
+static inline double job_priority_weights(const SchedWeights *w, const SchedJob *j, uint64_t now) {
         uint64_t since = j->eligible_time ?: j->submit_time;
         double age = now > since ? (double) (now - since) : 0.0, prio;
 
@@ -320,6 +319,10 @@ static inline double job_priority_multifactor(const SchedConfig *c, const SchedJ
         }
 
         return prio - (double) j->nice;
+}
+
+static inline double job_priority_multifactor(const SchedConfig *c, const SchedJob *j, uint64_t now) {
+        return job_priority_weights(&c->weights, j, now);
 }
 
 /* resources.c */

@@ -231,8 +231,11 @@ static bool bindable(const SchedPass *p, const SchedJob *j) {
         return MAX(j->cpus, 1u) <= cpus && j->memory <= mem;
 }
 
-static SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, uint64_t *ret_est,
-                                  uint32_t machine_cpus, uint64_t machine_mem) {
+/* The config's and the pass's figures come as arguments: in pass_collect()'s scan they
+ * stay in registers, where every store to a candidate would make it read them again
+ * (the tree is built without strict aliasing). */
+static inline SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, uint64_t now, uint64_t max_walltime,
+                                         uint64_t *ret_est, uint32_t machine_cpus, uint64_t machine_mem) {
         SchedReason r;
 
         *ret_est = SCHED_TIME_INFINITY;
@@ -244,8 +247,7 @@ static SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, uint64_
         if (_unlikely_(j->gpus > 0) && (j->gpus > (unsigned) __builtin_popcountll(job_gpu_allowed(p, j)) ||
                                         (j->gpu_binding && !bindable(p, j))))
                 return SCHED_REASON_TOO_BIG;
-        if (p->config->max_walltime > 0 && sched_job_walltime(j) != SCHED_TIME_INFINITY &&
-            sched_job_walltime(j) > p->config->max_walltime)
+        if (max_walltime > 0 && sched_job_walltime(j) != SCHED_TIME_INFINITY && sched_job_walltime(j) > max_walltime)
                 return SCHED_REASON_TIME_LIMIT;
         if (j->max_walltime > 0 && j->walltime != SCHED_TIME_INFINITY && j->walltime > j->max_walltime)
                 return SCHED_REASON_TIME_LIMIT;
@@ -256,7 +258,7 @@ static SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, uint64_
                 return SCHED_REASON_HELD;
         if (r != SCHED_REASON_NONE)
                 return r;
-        if (j->begin_time > p->now || j->submit_time > p->now) {
+        if (j->begin_time > now || j->submit_time > now) {
                 *ret_est = MAX(j->begin_time, j->submit_time);
                 return SCHED_REASON_BEGIN_TIME;
         }
@@ -449,6 +451,8 @@ static int keys_remember_order(SchedContext *ctx, size_t n, bool by_id) {
         return 0;
 }
 
+#define GATHER_AHEAD 16
+
 static SortKey cand_key(const SchedPass *p, const Cand *c, uint32_t n) {
         /* Shuffled: the queue's priority first, then the lightest score; the priority
          * reported stays the policy's. */
@@ -468,6 +472,10 @@ static int pass_collect(SchedPass *p) {
         uint32_t machine_cpus = 0;
         uint64_t machine_mem = 0;
         bool by_id = true, multifactor = p->config->priority == &sched_priority_multifactor;
+        /* Read once, not again after every store to a candidate. */
+        const SchedWeights weights = p->config->weights;
+        const uint64_t now = p->now, max_walltime = p->config->max_walltime;
+        const bool projects = p->config->n_projects > 0 && p->config->projects;
 
         p->n_preemptors = 0;
         p->top_preemptor_queue = INT64_MIN;
@@ -506,19 +514,18 @@ static int pass_collect(SchedPass *p) {
                         continue;
                 c = &ctx->cands[n];
                 *c = (Cand) {
-                        .prio = multifactor ? job_priority_multifactor(p->config, j, p->now)
-                                            : p->config->priority->priority(p->config, j, p->now),
+                        .prio = multifactor ? job_priority_weights(&weights, j, now)
+                                            : p->config->priority->priority(p->config, j, now),
                         .submit = j->submit_time,
                         .id = j->id,
                         .idx = (uint32_t) i,
-                        .proj = p->config->n_projects > 0 && p->config->projects
-                                        ? project_index(p->config, j->project_id) : -1,
+                        .proj = projects ? project_index(p->config, j->project_id) : -1,
                         .cpus = MAX(j->cpus, 1u),
                         .user = j->user_id,
                         .was_blocked = j->blocked,
                         .preemptor = j->preempts != 0 || j->parallel_run,
                 };
-                c->reason = job_ineligible(p, j, &c->est, machine_cpus, machine_mem);
+                c->reason = job_ineligible(p, j, now, max_walltime, &c->est, machine_cpus, machine_mem);
                 if (c->preemptor) {
                         p->n_preemptors++;
                         p->top_preemptor_queue = MAX(p->top_preemptor_queue, (int64_t) j->queue_priority);
@@ -543,8 +550,13 @@ static int pass_collect(SchedPass *p) {
         r = keys_remember_order(ctx, n, by_id);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < n; i++)
+        /* A gather from all over the candidates: asked for some way ahead, the loads
+         * overlap instead of waiting one by one (the keys are read in order anyway). */
+        for (size_t i = 0; i < n; i++) {
+                if (i + GATHER_AHEAD < n)
+                        __builtin_prefetch(&ctx->cands[ctx->keys[i + GATHER_AHEAD].cand]);
                 ctx->cands_tmp[i] = ctx->cands[ctx->keys[i].cand];
+        }
         SWAP_TWO(ctx->cands, ctx->cands_tmp);
         SWAP_TWO(ctx->n_cands_alloc, ctx->n_cands_tmp_alloc);
         p->cands = ctx->cands;
