@@ -38,10 +38,10 @@ static int start_in_order(SchedPass *p, size_t *ret_top) {
         return 0;
 }
 
+/* The eligible jobs from from on that were not started wait for Priority: said once,
+ * read through cand_reason(). */
 static void rest_wait(SchedPass *p, size_t from) {
-        for (size_t i = from; i < p->n_cands; i++)
-                if (eligible(&p->cands[i]))
-                        p->cands[i].reason = SCHED_REASON_PRIORITY;
+        p->wait_from = from;
 }
 
 /* Reserves for the top job; false if it can never start (holders without a limit). */
@@ -174,7 +174,9 @@ static int plan_easy(SchedPass *p) {
         for (size_t i = top; i < last_started; i++) {
                 Cand *c = &p->cands[i];
 
-                if (!c->started && (c->reason == SCHED_REASON_RESOURCES || c->reason == SCHED_REASON_PRIORITY))
+                SchedReason why = cand_reason(p, c);
+
+                if (!c->started && (why == SCHED_REASON_RESOURCES || why == SCHED_REASON_PRIORITY))
                         c->bypassed = true;
         }
         return pass_estimate(p, false);

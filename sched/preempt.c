@@ -84,6 +84,14 @@ static const CpuSet *job_allowed_cpus(const SchedPass *p, const SchedJob *j) {
         return i >= 0 ? p->config->projects[i].allowed_cpus : NULL;
 }
 
+/* Gives node k's CPUs of a back to free (node k's free CPUs, a subset of the node's):
+ * free | (node & a) as (free | a) & node, without a copy of the node's set (a CpuSet is a
+ * kilobyte, and this runs for every victim tried). */
+static void free_add_cpus(const SchedPass *p, CpuSet *free, size_t k, const CpuSet *a) {
+        cpu_set_or(free, a);
+        cpu_set_and(free, &p->machine->nodes[k].cpus);
+}
+
 static int add_decision(SchedPass *p, SchedDecisionType type, size_t idx, SchedDecision **ret) {
         SchedContext *ctx = p->ctx;
 
@@ -238,11 +246,8 @@ static bool fits_with(SchedPass *p, const Cand *c, const VictimScore *v, size_t 
                 const SchedAllocation *a = p->jobs[v[i].job].alloc;
                 if (only_used && !v[i].use)
                         continue;
-                for (size_t k = 0; k < p->n_nodes; k++) {
-                        CpuSet on = p->machine->nodes[k].cpus;
-                        cpu_set_and(&on, &a->cpus);
-                        cpu_set_or(&p->free_cpus[k], &on);
-                }
+                for (size_t k = 0; k < p->n_nodes; k++)
+                        free_add_cpus(p, &p->free_cpus[k], k, &a->cpus);
         }
         for (size_t k = 0; k < p->n_nodes; k++)
                 st[k].cpus = cpu_set_count(&p->free_cpus[k]);
@@ -301,11 +306,9 @@ static int try_preempt(SchedPass *p, Cand *c, size_t n_victims, size_t n_run_use
                 for (used = 0; used < n && !ok;) {
                         const SchedAllocation *a = p->jobs[ctx->vscores[used++].job].alloc;
                         for (size_t k = 0; k < p->n_nodes; k++) {
-                                CpuSet on = p->machine->nodes[k].cpus;
-                                cpu_set_and(&on, &a->cpus);
-                                if (cpu_set_is_empty(&on))
+                                if (!cpu_set_intersects(&a->cpus, &p->machine->nodes[k].cpus))
                                         continue;
-                                cpu_set_or(&p->free_cpus[k], &on);
+                                free_add_cpus(p, &p->free_cpus[k], k, &a->cpus);
                                 st[k].cpus = cpu_set_count(&p->free_cpus[k]);
                         }
                         ok = plan_fit_now(p, st, c, &pl);
@@ -347,9 +350,7 @@ static int try_preempt(SchedPass *p, Cand *c, size_t n_victims, size_t n_run_use
                  * once it is frozen) and gives its CPUs now. */
                 rel = ctx->release_avail + ctx->job_release[vs[i].job];
                 for (size_t k = 0; k < p->n_nodes; k++) {
-                        CpuSet on = p->machine->nodes[k].cpus;
-                        cpu_set_and(&on, &v->alloc->cpus);
-                        cpu_set_or(&p->free_cpus[k], &on);
+                        free_add_cpus(p, &p->free_cpus[k], k, &v->alloc->cpus);
                         p->avail_now[k].cpus = cpu_set_count(&p->free_cpus[k]);
                         rel[k].cpus = 0;
                 }

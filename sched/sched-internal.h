@@ -257,6 +257,10 @@ struct SchedPass {
         size_t n_releases;
         size_t n_release_avail;
         bool releases_sorted;
+        /* Candidates from here on that the policy left eligible and did not start wait
+         * for Priority (cand_reason()): marking them would be one more walk of the whole
+         * queue. SIZE_MAX: none. */
+        size_t wait_from;
         size_t n_preempted;                  /* SUSPENDED jobs a pass suspended */
         size_t n_preemptors;                 /* waiting jobs that may preempt (Cand.preemptor) */
         int64_t top_preemptor_queue;         /* their highest queue_priority */
@@ -265,6 +269,13 @@ struct SchedPass {
 
 static inline const SchedJob *cand_job(const SchedPass *p, const Cand *c) {
         return &p->jobs[c->idx];
+}
+
+/* c's reason once the policy has planned (c one of p->cands). */
+static inline SchedReason cand_reason(const SchedPass *p, const Cand *c) {
+        if (c->reason == SCHED_REASON_NONE && !c->started && (size_t) (c - p->cands) >= p->wait_from)
+                return SCHED_REASON_PRIORITY;
+        return c->reason;
 }
 
 /* GREEDY_REALLOC gives NULL for an empty never-allocated array: ask for one at least. */

@@ -578,18 +578,20 @@ static int pass_result(SchedPass *p, SchedResult *ret) {
 
         for (size_t i = 0; i < p->n_cands; i++) {
                 const Cand *c = &p->cands[i];
+                SchedReason why;
 
                 if (c->started)
                         continue;
+                why = cand_reason(p, c);
                 ctx->waiting[n++] = (SchedWait) {
                         .job_index = c->idx,
                         .job_id = c->id,
-                        .reason = c->reason,
+                        .reason = why,
                         .est_start = c->est,
                         .priority = c->prio,
                         .bypassed = c->bypassed,
-                        .limit = p->limits && sched_reason_is_limit(c->reason) ? ctx->cand_limits[i].limit : 0,
-                        .wanted = p->limits && sched_reason_is_limit(c->reason) ? ctx->cand_limits[i].wanted : 0,
+                        .limit = p->limits && sched_reason_is_limit(why) ? ctx->cand_limits[i].limit : 0,
+                        .wanted = p->limits && sched_reason_is_limit(why) ? ctx->cand_limits[i].wanted : 0,
                 };
         }
 
@@ -611,6 +613,7 @@ int sched_pass(SchedContext *ctx, const SchedConfig *config, const SchedMachine 
                 .jobs = jobs,
                 .n_jobs = n_jobs,
                 .now = now,
+                .wait_from = SIZE_MAX,
         };
         int r;
 
