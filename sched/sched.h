@@ -277,14 +277,14 @@ typedef struct SchedDecision {
 typedef struct SchedWait {
         size_t job_index;
         uint64_t job_id;
-        SchedReason reason;
         uint64_t est_start;     /* reservation or estimate; SCHED_TIME_INFINITY: unknown */
         double priority;
-        bool bypassed;          /* a lower priority job was started ahead of it in this pass */
         /* For a limit reason: the limit and what the job would have made of it (e.g.
          * MaxPSSoft: 72000 and 98696). */
         uint64_t limit, wanted;
-} SchedWait;
+        SchedReason reason;
+        bool bypassed;          /* a lower priority job was started ahead of it in this pass */
+} SchedWait;                    /* 56 bytes, without padding between: one a waiting job a pass */
 
 typedef struct SchedResult {
         const SchedDecision *decisions;
