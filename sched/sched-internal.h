@@ -150,13 +150,15 @@ typedef struct SchedContext {
         size_t n_order_alloc;
         /* conservative profile: segment i covers [seg_time[i], seg_time[i+1]) */
         uint64_t *seg_time;
-        size_t n_seg_time_alloc;
         Avail *seg_avail;
-        size_t n_seg_avail_alloc;
         Avail *seg_total;      /* per segment, summed over the nodes */
-        size_t n_seg_total_alloc;
         uint64_t *seg_gpus;    /* per segment, the GPUs free (machines with GPUs only) */
-        size_t n_seg_gpus_alloc;
+        /* The arrays above are views seg_front segments into these: a split moves the
+         * segments before it down into that room when they are fewer than those after. */
+        size_t seg_front;
+        uint64_t *seg_time_base, *seg_gpus_base;
+        Avail *seg_avail_base, *seg_total_base;
+        size_t n_seg_time_alloc, n_seg_avail_alloc, n_seg_total_alloc, n_seg_gpus_alloc;
         /* conservative reservations: of the last pass (sorted by id), and of this one */
         Resv *resv, *resv_next, *resv_tmp;
         size_t n_resv, n_resv_alloc, n_resv_next, n_resv_next_alloc, n_resv_tmp_alloc;
@@ -435,7 +437,10 @@ static inline bool seg_may_fit_gpus(const Profile *pr, size_t i, uint64_t allowe
 }
 
 void seg_sum(const Profile *pr, size_t i);
+/* Room for n segments from the first. */
 int profile_grow(Profile *pr, size_t n);
+/* The same for a profile about to be made anew: with room before it for splits. */
+int profile_reset(Profile *pr, size_t n);
 /* From the running (and just started) jobs' releases. */
 int profile_build(Profile *pr);
 /* The index of the segment starting at t (split out if needed); pr->n for infinity. */

@@ -85,10 +85,10 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->release_avail);
         free(ctx->order);
         free(ctx->order_tmp);
-        free(ctx->seg_time);
-        free(ctx->seg_avail);
-        free(ctx->seg_total);
-        free(ctx->seg_gpus);
+        free(ctx->seg_time_base);
+        free(ctx->seg_avail_base);
+        free(ctx->seg_total_base);
+        free(ctx->seg_gpus_base);
         free(ctx->resv);
         free(ctx->resv_next);
         free(ctx->resv_tmp);
