@@ -70,11 +70,17 @@ static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
                 cpu_set_add(&allocs[i].cpus, cpu);
                 allocs[i].node_mask = 1u << k;
                 allocs[i].mem[k] = GIB;
+                /* Drawn one by one: the order an initializer's expressions are evaluated
+                 * in is unspecified (and follows the struct's layout with gcc). */
+                uint64_t walltime = 3600 + rnd(86400);
+                uint32_t user = (uint32_t) rnd(200), project = 1 + (uint32_t) rnd(10);
+                uint64_t start = now - rnd(3600);
+
                 jobs[i] = (SchedJob) {
                         .id = i + 1, .state = SCHED_JOB_RUNNING, .cpus = 1, .memory = GIB,
-                        .user_id = (uint32_t) rnd(200), .project_id = 1 + (uint32_t) rnd(10),
-                        .submit_time = now - 100000, .start_time = now - rnd(3600),
-                        .walltime = 3600 + rnd(86400), .alloc = &allocs[i],
+                        .user_id = user, .project_id = project,
+                        .submit_time = now - 100000, .start_time = start,
+                        .walltime = walltime, .alloc = &allocs[i],
                 };
                 /* GPU g on node g * 2 / n; the first running jobs of each node hold them. */
                 if (bench_n_gpus > 0 && (cpu % 64) < bench_n_gpus / 2) {
@@ -85,17 +91,25 @@ static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
         }
         for (unsigned g = 0; g < bench_n_gpus; g++)
                 gpus[g].node = (int) (g * 2 / bench_n_gpus);
-        for (size_t i = n_running; i < n; i++)
+        for (size_t i = n_running; i < n; i++) {
+                int32_t queue_priority = (int32_t) rnd(3);
+                uint64_t submit = now - rnd(500000);
+                unsigned cpus = 1 + (unsigned) (rnd(4) == 0 ? rnd(128) : rnd(16));
+                uint64_t memory = rnd(8) * GIB, walltime = 60 + rnd(2 * 86400);
+                bool exclusive = rnd(20) == 0;
+                uint32_t user = (uint32_t) rnd(200), project = 1 + (uint32_t) rnd(10);
+
                 jobs[i] = (SchedJob) {
                         .id = i + 1, .state = SCHED_JOB_PENDING,
-                        .user_id = (uint32_t) rnd(200), .project_id = 1 + (uint32_t) rnd(10),
-                        .queue_priority = (int32_t) rnd(3),
-                        .submit_time = now - rnd(500000),
-                        .cpus = 1 + (unsigned) (rnd(4) == 0 ? rnd(128) : rnd(16)),
-                        .memory = rnd(8) * GIB,
-                        .walltime = 60 + rnd(2 * 86400),
-                        .exclusive = rnd(20) == 0,
+                        .user_id = user, .project_id = project,
+                        .queue_priority = queue_priority,
+                        .submit_time = submit,
+                        .cpus = cpus,
+                        .memory = memory,
+                        .walltime = walltime,
+                        .exclusive = exclusive,
                 };
+        }
         if (bench_n_gpus > 0)
                 for (size_t i = n_running; i < n; i++)
                         if (rnd(3) == 0) {
@@ -165,27 +179,36 @@ static int bench_preempt(const char *label, bool preempt, size_t n_waiting) {
                 cpu_set_add(&allocs[i].cpus, cpu);
                 allocs[i].node_mask = 1u << k;
                 allocs[i].mem[k] = GIB;
+                uint64_t walltime = 3600 + rnd(86400);
+                uint32_t user = (uint32_t) rnd(200);
+                uint64_t start = now - rnd(3600);
+
                 jobs[i] = (SchedJob) {
                         .id = i + 1, .state = SCHED_JOB_RUNNING, .cpus = 1, .memory = GIB,
                         .queue_id = 1, .queue_priority = 1, .preemptable = true,
-                        .user_id = (uint32_t) rnd(200),
-                        .submit_time = now - 100000, .start_time = now - rnd(3600),
-                        .walltime = 3600 + rnd(86400), .alloc = &allocs[i],
+                        .user_id = user,
+                        .submit_time = now - 100000, .start_time = start,
+                        .walltime = walltime, .alloc = &allocs[i],
                 };
         }
         for (size_t i = n_running; i < n; i++) {
                 bool express = rnd(3) == 0;
+                uint64_t submit = now - rnd(500000);
+                unsigned cpus = 1 + (unsigned) rnd(express ? 8 : 64);
+                uint64_t memory = rnd(4) * GIB, walltime = express ? 60 + rnd(600) : 60 + rnd(2 * 86400);
+                uint32_t user = (uint32_t) rnd(200);
+
                 jobs[i] = (SchedJob) {
                         .id = i + 1, .state = SCHED_JOB_PENDING,
                         .queue_id = express ? 0 : 1,
                         .queue_priority = express ? 2 : 1,
                         .preempts = express ? UINT64_C(1) << 1 : 0,
                         .preemptable = !express,
-                        .user_id = (uint32_t) rnd(200),
-                        .submit_time = now - rnd(500000),
-                        .cpus = 1 + (unsigned) rnd(express ? 8 : 64),
-                        .memory = rnd(4) * GIB,
-                        .walltime = express ? 60 + rnd(600) : 60 + rnd(2 * 86400),
+                        .user_id = user,
+                        .submit_time = submit,
+                        .cpus = cpus,
+                        .memory = memory,
+                        .walltime = walltime,
                 };
         }
 

@@ -26,10 +26,12 @@ int pass_estimate(SchedPass *p, bool in_order) {
                 size_t from = 0, s, e;
                 Plan pl;
 
-                if (c->started || (c->reason != SCHED_REASON_RESOURCES && c->reason != SCHED_REASON_PRIORITY))
+                SchedReason why = cand_reason(p, c);
+
+                if (c->started || (why != SCHED_REASON_RESOURCES && why != SCHED_REASON_PRIORITY))
                         continue;
                 /* The top job (Resources) is placed (where its reservation is) but does not count. */
-                if (c->reason == SCHED_REASON_PRIORITY && done++ == depth)
+                if (why == SCHED_REASON_PRIORITY && done++ == depth)
                         break;
                 if (in_order) {
                         r = profile_split(&pr, floor, &from);
@@ -43,7 +45,7 @@ int pass_estimate(SchedPass *p, bool in_order) {
                                 break;
                         continue;
                 }
-                if (c->reason == SCHED_REASON_PRIORITY)
+                if (why == SCHED_REASON_PRIORITY)
                         c->est = ctx->seg_time[s];
                 floor = ctx->seg_time[s];
                 r = profile_span(&pr, ctx->seg_time[s], j, &s, &e);

@@ -9,6 +9,7 @@
  * does not take a limit's headroom from the jobs behind it. A project whose grant is
  * spent (the caller says so) holds its charged jobs back the same way. */
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,46 +126,53 @@ static void use_add(LimitUse *u, uint64_t cpus, uint64_t mem, uint64_t gpus, uin
         u->ps = time_add(u->ps, ps);
 }
 
-static bool over(uint64_t limit, uint64_t have, uint64_t add, Cand *c, SchedReason reason) {
+static bool over(uint64_t limit, uint64_t have, uint64_t add, Cand *c, CandLimit *why, SchedReason reason) {
         if (limit == 0 || time_add(have, add) <= limit)
                 return false;
         c->reason = reason;
-        c->limit = limit;
-        c->wanted = time_add(have, add);
+        why->limit = limit;
+        why->wanted = time_add(have, add);
         return true;
 }
 
 /* One scope's limits (a project's total, or one member's): the first broken names the
  * reason. soft: the soft MAXPS applies in this pass. */
-static bool scope_blocks(const SchedLimits *l, const LimitUse *u, const SchedJob *j, bool soft, Cand *c) {
+static bool scope_blocks(const SchedLimits *l, const LimitUse *u, const SchedJob *j, bool soft, Cand *c,
+                         CandLimit *why) {
         uint64_t w = sched_job_walltime(j);
 
         if (l->max_walltime && w > l->max_walltime) {
                 c->reason = SCHED_REASON_MAX_WALLTIME;
-                c->limit = l->max_walltime;
-                c->wanted = w;
+                why->limit = l->max_walltime;
+                why->wanted = w;
                 return true;
         }
-        return over(l->max_running_jobs, u->running, 1, c, SCHED_REASON_MAX_RUNNING_JOBS) ||
-               over(l->max_cpus, u->cpus, MAX(j->cpus, 1u), c, SCHED_REASON_MAX_CPUS) ||
-               over(l->max_memory, u->mem, j->memory, c, SCHED_REASON_MAX_MEMORY) ||
-               (j->gpus > 0 && over(l->max_gpus, u->gpus, j->gpus, c, SCHED_REASON_MAX_GPUS)) ||
-               over(l->max_ps_hard, u->ps, job_ps(j), c, SCHED_REASON_MAX_PS_HARD) ||
-               (soft && over(l->max_ps_soft, u->ps, job_ps(j), c, SCHED_REASON_MAX_PS_SOFT));
+        return over(l->max_running_jobs, u->running, 1, c, why, SCHED_REASON_MAX_RUNNING_JOBS) ||
+               over(l->max_cpus, u->cpus, MAX(j->cpus, 1u), c, why, SCHED_REASON_MAX_CPUS) ||
+               over(l->max_memory, u->mem, j->memory, c, why, SCHED_REASON_MAX_MEMORY) ||
+               (j->gpus > 0 && over(l->max_gpus, u->gpus, j->gpus, c, why, SCHED_REASON_MAX_GPUS)) ||
+               over(l->max_ps_hard, u->ps, job_ps(j), c, why, SCHED_REASON_MAX_PS_HARD) ||
+               (soft && over(l->max_ps_soft, u->ps, job_ps(j), c, why, SCHED_REASON_MAX_PS_SOFT));
 }
 
-static bool blocks(SchedPass *p, Cand *c, bool soft) {
+/* c may be a copy (a trial): the limit's numbers go to why, not to c's place. */
+static bool blocks(SchedPass *p, Cand *c, CandLimit *why, bool soft) {
         const SchedProject *pr = &p->config->projects[c->proj];
         const SchedJob *j = cand_job(p, c);
 
-        return scope_blocks(user_limits(pr, c->user), &p->ctx->group_use[c->group], j, soft, c) ||
-               scope_blocks(&pr->total, &p->ctx->proj_use[c->proj], j, soft, c);
+        return scope_blocks(user_limits(pr, c->user), &p->ctx->group_use[c->group], j, soft, c, why) ||
+               scope_blocks(&pr->total, &p->ctx->proj_use[c->proj], j, soft, c, why);
+}
+
+static CandLimit *cand_limit(SchedPass *p, const Cand *c) {
+        assert(c >= p->cands && c < p->cands + p->n_cands);
+        return &p->ctx->cand_limits[c - p->cands];
 }
 
 bool limits_block(SchedPass *p, Cand *c) {
         if (!p->limits || c->proj < 0)
                 return false;
-        if (!blocks(p, c, !p->ps_hard_only))
+        if (!blocks(p, c, cand_limit(p, c), !p->ps_hard_only))
                 return false;
         c->est = SCHED_TIME_INFINITY;
         return true;
@@ -256,8 +264,11 @@ static int idle_partition(SchedPass *p) {
                         }
                         if (was_blocked) {
                                 c->reason = why;
-                                c->limit = limit;
-                                c->wanted = why == SCHED_REASON_MAX_JOBS_PER_USER ? running + allowed + 1 : allowed + 1;
+                                *cand_limit(p, c) = (CandLimit) {
+                                        .limit = limit,
+                                        .wanted = why == SCHED_REASON_MAX_JOBS_PER_USER ? running + allowed + 1
+                                                                                        : allowed + 1,
+                                };
                                 c->est = SCHED_TIME_INFINITY;
                         }
                 }
@@ -279,8 +290,7 @@ static void grant_block(SchedPass *p) {
                 if (!pr->grant_spent || !cand_job(p, c)->charged)
                         continue;
                 c->reason = SCHED_REASON_GRANT;
-                c->limit = pr->grant;
-                c->wanted = pr->grant_used;
+                *cand_limit(p, c) = (CandLimit) { .limit = pr->grant, .wanted = pr->grant_used };
                 c->est = SCHED_TIME_INFINITY;
         }
 }
@@ -297,7 +307,8 @@ int pass_limits_setup(SchedPass *p) {
         if (!p->limits)
                 return 0; /* and every candidate's proj is -1 */
 
-        if (!GROW(ctx->proj_use, ctx->n_proj_use_alloc, cfg->n_projects))
+        if (!GROW(ctx->proj_use, ctx->n_proj_use_alloc, cfg->n_projects) ||
+            !GROW(ctx->cand_limits, ctx->n_cand_limits_alloc, p->n_cands))
                 return -ENOMEM;
         if (ctx->n_group_hash == 0) {
                 r = group_hash_grow(ctx, 0);
@@ -352,7 +363,8 @@ int pass_limits_setup(SchedPass *p) {
          * eligible (HPC2N). Decided once, on what runs now. */
         for (size_t i = 0; i < p->n_cands && !soft_ok; i++) {
                 Cand c = p->cands[i];
-                if (c.reason == SCHED_REASON_NONE && (c.proj < 0 || !blocks(p, &c, true)))
+                CandLimit why;
+                if (c.reason == SCHED_REASON_NONE && (c.proj < 0 || !blocks(p, &c, &why, true)))
                         soft_ok = true;
         }
         p->ps_hard_only = !soft_ok;

@@ -38,10 +38,10 @@ static int start_in_order(SchedPass *p, size_t *ret_top) {
         return 0;
 }
 
+/* The eligible jobs from from on that were not started wait for Priority: said once,
+ * read through cand_reason(). */
 static void rest_wait(SchedPass *p, size_t from) {
-        for (size_t i = from; i < p->n_cands; i++)
-                if (eligible(&p->cands[i]))
-                        p->cands[i].reason = SCHED_REASON_PRIORITY;
+        p->wait_from = from;
 }
 
 /* Reserves for the top job; false if it can never start (holders without a limit). */
@@ -132,21 +132,28 @@ static int plan_easy(SchedPass *p) {
         r = start_then_reserve(p, &top, &sh, &have);
         if (r <= 0)
                 return r;
-        r = backfill_order(p, top, &n);
-        if (r < 0)
-                return r;
+        /* Every job needs a CPU: with none left the rest of the queue just waits, and
+         * with none free now none of it need be looked at. */
+        n = 0;
+        if (p->now_cpus > 0) {
+                r = backfill_order(p, top, &n);
+                if (r < 0)
+                        return r;
+        }
 
         for (size_t i = 0; i < n; i++) {
                 Cand *c = &p->cands[p->ctx->order[i].pos];
-                const SchedJob *j = cand_job(p, c);
-                bool before_shadow = !have || time_add(p->now, sched_job_walltime(j)) <= sh.start;
+                const SchedJob *j;
+                bool before_shadow;
                 Plan pl;
 
-                /* Every job needs a CPU: with none left the rest of the queue just waits. */
                 if (p->now_cpus == 0)
                         break;
-                if (MAX(j->cpus, 1u) > p->now_cpus || limits_block(p, c))
+                /* Its CPUs from the candidate: most jobs stop here, without their job read. */
+                if (c->cpus > p->now_cpus || limits_block(p, c))
                         continue;
+                j = cand_job(p, c);
+                before_shadow = !have || time_add(p->now, sched_job_walltime(j)) <= sh.start;
 
                 /* Done by the shadow time: anything free now will do. Running past it:
                  * only what the top job does not need then. */
@@ -167,7 +174,9 @@ static int plan_easy(SchedPass *p) {
         for (size_t i = top; i < last_started; i++) {
                 Cand *c = &p->cands[i];
 
-                if (!c->started && (c->reason == SCHED_REASON_RESOURCES || c->reason == SCHED_REASON_PRIORITY))
+                SchedReason why = cand_reason(p, c);
+
+                if (!c->started && (why == SCHED_REASON_RESOURCES || why == SCHED_REASON_PRIORITY))
                         c->bypassed = true;
         }
         return pass_estimate(p, false);

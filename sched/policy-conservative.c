@@ -238,7 +238,7 @@ static int reinstate_all(Profile *pr, bool *held, bool *ret_ok) {
         }
         sort_events(ctx->events, ctx->events_tmp, n, NULL);
 
-        r = profile_grow(pr, n + 1);
+        r = profile_reset(pr, n + 1);
         if (r < 0)
                 return r;
         ctx->seg_time[0] = p->now;

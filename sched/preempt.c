@@ -18,10 +18,6 @@ static inline bool eligible(const Cand *c) {
         return !c->started && c->reason == SCHED_REASON_NONE;
 }
 
-static bool may_preempt(const SchedJob *j) {
-        return j->preempts != 0 || j->parallel_run;
-}
-
 /* Seconds it has run, its suspensions left out. */
 static uint64_t run_time(const SchedJob *j, uint64_t now) {
         uint64_t t = now > j->start_time ? now - j->start_time : 0;
@@ -86,6 +82,14 @@ static uint32_t running_of(const SchedPass *p, size_t n, uint32_t user) {
 static const CpuSet *job_allowed_cpus(const SchedPass *p, const SchedJob *j) {
         int32_t i = project_index(p->config, j->project_id);
         return i >= 0 ? p->config->projects[i].allowed_cpus : NULL;
+}
+
+/* Gives node k's CPUs of a back to free (node k's free CPUs, a subset of the node's):
+ * free | (node & a) as (free | a) & node, without a copy of the node's set (a CpuSet is a
+ * kilobyte, and this runs for every victim tried). */
+static void free_add_cpus(const SchedPass *p, CpuSet *free, size_t k, const CpuSet *a) {
+        cpu_set_or(free, a);
+        cpu_set_and(free, &p->machine->nodes[k].cpus);
 }
 
 static int add_decision(SchedPass *p, SchedDecisionType type, size_t idx, SchedDecision **ret) {
@@ -242,11 +246,8 @@ static bool fits_with(SchedPass *p, const Cand *c, const VictimScore *v, size_t 
                 const SchedAllocation *a = p->jobs[v[i].job].alloc;
                 if (only_used && !v[i].use)
                         continue;
-                for (size_t k = 0; k < p->n_nodes; k++) {
-                        CpuSet on = p->machine->nodes[k].cpus;
-                        cpu_set_and(&on, &a->cpus);
-                        cpu_set_or(&p->free_cpus[k], &on);
-                }
+                for (size_t k = 0; k < p->n_nodes; k++)
+                        free_add_cpus(p, &p->free_cpus[k], k, &a->cpus);
         }
         for (size_t k = 0; k < p->n_nodes; k++)
                 st[k].cpus = cpu_set_count(&p->free_cpus[k]);
@@ -305,11 +306,9 @@ static int try_preempt(SchedPass *p, Cand *c, size_t n_victims, size_t n_run_use
                 for (used = 0; used < n && !ok;) {
                         const SchedAllocation *a = p->jobs[ctx->vscores[used++].job].alloc;
                         for (size_t k = 0; k < p->n_nodes; k++) {
-                                CpuSet on = p->machine->nodes[k].cpus;
-                                cpu_set_and(&on, &a->cpus);
-                                if (cpu_set_is_empty(&on))
+                                if (!cpu_set_intersects(&a->cpus, &p->machine->nodes[k].cpus))
                                         continue;
-                                cpu_set_or(&p->free_cpus[k], &on);
+                                free_add_cpus(p, &p->free_cpus[k], k, &a->cpus);
                                 st[k].cpus = cpu_set_count(&p->free_cpus[k]);
                         }
                         ok = plan_fit_now(p, st, c, &pl);
@@ -351,9 +350,7 @@ static int try_preempt(SchedPass *p, Cand *c, size_t n_victims, size_t n_run_use
                  * once it is frozen) and gives its CPUs now. */
                 rel = ctx->release_avail + ctx->job_release[vs[i].job];
                 for (size_t k = 0; k < p->n_nodes; k++) {
-                        CpuSet on = p->machine->nodes[k].cpus;
-                        cpu_set_and(&on, &v->alloc->cpus);
-                        cpu_set_or(&p->free_cpus[k], &on);
+                        free_add_cpus(p, &p->free_cpus[k], k, &v->alloc->cpus);
                         p->avail_now[k].cpus = cpu_set_count(&p->free_cpus[k]);
                         rel[k].cpus = 0;
                 }
@@ -379,16 +376,16 @@ int pass_preempt(SchedPass *p) {
         if (!cfg->enabled && p->n_preempted == 0)
                 return 0;
 
-        /* One scan of the jobs (a pass's dearest loop at 100,000 of them): what may
-         * resume, the victims, the running jobs' owners, and which waiting jobs may
-         * preempt, marked by job index so the priority order need not look them up. */
+        /* What may resume, the victims and the running jobs' owners, from the running
+         * and suspended jobs pass_collect() found; the waiting jobs that may preempt it
+         * marked and counted too, so no scan of every job is needed here. */
         if (!GROW(ctx->resumes, ctx->n_resumes_alloc, p->n_preempted) ||
-            (cfg->enabled && (!GROW(ctx->victims, ctx->n_victims_alloc, p->n_jobs) ||
-                              !GROW(ctx->victim_taken, ctx->n_victim_taken_alloc, p->n_jobs) ||
-                              !GROW(ctx->run_users, ctx->n_run_users_alloc, p->n_jobs) ||
-                              !GROW(ctx->preemptor, ctx->n_preemptor_alloc, p->n_jobs))))
+            (cfg->enabled && (!GROW(ctx->victims, ctx->n_victims_alloc, p->n_active) ||
+                              !GROW(ctx->victim_taken, ctx->n_victim_taken_alloc, p->n_active) ||
+                              !GROW(ctx->run_users, ctx->n_run_users_alloc, p->n_active))))
                 return -ENOMEM;
-        for (size_t i = 0; i < p->n_jobs; i++) {
+        for (size_t x = 0; x < p->n_active; x++) {
+                size_t i = p->active[x];
                 const SchedJob *j = &p->jobs[i];
 
                 if (j->state == SCHED_JOB_SUSPENDED && j->preempted) {
@@ -398,7 +395,6 @@ int pass_preempt(SchedPass *p) {
                 }
                 if (!cfg->enabled)
                         continue;
-                ctx->preemptor[i] = false;
                 if (j->state == SCHED_JOB_RUNNING) {
                         ctx->run_users[n_run++] = j->user_id;
                         if (j->preemptable && j->alloc) {
@@ -406,14 +402,12 @@ int pass_preempt(SchedPass *p) {
                                 ctx->victims[n_victims++] = (uint32_t) i;
                                 victim_cpus += cpu_set_count(&j->alloc->cpus);
                         }
-                } else if (j->state == SCHED_JOB_PENDING && may_preempt(j)) {
-                        /* Eligible or not: an ineligible one only delays resumptions to
-                         * step 3 of this same pass. */
-                        ctx->preemptor[i] = true;
-                        n_preemptors++;
-                        top_queue = MAX(top_queue, (int64_t) j->queue_priority);
                 }
         }
+        /* Eligible or not: an ineligible preemptor only delays resumptions to step 3 of
+         * this same pass. */
+        n_preemptors = cfg->enabled ? p->n_preemptors : 0;
+        top_queue = n_preemptors > 0 ? p->top_preemptor_queue : INT64_MIN;
         qsort_r(ctx->resumes, n_resumes, sizeof(uint32_t), cmp_resume, (void *) p->jobs);
 
         /* 1. What no waiting preemptor outranks resumes first. */
@@ -435,7 +429,7 @@ int pass_preempt(SchedPass *p) {
                 const SchedJob *j;
                 Plan pl;
 
-                if (!ctx->preemptor[c->idx])
+                if (!c->preemptor)
                         continue;
                 seen++;
                 /* No CPU free and none to take: the rest cannot start either. */
@@ -444,7 +438,8 @@ int pass_preempt(SchedPass *p) {
                 j = cand_job(p, c);
                 if (!eligible(c) || limits_block(p, c))
                         continue;
-                if (plan_fit_now(p, p->avail_now, c, &pl)) {
+                /* Fewer CPUs free than it needs: plan_fit_now() would say no. */
+                if (c->cpus <= p->now_cpus && plan_fit_now(p, p->avail_now, c, &pl)) {
                         r = pass_start(p, c, &pl);
                         if (r < 0)
                                 return r;
@@ -453,7 +448,7 @@ int pass_preempt(SchedPass *p) {
                 /* No victims could ever make room: not worth a try. Suspending gives
                  * CPUs only (a frozen job keeps its GPU memory, so its GPUs): one that
                  * waits for GPUs waits until they are free. */
-                if (n_victims == 0 || MAX(j->cpus, 1u) > p->now_cpus + victim_cpus)
+                if (n_victims == 0 || c->cpus > p->now_cpus + victim_cpus)
                         continue;
                 if (j->gpus > 0 && (unsigned) __builtin_popcountll(avail_gpus(p, p->avail_now) & job_gpu_allowed(p, j)) < j->gpus)
                         continue;

@@ -11,50 +11,8 @@ const SchedPriorityOps sched_priority_fcfs = {
         .priority = priority_fcfs,
 };
 
-/* e^x - 1 for 0 <= x <= 50, without libm (sched/ links nothing): e^n by squaring, e^f by
- * its series, to well below the precision a priority needs. */
-static double expm1_pos(double x) {
-        double e_n = 1.0, base = 2.718281828459045, term = 1.0, e_f = 1.0;
-        unsigned n = (unsigned) x;
-        double f = x - (double) n;
-
-        for (unsigned k = n; k > 0; k >>= 1, base *= base)
-                if (k & 1)
-                        e_n *= base;
-        for (int i = 1; i < 20; i++) {
-                term *= f / i;
-                e_f += term;
-        }
-        return e_n * e_f - 1.0;
-}
-
 static double priority_multifactor(const SchedConfig *c, const SchedJob *j, uint64_t now) {
-        const SchedWeights *w = &c->weights;
-        uint64_t since = j->eligible_time ?: j->submit_time;
-        double age = now > since ? (double) (now - since) : 0.0, prio;
-
-        prio = w->queue * (double) j->queue_priority +
-               w->fairshare * j->fairshare +
-               w->age * age +
-               w->size * (double) MAX(j->cpus, 1u) +
-               w->bypass * (double) j->bypass_count;
-
-        if (w->xfactor != 0.0) {
-                uint64_t limit = sched_job_walltime(j);
-                double wall = limit == SCHED_TIME_INFINITY ? 0.0 : (double) limit;
-                double waited = now > j->submit_time ? (double) (now - j->submit_time) : 0.0;
-
-                /* Without a limit the factor is undefined; 1 is its floor. */
-                prio += w->xfactor * (wall > 0.0 ? (waited + wall) / wall : 1.0);
-        }
-
-        /* Starvation control: past its queue's target wait, steeply more every minute. */
-        if (w->target != 0.0 && j->target_queue_time > 0) {
-                double waited = now > since ? (double) (now - since) : 0.0;
-                prio += w->target * expm1_pos(MIN(waited / (double) j->target_queue_time, 50.0));
-        }
-
-        return prio - (double) j->nice;
+        return job_priority_multifactor(c, j, now);
 }
 
 const SchedPriorityOps sched_priority_multifactor = {

@@ -22,13 +22,25 @@ void seg_sum(const Profile *pr, size_t i) {
 
 int profile_grow(Profile *pr, size_t n) {
         SchedContext *ctx = pr->p->ctx;
+        size_t nodes = pr->p->n_nodes, need = ctx->seg_front + n;
 
-        if (!GROW(ctx->seg_time, ctx->n_seg_time_alloc, n) ||
-            !GROW(ctx->seg_total, ctx->n_seg_total_alloc, n) ||
-            !GROW(ctx->seg_avail, ctx->n_seg_avail_alloc, n * pr->p->n_nodes) ||
-            (pr->p->n_gpus > 0 && !GROW(ctx->seg_gpus, ctx->n_seg_gpus_alloc, n)))
+        if (!GROW(ctx->seg_time_base, ctx->n_seg_time_alloc, need) ||
+            !GROW(ctx->seg_total_base, ctx->n_seg_total_alloc, need) ||
+            !GROW(ctx->seg_avail_base, ctx->n_seg_avail_alloc, need * nodes) ||
+            (pr->p->n_gpus > 0 && !GROW(ctx->seg_gpus_base, ctx->n_seg_gpus_alloc, need)))
                 return -ENOMEM;
+        ctx->seg_time = ctx->seg_time_base + ctx->seg_front;
+        ctx->seg_total = ctx->seg_total_base + ctx->seg_front;
+        ctx->seg_avail = ctx->seg_avail_base + ctx->seg_front * nodes;
+        ctx->seg_gpus = ctx->seg_gpus_base ? ctx->seg_gpus_base + ctx->seg_front : NULL;
         return 0;
+}
+
+int profile_reset(Profile *pr, size_t n) {
+        /* Room for as many splits near the start as there are segments, and some:
+         * estimates and reservations mostly land early, where a split moved the rest. */
+        pr->p->ctx->seg_front = n + 256;
+        return profile_grow(pr, n);
 }
 
 int profile_build(Profile *pr) {
@@ -39,7 +51,7 @@ int profile_build(Profile *pr) {
         r = pass_sort_releases(p);
         if (r < 0)
                 return r;
-        r = profile_grow(pr, p->n_releases + 1);
+        r = profile_reset(pr, p->n_releases + 1);
         if (r < 0)
                 return r;
 
@@ -93,15 +105,33 @@ int profile_split(Profile *pr, uint64_t t, size_t *ret) {
         if (r < 0)
                 return r;
         lo++;
-        memmove(ctx->seg_time + lo + 1, ctx->seg_time + lo, sizeof(uint64_t) * (pr->n - lo));
-        memmove(ctx->seg_total + lo + 1, ctx->seg_total + lo, sizeof(Avail) * (pr->n - lo));
-        memmove(seg(pr, lo + 1), seg(pr, lo), sizeof(Avail) * pr->p->n_nodes * (pr->n - lo));
+        if (ctx->seg_front > 0 && lo < pr->n - lo) {
+                /* Fewer before it than after: those before move down a slot, into the
+                 * room before the first, and keep their indexes. */
+                size_t nodes = pr->p->n_nodes;
+
+                ctx->seg_front--;
+                ctx->seg_time--;
+                ctx->seg_total--;
+                ctx->seg_avail -= nodes;
+                memmove(ctx->seg_time, ctx->seg_time + 1, sizeof(uint64_t) * lo);
+                memmove(ctx->seg_total, ctx->seg_total + 1, sizeof(Avail) * lo);
+                memmove(ctx->seg_avail, ctx->seg_avail + nodes, sizeof(Avail) * nodes * lo);
+                if (pr->p->n_gpus > 0) {
+                        ctx->seg_gpus--;
+                        memmove(ctx->seg_gpus, ctx->seg_gpus + 1, sizeof(uint64_t) * lo);
+                }
+        } else {
+                memmove(ctx->seg_time + lo + 1, ctx->seg_time + lo, sizeof(uint64_t) * (pr->n - lo));
+                memmove(ctx->seg_total + lo + 1, ctx->seg_total + lo, sizeof(Avail) * (pr->n - lo));
+                memmove(seg(pr, lo + 1), seg(pr, lo), sizeof(Avail) * pr->p->n_nodes * (pr->n - lo));
+                if (pr->p->n_gpus > 0)
+                        memmove(ctx->seg_gpus + lo + 1, ctx->seg_gpus + lo, sizeof(uint64_t) * (pr->n - lo));
+        }
         ctx->seg_time[lo] = t;
         ctx->seg_total[lo] = ctx->seg_total[lo - 1];
-        if (pr->p->n_gpus > 0) {
-                memmove(ctx->seg_gpus + lo + 1, ctx->seg_gpus + lo, sizeof(uint64_t) * (pr->n - lo));
+        if (pr->p->n_gpus > 0)
                 ctx->seg_gpus[lo] = ctx->seg_gpus[lo - 1];
-        }
         memcpy(seg(pr, lo), seg(pr, lo - 1), sizeof(Avail) * pr->p->n_nodes);
         pr->n++;
         *ret = lo;
@@ -170,19 +200,39 @@ bool profile_has(const Profile *pr, size_t s, size_t e, const Plan *pl) {
         return true;
 }
 
+/* avail_sub() then seg_sum() of segment i, in one walk of its nodes: the estimates'
+ * placements take from hundreds of segments each when many running jobs end apart. */
+static inline void seg_take(const Profile *pr, size_t i, const Plan *pl) {
+        const SchedPass *p = pr->p;
+        Avail *a = seg(pr, i), *t = &p->ctx->seg_total[i];
+
+        *t = (Avail) {};
+        for (size_t k = 0; k < p->n_nodes; k++) {
+                a[k].cpus -= MIN(a[k].cpus, pl->cpus[k]);
+                a[k].mem -= MIN(a[k].mem, pl->mem[k]);
+                t->cpus += a[k].cpus;
+                t->mem = time_add(t->mem, a[k].mem);
+        }
+        if (pl->gpus)
+                for (size_t k = 0; k < p->n_nodes; k++)
+                        a[k].gpus &= ~gpus_local(p, k, pl->gpus);
+        if (p->n_gpus > 0)
+                p->ctx->seg_gpus[i] = avail_gpus(p, a);
+}
+
 /* Takes pl out of (take) or gives it back to (!take) segments [s, e). */
 void profile_apply(Profile *pr, size_t s, size_t e, const Plan *pl, bool take) {
         Avail give[SCHED_NODES_MAX];
 
-        if (!take)
-                for (size_t k = 0; k < pr->p->n_nodes; k++)
-                        give[k] = (Avail) { .cpus = pl->cpus[k], .mem = pl->mem[k],
-                                            .gpus = gpus_local(pr->p, k, pl->gpus) };
+        if (take) {
+                for (size_t i = s; i < e; i++)
+                        seg_take(pr, i, pl);
+                return;
+        }
+        for (size_t k = 0; k < pr->p->n_nodes; k++)
+                give[k] = (Avail) { .cpus = pl->cpus[k], .mem = pl->mem[k], .gpus = gpus_local(pr->p, k, pl->gpus) };
         for (size_t i = s; i < e; i++) {
-                if (take)
-                        avail_sub(pr->p, seg(pr, i), pl);
-                else
-                        avail_add(pr->p, seg(pr, i), give);
+                avail_add(pr->p, seg(pr, i), give);
                 seg_sum(pr, i);
         }
 }

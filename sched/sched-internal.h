@@ -28,22 +28,30 @@ typedef struct Plan {
         uint64_t mem[SCHED_NODES_MAX];
 } Plan;
 
-/* A pending job as the pass sees it. Sorted by priority. */
+/* A pending job as the pass sees it. Sorted by priority; every pass writes one per
+ * waiting job and moves them into priority order, so it is kept small (56 bytes): what
+ * only a job held back by a limit needs is in SchedContext.cand_limits. */
 typedef struct Cand {
         double prio;
         uint64_t submit;
         uint64_t id;
-        uint32_t idx;        /* into jobs[] */
-        SchedReason reason;  /* preset for ineligible jobs; set by the policy otherwise */
         uint64_t est;
-        bool started;
-        bool bypassed;
-        bool was_blocked;    /* its job's blocked: limits read it without the job */
+        uint32_t idx;        /* into jobs[] */
+        uint32_t cpus;       /* its job's, at least 1: what the backfill and preemption scans test first */
         int32_t proj;        /* index into config->projects, -1: not limited */
         uint32_t group;      /* its (project, user) in the pass's limit groups */
         uint32_t user;       /* its job's user_id: limits read it without the job */
-        uint64_t limit, wanted; /* for a limit reason */
+        uint8_t reason;      /* SchedReason: preset for ineligible jobs; set by the policy otherwise */
+        bool started:1;
+        bool bypassed:1;
+        bool was_blocked:1;  /* its job's blocked: limits read it without the job */
+        bool preemptor:1;    /* its job may preempt (SchedJob.preempts or parallel_run) */
 } Cand;
+
+/* For a candidate held back by a limit: the limit and what it would have made of it. */
+typedef struct CandLimit {
+        uint64_t limit, wanted;
+} CandLimit;
 
 /* What running jobs (and those started in this pass) hold against a limit. */
 typedef struct LimitUse {
@@ -124,11 +132,11 @@ typedef struct SchedContext {
         /* The last pass's candidates by ascending id, each with its place in that pass's
          * order (n_last of them; none when the jobs did not come by ascending id): this
          * pass's sort starts from that order, which has changed little. */
-        uint64_t *last_ids;
-        uint32_t *last_rank, *rank_slot, *new_cands;
+        uint64_t *last_ids, *next_ids; /* next_ids: this pass's, by ascending id */
+        uint32_t *last_rank;
         uint32_t *active;
         size_t n_active_alloc;
-        size_t n_last, n_last_ids_alloc, n_last_rank_alloc, n_rank_slot_alloc, n_new_cands_alloc;
+        size_t n_last, n_last_ids_alloc, n_next_ids_alloc, n_last_rank_alloc;
         SchedDecision *decisions;
         size_t n_decisions_alloc;
         SchedWait *waiting;
@@ -142,19 +150,23 @@ typedef struct SchedContext {
         size_t n_order_alloc;
         /* conservative profile: segment i covers [seg_time[i], seg_time[i+1]) */
         uint64_t *seg_time;
-        size_t n_seg_time_alloc;
         Avail *seg_avail;
-        size_t n_seg_avail_alloc;
         Avail *seg_total;      /* per segment, summed over the nodes */
-        size_t n_seg_total_alloc;
         uint64_t *seg_gpus;    /* per segment, the GPUs free (machines with GPUs only) */
-        size_t n_seg_gpus_alloc;
+        /* The arrays above are views seg_front segments into these: a split moves the
+         * segments before it down into that room when they are fewer than those after. */
+        size_t seg_front;
+        uint64_t *seg_time_base, *seg_gpus_base;
+        Avail *seg_avail_base, *seg_total_base;
+        size_t n_seg_time_alloc, n_seg_avail_alloc, n_seg_total_alloc, n_seg_gpus_alloc;
         /* conservative reservations: of the last pass (sorted by id), and of this one */
         Resv *resv, *resv_next, *resv_tmp;
         size_t n_resv, n_resv_alloc, n_resv_next, n_resv_next_alloc, n_resv_tmp_alloc;
         ResvPart *resv_parts, *resv_parts_next;
         size_t n_resv_parts, n_resv_parts_alloc, n_resv_parts_next, n_resv_parts_next_alloc;
         bool *resv_held;       /* per candidate: its remembered reservation is in the profile */
+        CandLimit *cand_limits; /* per candidate in priority order, when projects have limits */
+        size_t n_cand_limits_alloc;
         LimitGroup *groups;    /* this pass's (project, user) pairs, in the order first met */
         size_t n_groups_alloc;
         /* (project, user) -> 1 + index into groups; 0: empty. Open addressing, a power of
@@ -199,8 +211,6 @@ typedef struct SchedContext {
         size_t n_vscores_alloc;
         uint32_t *resumes;
         size_t n_resumes_alloc;
-        bool *preemptor;       /* per job index: a waiting job that may preempt */
-        size_t n_preemptor_alloc;
         /* the profile the last conservative pass ended with */
         uint64_t *prev_time;
         Avail *prev_avail;
@@ -249,7 +259,13 @@ struct SchedPass {
         size_t n_releases;
         size_t n_release_avail;
         bool releases_sorted;
+        /* Candidates from here on that the policy left eligible and did not start wait
+         * for Priority (cand_reason()): marking them would be one more walk of the whole
+         * queue. SIZE_MAX: none. */
+        size_t wait_from;
         size_t n_preempted;                  /* SUSPENDED jobs a pass suspended */
+        size_t n_preemptors;                 /* waiting jobs that may preempt (Cand.preemptor) */
+        int64_t top_preemptor_queue;         /* their highest queue_priority */
         size_t n_victims_taken;              /* suspended in this pass */
 };
 
@@ -257,11 +273,69 @@ static inline const SchedJob *cand_job(const SchedPass *p, const Cand *c) {
         return &p->jobs[c->idx];
 }
 
+/* c's reason once the policy has planned (c one of p->cands). */
+static inline SchedReason cand_reason(const SchedPass *p, const Cand *c) {
+        if (c->reason == SCHED_REASON_NONE && !c->started && (size_t) (c - p->cands) >= p->wait_from)
+                return SCHED_REASON_PRIORITY;
+        return c->reason;
+}
+
 /* GREEDY_REALLOC gives NULL for an empty never-allocated array: ask for one at least. */
 #define GROW(array, allocated, need) GREEDY_REALLOC(array, allocated, MAX((size_t) (need), (size_t) 1))
 
 static inline uint64_t time_add(uint64_t a, uint64_t b) {
         return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
+/* e^x - 1 for 0 <= x <= 50, without libm (sched/ links nothing): e^n by squaring, e^f by
+ * its series, to well below the precision a priority needs. */
+static inline double expm1_pos(double x) {
+        double e_n = 1.0, base = 2.718281828459045, term = 1.0, e_f = 1.0;
+        unsigned n = (unsigned) x;
+        double f = x - (double) n;
+
+        for (unsigned k = n; k > 0; k >>= 1, base *= base)
+                if (k & 1)
+                        e_n *= base;
+        for (int i = 1; i < 20; i++) {
+                term *= f / i;
+                e_f += term;
+        }
+        return e_n * e_f - 1.0;
+}
+
+/* The multifactor priority (sched_priority_multifactor), inline for pass_collect()'s
+ * scan of every waiting job: an indirect call a job was a tenth of the scan. */
+static inline double job_priority_weights(const SchedWeights *w, const SchedJob *j, uint64_t now) {
+        uint64_t since = j->eligible_time ?: j->submit_time;
+        double age = now > since ? (double) (now - since) : 0.0, prio;
+
+        prio = w->queue * (double) j->queue_priority +
+               w->fairshare * j->fairshare +
+               w->age * age +
+               w->size * (double) MAX(j->cpus, 1u) +
+               w->bypass * (double) j->bypass_count;
+
+        if (w->xfactor != 0.0) {
+                uint64_t limit = sched_job_walltime(j);
+                double wall = limit == SCHED_TIME_INFINITY ? 0.0 : (double) limit;
+                double waited = now > j->submit_time ? (double) (now - j->submit_time) : 0.0;
+
+                /* Without a limit the factor is undefined; 1 is its floor. */
+                prio += w->xfactor * (wall > 0.0 ? (waited + wall) / wall : 1.0);
+        }
+
+        /* Starvation control: past its queue's target wait, steeply more every minute. */
+        if (w->target != 0.0 && j->target_queue_time > 0) {
+                double waited = now > since ? (double) (now - since) : 0.0;
+                prio += w->target * expm1_pos(MIN(waited / (double) j->target_queue_time, 50.0));
+        }
+
+        return prio - (double) j->nice;
+}
+
+static inline double job_priority_multifactor(const SchedConfig *c, const SchedJob *j, uint64_t now) {
+        return job_priority_weights(&c->weights, j, now);
 }
 
 /* resources.c */
@@ -363,7 +437,10 @@ static inline bool seg_may_fit_gpus(const Profile *pr, size_t i, uint64_t allowe
 }
 
 void seg_sum(const Profile *pr, size_t i);
+/* Room for n segments from the first. */
 int profile_grow(Profile *pr, size_t n);
+/* The same for a profile about to be made anew: with room before it for splits. */
+int profile_reset(Profile *pr, size_t n);
 /* From the running (and just started) jobs' releases. */
 int profile_build(Profile *pr);
 /* The index of the segment starting at t (split out if needed); pr->n for infinity. */

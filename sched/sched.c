@@ -75,8 +75,8 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->keys_tmp);
         free(ctx->last_ids);
         free(ctx->last_rank);
-        free(ctx->rank_slot);
-        free(ctx->new_cands);
+        free(ctx->next_ids);
+        free(ctx->cand_limits);
         free(ctx->active);
         free(ctx->decisions);
         free(ctx->waiting);
@@ -85,10 +85,10 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->release_avail);
         free(ctx->order);
         free(ctx->order_tmp);
-        free(ctx->seg_time);
-        free(ctx->seg_avail);
-        free(ctx->seg_total);
-        free(ctx->seg_gpus);
+        free(ctx->seg_time_base);
+        free(ctx->seg_avail_base);
+        free(ctx->seg_total_base);
+        free(ctx->seg_gpus_base);
         free(ctx->resv);
         free(ctx->resv_next);
         free(ctx->resv_tmp);
@@ -116,7 +116,6 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->victim_running);
         free(ctx->vscores);
         free(ctx->resumes);
-        free(ctx->preemptor);
         free(ctx->prev_time);
         free(ctx->prev_avail);
         return mfree(ctx);
@@ -136,8 +135,7 @@ void sched_context_trim(SchedContext *ctx) {
         TRIM(ctx->cands_tmp, ctx->n_cands_tmp_alloc);
         TRIM(ctx->keys, ctx->n_keys_alloc);
         TRIM(ctx->keys_tmp, ctx->n_keys_tmp_alloc);
-        TRIM(ctx->rank_slot, ctx->n_rank_slot_alloc);
-        TRIM(ctx->new_cands, ctx->n_new_cands_alloc);
+        TRIM(ctx->next_ids, ctx->n_next_ids_alloc);
         TRIM(ctx->active, ctx->n_active_alloc);
         TRIM(ctx->waiting, ctx->n_waiting_alloc);
         TRIM(ctx->order, ctx->n_order_alloc);
@@ -149,6 +147,7 @@ void sched_context_trim(SchedContext *ctx) {
         TRIM(ctx->array_ids, ctx->n_array_ids_alloc);
         TRIM(ctx->array_count, ctx->n_array_count_alloc);
         TRIM(ctx->resv_held, ctx->n_resv_held_alloc);
+        TRIM(ctx->cand_limits, ctx->n_cand_limits_alloc);
         TRIM(ctx->resv_of, ctx->n_resv_of_alloc);
         TRIM(ctx->events, ctx->n_events_alloc);
         TRIM(ctx->events_tmp, ctx->n_events_tmp_alloc);
@@ -158,7 +157,6 @@ void sched_context_trim(SchedContext *ctx) {
         TRIM(ctx->victim_taken, ctx->n_victim_taken_alloc);
         TRIM(ctx->victim_running, ctx->n_victim_running_alloc);
         TRIM(ctx->vscores, ctx->n_vscores_alloc);
-        TRIM(ctx->preemptor, ctx->n_preemptor_alloc);
         /* The last order too: the next pass sorts from scratch, once, to the same order. */
         TRIM(ctx->last_ids, ctx->n_last_ids_alloc);
         TRIM(ctx->last_rank, ctx->n_last_rank_alloc);
@@ -233,8 +231,11 @@ static bool bindable(const SchedPass *p, const SchedJob *j) {
         return MAX(j->cpus, 1u) <= cpus && j->memory <= mem;
 }
 
-static SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, uint64_t *ret_est,
-                                  uint32_t machine_cpus, uint64_t machine_mem) {
+/* The config's and the pass's figures come as arguments: in pass_collect()'s scan they
+ * stay in registers, where every store to a candidate would make it read them again
+ * (the tree is built without strict aliasing). */
+static inline SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, uint64_t now, uint64_t max_walltime,
+                                         uint64_t *ret_est, uint32_t machine_cpus, uint64_t machine_mem) {
         SchedReason r;
 
         *ret_est = SCHED_TIME_INFINITY;
@@ -246,8 +247,7 @@ static SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, uint64_
         if (_unlikely_(j->gpus > 0) && (j->gpus > (unsigned) __builtin_popcountll(job_gpu_allowed(p, j)) ||
                                         (j->gpu_binding && !bindable(p, j))))
                 return SCHED_REASON_TOO_BIG;
-        if (p->config->max_walltime > 0 && sched_job_walltime(j) != SCHED_TIME_INFINITY &&
-            sched_job_walltime(j) > p->config->max_walltime)
+        if (max_walltime > 0 && sched_job_walltime(j) != SCHED_TIME_INFINITY && sched_job_walltime(j) > max_walltime)
                 return SCHED_REASON_TIME_LIMIT;
         if (j->max_walltime > 0 && j->walltime != SCHED_TIME_INFINITY && j->walltime > j->max_walltime)
                 return SCHED_REASON_TIME_LIMIT;
@@ -258,7 +258,7 @@ static SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, uint64_
                 return SCHED_REASON_HELD;
         if (r != SCHED_REASON_NONE)
                 return r;
-        if (j->begin_time > p->now || j->submit_time > p->now) {
+        if (j->begin_time > now || j->submit_time > now) {
                 *ret_est = MAX(j->begin_time, j->submit_time);
                 return SCHED_REASON_BEGIN_TIME;
         }
@@ -401,44 +401,74 @@ static int pass_shuffle_scores(SchedPass *p) {
  * order and the sort is a scan, plus a merge of what is new. The last order is kept as
  * the candidates' ids ascending, each with its rank; matching them to this pass's
  * candidates is a merge of two id-sorted lists, done as pass_collect() makes them when the
- * jobs come by ascending id (as the daemon and the simulator give them). */
+ * jobs come by ascending id (as the daemon and the simulator give them), and each key
+ * goes straight to its last rank in keys_tmp: one scattered write a job, where a slot
+ * table then a gather of the keys through it made three passes over them. */
 
-/* Rank of the job with this id in the last order (UINT32_MAX: none); *k walks last_ids. */
-static inline uint32_t last_rank_of(const SchedContext *ctx, size_t *k, uint64_t id) {
+#define SCATTER_AHEAD 16
+
+/* Rank of the job with this id in the last order (UINT32_MAX: none); *k walks last_ids.
+ * A last candidate passed over is gone since: its slot in keys_tmp is marked empty. */
+static inline uint32_t last_rank_of(SchedContext *ctx, size_t *k, uint64_t id) {
+        uint32_t rank;
+
         while (*k < ctx->n_last && ctx->last_ids[*k] < id)
-                (*k)++;
-        return *k < ctx->n_last && ctx->last_ids[*k] == id ? ctx->last_rank[*k] : UINT32_MAX;
+                ctx->keys_tmp[ctx->last_rank[(*k)++]].cand = UINT32_MAX;
+        if (*k >= ctx->n_last || ctx->last_ids[*k] != id)
+                return UINT32_MAX;
+        rank = ctx->last_rank[*k];
+        /* The keys land all over keys_tmp: the slot wanted some jobs from now is asked
+         * for ahead, so the stores do not wait for it (a third of the scan's time). */
+        if (*k + SCATTER_AHEAD < ctx->n_last)
+                __builtin_prefetch(&ctx->keys_tmp[ctx->last_rank[*k + SCATTER_AHEAD]], 1);
+        (*k)++;
+        return rank;
 }
 
-/* Puts keys[0, n) in the last order: those ranked in rank_slot (rank -> key index, or
- * UINT32_MAX), then the n_new in new_cands, new since the last pass, in job order. */
-static void keys_in_last_order(SchedContext *ctx, size_t n, size_t n_new) {
+/* Puts the keys in the last order: those placed at their last rank in keys_tmp, less
+ * the empty slots, then the n_new in keys, new since the last pass, in job order. */
+static void keys_in_last_order(SchedContext *ctx, size_t k, size_t n, size_t n_new) {
         size_t o = 0;
 
+        for (; k < ctx->n_last; k++)
+                ctx->keys_tmp[ctx->last_rank[k]].cand = UINT32_MAX;
         for (size_t r = 0; r < ctx->n_last; r++)
-                if (ctx->rank_slot[r] != UINT32_MAX)
-                        ctx->keys_tmp[o++] = ctx->keys[ctx->rank_slot[r]];
+                if (ctx->keys_tmp[r].cand != UINT32_MAX)
+                        ctx->keys_tmp[o++] = ctx->keys_tmp[r];
         assert(o + n_new == n);
-        for (size_t i = 0; i < n_new; i++)
-                ctx->keys_tmp[o++] = ctx->keys[ctx->new_cands[i]];
+        memcpy(ctx->keys_tmp + o, ctx->keys, n_new * sizeof(SortKey));
         SWAP_TWO(ctx->keys, ctx->keys_tmp);
         SWAP_TWO(ctx->n_keys_alloc, ctx->n_keys_tmp_alloc);
 }
 
-/* Remembers this pass's order for the next: keys[r].cand is the candidate (made in job
- * order, so by ascending id) placed r-th. */
+/* Remembers this pass's order for the next: next_ids holds the candidates' ids in job
+ * order (ascending), keys[r].cand is the candidate placed r-th. */
 static int keys_remember_order(SchedContext *ctx, size_t n, bool by_id) {
         ctx->n_last = 0;
         if (!by_id)
                 return 0;
-        if (!GROW(ctx->last_ids, ctx->n_last_ids_alloc, n) || !GROW(ctx->last_rank, ctx->n_last_rank_alloc, n))
+        if (!GROW(ctx->last_rank, ctx->n_last_rank_alloc, n))
                 return -ENOMEM;
-        for (size_t c = 0; c < n; c++)
-                ctx->last_ids[c] = ctx->cands[c].id;
+        SWAP_TWO(ctx->last_ids, ctx->next_ids);
+        SWAP_TWO(ctx->n_last_ids_alloc, ctx->n_next_ids_alloc);
         for (size_t r = 0; r < n; r++)
                 ctx->last_rank[ctx->keys[r].cand] = (uint32_t) r;
         ctx->n_last = n;
         return 0;
+}
+
+#define GATHER_AHEAD 16
+
+static SortKey cand_key(const SchedPass *p, const Cand *c, uint32_t n) {
+        /* Shuffled: the queue's priority first, then the lightest score; the priority
+         * reported stays the policy's. */
+        return (SortKey) {
+                .prio = p->config->ordering == SCHED_ORDERING_SHUFFLE
+                                ? (double) p->jobs[c->idx].queue_priority * 1e15 -
+                                          (double) p->ctx->shuffle_score[c->idx]
+                                : c->prio,
+                .cand = n,
+        };
 }
 
 static int pass_collect(SchedPass *p) {
@@ -447,8 +477,14 @@ static int pass_collect(SchedPass *p) {
         int r;
         uint32_t machine_cpus = 0;
         uint64_t machine_mem = 0;
-        bool by_id = true;
+        bool by_id = true, multifactor = p->config->priority == &sched_priority_multifactor;
+        /* Read once, not again after every store to a candidate. */
+        const SchedWeights weights = p->config->weights;
+        const uint64_t now = p->now, max_walltime = p->config->max_walltime;
+        const bool projects = p->config->n_projects > 0 && p->config->projects;
 
+        p->n_preemptors = 0;
+        p->top_preemptor_queue = INT64_MIN;
         for (size_t i = 0; i < p->n_nodes; i++) {
                 machine_cpus += p->node_cpus[i];
                 machine_mem = time_add(machine_mem, p->node_mem[i]);
@@ -458,12 +494,10 @@ static int pass_collect(SchedPass *p) {
         if (!GROW(ctx->cands, ctx->n_cands_alloc, p->n_jobs) ||
             !GROW(ctx->cands_tmp, ctx->n_cands_tmp_alloc, p->n_jobs) ||
             !GROW(ctx->keys, ctx->n_keys_alloc, p->n_jobs) ||
-            !GROW(ctx->keys_tmp, ctx->n_keys_tmp_alloc, p->n_jobs) ||
-            !GROW(ctx->new_cands, ctx->n_new_cands_alloc, p->n_jobs) ||
-            !GROW(ctx->active, ctx->n_active_alloc, p->n_jobs) ||
-            !GROW(ctx->rank_slot, ctx->n_rank_slot_alloc, ctx->n_last))
+            !GROW(ctx->keys_tmp, ctx->n_keys_tmp_alloc, MAX(p->n_jobs, ctx->n_last)) ||
+            !GROW(ctx->next_ids, ctx->n_next_ids_alloc, p->n_jobs) ||
+            !GROW(ctx->active, ctx->n_active_alloc, p->n_jobs))
                 return -ENOMEM;
-        memset(ctx->rank_slot, 0xff, ctx->n_last * sizeof(uint32_t));
 
         if (p->config->ordering == SCHED_ORDERING_SHUFFLE) {
                 r = pass_shuffle_scores(p);
@@ -486,40 +520,49 @@ static int pass_collect(SchedPass *p) {
                         continue;
                 c = &ctx->cands[n];
                 *c = (Cand) {
-                        .prio = p->config->priority->priority(p->config, j, p->now),
+                        .prio = multifactor ? job_priority_weights(&weights, j, now)
+                                            : p->config->priority->priority(p->config, j, now),
                         .submit = j->submit_time,
                         .id = j->id,
                         .idx = (uint32_t) i,
-                        .proj = p->config->n_projects > 0 && p->config->projects
-                                        ? project_index(p->config, j->project_id) : -1,
+                        .proj = projects ? project_index(p->config, j->project_id) : -1,
+                        .cpus = MAX(j->cpus, 1u),
                         .user = j->user_id,
                         .was_blocked = j->blocked,
+                        .preemptor = j->preempts != 0 || j->parallel_run,
                 };
-                c->reason = job_ineligible(p, j, &c->est, machine_cpus, machine_mem);
-                /* Shuffled: the queue's priority first, then the lightest score; the
-                 * priority reported stays the policy's. */
-                ctx->keys[n] = (SortKey) {
-                        .prio = p->config->ordering == SCHED_ORDERING_SHUFFLE
-                                        ? (double) j->queue_priority * 1e15 - (double) ctx->shuffle_score[i]
-                                        : c->prio,
-                        .cand = (uint32_t) n,
-                };
+                c->reason = job_ineligible(p, j, now, max_walltime, &c->est, machine_cpus, machine_mem);
+                if (c->preemptor) {
+                        p->n_preemptors++;
+                        p->top_preemptor_queue = MAX(p->top_preemptor_queue, (int64_t) j->queue_priority);
+                }
+                /* Where it was in the last order, or with the new ones. */
+                ctx->next_ids[n] = j->id;
                 rank = by_id ? last_rank_of(ctx, &k, j->id) : UINT32_MAX;
                 if (rank != UINT32_MAX)
-                        ctx->rank_slot[rank] = (uint32_t) n;
+                        ctx->keys_tmp[rank] = cand_key(p, c, (uint32_t) n);
                 else
-                        ctx->new_cands[n_new++] = (uint32_t) n;
+                        ctx->keys[n_new++] = cand_key(p, c, (uint32_t) n);
                 n++;
         }
 
-        if (by_id && ctx->n_last > 0)
-                keys_in_last_order(ctx, n, n_new);
+        if (by_id)
+                keys_in_last_order(ctx, k, n, n_new);
+        else
+                /* Not by id: no last order to start from, the keys in job order. */
+                for (size_t i = 0; i < n; i++)
+                        ctx->keys[i] = cand_key(p, &ctx->cands[i], (uint32_t) i);
         (void) sort_keys(ctx->keys, ctx->keys_tmp, n, ctx->cands);
         r = keys_remember_order(ctx, n, by_id);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < n; i++)
+        /* A gather from all over the candidates: asked for some way ahead, the loads
+         * overlap instead of waiting one by one (the keys are read in order anyway). */
+        for (size_t i = 0; i < n; i++) {
+                if (i + GATHER_AHEAD < n)
+                        __builtin_prefetch(&ctx->cands[ctx->keys[i + GATHER_AHEAD].cand]);
                 ctx->cands_tmp[i] = ctx->cands[ctx->keys[i].cand];
+        }
         SWAP_TWO(ctx->cands, ctx->cands_tmp);
         SWAP_TWO(ctx->n_cands_alloc, ctx->n_cands_tmp_alloc);
         p->cands = ctx->cands;
@@ -541,18 +584,20 @@ static int pass_result(SchedPass *p, SchedResult *ret) {
 
         for (size_t i = 0; i < p->n_cands; i++) {
                 const Cand *c = &p->cands[i];
+                SchedReason why;
 
                 if (c->started)
                         continue;
+                why = cand_reason(p, c);
                 ctx->waiting[n++] = (SchedWait) {
                         .job_index = c->idx,
                         .job_id = c->id,
-                        .reason = c->reason,
+                        .reason = why,
                         .est_start = c->est,
                         .priority = c->prio,
                         .bypassed = c->bypassed,
-                        .limit = sched_reason_is_limit(c->reason) ? c->limit : 0,
-                        .wanted = sched_reason_is_limit(c->reason) ? c->wanted : 0,
+                        .limit = p->limits && sched_reason_is_limit(why) ? ctx->cand_limits[i].limit : 0,
+                        .wanted = p->limits && sched_reason_is_limit(why) ? ctx->cand_limits[i].wanted : 0,
                 };
         }
 
@@ -574,6 +619,7 @@ int sched_pass(SchedContext *ctx, const SchedConfig *config, const SchedMachine 
                 .jobs = jobs,
                 .n_jobs = n_jobs,
                 .now = now,
+                .wait_from = SIZE_MAX,
         };
         int r;
 

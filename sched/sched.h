@@ -144,49 +144,45 @@ typedef struct SchedDep {
 } SchedDep;
 
 typedef struct SchedJob {
+        /* What a pass reads of every waiting job comes first, packed into 128 bytes: a
+         * pass's scan of 100,000 jobs is bound by the memory it reads, not by its tests. */
         uint64_t id;              /* unique */
-        SchedJobState state;
-        int32_t queue_priority;   /* express > normal > bonus, e.g. 2/1/0 */
-        int32_t nice;             /* Slurm semantics: subtracted from the priority */
         uint64_t submit_time;     /* never starts before this */
         uint64_t eligible_time;   /* since when it has been eligible (priority age); 0: submit_time */
         uint64_t begin_time;      /* never starts before this ("--begin"); 0: none */
-        unsigned cpus;            /* CPUs wanted (0 counts as 1) */
         uint64_t memory;          /* bytes wanted in total */
-        /* GPUs wanted, and which of the machine's may be given (bit g: gpus[g] matches its
-         * type or constraint; 0: any). gpu_binding (Slurm's --gres-flags=enforce-binding):
-         * its CPUs must come from the nodes of its GPUs; else that is only preferred. */
-        unsigned gpus;
-        uint64_t gpu_allowed;
-        bool gpu_binding;
         uint64_t walltime;        /* requested limit in seconds; 0 or SCHED_TIME_INFINITY: none */
+        SchedJobState state;
+        unsigned cpus;            /* CPUs wanted (0 counts as 1) */
+        int32_t queue_priority;   /* express > normal > bonus, e.g. 2/1/0 */
+        int32_t nice;             /* Slurm semantics: subtracted from the priority */
+        double fairshare;         /* from accounting; 0 until that exists */
+        uint64_t target_queue_time; /* its queue's TargetQueueTime= in seconds; 0: none */
         /* The queue's walltime limits (0: none): a job that asks for none gets the
          * default, else the maximum (as under a Slurm partition's DefaultTime/MaxTime);
          * one that asks for more than the maximum waits with TimeLimit. The limit the
          * job runs under is sched_job_walltime(). */
         uint64_t default_walltime, max_walltime;
-        /* Array tasks: the array (its first task's id) and the most of its tasks that may
-         * run at once (Slurm's "%N"; 0: no limit). Tasks beyond it wait with
+        size_t n_deps;            /* of deps, below */
+        /* GPUs wanted; which may be given and whether they bind its CPUs: gpu_allowed
+         * and gpu_binding, below. */
+        unsigned gpus;
+        /* Array tasks: the most of its array's tasks (array_id, below) that may run at
+         * once (Slurm's "%N"; 0: no limit). Tasks beyond it wait with
          * JobArrayTaskLimit, the first in priority order go first. */
-        uint64_t array_id;
         uint32_t array_max_running;
+        uint32_t user_id;
+        uint32_t project_id;
+        uint32_t bypass_count;    /* times lower jobs were started ahead of it (see SchedWait.bypassed) */
         /* In the blocked part of the queue since the last pass (the daemon's BLOCKED
          * state): when a user is over MaxIdleJobsPerUser, the jobs already idle stay
          * idle, and as room frees up the newest blocked job is promoted first (HPC2N). */
         bool blocked;
         bool exclusive;           /* whole NUMA nodes, shared with nothing */
         bool held;                /* pending: held; preempted: a person suspended it too, no resume */
-        uint32_t user_id;
-        uint32_t project_id;
-        /* Its queue charges (ChargeFactor= above 0): it waits while its project's grant
-         * is spent (SchedProject.grant_spent). */
-        bool charged;
-        uint32_t bypass_count;    /* times lower jobs were started ahead of it (see SchedWait.bypassed) */
-        uint32_t queue_id;        /* which queue (SCHED_ORDERING_SHUFFLE groups by it) */
-        uint64_t target_queue_time; /* its queue's TargetQueueTime= in seconds; 0: none */
-        double fairshare;         /* from accounting; 0 until that exists */
-        const SchedDep *deps;
-        size_t n_deps;
+        /* Slurm's --gres-flags=enforce-binding: its CPUs must come from the nodes of its
+         * GPUs; else that is only preferred. */
+        bool gpu_binding;
         /* Preemption (SchedPreempt): the queues whose running jobs it may suspend (bit q:
          * queue_id q, queues 0..63; its queue's Preempts=), whether it may suspend smaller
          * jobs of its own queue (ParallelRun=), and whether it may be suspended at all
@@ -194,15 +190,24 @@ typedef struct SchedJob {
         uint64_t preempts;
         bool parallel_run;
         bool preemptable;
+        /* Its queue charges (ChargeFactor= above 0): it waits while its project's grant
+         * is spent (SchedProject.grant_spent). */
+        bool charged;
+        /* SUSPENDED by a pass (SCHED_DECISION_SUSPEND), not by a person: it holds no CPUs,
+         * only memory (all of alloc's, or with SchedPreempt.reclaim resident_memory) and
+         * its GPUs, and a pass resumes it as soon as CPUs allow. */
+        bool preempted;
+        uint32_t queue_id;        /* which queue (SCHED_ORDERING_SHUFFLE groups by it) */
+        /* Which of the machine's GPUs may be given (bit g: gpus[g] matches its type or
+         * constraint; 0: any). */
+        uint64_t gpu_allowed;
+        uint64_t array_id;        /* its array (the first task's id) */
+        const SchedDep *deps;
         /* RUNNING and SUSPENDED jobs: */
         uint64_t start_time;
         /* Seconds spent suspended so far, the current suspension included: its walltime
          * clock stood still, so it ends that much later than start_time + walltime. */
         uint64_t suspended_time;
-        /* SUSPENDED by a pass (SCHED_DECISION_SUSPEND), not by a person: it holds no CPUs,
-         * only memory (all of alloc's, or with SchedPreempt.reclaim resident_memory) and
-         * its GPUs, and a pass resumes it as soon as CPUs allow. */
-        bool preempted;
         uint64_t resident_memory;    /* bytes of it still in RAM (reclaim) */
         uint64_t last_resume_time;   /* when a pass last resumed it; 0: never */
         const SchedAllocation *alloc; /* caller-owned */
@@ -272,14 +277,14 @@ typedef struct SchedDecision {
 typedef struct SchedWait {
         size_t job_index;
         uint64_t job_id;
-        SchedReason reason;
         uint64_t est_start;     /* reservation or estimate; SCHED_TIME_INFINITY: unknown */
         double priority;
-        bool bypassed;          /* a lower priority job was started ahead of it in this pass */
         /* For a limit reason: the limit and what the job would have made of it (e.g.
          * MaxPSSoft: 72000 and 98696). */
         uint64_t limit, wanted;
-} SchedWait;
+        SchedReason reason;
+        bool bypassed;          /* a lower priority job was started ahead of it in this pass */
+} SchedWait;                    /* 56 bytes, without padding between: one a waiting job a pass */
 
 typedef struct SchedResult {
         const SchedDecision *decisions;
