@@ -131,7 +131,8 @@ else
     wait_for 60 sh -c "[ \"\$(corral show --json $p | jq -r .job.state)\$(corral show --json $q | jq -r .job.state)\" = RUNNINGRUNNING ]" ||
         fail "jobs $p, $q: $(state "$p"), $(state "$q")"
     wait_for 30 frozen "$p" 0 && wait_for 30 frozen "$q" 0 || fail "jobs $p, $q have no scopes"
-    e=$(as_user "$USER_B" corral submit --parsable -D "$work_b" -q express -n 1 --time 1:00 -- sleep 45)
+    # (Long enough to outlast job $o and the resume under emulation on a busy host: cancelled below.)
+    e=$(as_user "$USER_B" corral submit --parsable -D "$work_b" -q express -n 1 --time 3:00 -- sleep 150)
     wait_for 60 sh -c "corral show --json $p | grep -q SUSPENDED || corral show --json $q | grep -q SUSPENDED" ||
         fail "neither $p nor $q was suspended for $e"
     if is_state "$p" SUSPENDED; then v=$p; o=$q; else v=$q; o=$p; fi

@@ -3,7 +3,7 @@
 # slurmctld, slurmd and munge on the guest as a one-node cluster (the Slurm tier's image,
 # CORRAL_TEST_SLURM=1, with Debian's client diverted to /usr/lib/corral/slurm-client/bin),
 # a `cluster` queue declared with the keys as corrald(8) writes them. As two users: jobs
-# run under Slurm as their user, a failure, a cancel, an array, a dependency, slurmctld
+# run under Slurm as their user, a failure, a cancel, a requeue, corral logs, an array, a dependency, slurmctld
 # stopped with a job waiting (nothing lost, nothing doubled), corrald killed and started
 # again with a job on the cluster (its link kept), and a full local queue overflowing to
 # the cluster.
@@ -92,6 +92,19 @@ as_user "$USER_A" corral cancel "$c"
 wait_state "$c" CANCELLED 60
 wait_for 60 sh -c "$real/squeue -h -t all -j $sid -o %T | grep -qx CANCELLED" ||
     fail "Slurm job $sid is $($real/squeue -h -t all -j "$sid" -o %T)"
+
+log "requeue passes through (the same Slurm job back in Slurm's queue, and here); corral logs reads its slurm-%j.out"
+q=$(as_user "$USER_A" corral submit --parsable -q cluster -D "/home/$USER_A" -- sh -c 'echo "out of $SLURM_JOB_ID"; sleep 600')
+wait_state "$q" RUNNING 180
+qsid=$(slurm_id "$q")
+wait_for 60 sh -c "grep -q 'out of' /home/$USER_A/slurm-$qsid.out" || fail "no /home/$USER_A/slurm-$qsid.out"
+assert_eq "$(as_user "$USER_A" corral logs "$q")" "out of $qsid" "corral logs of a forwarded job without --output"
+as_user "$USER_A" corral requeue "$q"
+wait_state "$q" PENDING 120
+assert_eq "$(slurm_id "$q")" "$qsid" "the Slurm job after the requeue"
+assert_eq "$("$real/squeue" -h -j "$qsid" -o %T)" PENDING "Slurm's state after the requeue"
+as_user "$USER_A" corral cancel "$q"
+wait_state "$q" CANCELLED 60
 
 log "an array"
 arr=$(as_user "$USER_A" corral submit --parsable -q cluster -D "/home/$USER_A" -a 1-3 \
