@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <linux/sockios.h>
 #include <unistd.h>
 
 #include "journal-send.h"
@@ -89,10 +91,11 @@ out:
         return r;
 }
 
+/* One socket for the process's life, as libsystemd keeps one: the supervisor relays every
+ * line of a job's output through it. */
+static int sock = -1;
+
 int journal_send_to(const char *path, const JournalField *fields, size_t n) {
-        /* One socket for the process's life, as libsystemd keeps one: the supervisor
-         * relays every line of a job's output through it. */
-        static int sock = -1;
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         socklen_t salen;
         char *buf;
@@ -119,4 +122,21 @@ int journal_send_to(const char *path, const JournalField *fields, size_t n) {
                 r = -errno;
         free(buf);
         return r;
+}
+
+int journal_wait_consumed(uint64_t timeout_usec) {
+        for (uint64_t waited = 0;; waited += 1000) {
+                int queued = 0;
+
+                if (sock < 0)
+                        return 0;
+                /* A unix datagram stays charged to its sender until the receiver reads it. */
+                if (ioctl(sock, SIOCOUTQ, &queued) < 0)
+                        return -errno;
+                if (queued <= 0)
+                        return 0;
+                if (waited >= timeout_usec)
+                        return -ETIMEDOUT;
+                (void) usleep(1000);
+        }
 }

@@ -25,6 +25,13 @@ static inline int journal_send(const JournalField *fields, size_t n) {
         return journal_send_to(JOURNAL_SOCKET, fields, n);
 }
 
+/* Until journald has read everything this process sent (or timeout_usec passed: -ETIMEDOUT).
+ * journald learns a datagram's unit from its sender's /proc/PID/cgroup when it reads it: a
+ * process that is gone (reaped) by then leaves its last entries without _SYSTEMD_UNIT, so
+ * `journalctl -u` and corral logs miss them. A process whose last words matter calls this
+ * before it exits. 0 at once when nothing was sent. */
+int journal_wait_consumed(uint64_t timeout_usec);
+
 /* The datagram journald reads for these fields, in *ret (free it), its size in *ret_size.
  * A value with a newline is sent as NAME '\n' le64(length) value '\n'; others as
  * NAME=value '\n'. */

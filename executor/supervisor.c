@@ -954,6 +954,7 @@ static int supervisor_finish(Supervisor *s) {
 }
 
 int main(int argc, char *argv[]) {
+        int r;
         _cleanup_(supervisor_done) Supervisor s = {
                 .root_fd = -EBADF,
                 .procs_fd = -EBADF,
@@ -971,6 +972,11 @@ int main(int argc, char *argv[]) {
         if (parse_argv(argc, argv) < 0)
                 return 2;
         if (supervisor_setup(&s) < 0 || supervisor_start_job(&s) < 0 || supervisor_loop(&s) < 0)
-                return 1;
-        return supervisor_finish(&s) < 0 ? 1 : 0;
+                r = 1;
+        else
+                r = supervisor_finish(&s) < 0 ? 1 : 0;
+        /* The job's last lines keep their unit (corral logs reads only those) if journald
+         * reads them while we are still here to be looked up. */
+        (void) journal_wait_consumed(USEC_PER_SEC);
+        return r;
 }

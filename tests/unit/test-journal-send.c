@@ -64,6 +64,21 @@ static void test_send(void **state) {
         assert_true(journal_send_to(path, f, ELEMENTSOF(f)) < 0);
 }
 
+/* Waiting until the receiver has read what was sent: not while it has not, at once once
+ * it has. */
+static void test_wait_consumed(void **state) {
+        char path[108], buf[256];
+        JournalField f[] = { { "MESSAGE", "last words", SIZE_MAX } };
+        int fd = bind_dgram(path, sizeof path);
+
+        assert_int_equal(journal_send_to(path, f, ELEMENTSOF(f)), 0);
+        assert_int_equal(journal_wait_consumed(3000), -ETIMEDOUT);
+        assert_true(recv(fd, buf, sizeof buf, MSG_DONTWAIT) > 0);
+        assert_int_equal(journal_wait_consumed(3000), 0);
+        close(fd);
+        unlink(path);
+}
+
 /* An entry larger than a datagram may be goes as a sealed memfd (journald refuses an
  * unsealed one), its content the same serialization. */
 static void test_send_large(void **state) {
@@ -96,6 +111,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_serialize),
                 cmocka_unit_test(test_send),
+                cmocka_unit_test(test_wait_consumed),
                 cmocka_unit_test(test_send_large),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
