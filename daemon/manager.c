@@ -629,9 +629,7 @@ Manager *manager_free(Manager *m) {
         manager_forward_free(m);
         executor_free(m->executor);
         store_close(m->store);
-        for (size_t i = 0; i < m->n_jobs; i++)
-                job_free(m->jobs[i]);
-        free(m->jobs);
+        manager_free_jobs(m);
         free(m->sched_jobs);
         free(m->to_launch);
         free(m->outcomes_done);

@@ -36,6 +36,10 @@ typedef struct Manager {
 
         Job **jobs;          /* sorted by id */
         size_t n_jobs, allocated_jobs;
+        /* The same jobs by user (job-table.c), for what one user asks of their own jobs
+         * (corral queue --me, a submit's per-user limits) without a walk of everyone's. */
+        struct UserJobs *user_jobs;
+        size_t n_user_jobs, allocated_user_jobs;
         uint64_t next_id;
 
         SchedContext *sched;
@@ -115,11 +119,30 @@ int manager_listen(Manager *m, const char *socket_path);
 extern const ServerOps manager_server_ops;
 /* The job table (job-table.c). */
 Job *manager_find_job(Manager *m, uint64_t id);
-/* Where a job of this id is or would go in m->jobs: the first whose id is not below it. */
+/* Where a job of this id is or would go in jobs (n of them, sorted by id): the first whose
+ * id is not below it. manager_job_index() for m->jobs. */
+size_t job_array_index(Job *const *jobs, size_t n, uint64_t id);
 size_t manager_job_index(Manager *m, uint64_t id);
+/* Appends j (the highest id yet) to the table and to its user's jobs. */
 int manager_add_job(Manager *m, Job *j);
+/* Frees the table's jobs from index n on (the last ones added: a submission rolled back). */
+void manager_truncate_jobs(Manager *m, size_t n);
 /* Forgets final jobs that ended more than a day ago (the store keeps them). */
 void manager_purge_finished(Manager *m, uint64_t now);
+/* Frees every job, and the table. */
+void manager_free_jobs(Manager *m);
+/* One user's jobs in memory, in id order: borrowed, valid until the next job is added or
+ * purged. NULL when the user has none (user: a name, as a request gives it). */
+typedef struct UserJobs {
+        const char *user; /* interned, as Job.user */
+        Job **jobs;
+        size_t n, allocated;
+        /* The first job's uid; mixed_uids: not every job's (the name was given to another
+         * account, between their submissions). Limits count by uid (check_user_limits()). */
+        uid_t uid;
+        bool mixed_uids;
+} UserJobs;
+const UserJobs *manager_user_jobs(Manager *m, const char *user);
 
 /* Every state change of a job, and only here (job-transition.c): checks the transition
  * table (-EBUSY/-EALREADY/-EINVAL as job_state_transition_allowed() says, nothing

@@ -50,25 +50,34 @@ static json_object *quota_exceeded(const char *setting, uint64_t limit, const ch
 }
 
 /* What one user keeps in corrald: jobs not yet final, and the bytes of their stored
- * requests (an array's once). Who is not limited: authz.c (AUTHZ_EXCEED_LIMITS). */
+ * requests (an array's once). Who is not limited: authz.c (AUTHZ_EXCEED_LIMITS). Counted
+ * by uid over the user index's lists that can hold that uid's jobs, not over every job:
+ * with 100,000 queued, a walk of them all per submission was most of a submit's time. */
 static json_object *check_user_limits(Manager *m, uid_t uid, uint64_t new_jobs, uint64_t new_bytes) {
         const Config *c = m->config;
         const AuthzPeer owner = { .uid = uid };
-        uint64_t jobs = 0, bytes = 0, last_array = 0;
+        uint64_t jobs = 0, bytes = 0;
 
         if (authz_check(&owner, AUTHZ_EXCEED_LIMITS, NULL, &m->authz) == 0 ||
             (!c->max_jobs_per_user && !c->max_stored_bytes_per_user))
                 return NULL;
-        for (size_t i = 0; i < m->n_jobs; i++) {
-                const Job *j = m->jobs[i];
-                if (j->uid != uid || job_state_is_final(j->state))
+        for (size_t u = 0; u < m->n_user_jobs; u++) {
+                const UserJobs *uj = &m->user_jobs[u];
+                uint64_t last_array = 0;
+
+                if (uj->uid != uid && !uj->mixed_uids)
                         continue;
-                jobs++;
-                if (!j->array_job_id)
-                        bytes += j->request_bytes;
-                else if (j->array_job_id != last_array) { /* tasks have consecutive ids */
-                        bytes += j->request_bytes;
-                        last_array = j->array_job_id;
+                for (size_t i = 0; i < uj->n; i++) {
+                        const Job *j = uj->jobs[i];
+                        if (j->uid != uid || job_state_is_final(j->state))
+                                continue;
+                        jobs++;
+                        if (!j->array_job_id)
+                                bytes += j->request_bytes;
+                        else if (j->array_job_id != last_array) { /* tasks have consecutive ids */
+                                bytes += j->request_bytes;
+                                last_array = j->array_job_id;
+                        }
                 }
         }
         if (c->max_jobs_per_user && jobs + new_jobs > c->max_jobs_per_user)
@@ -618,8 +627,7 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
 
 fail:
         (void) store_rollback(m->store);
-        while (m->n_jobs > n_jobs_before)
-                job_free(m->jobs[--m->n_jobs]);
+        manager_truncate_jobs(m, n_jobs_before);
         m->next_id = first_id;
         return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
 }
@@ -698,8 +706,8 @@ static bool state_matches(const Job *j, char *const *states) {
 #define LIST_PAGE_USEC (5 * UINT64_C(1000))
 #define LIST_CLOCK_EVERY 64U
 
-static size_t first_job_after(Manager *m, uint64_t after) {
-        return after == UINT64_MAX ? m->n_jobs : manager_job_index(m, after + 1);
+static size_t first_job_after(Job *const *jobs, size_t n, uint64_t after) {
+        return after == UINT64_MAX ? n : job_array_index(jobs, n, after + 1);
 }
 
 /* List's "history": jobs read back from the store, beyond the finished ones the daemon
@@ -747,7 +755,7 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
         uint64_t after = 0, limit = CORRAL_LIST_JOBS_MAX, last = 0, ended_since = 0;
         size_t n = 0, bytes = 0, first, end;
         uint64_t t0;
-        const char *user_interned;
+        Job **src;
         bool more = false, charges = false, history = false;
         AuthzPeer ap = authz_peer(peer);
 
@@ -807,28 +815,33 @@ static json_object *method_list(Manager *m, const Peer *peer, json_object *param
         jobs = json_object_new_array();
         if (!jobs)
                 return NULL;
-        first = h ? 0 : first_job_after(m, after);
-        end = h ? h->n : m->n_jobs;
-        /* Jobs in memory hold their user's name interned: a name never interned has no
-         * job there (corral queue --me of a user without jobs costs nothing), and the
-         * others compare as pointers. */
-        user_interned = user ? intern_find(user) : NULL;
-        if (user && !user_interned && !h)
-                first = end;
+        /* Where the page's jobs come from: the history read; one user's jobs (corral queue
+         * --me: a user with a few jobs among 100,000 is answered at once); or the table. */
+        if (h) {
+                src = h->jobs;
+                end = h->n;
+        } else if (user) {
+                const UserJobs *u = manager_user_jobs(m, user);
+                src = u ? u->jobs : NULL;
+                end = u ? u->n : 0;
+        } else {
+                src = m->jobs;
+                end = m->n_jobs;
+        }
+        first = h ? 0 : first_job_after(src, end, after);
         t0 = now_usec(CLOCK_MONOTONIC);
         for (size_t i = first; i < end; i++) {
-                Job *j = h ? h->jobs[i] : m->jobs[i];
+                Job *j = src[i];
                 json_object *o;
                 size_t len;
                 if (i > first && (i - first) % LIST_CLOCK_EVERY == 0 &&
                     now_usec(CLOCK_MONOTONIC) - t0 >= LIST_PAGE_USEC) {
                         /* Every job up to the one before was looked at: on from there. */
                         more = true;
-                        last = (h ? h->jobs[i - 1] : m->jobs[i - 1])->id;
+                        last = src[i - 1]->id;
                         break;
                 }
-                if ((user && (h ? !streq(user, strempty(j->user)) : j->user != user_interned)) ||
-                    (queue && !streq(queue, j->queue)) ||
+                if ((user && !streq(user, strempty(j->user))) || (queue && !streq(queue, j->queue)) ||
                     (project && !streq(project, strempty(j->project))) || !state_matches(j, states) ||
                     (job_state_is_final(j->state) && j->end_time < ended_since))
                         continue;

@@ -1263,6 +1263,128 @@ static void test_list_history(void **state) {
         manager_for_test_free(m);
 }
 
+/* The per-user index agrees with the table: every job with a user is in its user's list,
+ * once, in id order, and the lists hold nothing else. */
+static void assert_user_index(Manager *m) {
+        size_t listed = 0, with_user = 0;
+
+        for (size_t u = 0; u < m->n_user_jobs; u++) {
+                const UserJobs *uj = &m->user_jobs[u];
+                assert_true(u == 0 || (uintptr_t) m->user_jobs[u - 1].user < (uintptr_t) uj->user);
+                for (size_t i = 0; i < uj->n; i++) {
+                        assert_ptr_equal(uj->jobs[i]->user, uj->user);
+                        assert_ptr_equal(manager_find_job(m, uj->jobs[i]->id), uj->jobs[i]);
+                        assert_true(i == 0 || uj->jobs[i - 1]->id < uj->jobs[i]->id);
+                }
+                listed += uj->n;
+        }
+        for (size_t i = 0; i < m->n_jobs; i++)
+                with_user += m->jobs[i]->user != NULL;
+        assert_int_equal(listed, with_user);
+}
+
+/* Lists one user's jobs over pages of `limit`: their ids, in order. */
+static size_t list_user(Manager *m, uid_t as, const char *user, unsigned limit, uint64_t *ids, size_t max) {
+        uint64_t next = 0;
+        size_t n = 0;
+        char params[160];
+
+        do {
+                json_object *r, *p, *jobs;
+                snprintf(params, sizeof params, "{\"user\":\"%s\",\"limit\":%u,\"after_id\":%llu}", user,
+                         limit, (unsigned long long) next);
+                r = call(m, as, CORRAL_METHOD_LIST, params);
+                page_len(r, &next);
+                assert_true(json_object_object_get_ex(r, "parameters", &p) &&
+                            json_object_object_get_ex(p, "jobs", &jobs));
+                for (size_t k = 0; k < json_object_array_length(jobs); k++) {
+                        json_object *id;
+                        assert_true(json_object_object_get_ex(json_object_array_get_idx(jobs, k), "id", &id));
+                        assert_true(n < max);
+                        ids[n++] = (uint64_t) json_object_get_int64(id);
+                }
+                json_object_put(r);
+        } while (next);
+        return n;
+}
+
+/* corral queue --me reads its user's own jobs through the per-user index, which follows
+ * submissions, a rolled-back one, and the purge; MaxJobsPerUser counts by uid through it,
+ * also a job whose name was another account's when it was submitted. */
+static void test_user_index(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        uint64_t ids[64], now = (uint64_t) time(NULL), expect[8];
+        size_t n_expect = 0;
+        const char *nobody;
+        json_object *r;
+        Job *j;
+
+        m->config->max_array_size = 0;
+        for (int round = 0; round < 4; round++) {
+                r = call(m, 0, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"array\":\"1-500\"}");
+                json_object_put(r);
+                r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}");
+                expect[n_expect++] = job_id_of(r);
+                json_object_put(r);
+        }
+        nobody = manager_find_job(m, expect[0])->user;
+        assert_int_equal(m->n_user_jobs, 2);
+        assert_user_index(m);
+        /* Another user's listing of nobody's jobs, a page of one job at a time too. */
+        assert_int_equal(list_user(m, 0, nobody, 1000, ids, ELEMENTSOF(ids)), n_expect);
+        assert_memory_equal(ids, expect, n_expect * sizeof ids[0]);
+        assert_int_equal(list_user(m, NOBODY, nobody, 1, ids, ELEMENTSOF(ids)), n_expect);
+        assert_memory_equal(ids, expect, n_expect * sizeof ids[0]);
+        assert_int_equal(manager_user_jobs(m, "root")->n, 2000);
+        assert_null(manager_user_jobs(m, "nobody-here"));
+
+        /* A submission rolled back: the table's last job (nobody's) leaves their list. */
+        manager_truncate_jobs(m, m->n_jobs - 1);
+        n_expect--;
+        assert_user_index(m);
+        assert_int_equal(list_user(m, NOBODY, nobody, 2, ids, ELEMENTSOF(ids)), n_expect);
+
+        /* Purged: one of nobody's and a hundred of root's, ended a month ago. */
+        j = manager_find_job(m, expect[1]);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, NULL), 0);
+        j->end_time = now - 30 * 86400;
+        for (uint64_t id = 1; id <= 100; id++) {
+                j = manager_find_job(m, id);
+                assert_int_equal(manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, NULL), 0);
+                j->end_time = now - 30 * 86400;
+        }
+        manager_purge_finished(m, now);
+        assert_user_index(m);
+        assert_int_equal(manager_user_jobs(m, "root")->n, 1900);
+        assert_int_equal(list_user(m, 0, nobody, 1000, ids, ELEMENTSOF(ids)), 2);
+        assert_true(ids[0] == expect[0] && ids[1] == expect[2]);
+
+        /* A job under root's name but nobody's uid (the name was nobody's account's when it
+         * was submitted): it counts against nobody's MaxJobsPerUser. Nobody has two
+         * unfinished jobs of their own, and this one. */
+        j = job_new();
+        assert_non_null(j);
+        j->id = m->next_id;
+        j->uid = NOBODY;
+        j->user = intern("root");
+        j->project = m->jobs[0]->project;
+        j->queue = m->jobs[0]->queue;
+        j->state = JOB_HELD;
+        assert_int_equal(manager_add_job(m, j), 0);
+        assert_true(manager_user_jobs(m, "root")->mixed_uids);
+        assert_user_index(m);
+        m->config->max_jobs_per_user = 3;
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}"), "QuotaExceeded",
+                     "MaxJobsPerUser=3");
+        m->config->max_jobs_per_user = 4;
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}");
+        assert_null(error_of(r));
+        json_object_put(r);
+        assert_user_index(m);
+        manager_for_test_free(m);
+}
+
 /* Four declared NVIDIA GPUs on two nodes: a job's GPU request reaches SchedJob (type and
  * constraint as a mask), and its spec is fenced to its own GPUs' nodes plus nvidiactl, the
  * machine's base list kept, with the environment numbered inside the fence. */
@@ -1696,6 +1818,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_list_charges, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_list_pages, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_list_history, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_user_index, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_transitions, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_hold_requeue_rules, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_projects_submit, setup, tree_teardown),
