@@ -455,6 +455,8 @@ int manager_reload(Manager *m, char **ret_error) {
         Config *c = NULL;
         int r;
 
+        /* An admin who reloads has often just changed an account or a group too. */
+        nss_cache_flush(m->nss);
         r = config_load(m->confdir, &c, ret_error);
         if (r < 0) {
                 /* The last good configuration stays; corral info says why the new one did not. */
@@ -535,6 +537,9 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
         m->event = sd_event_ref(event);
         m->bus = sd_bus_ref(bus);
         m->next_id = 1;
+        m->nss = nss_cache_new(&nss_ops_libc);
+        if (!m->nss)
+                return -ENOMEM;
         if (!(m->confdir = strdup(confdir)) || !(m->statedir = strdup(statedir)) || !(m->rundir = strdup(rundir)))
                 return -ENOMEM;
         if (gethostname(m->hostname, sizeof m->hostname - 1) < 0)
@@ -630,6 +635,7 @@ Manager *manager_free(Manager *m) {
         executor_free(m->executor);
         store_close(m->store);
         manager_free_jobs(m);
+        nss_cache_free(m->nss);
         free(m->sched_jobs);
         free(m->to_launch);
         free(m->outcomes_done);

@@ -15,6 +15,7 @@
 #include "executor.h"
 #include "job-forward.h"
 #include "job.h"
+#include "nss-cache.h"
 #include "protocol.h"
 #include "server.h"
 #include "store.h"
@@ -76,6 +77,8 @@ typedef struct Manager {
         char *config_notice;
 
         AuthzPolicy authz;
+        /* Submissions' users and groups (nss-cache.h); NULL asks NSS every time. */
+        struct NssCache *nss;
         sd_event_source *post_source, *sched_timer;
         unsigned n_running;
         uint64_t last_pass_usec; /* wall time of the last scheduling pass, for GetInfo */

@@ -274,7 +274,7 @@ static json_object *check_access_again(Manager *m, const Peer *peer, const Job *
                 /* Without project files the project is a unix group, checked at submission
                  * when it was named: still a member? (The "default" of a user without a
                  * group entry names no group.) */
-                struct group *gr = getgrnam(j->project);
+                const struct group *gr = nss_cache_getgrnam(m->nss, j->project, now_usec(CLOCK_MONOTONIC));
                 if (gr) {
                         aj.have_project_gid = true, aj.project_gid = gr->gr_gid;
                         if (authz_check(&ap, AUTHZ_USE_PROJECT, &aj, &m->authz) < 0) {
@@ -334,7 +334,7 @@ static Job *submit_new_job(Manager *m, uint64_t id, const Peer *peer, const stru
 /* What Submit decided before making anything of a request. */
 typedef struct SubmitChecked {
         SubmitRequest req;
-        struct passwd *pw;
+        const struct passwd *pw;
         char *project, *grant_notice;
         const QueueConfig *q;
         uint32_t n_tasks;
@@ -453,7 +453,7 @@ static json_object *check_interactive(const QueueConfig *q, SubmitRequest *req) 
 static json_object *submit_check(Manager *m, const Peer *peer, json_object *params, SubmitChecked *c) {
         SubmitRequest *req = &c->req;
         SubmitRequestError bad = {};
-        struct group *gr;
+        const struct group *gr;
         json_object *err;
         uint32_t max_tasks;
         size_t bytes = 0;
@@ -466,7 +466,7 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
         if (r < 0)
                 return reply_submit_refused(&bad, r);
 
-        c->pw = getpwuid(peer->uid);
+        c->pw = nss_cache_getpwuid(m->nss, peer->uid, now_usec(CLOCK_MONOTONIC));
         if (!c->pw)
                 return reply_invalid_parameter("user", "your user id has no passwd entry on the scheduler's machine");
         if (!req->workdir || req->workdir[0] != '/')
@@ -507,14 +507,14 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
                  * naming another one requires membership (or admin rights). */
                 AuthzJob aj = { .owner_uid = peer->uid, .project = req->project };
                 AuthzPeer ap = authz_peer(peer);
-                gr = getgrnam(req->project);
+                gr = nss_cache_getgrnam(m->nss, req->project, now_usec(CLOCK_MONOTONIC));
                 if (gr)
                         aj.have_project_gid = true, aj.project_gid = gr->gr_gid;
                 if (authz_check(&ap, AUTHZ_USE_PROJECT, &aj, &m->authz) < 0)
                         return permission_denied("you are not a member of that project (group)");
                 c->project = strdup(req->project);
         } else {
-                gr = getgrgid(c->pw->pw_gid);
+                gr = nss_cache_getgrgid(m->nss, c->pw->pw_gid, now_usec(CLOCK_MONOTONIC));
                 c->project = strdup(gr ? gr->gr_name : "default");
         }
         if (!c->project)
