@@ -50,7 +50,7 @@ static Manager *manager_for_bench(const char *dir) {
         Manager *m = calloc(1, sizeof *m);
         char *err = NULL;
 
-        if (!m || !(m->confdir = strdup(dir)))
+        if (!m || !(m->confdir = strdup(dir)) || !(m->nss = nss_cache_new(&nss_ops_libc))) /* as corrald's */
                 return NULL;
         if (manager_reload(m, &err) < 0) { /* no corral.conf: the defaults */
                 fprintf(stderr, "configuration: %s\n", strna(err));
