@@ -344,12 +344,66 @@ static int job_context_enter(char *con) {
 #endif
 }
 
+/* What run_child() is given ready: the user's entry (NULL: the uid has none), the SELinux
+ * context to enter (or why there is none: con_error < 0, at con_step) and the job's
+ * environment (NULL: out of memory). */
+typedef struct ChildPrep {
+        struct passwd *pw;
+        char *con;
+        const char *con_step;
+        int con_error;
+        char **env;
+} ChildPrep;
+
+static struct passwd *passwd_dup(const struct passwd *pw) {
+        struct passwd *c;
+
+        if (!pw || !(c = new0(struct passwd, 1)))
+                return NULL;
+        c->pw_uid = pw->pw_uid;
+        c->pw_gid = pw->pw_gid;
+        if (!(c->pw_name = strdup(pw->pw_name)) || !(c->pw_dir = strdup(strempty(pw->pw_dir))) ||
+            !(c->pw_shell = strdup(strempty(pw->pw_shell)))) {
+                free(c->pw_name);
+                free(c->pw_dir);
+                free(c);
+                return NULL;
+        }
+        return c;
+}
+
+static void child_prep_done(ChildPrep *p) {
+        if (p->pw) {
+                free(p->pw->pw_name);
+                free(p->pw->pw_dir);
+                free(p->pw->pw_shell);
+                p->pw = mfree(p->pw);
+        }
+#if HAVE_SELINUX
+        if (p->con)
+                freecon(p->con);
+#endif
+        p->con = NULL;
+        p->env = strv_free(p->env);
+}
+
+/* Everything the child would otherwise look up after the go. Failures are the child's to
+ * report (as launch errors), so this never fails; an entry that cannot be copied is
+ * looked up again in the child. */
+static void child_prep(const JobSpec *s, ChildPrep *p) {
+        const struct passwd *pw = getpwuid(s->uid);
+
+        p->pw = passwd_dup(pw);
+        p->con_error = job_context(p->pw ?: pw, &p->con, &p->con_step);
+        p->env = build_environment(s, p->pw ?: pw);
+}
+
 /* In the forked child: join the job's cgroup, become the user, set up stdio and exec.
  * Never returns. */
-_noreturn_ static void run_child(const JobSpec *s, int job_procs_fd, int err_fd, int out_pipe, int err_pipe,
-                                 int script_fd) {
+_noreturn_ static void run_child(const JobSpec *s, ChildPrep *prep, int job_procs_fd, int err_fd, int out_pipe,
+                                 int err_pipe, int script_fd) {
         const struct passwd *pw;
-        _cleanup_strv_free_ char **env = NULL;
+        char **env;
         char *const *argv;
         char *sh_argv[3];
         char fdpath[64];
@@ -374,8 +428,10 @@ _noreturn_ static void run_child(const JobSpec *s, int job_procs_fd, int err_fd,
         (void) write_string_file_at(AT_FDCWD, "/proc/self/oom_score_adj", "0");
         (void) setsid();
 
-        pw = getpwuid(s->uid);
-        r = job_context(pw, &con, &step);
+        pw = prep->pw ?: getpwuid(s->uid);
+        con = TAKE_PTR(prep->con);
+        step = prep->con_step;
+        r = prep->con_error;
         if (r < 0)
                 child_fail(err_fd, -r, "cannot find the job's SELinux context", step, NULL);
         if (s->n_supplementary_gids > 0 || !pw) {
@@ -466,7 +522,7 @@ _noreturn_ static void run_child(const JobSpec *s, int job_procs_fd, int err_fd,
                 child_fail(err_fd, errno, "cannot set up stdio", NULL, NULL);
 stdio_done:
 
-        env = build_environment(s, pw);
+        env = prep->env;
         if (!env)
                 child_fail(err_fd, ENOMEM, "cannot build the environment", NULL, NULL);
 
@@ -674,6 +730,9 @@ typedef struct Supervisor {
         uint64_t start_mono, last_tick, kill_at, walltime_usec;
         bool killing, child_done, warned;
         JobOutcome outcome;
+        /* What the child needs of the name service, SELinux and the spec, worked out
+         * while systemd makes the scope (before the go), not after it in the child. */
+        ChildPrep prep;
 } Supervisor;
 
 static void supervisor_done(Supervisor *s) {
@@ -692,6 +751,7 @@ static void supervisor_done(Supervisor *s) {
         s->sig_fd = safe_close(s->sig_fd);
         s->timer_fd = safe_close(s->timer_fd);
         job_outcome_done(&s->outcome);
+        child_prep_done(&s->prep);
 }
 
 static int read_spec(Supervisor *s) {
@@ -790,14 +850,17 @@ static int supervisor_setup(Supervisor *s) {
         r = read_spec(s);
         if (r < 0)
                 return r;
+        /* While systemd makes the scope: what needs no cgroup. */
+        child_prep(s->spec, &s->prep);
+        r = setup_pipes(s);
+        if (r < 0)
+                return r;
+        log_debug("Job %" PRIu64 ": ready, waiting for its scope.", arg_job_id);
         r = wait_for_go();
         if (r < 0)
                 return r;
         (void) write_string_file_at(AT_FDCWD, "/proc/self/oom_score_adj", "-1000");
         r = setup_job_cgroup(s);
-        if (r < 0)
-                return r;
-        r = setup_pipes(s);
         if (r < 0)
                 return r;
         return setup_signals(s);
@@ -810,7 +873,7 @@ static int supervisor_start_job(Supervisor *s) {
         if (s->child < 0)
                 return log_error_errno(errno, "fork failed: %m");
         if (s->child == 0)
-                run_child(s->spec, s->procs_fd, s->lerr[1], s->out_pipe[1], s->err_pipe[1], s->script_fd);
+                run_child(s->spec, &s->prep, s->procs_fd, s->lerr[1], s->out_pipe[1], s->err_pipe[1], s->script_fd);
         s->lerr[1] = safe_close(s->lerr[1]);
         if (arg_stdio_fds)
                 /* Only the job holds the client's terminal: when it is done with it, the
@@ -844,6 +907,7 @@ static void on_signals(Supervisor *s) {
                 if (si.ssi_signo == SIGCHLD) {
                         if (!s->child_done && waitpid(s->child, &s->status, WNOHANG) == s->child) {
                                 s->child_done = true;
+                                log_debug("Job %" PRIu64 ": its main process has ended.", arg_job_id);
                                 /* What the main process leaves behind goes with it, as with
                                  * sbatch; that also closes the pipes. */
                                 if (cg_kill(s->root_fd, s->leaf) < 0)
