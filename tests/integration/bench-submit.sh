@@ -71,7 +71,7 @@ raw_dir=$(mktemp -d /var/tmp/corral-raw.XXXXXX)
 t0=$(date +%s%N); sqlite3 "$raw_dir/raw.db" < /tmp/bench-raw.sql > /dev/null; t1=$(date +%s%N)
 rm -rf "$raw_dir" /tmp/bench-raw.sql
 raw=$(awk -v n="$Q" -v ns=$((t1 - t0)) 'BEGIN {printf "%.0f", n / (ns / 1e9)}')
-mapfile -t rates < <(python3 "$(dirname "$0")/bench-daemon.py" rate "$Q" | sed 's/.*: //')
+mapfile -t rates < <(python3 "$(dirname "$0")/bench-daemon.py" rate "$Q" "$(systemctl show -P MainPID corrald)" | sed 's/.*: //')
 echo "target 5, durable submits/s: raw single-row commits $raw; 1 client ${rates[0]} ($(ratio "${rates[0]}" "$raw")x raw, target >= 0.90); 8 clients ${rates[1]} ($(ratio "${rates[1]}" "${rates[0]}")x one client, target >= 3)"
 corral cancel --user root >/dev/null 2>&1 || true
 
