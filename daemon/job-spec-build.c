@@ -10,6 +10,7 @@
 #include "identity.h"
 #include "manager.h"
 #include "strv.h"
+#include "time-util.h"
 
 
 /* "0,1,...,n-1", or the machine's indexes of mask's bits ("1,3"). */
@@ -105,9 +106,27 @@ int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
         if (!(s->user = strdup(j->user)) || (j->req.name && !(s->name = strdup(j->req.name))) ||
             (j->project && !(s->project = strdup(j->project))) || !(s->queue = strdup(j->queue)))
                 return -ENOMEM;
-        r = job_spec_resolve_identity(s, j->uid, j->gid);
-        if (r < 0)
-                return r;
+        /* Who the job runs as, from the NSS cache: a user starting many jobs costs the
+         * lookups (the whole group database, for getgrouplist) once a minute, not each
+         * start, on the loop. */
+        {
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
+                const struct passwd *pw = nss_cache_getpwuid(m->nss, j->uid, now);
+                const gid_t *groups;
+                size_t n_groups;
+
+                if (!pw)
+                        return errno == ENOMEM ? -ENOMEM : -ESRCH; /* the user is gone */
+                if (!m->nss)
+                        r = job_spec_resolve_identity(s, j->uid, j->gid);
+                else {
+                        r = nss_cache_getgrouplist(m->nss, pw->pw_name, j->uid, j->gid, now, &groups, &n_groups);
+                        if (r >= 0)
+                                r = job_spec_set_identity(s, pw, j->gid, groups, n_groups);
+                }
+                if (r < 0)
+                        return r;
+        }
         r = store_load_request(m->store, j->id, &full);
         if (r < 0)
                 return r;

@@ -10,6 +10,7 @@ const NssOps nss_ops_libc = {
         .getpwuid = getpwuid,
         .getgrgid = getgrgid,
         .getgrnam = getgrnam,
+        .getgrouplist = getgrouplist,
 };
 
 /* One answer: a user or a group copied into one block (value NULL: there was none). Keyed
@@ -31,8 +32,19 @@ typedef struct Table {
 
 struct NssCache {
         const NssOps *ops;
-        Table users, groups_by_gid, groups_by_name;
+        Table users, groups_by_gid, groups_by_name, group_lists;
+        /* The name and primary group the group list being fetched is for. */
+        const char *list_user;
+        gid_t list_group;
 };
+
+/* A user's groups as getgrouplist(3) gave them for that name and primary group. */
+typedef struct GroupList {
+        char *user;
+        gid_t group;
+        size_t n;
+        gid_t groups[];
+} GroupList;
 
 static uint64_t hash_num(uint64_t x) {
         x ^= x >> 33;
@@ -209,6 +221,70 @@ static void *fetch_group_name(NssCache *c, uint64_t num, const char *name) {
         return fetched(gr ? group_copy(gr) : NULL, gr);
 }
 
+static void *fetch_group_list(NssCache *c, uint64_t num, const char *name) {
+        GroupList *l;
+        gid_t *groups = NULL;
+        int n = 64;
+
+        for (;;) {
+                int k = n;
+                gid_t *g = reallocarray(groups, (size_t) n, sizeof(gid_t));
+                if (!g) {
+                        free(groups);
+                        errno = ENOMEM;
+                        return NULL;
+                }
+                groups = g;
+                if (c->ops->getgrouplist(c->list_user, c->list_group, groups, &k) >= 0) {
+                        n = k;
+                        break;
+                }
+                if (k <= n || k > 65536) { /* no bigger count to try: NSS failed */
+                        free(groups);
+                        errno = EIO;
+                        return NULL;
+                }
+                n = k;
+        }
+        l = malloc(sizeof(GroupList) + (size_t) n * sizeof(gid_t) + strlen(c->list_user) + 1);
+        if (!l) {
+                free(groups);
+                errno = ENOMEM;
+                return NULL;
+        }
+        l->group = c->list_group;
+        l->n = (size_t) n;
+        memcpy(l->groups, groups, (size_t) n * sizeof(gid_t));
+        l->user = strcpy((char *) (l->groups + n), c->list_user);
+        free(groups);
+        return l;
+}
+
+int nss_cache_getgrouplist(NssCache *c, const char *user, uid_t uid, gid_t group, uint64_t now, const gid_t **ret,
+                           size_t *ret_n) {
+        Table *t;
+        Entry *e;
+        GroupList *l;
+
+        if (!c || !user)
+                return -EINVAL;
+        t = &c->group_lists;
+        e = table_slot(t, uid, NULL);
+        /* An entry for another name or primary group of that uid is stale. */
+        if (e && e->expires && e->value &&
+            (((GroupList *) e->value)->group != group || !streq(((GroupList *) e->value)->user, user)))
+                e->expires = 1;
+        c->list_user = user;
+        c->list_group = group;
+        l = lookup(c, t, uid, NULL, now, fetch_group_list);
+        c->list_user = NULL;
+        if (!l)
+                return errno == ENOMEM ? -ENOMEM : -EIO;
+        *ret = l->groups;
+        *ret_n = l->n;
+        return 0;
+}
+
 /* Without a cache: NSS's own storage, as before. */
 const struct passwd *nss_cache_getpwuid(NssCache *c, uid_t uid, uint64_t now) {
         if (!c)
@@ -238,6 +314,7 @@ void nss_cache_flush(NssCache *c) {
         table_clear(&c->users);
         table_clear(&c->groups_by_gid);
         table_clear(&c->groups_by_name);
+        table_clear(&c->group_lists);
 }
 
 NssCache *nss_cache_new(const NssOps *ops) {
@@ -256,6 +333,7 @@ NssCache *nss_cache_free(NssCache *c) {
         free(c->users.slots);
         free(c->groups_by_gid.slots);
         free(c->groups_by_name.slots);
+        free(c->group_lists.slots);
         free(c);
         return NULL;
 }

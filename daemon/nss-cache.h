@@ -28,6 +28,7 @@ typedef struct NssOps {
         struct passwd *(*getpwuid)(uid_t uid);
         struct group *(*getgrgid)(gid_t gid);
         struct group *(*getgrnam)(const char *name);
+        int (*getgrouplist)(const char *user, gid_t group, gid_t *groups, int *ngroups);
 } NssOps;
 
 extern const NssOps nss_ops_libc;
@@ -44,6 +45,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(NssCache *, nss_cache_free);
 const struct passwd *nss_cache_getpwuid(NssCache *c, uid_t uid, uint64_t now);
 const struct group *nss_cache_getgrgid(NssCache *c, gid_t gid, uint64_t now);
 const struct group *nss_cache_getgrnam(NssCache *c, const char *name, uint64_t now);
+/* As getgrouplist(3): user's groups, group among them, for the user of that uid (the
+ * key: a user launching many jobs). *ret is the cache's, valid until the next call of
+ * this kind. 0, or -ENOMEM, or -EIO when NSS fails. */
+int nss_cache_getgrouplist(NssCache *c, const char *user, uid_t uid, gid_t group, uint64_t now, const gid_t **ret,
+                           size_t *ret_n);
 /* Forgets every entry: a configuration reload, when an admin may have just changed an
  * account and expects it to count now. */
 void nss_cache_flush(NssCache *c);

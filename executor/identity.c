@@ -7,8 +7,33 @@
 #include <grp.h>
 #include <pwd.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "identity.h"
+
+int job_spec_set_identity(JobSpec *s, const struct passwd *pw, gid_t gid, const gid_t *groups, size_t n_groups) {
+        _cleanup_free_ gid_t *copy = NULL;
+        _cleanup_free_ char *home = NULL, *shell = NULL;
+
+        if (n_groups > 0) {
+                copy = new(gid_t, n_groups);
+                if (!copy)
+                        return -ENOMEM;
+                memcpy(copy, groups, n_groups * sizeof(gid_t));
+        }
+        if ((pw->pw_dir && !(home = strdup(pw->pw_dir))) || (pw->pw_shell && !(shell = strdup(pw->pw_shell))))
+                return -ENOMEM;
+        s->uid = pw->pw_uid;
+        s->gid = gid;
+        free(s->supplementary_gids);
+        s->supplementary_gids = TAKE_PTR(copy);
+        s->n_supplementary_gids = n_groups;
+        free(s->home);
+        s->home = TAKE_PTR(home);
+        free(s->shell);
+        s->shell = TAKE_PTR(shell);
+        return 0;
+}
 
 int job_spec_resolve_identity(JobSpec *s, uid_t uid, gid_t gid) {
         _cleanup_free_ gid_t *groups = NULL;
@@ -30,10 +55,5 @@ int job_spec_resolve_identity(JobSpec *s, uid_t uid, gid_t gid) {
                 if (getgrouplist(pw->pw_name, gid, groups, &n) < 0)
                         return -EIO;
         }
-        s->uid = uid;
-        s->gid = gid;
-        free(s->supplementary_gids);
-        s->supplementary_gids = TAKE_PTR(groups);
-        s->n_supplementary_gids = (size_t) n;
-        return 0;
+        return job_spec_set_identity(s, pw, gid, groups, (size_t) n);
 }

@@ -31,6 +31,10 @@ typedef struct JobSpec {
         gid_t gid;
         gid_t *supplementary_gids;
         size_t n_supplementary_gids;
+        /* The user's home and shell as the daemon looked them up (job_spec_set_identity()),
+         * for the job's HOME and SHELL: with them the supervisor asks the name service
+         * nothing. NULL (a spec from an older daemon): it looks the user up itself. */
+        char *home, *shell;
         char *project; /* NULL or "": no project, the job goes to corral.slice itself */
         char *queue;
 
@@ -86,6 +90,8 @@ static inline JobSpec *job_spec_free(JobSpec *s) {
         free(s->name);
         free(s->user);
         free(s->supplementary_gids);
+        free(s->home);
+        free(s->shell);
         free(s->project);
         free(s->queue);
         strv_free(s->argv);

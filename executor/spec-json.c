@@ -34,6 +34,8 @@ int job_spec_to_json(const JobSpec *s, char **ret) {
         r |= json_add_string(o, "user", s->user);
         r |= json_add_u64(o, "uid", s->uid);
         r |= json_add_u64(o, "gid", s->gid);
+        r |= json_add_string(o, "home", s->home);
+        r |= json_add_string(o, "shell", s->shell);
         r |= json_add_string(o, "project", s->project);
         r |= json_add_string(o, "queue", s->queue);
         r |= json_add_strv(o, "argv", s->argv);
@@ -175,6 +177,7 @@ int job_spec_from_json(const char *text, JobSpec **ret) {
 
         if ((r = get_u64(o, "id", &s->id)) < 0 || (r = get_str(o, "name", &s->name)) < 0 ||
             (r = get_str(o, "user", &s->user)) < 0 || (r = get_str(o, "project", &s->project)) < 0 ||
+            (r = get_str(o, "home", &s->home)) < 0 || (r = get_str(o, "shell", &s->shell)) < 0 ||
             (r = get_str(o, "queue", &s->queue)) < 0 || (r = get_strv(o, "argv", &s->argv)) < 0 ||
             (r = get_str(o, "script", &s->script)) < 0 ||
             (r = get_strv(o, "environment", &s->environment)) < 0 ||

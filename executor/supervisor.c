@@ -391,7 +391,11 @@ static void child_prep_done(ChildPrep *p) {
  * report (as launch errors), so this never fails; an entry that cannot be copied is
  * looked up again in the child. */
 static void child_prep(const JobSpec *s, ChildPrep *p) {
-        const struct passwd *pw = getpwuid(s->uid);
+        /* The daemon's lookup, in the spec; only a spec without it (an older daemon's)
+         * makes us ask the name service. */
+        const struct passwd from_spec = { .pw_name = s->user, .pw_uid = s->uid, .pw_gid = s->gid,
+                                          .pw_dir = s->home, .pw_shell = s->shell };
+        const struct passwd *pw = s->user && s->home && s->shell ? &from_spec : getpwuid(s->uid);
 
         p->pw = passwd_dup(pw);
         p->con_error = job_context(p->pw ?: pw, &p->con, &p->con_step);

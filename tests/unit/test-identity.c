@@ -46,6 +46,10 @@ static void test_current_user(void **state) {
         for (int i = 0; i < n; i++)
                 assert_true(has_gid(s, expect[i]));
         assert_true(has_gid(s, s->gid));
+        /* Home and shell for the job's environment, so that the supervisor needs no
+         * lookup of its own. */
+        assert_string_equal(s->home, pw->pw_dir);
+        assert_string_equal(s->shell, pw->pw_shell);
 }
 
 static void test_job_gid_joins_groups(void **state) {

@@ -57,7 +57,24 @@ static struct group *fake_getgrnam(const char *name) {
         return strcmp(name, "physics") == 0 ? fake_group(100, name) : NULL;
 }
 
-static const NssOps fake_ops = { .getpwuid = fake_getpwuid, .getgrgid = fake_getgrgid, .getgrnam = fake_getgrnam };
+static unsigned calls_list;
+static int n_list = 3; /* groups the fake database gives: group, then 1000.. */
+
+static int fake_getgrouplist(const char *user, gid_t group, gid_t *groups, int *ngroups) {
+        int room = *ngroups;
+
+        calls_list++;
+        *ngroups = n_list;
+        if (room < n_list)
+                return -1;
+        groups[0] = group;
+        for (int i = 1; i < n_list; i++)
+                groups[i] = (gid_t) (1000 + i + (strcmp(user, "alice") == 0 ? 0 : 500));
+        return n_list;
+}
+
+static const NssOps fake_ops = { .getpwuid = fake_getpwuid, .getgrgid = fake_getgrgid, .getgrnam = fake_getgrnam,
+                                 .getgrouplist = fake_getgrouplist };
 
 static void test_reuse_and_expiry(void **state) {
         _cleanup_(nss_cache_freep) NssCache *c = nss_cache_new(&fake_ops);
@@ -147,10 +164,40 @@ static void test_bounded(void **state) {
         assert_int_equal(calls_grnam, 3 * NSS_CACHE_ENTRIES_MAX);
 }
 
+/* A user's group list: reused for the same name and primary group, fetched again for
+ * another of either, grown past the first guess of its size. */
+static void test_group_list(void **state) {
+        _cleanup_(nss_cache_freep) NssCache *c = nss_cache_new(&fake_ops);
+        const gid_t *g;
+        size_t n;
+
+        calls_list = 0;
+        n_list = 3;
+        assert_int_equal(nss_cache_getgrouplist(c, "alice", 1000, 100, 10, &g, &n), 0);
+        assert_int_equal(n, 3);
+        assert_int_equal(g[0], 100);
+        assert_int_equal(g[2], 1002);
+        assert_int_equal(nss_cache_getgrouplist(c, "alice", 1000, 100, 11, &g, &n), 0);
+        assert_int_equal(calls_list, 1);
+        /* Another primary group (the job's --gid), another name for the uid. */
+        assert_int_equal(nss_cache_getgrouplist(c, "alice", 1000, 200, 12, &g, &n), 0);
+        assert_int_equal(g[0], 200);
+        assert_int_equal(nss_cache_getgrouplist(c, "alicia", 1000, 200, 13, &g, &n), 0);
+        assert_int_equal(g[1], 1501);
+        assert_int_equal(calls_list, 3);
+        /* Expired: asked again, and a long list is fetched whole. */
+        n_list = 200;
+        assert_int_equal(nss_cache_getgrouplist(c, "alicia", 1000, 200, 13 + NSS_CACHE_TTL_USEC, &g, &n), 0);
+        assert_int_equal(n, 200);
+        assert_int_equal(g[199], 1000 + 199 + 500);
+        n_list = 3;
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_reuse_and_expiry),
                 cmocka_unit_test(test_bounded),
+                cmocka_unit_test(test_group_list),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,8 @@ static void test_spec_round_trip(void **state) {
         s->supplementary_gids = malloc(sizeof gids);
         memcpy(s->supplementary_gids, gids, sizeof gids);
         s->n_supplementary_gids = 2;
+        s->home = strdup("/home/alice");
+        s->shell = strdup("/bin/zsh");
         s->project = strdup("physics");
         s->script = strdup("#!/bin/sh\necho hi\n");
         assert_int_equal(strv_extend(&s->environment, "A=b=c"), 0);
@@ -55,6 +57,8 @@ static void test_spec_round_trip(void **state) {
         assert_true(cpu_set_equal(&t->cpus, &s->cpus));
         assert_int_equal(t->n_supplementary_gids, 2);
         assert_int_equal(t->supplementary_gids[1], 2001);
+        assert_string_equal(t->home, "/home/alice");
+        assert_string_equal(t->shell, "/bin/zsh");
         assert_int_equal(t->io_limits[0].write_bps, 1 << 20);
         assert_int_equal(t->warn_signal, 10);
         assert_int_equal(t->warn_sec, 300);
