@@ -147,7 +147,11 @@ int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, cons
 
         j->state = to;
         (void) job_set_reason(j, reason);
-        m->sched_needed = true;
+        /* A job submitted held changes nothing a pass decides (a pass passes it over, as
+         * Slurm gives it priority 0): no pass for it, which with many submitted so was
+         * most of corrald's work per submission. Its release asks for one. */
+        if (!(event == JOB_EVENT_SUBMIT && to == JOB_HELD))
+                m->sched_needed = true;
 
         if (event == JOB_EVENT_SUBMIT) {
                 /* The first job of an array stores the request; the rest refer to it. */

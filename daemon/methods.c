@@ -613,7 +613,6 @@ static json_object *method_submit(Manager *m, const Peer *peer, json_object *par
                 (void) store_set_meta(m->store, "last_job_id", last);
         }
         log_debug("Job %" PRIu64 " submitted by uid %u (%u tasks).", first_id, (unsigned) peer->uid, c.n_tasks);
-        m->sched_needed = true;
         p = json_object_new_object();
         json_add_u64(p, "job_id", first_id);
         json_add_string(p, "notice", c.grant_notice);

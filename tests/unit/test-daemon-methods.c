@@ -1283,6 +1283,32 @@ static void assert_user_index(Manager *m) {
         assert_int_equal(listed, with_user);
 }
 
+/* A job submitted held asks for no scheduling pass (nothing a pass decides changed); one
+ * submitted to run, or released, does. */
+static void test_held_submit_no_pass(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        char params[64];
+        json_object *r;
+        uint64_t id;
+
+        m->sched_needed = false;
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"array\":\"1-3\"}");
+        id = job_id_of(r);
+        json_object_put(r);
+        assert_false(m->sched_needed);
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) id);
+        r = call(m, NOBODY, CORRAL_METHOD_RELEASE, params);
+        assert_null(error_of(r));
+        json_object_put(r);
+        assert_true(m->sched_needed);
+        m->sched_needed = false;
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}");
+        json_object_put(r);
+        assert_true(m->sched_needed);
+        manager_for_test_free(m);
+}
+
 /* Lists one user's jobs over pages of `limit`: their ids, in order. */
 static size_t list_user(Manager *m, uid_t as, const char *user, unsigned limit, uint64_t *ids, size_t max) {
         uint64_t next = 0;
@@ -1819,6 +1845,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_list_pages, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_list_history, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_user_index, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_held_submit_no_pass, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_transitions, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_hold_requeue_rules, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_projects_submit, setup, tree_teardown),
