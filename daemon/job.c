@@ -61,6 +61,33 @@ static void str_chunk_free(char *p, StrChunk *c) {
                 free(c);
 }
 
+const JobRun job_run_none = {};
+
+JobRun *job_run_ensure(Job *j) {
+        if (!j->run)
+                j->run = new0(JobRun, 1);
+        return j->run;
+}
+
+int job_take_launch_error(Job *j, char *words) {
+        JobRun *run = job_run_ensure(j);
+
+        if (!run) {
+                free(words);
+                return -ENOMEM;
+        }
+        free(run->launch_error);
+        run->launch_error = words;
+        return 0;
+}
+
+void job_run_forget(Job *j) {
+        if (!j->run)
+                return;
+        free(j->run->launch_error);
+        j->run = mfree(j->run);
+}
+
 Job *job_new(void) {
         Job *j;
 
@@ -94,7 +121,7 @@ Job *job_free(Job *j) {
         free(j->deps);
         free(j->alloc);
         interactive_free(j->interactive);
-        free(j->launch_error);
+        job_run_forget(j);
         job_request_done(j);
         *(Job **) j = job_free_list;
         job_free_list = j;
@@ -125,14 +152,24 @@ int job_set_request(Job *j, const SubmitRequest *req) {
         /* The strings go into one block, allocated after the request's parse: a few small
          * allocations per job between the parser's short-lived ones fragment the heap of a
          * 100,000-job queue. */
-        const char *from[] = { req->name,      req->workdir,  req->stdin_path, req->stdout_path,
-                               req->stderr_path, req->gpu_type, req->constraint, req->mail_user };
-        char **to[] = { &j->req.name,        &j->req.workdir,  &j->req.stdin_path, &j->req.stdout_path,
-                        &j->req.stderr_path, &j->req.gpu_type, &j->req.constraint, &j->req.mail_user };
-        size_t total = 0;
+        const char *from[_JOB_STRING_MAX] = {
+                [JOB_NAME] = req->name,
+                [JOB_WORKDIR] = req->workdir,
+                [JOB_STDIN_PATH] = req->stdin_path,
+                [JOB_STDOUT_PATH] = req->stdout_path,
+                [JOB_STDERR_PATH] = req->stderr_path,
+                [JOB_GPU_TYPE] = req->gpu_type,
+                [JOB_CONSTRAINT] = req->constraint,
+                [JOB_MAIL_USER] = req->mail_user,
+        };
+        size_t total = 0, len[_JOB_STRING_MAX];
         char *p;
 
-        _Static_assert(ELEMENTSOF(from) == ELEMENTSOF(to), "one destination per string");
+        /* What the decoder lets through fits the 16-bit offsets with room to spare. */
+        _Static_assert(CORRAL_NAME_LENGTH_MAX + 4 * (CORRAL_PATH_LENGTH_MAX + 1) + CORRAL_GPU_TYPE_LENGTH_MAX +
+                                       CORRAL_CONSTRAINT_LENGTH_MAX + CORRAL_MAIL_USER_LENGTH_MAX + 8 <=
+                               JOB_PACKED_MAX,
+                       "the packed block's offsets are 16 bits");
         job_request_done(j);
         j->has_script = j->has_script || req->script;
         j->req = (JobRequest) {
@@ -155,20 +192,25 @@ int job_set_request(Job *j, const SubmitRequest *req) {
                 memcpy(j->req.dependencies, req->dependencies, req->n_dependencies * sizeof(JobDependency));
                 j->req.n_dependencies = (uint32_t) req->n_dependencies;
         }
-        for (size_t i = 0; i < ELEMENTSOF(from); i++)
-                if (from[i])
-                        total += strlen(from[i]) + 1;
+        for (size_t i = 0; i < _JOB_STRING_MAX; i++)
+                if (from[i]) {
+                        len[i] = strlen(from[i]) + 1;
+                        total += len[i];
+                }
         if (total == 0)
                 return 0;
+        if (total > JOB_PACKED_MAX) {
+                job_request_done(j);
+                return -E2BIG;
+        }
         j->packed = p = str_chunk_alloc(total, &j->packed_chunk);
         if (!p)
                 goto fail;
-        for (size_t i = 0; i < ELEMENTSOF(from); i++)
+        for (size_t i = 0; i < _JOB_STRING_MAX; i++)
                 if (from[i]) {
-                        size_t l = strlen(from[i]) + 1;
-                        memcpy(p, from[i], l);
-                        *to[i] = p;
-                        p += l;
+                        memcpy(p, from[i], len[i]);
+                        j->req.str[i] = (uint16_t) (p - j->packed + 1);
+                        p += len[i];
                 }
         return 0;
 fail:
@@ -194,13 +236,13 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
         i.array_job_id = j->array_job_id;
         i.array_task_id = j->array_task_id;
         i.interactive = j->req.interactive;
-        r |= dup_or_null(j->req.name, &i.name);
+        r |= dup_or_null(job_str(j, JOB_NAME), &i.name);
         r |= dup_or_null(j->user, &i.user);
         r |= dup_or_null(j->project, &i.project);
         r |= dup_or_null(j->queue, &i.queue);
         r |= dup_or_null(job_state_to_string(j->state), &i.state);
-        if (details && j->launch_error) {
-                if (asprintf(&i.reason, "%s: %s", strempty(j->reason), j->launch_error) < 0)
+        if (details && job_run(j)->launch_error) {
+                if (asprintf(&i.reason, "%s: %s", strempty(j->reason), job_run(j)->launch_error) < 0)
                         r = -ENOMEM, i.reason = NULL;
         } else if (j->limit_value && j->reason && streq(j->reason, "Grant")) {
                 /* e.g. "Grant (used 1234.50 of 1000 SU)": its project's grant is spent. */
@@ -219,8 +261,8 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
         } else
                 r |= dup_or_null(j->reason, &i.reason);
         i.gpus = j->req.gpus;
-        r |= dup_or_null(j->req.gpu_type, &i.gpu_type);
-        r |= dup_or_null(j->req.constraint, &i.constraint);
+        r |= dup_or_null(job_str(j, JOB_GPU_TYPE), &i.gpu_type);
+        r |= dup_or_null(job_str(j, JOB_CONSTRAINT), &i.constraint);
         if (j->alloc && j->alloc->gpu_mask) {
                 /* The machine's GPU indexes, as `corral info` numbers them: "1,3". */
                 char buf[SCHED_GPUS_MAX * 3 + 1];
@@ -243,11 +285,11 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
                 i.has_script = j->has_script || (full && full->script);
                 if (full && full->env && !(i.env = strv_copy(full->env)))
                         r = -ENOMEM;
-                r |= dup_or_null(j->req.workdir, &i.workdir);
-                r |= dup_or_null(j->req.stdin_path, &i.stdin_path);
-                r |= dup_or_null(j->req.stdout_path, &i.stdout_path);
-                r |= dup_or_null(j->req.stderr_path, &i.stderr_path);
-                i.usage = j->usage;
+                r |= dup_or_null(job_str(j, JOB_WORKDIR), &i.workdir);
+                r |= dup_or_null(job_str(j, JOB_STDIN_PATH), &i.stdin_path);
+                r |= dup_or_null(job_str(j, JOB_STDOUT_PATH), &i.stdout_path);
+                r |= dup_or_null(job_str(j, JOB_STDERR_PATH), &i.stderr_path);
+                i.usage = job_run(j)->usage;
         }
         if (r < 0) {
                 job_info_done(&i);
@@ -294,7 +336,7 @@ int job_expand_path(const Job *j, const char *pattern, char **ret) {
                         p++;
                         switch (*p) {
                         case 'j': l = (size_t) snprintf(num, sizeof num, "%" PRIu64, j->id); break;
-                        case 'x': s = strempty(j->req.name), l = strnlen(s, CORRAL_NAME_LENGTH_MAX); break;
+                        case 'x': s = strempty(job_str(j, JOB_NAME)), l = strnlen(s, CORRAL_NAME_LENGTH_MAX); break;
                         case 'u': s = strempty(j->user), l = strnlen(s, CORRAL_IDENT_LENGTH_MAX); break;
                         case 'A':
                                 l = (size_t) snprintf(num, sizeof num, "%" PRIu64, j->array_job_id ?: j->id);

@@ -70,19 +70,19 @@ static void test_trim_and_pack(void **state) {
                 for (int i = 0; i < N; i++) {
                         Job *j = jobs[i];
                         snprintf(buf, sizeof buf, "/home/u%d/dir", i);
-                        assert_string_equal(j->req.workdir, buf);
+                        assert_string_equal(job_str(j, JOB_WORKDIR), buf);
                         assert_int_equal(j->id, i + 1);
                         if (i % 3 == 0)
-                                assert_string_equal(j->req.stdout_path, "out.%j");
+                                assert_string_equal(job_str(j, JOB_STDOUT_PATH), "out.%j");
                         else
-                                assert_null(j->req.stdout_path);
+                                assert_null(job_str(j, JOB_STDOUT_PATH));
                         if (i % 7 == 0)
-                                assert_int_equal(strlen(j->req.stderr_path), 19999);
+                                assert_int_equal(strlen(job_str(j, JOB_STDERR_PATH)), 19999);
                         if (i % 5 == 0) {
-                                assert_string_equal(j->req.gpu_type, "a100");
-                                assert_string_equal(j->req.constraint, "nvlink|h100");
+                                assert_string_equal(job_str(j, JOB_GPU_TYPE), "a100");
+                                assert_string_equal(job_str(j, JOB_CONSTRAINT), "nvlink|h100");
                         } else
-                                assert_null(j->req.gpu_type);
+                                assert_null(job_str(j, JOB_GPU_TYPE));
                 }
                 /* free two thirds in a scrambled order */
                 for (int i = 0; i < N; i++)
@@ -182,7 +182,7 @@ static void test_launch_error_private(void **state) {
         j->user = intern("alice");
         j->queue = intern("normal");
         j->state = JOB_FAILED;
-        j->launch_error = strdup("cannot open /home/alice/secret/out.txt: Permission denied");
+        job_run_ensure(j)->launch_error = strdup("cannot open /home/alice/secret/out.txt: Permission denied");
         assert_int_equal(job_set_reason(j, "LaunchFailed"), 1);
         assert_int_equal(job_to_info(j, false, NULL, "host", &pub), 0);
         assert_string_equal(pub.reason, "LaunchFailed");

@@ -109,7 +109,7 @@ static void test_round_trip(void **state) {
         cpu_set_parse("2-3", &b->alloc->cpus);
         b->alloc->node_mask = 2;
         b->alloc->mem[1] = 1 << 30;
-        b->usage.cpu_usec = 123456;
+        job_run_ensure(b)->usage.cpu_usec = 123456;
         job_set_reason(b, "NonZeroExitCode");
         assert_int_equal(store_update_job(s, b), 0);
         assert_int_equal(store_set_meta(s, "boot_id", "abc"), 0);
@@ -125,7 +125,7 @@ static void test_round_trip(void **state) {
         assert_null(loaded[2]);
         assert_int_equal(loaded[0]->id, 1);
         assert_int_equal(loaded[0]->state, JOB_QUEUED);
-        assert_string_equal(loaded[0]->req.workdir, "/home/alice");
+        assert_string_equal(job_str(loaded[0], JOB_WORKDIR), "/home/alice");
         assert_int_equal(loaded[0]->req.memory, UINT64_C(4) << 30);
         assert_int_equal(loaded[1]->state, JOB_FAILED);
         assert_int_equal(loaded[1]->exit_code, 3);
@@ -134,7 +134,7 @@ static void test_round_trip(void **state) {
         assert_true(cpu_set_equal(&loaded[1]->alloc->cpus, &b->alloc->cpus));
         assert_int_equal(loaded[1]->alloc->node_mask, 2);
         assert_int_equal(loaded[1]->alloc->mem[1], 1 << 30);
-        assert_int_equal(loaded[1]->usage.cpu_usec, 123456);
+        assert_int_equal(job_run(loaded[1])->usage.cpu_usec, 123456);
         assert_int_equal(store_get_meta(s, "boot_id", &v), 1);
         assert_string_equal(v, "abc");
         free(v);
@@ -232,7 +232,7 @@ static void test_array_shares_request(void **state) {
                 if (loaded[i]->array_job_id == 20) {
                         assert_int_equal(loaded[i]->request_bytes, bytes);
                         assert_int_equal(loaded[i]->req.cpus, 4);
-                        assert_string_equal(loaded[i]->req.workdir, "/home/alice");
+                        assert_string_equal(job_str(loaded[i], JOB_WORKDIR), "/home/alice");
                         assert_int_equal(loaded[i]->request_id, loaded[i]->id == 20 ? 0 : 20);
                 }
                 job_free(loaded[i]);
