@@ -193,6 +193,90 @@ static void test_launch_error_private(void **state) {
         job_free(j);
 }
 
+/* Each of the eight strings comes back as given, a NULL one as NULL; strings beyond what
+ * the 16-bit offsets reach are refused, leaving nothing behind. */
+static void test_request_strings(void **state) {
+        static const char *const given[_JOB_STRING_MAX] = {
+                [JOB_NAME] = "sim", [JOB_WORKDIR] = "/home/alice", [JOB_STDIN_PATH] = "in.txt",
+                [JOB_STDOUT_PATH] = "out.%j", [JOB_STDERR_PATH] = "err.%j", [JOB_GPU_TYPE] = "a100",
+                [JOB_CONSTRAINT] = "nvlink|h100", [JOB_MAIL_USER] = "alice@example.org",
+        };
+        Job *j = job_new();
+        char *big[4];
+
+        assert_non_null(j);
+        for (unsigned without = 0; without <= _JOB_STRING_MAX; without++) {
+                SubmitRequest req = SUBMIT_REQUEST_INIT; /* borrowed strings: not freed */
+                char **to[_JOB_STRING_MAX] = { &req.name,        &req.workdir,  &req.stdin_path, &req.stdout_path,
+                                               &req.stderr_path, &req.gpu_type, &req.constraint, &req.mail_user };
+
+                for (unsigned k = 0; k < _JOB_STRING_MAX; k++)
+                        *to[k] = k == without ? NULL : (char *) given[k];
+                assert_int_equal(job_set_request(j, &req), 0);
+                for (unsigned k = 0; k < _JOB_STRING_MAX; k++)
+                        if (k == without)
+                                assert_null(job_str(j, k));
+                        else
+                                assert_string_equal(job_str(j, k), given[k]);
+        }
+        {
+                SubmitRequest req = SUBMIT_REQUEST_INIT;
+                for (unsigned k = 0; k < ELEMENTSOF(big); k++) {
+                        big[k] = malloc(20000);
+                        assert_non_null(big[k]);
+                        memset(big[k], 'a' + k, 19999);
+                        big[k][19999] = 0;
+                }
+                req.workdir = big[0], req.stdin_path = big[1], req.stdout_path = big[2], req.stderr_path = big[3];
+                req.cpus = 2;
+                assert_int_equal(job_set_request(j, &req), -E2BIG);
+                assert_null(j->packed);
+                for (unsigned k = 0; k < _JOB_STRING_MAX; k++)
+                        assert_null(job_str(j, k));
+                req.stderr_path = NULL; /* 60,000 bytes: they fit */
+                assert_int_equal(job_set_request(j, &req), 0);
+                assert_string_equal(job_str(j, JOB_STDOUT_PATH), big[2]);
+                assert_null(job_str(j, JOB_STDERR_PATH));
+                for (unsigned k = 0; k < ELEMENTSOF(big); k++)
+                        free(big[k]);
+        }
+        job_free(j);
+}
+
+/* A job that never started has no run and reads zeros; its run is made on first write,
+ * and forgotten (a requeue) it reads zeros again. */
+static void test_run(void **state) {
+        Job *j = job_new();
+        JobRun *run;
+
+        assert_non_null(j);
+        assert_null(j->run);
+        assert_int_equal(job_run(j)->usage.cpu_usec, 0);
+        assert_int_equal(job_run(j)->suspended_usec, 0);
+        assert_int_equal(job_run(j)->preempted_by, 0);
+        assert_int_equal(job_run(j)->preempt_act, PREEMPT_ACT_NONE);
+        assert_null(job_run(j)->launch_error);
+        assert_null(j->run); /* reading made none */
+
+        run = job_run_ensure(j);
+        assert_non_null(run);
+        assert_ptr_equal(job_run_ensure(j), run);
+        run->usage.cpu_usec = 5;
+        run->preempted_by = 3;
+        assert_int_equal(job_take_launch_error(j, strdup("first")), 0);
+        assert_int_equal(job_take_launch_error(j, strdup("second")), 0); /* the first freed */
+        assert_string_equal(job_run(j)->launch_error, "second");
+        assert_int_equal(job_run(j)->usage.cpu_usec, 5);
+
+        job_run_forget(j);
+        assert_null(j->run);
+        assert_int_equal(job_run(j)->usage.cpu_usec, 0);
+        assert_int_equal(job_run(j)->preempted_by, 0);
+        assert_null(job_run(j)->launch_error);
+        assert_int_equal(job_take_launch_error(j, strdup("third")), 0);
+        job_free(j); /* its run with it */
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_trim_and_pack),
@@ -200,6 +284,8 @@ int main(void) {
                 cmocka_unit_test(test_expand_path),
                 cmocka_unit_test(test_expand_path_bounded),
                 cmocka_unit_test(test_launch_error_private),
+                cmocka_unit_test(test_request_strings),
+                cmocka_unit_test(test_run),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -109,7 +109,17 @@ static void test_round_trip(void **state) {
         cpu_set_parse("2-3", &b->alloc->cpus);
         b->alloc->node_mask = 2;
         b->alloc->mem[1] = 1 << 30;
-        job_run_ensure(b)->usage.cpu_usec = 123456;
+        {
+                /* Every stored field of its run (JobRun), each a value of its own. */
+                JobRun *run = job_run_ensure(b);
+                assert_non_null(run);
+                run->usage = (JobUsage) { .cpu_usec = 123456, .memory_peak = 7 << 20, .io_read_bytes = 11,
+                                          .io_write_bytes = 13, .tasks_peak = 17 };
+                run->suspended_usec = 19000000;
+                run->suspend_start = 1700000150;
+                run->preempted_by = 23;
+                run->launch_error = strdup("cannot open /home/alice/out: Permission denied");
+        }
         job_set_reason(b, "NonZeroExitCode");
         assert_int_equal(store_update_job(s, b), 0);
         assert_int_equal(store_set_meta(s, "boot_id", "abc"), 0);
@@ -134,7 +144,17 @@ static void test_round_trip(void **state) {
         assert_true(cpu_set_equal(&loaded[1]->alloc->cpus, &b->alloc->cpus));
         assert_int_equal(loaded[1]->alloc->node_mask, 2);
         assert_int_equal(loaded[1]->alloc->mem[1], 1 << 30);
+        assert_null(loaded[0]->run); /* never started: nothing of a run kept */
+        assert_non_null(loaded[1]->run);
         assert_int_equal(job_run(loaded[1])->usage.cpu_usec, 123456);
+        assert_int_equal(job_run(loaded[1])->usage.memory_peak, 7 << 20);
+        assert_int_equal(job_run(loaded[1])->usage.io_read_bytes, 11);
+        assert_int_equal(job_run(loaded[1])->usage.io_write_bytes, 13);
+        assert_int_equal(job_run(loaded[1])->usage.tasks_peak, 17);
+        assert_int_equal(job_run(loaded[1])->suspended_usec, 19000000);
+        assert_int_equal(job_run(loaded[1])->suspend_start, 1700000150);
+        assert_int_equal(job_run(loaded[1])->preempted_by, 23);
+        assert_string_equal(job_run(loaded[1])->launch_error, "cannot open /home/alice/out: Permission denied");
         assert_int_equal(store_get_meta(s, "boot_id", &v), 1);
         assert_string_equal(v, "abc");
         free(v);
