@@ -607,9 +607,9 @@ static void finish(Manager *m, Job *j, JobState to, const SlurmJobRecord *rec) {
         if (rec) {
                 JobRun *run = job_run_ensure(j); /* short of memory: ended without its usage */
 
-                j->exit_code = rec->exit_code;
-                j->exit_signal = rec->exit_signal;
                 if (run) {
+                        run->exit_code = rec->exit_code;
+                        run->exit_signal = rec->exit_signal;
                         run->usage.cpu_usec = rec->cpu_usec;
                         run->usage.memory_peak = rec->max_rss;
                 } else
@@ -630,8 +630,8 @@ static void finish(Manager *m, Job *j, JobState to, const SlurmJobRecord *rec) {
                 uint64_t ran = rec && rec->elapsed_sec ? rec->elapsed_sec : now - MIN(j->start_time, now);
                 JobOutcome o = {
                         .id = j->id,
-                        .exit_code = j->exit_code,
-                        .signal = j->exit_signal,
+                        .exit_code = job_run(j)->exit_code,
+                        .signal = job_run(j)->exit_signal,
                         .start_usec = (now - MIN(ran, now)) * USEC_PER_SEC,
                         .end_usec = now * USEC_PER_SEC,
                         .cpu_usage_usec = job_run(j)->usage.cpu_usec,

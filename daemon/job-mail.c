@@ -245,7 +245,7 @@ static int compose_subject(const Job *j, MailEvent what, uint64_t now, char **re
         case MAIL_REQUEUE:
                 return asprintf(ret, "Corral Job_id=%s Name=%s %s, Run time %s, %s, ExitCode %d", id, name, words,
                                 format_duration(t, sizeof t, run_seconds(j, now)), job_state_to_string(j->state),
-                                MAX(j->exit_code, 0)) < 0
+                                MAX(job_run(j)->exit_code, 0)) < 0
                                ? -ENOMEM
                                : 0;
         default:
@@ -360,8 +360,8 @@ static void array_view(Manager *m, const Job *j, bool starting, ArrayView *ret) 
                         v.mixed = true;
                 if (t->state != JOB_COMPLETED)
                         v.any_unsuccessful = true;
-                v.exit_min = MIN(v.exit_min, MAX(t->exit_code, 0));
-                v.exit_max = MAX(v.exit_max, MAX(t->exit_code, 0));
+                v.exit_min = MIN(v.exit_min, MAX(job_run(t)->exit_code, 0));
+                v.exit_max = MAX(v.exit_max, MAX(job_run(t)->exit_code, 0));
         }
         if (v.exit_min > v.exit_max)
                 v.exit_min = v.exit_max = 0;

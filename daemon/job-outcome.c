@@ -52,7 +52,7 @@ void manager_on_job_finished(Executor *e, const JobOutcome *o, void *userdata) {
                 return; /* recorded before (seen twice after a restart), or not ours */
 
         /* It has its run unless a restart found nothing of it to load. Short of memory,
-         * its end is still recorded, without its usage. */
+         * its end is still recorded, without its usage and exit status. */
         run = job_run_ensure(j);
         if (run) {
                 run->usage = (JobUsage) { .cpu_usec = o->cpu_usage_usec, .memory_peak = o->memory_peak,
@@ -61,10 +61,10 @@ void manager_on_job_finished(Executor *e, const JobOutcome *o, void *userdata) {
                 /* The supervisor's count, which also covers the time we were not running;
                  * the transition adds a suspension still open. */
                 run->suspended_usec = MAX(run->suspended_usec, o->suspended_usec);
+                run->exit_code = o->launch_errno ? -1 : o->signal ? -1 : o->exit_code;
+                run->exit_signal = o->signal;
         } else
                 log_oom();
-        j->exit_code = o->launch_errno ? -1 : o->signal ? -1 : o->exit_code;
-        j->exit_signal = o->signal;
 
         if (j->launching)
                 j->launching = false;

@@ -84,12 +84,10 @@ static void job_run_close_suspension(Job *j, uint64_t now) {
 static void job_reset_run(Job *j, uint64_t now) {
         j->alloc = mfree(j->alloc);
         j->held_by_admin = j->suspended_by_admin = j->suspended_by_sched = j->suspended_by_person = false;
-        job_run_forget(j); /* usage, suspensions, preemption, the launch error */
+        job_run_forget(j); /* usage, suspensions, preemption, the launch error, the exit status */
         j->requeue_count++;
         j->start_time = j->end_time = 0;
         j->eligible_time = now;
-        j->exit_code = -1;
-        j->exit_signal = 0;
         j->cancel_requested = j->launching = false;
 }
 

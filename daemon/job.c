@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "interactive.h"
 #include "job.h"
@@ -19,7 +20,9 @@
 static Job *job_free_list;
 
 /* The packed string blocks come from 64 KiB chunks too, each freed when the last job
- * using it is: no small long-lived allocation is left between the parser's. */
+ * using it is: no small long-lived allocation is left between the parser's. A chunk is
+ * mapped at a multiple of its size, so that a block finds its chunk from its own address
+ * and a job keeps no pointer to it. Blocks are not aligned: they hold only characters. */
 #define STR_CHUNK_SIZE (64U * 1024U)
 typedef struct StrChunk {
         size_t used, live;
@@ -27,19 +30,41 @@ typedef struct StrChunk {
 } StrChunk;
 static StrChunk *str_chunk_current;
 
-static char *str_chunk_alloc(size_t n, StrChunk **ret_chunk) {
+static StrChunk *str_chunk_of(const char *p) {
+        return (StrChunk *) ((uintptr_t) p & ~(uintptr_t) (STR_CHUNK_SIZE - 1));
+}
+
+static StrChunk *str_chunk_new(void) {
+        /* Twice the size mapped, the ends around an aligned chunk unmapped again. */
+        uint8_t *p = mmap(NULL, 2 * STR_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        uintptr_t start;
+
+        if (p == MAP_FAILED)
+                return NULL;
+        start = ((uintptr_t) p + STR_CHUNK_SIZE - 1) & ~(uintptr_t) (STR_CHUNK_SIZE - 1);
+        if (start > (uintptr_t) p)
+                (void) munmap(p, start - (uintptr_t) p);
+        if ((uintptr_t) p + 2 * STR_CHUNK_SIZE > start + STR_CHUNK_SIZE)
+                (void) munmap((void *) (start + STR_CHUNK_SIZE), (uintptr_t) p + 2 * STR_CHUNK_SIZE - start - STR_CHUNK_SIZE);
+        return (StrChunk *) start;
+}
+
+static void str_chunk_unmap(StrChunk *c) {
+        (void) munmap(c, STR_CHUNK_SIZE);
+}
+
+/* *ret_alone: the block is big and was allocated on its own (it is rare). */
+static char *str_chunk_alloc(size_t n, bool *ret_alone) {
         StrChunk *c = str_chunk_current;
         char *p;
 
-        n = (n + 7) & ~(size_t) 7;
-        if (n > (STR_CHUNK_SIZE - sizeof(StrChunk)) / 4) {
-                *ret_chunk = NULL; /* rare and big: on its own */
+        *ret_alone = n > (STR_CHUNK_SIZE - sizeof(StrChunk)) / 4;
+        if (*ret_alone)
                 return malloc(n);
-        }
         if (!c || c->used + n > STR_CHUNK_SIZE - sizeof(StrChunk)) {
                 if (c && c->live == 0)
-                        free(c);
-                c = malloc(STR_CHUNK_SIZE);
+                        str_chunk_unmap(c);
+                c = str_chunk_new();
                 if (!c)
                         return NULL;
                 c->used = c->live = 0;
@@ -48,24 +73,29 @@ static char *str_chunk_alloc(size_t n, StrChunk **ret_chunk) {
         p = c->data + c->used;
         c->used += n;
         c->live++;
-        *ret_chunk = c;
         return p;
 }
 
-static void str_chunk_free(char *p, StrChunk *c) {
-        if (!c) {
+static void str_chunk_free(char *p, bool alone) {
+        StrChunk *c;
+
+        if (alone) {
                 free(p);
                 return;
         }
+        c = str_chunk_of(p);
         if (--c->live == 0 && c != str_chunk_current)
-                free(c);
+                str_chunk_unmap(c);
 }
 
-const JobRun job_run_none = {};
+const JobRun job_run_none = { .exit_code = -1 };
 
 JobRun *job_run_ensure(Job *j) {
-        if (!j->run)
-                j->run = new0(JobRun, 1);
+        if (!j->run) {
+                j->run = new(JobRun, 1);
+                if (j->run)
+                        *j->run = job_run_none;
+        }
         return j->run;
 }
 
@@ -102,16 +132,16 @@ Job *job_new(void) {
         }
         j = job_free_list;
         job_free_list = *(Job **) j;
-        *j = (Job) { .state = JOB_QUEUED, .exit_code = -1 };
+        *j = (Job) { .state = JOB_QUEUED };
         return j;
 }
 
 static void job_request_done(Job *j) {
         free(j->req.dependencies);
         if (j->packed)
-                str_chunk_free(j->packed, j->packed_chunk);
+                str_chunk_free(j->packed, j->packed_alone);
         j->packed = NULL;
-        j->packed_chunk = NULL;
+        j->packed_alone = false;
         j->req = (JobRequest) {};
 }
 
@@ -203,7 +233,7 @@ int job_set_request(Job *j, const SubmitRequest *req) {
                 job_request_done(j);
                 return -E2BIG;
         }
-        j->packed = p = str_chunk_alloc(total, &j->packed_chunk);
+        j->packed = p = str_chunk_alloc(total, &j->packed_alone);
         if (!p)
                 goto fail;
         for (size_t i = 0; i < _JOB_STRING_MAX; i++)
@@ -231,8 +261,8 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
         i.submit_time = j->submit_time;
         i.start_time = j->start_time;
         i.end_time = j->end_time;
-        i.exit_code = j->exit_code;
-        i.exit_signal = j->exit_signal;
+        i.exit_code = job_run(j)->exit_code;
+        i.exit_signal = job_run(j)->exit_signal;
         i.array_job_id = j->array_job_id;
         i.array_task_id = j->array_task_id;
         i.interactive = j->req.interactive;

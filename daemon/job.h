@@ -56,7 +56,7 @@ typedef struct JobRequest {
 #define JOB_PACKED_MAX UINT16_MAX
 
 /* What only a job that has started uses (its usage, suspensions, preemption, a launch
- * failure's words): kept apart, allocated when it starts (job_run_ensure()), so that a
+ * failure's words, its exit status): kept apart, allocated when it starts (job_run_ensure()), so that a
  * queued job carries one pointer instead of about 100 bytes of zeros. A job without
  * one reads zeros (job_run()). */
 typedef struct JobRun {
@@ -77,6 +77,8 @@ typedef struct JobRun {
         enum { PREEMPT_ACT_NONE, PREEMPT_ACT_FREEZE, PREEMPT_ACT_THAW } preempt_act;
         bool preempt_moved, preempt_swap_off;
         bool reclaimed;
+        int exit_code; /* -1: none */
+        int exit_signal;
 } JobRun;
 
 /* Members are ordered to leave little padding: with 100,000 queued jobs every 8 bytes
@@ -97,7 +99,6 @@ typedef struct Job {
          * job or show its details, when it is read back from the store. */
         JobRequest req;
         char *packed; /* one block holding req's strings, see job_set_request() */
-        struct StrChunk *packed_chunk;
         /* The complete request, borrowed from Submit from job_set_request() until the
          * store has recorded it (store_insert_job()); NULL otherwise. */
         const SubmitRequest *submitted;
@@ -106,6 +107,7 @@ typedef struct Job {
          * against MaxStoredBytesPerUser=. */
         uint64_t request_id;
         uint32_t request_bytes;
+        bool packed_alone; /* packed is big and allocated on its own (job.c) */
         bool has_script;
         bool rerunnable;
         bool held_by_admin;
@@ -126,8 +128,6 @@ typedef struct Job {
         uint32_t bypass_count; /* not stored */
 
         uint64_t submit_time, eligible_time, start_time, end_time; /* seconds since the epoch */
-        int exit_code;          /* -1: none */
-        int exit_signal;
         SchedAllocation *alloc; /* once started; NULL before (most jobs of a long queue) */
         JobRun *run;            /* once started, see JobRun; NULL before */
 
@@ -142,17 +142,19 @@ typedef struct Job {
         struct Interactive *interactive;
 } Job;
 
-/* A zeroed job (exit_code -1, an empty request) from the job slabs. */
+/* A zeroed job (queued, an empty request, no run) from the job slabs. */
 Job *job_new(void);
 Job *job_free(Job *j);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Job *, job_free);
 
-/* What a job has of its run, to read: zeros for a job without (one that never started). */
+/* What a job has of its run, to read: zeros (and exit code -1) for a job without (one that
+ * never started). */
 extern const JobRun job_run_none;
 static inline const JobRun *job_run(const Job *j) {
         return j->run ?: &job_run_none;
 }
-/* The same, to write: allocated (zeroed) on first use. NULL only when memory is short. */
+/* The same, to write: allocated (as job_run_none) on first use. NULL only when memory is
+ * short. */
 JobRun *job_run_ensure(Job *j);
 /* Takes words (malloc'ed, may be NULL) as the job's launch error. -ENOMEM (words freed)
  * when memory is short for its run: the job ends all the same, its public reason says

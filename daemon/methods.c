@@ -314,7 +314,6 @@ static Job *submit_new_job(Manager *m, uint64_t id, const Peer *peer, const stru
         /* An interactive job's terminal is gone once it has run: it cannot run again. */
         j->rerunnable = !req->interactive && (req->rerunnable < 0 ? q->rerunnable : req->rerunnable);
         j->submit_time = j->eligible_time = now;
-        j->exit_code = -1;
         if (!j->user || !j->project || !j->queue)
                 return job_free(j);
         return j;

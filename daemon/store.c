@@ -439,8 +439,8 @@ static int bind_mutable(Store *s, sqlite3_stmt *st, const Job *j) {
         rc |= sqlite3_bind_int64(st, 9, (sqlite3_int64) j->end_time);
         rc |= sqlite3_bind_int64(st, 10, (sqlite3_int64) run->suspended_usec);
         rc |= sqlite3_bind_int64(st, 11, (sqlite3_int64) run->suspend_start);
-        rc |= sqlite3_bind_int(st, 12, j->exit_code);
-        rc |= sqlite3_bind_int(st, 13, j->exit_signal);
+        rc |= sqlite3_bind_int(st, 12, run->exit_code);
+        rc |= sqlite3_bind_int(st, 13, run->exit_signal);
         rc |= bind_text(st, 14, cpus);
         rc |= bind_text(st, 15, mem);
         rc |= sqlite3_bind_int64(st, 16, (sqlite3_int64) run->usage.cpu_usec);
@@ -593,7 +593,7 @@ static int load_jobs(Store *s, sqlite3_stmt *st, int (*cb)(Job *j, void *userdat
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 _cleanup_(job_freep) Job *j = job_new();
                 _cleanup_free_ char *state = NULL, *cpus = NULL, *mem = NULL;
-                JobRun run = {};
+                JobRun run = job_run_none;
                 const char *request;
                 json_object *o;
 
@@ -621,8 +621,8 @@ static int load_jobs(Store *s, sqlite3_stmt *st, int (*cb)(Job *j, void *userdat
                 j->end_time = (uint64_t) sqlite3_column_int64(st, 17);
                 run.suspended_usec = (uint64_t) sqlite3_column_int64(st, 18);
                 run.suspend_start = (uint64_t) sqlite3_column_int64(st, 19);
-                j->exit_code = sqlite3_column_int(st, 20);
-                j->exit_signal = sqlite3_column_int(st, 21);
+                run.exit_code = sqlite3_column_int(st, 20);
+                run.exit_signal = sqlite3_column_int(st, 21);
                 cpus = col_strdup(st, 22);
                 mem = col_strdup(st, 23);
                 run.usage.cpu_usec = (uint64_t) sqlite3_column_int64(st, 24);
@@ -642,7 +642,7 @@ static int load_jobs(Store *s, sqlite3_stmt *st, int (*cb)(Job *j, void *userdat
                 /* A job that never started has no run to keep (most of a long queue). */
                 if (run.suspended_usec || run.suspend_start || run.usage.cpu_usec || run.usage.memory_peak ||
                     run.usage.io_read_bytes || run.usage.io_write_bytes || run.usage.tasks_peak ||
-                    run.preempted_by || run.launch_error) {
+                    run.preempted_by || run.launch_error || run.exit_code != -1 || run.exit_signal) {
                         JobRun *jr = job_run_ensure(j);
                         if (!jr) {
                                 free(run.launch_error);

@@ -296,7 +296,7 @@ static void test_job_mail(void **state) {
         j->start_time = 1065;
         j->end_time = 1065 + 3725 + 10;
         job_run_ensure(j)->suspended_usec = 10 * UINT64_C(1000000);
-        j->exit_code = 3;
+        job_run_ensure(j)->exit_code = 3;
         j->state = JOB_FAILED;
         assert_true(job_set_reason(j, "NonZeroExitCode") >= 0);
         assert_int_equal(job_mail_event(j, JOB_EVENT_END), MAIL_FAIL);
@@ -310,7 +310,7 @@ static void test_job_mail(void **state) {
                                  "Reason: NonZeroExitCode\n");
         msg = mfree(msg);
         j->state = JOB_COMPLETED;
-        j->exit_code = 0;
+        job_run_ensure(j)->exit_code = 0;
         assert_int_equal(job_mail_event(j, JOB_EVENT_END), MAIL_END);
         j->req.mail_events = MAIL_BEGIN;
         assert_int_equal(job_mail_event(j, JOB_EVENT_END), 0);
@@ -444,10 +444,10 @@ static void test_job_mail_array(void **state) {
         assert_int_equal(manager_job_transition(m, manager_find_job(m, first + 1), JOB_EVENT_START, JOB_RUNNING, NULL),
                          0);
         j = manager_find_job(m, first);
-        j->exit_code = 0;
+        job_run_ensure(j)->exit_code = 0;
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_END, JOB_COMPLETED, NULL), 0);
         j = manager_find_job(m, first + 1);
-        j->exit_code = 2;
+        job_run_ensure(j)->exit_code = 2;
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_END, JOB_FAILED, "NonZeroExitCode"), 0);
         assert_int_equal(manager_commit(m), 0);
         assert_int_equal(sent.n, 1); /* task 3 still pending */
@@ -512,7 +512,7 @@ static void test_job_mail_time_limit(void **state) {
         manager_mail_tick(m, due + 100);
         assert_int_equal(sent.n, 1); /* once */
 
-        j->exit_code = 0;
+        job_run_ensure(j)->exit_code = 0;
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_END, JOB_TIMEOUT, "TimeLimit"), 0);
         assert_int_equal(manager_commit(m), 0);
         assert_int_equal(sent.n, 2);
@@ -594,7 +594,7 @@ static void test_transitions(void **state) {
         job_run_ensure(j)->suspend_start -= 5;             /* as if frozen for five seconds */
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL), 0);
         assert_true(job_run(j)->suspended_usec >= 5 * UINT64_C(1000000));
-        j->exit_code = 3;
+        job_run_ensure(j)->exit_code = 3;
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_END, JOB_FAILED, "NonZeroExitCode"), 0);
         assert_int_equal(m->n_running, 0);
         assert_true(j->end_time >= j->start_time);
@@ -602,7 +602,7 @@ static void test_transitions(void **state) {
         /* A requeue is a fresh run; the store has it. */
         j->requeue_count = 0;
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_REQUEUE, JOB_QUEUED, "Requeued"), 0);
-        assert_int_equal(j->exit_code, -1);
+        assert_int_equal(job_run(j)->exit_code, -1);
         assert_int_equal(j->start_time, 0);
         assert_int_equal(j->requeue_count, 1);
         assert_string_equal(j->reason, "Requeued");

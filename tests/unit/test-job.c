@@ -34,7 +34,8 @@ static void test_trim_and_pack(void **state) {
                                 continue;
                         Job *j = job_new();
                         assert_non_null(j);
-                        assert_int_equal(j->exit_code, -1);
+                        assert_int_equal(job_run(j)->exit_code, -1);
+                        assert_null(j->run);
                         assert_null(j->packed);
                         j->id = (uint64_t) i + 1;
                         SubmitRequest req = SUBMIT_REQUEST_INIT;
@@ -258,9 +259,12 @@ static void test_run(void **state) {
         assert_null(job_run(j)->launch_error);
         assert_null(j->run); /* reading made none */
 
+        assert_int_equal(job_run(j)->exit_code, -1); /* none yet */
         run = job_run_ensure(j);
         assert_non_null(run);
         assert_ptr_equal(job_run_ensure(j), run);
+        assert_int_equal(run->exit_code, -1);
+        assert_int_equal(run->usage.cpu_usec, 0);
         run->usage.cpu_usec = 5;
         run->preempted_by = 3;
         assert_int_equal(job_take_launch_error(j, strdup("first")), 0);
@@ -270,6 +274,7 @@ static void test_run(void **state) {
 
         job_run_forget(j);
         assert_null(j->run);
+        assert_int_equal(job_run(j)->exit_code, -1);
         assert_int_equal(job_run(j)->usage.cpu_usec, 0);
         assert_int_equal(job_run(j)->preempted_by, 0);
         assert_null(job_run(j)->launch_error);

@@ -56,7 +56,6 @@ static Job *make_job(uint64_t id) {
         j->state = JOB_QUEUED;
         j->rerunnable = true;
         j->submit_time = 1700000000 + id;
-        j->exit_code = -1;
         assert_non_null(req);
         assert_true(n_requests < ELEMENTSOF(requests));
         requests[n_requests++] = req;
@@ -102,7 +101,7 @@ static void test_round_trip(void **state) {
         }
         /* b runs on CPUs 2-3 of node 1 and ends */
         b->state = JOB_FAILED;
-        b->exit_code = 3;
+        job_run_ensure(b)->exit_code = 3;
         b->start_time = 1700000100;
         b->end_time = 1700000200;
         b->alloc = new0(SchedAllocation, 1);
@@ -118,6 +117,7 @@ static void test_round_trip(void **state) {
                 run->suspended_usec = 19000000;
                 run->suspend_start = 1700000150;
                 run->preempted_by = 23;
+                run->exit_signal = 9; /* a value of its own; no such pair comes from an outcome */
                 run->launch_error = strdup("cannot open /home/alice/out: Permission denied");
         }
         job_set_reason(b, "NonZeroExitCode");
@@ -138,7 +138,7 @@ static void test_round_trip(void **state) {
         assert_string_equal(job_str(loaded[0], JOB_WORKDIR), "/home/alice");
         assert_int_equal(loaded[0]->req.memory, UINT64_C(4) << 30);
         assert_int_equal(loaded[1]->state, JOB_FAILED);
-        assert_int_equal(loaded[1]->exit_code, 3);
+        assert_int_equal(job_run(loaded[1])->exit_code, 3);
         assert_string_equal(loaded[1]->reason, "NonZeroExitCode");
         assert_null(loaded[0]->alloc); /* never started */
         assert_true(cpu_set_equal(&loaded[1]->alloc->cpus, &b->alloc->cpus));
@@ -154,6 +154,8 @@ static void test_round_trip(void **state) {
         assert_int_equal(job_run(loaded[1])->suspended_usec, 19000000);
         assert_int_equal(job_run(loaded[1])->suspend_start, 1700000150);
         assert_int_equal(job_run(loaded[1])->preempted_by, 23);
+        assert_int_equal(job_run(loaded[1])->exit_signal, 9);
+        assert_int_equal(job_run(loaded[0])->exit_code, -1); /* none */
         assert_string_equal(job_run(loaded[1])->launch_error, "cannot open /home/alice/out: Permission denied");
         assert_int_equal(store_get_meta(s, "boot_id", &v), 1);
         assert_string_equal(v, "abc");
