@@ -134,10 +134,10 @@ static void explain_priority_wait(Manager *m, const Job *j, json_object *why) {
 
 static void explain_dependencies(Manager *m, const Job *j, json_object *why) {
         for (size_t i = 0; i < j->req.n_dependencies; i++) {
-                const JobDependency *d = &j->req.dependencies[i];
+                const SchedDep *d = &j->req.dependencies[i];
                 const Job *o = manager_find_job(m, d->job_id);
                 say(why, "it waits for job %" PRIu64 " (%s): that job is %s", d->job_id,
-                    dependency_type_to_string(d->type), o ? job_state_to_string(o->state) : "gone");
+                    dependency_type_to_string((DependencyType) d->type), o ? job_state_to_string(o->state) : "gone");
         }
 }
 

@@ -148,7 +148,6 @@ static void job_request_done(Job *j) {
 Job *job_free(Job *j) {
         if (!j)
                 return NULL;
-        free(j->deps);
         free(j->alloc);
         interactive_free(j->interactive);
         job_run_forget(j);
@@ -195,6 +194,11 @@ int job_set_request(Job *j, const SubmitRequest *req) {
         size_t total = 0, len[_JOB_STRING_MAX];
         char *p;
 
+        _Static_assert((int) DEPENDENCY_AFTER == (int) SCHED_DEP_AFTER &&
+                               (int) DEPENDENCY_AFTERANY == (int) SCHED_DEP_AFTERANY &&
+                               (int) DEPENDENCY_AFTEROK == (int) SCHED_DEP_AFTEROK &&
+                               (int) DEPENDENCY_AFTERNOTOK == (int) SCHED_DEP_AFTERNOTOK,
+                       "a dependency's type is kept as sched/ takes it");
         /* What the decoder lets through fits the 16-bit offsets with room to spare. */
         _Static_assert(CORRAL_NAME_LENGTH_MAX + 4 * (CORRAL_PATH_LENGTH_MAX + 1) + CORRAL_GPU_TYPE_LENGTH_MAX +
                                        CORRAL_CONSTRAINT_LENGTH_MAX + CORRAL_MAIL_USER_LENGTH_MAX + 8 <=
@@ -216,10 +220,12 @@ int job_set_request(Job *j, const SubmitRequest *req) {
                 .interactive = req->interactive,
         };
         if (req->n_dependencies > 0) {
-                j->req.dependencies = new(JobDependency, req->n_dependencies);
+                j->req.dependencies = new(SchedDep, req->n_dependencies);
                 if (!j->req.dependencies)
                         goto fail;
-                memcpy(j->req.dependencies, req->dependencies, req->n_dependencies * sizeof(JobDependency));
+                for (size_t k = 0; k < req->n_dependencies; k++)
+                        j->req.dependencies[k] = (SchedDep) { .job_id = req->dependencies[k].job_id,
+                                                              .type = (SchedDepType) req->dependencies[k].type };
                 j->req.n_dependencies = (uint32_t) req->n_dependencies;
         }
         for (size_t i = 0; i < _JOB_STRING_MAX; i++)

@@ -37,7 +37,8 @@ typedef enum JobString {
  * str[] holds each one's offset there plus one (0: NULL), 2 bytes instead of a pointer's
  * 8, the block being bounded by the decoder's limits (JOB_PACKED_MAX). */
 typedef struct JobRequest {
-        JobDependency *dependencies; /* malloc'ed */
+        /* malloc'ed; as a pass takes them, their status refreshed before every pass */
+        SchedDep *dependencies;
         uint64_t memory, walltime_sec, begin_time;
         uint32_t n_dependencies;
         unsigned cpus, gpus;
@@ -136,7 +137,6 @@ typedef struct Job {
         uint64_t limit_value, limit_wanted;
         uint64_t est_start;
         double priority;
-        SchedDep *deps; /* refreshed before every pass */
         /* An interactive job's client and descriptors (interactive.h); NULL for the rest,
          * and for an interactive job once it has ended or after a restart. */
         struct Interactive *interactive;

@@ -134,14 +134,9 @@ void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
 static int sched_job_for_pass(Manager *m, Job *j, SchedJob *s) {
         manager_sched_job(m, j, s);
         if (j->req.n_dependencies > 0 && j->state == JOB_QUEUED) {
-                SchedDep *d = reallocarray(j->deps, j->req.n_dependencies, sizeof *d);
-                if (!d)
-                        return -ENOMEM;
-                j->deps = d;
+                SchedDep *d = j->req.dependencies; /* kept as a pass takes them */
                 for (size_t k = 0; k < j->req.n_dependencies; k++)
-                        d[k] = (SchedDep) { .job_id = j->req.dependencies[k].job_id,
-                                            .type = (SchedDepType) j->req.dependencies[k].type,
-                                            .status = dep_status(m, j->req.dependencies[k].job_id) };
+                        d[k].status = dep_status(m, d[k].job_id);
                 s->deps = d;
                 s->n_deps = j->req.n_dependencies;
         }

@@ -937,6 +937,68 @@ static void test_blocked_by_limit(void **state) {
 }
 
 
+/* Dependencies through the pass: a job waits for its afterok one to end well and then
+ * starts; one whose afternotok job ended well can never start and is cancelled; why
+ * names what it waits for. (Memory keeps them as the pass takes them, their status
+ * refreshed before each pass.) */
+static void test_dependencies(void **state) {
+        Tree *t = *state;
+        char params[256];
+        Manager *m;
+        json_object *r;
+        uint64_t a, b, c;
+        Job *ja, *jb, *jc;
+
+        m = manager_for_test(t->dir);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}");
+        a = job_id_of(r);
+        json_object_put(r);
+        snprintf(params, sizeof params,
+                 "{" SUBMIT_TRUE ",\"dependencies\":[{\"type\":\"afterany\",\"job_id\":%llu},"
+                 "{\"type\":\"afterok\",\"job_id\":%llu}]}",
+                 (unsigned long long) a, (unsigned long long) a);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, params);
+        b = job_id_of(r);
+        json_object_put(r);
+        snprintf(params, sizeof params,
+                 "{" SUBMIT_TRUE ",\"dependencies\":[{\"type\":\"afternotok\",\"job_id\":%llu}]}",
+                 (unsigned long long) a);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, params);
+        c = job_id_of(r);
+        json_object_put(r);
+
+        assert_int_equal(manager_schedule(m), 0);
+        ja = manager_find_job(m, a);
+        jb = manager_find_job(m, b);
+        jc = manager_find_job(m, c);
+        assert_int_equal(ja->state, JOB_RUNNING);
+        assert_int_equal(jb->state, JOB_QUEUED);
+        assert_string_equal(jb->reason, "Dependency");
+        assert_int_equal(jb->req.n_dependencies, 2);
+        assert_int_equal(jb->req.dependencies[1].job_id, a);
+        assert_int_equal(jb->req.dependencies[1].type, SCHED_DEP_AFTEROK);
+        /* As the pass found it (before it started a), then as the next one does. */
+        assert_int_equal(jb->req.dependencies[1].status, SCHED_DEP_UNKNOWN);
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(jb->req.dependencies[1].status, SCHED_DEP_STARTED);
+        assert_int_equal(jb->state, JOB_QUEUED);
+        assert_int_equal(jc->state, JOB_QUEUED);
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) b);
+        r = call(m, NOBODY, CORRAL_METHOD_WHY, params);
+        snprintf(params, sizeof params, "it waits for job %llu (afterok)", (unsigned long long) a);
+        if (!strstr(json_object_to_json_string(r), params))
+                fail_msg("why: %s", json_object_to_json_string(r));
+        json_object_put(r);
+
+        /* It ends well: the afterok one starts, the afternotok one never can. */
+        assert_int_equal(manager_job_transition(m, ja, JOB_EVENT_END, JOB_COMPLETED, NULL), 0);
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(jb->state, JOB_RUNNING);
+        assert_int_equal(jc->state, JOB_CANCELLED);
+        assert_string_equal(jc->reason, "DependencyNeverSatisfied");
+        manager_for_test_free(m);
+}
+
 static json_object *params_of(json_object *reply) {
         json_object *p;
         if (error_of(reply))
@@ -1720,6 +1782,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_projects_submit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_release_requeue_recheck, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_blocked_by_limit, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_dependencies, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_why_gpus, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_preemption, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_express_access, setup, tree_teardown),

@@ -64,7 +64,7 @@ static void test_trim_and_pack(void **state) {
                         assert_true(j->req.gpu_binding);
                         assert_int_equal(j->req.n_dependencies, 1);
                         assert_int_equal(j->req.dependencies[0].job_id, 17);
-                        assert_int_equal(j->req.dependencies[0].type, DEPENDENCY_AFTEROK);
+                        assert_int_equal(j->req.dependencies[0].type, SCHED_DEP_AFTEROK);
                         assert_true(j->has_script);
                         jobs[i] = j;
                 }
