@@ -57,9 +57,9 @@ typedef struct JobRequest {
 #define JOB_PACKED_MAX UINT16_MAX
 
 /* What only a job that has started uses (its usage, suspensions, preemption, a launch
- * failure's words, its exit status): kept apart, allocated when it starts (job_run_ensure()), so that a
- * queued job carries one pointer instead of about 100 bytes of zeros. A job without
- * one reads zeros (job_run()). */
+ * failure's words, its exit status): kept apart, allocated when it starts
+ * (job_run_ensure()), so that a queued job carries one pointer instead of 104 bytes of
+ * zeros. A job without one reads zeros and exit code -1 (job_run()). */
 typedef struct JobRun {
         JobUsage usage;
         uint64_t suspended_usec;
