@@ -384,8 +384,7 @@ static void on_sbatch(int error, const char *out, const char *err, void *userdat
                  * it would do so again. */
                 log_notice("Job %" PRIu64 ": sbatch printed more than %" PRIu64 " bytes.", j->id,
                            FORWARD_USER_OUTPUT_MAX);
-                free(j->launch_error);
-                j->launch_error = strdup("sbatch printed more than corrald reads of it (64 KiB)");
+                (void) job_take_launch_error(j, strdup("sbatch printed more than corrald reads of it (64 KiB)"));
                 (void) manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "SlurmRefused");
                 return;
         }
@@ -400,8 +399,7 @@ static void on_sbatch(int error, const char *out, const char *err, void *userdat
         /* The cluster refused it (an account, a partition, a limit): that will not change by
          * itself. The job ends here, the words for its owner. */
         log_notice("Job %" PRIu64 ": Slurm refused it: %s", j->id, err);
-        free(j->launch_error);
-        j->launch_error = strdup(err);
+        (void) job_take_launch_error(j, strdup(err));
         (void) manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "SlurmRefused");
 }
 
@@ -444,8 +442,7 @@ static int forward_one(Forwarder *f, Job *j, const QueueConfig *q) {
         if (r == -EAGAIN)
                 return set_reason(m, j, "Dependency");
         if (r == -EOPNOTSUPP) {
-                free(j->launch_error);
-                j->launch_error = TAKE_PTR(reason);
+                (void) job_take_launch_error(j, TAKE_PTR(reason));
                 return manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "SlurmCannotMap");
         }
         if (r < 0)
@@ -580,12 +577,13 @@ static const SlurmJobStatus *status_of(const SlurmJobStatus *st, size_t n, const
  * record of that id read. */
 static void link_mismatch(Forwarder *f, Job *j, Link *l, const char *what) {
         Manager *m = f->m;
+        char *words;
 
         log_warning("Job %" PRIu64 ": Slurm job %" PRIu64 ", which sbatch named, %s: not linked.", j->id,
                     l->slurm_id, what);
-        free(j->launch_error);
-        if (asprintf(&j->launch_error, "Slurm job %" PRIu64 ", which sbatch named, %s", l->slurm_id, what) < 0)
-                j->launch_error = NULL;
+        if (asprintf(&words, "Slurm job %" PRIu64 ", which sbatch named, %s", l->slurm_id, what) < 0)
+                words = NULL;
+        (void) job_take_launch_error(j, words);
         l->final_seen = false;
         (void) manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "SlurmIdMismatch");
 }
@@ -607,10 +605,15 @@ static void finish(Manager *m, Job *j, JobState to, const SlurmJobRecord *rec) {
         const char *reason = to == JOB_COMPLETED ? NULL : job_state_to_string(to);
 
         if (rec) {
-                j->exit_code = rec->exit_code;
-                j->exit_signal = rec->exit_signal;
-                j->usage.cpu_usec = rec->cpu_usec;
-                j->usage.memory_peak = rec->max_rss;
+                JobRun *run = job_run_ensure(j); /* short of memory: ended without its usage */
+
+                if (run) {
+                        run->exit_code = rec->exit_code;
+                        run->exit_signal = rec->exit_signal;
+                        run->usage.cpu_usec = rec->cpu_usec;
+                        run->usage.memory_peak = rec->max_rss;
+                } else
+                        log_oom();
         }
         if (job_state_is_pending(j->state)) {
                 if (to == JOB_CANCELLED) {
@@ -627,12 +630,12 @@ static void finish(Manager *m, Job *j, JobState to, const SlurmJobRecord *rec) {
                 uint64_t ran = rec && rec->elapsed_sec ? rec->elapsed_sec : now - MIN(j->start_time, now);
                 JobOutcome o = {
                         .id = j->id,
-                        .exit_code = j->exit_code,
-                        .signal = j->exit_signal,
+                        .exit_code = job_run(j)->exit_code,
+                        .signal = job_run(j)->exit_signal,
                         .start_usec = (now - MIN(ran, now)) * USEC_PER_SEC,
                         .end_usec = now * USEC_PER_SEC,
-                        .cpu_usage_usec = j->usage.cpu_usec,
-                        .memory_peak = j->usage.memory_peak,
+                        .cpu_usage_usec = job_run(j)->usage.cpu_usec,
+                        .memory_peak = job_run(j)->usage.memory_peak,
                 };
                 (void) accounting_charge_run(m->acct, j, &o, now);
         }

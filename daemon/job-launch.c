@@ -19,7 +19,7 @@ void manager_launch_pending(Manager *m) {
                 Job *j = manager_find_job(m, m->to_launch[i]);
                 int r;
 
-                if (j && j->preempt_act) {
+                if (j && job_run(j)->preempt_act) {
                         manager_preempt_act(m, j);
                         continue;
                 }

@@ -169,7 +169,7 @@ uint64_t job_mail_time_limit_due(const Job *j, uint64_t walltime, unsigned perce
         /* Suspended, the walltime is paused and so is the due time: RESUME re-arms it. */
         if (j->state != JOB_RUNNING || !j->start_time || walltime == 0 || walltime >= SCHED_TIME_INFINITY)
                 return UINT64_MAX;
-        return j->start_time + j->suspended_usec / USEC_PER_SEC + walltime * percent / 100;
+        return j->start_time + job_run(j)->suspended_usec / USEC_PER_SEC + walltime * percent / 100;
 }
 
 static const char *mail_words(MailEvent what) {
@@ -196,10 +196,11 @@ static const char *mail_words(MailEvent what) {
 }
 
 static uint64_t run_seconds(const Job *j, uint64_t now) {
-        uint64_t end = j->end_time ?: now, run, paused = j->suspended_usec / USEC_PER_SEC;
+        const JobRun *jr = job_run(j);
+        uint64_t end = j->end_time ?: now, run, paused = jr->suspended_usec / USEC_PER_SEC;
 
-        if (j->state == JOB_SUSPENDED && j->suspend_start && now > j->suspend_start)
-                paused += now - j->suspend_start;
+        if (j->state == JOB_SUSPENDED && jr->suspend_start && now > jr->suspend_start)
+                paused += now - jr->suspend_start;
         run = j->start_time && end > j->start_time ? end - j->start_time : 0;
         return run - MIN(run, paused);
 }
@@ -222,7 +223,7 @@ static int mail_message(const char *to, uint64_t job_id, const char *subject, co
 
 static int compose_subject(const Job *j, MailEvent what, uint64_t now, char **ret) {
         char id[64], t[64];
-        const char *name = j->req.name ?: "(none)", *words = mail_words(what);
+        const char *name = job_str(j, JOB_NAME) ?: "(none)", *words = mail_words(what);
 
         if (!words)
                 return -EINVAL;
@@ -244,7 +245,7 @@ static int compose_subject(const Job *j, MailEvent what, uint64_t now, char **re
         case MAIL_REQUEUE:
                 return asprintf(ret, "Corral Job_id=%s Name=%s %s, Run time %s, %s, ExitCode %d", id, name, words,
                                 format_duration(t, sizeof t, run_seconds(j, now)), job_state_to_string(j->state),
-                                MAX(j->exit_code, 0)) < 0
+                                MAX(job_run(j)->exit_code, 0)) < 0
                                ? -ENOMEM
                                : 0;
         default:
@@ -264,7 +265,7 @@ static int compose(const Job *j, MailEvent what, uint64_t now, char **ret_subjec
                 return r;
         if (j->reason && asprintf(&body, "Reason: %s\n", j->reason) < 0)
                 return -ENOMEM;
-        r = mail_message(j->req.mail_user ?: j->user, j->id, subject, body, ret_message);
+        r = mail_message(job_str(j, JOB_MAIL_USER) ?: j->user, j->id, subject, body, ret_message);
         if (r < 0)
                 return r;
         if (ret_subject)
@@ -277,7 +278,7 @@ int job_mail_compose(const Job *j, MailEvent what, uint64_t now, char **ret) {
 }
 
 static int queue_item(JobMail *q, const Job *j, char *subject, char *message) {
-        _cleanup_free_ char *s = subject, *msg = message, *to = strdup(j->req.mail_user ?: j->user);
+        _cleanup_free_ char *s = subject, *msg = message, *to = strdup(job_str(j, JOB_MAIL_USER) ?: j->user);
 
         if (!to || !GREEDY_REALLOC(q->queue, q->allocated_queue, q->n_queue + 1))
                 return -ENOMEM;
@@ -359,8 +360,8 @@ static void array_view(Manager *m, const Job *j, bool starting, ArrayView *ret) 
                         v.mixed = true;
                 if (t->state != JOB_COMPLETED)
                         v.any_unsuccessful = true;
-                v.exit_min = MIN(v.exit_min, MAX(t->exit_code, 0));
-                v.exit_max = MAX(v.exit_max, MAX(t->exit_code, 0));
+                v.exit_min = MIN(v.exit_min, MAX(job_run(t)->exit_code, 0));
+                v.exit_max = MAX(v.exit_max, MAX(job_run(t)->exit_code, 0));
         }
         if (v.exit_min > v.exit_max)
                 v.exit_min = v.exit_max = 0;
@@ -371,7 +372,7 @@ static void array_view(Manager *m, const Job *j, bool starting, ArrayView *ret) 
  * (or Mixed) and the range of their exit codes. */
 static int queue_array_summary(JobMail *q, const Job *j, MailEvent what, const ArrayView *v) {
         _cleanup_free_ char *subject = NULL, *msg = NULL;
-        const char *name = j->req.name ?: "(none)";
+        const char *name = job_str(j, JOB_NAME) ?: "(none)";
         int r;
 
         if (what == MAIL_BEGIN)
@@ -384,7 +385,7 @@ static int queue_array_summary(JobMail *q, const Job *j, MailEvent what, const A
                              v->mixed ? "Mixed" : job_state_to_string(v->state), v->exit_min, v->exit_max);
         if (r < 0)
                 return -ENOMEM;
-        r = mail_message(j->req.mail_user ?: j->user, j->array_job_id, subject, NULL, &msg);
+        r = mail_message(job_str(j, JOB_MAIL_USER) ?: j->user, j->array_job_id, subject, NULL, &msg);
         if (r < 0)
                 return r;
         return queue_item(q, j, TAKE_PTR(subject), TAKE_PTR(msg));
@@ -693,7 +694,7 @@ void manager_mail_tick(Manager *m, uint64_t now) {
                                 continue;
                         /* Not a state change: nothing to commit first. */
                         if (compose(j, what, now, &subject, &msg) < 0 ||
-                            !(item.to = strdup(j->req.mail_user ?: j->user))) {
+                            !(item.to = strdup(job_str(j, JOB_MAIL_USER) ?: j->user))) {
                                 log_oom();
                                 continue;
                         }

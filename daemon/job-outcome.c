@@ -12,8 +12,9 @@
 #include "usage.h"
 
 int manager_job_launch_failed(Manager *m, Job *j, JobState state, const char *detail) {
-        free(j->launch_error);
-        j->launch_error = detail ? strndup(detail, 1024) : NULL;
+        /* Short of memory, it still ends: its reason says LaunchFailed without the words. */
+        if (job_take_launch_error(j, detail ? strndup(detail, 1024) : NULL) < 0)
+                log_oom();
         return manager_job_transition(m, j, JOB_EVENT_END, state, "LaunchFailed");
 }
 
@@ -42,6 +43,7 @@ void manager_on_job_finished(Executor *e, const JobOutcome *o, void *userdata) {
         const char *reason = NULL;
         char buf[512];
         JobState state;
+        JobRun *run;
 
         if (!GREEDY_REALLOC(m->outcomes_done, m->allocated_outcomes_done, m->n_outcomes_done + 1))
                 return;
@@ -49,14 +51,20 @@ void manager_on_job_finished(Executor *e, const JobOutcome *o, void *userdata) {
         if (!j || !job_state_is_active(j->state))
                 return; /* recorded before (seen twice after a restart), or not ours */
 
-        j->usage = (JobUsage) { .cpu_usec = o->cpu_usage_usec, .memory_peak = o->memory_peak,
-                                .io_read_bytes = o->io_read_bytes, .io_write_bytes = o->io_write_bytes,
-                                .tasks_peak = o->pids_peak };
-        j->exit_code = o->launch_errno ? -1 : o->signal ? -1 : o->exit_code;
-        j->exit_signal = o->signal;
-        /* The supervisor's count, which also covers the time we were not running; the
-         * transition adds a suspension still open. */
-        j->suspended_usec = MAX(j->suspended_usec, o->suspended_usec);
+        /* It has its run unless a restart found nothing of it to load. Short of memory,
+         * its end is still recorded, without its usage and exit status. */
+        run = job_run_ensure(j);
+        if (run) {
+                run->usage = (JobUsage) { .cpu_usec = o->cpu_usage_usec, .memory_peak = o->memory_peak,
+                                          .io_read_bytes = o->io_read_bytes, .io_write_bytes = o->io_write_bytes,
+                                          .tasks_peak = o->pids_peak };
+                /* The supervisor's count, which also covers the time we were not running;
+                 * the transition adds a suspension still open. */
+                run->suspended_usec = MAX(run->suspended_usec, o->suspended_usec);
+                run->exit_code = o->launch_errno ? -1 : o->signal ? -1 : o->exit_code;
+                run->exit_signal = o->signal;
+        } else
+                log_oom();
 
         if (j->launching)
                 j->launching = false;

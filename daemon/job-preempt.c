@@ -18,9 +18,10 @@ static void on_reclaimed(Executor *e, uint64_t id, int error, const char *messag
         Job *j = manager_find_job(m, id);
         uint64_t cur;
 
-        if (!j || j->state != JOB_SUSPENDED || !j->suspended_by_sched)
+        /* Suspended by a pass: it has its run (JOB_EVENT_SUSPEND made sure). */
+        if (!j || j->state != JOB_SUSPENDED || !j->suspended_by_sched || !j->run)
                 return;
-        j->reclaimed = true; /* its swap was allowed, whatever came of it */
+        j->run->reclaimed = true; /* its swap was allowed, whatever came of it */
         if (error == -EOPNOTSUPP) {
                 log_debug("Job %" PRIu64 ": %s; its memory stays resident.", id, message);
                 return;
@@ -28,7 +29,7 @@ static void on_reclaimed(Executor *e, uint64_t id, int error, const char *messag
         if (error < 0)
                 log_debug("Job %" PRIu64 ": reclaim: %s", id, strna(message));
         if (executor_job_memory_current(e, id, j->project, &cur) >= 0) {
-                j->resident_memory = cur;
+                j->run->resident_memory = cur;
                 log_info("Job %" PRIu64 " suspended: %" PRIu64 " bytes of it stay resident.", id, cur);
                 m->sched_needed = true;
         }
@@ -46,7 +47,7 @@ static void on_preempt_frozen(Executor *e, uint64_t id, int error, const char *m
         if (error < 0) {
                 /* It runs on beside its preemptor until it ends or a later pass retries. */
                 log_warning_errno(error, "Cannot suspend job %" PRIu64 " for job %" PRIu64 ": %s", id,
-                                  j->preempted_by, strna(message));
+                                  job_run(j)->preempted_by, strna(message));
                 (void) manager_job_transition(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL);
                 m->sched_needed = true;
                 return;
@@ -62,20 +63,28 @@ static void on_preempt_frozen(Executor *e, uint64_t id, int error, const char *m
 
 /* As a start is launched: only once the pass that decided it is committed. */
 static int act_after_commit(Manager *m, Job *j, int act) {
-        if (!GREEDY_REALLOC(m->to_launch, m->allocated_to_launch, m->n_to_launch + 1))
+        JobRun *run = job_run_ensure(j); /* there already: the transition made sure */
+
+        if (!run || !GREEDY_REALLOC(m->to_launch, m->allocated_to_launch, m->n_to_launch + 1))
                 return log_oom();
-        j->preempt_act = act;
+        run->preempt_act = act;
         m->to_launch[m->n_to_launch++] = j->id;
         return 0;
 }
 
 void manager_preempt_suspend(Manager *m, Job *j, const SchedDecision *d) {
+        JobRun *run;
 
         if (j->state != JOB_RUNNING || j->launching || j->cancel_requested)
                 return;
+        run = job_run_ensure(j);
+        if (!run) {
+                log_oom();
+                return;
+        }
         j->suspended_by_sched = true;
-        j->preempted_by = d->by_job_id;
-        j->resident_memory = 0;
+        run->preempted_by = d->by_job_id;
+        run->resident_memory = 0;
         if (manager_job_transition(m, j, JOB_EVENT_SUSPEND, JOB_SUSPENDED, "Preempted") < 0) {
                 j->suspended_by_sched = false;
                 return;
@@ -92,31 +101,40 @@ static void on_preempt_thawed(Executor *e, uint64_t id, int error, const char *m
 
 void manager_preempt_resume(Manager *m, Job *j, const SchedDecision *d) {
         SchedAllocation old;
+        JobRun *run;
 
         /* A person holds it suspended too: sched/ does not resume it (SchedJob.held). */
         if (j->state != JOB_SUSPENDED || !j->suspended_by_sched || j->suspended_by_person || !j->alloc)
                 return;
+        run = job_run_ensure(j);
+        if (!run) {
+                log_oom();
+                return;
+        }
         old = *j->alloc;
         *j->alloc = d->alloc;
         if (manager_job_transition(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL) < 0) {
                 *j->alloc = old;
                 return;
         }
-        j->preempt_moved = !cpu_set_equal(&old.cpus, &d->alloc.cpus) || old.node_mask != d->alloc.node_mask;
-        j->preempt_swap_off = j->reclaimed && j->req.memory > 0; /* launched with MemorySwapMax=0 */
-        j->last_resume = (uint64_t) time(NULL);
-        j->reclaimed = false;
-        j->resident_memory = 0;
-        log_info("Job %" PRIu64 " resumed%s.", j->id, j->preempt_moved ? " on other CPUs" : "");
+        run->preempt_moved = !cpu_set_equal(&old.cpus, &d->alloc.cpus) || old.node_mask != d->alloc.node_mask;
+        run->preempt_swap_off = run->reclaimed && j->req.memory > 0; /* launched with MemorySwapMax=0 */
+        run->last_resume = (uint64_t) time(NULL);
+        run->reclaimed = false;
+        run->resident_memory = 0;
+        log_info("Job %" PRIu64 " resumed%s.", j->id, run->preempt_moved ? " on other CPUs" : "");
         (void) act_after_commit(m, j, PREEMPT_ACT_THAW);
 }
 
 void manager_preempt_act(Manager *m, Job *j) {
-        int act = j->preempt_act;
+        JobRun *run = j->run;
         CpuSet mems = {};
-        int r;
+        int act, r;
 
-        j->preempt_act = PREEMPT_ACT_NONE;
+        if (!run)
+                return;
+        act = run->preempt_act;
+        run->preempt_act = PREEMPT_ACT_NONE;
         if (act == PREEMPT_ACT_FREEZE) {
                 if (j->state != JOB_SUSPENDED || !j->suspended_by_sched)
                         return;
@@ -130,8 +148,8 @@ void manager_preempt_act(Manager *m, Job *j) {
         for (unsigned k = 0; k < m->machine.n_nodes; k++)
                 if (j->alloc->node_mask & (UINT64_C(1) << k))
                         cpu_set_add(&mems, m->numa_ids[k]);
-        r = executor_thaw_onto(m->executor, j->id, j->project, j->preempt_moved ? &j->alloc->cpus : NULL,
-                               j->preempt_moved ? &mems : NULL, j->preempt_swap_off, on_preempt_thawed, m);
+        r = executor_thaw_onto(m->executor, j->id, j->project, run->preempt_moved ? &j->alloc->cpus : NULL,
+                               run->preempt_moved ? &mems : NULL, run->preempt_swap_off, on_preempt_thawed, m);
         if (r < 0)
                 on_preempt_thawed(m->executor, j->id, r, "cannot ask systemd to thaw it", m);
 }

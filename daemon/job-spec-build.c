@@ -103,7 +103,7 @@ int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
         if (!s)
                 return -ENOMEM;
         s->id = j->id;
-        if (!(s->user = strdup(j->user)) || (j->req.name && !(s->name = strdup(j->req.name))) ||
+        if (!(s->user = strdup(j->user)) || (job_str(j, JOB_NAME) && !(s->name = strdup(job_str(j, JOB_NAME)))) ||
             (j->project && !(s->project = strdup(j->project))) || !(s->queue = strdup(j->queue)))
                 return -ENOMEM;
         /* Who the job runs as, from the NSS cache: a user starting many jobs costs the
@@ -137,12 +137,12 @@ int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
                 return -EBADMSG;
         s->array_job_id = j->array_job_id;
         s->array_task_id = j->array_task_id;
-        if (j->req.workdir && !(s->working_directory = strdup(j->req.workdir)))
+        if (job_str(j, JOB_WORKDIR) && !(s->working_directory = strdup(job_str(j, JOB_WORKDIR))))
                 return -ENOMEM;
-        if ((r = job_expand_path(j, j->req.stdin_path, &s->stdin_path)) < 0 ||
-            (r = job_expand_path(j, j->req.stdout_path, &s->stdout_path)) < 0 ||
+        if ((r = job_expand_path(j, job_str(j, JOB_STDIN_PATH), &s->stdin_path)) < 0 ||
+            (r = job_expand_path(j, job_str(j, JOB_STDOUT_PATH), &s->stdout_path)) < 0 ||
             /* As in Slurm: without --error, stderr goes where stdout goes. */
-            (r = job_expand_path(j, j->req.stderr_path ?: j->req.stdout_path, &s->stderr_path)) < 0)
+            (r = job_expand_path(j, job_str(j, JOB_STDERR_PATH) ?: job_str(j, JOB_STDOUT_PATH), &s->stderr_path)) < 0)
                 return r;
         if (!j->alloc)
                 return -EINVAL;

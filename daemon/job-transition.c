@@ -69,19 +69,25 @@ int manager_job_save(Manager *m, Job *j) {
         return 0;
 }
 
+/* The suspension under way ends: its time is added up. */
+static void job_run_close_suspension(Job *j, uint64_t now) {
+        JobRun *run = j->run; /* none: it was not suspended */
+
+        if (!run)
+                return;
+        if (run->suspend_start && now > run->suspend_start)
+                run->suspended_usec += (now - run->suspend_start) * UINT64_C(1000000);
+        run->suspend_start = 0;
+}
+
 /* A new run from scratch: what the last one left is forgotten. */
 static void job_reset_run(Job *j, uint64_t now) {
         j->alloc = mfree(j->alloc);
-        j->held_by_admin = j->suspended_by_admin = j->suspended_by_sched = j->suspended_by_person = j->reclaimed = false;
-        j->preempted_by = j->resident_memory = j->last_resume = 0;
-        j->launch_error = mfree(j->launch_error);
+        j->held_by_admin = j->suspended_by_admin = j->suspended_by_sched = j->suspended_by_person = false;
+        job_run_forget(j); /* usage, suspensions, preemption, the launch error, the exit status */
         j->requeue_count++;
         j->start_time = j->end_time = 0;
         j->eligible_time = now;
-        j->exit_code = -1;
-        j->exit_signal = 0;
-        j->suspended_usec = j->suspend_start = 0;
-        j->usage = (JobUsage) {};
         j->cancel_requested = j->launching = false;
 }
 
@@ -96,6 +102,10 @@ int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, cons
                           strna(job_state_to_string(from)), strna(job_state_to_string(to)), strerror(-r));
                 return r;
         }
+        /* A job that starts (or is suspended, after a restart that found nothing of its
+         * run to load) gets what records its run now, before anything changes. */
+        if ((event == JOB_EVENT_START || event == JOB_EVENT_SUSPEND) && !job_run_ensure(j))
+                return log_oom();
 
         /* The allocation stays on a finished job, for the record (show lists its CPUs);
          * only active jobs count as running. */
@@ -115,19 +125,16 @@ int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, cons
                 j->eligible_time = now;
                 break;
         case JOB_EVENT_SUSPEND:
-                j->suspend_start = now;
+                j->run->suspend_start = now;
                 break;
         case JOB_EVENT_RESUME:
-                if (j->suspend_start && now > j->suspend_start)
-                        j->suspended_usec += (now - j->suspend_start) * UINT64_C(1000000);
-                j->suspend_start = 0;
+                job_run_close_suspension(j, now);
                 j->suspended_by_admin = j->suspended_by_sched = j->suspended_by_person = false;
                 break;
         case JOB_EVENT_END:
         case JOB_EVENT_CANCEL:
-                if (j->state == JOB_SUSPENDED && j->suspend_start && now > j->suspend_start)
-                        j->suspended_usec += (now - j->suspend_start) * UINT64_C(1000000);
-                j->suspend_start = 0;
+                if (j->state == JOB_SUSPENDED)
+                        job_run_close_suspension(j, now);
                 j->end_time = now;
                 j->cancel_requested = j->launching = false;
                 break;
@@ -154,11 +161,15 @@ int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, cons
                 m->sched_needed = true;
 
         if (event == JOB_EVENT_SUBMIT) {
+                size_t bytes;
+
                 /* The first job of an array stores the request; the rest refer to it. */
-                r = store_insert_job(m->store, j, j->request_id ? NULL : &j->request_bytes);
+                r = store_insert_job(m->store, j, j->request_id ? NULL : &bytes);
                 if (r < 0)
                         return log_error_errno(r, "Cannot store job %" PRIu64 ": %s", j->id,
                                                store_error(m->store));
+                if (!j->request_id)
+                        j->request_bytes = (uint32_t) MIN(bytes, (size_t) UINT32_MAX); /* < CORRAL_MESSAGE_SIZE_MAX */
                 return manager_add_job(m, j);
         }
         r = manager_job_save(m, j);

@@ -134,10 +134,10 @@ static void explain_priority_wait(Manager *m, const Job *j, json_object *why) {
 
 static void explain_dependencies(Manager *m, const Job *j, json_object *why) {
         for (size_t i = 0; i < j->req.n_dependencies; i++) {
-                const JobDependency *d = &j->req.dependencies[i];
+                const SchedDep *d = &j->req.dependencies[i];
                 const Job *o = manager_find_job(m, d->job_id);
                 say(why, "it waits for job %" PRIu64 " (%s): that job is %s", d->job_id,
-                    dependency_type_to_string(d->type), o ? job_state_to_string(o->state) : "gone");
+                    dependency_type_to_string((DependencyType) d->type), o ? job_state_to_string(o->state) : "gone");
         }
 }
 
@@ -293,13 +293,13 @@ json_object *manager_job_why(Manager *m, Job *j) {
                         say(why, "it is suspended %s", j->suspended_by_admin ? "by an administrator" : "by a person");
                         break;
                 }
-                say_time(when, sizeof when, j->suspend_start);
-                json_add_u64(o, "suspended_since", j->suspend_start);
-                if (j->preempted_by) {
-                        json_add_u64(o, "preempted_by", j->preempted_by);
+                say_time(when, sizeof when, job_run(j)->suspend_start);
+                json_add_u64(o, "suspended_since", job_run(j)->suspend_start);
+                if (job_run(j)->preempted_by) {
+                        json_add_u64(o, "preempted_by", job_run(j)->preempted_by);
                         say(why, "the scheduler suspended it at %s to let job %" PRIu64 " of a higher priority "
                             "queue (or a larger job of its own, where ParallelRun=yes) start (preemption)",
-                            when, j->preempted_by);
+                            when, job_run(j)->preempted_by);
                 } else
                         say(why, "the scheduler suspended it at %s to let a higher priority job start (preemption)",
                             when);
@@ -311,7 +311,7 @@ json_object *manager_job_why(Manager *m, Job *j) {
                 }
                 say(why, "its walltime clock stands still while it is suspended, and its charge leaves that "
                     "time out; it holds its memory%s and its GPUs but not its CPUs, and resumes by itself as soon as %u CPUs "
-                    "are free, on whichever CPUs they are", j->reclaimed ? " (what stays resident of it)" : "",
+                    "are free, on whichever CPUs they are", job_run(j)->reclaimed ? " (what stays resident of it)" : "",
                     j->alloc ? cpu_set_count(&j->alloc->cpus) : j->req.cpus);
                 break;
         default:

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "interactive.h"
 #include "job.h"
@@ -19,7 +20,9 @@
 static Job *job_free_list;
 
 /* The packed string blocks come from 64 KiB chunks too, each freed when the last job
- * using it is: no small long-lived allocation is left between the parser's. */
+ * using it is: no small long-lived allocation is left between the parser's. A chunk is
+ * mapped at a multiple of its size, so that a block finds its chunk from its own address
+ * and a job keeps no pointer to it. Blocks are not aligned: they hold only characters. */
 #define STR_CHUNK_SIZE (64U * 1024U)
 typedef struct StrChunk {
         size_t used, live;
@@ -27,19 +30,41 @@ typedef struct StrChunk {
 } StrChunk;
 static StrChunk *str_chunk_current;
 
-static char *str_chunk_alloc(size_t n, StrChunk **ret_chunk) {
+static StrChunk *str_chunk_of(const char *p) {
+        return (StrChunk *) ((uintptr_t) p & ~(uintptr_t) (STR_CHUNK_SIZE - 1));
+}
+
+static StrChunk *str_chunk_new(void) {
+        /* Twice the size mapped, the ends around an aligned chunk unmapped again. */
+        uint8_t *p = mmap(NULL, 2 * STR_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        uintptr_t start;
+
+        if (p == MAP_FAILED)
+                return NULL;
+        start = ((uintptr_t) p + STR_CHUNK_SIZE - 1) & ~(uintptr_t) (STR_CHUNK_SIZE - 1);
+        if (start > (uintptr_t) p)
+                (void) munmap(p, start - (uintptr_t) p);
+        if ((uintptr_t) p + 2 * STR_CHUNK_SIZE > start + STR_CHUNK_SIZE)
+                (void) munmap((void *) (start + STR_CHUNK_SIZE), (uintptr_t) p + 2 * STR_CHUNK_SIZE - start - STR_CHUNK_SIZE);
+        return (StrChunk *) start;
+}
+
+static void str_chunk_unmap(StrChunk *c) {
+        (void) munmap(c, STR_CHUNK_SIZE);
+}
+
+/* *ret_alone: the block is big and was allocated on its own (it is rare). */
+static char *str_chunk_alloc(size_t n, bool *ret_alone) {
         StrChunk *c = str_chunk_current;
         char *p;
 
-        n = (n + 7) & ~(size_t) 7;
-        if (n > (STR_CHUNK_SIZE - sizeof(StrChunk)) / 4) {
-                *ret_chunk = NULL; /* rare and big: on its own */
+        *ret_alone = n > (STR_CHUNK_SIZE - sizeof(StrChunk)) / 4;
+        if (*ret_alone)
                 return malloc(n);
-        }
         if (!c || c->used + n > STR_CHUNK_SIZE - sizeof(StrChunk)) {
                 if (c && c->live == 0)
-                        free(c);
-                c = malloc(STR_CHUNK_SIZE);
+                        str_chunk_unmap(c);
+                c = str_chunk_new();
                 if (!c)
                         return NULL;
                 c->used = c->live = 0;
@@ -48,17 +73,49 @@ static char *str_chunk_alloc(size_t n, StrChunk **ret_chunk) {
         p = c->data + c->used;
         c->used += n;
         c->live++;
-        *ret_chunk = c;
         return p;
 }
 
-static void str_chunk_free(char *p, StrChunk *c) {
-        if (!c) {
+static void str_chunk_free(char *p, bool alone) {
+        StrChunk *c;
+
+        if (alone) {
                 free(p);
                 return;
         }
+        c = str_chunk_of(p);
         if (--c->live == 0 && c != str_chunk_current)
-                free(c);
+                str_chunk_unmap(c);
+}
+
+const JobRun job_run_none = { .exit_code = -1 };
+
+JobRun *job_run_ensure(Job *j) {
+        if (!j->run) {
+                j->run = new(JobRun, 1);
+                if (j->run)
+                        *j->run = job_run_none;
+        }
+        return j->run;
+}
+
+int job_take_launch_error(Job *j, char *words) {
+        JobRun *run = job_run_ensure(j);
+
+        if (!run) {
+                free(words);
+                return -ENOMEM;
+        }
+        free(run->launch_error);
+        run->launch_error = words;
+        return 0;
+}
+
+void job_run_forget(Job *j) {
+        if (!j->run)
+                return;
+        free(j->run->launch_error);
+        j->run = mfree(j->run);
 }
 
 Job *job_new(void) {
@@ -75,26 +132,25 @@ Job *job_new(void) {
         }
         j = job_free_list;
         job_free_list = *(Job **) j;
-        *j = (Job) { .state = JOB_QUEUED, .exit_code = -1 };
+        *j = (Job) { .state = JOB_QUEUED };
         return j;
 }
 
 static void job_request_done(Job *j) {
         free(j->req.dependencies);
         if (j->packed)
-                str_chunk_free(j->packed, j->packed_chunk);
+                str_chunk_free(j->packed, j->packed_alone);
         j->packed = NULL;
-        j->packed_chunk = NULL;
+        j->packed_alone = false;
         j->req = (JobRequest) {};
 }
 
 Job *job_free(Job *j) {
         if (!j)
                 return NULL;
-        free(j->deps);
         free(j->alloc);
         interactive_free(j->interactive);
-        free(j->launch_error);
+        job_run_forget(j);
         job_request_done(j);
         *(Job **) j = job_free_list;
         job_free_list = j;
@@ -125,14 +181,29 @@ int job_set_request(Job *j, const SubmitRequest *req) {
         /* The strings go into one block, allocated after the request's parse: a few small
          * allocations per job between the parser's short-lived ones fragment the heap of a
          * 100,000-job queue. */
-        const char *from[] = { req->name,      req->workdir,  req->stdin_path, req->stdout_path,
-                               req->stderr_path, req->gpu_type, req->constraint, req->mail_user };
-        char **to[] = { &j->req.name,        &j->req.workdir,  &j->req.stdin_path, &j->req.stdout_path,
-                        &j->req.stderr_path, &j->req.gpu_type, &j->req.constraint, &j->req.mail_user };
-        size_t total = 0;
+        const char *from[_JOB_STRING_MAX] = {
+                [JOB_NAME] = req->name,
+                [JOB_WORKDIR] = req->workdir,
+                [JOB_STDIN_PATH] = req->stdin_path,
+                [JOB_STDOUT_PATH] = req->stdout_path,
+                [JOB_STDERR_PATH] = req->stderr_path,
+                [JOB_GPU_TYPE] = req->gpu_type,
+                [JOB_CONSTRAINT] = req->constraint,
+                [JOB_MAIL_USER] = req->mail_user,
+        };
+        size_t total = 0, len[_JOB_STRING_MAX];
         char *p;
 
-        _Static_assert(ELEMENTSOF(from) == ELEMENTSOF(to), "one destination per string");
+        _Static_assert((int) DEPENDENCY_AFTER == (int) SCHED_DEP_AFTER &&
+                               (int) DEPENDENCY_AFTERANY == (int) SCHED_DEP_AFTERANY &&
+                               (int) DEPENDENCY_AFTEROK == (int) SCHED_DEP_AFTEROK &&
+                               (int) DEPENDENCY_AFTERNOTOK == (int) SCHED_DEP_AFTERNOTOK,
+                       "a dependency's type is kept as sched/ takes it");
+        /* What the decoder lets through fits the 16-bit offsets with room to spare. */
+        _Static_assert(CORRAL_NAME_LENGTH_MAX + 4 * (CORRAL_PATH_LENGTH_MAX + 1) + CORRAL_GPU_TYPE_LENGTH_MAX +
+                                       CORRAL_CONSTRAINT_LENGTH_MAX + CORRAL_MAIL_USER_LENGTH_MAX + 8 <=
+                               JOB_PACKED_MAX,
+                       "the packed block's offsets are 16 bits");
         job_request_done(j);
         j->has_script = j->has_script || req->script;
         j->req = (JobRequest) {
@@ -149,26 +220,33 @@ int job_set_request(Job *j, const SubmitRequest *req) {
                 .interactive = req->interactive,
         };
         if (req->n_dependencies > 0) {
-                j->req.dependencies = new(JobDependency, req->n_dependencies);
+                j->req.dependencies = new(SchedDep, req->n_dependencies);
                 if (!j->req.dependencies)
                         goto fail;
-                memcpy(j->req.dependencies, req->dependencies, req->n_dependencies * sizeof(JobDependency));
+                for (size_t k = 0; k < req->n_dependencies; k++)
+                        j->req.dependencies[k] = (SchedDep) { .job_id = req->dependencies[k].job_id,
+                                                              .type = (SchedDepType) req->dependencies[k].type };
                 j->req.n_dependencies = (uint32_t) req->n_dependencies;
         }
-        for (size_t i = 0; i < ELEMENTSOF(from); i++)
-                if (from[i])
-                        total += strlen(from[i]) + 1;
+        for (size_t i = 0; i < _JOB_STRING_MAX; i++)
+                if (from[i]) {
+                        len[i] = strlen(from[i]) + 1;
+                        total += len[i];
+                }
         if (total == 0)
                 return 0;
-        j->packed = p = str_chunk_alloc(total, &j->packed_chunk);
+        if (total > JOB_PACKED_MAX) {
+                job_request_done(j);
+                return -E2BIG;
+        }
+        j->packed = p = str_chunk_alloc(total, &j->packed_alone);
         if (!p)
                 goto fail;
-        for (size_t i = 0; i < ELEMENTSOF(from); i++)
+        for (size_t i = 0; i < _JOB_STRING_MAX; i++)
                 if (from[i]) {
-                        size_t l = strlen(from[i]) + 1;
-                        memcpy(p, from[i], l);
-                        *to[i] = p;
-                        p += l;
+                        memcpy(p, from[i], len[i]);
+                        j->req.str[i] = (uint16_t) (p - j->packed + 1);
+                        p += len[i];
                 }
         return 0;
 fail:
@@ -189,18 +267,18 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
         i.submit_time = j->submit_time;
         i.start_time = j->start_time;
         i.end_time = j->end_time;
-        i.exit_code = j->exit_code;
-        i.exit_signal = j->exit_signal;
+        i.exit_code = job_run(j)->exit_code;
+        i.exit_signal = job_run(j)->exit_signal;
         i.array_job_id = j->array_job_id;
         i.array_task_id = j->array_task_id;
         i.interactive = j->req.interactive;
-        r |= dup_or_null(j->req.name, &i.name);
+        r |= dup_or_null(job_str(j, JOB_NAME), &i.name);
         r |= dup_or_null(j->user, &i.user);
         r |= dup_or_null(j->project, &i.project);
         r |= dup_or_null(j->queue, &i.queue);
         r |= dup_or_null(job_state_to_string(j->state), &i.state);
-        if (details && j->launch_error) {
-                if (asprintf(&i.reason, "%s: %s", strempty(j->reason), j->launch_error) < 0)
+        if (details && job_run(j)->launch_error) {
+                if (asprintf(&i.reason, "%s: %s", strempty(j->reason), job_run(j)->launch_error) < 0)
                         r = -ENOMEM, i.reason = NULL;
         } else if (j->limit_value && j->reason && streq(j->reason, "Grant")) {
                 /* e.g. "Grant (used 1234.50 of 1000 SU)": its project's grant is spent. */
@@ -219,8 +297,8 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
         } else
                 r |= dup_or_null(j->reason, &i.reason);
         i.gpus = j->req.gpus;
-        r |= dup_or_null(j->req.gpu_type, &i.gpu_type);
-        r |= dup_or_null(j->req.constraint, &i.constraint);
+        r |= dup_or_null(job_str(j, JOB_GPU_TYPE), &i.gpu_type);
+        r |= dup_or_null(job_str(j, JOB_CONSTRAINT), &i.constraint);
         if (j->alloc && j->alloc->gpu_mask) {
                 /* The machine's GPU indexes, as `corral info` numbers them: "1,3". */
                 char buf[SCHED_GPUS_MAX * 3 + 1];
@@ -243,11 +321,11 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
                 i.has_script = j->has_script || (full && full->script);
                 if (full && full->env && !(i.env = strv_copy(full->env)))
                         r = -ENOMEM;
-                r |= dup_or_null(j->req.workdir, &i.workdir);
-                r |= dup_or_null(j->req.stdin_path, &i.stdin_path);
-                r |= dup_or_null(j->req.stdout_path, &i.stdout_path);
-                r |= dup_or_null(j->req.stderr_path, &i.stderr_path);
-                i.usage = j->usage;
+                r |= dup_or_null(job_str(j, JOB_WORKDIR), &i.workdir);
+                r |= dup_or_null(job_str(j, JOB_STDIN_PATH), &i.stdin_path);
+                r |= dup_or_null(job_str(j, JOB_STDOUT_PATH), &i.stdout_path);
+                r |= dup_or_null(job_str(j, JOB_STDERR_PATH), &i.stderr_path);
+                i.usage = job_run(j)->usage;
         }
         if (r < 0) {
                 job_info_done(&i);
@@ -294,7 +372,7 @@ int job_expand_path(const Job *j, const char *pattern, char **ret) {
                         p++;
                         switch (*p) {
                         case 'j': l = (size_t) snprintf(num, sizeof num, "%" PRIu64, j->id); break;
-                        case 'x': s = strempty(j->req.name), l = strnlen(s, CORRAL_NAME_LENGTH_MAX); break;
+                        case 'x': s = strempty(job_str(j, JOB_NAME)), l = strnlen(s, CORRAL_NAME_LENGTH_MAX); break;
                         case 'u': s = strempty(j->user), l = strnlen(s, CORRAL_IDENT_LENGTH_MAX); break;
                         case 'A':
                                 l = (size_t) snprintf(num, sizeof num, "%" PRIu64, j->array_job_id ?: j->id);

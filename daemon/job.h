@@ -16,16 +16,29 @@
 /* The reason Grant carries service units in hundredths (its grant, what is used of it). */
 #define JOB_GRANT_SCALE 100
 
+/* The strings a job keeps of its request, indexes of JobRequest.str. */
+typedef enum JobString {
+        JOB_NAME,
+        JOB_WORKDIR,
+        JOB_STDIN_PATH,
+        JOB_STDOUT_PATH,
+        JOB_STDERR_PATH,
+        JOB_GPU_TYPE,
+        JOB_CONSTRAINT,
+        JOB_MAIL_USER,
+        _JOB_STRING_MAX,
+} JobString;
+
 /* What a job keeps in memory of its request: what a scheduling pass, List, Logs, why and
  * mail read. Members are named as in SubmitRequest. The rest (argv, script, environment,
  * io limits, tasks max, umask, the warning signal, the array's list) is read back from
  * the store (store_load_request()) when the job is launched or shown in detail. The
- * strings live in the job's packed block (job_set_request()). */
+ * strings live in the job's packed block (job_set_request()), read through job_str():
+ * str[] holds each one's offset there plus one (0: NULL), 2 bytes instead of a pointer's
+ * 8, the block being bounded by the decoder's limits (JOB_PACKED_MAX). */
 typedef struct JobRequest {
-        char *name, *workdir, *stdin_path, *stdout_path, *stderr_path;
-        char *gpu_type, *constraint;
-        char *mail_user;
-        JobDependency *dependencies; /* malloc'ed */
+        /* malloc'ed; as a pass takes them, their status refreshed before every pass */
+        SchedDep *dependencies;
         uint64_t memory, walltime_sec, begin_time;
         uint32_t n_dependencies;
         unsigned cpus, gpus;
@@ -34,8 +47,40 @@ typedef struct JobRequest {
         struct {
                 uint32_t max_concurrent;
         } array;
+        uint16_t str[_JOB_STRING_MAX];
         bool gpu_binding, exclusive, interactive;
 } JobRequest;
+
+/* The largest packed block job_set_request() takes: what the decoder lets through
+ * (names, paths, the GPU type, the constraint, the mail address, each with its NUL)
+ * fits, with room to spare. */
+#define JOB_PACKED_MAX UINT16_MAX
+
+/* What only a job that has started uses (its usage, suspensions, preemption, a launch
+ * failure's words, its exit status): kept apart, allocated when it starts
+ * (job_run_ensure()), so that a queued job carries one pointer instead of 104 bytes of
+ * zeros. A job without one reads zeros and exit code -1 (job_run()). */
+typedef struct JobRun {
+        JobUsage usage;
+        uint64_t suspended_usec;
+        uint64_t suspend_start; /* seconds; while suspended */
+        /* Why the launch failed, in words that may name the user's paths: shown to the
+         * owner and admins only, the public reason says just "LaunchFailed". */
+        char *launch_error;
+        /* Preemption: the job it was suspended for (stored: it survives a restart), what
+         * stays resident of it after reclaim, whether it was reclaimed (its swap is then
+         * switched off again as it resumes), and when a pass last resumed it. */
+        uint64_t preempted_by;
+        uint64_t resident_memory;
+        uint64_t last_resume;
+        /* What is to be done to its scope once the pass that decided it is committed:
+         * freeze, or thaw (first moving it, switching its swap off). */
+        enum { PREEMPT_ACT_NONE, PREEMPT_ACT_FREEZE, PREEMPT_ACT_THAW } preempt_act;
+        bool preempt_moved, preempt_swap_off;
+        bool reclaimed;
+        int exit_code; /* -1: none */
+        int exit_signal;
+} JobRun;
 
 /* Members are ordered to leave little padding: with 100,000 queued jobs every 8 bytes
  * are 800 KB. */
@@ -55,7 +100,6 @@ typedef struct Job {
          * job or show its details, when it is read back from the store. */
         JobRequest req;
         char *packed; /* one block holding req's strings, see job_set_request() */
-        struct StrChunk *packed_chunk;
         /* The complete request, borrowed from Submit from job_set_request() until the
          * store has recorded it (store_insert_job()); NULL otherwise. */
         const SubmitRequest *submitted;
@@ -63,7 +107,8 @@ typedef struct Job {
          * (0: the job's own). request_bytes is its stored size, counted once per array
          * against MaxStoredBytesPerUser=. */
         uint64_t request_id;
-        size_t request_bytes;
+        uint32_t request_bytes;
+        bool packed_alone; /* packed is big and allocated on its own (job.c) */
         bool has_script;
         bool rerunnable;
         bool held_by_admin;
@@ -78,52 +123,55 @@ typedef struct Job {
         bool suspended_by_person;
         bool launching;         /* not stored */
         bool scope_empty_seen;  /* not stored: the last sweep found its scope empty */
-        /* Why the launch failed, in words that may name the user's paths: shown to the
-         * owner and admins only, the public reason says just "LaunchFailed". */
-        char *launch_error;
+        bool cancel_requested;  /* not stored: a cancel is under way, the outcome says Cancelled */
         uint64_t array_job_id;
         uint32_t array_task_id;
         uint32_t bypass_count; /* not stored */
 
         uint64_t submit_time, eligible_time, start_time, end_time; /* seconds since the epoch */
-        uint64_t suspended_usec;
-        uint64_t suspend_start; /* seconds; while suspended */
-        int exit_code;          /* -1: none */
-        int exit_signal;
         SchedAllocation *alloc; /* once started; NULL before (most jobs of a long queue) */
-        JobUsage usage;
+        JobRun *run;            /* once started, see JobRun; NULL before */
 
         /* Not stored: */
         /* A limit reason's numbers (SchedWait); for Grant, service units × JOB_GRANT_SCALE. */
         uint64_t limit_value, limit_wanted;
         uint64_t est_start;
         double priority;
-        SchedDep *deps; /* refreshed before every pass */
-        /* Preemption: the job it was suspended for (stored: it survives a restart), what
-         * stays resident of it after reclaim, whether it was reclaimed (its swap is then
-         * switched off again as it resumes), and when a pass last resumed it. */
-        uint64_t preempted_by;
-        uint64_t resident_memory;
-        uint64_t last_resume;
-        /* What is to be done to its scope once the pass that decided it is committed:
-         * freeze, or thaw (first moving it, switching its swap off). */
-        enum { PREEMPT_ACT_NONE, PREEMPT_ACT_FREEZE, PREEMPT_ACT_THAW } preempt_act;
-        bool preempt_moved, preempt_swap_off;
-        bool reclaimed;
-        bool cancel_requested;  /* not stored: a cancel is under way, the outcome says Cancelled */
         /* An interactive job's client and descriptors (interactive.h); NULL for the rest,
          * and for an interactive job once it has ended or after a restart. */
         struct Interactive *interactive;
 } Job;
 
-/* A zeroed job (exit_code -1, an empty request) from the job slabs. */
+/* A zeroed job (queued, an empty request, no run) from the job slabs. */
 Job *job_new(void);
 Job *job_free(Job *j);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Job *, job_free);
 
+/* What a job has of its run, to read: zeros (and exit code -1) for a job without (one that
+ * never started). */
+extern const JobRun job_run_none;
+static inline const JobRun *job_run(const Job *j) {
+        return j->run ?: &job_run_none;
+}
+/* The same, to write: allocated (as job_run_none) on first use. NULL only when memory is
+ * short. */
+JobRun *job_run_ensure(Job *j);
+/* Takes words (malloc'ed, may be NULL) as the job's launch error. -ENOMEM (words freed)
+ * when memory is short for its run: the job ends all the same, its public reason says
+ * why. */
+int job_take_launch_error(Job *j, char *words);
+/* Forgets the run (a requeued job starts again from scratch). */
+void job_run_forget(Job *j);
+
+/* One of the request's strings kept in memory (JobString), or NULL. */
+static inline const char *job_str(const Job *j, JobString s) {
+        return j->req.str[s] ? j->packed + j->req.str[s] - 1 : NULL;
+}
+
 int job_set_reason(Job *j, const char *reason);
 /* Keeps in j->req what memory holds of req (copied: req stays the caller's), its strings
- * in one packed block; replaces what j->req held. -ENOMEM leaves j->req empty. */
+ * in one packed block; replaces what j->req held. -ENOMEM, or -E2BIG for strings beyond
+ * JOB_PACKED_MAX (more than the decoder lets through), leaves j->req empty. */
 int job_set_request(Job *j, const SubmitRequest *req);
 /* An output path with Slurm's patterns expanded (%j %x %u %A %a %%). *ret is malloc'ed, or
  * NULL for a NULL pattern. -ENAMETOOLONG when the expansion would not fit in PATH_MAX. */

@@ -216,7 +216,7 @@ void job_mail_set_sender(Manager *m, JobMailSender sender, void *userdata);
 struct JobMail *job_mail_free(struct JobMail *q);
 
 /* Launching (job-launch.c), after the commit: the starts a pass recorded in to_launch,
- * and the freezes and thaws (j->preempt_act) of its preemptions. */
+ * and the freezes and thaws (JobRun.preempt_act) of its preemptions. */
 void manager_launch_pending(Manager *m);
 
 /* The methods Usage and Share (usage-report.c), over the accounting (usage.c). */

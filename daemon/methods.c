@@ -292,21 +292,19 @@ static json_object *check_access_again(Manager *m, const Peer *peer, const Job *
 static bool output_paths_fit(const SubmitRequest *req, const char *user) {
         _cleanup_(job_freep) Job *probe = job_new();
         const char *paths[] = { req->stdin_path, req->stdout_path, req->stderr_path };
+        SubmitRequest named = SUBMIT_REQUEST_INIT; /* the name only, borrowed: not freed here */
 
-        if (!probe)
+        named.name = req->name;
+        if (!probe || job_set_request(probe, &named) < 0)
                 return false;
         probe->id = probe->array_job_id = CORRAL_JOB_ID_MAX;
         probe->array_task_id = UINT32_MAX;
         probe->user = user;
-        probe->req.name = req->name; /* borrowed */
         for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
                 _cleanup_free_ char *x = NULL;
-                if (paths[i] && job_expand_path(probe, paths[i], &x) < 0) {
-                        probe->req.name = NULL;
+                if (paths[i] && job_expand_path(probe, paths[i], &x) < 0)
                         return false;
-                }
         }
-        probe->req.name = NULL;
         return true;
 }
 
@@ -325,7 +323,6 @@ static Job *submit_new_job(Manager *m, uint64_t id, const Peer *peer, const stru
         /* An interactive job's terminal is gone once it has run: it cannot run again. */
         j->rerunnable = !req->interactive && (req->rerunnable < 0 ? q->rerunnable : req->rerunnable);
         j->submit_time = j->eligible_time = now;
-        j->exit_code = -1;
         if (!j->user || !j->project || !j->queue)
                 return job_free(j);
         return j;
@@ -1188,7 +1185,7 @@ static json_object *method_logs(Manager *m, const Peer *peer, json_object *param
         p = json_object_new_object();
         snprintf(unit, sizeof unit, "corral-job-%" PRIu64 ".scope", j->id);
         json_add_string(p, "unit", unit);
-        json_add_string(p, "workdir", j->req.workdir);
+        json_add_string(p, "workdir", job_str(j, JOB_WORKDIR));
         /* The journal's lines for this id from before then are an earlier job's. */
         json_add_u64(p, "since", j->submit_time);
         /* A forwarded job's output is where Slurm wrote it, never in this journal: without
@@ -1202,16 +1199,16 @@ static json_object *method_logs(Manager *m, const Peer *peer, json_object *param
         }
         /* Where the files really are: patterns expanded, relative to the working directory. */
         for (int k = 0; k < 2; k++) {
-                const char *raw = k == 0 ? j->req.stdout_path ?: slurm_default
-                                         : (j->req.stderr_path ?: j->req.stdout_path ?: slurm_default);
+                const char *raw = k == 0 ? job_str(j, JOB_STDOUT_PATH) ?: slurm_default
+                                         : (job_str(j, JOB_STDERR_PATH) ?: job_str(j, JOB_STDOUT_PATH) ?: slurm_default);
                 _cleanup_free_ char *x = NULL, *abs = NULL;
                 if (job_expand_path(j, raw, &x) < 0 || !x)
                         continue;
-                if (x[0] != '/' && j->req.workdir && asprintf(&abs, "%s/%s", j->req.workdir, x) < 0)
+                if (x[0] != '/' && job_str(j, JOB_WORKDIR) && asprintf(&abs, "%s/%s", job_str(j, JOB_WORKDIR), x) < 0)
                         abs = NULL;
                 json_add_string(p, k == 0 ? "stdout_path" : "stderr_path", abs ?: x);
         }
-        if (!forwarded && (!j->req.stdout_path || !j->req.stderr_path)) {
+        if (!forwarded && (!job_str(j, JOB_STDOUT_PATH) || !job_str(j, JOB_STDERR_PATH))) {
                 lines = job_logs_read(j->id, j->submit_time, max_lines, &truncated);
                 if (lines) {
                         json_add(p, "lines", lines);

@@ -65,11 +65,11 @@ static uint64_t job_gpu_allowed(Manager *m, const Job *j) {
         uint64_t mask = 0;
         size_t n;
 
-        if (j->req.gpus == 0 || !m->devices || (isempty(j->req.gpu_type) && isempty(j->req.constraint)))
+        if (j->req.gpus == 0 || !m->devices || (isempty(job_str(j, JOB_GPU_TYPE)) && isempty(job_str(j, JOB_CONSTRAINT))))
                 return 0;
         n = m->devices->n_devices;
         for (size_t g = 0; g < n; g++)
-                if (device_matches(&m->devices->devices[g], j->req.gpu_type, j->req.constraint))
+                if (device_matches(&m->devices->devices[g], job_str(j, JOB_GPU_TYPE), job_str(j, JOB_CONSTRAINT)))
                         mask |= UINT64_C(1) << g;
         if (mask == 0)
                 mask = n < 64 ? ~UINT64_C(0) << n : 0;
@@ -78,10 +78,11 @@ static uint64_t job_gpu_allowed(Manager *m, const Job *j) {
 
 void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
         const QueueConfig *q = job_queue(m, j);
-        uint64_t now = (uint64_t) time(NULL), suspended = j->suspended_usec / USEC_PER_SEC;
+        const JobRun *run = job_run(j);
+        uint64_t now = (uint64_t) time(NULL), suspended = run->suspended_usec / USEC_PER_SEC;
 
-        if (j->state == JOB_SUSPENDED && j->suspend_start && now > j->suspend_start)
-                suspended += now - j->suspend_start; /* the suspension under way */
+        if (j->state == JOB_SUSPENDED && run->suspend_start && now > run->suspend_start)
+                suspended += now - run->suspend_start; /* the suspension under way */
         *ret = (SchedJob) {
                 .id = j->id,
                 .state = j->state == JOB_RUNNING     ? SCHED_JOB_RUNNING
@@ -123,8 +124,8 @@ void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
                 .preempted = j->state == JOB_SUSPENDED && j->suspended_by_sched,
                 /* Preempted, and suspended by a person too: not resumed until they resume it. */
                 .held = j->state == JOB_SUSPENDED && j->suspended_by_sched && j->suspended_by_person,
-                .resident_memory = j->reclaimed ? j->resident_memory : UINT64_MAX,
-                .last_resume_time = j->last_resume,
+                .resident_memory = run->reclaimed ? run->resident_memory : UINT64_MAX,
+                .last_resume_time = run->last_resume,
                 .alloc = job_state_is_active(j->state) ? j->alloc : NULL,
         };
 }
@@ -133,14 +134,9 @@ void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
 static int sched_job_for_pass(Manager *m, Job *j, SchedJob *s) {
         manager_sched_job(m, j, s);
         if (j->req.n_dependencies > 0 && j->state == JOB_QUEUED) {
-                SchedDep *d = reallocarray(j->deps, j->req.n_dependencies, sizeof *d);
-                if (!d)
-                        return -ENOMEM;
-                j->deps = d;
+                SchedDep *d = j->req.dependencies; /* kept as a pass takes them */
                 for (size_t k = 0; k < j->req.n_dependencies; k++)
-                        d[k] = (SchedDep) { .job_id = j->req.dependencies[k].job_id,
-                                            .type = (SchedDepType) j->req.dependencies[k].type,
-                                            .status = dep_status(m, j->req.dependencies[k].job_id) };
+                        d[k].status = dep_status(m, d[k].job_id);
                 s->deps = d;
                 s->n_deps = j->req.n_dependencies;
         }

@@ -467,6 +467,7 @@ static void parse_alloc_gpus(const Store *s, uint64_t id, const char *text, bool
 
 static int bind_mutable(Store *s, sqlite3_stmt *st, const Job *j) {
         _cleanup_free_ char *cpus = NULL, *mem = NULL, *gpus = NULL;
+        const JobRun *run = job_run(j);
         int rc = 0;
 
         if (j->alloc && (!(cpus = cpu_set_format(&j->alloc->cpus)) || !(mem = format_alloc_mem(j->alloc))))
@@ -483,23 +484,23 @@ static int bind_mutable(Store *s, sqlite3_stmt *st, const Job *j) {
         rc |= sqlite3_bind_int64(st, 7, (sqlite3_int64) j->eligible_time);
         rc |= sqlite3_bind_int64(st, 8, (sqlite3_int64) j->start_time);
         rc |= sqlite3_bind_int64(st, 9, (sqlite3_int64) j->end_time);
-        rc |= sqlite3_bind_int64(st, 10, (sqlite3_int64) j->suspended_usec);
-        rc |= sqlite3_bind_int64(st, 11, (sqlite3_int64) j->suspend_start);
-        rc |= sqlite3_bind_int(st, 12, j->exit_code);
-        rc |= sqlite3_bind_int(st, 13, j->exit_signal);
+        rc |= sqlite3_bind_int64(st, 10, (sqlite3_int64) run->suspended_usec);
+        rc |= sqlite3_bind_int64(st, 11, (sqlite3_int64) run->suspend_start);
+        rc |= sqlite3_bind_int(st, 12, run->exit_code);
+        rc |= sqlite3_bind_int(st, 13, run->exit_signal);
         rc |= bind_text(st, 14, cpus);
         rc |= bind_text(st, 15, mem);
-        rc |= sqlite3_bind_int64(st, 16, (sqlite3_int64) j->usage.cpu_usec);
-        rc |= sqlite3_bind_int64(st, 17, (sqlite3_int64) j->usage.memory_peak);
-        rc |= sqlite3_bind_int64(st, 18, (sqlite3_int64) j->usage.io_read_bytes);
-        rc |= sqlite3_bind_int64(st, 19, (sqlite3_int64) j->usage.io_write_bytes);
-        rc |= sqlite3_bind_int64(st, 20, (sqlite3_int64) j->usage.tasks_peak);
+        rc |= sqlite3_bind_int64(st, 16, (sqlite3_int64) run->usage.cpu_usec);
+        rc |= sqlite3_bind_int64(st, 17, (sqlite3_int64) run->usage.memory_peak);
+        rc |= sqlite3_bind_int64(st, 18, (sqlite3_int64) run->usage.io_read_bytes);
+        rc |= sqlite3_bind_int64(st, 19, (sqlite3_int64) run->usage.io_write_bytes);
+        rc |= sqlite3_bind_int64(st, 20, (sqlite3_int64) run->usage.tasks_peak);
         rc |= bind_text(st, 21, j->queue);
         /* Who holds it suspended, as bits: an admin (1), a pass (2), a person too (4). */
         rc |= sqlite3_bind_int(st, 22, (j->suspended_by_admin ? 1 : 0) | (j->suspended_by_sched ? 2 : 0) |
                                                (j->suspended_by_person ? 4 : 0));
-        rc |= bind_text(st, 23, j->launch_error);
-        rc |= sqlite3_bind_int64(st, 24, (sqlite3_int64) j->preempted_by);
+        rc |= bind_text(st, 23, run->launch_error);
+        rc |= sqlite3_bind_int64(st, 24, (sqlite3_int64) run->preempted_by);
         return rc ? -EIO : 0;
 }
 
@@ -639,6 +640,7 @@ static int load_jobs(Store *s, sqlite3_stmt *st, int (*cb)(Job *j, void *userdat
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 _cleanup_(job_freep) Job *j = job_new();
                 _cleanup_free_ char *state = NULL, *cpus = NULL, *mem = NULL;
+                JobRun run = job_run_none;
                 const char *request;
                 json_object *o;
 
@@ -664,25 +666,37 @@ static int load_jobs(Store *s, sqlite3_stmt *st, int (*cb)(Job *j, void *userdat
                 j->eligible_time = (uint64_t) sqlite3_column_int64(st, 15);
                 j->start_time = (uint64_t) sqlite3_column_int64(st, 16);
                 j->end_time = (uint64_t) sqlite3_column_int64(st, 17);
-                j->suspended_usec = (uint64_t) sqlite3_column_int64(st, 18);
-                j->suspend_start = (uint64_t) sqlite3_column_int64(st, 19);
-                j->exit_code = sqlite3_column_int(st, 20);
-                j->exit_signal = sqlite3_column_int(st, 21);
+                run.suspended_usec = (uint64_t) sqlite3_column_int64(st, 18);
+                run.suspend_start = (uint64_t) sqlite3_column_int64(st, 19);
+                run.exit_code = sqlite3_column_int(st, 20);
+                run.exit_signal = sqlite3_column_int(st, 21);
                 cpus = col_strdup(st, 22);
                 mem = col_strdup(st, 23);
-                j->usage.cpu_usec = (uint64_t) sqlite3_column_int64(st, 24);
-                j->usage.memory_peak = (uint64_t) sqlite3_column_int64(st, 25);
-                j->usage.io_read_bytes = (uint64_t) sqlite3_column_int64(st, 26);
-                j->usage.io_write_bytes = (uint64_t) sqlite3_column_int64(st, 27);
-                j->usage.tasks_peak = (uint64_t) sqlite3_column_int64(st, 28);
+                run.usage.cpu_usec = (uint64_t) sqlite3_column_int64(st, 24);
+                run.usage.memory_peak = (uint64_t) sqlite3_column_int64(st, 25);
+                run.usage.io_read_bytes = (uint64_t) sqlite3_column_int64(st, 26);
+                run.usage.io_write_bytes = (uint64_t) sqlite3_column_int64(st, 27);
+                run.usage.tasks_peak = (uint64_t) sqlite3_column_int64(st, 28);
                 j->request_id = (uint64_t) sqlite3_column_int64(st, 29);
                 j->suspended_by_admin = sqlite3_column_int(st, 30) & 1;
                 j->suspended_by_sched = sqlite3_column_int(st, 30) & 2;
                 j->suspended_by_person = sqlite3_column_int(st, 30) & 4;
-                j->preempted_by = (uint64_t) sqlite3_column_int64(st, 32);
-                if (sqlite3_column_type(st, 31) != SQLITE_NULL && !(j->launch_error = col_strdup(st, 31))) {
+                run.preempted_by = (uint64_t) sqlite3_column_int64(st, 32);
+                if (sqlite3_column_type(st, 31) != SQLITE_NULL && !(run.launch_error = col_strdup(st, 31))) {
                         r = -ENOMEM;
                         break;
+                }
+                /* A job that never started has no run to keep (most of a long queue). */
+                if (run.suspended_usec || run.suspend_start || run.usage.cpu_usec || run.usage.memory_peak ||
+                    run.usage.io_read_bytes || run.usage.io_write_bytes || run.usage.tasks_peak ||
+                    run.preempted_by || run.launch_error || run.exit_code != -1 || run.exit_signal) {
+                        JobRun *jr = job_run_ensure(j);
+                        if (!jr) {
+                                free(run.launch_error);
+                                r = -ENOMEM;
+                                break;
+                        }
+                        *jr = run;
                 }
 
                 if (!j->user || !j->queue || !state || !request) {
@@ -715,7 +729,7 @@ static int load_jobs(Store *s, sqlite3_stmt *st, int (*cb)(Job *j, void *userdat
                         r = job_set_request(j, &shared);
                         if (r < 0)
                                 break;
-                        j->request_bytes = shared_bytes;
+                        j->request_bytes = (uint32_t) shared_bytes;
                 } else {
                         _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
 
@@ -731,7 +745,7 @@ static int load_jobs(Store *s, sqlite3_stmt *st, int (*cb)(Job *j, void *userdat
                         r = job_set_request(j, &req);
                         if (r < 0)
                                 break;
-                        j->request_bytes = strlen(request);
+                        j->request_bytes = (uint32_t) strlen(request);
                         if (j->array_job_id == j->id) {
                                 /* Kept whole for its tasks, which follow. */
                                 submit_request_done(&shared);

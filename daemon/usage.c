@@ -187,11 +187,12 @@ static unsigned job_gpus(const Job *j) {
 
 /* From the job's own record: its times, suspension and the usage its outcome gave. */
 static void charge_from_job(Accounting *a, const Job *j, uint64_t now, JobCharge *c) {
+        const JobRun *run = job_run(j);
         bool active = job_state_is_active(j->state);
-        uint64_t end = active ? now : j->end_time, suspended = j->suspended_usec;
+        uint64_t end = active ? now : j->end_time, suspended = run->suspended_usec;
 
-        if (j->state == JOB_SUSPENDED && j->suspend_start && now > j->suspend_start)
-                suspended += (now - j->suspend_start) * USEC_PER_SEC; /* the open suspension */
+        if (j->state == JOB_SUSPENDED && run->suspend_start && now > run->suspend_start)
+                suspended += (now - run->suspend_start) * USEC_PER_SEC; /* the open suspension */
         *c = (JobCharge) {
                 .job_id = j->id,
                 .run = j->requeue_count,
@@ -206,10 +207,10 @@ static void charge_from_job(Accounting *a, const Job *j, uint64_t now, JobCharge
                 .run_usec = acct_run_usec(j->start_time * USEC_PER_SEC, end * USEC_PER_SEC, suspended),
                 .charge_factor = queue_charge_factor(a, j->queue),
                 .charge_per_gpu_hour = a->config->charge_per_gpu_hour,
-                .cpu_usec = j->usage.cpu_usec,
-                .memory_peak = j->usage.memory_peak,
-                .io_read_bytes = j->usage.io_read_bytes,
-                .io_write_bytes = j->usage.io_write_bytes,
+                .cpu_usec = run->usage.cpu_usec,
+                .memory_peak = run->usage.memory_peak,
+                .io_read_bytes = run->usage.io_read_bytes,
+                .io_write_bytes = run->usage.io_write_bytes,
                 .live = active,
         };
         acct_charge_compute(c);
@@ -308,7 +309,7 @@ json_object *accounting_job_charge_json(Accounting *a, const Job *j) {
 }
 
 int accounting_charge_run(Accounting *a, const Job *j, const JobOutcome *o, uint64_t now) {
-        uint64_t half_life = a->config->fairshare_half_life, suspended = MAX(o->suspended_usec, j->suspended_usec);
+        uint64_t half_life = a->config->fairshare_half_life, suspended = MAX(o->suspended_usec, job_run(j)->suspended_usec);
         const ProjectConfig *pc = config_find_project(a->config, j->project);
         const char *project = j->project ?: intern("");
         AcctEntry *e;

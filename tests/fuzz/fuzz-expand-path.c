@@ -30,7 +30,7 @@ static void reference(const Job *j, const char *pattern, FILE *out) {
                 }
                 switch (*++p) {
                 case 'j': fprintf(out, "%" PRIu64, j->id); break;
-                case 'x': fputs(strempty(j->req.name), out); break;
+                case 'x': fputs(strempty(job_str(j, JOB_NAME)), out); break;
                 case 'u': fputs(strempty(j->user), out); break;
                 case 'A': fprintf(out, "%" PRIu64, j->array_job_id ?: j->id); break;
                 case 'a': fprintf(out, "%" PRIu32, j->array_task_id); break;
@@ -54,9 +54,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_check(j);
 
         s = next_line(&p, end, &n);
-        /* Borrowed: a job frees only the strings of its packed block (job_set_request()). */
-        j->req.name = name = strndup(s, MIN(n, (size_t) CORRAL_NAME_LENGTH_MAX));
-        fuzz_check(j->req.name);
+        name = strndup(s, MIN(n, (size_t) CORRAL_NAME_LENGTH_MAX));
+        fuzz_check(name);
+        {
+                SubmitRequest req = SUBMIT_REQUEST_INIT; /* borrows name: not freed */
+                req.name = name;
+                fuzz_check(job_set_request(j, &req) >= 0);
+        }
         /* Not interned: that would keep every input's name for the life of the process. */
         s = next_line(&p, end, &n);
         memcpy(user, s, MIN(n, sizeof user - 1));

@@ -73,6 +73,27 @@ static json_object *call(Manager *m, uid_t uid, CorralMethod method, const char 
         return reply;
 }
 
+/* The job's GPU type and constraint replaced, the rest of what memory keeps of its
+ * request as it was (its strings live in its packed block: job_set_request() makes a new
+ * one). */
+static void set_gpu_request(Job *j, const char *gpu_type, const char *constraint) {
+        SubmitRequest r = SUBMIT_REQUEST_INIT; /* borrowed strings: not freed */
+        /* Copies: the old block goes before the new one is filled. */
+        _cleanup_free_ char *name = job_str(j, JOB_NAME) ? strdup(job_str(j, JOB_NAME)) : NULL;
+        _cleanup_free_ char *workdir = job_str(j, JOB_WORKDIR) ? strdup(job_str(j, JOB_WORKDIR)) : NULL;
+
+        assert_int_equal(j->req.n_dependencies, 0);
+        r.name = name;
+        r.workdir = workdir;
+        r.cpus = j->req.cpus;
+        r.gpus = j->req.gpus;
+        r.memory = j->req.memory;
+        r.walltime_sec = j->req.walltime_sec;
+        r.gpu_type = (char *) gpu_type;
+        r.constraint = (char *) constraint;
+        assert_int_equal(job_set_request(j, &r), 0);
+}
+
 static const char *error_of(json_object *reply) {
         json_object *e;
         return json_object_object_get_ex(reply, "error", &e) ? json_object_get_string(e) : NULL;
@@ -274,8 +295,8 @@ static void test_job_mail(void **state) {
         j->submit_time = 1000;
         j->start_time = 1065;
         j->end_time = 1065 + 3725 + 10;
-        j->suspended_usec = 10 * UINT64_C(1000000);
-        j->exit_code = 3;
+        job_run_ensure(j)->suspended_usec = 10 * UINT64_C(1000000);
+        job_run_ensure(j)->exit_code = 3;
         j->state = JOB_FAILED;
         assert_true(job_set_reason(j, "NonZeroExitCode") >= 0);
         assert_int_equal(job_mail_event(j, JOB_EVENT_END), MAIL_FAIL);
@@ -289,12 +310,12 @@ static void test_job_mail(void **state) {
                                  "Reason: NonZeroExitCode\n");
         msg = mfree(msg);
         j->state = JOB_COMPLETED;
-        j->exit_code = 0;
+        job_run_ensure(j)->exit_code = 0;
         assert_int_equal(job_mail_event(j, JOB_EVENT_END), MAIL_END);
         j->req.mail_events = MAIL_BEGIN;
         assert_int_equal(job_mail_event(j, JOB_EVENT_END), 0);
         assert_int_equal(job_mail_event(j, JOB_EVENT_START), MAIL_BEGIN);
-        j->req.mail_user = NULL; /* in the job's packed block: freed with it */
+        j->req.str[JOB_MAIL_USER] = 0; /* none: in the job's packed block, freed with it */
         assert_int_equal(job_mail_compose(j, MAIL_BEGIN, 0, &msg), 0);
         assert_non_null(strstr(msg, "To: nobody\nSubject: Corral Job_id=1 Name=sim Began, Queued time 00:01:05\n"));
         msg = mfree(msg);
@@ -423,10 +444,10 @@ static void test_job_mail_array(void **state) {
         assert_int_equal(manager_job_transition(m, manager_find_job(m, first + 1), JOB_EVENT_START, JOB_RUNNING, NULL),
                          0);
         j = manager_find_job(m, first);
-        j->exit_code = 0;
+        job_run_ensure(j)->exit_code = 0;
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_END, JOB_COMPLETED, NULL), 0);
         j = manager_find_job(m, first + 1);
-        j->exit_code = 2;
+        job_run_ensure(j)->exit_code = 2;
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_END, JOB_FAILED, "NonZeroExitCode"), 0);
         assert_int_equal(manager_commit(m), 0);
         assert_int_equal(sent.n, 1); /* task 3 still pending */
@@ -475,7 +496,7 @@ static void test_job_mail_time_limit(void **state) {
         assert_int_equal(job_mail_time_limit_due(j, 600, 50), s0 + 300);
         assert_int_equal(job_mail_time_limit_due(j, 600, 90), s0 + 540);
         assert_int_equal(job_mail_time_limit_due(j, 0, 50), UINT64_MAX); /* no walltime */
-        j->suspended_usec = 100 * UINT64_C(1000000);
+        job_run_ensure(j)->suspended_usec = 100 * UINT64_C(1000000);
         due = job_mail_time_limit_due(j, 600, 50);
         assert_int_equal(due, s0 + 400);
         j->state = JOB_SUSPENDED; /* paused: not due while suspended */
@@ -491,7 +512,7 @@ static void test_job_mail_time_limit(void **state) {
         manager_mail_tick(m, due + 100);
         assert_int_equal(sent.n, 1); /* once */
 
-        j->exit_code = 0;
+        job_run_ensure(j)->exit_code = 0;
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_END, JOB_TIMEOUT, "TimeLimit"), 0);
         assert_int_equal(manager_commit(m), 0);
         assert_int_equal(sent.n, 2);
@@ -551,7 +572,7 @@ static void test_transitions(void **state) {
         j->submitted = NULL;
         submit_request_done(&submitted);
         assert_ptr_equal(manager_find_job(m, j->id), j);
-        assert_string_equal(j->req.workdir, "/tmp");
+        assert_string_equal(job_str(j, JOB_WORKDIR), "/tmp");
         assert_int_equal(store_load_request(m->store, j->id, &full), 0);
         assert_string_equal(full.argv[0], "/bin/true"); /* the store has what memory does not */
         submit_request_done(&full);
@@ -570,10 +591,10 @@ static void test_transitions(void **state) {
         assert_true(j->start_time > 0);
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_SUSPEND, JOB_SUSPENDED, "Suspended"), 0);
         assert_int_equal(m->n_running, 1); /* a suspended job keeps its resources */
-        j->suspend_start -= 5;             /* as if frozen for five seconds */
+        job_run_ensure(j)->suspend_start -= 5;             /* as if frozen for five seconds */
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL), 0);
-        assert_true(j->suspended_usec >= 5 * UINT64_C(1000000));
-        j->exit_code = 3;
+        assert_true(job_run(j)->suspended_usec >= 5 * UINT64_C(1000000));
+        job_run_ensure(j)->exit_code = 3;
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_END, JOB_FAILED, "NonZeroExitCode"), 0);
         assert_int_equal(m->n_running, 0);
         assert_true(j->end_time >= j->start_time);
@@ -581,7 +602,7 @@ static void test_transitions(void **state) {
         /* A requeue is a fresh run; the store has it. */
         j->requeue_count = 0;
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_REQUEUE, JOB_QUEUED, "Requeued"), 0);
-        assert_int_equal(j->exit_code, -1);
+        assert_int_equal(job_run(j)->exit_code, -1);
         assert_int_equal(j->start_time, 0);
         assert_int_equal(j->requeue_count, 1);
         assert_string_equal(j->reason, "Requeued");
@@ -915,6 +936,68 @@ static void test_blocked_by_limit(void **state) {
         manager_for_test_free(m);
 }
 
+
+/* Dependencies through the pass: a job waits for its afterok one to end well and then
+ * starts; one whose afternotok job ended well can never start and is cancelled; why
+ * names what it waits for. (Memory keeps them as the pass takes them, their status
+ * refreshed before each pass.) */
+static void test_dependencies(void **state) {
+        Tree *t = *state;
+        char params[256];
+        Manager *m;
+        json_object *r;
+        uint64_t a, b, c;
+        Job *ja, *jb, *jc;
+
+        m = manager_for_test(t->dir);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}");
+        a = job_id_of(r);
+        json_object_put(r);
+        snprintf(params, sizeof params,
+                 "{" SUBMIT_TRUE ",\"dependencies\":[{\"type\":\"afterany\",\"job_id\":%llu},"
+                 "{\"type\":\"afterok\",\"job_id\":%llu}]}",
+                 (unsigned long long) a, (unsigned long long) a);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, params);
+        b = job_id_of(r);
+        json_object_put(r);
+        snprintf(params, sizeof params,
+                 "{" SUBMIT_TRUE ",\"dependencies\":[{\"type\":\"afternotok\",\"job_id\":%llu}]}",
+                 (unsigned long long) a);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, params);
+        c = job_id_of(r);
+        json_object_put(r);
+
+        assert_int_equal(manager_schedule(m), 0);
+        ja = manager_find_job(m, a);
+        jb = manager_find_job(m, b);
+        jc = manager_find_job(m, c);
+        assert_int_equal(ja->state, JOB_RUNNING);
+        assert_int_equal(jb->state, JOB_QUEUED);
+        assert_string_equal(jb->reason, "Dependency");
+        assert_int_equal(jb->req.n_dependencies, 2);
+        assert_int_equal(jb->req.dependencies[1].job_id, a);
+        assert_int_equal(jb->req.dependencies[1].type, SCHED_DEP_AFTEROK);
+        /* As the pass found it (before it started a), then as the next one does. */
+        assert_int_equal(jb->req.dependencies[1].status, SCHED_DEP_UNKNOWN);
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(jb->req.dependencies[1].status, SCHED_DEP_STARTED);
+        assert_int_equal(jb->state, JOB_QUEUED);
+        assert_int_equal(jc->state, JOB_QUEUED);
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) b);
+        r = call(m, NOBODY, CORRAL_METHOD_WHY, params);
+        snprintf(params, sizeof params, "it waits for job %llu (afterok)", (unsigned long long) a);
+        if (!strstr(json_object_to_json_string(r), params))
+                fail_msg("why: %s", json_object_to_json_string(r));
+        json_object_put(r);
+
+        /* It ends well: the afterok one starts, the afternotok one never can. */
+        assert_int_equal(manager_job_transition(m, ja, JOB_EVENT_END, JOB_COMPLETED, NULL), 0);
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(jb->state, JOB_RUNNING);
+        assert_int_equal(jc->state, JOB_CANCELLED);
+        assert_string_equal(jc->reason, "DependencyNeverSatisfied");
+        manager_for_test_free(m);
+}
 
 static json_object *params_of(json_object *reply) {
         json_object *p;
@@ -1454,12 +1537,10 @@ static void test_gpu_job(void **state) {
         assert_int_equal(sj.gpus, 2);
         assert_int_equal(sj.gpu_allowed, (UINT64_C(1) << 2) | (UINT64_C(1) << 3));
         /* A constraint over the features; one nothing matches allows no GPU of the machine. */
-        /* (The job's strings are in its packed block, not its own: borrowed ones here.) */
-        j->req.gpu_type = NULL;
-        j->req.constraint = (char *) "a100|nvlink";
+        set_gpu_request(j, NULL, "a100|nvlink");
         manager_sched_job(m, j, &sj);
         assert_int_equal(sj.gpu_allowed, 3);
-        j->req.constraint = (char *) "mi250x";
+        set_gpu_request(j, NULL, "mi250x");
         manager_sched_job(m, j, &sj);
         assert_true(sj.gpu_allowed != 0);
         assert_int_equal(sj.gpu_allowed & 0xf, 0);
@@ -1704,9 +1785,9 @@ static void test_preemption(void **state) {
         assert_int_equal(ja->state, JOB_SUSPENDED);
         assert_true(ja->suspended_by_sched);
         assert_false(ja->suspended_by_admin);
-        assert_int_equal(ja->preempted_by, b);
+        assert_int_equal(job_run(ja)->preempted_by, b);
         assert_string_equal(ja->reason, "Preempted");
-        assert_int_equal(ja->preempt_act, PREEMPT_ACT_FREEZE);
+        assert_int_equal(job_run(ja)->preempt_act, PREEMPT_ACT_FREEZE);
         m->n_to_launch = 0; /* no executor here to act */
 
         snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) a);
@@ -1721,14 +1802,14 @@ static void test_preemption(void **state) {
         assert_int_equal(manager_schedule(m), 0);
         assert_int_equal(ja->state, JOB_SUSPENDED);
 
-        ja->suspend_start -= 7; /* as if frozen for seven seconds */
+        job_run_ensure(ja)->suspend_start -= 7; /* as if frozen for seven seconds */
         assert_int_equal(manager_job_transition(m, jb, JOB_EVENT_END, JOB_COMPLETED, NULL), 0);
         assert_int_equal(manager_schedule(m), 0);
         assert_int_equal(ja->state, JOB_RUNNING);
         assert_false(ja->suspended_by_sched);
-        assert_int_equal(ja->preempt_act, PREEMPT_ACT_THAW);
-        assert_true(ja->suspended_usec >= 7 * UINT64_C(1000000));
-        assert_true(ja->last_resume > 0);
+        assert_int_equal(job_run(ja)->preempt_act, PREEMPT_ACT_THAW);
+        assert_true(job_run(ja)->suspended_usec >= 7 * UINT64_C(1000000));
+        assert_true(job_run(ja)->last_resume > 0);
         assert_int_equal(cpu_set_count(&ja->alloc->cpus), 8);
         m->n_to_launch = 0;
         manager_for_test_free(m);
@@ -1774,7 +1855,7 @@ static void test_preemption_and_person(void **state) {
         assert_int_equal(ja->state, JOB_SUSPENDED);
         assert_true(ja->suspended_by_sched);
         m->n_to_launch = 0; /* no executor here to act */
-        ja->preempt_act = PREEMPT_ACT_NONE;
+        job_run_ensure(ja)->preempt_act = PREEMPT_ACT_NONE;
 
         /* An admin suspends it too (their freeze lost the race, or came after): accepted,
          * nothing to freeze, both hold it; a second suspend is refused. */
@@ -1801,7 +1882,7 @@ static void test_preemption_and_person(void **state) {
         assert_true(stored->suspended_by_sched);
         assert_true(stored->suspended_by_person);
         assert_true(stored->suspended_by_admin);
-        assert_int_equal(stored->preempted_by, b);
+        assert_int_equal(job_run(stored)->preempted_by, b);
         job_free(stored);
 
         /* The preemptor ends: the pass does not resume a job a person holds suspended. */
@@ -1809,7 +1890,7 @@ static void test_preemption_and_person(void **state) {
         assert_int_equal(manager_schedule(m), 0);
         assert_int_equal(ja->state, JOB_SUSPENDED);
         assert_true(ja->suspended_by_sched);
-        assert_int_equal(ja->preempt_act, PREEMPT_ACT_NONE);
+        assert_int_equal(job_run(ja)->preempt_act, PREEMPT_ACT_NONE);
 
         /* Their owner may not lift an admin's hold; the admin's resume lifts only theirs,
          * says so, and the job stays the scheduler's until a pass resumes it. */
@@ -1826,7 +1907,7 @@ static void test_preemption_and_person(void **state) {
         assert_int_equal(manager_schedule(m), 0);
         assert_int_equal(ja->state, JOB_RUNNING);
         assert_false(ja->suspended_by_sched);
-        assert_int_equal(ja->preempt_act, PREEMPT_ACT_THAW);
+        assert_int_equal(job_run(ja)->preempt_act, PREEMPT_ACT_THAW);
         m->n_to_launch = 0;
         manager_for_test_free(m);
 }
@@ -1851,6 +1932,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_projects_submit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_release_requeue_recheck, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_blocked_by_limit, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_dependencies, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_why_gpus, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_preemption, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_express_access, setup, tree_teardown),

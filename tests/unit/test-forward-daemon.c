@@ -333,9 +333,9 @@ static void test_submit_track_finish(void **state) {
             strstr(json_object_to_json_string(r), "\"lines\""))
                 fail_msg("logs: %s", json_object_to_json_string(r));
         json_object_put(r);
-        assert_int_equal(j->exit_code, 3);
-        assert_int_equal(j->usage.cpu_usec, 1500000);
-        assert_int_equal(j->usage.memory_peak, 2048 * 1024);
+        assert_int_equal(job_run(j)->exit_code, 3);
+        assert_int_equal(job_run(j)->usage.cpu_usec, 1500000);
+        assert_int_equal(job_run(j)->usage.memory_peak, 2048 * 1024);
         assert_int_equal(manager_commit(m), 0);
         /* Charged to its project like a run here, its time and usage Slurm's. */
         {
@@ -393,7 +393,7 @@ static void test_unreachable(void **state) {
                                    "account/partition combination specified\n");
         assert_int_equal(j2->state, JOB_CANCELLED);
         assert_string_equal(j2->reason, "SlurmRefused");
-        assert_non_null(strstr(j2->launch_error, "Invalid account"));
+        assert_non_null(strstr(job_run(j2)->launch_error, "Invalid account"));
         calls_reset();
         manager_free(m);
 }
@@ -457,7 +457,7 @@ static void test_crash_and_restart(void **state) {
                "ExitCode=0:0 RunTime=00:00:09 Comment=corral:testhost:1\n"
                "JobId=900 UserId=nobody(65534) JobState=FAILED ExitCode=9:0 RunTime=00:00:09\n", "");
         assert_int_equal(manager_find_job(m, a)->state, JOB_COMPLETED);
-        assert_int_equal(manager_find_job(m, a)->exit_code, 0);
+        assert_int_equal(job_run(manager_find_job(m, a))->exit_code, 0);
         assert_string_equal(manager_find_job(m, b)->reason, "Slurm:Priority");
         calls_reset();
         manager_free(m);
@@ -491,7 +491,7 @@ static void test_claimed_id(void **state) {
         answer_error(&calls[3], -EFBIG);
         assert_int_equal(je->state, JOB_CANCELLED);
         assert_string_equal(je->reason, "SlurmRefused");
-        assert_non_null(strstr(je->launch_error, "64 KiB"));
+        assert_non_null(strstr(job_run(je)->launch_error, "64 KiB"));
         assert_int_equal(manager_commit(m), 0);
         assert_meta(m, a, "linked 4200");
 
@@ -515,12 +515,12 @@ static void test_claimed_id(void **state) {
                 assert_false(streq(tool_of(&calls[i]), "sacct") || streq(tool_of(&calls[i]), "scontrol"));
         assert_int_equal(ja->state, JOB_CANCELLED);
         assert_string_equal(ja->reason, "SlurmIdMismatch");
-        assert_non_null(strstr(ja->launch_error, "another user's"));
+        assert_non_null(strstr(job_run(ja)->launch_error, "another user's"));
         assert_int_equal(jb->state, JOB_CANCELLED);
         assert_string_equal(jb->reason, "SlurmIdMismatch");
         assert_int_equal(jc->state, JOB_CANCELLED);
         assert_string_equal(jc->reason, "SlurmIdMismatch");
-        assert_int_equal(ja->exit_code, -1);
+        assert_int_equal(job_run(ja)->exit_code, -1);
         assert_int_equal(jd->state, JOB_QUEUED);
         assert_int_equal(manager_commit(m), 0);
         assert_meta(m, d, "linked 4500");
@@ -560,9 +560,9 @@ static void test_claimed_id(void **state) {
                         assert_false(streq(tool_of(&calls[i]), "sacct") || streq(tool_of(&calls[i]), "scontrol"));
                 assert_int_equal(jg->state, JOB_CANCELLED);
                 assert_string_equal(jg->reason, "SlurmIdMismatch");
-                assert_non_null(strstr(jg->launch_error, "another user's"));
-                assert_int_equal(jg->exit_code, -1);
-                assert_int_equal(jg->usage.memory_peak, 0);
+                assert_non_null(strstr(job_run(jg)->launch_error, "another user's"));
+                assert_int_equal(job_run(jg)->exit_code, -1);
+                assert_int_equal(job_run(jg)->usage.memory_peak, 0);
         }
         calls_reset();
         manager_free(m);

@@ -34,7 +34,8 @@ static void test_trim_and_pack(void **state) {
                                 continue;
                         Job *j = job_new();
                         assert_non_null(j);
-                        assert_int_equal(j->exit_code, -1);
+                        assert_int_equal(job_run(j)->exit_code, -1);
+                        assert_null(j->run);
                         assert_null(j->packed);
                         j->id = (uint64_t) i + 1;
                         SubmitRequest req = SUBMIT_REQUEST_INIT;
@@ -63,26 +64,26 @@ static void test_trim_and_pack(void **state) {
                         assert_true(j->req.gpu_binding);
                         assert_int_equal(j->req.n_dependencies, 1);
                         assert_int_equal(j->req.dependencies[0].job_id, 17);
-                        assert_int_equal(j->req.dependencies[0].type, DEPENDENCY_AFTEROK);
+                        assert_int_equal(j->req.dependencies[0].type, SCHED_DEP_AFTEROK);
                         assert_true(j->has_script);
                         jobs[i] = j;
                 }
                 for (int i = 0; i < N; i++) {
                         Job *j = jobs[i];
                         snprintf(buf, sizeof buf, "/home/u%d/dir", i);
-                        assert_string_equal(j->req.workdir, buf);
+                        assert_string_equal(job_str(j, JOB_WORKDIR), buf);
                         assert_int_equal(j->id, i + 1);
                         if (i % 3 == 0)
-                                assert_string_equal(j->req.stdout_path, "out.%j");
+                                assert_string_equal(job_str(j, JOB_STDOUT_PATH), "out.%j");
                         else
-                                assert_null(j->req.stdout_path);
+                                assert_null(job_str(j, JOB_STDOUT_PATH));
                         if (i % 7 == 0)
-                                assert_int_equal(strlen(j->req.stderr_path), 19999);
+                                assert_int_equal(strlen(job_str(j, JOB_STDERR_PATH)), 19999);
                         if (i % 5 == 0) {
-                                assert_string_equal(j->req.gpu_type, "a100");
-                                assert_string_equal(j->req.constraint, "nvlink|h100");
+                                assert_string_equal(job_str(j, JOB_GPU_TYPE), "a100");
+                                assert_string_equal(job_str(j, JOB_CONSTRAINT), "nvlink|h100");
                         } else
-                                assert_null(j->req.gpu_type);
+                                assert_null(job_str(j, JOB_GPU_TYPE));
                 }
                 /* free two thirds in a scrambled order */
                 for (int i = 0; i < N; i++)
@@ -182,7 +183,7 @@ static void test_launch_error_private(void **state) {
         j->user = intern("alice");
         j->queue = intern("normal");
         j->state = JOB_FAILED;
-        j->launch_error = strdup("cannot open /home/alice/secret/out.txt: Permission denied");
+        job_run_ensure(j)->launch_error = strdup("cannot open /home/alice/secret/out.txt: Permission denied");
         assert_int_equal(job_set_reason(j, "LaunchFailed"), 1);
         assert_int_equal(job_to_info(j, false, NULL, "host", &pub), 0);
         assert_string_equal(pub.reason, "LaunchFailed");
@@ -193,6 +194,94 @@ static void test_launch_error_private(void **state) {
         job_free(j);
 }
 
+/* Each of the eight strings comes back as given, a NULL one as NULL; strings beyond what
+ * the 16-bit offsets reach are refused, leaving nothing behind. */
+static void test_request_strings(void **state) {
+        static const char *const given[_JOB_STRING_MAX] = {
+                [JOB_NAME] = "sim", [JOB_WORKDIR] = "/home/alice", [JOB_STDIN_PATH] = "in.txt",
+                [JOB_STDOUT_PATH] = "out.%j", [JOB_STDERR_PATH] = "err.%j", [JOB_GPU_TYPE] = "a100",
+                [JOB_CONSTRAINT] = "nvlink|h100", [JOB_MAIL_USER] = "alice@example.org",
+        };
+        Job *j = job_new();
+        char *big[4];
+
+        assert_non_null(j);
+        for (unsigned without = 0; without <= _JOB_STRING_MAX; without++) {
+                SubmitRequest req = SUBMIT_REQUEST_INIT; /* borrowed strings: not freed */
+                char **to[_JOB_STRING_MAX] = { &req.name,        &req.workdir,  &req.stdin_path, &req.stdout_path,
+                                               &req.stderr_path, &req.gpu_type, &req.constraint, &req.mail_user };
+
+                for (unsigned k = 0; k < _JOB_STRING_MAX; k++)
+                        *to[k] = k == without ? NULL : (char *) given[k];
+                assert_int_equal(job_set_request(j, &req), 0);
+                for (unsigned k = 0; k < _JOB_STRING_MAX; k++)
+                        if (k == without)
+                                assert_null(job_str(j, k));
+                        else
+                                assert_string_equal(job_str(j, k), given[k]);
+        }
+        {
+                SubmitRequest req = SUBMIT_REQUEST_INIT;
+                for (unsigned k = 0; k < ELEMENTSOF(big); k++) {
+                        big[k] = malloc(20000);
+                        assert_non_null(big[k]);
+                        memset(big[k], 'a' + k, 19999);
+                        big[k][19999] = 0;
+                }
+                req.workdir = big[0], req.stdin_path = big[1], req.stdout_path = big[2], req.stderr_path = big[3];
+                req.cpus = 2;
+                assert_int_equal(job_set_request(j, &req), -E2BIG);
+                assert_null(j->packed);
+                for (unsigned k = 0; k < _JOB_STRING_MAX; k++)
+                        assert_null(job_str(j, k));
+                req.stderr_path = NULL; /* 60,000 bytes: they fit */
+                assert_int_equal(job_set_request(j, &req), 0);
+                assert_string_equal(job_str(j, JOB_STDOUT_PATH), big[2]);
+                assert_null(job_str(j, JOB_STDERR_PATH));
+                for (unsigned k = 0; k < ELEMENTSOF(big); k++)
+                        free(big[k]);
+        }
+        job_free(j);
+}
+
+/* A job that never started has no run and reads zeros; its run is made on first write,
+ * and forgotten (a requeue) it reads zeros again. */
+static void test_run(void **state) {
+        Job *j = job_new();
+        JobRun *run;
+
+        assert_non_null(j);
+        assert_null(j->run);
+        assert_int_equal(job_run(j)->usage.cpu_usec, 0);
+        assert_int_equal(job_run(j)->suspended_usec, 0);
+        assert_int_equal(job_run(j)->preempted_by, 0);
+        assert_int_equal(job_run(j)->preempt_act, PREEMPT_ACT_NONE);
+        assert_null(job_run(j)->launch_error);
+        assert_null(j->run); /* reading made none */
+
+        assert_int_equal(job_run(j)->exit_code, -1); /* none yet */
+        run = job_run_ensure(j);
+        assert_non_null(run);
+        assert_ptr_equal(job_run_ensure(j), run);
+        assert_int_equal(run->exit_code, -1);
+        assert_int_equal(run->usage.cpu_usec, 0);
+        run->usage.cpu_usec = 5;
+        run->preempted_by = 3;
+        assert_int_equal(job_take_launch_error(j, strdup("first")), 0);
+        assert_int_equal(job_take_launch_error(j, strdup("second")), 0); /* the first freed */
+        assert_string_equal(job_run(j)->launch_error, "second");
+        assert_int_equal(job_run(j)->usage.cpu_usec, 5);
+
+        job_run_forget(j);
+        assert_null(j->run);
+        assert_int_equal(job_run(j)->exit_code, -1);
+        assert_int_equal(job_run(j)->usage.cpu_usec, 0);
+        assert_int_equal(job_run(j)->preempted_by, 0);
+        assert_null(job_run(j)->launch_error);
+        assert_int_equal(job_take_launch_error(j, strdup("third")), 0);
+        job_free(j); /* its run with it */
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_trim_and_pack),
@@ -200,6 +289,8 @@ int main(void) {
                 cmocka_unit_test(test_expand_path),
                 cmocka_unit_test(test_expand_path_bounded),
                 cmocka_unit_test(test_launch_error_private),
+                cmocka_unit_test(test_request_strings),
+                cmocka_unit_test(test_run),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,7 +56,6 @@ static Job *make_job(uint64_t id) {
         j->state = JOB_QUEUED;
         j->rerunnable = true;
         j->submit_time = 1700000000 + id;
-        j->exit_code = -1;
         assert_non_null(req);
         assert_true(n_requests < ELEMENTSOF(requests));
         requests[n_requests++] = req;
@@ -102,14 +101,25 @@ static void test_round_trip(void **state) {
         }
         /* b runs on CPUs 2-3 of node 1 and ends */
         b->state = JOB_FAILED;
-        b->exit_code = 3;
+        job_run_ensure(b)->exit_code = 3;
         b->start_time = 1700000100;
         b->end_time = 1700000200;
         b->alloc = new0(SchedAllocation, 1);
         cpu_set_parse("2-3", &b->alloc->cpus);
         b->alloc->node_mask = 2;
         b->alloc->mem[1] = 1 << 30;
-        b->usage.cpu_usec = 123456;
+        {
+                /* Every stored field of its run (JobRun), each a value of its own. */
+                JobRun *run = job_run_ensure(b);
+                assert_non_null(run);
+                run->usage = (JobUsage) { .cpu_usec = 123456, .memory_peak = 7 << 20, .io_read_bytes = 11,
+                                          .io_write_bytes = 13, .tasks_peak = 17 };
+                run->suspended_usec = 19000000;
+                run->suspend_start = 1700000150;
+                run->preempted_by = 23;
+                run->exit_signal = 9; /* a value of its own; no such pair comes from an outcome */
+                run->launch_error = strdup("cannot open /home/alice/out: Permission denied");
+        }
         job_set_reason(b, "NonZeroExitCode");
         assert_int_equal(store_update_job(s, b), 0);
         assert_int_equal(store_set_meta(s, "boot_id", "abc"), 0);
@@ -125,16 +135,28 @@ static void test_round_trip(void **state) {
         assert_null(loaded[2]);
         assert_int_equal(loaded[0]->id, 1);
         assert_int_equal(loaded[0]->state, JOB_QUEUED);
-        assert_string_equal(loaded[0]->req.workdir, "/home/alice");
+        assert_string_equal(job_str(loaded[0], JOB_WORKDIR), "/home/alice");
         assert_int_equal(loaded[0]->req.memory, UINT64_C(4) << 30);
         assert_int_equal(loaded[1]->state, JOB_FAILED);
-        assert_int_equal(loaded[1]->exit_code, 3);
+        assert_int_equal(job_run(loaded[1])->exit_code, 3);
         assert_string_equal(loaded[1]->reason, "NonZeroExitCode");
         assert_null(loaded[0]->alloc); /* never started */
         assert_true(cpu_set_equal(&loaded[1]->alloc->cpus, &b->alloc->cpus));
         assert_int_equal(loaded[1]->alloc->node_mask, 2);
         assert_int_equal(loaded[1]->alloc->mem[1], 1 << 30);
-        assert_int_equal(loaded[1]->usage.cpu_usec, 123456);
+        assert_null(loaded[0]->run); /* never started: nothing of a run kept */
+        assert_non_null(loaded[1]->run);
+        assert_int_equal(job_run(loaded[1])->usage.cpu_usec, 123456);
+        assert_int_equal(job_run(loaded[1])->usage.memory_peak, 7 << 20);
+        assert_int_equal(job_run(loaded[1])->usage.io_read_bytes, 11);
+        assert_int_equal(job_run(loaded[1])->usage.io_write_bytes, 13);
+        assert_int_equal(job_run(loaded[1])->usage.tasks_peak, 17);
+        assert_int_equal(job_run(loaded[1])->suspended_usec, 19000000);
+        assert_int_equal(job_run(loaded[1])->suspend_start, 1700000150);
+        assert_int_equal(job_run(loaded[1])->preempted_by, 23);
+        assert_int_equal(job_run(loaded[1])->exit_signal, 9);
+        assert_int_equal(job_run(loaded[0])->exit_code, -1); /* none */
+        assert_string_equal(job_run(loaded[1])->launch_error, "cannot open /home/alice/out: Permission denied");
         assert_int_equal(store_get_meta(s, "boot_id", &v), 1);
         assert_string_equal(v, "abc");
         free(v);
@@ -232,7 +254,7 @@ static void test_array_shares_request(void **state) {
                 if (loaded[i]->array_job_id == 20) {
                         assert_int_equal(loaded[i]->request_bytes, bytes);
                         assert_int_equal(loaded[i]->req.cpus, 4);
-                        assert_string_equal(loaded[i]->req.workdir, "/home/alice");
+                        assert_string_equal(job_str(loaded[i], JOB_WORKDIR), "/home/alice");
                         assert_int_equal(loaded[i]->request_id, loaded[i]->id == 20 ? 0 : 20);
                 }
                 job_free(loaded[i]);
