@@ -62,7 +62,9 @@ corral info >/dev/null   # one more pass, over everything queued
 echo "corrald RSS with $(sqlite3 $db 'select count(*) from jobs') jobs ($Q of them waiting for a begin time), right after a pass: $(rss)"
 echo "last scheduling pass: $(pass)"
 # Once passes stop for 10 s corrald gives back what only passes use (manager_sched_trim()).
-sleep 15
+# The clock's pass every 30 s (begin times move) comes back: the lowest of 45 s of samples
+# is the idle figure, whenever in that cycle the sampling starts.
 idle=$(rss_kb)
+for _ in $(seq 45); do sleep 1; k=$(rss_kb); [ "$k" -lt "$idle" ] && idle=$k; done
 echo "corrald RSS idle with the $Q queued: $idle kB, $(awk -v a="$idle" -v n="$Q" 'BEGIN {printf "%.0f", a * 1024 / n}') bytes per queued job in all, $(awk -v a="$idle" -v b="$before" -v n="$Q" 'BEGIN {printf "%.0f", (a - b) * 1024 / n}') more than before they were submitted"
 
