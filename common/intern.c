@@ -9,7 +9,7 @@
 static char **table;
 static size_t table_size, table_used;
 
-static uint64_t hash(const char *s) {
+uint64_t string_hash(const char *s) {
         uint64_t h = UINT64_C(1469598103934665603); /* FNV-1a */
         for (; *s; s++)
                 h = (h ^ (unsigned char) *s) * UINT64_C(1099511628211);
@@ -24,7 +24,7 @@ static bool grow(void) {
                 return false;
         for (size_t i = 0; i < table_size; i++)
                 if (table[i]) {
-                        size_t k = hash(table[i]) & (n - 1);
+                        size_t k = string_hash(table[i]) & (n - 1);
                         while (t[k])
                                 k = (k + 1) & (n - 1);
                         t[k] = table[i];
@@ -42,7 +42,7 @@ const char *intern(const char *s) {
                 return NULL;
         if ((table_used + 1) * 2 > table_size && !grow())
                 return NULL;
-        for (k = hash(s) & (table_size - 1); table[k]; k = (k + 1) & (table_size - 1))
+        for (k = string_hash(s) & (table_size - 1); table[k]; k = (k + 1) & (table_size - 1))
                 if (streq(table[k], s))
                         return table[k];
         table[k] = strdup(s);
@@ -55,7 +55,7 @@ const char *intern(const char *s) {
 const char *intern_find(const char *s) {
         if (!s || table_size == 0)
                 return NULL;
-        for (size_t k = hash(s) & (table_size - 1); table[k]; k = (k + 1) & (table_size - 1))
+        for (size_t k = string_hash(s) & (table_size - 1); table[k]; k = (k + 1) & (table_size - 1))
                 if (streq(table[k], s))
                         return table[k];
         return NULL;

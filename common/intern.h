@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdint.h>
+
 /* String interning: one shared copy of each distinct string, kept for the life of the
  * process. For the few names that 100,000 jobs repeat (users, projects, queues, the
  * scheduler's reasons), so that each job holds pointers instead of copies. Not for
@@ -9,3 +11,5 @@ const char *intern(const char *s);
 /* The shared copy of s if it has been interned, else NULL; never adds one (for names a
  * user supplies, which must not grow the table). */
 const char *intern_find(const char *s);
+/* FNV-1a of a string: the table's hash, for other tables keyed by names. */
+uint64_t string_hash(const char *s);

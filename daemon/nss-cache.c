@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "intern.h"
 #include "nss-cache.h"
 
 const NssOps nss_ops_libc = {
@@ -52,12 +53,6 @@ static uint64_t hash_num(uint64_t x) {
         return x ^ (x >> 33);
 }
 
-static uint64_t hash_name(const char *s) {
-        uint64_t h = UINT64_C(1469598103934665603); /* FNV-1a */
-        for (; *s; s++)
-                h = (h ^ (unsigned char) *s) * UINT64_C(1099511628211);
-        return h;
-}
 
 static void table_clear(Table *t) {
         if (!t->slots)
@@ -72,7 +67,7 @@ static void table_clear(Table *t) {
 
 /* The slot of the key: its entry, or the empty slot where it would go. NULL on ENOMEM. */
 static Entry *table_slot(Table *t, uint64_t num, const char *name) {
-        uint64_t h = name ? hash_name(name) : hash_num(num);
+        uint64_t h = name ? string_hash(name) : hash_num(num);
 
         if (!t->slots) {
                 t->slots = calloc(SLOTS, sizeof *t->slots);
