@@ -53,7 +53,6 @@ static uint64_t hash_num(uint64_t x) {
         return x ^ (x >> 33);
 }
 
-
 static void table_clear(Table *t) {
         if (!t->slots)
                 return;

@@ -160,18 +160,21 @@ static int exec_sql(Store *s, const char *sql) {
         return sqlite_to_errno(sqlite3_exec(s->db, sql, NULL, NULL, NULL));
 }
 
+static int prepare_once(Store *s, sqlite3_stmt **st, const char *sql) {
+        if (*st)
+                return 0;
+        return sqlite_to_errno(sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL));
+}
+
 /* Runs one of the prepared control statements (binding the two texts, where it has
  * parameters) and resets it, so that it holds no lock between uses. */
 static int run_ctl(Store *s, Ctl k, const char *a, const char *b) {
-        sqlite3_stmt *st = s->ctl[k];
-        int rc;
+        sqlite3_stmt *st;
+        int rc = prepare_once(s, &s->ctl[k], ctl_sql[k]);
 
-        if (!st) {
-                rc = sqlite3_prepare_v3(s->db, ctl_sql[k], -1, SQLITE_PREPARE_PERSISTENT, &s->ctl[k], NULL);
-                if (rc != SQLITE_OK)
-                        return sqlite_to_errno(rc);
-                st = s->ctl[k];
-        }
+        if (rc < 0)
+                return rc;
+        st = s->ctl[k];
         if (a)
                 sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
         if (b)
@@ -853,11 +856,6 @@ int store_load_request(Store *s, uint64_t id, SubmitRequest *ret) {
 
 /* ---- accounting (migration 3) ---- */
 
-static int prepare_once(Store *s, sqlite3_stmt **st, const char *sql) {
-        if (*st)
-                return 0;
-        return sqlite_to_errno(sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL));
-}
 
 int store_record_charge(Store *s, const JobCharge *c) {
         static const char charge_sql[] =
