@@ -25,6 +25,8 @@ struct Executor {
         int results_inotify_fd;
         sd_event_source *results_source;
 
+        char **held_slices; /* slice-hold.c: the project slices whose hold was started */
+
         uint64_t mail_seq; /* mail.c: numbers its units */
         uint64_t command_seq; /* run-command.c: numbers its units */
 };
@@ -33,6 +35,11 @@ struct Executor {
 /* Matches JobRemoved for the launches; called once, before any launch can be in flight. */
 int executor_watch_job_removed(Executor *e);
 void executor_drop_launches(Executor *e);
+
+/* slice-hold.c */
+/* Starts, once per project slice, the slice that keeps its cgroup controllers enabled
+ * between jobs; before the slice's scopes, on the same bus. */
+int executor_hold_slice(Executor *e, const char *slice);
 
 /* control.c */
 void executor_outcome_seen(Executor *e, uint64_t job_id);

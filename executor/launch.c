@@ -16,6 +16,7 @@
 #include "errno-util.h"
 #include "executor-internal.h"
 #include "fd-util.h"
+#include "log.h"
 #include "properties.h"
 #include "unit-name.h"
 
@@ -288,6 +289,7 @@ int executor_start_fds(Executor *e, const JobSpec *spec, const int *fds, size_t 
         int high[3] = { -EBADF, -EBADF, -EBADF };
         _cleanup_free_ char *spec_path = NULL, *result_dir = NULL, *id = NULL, *kill_wait = NULL;
         _cleanup_(exec_properties_freep) ExecProperties *props = NULL;
+        const ExecProperty *slice;
         posix_spawn_file_actions_t fa;
         Launch *l;
         int sync[2], r;
@@ -303,6 +305,12 @@ int executor_start_fds(Executor *e, const JobSpec *spec, const int *fds, size_t 
         r = exec_properties_build(spec, e->systemd_version, &props);
         if (r < 0)
                 return r;
+        slice = exec_properties_get(props, "Slice");
+        if (slice) {
+                r = executor_hold_slice(e, slice->string);
+                if (r < 0)
+                        log_debug_errno(r, "Cannot hold the cgroup controllers of %s: %m", slice->string);
+        }
         r = write_spec_file(e, spec, &spec_path);
         if (r < 0)
                 return r;

@@ -15,6 +15,7 @@
 #include "errno-util.h"
 #include "executor-internal.h"
 #include "fd-util.h"
+#include "strv.h"
 
 static int read_systemd_version(sd_bus *bus, unsigned *ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error err = SD_BUS_ERROR_NULL;
@@ -99,6 +100,7 @@ Executor *executor_free(Executor *e) {
         free(e->run_dir);
         free(e->cgroup_root);
         free(e->before_unit);
+        strv_free(e->held_slices);
         free(e);
         return NULL;
 }

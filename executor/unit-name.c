@@ -11,6 +11,7 @@
 #define JOB_SCOPE_SUFFIX ".scope"
 #define SLICE_PREFIX "corral-"
 #define SLICE_SUFFIX ".slice"
+#define SLICE_HOLD_SUFFIX "-controllers"
 
 static bool char_is_plain(char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -80,6 +81,27 @@ int unit_name_project_slice(const char *project, char **ret) {
         if (asprintf(&name, SLICE_PREFIX "%s" SLICE_SUFFIX, e) < 0)
                 return -ENOMEM;
         *ret = name;
+        return 0;
+}
+
+int unit_name_slice_hold(const char *slice, char **ret) {
+        size_t n, np = strlen(SLICE_PREFIX), ns = strlen(SLICE_SUFFIX);
+        const char *mid;
+
+        assert(ret);
+        *ret = NULL;
+        if (!slice)
+                return -EINVAL;
+        n = strlen(slice);
+        if (n <= np + ns || !strneq(slice, SLICE_PREFIX, np) || !streq(slice + n - ns, SLICE_SUFFIX))
+                return -EINVAL;
+        mid = slice + np;
+        if (memchr(mid, '-', n - np - ns) || n + strlen(SLICE_HOLD_SUFFIX) > UNIT_NAME_MAX)
+                return -EINVAL;
+        if (asprintf(ret, "%.*s" SLICE_HOLD_SUFFIX SLICE_SUFFIX, (int) (n - ns), slice) < 0) {
+                *ret = NULL;
+                return -ENOMEM;
+        }
         return 0;
 }
 

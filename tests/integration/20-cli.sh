@@ -100,6 +100,14 @@ state_is "$id" RUNNING || fail "job not resumed"
 A corral cancel "$id"
 wait_for 60 state_is "$id" CANCELLED || fail "cancelled job is $(jstate "$id")"
 wait_for 20 sh -c "! systemctl is-active -q corral-job-$id.scope" || fail "scope left after cancel"
+# With no job left in the project, its slice keeps the controllers a job's scope needs
+# (corral-physics-controllers.slice holds them): turning them on again at each job's start
+# cost more than 100 ms of a short job's latency here.
+assert_eq "$(systemctl show -P ActiveState corral-physics-controllers.slice)" active "the project's controller hold"
+for c in cpuset cpu io memory pids; do
+    grep -qw "$c" /sys/fs/cgroup/corral.slice/corral-physics.slice/cgroup.subtree_control \
+        || fail "controller $c off in corral-physics.slice with no job: $(cat /sys/fs/cgroup/corral.slice/corral-physics.slice/cgroup.subtree_control)"
+done
 
 log "waiting jobs: the top one's reservation, an estimate for the one behind it"
 big=$(A corral submit --parsable -n 2 --time 2:00 -- sleep 100)

@@ -86,6 +86,55 @@ static void test_project_slice(void **state) {
         assert_int_equal(unit_name_project_slice(buf, &s), -EINVAL);
 }
 
+/* The hold must be a child of the project's slice (one more dash) and never any project's
+ * own slice, whatever the project is called. */
+static void test_slice_hold(void **state) {
+        static const struct {
+                const char *in;
+                int r;
+                const char *out;
+        } t[] = {
+                { "corral-physics.slice", 0, "corral-physics-controllers.slice" },
+                { "corral-bio\\x2dchem.slice", 0, "corral-bio\\x2dchem-controllers.slice" },
+                { "corral.slice", -EINVAL, NULL },
+                { "corral-.slice", -EINVAL, NULL },
+                { "corral-a-b.slice", -EINVAL, NULL },
+                { "corral-physics.scope", -EINVAL, NULL },
+                { "system.slice", -EINVAL, NULL },
+                { NULL, -EINVAL, NULL },
+        };
+        char name[UNIT_NAME_MAX + 2], *s = NULL, *p = NULL, *longest = NULL;
+
+        for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+                int r = unit_name_slice_hold(t[i].in, &s);
+                if (r != t[i].r)
+                        fail_msg("unit_name_slice_hold(\"%s\") = %d, want %d", t[i].in ?: "(null)", r, t[i].r);
+                if (r == 0) {
+                        assert_string_equal(s, t[i].out);
+                        s = (free(s), NULL);
+                } else
+                        assert_null(s);
+        }
+
+        /* Every project slice's hold is a different name from every project slice. */
+        assert_int_equal(unit_name_project_slice("physics-controllers", &p), 0);
+        assert_string_not_equal(p, "corral-physics-controllers.slice");
+        free(p);
+
+        /* The longest project slice whose hold still fits, and one byte more. */
+        memset(name, 'x', sizeof name);
+        memcpy(name, "corral-", 7);
+        size_t n = UNIT_NAME_MAX - strlen("-controllers");
+        memcpy(name + n - 6, ".slice", 7);
+        assert_int_equal(unit_name_slice_hold(name, &longest), 0);
+        assert_int_equal(strlen(longest), UNIT_NAME_MAX);
+        free(longest);
+        memset(name, 'x', sizeof name);
+        memcpy(name, "corral-", 7);
+        memcpy(name + n + 1 - 6, ".slice", 7);
+        assert_int_equal(unit_name_slice_hold(name, &longest), -EINVAL);
+}
+
 static void test_job_scope(void **state) {
         char *s = NULL;
         uint64_t id;
@@ -141,6 +190,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_escape),
                 cmocka_unit_test(test_project_slice),
+                cmocka_unit_test(test_slice_hold),
                 cmocka_unit_test(test_job_scope),
                 cmocka_unit_test(test_job_id_strict),
         };
