@@ -782,6 +782,46 @@ static void test_one_user_fails(void **state) {
         manager_free(m);
 }
 
+/* After a crash, a job left "submitting" whose user's squeue fails is not submitted again:
+ * that user's Slurm jobs are not known, its key may be among them. The other user's is
+ * adopted as usual. */
+static void test_one_user_fails_after_crash(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir, CONF);
+        uint64_t a, b;
+
+        calls_reset();
+        a = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}");
+        b = submit_as(m, 1, "{" JOB ",\"argv\":[\"/bin/true\"]}");
+        pass(m);
+        assert_int_equal(n_calls, 2);
+        m = manager_restart(m, t->dir, CONF);
+        calls_reset();
+        manager_forward_poll(m);
+        answer(last("squeue"), "900|900|N/A|PENDING|Priority|0:00|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "", "squeue: error: Invalid user: daemon\n");
+        answer_ids("nobody", "900|900|N/A|nobody\n");
+        assert_int_equal(manager_job_slurm_id(m, manager_find_job(m, a)), 900);
+        assert_string_equal(manager_find_job(m, b)->reason, "SlurmPollFailed");
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, a, "linked 900 confirmed");
+        assert_meta(m, b, "submitting");
+        pass(m);
+        for (size_t i = 0; i < n_calls; i++)
+                assert_false(streq(tool_of(&calls[i]), "sbatch"));
+        /* Its user's squeue answers without its key: then it goes again. */
+        manager_forward_poll(m);
+        answer(last("squeue"), "900|900|N/A|PENDING|Priority|0:00|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "", "");
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, b, "none");
+        pass(m);
+        assert_true(has_arg(last("sbatch"), "--comment=corral:testhost:2"));
+        assert_int_equal(last("sbatch")->uid, 1);
+        calls_reset();
+        manager_free(m);
+}
+
 /* Cancel, hold and release pass through as the user's scancel/scontrol; MaxForwarded=
  * keeps the rest here; a dependency waits until what it names is on the cluster, then
  * names its Slurm id; an array goes once and its tasks follow their Slurm tasks. */
@@ -931,6 +971,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_adopt_only_own, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_other_users_lines, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_one_user_fails, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_one_user_fails_after_crash, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_pass_through, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_overflow, setup, tree_teardown),
         };
