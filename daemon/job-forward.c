@@ -339,7 +339,10 @@ static void tasks_set(Forwarder *f, Job *head, LinkState phase, uint64_t slurm_i
         }
 }
 
-static bool sbatch_unreachable(const char *err) {
+/* What the Slurm client prints when it cannot reach slurmctld: sbatch's and squeue's
+ * words alike ("Unable to contact slurm controller (connect failure)"). The controller's
+ * trouble, no user's. */
+static bool slurm_unreachable(const char *err) {
         return strstr(err, "Unable to contact slurm controller") || strstr(err, "Socket timed out") ||
                strstr(err, "Connection refused") || strstr(err, "Zero Bytes were transmitted");
 }
@@ -390,7 +393,7 @@ static void on_sbatch(int error, const char *out, const char *err, void *userdat
         }
         /* Only sbatch's own refusal ends the job; anything else (no answer, sbatch killed
          * at its time limit, systemd refusing the unit) is tried again. */
-        if (error < 0 || sbatch_unreachable(err) || !strstr(err, "Batch job submission failed")) {
+        if (error < 0 || slurm_unreachable(err) || !strstr(err, "Batch job submission failed")) {
                 log_warning("Job %" PRIu64 ": sbatch could not reach the cluster: %s", j->id,
                             !isempty(err) ? err : strerror(-error));
                 (void) set_reason(m, j, "SlurmUnreachable");
@@ -844,10 +847,12 @@ static void on_sacct(int error, const char *out, const char *err, void *userdata
  * line's comment and reason are its owner's text and may make up lines after it (so one
  * user's output is only ever read about that user's own jobs); then, where a link awaits
  * confirmation or a crash left a job "submitting", one for those users that prints
- * nothing a user writes (SLURM_SQUEUE_IDS_FORMAT), which alone says whose an id is. */
+ * nothing a user writes (SLURM_SQUEUE_IDS_FORMAT), which alone says whose an id is.
+ * A user's squeue that fails costs that user's jobs only (see squeue_cluster_down()). */
 typedef struct Round {
         char **users;
         size_t next_user;
+        char **failed;          /* the users whose squeue failed: their links are left as they are */
         SlurmJobStatus *st;     /* each user's lines about that user's jobs */
         size_t n_st;
         int skipped;
@@ -857,6 +862,7 @@ static Round *round_free(Round *rd) {
         if (!rd)
                 return NULL;
         strv_free(rd->users);
+        strv_free(rd->failed);
         slurm_job_status_free_many(rd->st, rd->n_st);
         return mfree(rd);
 }
@@ -864,6 +870,23 @@ static Round *round_free(Round *rd) {
 static void round_end(Forwarder *f) {
         f->round = round_free(f->round);
         f->poll_in_flight = false;
+}
+
+/* Whether a failed squeue says that the cluster, or this machine's way of asking it, is
+ * down, rather than something about the users it asked about. A user's own failure (Slurm
+ * knows no such user, "Invalid user: bob", as on a cluster where bob has no account; an
+ * output over the executor's bound, which that user's comments can make) must not stop
+ * the forwarding of everybody's jobs: the round goes on with the others, and that user's
+ * links are left as they are until a squeue of theirs answers. The round is the
+ * cluster's failure (round_unreachable(): every queued job says SlurmUnreachable) when
+ *   - the client says it cannot reach slurmctld (slurm_unreachable(), sbatch's words
+ *     too), or the command did not run at all (systemd refused to start it: -EIO): no
+ *     other user's squeue would fare better, so none is run;
+ *   - or every user's squeue failed (on_squeue()): when the cluster answered nothing
+ *     about anybody, an error not known to be the controller's is more likely its than
+ *     every user's at once. A round of one user fails as a whole, as it always did. */
+static bool squeue_cluster_down(int error, const char *err) {
+        return (error < 0 && error != -EFBIG) || slurm_unreachable(err);
 }
 
 static void round_unreachable(Forwarder *f, const char *what) {
@@ -919,10 +942,14 @@ static const char *owner_of(const SlurmJobStatus *ids, size_t n, uint64_t sid) {
         return NULL;
 }
 
-static void round_decide(Forwarder *f, const SlurmJobStatus *ids, size_t n_ids_out) {
+/* identified: whether the squeue of ids answered (ids then its lines), when one was asked
+ * for. Without it nothing that needs it is decided: no link is confirmed or judged
+ * another's, no job left "submitting" is adopted or submitted again. */
+static void round_decide(Forwarder *f, const SlurmJobStatus *ids, size_t n_ids_out, bool identified) {
         Manager *m = f->m;
         Round *rd = f->round;
         SlurmJobStatus *st = TAKE_PTR(rd->st);
+        _cleanup_strv_free_ char **failed = TAKE_PTR(rd->failed);
         size_t n = rd->n_st;
         bool any_final = false;
         _cleanup_free_ char *ids_arg = NULL, *path = NULL;
@@ -943,6 +970,16 @@ static void round_decide(Forwarder *f, const SlurmJobStatus *ids, size_t n_ids_o
 
                 if (!j || job_state_is_final(j->state))
                         continue;
+                if (j->user && strv_contains(failed, j->user)) {
+                        /* Its user's squeue failed: its absence from the output says nothing
+                         * (not ended, not another's, not lost), so nothing changes but the
+                         * reason of a job still waiting. */
+                        if (j->state == JOB_QUEUED && l->phase != LINK_NONE)
+                                (void) set_reason(m, j, "SlurmPollFailed");
+                        continue;
+                }
+                if (l->phase == LINK_SUBMITTING && !l->in_flight && l->candidate && !identified)
+                        continue; /* its user's Slurm job with its key, whose owner is not known yet */
                 if (l->phase == LINK_SUBMITTING && !l->in_flight) {
                         /* Left by a crash between sbatch and the commit: adopt or resubmit. */
                         owner = l->candidate ? owner_of(ids, n_ids_out, l->candidate) : NULL;
@@ -969,8 +1006,9 @@ static void round_decide(Forwarder *f, const SlurmJobStatus *ids, size_t n_ids_o
                 if (!l->confirmed) {
                         uint64_t k;
 
-                        /* Linked after this round began: the next one's. */
-                        if (l->linked_poll == f->poll_seq)
+                        /* Linked after this round began, or whose it is not known: the next
+                         * round's. */
+                        if (l->linked_poll == f->poll_seq || !identified)
                                 continue;
                         owner = owner_of(ids, n_ids_out, l->slurm_id);
                         if (!owner) {
@@ -1061,10 +1099,17 @@ static void on_squeue_ids(int error, const char *out, const char *err, void *use
         if (error >= 0)
                 r = slurm_parse_squeue_ids(out, &ids, &n);
         if (squeue_failed(error, out, err, r)) {
-                round_unreachable(f, squeue_error(error, err));
+                if (squeue_cluster_down(error, err)) {
+                        round_unreachable(f, squeue_error(error, err));
+                        return;
+                }
+                /* One of these users unknown to Slurm since their own squeue answered, say:
+                 * the users' own lines are still read, what needs whose an id is waits. */
+                log_warning("Cannot tell whose the Slurm jobs are: %s", squeue_error(error, err));
+                round_decide(f, NULL, 0, false);
                 return;
         }
-        round_decide(f, ids, n);
+        round_decide(f, ids, n, true);
         slurm_job_status_free_many(ids, n);
 }
 
@@ -1081,7 +1126,7 @@ static void round_identify(Forwarder *f) {
                 Job *j = manager_find_job(m, l->job_id);
                 uint64_t sid;
 
-                if (!j || job_state_is_final(j->state) || !j->user)
+                if (!j || job_state_is_final(j->state) || !j->user || strv_contains(rd->failed, j->user))
                         continue;
                 if (l->phase == LINK_SUBMITTING && !l->in_flight) {
                         l->candidate = slurm_find_key(rd->st, rd->n_st, m->hostname, j->array_job_id ?: j->id, j->user,
@@ -1096,7 +1141,7 @@ static void round_identify(Forwarder *f) {
                 }
         }
         if (!users) {
-                round_decide(f, NULL, 0);
+                round_decide(f, NULL, 0, true);
                 return;
         }
         list = join_users(users);
@@ -1135,12 +1180,26 @@ static void on_squeue(int error, const char *out, const char *err, void *userdat
                 return;
         if (error >= 0)
                 r = slurm_parse_squeue(out, &st, &n);
+        user = rd->users[rd->next_user++];
         if (squeue_failed(error, out, err, r)) {
-                round_unreachable(f, squeue_error(error, err));
+                slurm_job_status_free_many(st, n);
+                if (squeue_cluster_down(error, err)) {
+                        round_unreachable(f, squeue_error(error, err));
+                        return;
+                }
+                log_warning("Cannot poll the Slurm jobs of user %s: %s", user, squeue_error(error, err));
+                if (strv_extend(&rd->failed, user) < 0) {
+                        round_end(f);
+                        return;
+                }
+                if (strv_length(rd->failed) == strv_length(rd->users)) {
+                        round_unreachable(f, "no user's squeue answered");
+                        return;
+                }
+                round_next(f);
                 return;
         }
         rd->skipped += r;
-        user = rd->users[rd->next_user++];
         grown = n > 0 ? reallocarray(rd->st, rd->n_st + n, sizeof *grown) : rd->st;
         if (n > 0 && !grown) {
                 slurm_job_status_free_many(st, n);

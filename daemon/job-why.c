@@ -232,8 +232,20 @@ json_object *manager_job_why(Manager *m, Job *j) {
                 const QueueConfig *q = config_find_queue(m->config, j->queue);
                 uint64_t sid = manager_job_slurm_id(m, j);
 
-                if (sid) {
+                if (sid)
                         json_add_u64(o, "slurm_job_id", sid);
+                /* The poll's failures are corrald's words, not Slurm's reason for the job. */
+                if (reason_is(j, "SlurmPollFailed"))
+                        say(why,
+                            "the cluster's squeue of %s's jobs failed (corrald's log says how): its state "
+                            "here is left as it was until one answers, asked again every %" PRIu64 " s",
+                            strna(j->user), m->config->slurm_poll_sec);
+                else if (sid && reason_is(j, "SlurmUnreachable"))
+                        say(why,
+                            "it is Slurm job %" PRIu64 " of a cluster whose controller did not answer "
+                            "the last poll; it is asked again every %" PRIu64 " s",
+                            sid, m->config->slurm_poll_sec);
+                else if (sid) {
                         say(why, "it is Slurm job %" PRIu64 " of the cluster (partition %s); Slurm says: %s", sid,
                             q && q->slurm_partition ? q->slurm_partition : "the default",
                             j->reason && strncmp(j->reason, "Slurm:", 6) == 0 ? j->reason + 6 : strempty(j->reason));

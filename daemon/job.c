@@ -118,6 +118,18 @@ void job_run_forget(Job *j) {
         j->run = mfree(j->run);
 }
 
+bool job_run_is_empty(const JobRun *r) {
+        /* Field by field (memcmp() would compare the padding too), every field, stored or
+         * not. */
+        return !r ||
+               (r->usage.cpu_usec == 0 && r->usage.memory_peak == 0 && r->usage.io_read_bytes == 0 &&
+                r->usage.io_write_bytes == 0 && r->usage.tasks_peak == 0 && r->suspended_usec == 0 &&
+                r->suspend_start == 0 && !r->launch_error && r->preempted_by == 0 && r->resident_memory == 0 &&
+                r->last_resume == 0 && r->preempt_act == PREEMPT_ACT_NONE && !r->preempt_moved &&
+                !r->preempt_swap_off && !r->reclaimed && r->exit_code == job_run_none.exit_code &&
+                r->exit_signal == 0);
+}
+
 Job *job_new(void) {
         Job *j;
 

@@ -162,6 +162,9 @@ JobRun *job_run_ensure(Job *j);
 int job_take_launch_error(Job *j, char *words);
 /* Forgets the run (a requeued job starts again from scratch). */
 void job_run_forget(Job *j);
+/* Whether a run (NULL: none) holds nothing job_run_none does not: not worth keeping, as
+ * the run a job that never started reads back from the store. */
+bool job_run_is_empty(const JobRun *r) _pure_;
 
 /* One of the request's strings kept in memory (JobString), or NULL. */
 static inline const char *job_str(const Job *j, JobString s) {

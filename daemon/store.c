@@ -690,9 +690,7 @@ static int load_jobs(Store *s, sqlite3_stmt *st, int (*cb)(Job *j, void *userdat
                         break;
                 }
                 /* A job that never started has no run to keep (most of a long queue). */
-                if (run.suspended_usec || run.suspend_start || run.usage.cpu_usec || run.usage.memory_peak ||
-                    run.usage.io_read_bytes || run.usage.io_write_bytes || run.usage.tasks_peak ||
-                    run.preempted_by || run.launch_error || run.exit_code != -1 || run.exit_signal) {
+                if (!job_run_is_empty(&run)) {
                         JobRun *jr = job_run_ensure(j);
                         if (!jr) {
                                 free(run.launch_error);

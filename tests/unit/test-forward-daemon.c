@@ -648,6 +648,180 @@ static void test_other_users_lines(void **state) {
         manager_free(m);
 }
 
+/* One user's squeue failing (Slurm knows no such user there, or more output than corrald
+ * reads) costs that user only: the others' jobs go on; that user's links and states are
+ * left as they are (an absence from no output is no end, no mismatch) and its queued jobs
+ * say why. The cluster itself down (the client's words, or no user's squeue answering) is
+ * the round's failure, as ever. A failed squeue of ids leaves what needs it for the next
+ * round and decides the rest. */
+static void test_one_user_fails(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir, CONF "MaxForwarded=10\n");
+        Job *ja, *jb, *jc, *jd;
+        json_object *r;
+        FakeCall *c;
+        size_t before;
+
+        calls_reset();
+        ja = manager_find_job(m, submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}"));
+        jb = manager_find_job(m, submit_as(m, 1, "{" JOB ",\"argv\":[\"/bin/true\"]}"));
+        jc = manager_find_job(m, submit_as(m, 1, "{" JOB ",\"argv\":[\"/bin/true\"]}"));
+        pass(m);
+        assert_int_equal(n_calls, 3);
+        answer(&calls[0], "800\n", "");
+        answer(&calls[1], "810\n", "");
+        answer(&calls[2], "811\n", "");
+        manager_forward_poll(m);
+        answer(last("squeue"), "800|800|N/A|PENDING|Resources|0:00|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "810|810|N/A|RUNNING|None|0:01|daemon|corral:testhost:2\n"
+                               "811|811|N/A|PENDING|Priority|0:00|daemon|corral:testhost:3\n", "");
+        answer_ids("nobody,daemon", "800|800|N/A|nobody\n810|810|N/A|daemon\n811|811|N/A|daemon\n");
+        assert_string_equal(ja->reason, "Slurm:Resources");
+        assert_int_equal(jb->state, JOB_RUNNING);
+        assert_string_equal(jc->reason, "Slurm:Priority");
+        assert_int_equal(manager_forward_polls(m), 1);
+        /* d goes after that poll: its claimed id awaits the next poll's confirmation. */
+        jd = manager_find_job(m, submit_as(m, 1, "{" JOB ",\"argv\":[\"/bin/true\"]}"));
+        pass(m);
+        answer(last("sbatch"), "812\n", "");
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, jd->id, "linked 812");
+
+        /* daemon unknown to the cluster: nobody's job goes on; daemon's running job is not
+         * taken for ended (no record asked for), d's claim is not judged, the queued ones
+         * say why. */
+        manager_forward_poll(m);
+        answer(last("squeue"), "800|800|N/A|RUNNING|None|0:01|nobody|corral:testhost:1\n", "");
+        c = last("squeue");
+        assert_true(has_arg(c, "daemon") && !has_arg(c, "nobody"));
+        answer(c, "", "squeue: error: Invalid user: daemon\n");
+        for (size_t i = 0; i < n_calls; i++)
+                assert_true(calls[i].answered); /* no squeue of ids (only d's needed one), no sacct */
+        assert_int_equal(ja->state, JOB_RUNNING);
+        assert_int_equal(jb->state, JOB_RUNNING);
+        assert_int_equal(jc->state, JOB_QUEUED);
+        assert_string_equal(jc->reason, "SlurmPollFailed");
+        assert_int_equal(jd->state, JOB_QUEUED);
+        assert_string_equal(jd->reason, "SlurmPollFailed");
+        assert_int_equal(manager_forward_polls(m), 2);
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, jb->id, "linked 810 confirmed");
+        assert_meta(m, jc->id, "linked 811 confirmed");
+        assert_meta(m, jd->id, "linked 812");
+        r = call(m, 1, CORRAL_METHOD_WHY, "{\"job_id\":3}");
+        if (!strstr(json_object_to_json_string(r), "squeue of daemon's jobs failed") ||
+            strstr(json_object_to_json_string(r), "Slurm says"))
+                fail_msg("why: %s", json_object_to_json_string(r));
+        json_object_put(r);
+
+        /* Both users' squeues fail, neither with the controller's words: the round is the
+         * cluster's failure, as with one user. Nothing changes but the reasons. */
+        manager_forward_poll(m);
+        answer(last("squeue"), "", "squeue: error: Invalid user: nobody\n");
+        c = last("squeue");
+        assert_true(has_arg(c, "daemon"));
+        answer_error(c, -EFBIG);
+        assert_true(calls[n_calls - 1].answered);
+        assert_string_equal(jc->reason, "SlurmUnreachable");
+        assert_string_equal(jd->reason, "SlurmUnreachable");
+        assert_int_equal(ja->state, JOB_RUNNING);
+        assert_int_equal(jb->state, JOB_RUNNING);
+        assert_int_equal(manager_forward_polls(m), 2);
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, jd->id, "linked 812");
+
+        /* The squeue of ids fails (daemon gone from the cluster since its own squeue):
+         * what needs it waits, d neither confirmed nor judged another's; the users' own
+         * lines are read: c runs, b ends with its record. */
+        manager_forward_poll(m);
+        answer(last("squeue"), "800|800|N/A|RUNNING|None|0:02|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "810|810|N/A|COMPLETED|None|0:05|daemon|corral:testhost:2\n"
+                               "811|811|N/A|RUNNING|None|0:01|daemon|corral:testhost:3\n"
+                               "812|812|N/A|PENDING|Priority|0:00|daemon|corral:testhost:4\n", "");
+        c = last("squeue");
+        assert_true(has_arg(c, "--format=" SLURM_SQUEUE_IDS_FORMAT) && has_arg(c, "daemon"));
+        answer(c, "", "squeue: error: Invalid user: daemon\n");
+        c = last("sacct");
+        assert_true(has_arg(c, "810"));
+        answer(c, "810|810|COMPLETED|0:0|5|00:00.100||daemon\n", "");
+        assert_int_equal(jb->state, JOB_COMPLETED);
+        assert_int_equal(jc->state, JOB_RUNNING);
+        assert_int_equal(jd->state, JOB_QUEUED);
+        assert_int_equal(manager_forward_polls(m), 3);
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, jd->id, "linked 812");
+
+        /* The controller's words in the first user's squeue: nobody else's is asked. */
+        manager_forward_poll(m);
+        before = n_calls;
+        answer(last("squeue"), "", "squeue: error: Unable to contact slurm controller (connect failure)\n");
+        assert_int_equal(n_calls, before);
+        assert_string_equal(jd->reason, "SlurmUnreachable");
+        assert_int_equal(ja->state, JOB_RUNNING);
+        assert_int_equal(jc->state, JOB_RUNNING);
+        r = call(m, 1, CORRAL_METHOD_WHY, "{\"job_id\":4}");
+        if (!strstr(json_object_to_json_string(r), "Slurm job 812 of a cluster whose controller did not answer") ||
+            strstr(json_object_to_json_string(r), "Slurm says"))
+                fail_msg("why: %s", json_object_to_json_string(r));
+        json_object_put(r);
+
+        /* All answer again: d is confirmed, a ends. */
+        manager_forward_poll(m);
+        answer(last("squeue"), "800|800|N/A|COMPLETED|None|0:03|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "811|811|N/A|RUNNING|None|0:02|daemon|corral:testhost:3\n"
+                               "812|812|N/A|PENDING|Priority|0:00|daemon|corral:testhost:4\n", "");
+        answer_ids("daemon", "811|811|N/A|daemon\n812|812|N/A|daemon\n");
+        c = last("sacct");
+        assert_true(has_arg(c, "800"));
+        answer(c, "800|800|COMPLETED|0:0|3|00:00.100||nobody\n", "");
+        assert_int_equal(ja->state, JOB_COMPLETED);
+        assert_string_equal(jd->reason, "Slurm:Priority");
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, jd->id, "linked 812 confirmed");
+        calls_reset();
+        manager_free(m);
+}
+
+/* After a crash, a job left "submitting" whose user's squeue fails is not submitted again:
+ * that user's Slurm jobs are not known, its key may be among them. The other user's is
+ * adopted as usual. */
+static void test_one_user_fails_after_crash(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir, CONF);
+        uint64_t a, b;
+
+        calls_reset();
+        a = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}");
+        b = submit_as(m, 1, "{" JOB ",\"argv\":[\"/bin/true\"]}");
+        pass(m);
+        assert_int_equal(n_calls, 2);
+        m = manager_restart(m, t->dir, CONF);
+        calls_reset();
+        manager_forward_poll(m);
+        answer(last("squeue"), "900|900|N/A|PENDING|Priority|0:00|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "", "squeue: error: Invalid user: daemon\n");
+        answer_ids("nobody", "900|900|N/A|nobody\n");
+        assert_int_equal(manager_job_slurm_id(m, manager_find_job(m, a)), 900);
+        assert_string_equal(manager_find_job(m, b)->reason, "SlurmPollFailed");
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, a, "linked 900 confirmed");
+        assert_meta(m, b, "submitting");
+        pass(m);
+        for (size_t i = 0; i < n_calls; i++)
+                assert_false(streq(tool_of(&calls[i]), "sbatch"));
+        /* Its user's squeue answers without its key: then it goes again. */
+        manager_forward_poll(m);
+        answer(last("squeue"), "900|900|N/A|PENDING|Priority|0:00|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "", "");
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, b, "none");
+        pass(m);
+        assert_true(has_arg(last("sbatch"), "--comment=corral:testhost:2"));
+        assert_int_equal(last("sbatch")->uid, 1);
+        calls_reset();
+        manager_free(m);
+}
+
 /* Cancel, hold and release pass through as the user's scancel/scontrol; MaxForwarded=
  * keeps the rest here; a dependency waits until what it names is on the cluster, then
  * names its Slurm id; an array goes once and its tasks follow their Slurm tasks. */
@@ -796,6 +970,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_claimed_id, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_adopt_only_own, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_other_users_lines, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_one_user_fails, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_one_user_fails_after_crash, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_pass_through, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_overflow, setup, tree_teardown),
         };

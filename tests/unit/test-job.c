@@ -260,8 +260,10 @@ static void test_run(void **state) {
         assert_null(j->run); /* reading made none */
 
         assert_int_equal(job_run(j)->exit_code, -1); /* none yet */
+        assert_true(job_run_is_empty(job_run(j)));
         run = job_run_ensure(j);
         assert_non_null(run);
+        assert_true(job_run_is_empty(run)); /* made, nothing in it yet */
         assert_ptr_equal(job_run_ensure(j), run);
         assert_int_equal(run->exit_code, -1);
         assert_int_equal(run->usage.cpu_usec, 0);
@@ -272,14 +274,53 @@ static void test_run(void **state) {
         assert_string_equal(job_run(j)->launch_error, "second");
         assert_int_equal(job_run(j)->usage.cpu_usec, 5);
 
+        assert_false(job_run_is_empty(j->run));
+
         job_run_forget(j);
         assert_null(j->run);
+        assert_true(job_run_is_empty(j->run));
         assert_int_equal(job_run(j)->exit_code, -1);
         assert_int_equal(job_run(j)->usage.cpu_usec, 0);
         assert_int_equal(job_run(j)->preempted_by, 0);
         assert_null(job_run(j)->launch_error);
         assert_int_equal(job_take_launch_error(j, strdup("third")), 0);
         job_free(j); /* its run with it */
+}
+
+/* A run is kept for any one field that is not job_run_none's (a restart loads only such
+ * runs): each field alone makes it not empty. */
+static void test_run_is_empty(void **state) {
+        char words[] = "cannot open out.txt";
+        JobRun r;
+
+#define ONE(stmt)                                          \
+        do {                                               \
+                r = job_run_none;                          \
+                assert_true(job_run_is_empty(&r));         \
+                stmt;                                      \
+                if (job_run_is_empty(&r))                  \
+                        fail_msg("empty after %s", #stmt); \
+        } while (0)
+
+        assert_true(job_run_is_empty(NULL));
+        ONE(r.usage.cpu_usec = 1);
+        ONE(r.usage.memory_peak = 1);
+        ONE(r.usage.io_read_bytes = 1);
+        ONE(r.usage.io_write_bytes = 1);
+        ONE(r.usage.tasks_peak = 1);
+        ONE(r.suspended_usec = 1);
+        ONE(r.suspend_start = 1);
+        ONE(r.launch_error = words);
+        ONE(r.preempted_by = 1);
+        ONE(r.resident_memory = 1);
+        ONE(r.last_resume = 1);
+        ONE(r.preempt_act = PREEMPT_ACT_FREEZE);
+        ONE(r.preempt_moved = true);
+        ONE(r.preempt_swap_off = true);
+        ONE(r.reclaimed = true);
+        ONE(r.exit_code = 0); /* exited 0: a run, not none */
+        ONE(r.exit_signal = 9);
+#undef ONE
 }
 
 int main(void) {
@@ -291,6 +332,7 @@ int main(void) {
                 cmocka_unit_test(test_launch_error_private),
                 cmocka_unit_test(test_request_strings),
                 cmocka_unit_test(test_run),
+                cmocka_unit_test(test_run_is_empty),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
