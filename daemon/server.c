@@ -107,6 +107,11 @@ struct Server {
          * connections together: a client that never finishes its request holds them, so
          * they are bounded (SERVER_HELD_FDS_MAX) as much as connections are. */
         unsigned n_held_fds;
+        /* A reply was queued since the last server_flush(): until the owner's commit and
+         * that flush, nothing is written, not even a connection's older replies (they share
+         * its buffer). Otherwise the next iteration's EPOLLOUT, which sd-event dispatches
+         * before the lower-priority post source that commits, would send it first. */
+        bool replies_unflushed;
 };
 
 /* A connection's descriptors not yet handed to a call: closed, and no longer counted. */
@@ -262,7 +267,7 @@ static void connection_update_events(Connection *c) {
         bool may = connection_may_handle(c, now);
         uint32_t ev = 0;
 
-        if (message_writer_pending(c->writer) > 0)
+        if (message_writer_pending(c->writer) > 0 && !s->replies_unflushed)
                 ev |= EPOLLOUT;
         if (may && !c->backlog && !c->eof)
                 ev |= EPOLLIN;
@@ -291,6 +296,7 @@ static int queue(Connection *c, json_object *reply) {
                                               json_object_new_string(c->server->notice));
         r = message_writer_queue(c->writer, reply);
         json_object_put(reply);
+        c->server->replies_unflushed = true;
         if (r < 0) {
                 /* A client that reads nothing while we stream to it: drop it. */
                 c->dead = true;
@@ -481,7 +487,8 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
         Connection *c = userdata;
         int r;
 
-        if ((revents & EPOLLOUT) || ((revents & (EPOLLHUP | EPOLLERR)) && message_writer_pending(c->writer) > 0)) {
+        if (!c->server->replies_unflushed &&
+            ((revents & EPOLLOUT) || ((revents & (EPOLLHUP | EPOLLERR)) && message_writer_pending(c->writer) > 0))) {
                 r = message_writer_flush(c->writer, c->fd);
                 if (r < 0 && r != -EAGAIN) {
                         connection_free(c);
@@ -627,6 +634,7 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
 }
 
 void server_flush(Server *s) {
+        s->replies_unflushed = false;
         for (Connection *c = s->conns, *next; c; c = next) {
                 next = c->next;
                 if (c->dead) {

@@ -507,6 +507,49 @@ static void test_output_bound(void **state) {
         server_free(s);
 }
 
+/* A reply leaves only with server_flush(), which the daemon calls after the commit of what
+ * it acknowledges: however many iterations run before it. The first iteration queues the
+ * reply; sd-event would then report the socket writable to the next ones, which run
+ * before the daemon's lower-priority post source (its commit and flush). */
+static void test_reply_waits_for_flush(void **state) {
+        Tree *tree = *state;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        Server *s = NULL;
+        Test t = {};
+        Replies r = {};
+        char path[128];
+        int fd;
+
+        socket_path(tree, path, sizeof path);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(server_new(e, path, &ops, &t, &s), 0);
+        fd = client(path);
+        send_all(fd, GET_INFO_A, sizeof GET_INFO_A);
+        for (int i = 0; i < 20; i++) {
+                (void) sd_event_run(e, 10 * 1000);
+                drain(fd, &r);
+                assert_int_equal(r.n, 0);
+        }
+        assert_int_equal(t.dispatched, 1);
+        server_flush(s);
+        drain(fd, &r);
+        assert_int_equal(r.n, 1);
+        assert_non_null(strstr(r.msgs[0], "\"uid\""));
+
+        /* The next request: again nothing before the flush. */
+        send_all(fd, GET_INFO_B, sizeof GET_INFO_B);
+        for (int i = 0; i < 20; i++) {
+                (void) sd_event_run(e, 10 * 1000);
+                drain(fd, &r);
+                assert_int_equal(r.n, 1);
+        }
+        server_flush(s);
+        drain(fd, &r);
+        assert_int_equal(r.n, 2);
+        close(fd);
+        server_free(s);
+}
+
 /* "oneway" on a method whose only product is its reply is refused by name, and not
  * dispatched; on one that changes something it is dispatched and answers nothing, also
  * when the answer comes later. Which methods are which is the daemon's own table. */
@@ -847,6 +890,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_connection_cap, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_wakeup_bound, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_output_bound, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_reply_waits_for_flush, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_oneway, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_user_budget, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_fds, setup, tree_teardown),
