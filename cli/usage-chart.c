@@ -130,7 +130,9 @@ int usage_chart_text(FILE *f, const UsageSeries *s, const char *title, const cha
                 fprintf(f, "%*s %s", (int) label_w, row == 0 ? top : labelled ? mid : "",
                         labelled ? (utf8 ? "┤" : "+") : (utf8 ? "│" : "|"));
                 for (size_t c = 0; c < ncols; c++) {
-                        unsigned units = max > 0 ? (unsigned) lround(cols[c] / max * height * 8) : 0, cell;
+                        /* Rounded to nearest; never negative. (Not lround(): that alone would
+                         * make every corral command load libm at its start.) */
+                        unsigned units = max > 0 ? (unsigned) (cols[c] / max * height * 8 + 0.5) : 0, cell;
                         const char *glyph;
 
                         /* Something used, however little, shows as the lowest bar. */
