@@ -811,9 +811,10 @@ static int setup_job_cgroup(Supervisor *s) {
                 return log_oom();
         if (mkdirat(s->root_fd, s->leaf, 0755) < 0 && errno != EEXIST)
                 return log_error_errno(errno, "Cannot create cgroup %s: %m", s->leaf);
+        /* Only to create the child in; without it the child joins through cgroup.procs. */
         s->leaf_fd = openat(s->root_fd, s->leaf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (s->leaf_fd < 0)
-                return log_error_errno(errno, "Cannot open cgroup %s: %m", s->leaf);
+                log_debug_errno(errno, "Cannot open cgroup %s, the job will join it: %m", s->leaf);
         if (asprintf(&p, "%s/cgroup.procs", s->leaf) < 0)
                 return log_oom();
         s->procs_fd = openat(s->root_fd, p, O_WRONLY | O_CLOEXEC);
@@ -888,14 +889,16 @@ static pid_t fork_into_leaf(Supervisor *s, bool *ret_joined) {
                 .exit_signal = SIGCHLD,
                 .cgroup = (uint64_t) s->leaf_fd,
         };
-        long pid;
+        long pid = -1;
 
-        pid = syscall(SYS_clone3, &args, sizeof args);
+        if (s->leaf_fd >= 0)
+                pid = syscall(SYS_clone3, &args, sizeof args);
         if (pid >= 0) {
                 *ret_joined = true;
                 return (pid_t) pid;
         }
-        log_debug_errno(errno, "clone3(CLONE_INTO_CGROUP) failed, forking instead: %m");
+        if (s->leaf_fd >= 0)
+                log_debug_errno(errno, "clone3(CLONE_INTO_CGROUP) failed, forking instead: %m");
         *ret_joined = false;
         return fork();
 }
