@@ -8,7 +8,8 @@
 #  5. durable submits: one and eight clients vs the raw single-row commit rate of the same
 #     store settings on the same disk (CORRAL_BENCH_Q commits, 500).
 # With CORRAL_BENCH_PROFILE=1, then where one submit's time goes (corrald's debug log,
-# strace when the build directory holds one under prof/). Prints figures; never fails on time.
+# an ftrace of one job, strace when the build directory holds one under prof/).
+# Prints figures; never fails on time.
 # timeout: 2400
 . "$CORRAL_TEST_LIB"
 N=${CORRAL_BENCH_N:-20}
@@ -92,6 +93,30 @@ for i in 1 2 3; do
 done
 journalctl --no-pager -o short-precise --since "$since" > "$prof/prof-journal.txt"
 rm -r /run/systemd/system/corrald.service.d; systemctl daemon-reload; systemctl restart corrald.service; corral info >/dev/null
+# The kernel's view of one submit --wait and one systemd-run --scope: exec, fork and exit,
+# cgroup mkdir and attach, fdatasync, the sockets' sends (tracefs events: next to no
+# overhead, where strace multiplies every syscall's cost under emulation). It showed
+# the controllers toggled per job, the job's migration and the reply before the commit.
+T=/sys/kernel/tracing
+if [ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null; then
+    echo 0 > $T/tracing_on; echo > $T/trace; echo 8192 > $T/buffer_size_kb
+    for e in sched/sched_process_exec sched/sched_process_fork sched/sched_process_exit cgroup/cgroup_mkdir \
+             cgroup/cgroup_rmdir cgroup/cgroup_attach_task syscalls/sys_enter_fdatasync syscalls/sys_exit_fdatasync \
+             syscalls/sys_enter_sendto syscalls/sys_enter_sendmsg syscalls/sys_enter_clone3 syscalls/sys_enter_connect; do
+        echo 1 > $T/events/$e/enable 2>/dev/null || echo "no trace event $e"
+    done
+    as_user "$USER_A" corral submit --parsable --wait -- /bin/true >/dev/null
+    echo 1 > $T/tracing_on
+    echo "corral submit --wait (through setpriv)" > $T/trace_marker
+    as_user "$USER_A" corral submit --parsable --wait -- /bin/true >/dev/null
+    echo "systemd-run --scope" > $T/trace_marker
+    systemd-run --quiet --scope /bin/true
+    echo 0 > $T/tracing_on
+    cp $T/trace "$prof/prof-ftrace.txt"
+    echo 0 > $T/events/enable
+else
+    echo "no tracefs: no prof-ftrace.txt"
+fi
 st=$CORRAL_BUILDDIR/prof/strace
 if [ -x "$st" ]; then
     export LD_LIBRARY_PATH=$CORRAL_BUILDDIR/prof
