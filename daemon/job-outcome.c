@@ -12,10 +12,30 @@
 #include "usage.h"
 
 int manager_job_launch_failed(Manager *m, Job *j, JobState state, const char *detail) {
+        /* Put back if the end cannot be stored: memory keeps what the store has. */
+        _cleanup_free_ char *before = j->run ? TAKE_PTR(j->run->launch_error) : NULL;
+        int r;
+
         /* Short of memory, it still ends: its reason says LaunchFailed without the words. */
         if (job_take_launch_error(j, detail ? strndup(detail, 1024) : NULL) < 0)
                 log_oom();
-        return manager_job_transition(m, j, JOB_EVENT_END, state, "LaunchFailed");
+        r = manager_job_transition(m, j, JOB_EVENT_END, state, "LaunchFailed");
+        if (r < 0 && j->run) {
+                free(j->run->launch_error);
+                j->run->launch_error = TAKE_PTR(before);
+        }
+        return r;
+}
+
+/* A launch failed and its end could not be recorded either: the job is launched again
+ * after the next pass, which ends it or starts it. */
+static void launch_again(Manager *m, Job *j) {
+        if (!GREEDY_REALLOC(m->to_launch, m->allocated_to_launch, m->n_to_launch + 1)) {
+                log_oom();
+                return;
+        }
+        m->to_launch[m->n_to_launch++] = j->id;
+        m->sched_needed = true;
 }
 
 
@@ -28,8 +48,9 @@ void manager_on_job_started(Executor *e, uint64_t id, int error, const char *mes
         j->launching = false;
         if (error < 0) {
                 log_error_errno(error, "Job %" PRIu64 " could not be started: %s", id, strna(message));
-                (void) manager_job_launch_failed(m, j, j->cancel_requested ? JOB_CANCELLED : JOB_FAILED,
-                                         message ?: strerror(-error));
+                if (manager_job_launch_failed(m, j, j->cancel_requested ? JOB_CANCELLED : JOB_FAILED,
+                                              message ?: strerror(-error)) < 0)
+                        launch_again(m, j);
                 return;
         }
         log_info("Job %" PRIu64 " started in corral-job-%" PRIu64 ".scope.", id, id);
