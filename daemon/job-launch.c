@@ -14,6 +14,8 @@
 #include "manager.h"
 
 void manager_launch_pending(Manager *m) {
+        size_t n_again = 0; /* launches to try again: their failure could not be recorded */
+
         for (size_t i = 0; i < m->n_to_launch; i++) {
                 _cleanup_(job_spec_freep) JobSpec *spec = NULL;
                 Job *j = manager_find_job(m, m->to_launch[i]);
@@ -28,8 +30,9 @@ void manager_launch_pending(Manager *m) {
                 if (j->req.interactive && (!j->interactive || j->interactive->n_fds != CORRAL_RUN_FDS)) {
                         /* Its descriptors lived in the corrald that took it (interactive.h). */
                         j->launching = false;
-                        (void) manager_job_launch_failed(m, j, JOB_CANCELLED,
-                                                         "its terminal was lost when corrald restarted");
+                        if (manager_job_launch_failed(m, j, JOB_CANCELLED,
+                                                      "its terminal was lost when corrald restarted") < 0)
+                                m->to_launch[n_again++] = j->id;
                         continue;
                 }
                 r = manager_build_spec(m, j, &spec);
@@ -43,8 +46,13 @@ void manager_launch_pending(Manager *m) {
                 if (r < 0) {
                         j->launching = false;
                         log_error_errno(r, "Cannot launch job %" PRIu64 ": %m", j->id);
-                        (void) manager_job_launch_failed(m, j, JOB_FAILED, strerror(-r));
+                        /* Still running in memory and in the store, and no scope will
+                         * ever report: tried again after the next pass. */
+                        if (manager_job_launch_failed(m, j, JOB_FAILED, strerror(-r)) < 0)
+                                m->to_launch[n_again++] = j->id;
                 }
         }
-        m->n_to_launch = 0;
+        m->n_to_launch = n_again;
+        if (n_again > 0)
+                m->sched_needed = true;
 }

@@ -80,11 +80,12 @@ static void job_run_close_suspension(Job *j, uint64_t now) {
         run->suspend_start = 0;
 }
 
-/* A new run from scratch: what the last one left is forgotten. */
-static void job_reset_run(Job *j, uint64_t now) {
-        j->alloc = mfree(j->alloc);
+/* A new run from scratch: what the last one left is forgotten (*old_alloc and *old_run
+ * take it, freed once the store has the change). */
+static void job_reset_run(Job *j, uint64_t now, SchedAllocation **old_alloc, JobRun **old_run) {
+        *old_alloc = TAKE_PTR(j->alloc);
         j->held_by_admin = j->suspended_by_admin = j->suspended_by_sched = j->suspended_by_person = false;
-        job_run_forget(j); /* usage, suspensions, preemption, the launch error, the exit status */
+        *old_run = TAKE_PTR(j->run); /* usage, suspensions, preemption, the launch error, the exit status */
         j->requeue_count++;
         j->start_time = j->end_time = 0;
         j->eligible_time = now;
@@ -94,6 +95,11 @@ static void job_reset_run(Job *j, uint64_t now) {
 int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, const char *reason) {
         uint64_t now = (uint64_t) time(NULL);
         JobState from = event == JOB_EVENT_SUBMIT ? _JOB_STATE_INVALID : j->state;
+        _cleanup_free_ SchedAllocation *old_alloc = NULL;
+        _cleanup_free_ JobRun *old_run = NULL;
+        unsigned n_running;
+        JobRun run_before;
+        Job before;
         int r;
 
         r = job_state_transition_allowed(from, to, event);
@@ -106,6 +112,11 @@ int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, cons
          * run to load) gets what records its run now, before anything changes. */
         if ((event == JOB_EVENT_START || event == JOB_EVENT_SUSPEND) && !job_run_ensure(j))
                 return log_oom();
+        /* The job as the store has it: put back when the store cannot record the change
+         * (short of memory), so that memory never holds a state the store does not. */
+        before = *j;
+        run_before = *job_run(j);
+        n_running = m->n_running;
 
         /* The allocation stays on a finished job, for the record (show lists its CPUs);
          * only active jobs count as running. */
@@ -143,10 +154,10 @@ int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, cons
                         j->end_time = now;
                         j->cancel_requested = j->launching = false;
                 } else
-                        job_reset_run(j, now);
+                        job_reset_run(j, now, &old_alloc, &old_run);
                 break;
         case JOB_EVENT_REQUEUE:
-                job_reset_run(j, now);
+                job_reset_run(j, now, &old_alloc, &old_run);
                 break;
         default:
                 break;
@@ -173,8 +184,18 @@ int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, cons
                 return manager_add_job(m, j);
         }
         r = manager_job_save(m, j);
+        if (r < 0) {
+                *j = before;
+                if (j->run)
+                        *j->run = run_before;
+                m->n_running = n_running;
+                TAKE_PTR(old_alloc);
+                TAKE_PTR(old_run);
+                return r;
+        }
+        if (old_run)
+                free(old_run->launch_error);
         /* Queued, not sent: manager_commit() sends it once the store has this state. */
-        if (r >= 0)
-                manager_job_mail(m, j, event);
-        return r;
+        manager_job_mail(m, j, event);
+        return 0;
 }

@@ -121,6 +121,12 @@ static int on_sched_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
         /* Begin times and estimates move with the clock even when nothing happens. */
         manager_purge_finished(m, now_sec());
+        /* Outcomes left unrecorded for want of memory, before the sweep takes their jobs
+         * for lost. */
+        if (m->outcomes_rescan) {
+                m->outcomes_rescan = false;
+                (void) executor_scan_outcomes(m->executor);
+        }
         sweep_empty_scopes(m);
         m->sched_needed = true;
         return sd_event_source_set_time_relative(s, SCHED_INTERVAL_USEC);

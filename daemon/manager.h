@@ -61,6 +61,7 @@ typedef struct Manager {
         size_t n_to_launch, allocated_to_launch;
         uint64_t *outcomes_done; /* outcome files to remove once the store has committed */
         size_t n_outcomes_done, allocated_outcomes_done;
+        bool outcomes_rescan; /* an outcome could not be recorded: read the results again */
 
         /* The projects' limits as sched/ takes them (built from the configuration):
          * project i has id i + 1; project_names are interned, as Job.project is. */

@@ -329,11 +329,12 @@ int manager_schedule(Manager *m) {
                 if (!j->alloc && !(j->alloc = new(SchedAllocation, 1)))
                         return -ENOMEM;
                 *j->alloc = d->alloc;
-                if (manager_job_transition(m, j, JOB_EVENT_START, JOB_RUNNING, NULL) < 0)
-                        continue;
-                /* Launched only after the commit that records it as running (job-launch.c). */
+                /* Launched only after the commit that records it as running (job-launch.c):
+                 * its place in the list first, so that no job runs that is never launched. */
                 if (!GREEDY_REALLOC(m->to_launch, m->allocated_to_launch, m->n_to_launch + 1))
                         return -ENOMEM;
+                if (manager_job_transition(m, j, JOB_EVENT_START, JOB_RUNNING, NULL) < 0)
+                        continue;
                 m->to_launch[m->n_to_launch++] = j->id;
         }
         return 0;

@@ -35,6 +35,9 @@ struct Store {
         sqlite3 *db;
         sqlite3_stmt *insert, *update;
         bool in_txn;
+        /* The open transaction lacks a change memory already has (store_fail()): it is
+         * rolled back instead of committed. */
+        int txn_error;
         uint64_t n_commits; /* transactions committed since the store was opened */
         /* Accounting's statements, prepared on first use: one job end costs two
          * statements, whatever the history. */
@@ -337,11 +340,23 @@ static int begin(Store *s) {
         return 0;
 }
 
+void store_fail(Store *s, int error) {
+        if (s->in_txn && s->txn_error == 0)
+                s->txn_error = error < 0 ? error : -EIO;
+}
+
 int store_commit(Store *s) {
         int r;
 
         if (!s->in_txn)
                 return 0;
+        if (s->txn_error < 0) {
+                r = s->txn_error;
+                (void) exec_sql(s, "ROLLBACK");
+                s->in_txn = false;
+                s->txn_error = 0;
+                return r;
+        }
         r = run_ctl(s, CTL_COMMIT, NULL, NULL);
         if (r < 0)
                 return r;
@@ -917,6 +932,7 @@ int store_record_charge(Store *s, const JobCharge *c) {
         r = step_done(s, s->charge_insert);
         if (r < 0)
                 return r;
+        /* From here on a failure leaves the charge without its day's summary. */
 
         rc |= bind_text(s->daily_upsert, 1, acct_day(day, sizeof day, c->end_time));
         rc |= bind_text(s->daily_upsert, 2, project);
@@ -933,7 +949,10 @@ int store_record_charge(Store *s, const JobCharge *c) {
         for (int i = 0; i < _ACCT_STALL_MAX; i++)
                 rc |= sqlite3_bind_int64(s->daily_upsert, 13 + i, (sqlite3_int64) t.stall_usec[i]);
         rc |= sqlite3_bind_int64(s->daily_upsert, 19, (sqlite3_int64) t.gpu_usec);
-        return step_bound(s, s->daily_upsert, rc);
+        r = step_bound(s, s->daily_upsert, rc);
+        if (r < 0)
+                store_fail(s, r);
+        return r;
 }
 
 int store_load_charge(Store *s, uint64_t job_id, JobCharge *ret) {

@@ -39,6 +39,10 @@ int store_insert_job(Store *s, const Job *j, size_t *ret_request_bytes);
 /* Writes the job's changing columns (state, reason, times, allocation, outcome). */
 int store_update_job(Store *s, const Job *j);
 int store_commit(Store *s);
+/* What the open transaction holds can no longer match memory (a change half written, or
+ * one memory cannot take back): store_commit() rolls it back and returns error, and
+ * corrald exits rather than acknowledge it; a restart reads what was committed before. */
+void store_fail(Store *s, int error);
 /* A unit of work inside the open transaction that lands whole or not at all (an array
  * Submit that runs out of memory half way): savepoint, then release or roll back. */
 int store_savepoint(Store *s);
@@ -67,7 +71,8 @@ int store_delete_meta(Store *s, const char *key);
 
 /* Accounting (migration 3). A run's charge and its day's summary (usage_daily, what
  * reports read), in the open transaction; -EEXIST, nothing added, for a run already
- * charged. */
+ * charged. On another failure nothing is written, or (the charge written, not its
+ * summary) the transaction is made unfit to commit (store_fail()). */
 int store_record_charge(Store *s, const JobCharge *c);
 /* The charge of the job's latest run (strings left NULL); -ENOENT if none. */
 int store_load_charge(Store *s, uint64_t job_id, JobCharge *ret);

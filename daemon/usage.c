@@ -312,15 +312,26 @@ int accounting_charge_run(Accounting *a, const Job *j, const JobOutcome *o, uint
         uint64_t half_life = a->config->fairshare_half_life, suspended = MAX(o->suspended_usec, job_run(j)->suspended_usec);
         const ProjectConfig *pc = config_find_project(a->config, j->project);
         const char *project = j->project ?: intern("");
-        AcctEntry *e;
+        AcctEntry *e, *eu = NULL;
+        AcctDecayed decayed, user_decayed;
+        uint64_t grant_begin = 0;
+        double grant_su = 0;
+        bool grant = false;
         JobCharge c;
         JobOutcome live;
         double credit;
         int r;
 
+        if (!project)
+                return -ENOMEM;
         r = accounting_load(a);
         if (r < 0)
                 return r;
+        /* What can fail without a write comes first: the entries of the project and the
+         * user (separate tables, so neither moves the other). */
+        e = entry_get(&a->tables[STORE_USAGE_PROJECT], project);
+        if (!e || (j->user && !(eu = entry_get(&a->tables[STORE_USAGE_USER], j->user))))
+                return -ENOMEM;
         charge_from_job(a, j, now, &c);
         c.live = false;
         /* The supervisor's clock brackets the job's own processes: more exact than the
@@ -347,46 +358,51 @@ int accounting_charge_run(Accounting *a, const Job *j, const JobOutcome *o, uint
         r = store_record_charge(a->store, &c);
         if (r == -EEXIST)
                 return 0; /* charged before */
-        if (r < 0)
+        if (r < 0) /* nothing written, or the store made unfit to commit (store.h) */
                 return log_error_errno(r, "Cannot record the charge of job %" PRIu64 ": %s", j->id,
                                        store_error(a->store));
 
         credit = acct_decay_credit(fairshare_core_hours(&c), c.end_time > c.start_time ? c.end_time - c.start_time : 0,
                                    half_life);
-        e = entry_get(&a->tables[STORE_USAGE_PROJECT], project);
-        if (!e)
-                return -ENOMEM;
+        /* Written first, kept in memory once all of it is: a failure half way leaves the
+         * transaction unfit to commit (store_fail(): corrald exits, and the outcome, not
+         * removed, is read again after the restart) and memory as it was. */
+        if (pc && pc->grant &&
+            (grant = acct_grant_period(pc->grant_start, pc->grant_period, c.end_time, &grant_begin, &(uint64_t) { 0 }))) {
+                grant_su = (e->grant_begin == grant_begin ? e->grant_su : 0) + c.service_units;
+                if ((r = store_save_grant(a->store, project, grant_begin, grant_su)) < 0)
+                        goto fail;
+        }
+        decayed = e->decayed;
+        if (eu)
+                user_decayed = eu->decayed;
+        if (!queue_excluded(a, j->queue)) {
+                acct_decayed_add(&decayed, credit, c.end_time, half_life);
+                if ((r = store_save_decayed(a->store, STORE_USAGE_PROJECT, project, &decayed)) < 0)
+                        goto fail;
+                if (eu) {
+                        acct_decayed_add(&user_decayed, credit, c.end_time, half_life);
+                        if ((r = store_save_decayed(a->store, STORE_USAGE_USER, j->user, &user_decayed)) < 0)
+                                goto fail;
+                }
+        }
         e->all_core_hours += c.core_hours;
         e->all_gpu_hours += c.gpu_hours;
         e->all_su += c.service_units;
-        if (pc && pc->grant) {
-                uint64_t begin, end;
-                if (acct_grant_period(pc->grant_start, pc->grant_period, c.end_time, &begin, &end)) {
-                        if (e->grant_begin != begin) {
-                                e->grant_begin = begin;
-                                e->grant_su = 0;
-                        }
-                        e->grant_su += c.service_units;
-                        if ((r = store_save_grant(a->store, project, begin, e->grant_su)) < 0)
-                                return r;
-                }
+        if (grant) {
+                e->grant_begin = grant_begin;
+                e->grant_su = grant_su;
         }
-        if (queue_excluded(a, j->queue))
-                return 0;
-        acct_decayed_add(&e->decayed, credit, c.end_time, half_life);
-        if ((r = store_save_decayed(a->store, STORE_USAGE_PROJECT, project, &e->decayed)) < 0)
-                return r;
-        if (j->user) {
-                e = entry_get(&a->tables[STORE_USAGE_USER], j->user);
-                if (!e)
-                        return -ENOMEM;
-                acct_decayed_add(&e->decayed, credit, c.end_time, half_life);
-                if ((r = store_save_decayed(a->store, STORE_USAGE_USER, j->user, &e->decayed)) < 0)
-                        return r;
-        }
+        e->decayed = decayed;
+        if (eu)
+                eu->decayed = user_decayed;
         log_debug("Job %" PRIu64 " charged %.4f core-hours, %.4f service units.", j->id, c.core_hours,
                   c.service_units);
         return 0;
+
+fail:
+        store_fail(a->store, r);
+        return log_error_errno(r, "Cannot record the charge of job %" PRIu64 ": %s", j->id, store_error(a->store));
 }
 
 void accounting_refresh(Accounting *a, Job *const *jobs, size_t n_jobs, uint64_t now) {
