@@ -123,7 +123,7 @@ static int on_sched_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         manager_purge_finished(m, now_sec());
         /* Outcomes left unrecorded for want of memory, before the sweep takes their jobs
          * for lost. */
-        if (m->outcomes_rescan) {
+        if (executor_outcomes_unread(m->executor) || m->outcomes_rescan) {
                 m->outcomes_rescan = false;
                 (void) executor_scan_outcomes(m->executor);
         }

@@ -24,6 +24,7 @@ struct Executor {
 
         int results_inotify_fd;
         sd_event_source *results_source;
+        bool outcomes_unread; /* results.c: an outcome left for want of memory */
 
         char **held_slices; /* slice-hold.c: the project slices whose hold was started */
 

@@ -75,6 +75,9 @@ int executor_cancel(Executor *e, uint64_t job_id, executor_done_t done, void *us
 
 /* Reads outcome files already there (after a restart), then watches for new ones. */
 int executor_scan_outcomes(Executor *e);
+/* Whether an outcome was left unread since the last call (short of memory while reading
+ * it): the caller scans again before it takes a job with no process left for lost. */
+bool executor_outcomes_unread(Executor *e);
 int executor_outcome_consumed(Executor *e, uint64_t job_id);
 
 /* The ids of all corral-job-*.scope units systemd has loaded and active, synchronously:

@@ -44,11 +44,17 @@ static void deliver(Executor *e, const char *name) {
         if (asprintf(&path, "%s/results/%s", e->run_dir, name) < 0)
                 return;
         r = read_file_at(AT_FDCWD, path, OUTCOME_MAX, &text, NULL);
+        if (r == -ENOMEM)
+                goto unread;
         if (r < 0) {
                 log_debug_errno(r, "Cannot read outcome %s: %m", path);
                 return;
         }
         r = job_outcome_from_json(text, &o);
+        if (r == -ENOMEM) {
+                job_outcome_done(&o);
+                goto unread;
+        }
         if (r < 0 || o.id != id) {
                 /* A damaged file must not wedge the job: report it as a lost outcome. */
                 log_debug("Outcome file %s is malformed.", path);
@@ -60,6 +66,13 @@ static void deliver(Executor *e, const char *name) {
         if (e->config.on_finished)
                 e->config.on_finished(e, &o, e->config.userdata);
         job_outcome_done(&o);
+        return;
+
+unread:
+        /* Short of memory is no damage: the file stays, and is read again by the next
+         * executor_scan_outcomes() (executor_outcomes_unread() says one is due). */
+        log_debug("Cannot read outcome %s now: out of memory.", path);
+        e->outcomes_unread = true;
 }
 
 static int on_results_event(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -84,6 +97,13 @@ static int on_results_event(sd_event_source *s, int fd, uint32_t revents, void *
                 }
         }
         return 0;
+}
+
+bool executor_outcomes_unread(Executor *e) {
+        bool r = e->outcomes_unread;
+
+        e->outcomes_unread = false;
+        return r;
 }
 
 int executor_scan_outcomes(Executor *e) {
