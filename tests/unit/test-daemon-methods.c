@@ -28,6 +28,7 @@
 #include "json-util.h"
 #include "strv.h"
 #include "tmp-tree.h"
+#include "test-manager-call.h"
 
 #define NOBODY 65534
 
@@ -59,18 +60,6 @@ static Manager *manager_for_test(const char *dir) {
 
 static void manager_for_test_free(Manager *m) {
         manager_free(m);
-}
-
-/* Calls a method as peer; returns the reply (owned). */
-static json_object *call(Manager *m, uid_t uid, CorralMethod method, const char *params) {
-        Peer peer = { .uid = uid, .gid = uid };
-        json_object *p = json_tokener_parse(params), *reply = NULL;
-
-        assert_non_null(p);
-        assert_int_equal(manager_server_ops.dispatch(m, NULL, &peer, method, p, &reply), 0);
-        json_object_put(p);
-        assert_non_null(reply);
-        return reply;
 }
 
 /* The job's GPU type and constraint replaced, the rest of what memory keeps of its

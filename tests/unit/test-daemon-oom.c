@@ -41,6 +41,7 @@
 #include "json-util.h"
 #include "log.h"
 #include "spec-json.h"
+#include "test-manager-call.h"
 
 #define NOBODY 65534
 #define USEC UINT64_C(1000000)
@@ -287,17 +288,6 @@ static void env_new(Env *env, const char *name) {
 static void env_done(Env *env) {
         manager_close(env);
         remove_tree(env->dir);
-}
-
-static json_object *call(Manager *m, uid_t uid, CorralMethod method, const char *params) {
-        Peer peer = { .uid = uid, .gid = uid };
-        json_object *p = json_tokener_parse(params), *reply = NULL;
-
-        assert_non_null(p);
-        assert_int_equal(manager_server_ops.dispatch(m, NULL, &peer, method, p, &reply), 0);
-        json_object_put(p);
-        assert_non_null(reply);
-        return reply;
 }
 
 static uint64_t submit(Manager *m) {

@@ -20,6 +20,7 @@
 #include "forward/slurm.h"
 #include "strv.h"
 #include "tmp-tree.h"
+#include "test-manager-call.h"
 
 #define NOBODY 65534
 
@@ -151,17 +152,6 @@ static Manager *manager_restart(Manager *old, const char *dir, const char *conf)
         assert_int_equal(manager_forward_start(m), 0);
         manager_forward_set_runner(m, &fake_ops, NULL);
         return m;
-}
-
-static json_object *call(Manager *m, uid_t uid, CorralMethod method, const char *params) {
-        Peer peer = { .uid = uid, .gid = uid };
-        json_object *p = json_tokener_parse(params), *reply = NULL;
-
-        assert_non_null(p);
-        assert_int_equal(manager_server_ops.dispatch(m, NULL, &peer, method, p, &reply), 0);
-        json_object_put(p);
-        assert_non_null(reply);
-        return reply;
 }
 
 static uint64_t submit_as(Manager *m, uid_t uid, const char *params) {

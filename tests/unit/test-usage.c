@@ -22,6 +22,7 @@
 #include "daemon/usage.h"
 #include "json-util.h"
 #include "tmp-tree.h"
+#include "test-manager-call.h"
 
 #define NOBODY 65534
 #define USEC UINT64_C(1000000)
@@ -81,17 +82,6 @@ static void mkdir_in(const char *dir, const char *name) {
 
         snprintf(p, sizeof p, "%s/%s", dir, name);
         assert_int_equal(mkdir(p, 0755), 0);
-}
-
-static json_object *call(Manager *m, uid_t uid, CorralMethod method, const char *params) {
-        Peer peer = { .uid = uid, .gid = uid };
-        json_object *p = json_tokener_parse(params), *reply = NULL;
-
-        assert_non_null(p);
-        assert_int_equal(manager_server_ops.dispatch(m, NULL, &peer, method, p, &reply), 0);
-        json_object_put(p);
-        assert_non_null(reply);
-        return reply;
 }
 
 static json_object *params_of(json_object *reply) {
