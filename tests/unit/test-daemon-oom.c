@@ -709,6 +709,54 @@ static void test_end(void **state) {
         end_case(true);
 }
 
+/* An outcome of a launch that failed, with its words, read from its file: reading it
+ * short of memory (the words are copied) is no damage. Whatever allocation fails, the
+ * job ends once, as a failed launch, not as an unreadable record. */
+static void test_end_launch_failed_from_file(void **state) {
+        unsigned n;
+
+        start_succeeds = true;
+        for (n = 0; n < OOM_STEPS_MAX; n++) {
+                JobOutcome o = { .launch_errno = ENOENT, .launch_error = (char *) "cannot execute the job's command" };
+                Env env;
+                uint64_t id;
+                bool injected;
+                Job *j;
+
+                env_new(&env, "end-launch");
+                id = submit(env.m);
+                assert_int_equal(manager_schedule(env.m), 0);
+                assert_true(post(env.m));
+                manager_launch_pending(env.m);
+                manager_on_job_started(env.m->executor, id, 0, NULL, env.m);
+                assert_true(post(env.m));
+                o.id = id;
+                write_outcome(&env, &o);
+
+                oom_arm(n);
+                (void) executor_scan_outcomes(env.m->executor);
+                injected = oom_disarm();
+                if (!post(env.m))
+                        manager_restart(&env);
+                if (outcome_present(&env, id)) {
+                        assert_int_equal(executor_scan_outcomes(env.m->executor), 0);
+                        assert_true(post(env.m));
+                }
+                assert_false(outcome_present(&env, id));
+                j = stored_job(&env, id);
+                assert_int_equal(j->state, JOB_FAILED);
+                /* Without its words when copying them failed (manager_job_launch_failed()
+                 * still ends it), never with other ones. */
+                if (job_run(j)->launch_error && !streq(job_run(j)->launch_error, "cannot execute the job's command"))
+                        fail_msg("allocation %u failing: launch error \"%s\"", n, job_run(j)->launch_error);
+                job_free(j);
+                env_done(&env);
+                if (!injected)
+                        break;
+        }
+        assert_true(n > 0 && n < OOM_STEPS_MAX);
+}
+
 int main(void) {
         sqlite3_mem_methods mine;
         int r;
@@ -716,6 +764,7 @@ int main(void) {
                 cmocka_unit_test(test_pass_start),
                 cmocka_unit_test(test_launch),
                 cmocka_unit_test(test_end),
+                cmocka_unit_test(test_end_launch_failed_from_file),
         };
 
         log_set_max_level(getenv("CORRAL_TEST_VERBOSE") ? LOG_DEBUG : LOG_CRIT);
