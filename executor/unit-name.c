@@ -84,21 +84,31 @@ int unit_name_project_slice(const char *project, char **ret) {
         return 0;
 }
 
+/* The part of name between prefix and suffix (non-empty), and its length; NULL if name
+ * is not prefix + something + suffix. */
+static const char *name_middle(const char *name, const char *prefix, const char *suffix, size_t *ret_len) {
+        size_t n, np = strlen(prefix), ns = strlen(suffix);
+
+        if (!name)
+                return NULL;
+        n = strlen(name);
+        if (n <= np + ns || !strneq(name, prefix, np) || !streq(name + n - ns, suffix))
+                return NULL;
+        *ret_len = n - np - ns;
+        return name + np;
+}
+
 int unit_name_slice_hold(const char *slice, char **ret) {
-        size_t n, np = strlen(SLICE_PREFIX), ns = strlen(SLICE_SUFFIX);
         const char *mid;
+        size_t len;
 
         assert(ret);
         *ret = NULL;
-        if (!slice)
+        mid = name_middle(slice, SLICE_PREFIX, SLICE_SUFFIX, &len);
+        if (!mid || memchr(mid, '-', len) ||
+            strlen(SLICE_PREFIX) + len + strlen(SLICE_HOLD_SUFFIX SLICE_SUFFIX) > UNIT_NAME_MAX)
                 return -EINVAL;
-        n = strlen(slice);
-        if (n <= np + ns || !strneq(slice, SLICE_PREFIX, np) || !streq(slice + n - ns, SLICE_SUFFIX))
-                return -EINVAL;
-        mid = slice + np;
-        if (memchr(mid, '-', n - np - ns) || n + strlen(SLICE_HOLD_SUFFIX) > UNIT_NAME_MAX)
-                return -EINVAL;
-        if (asprintf(ret, "%.*s" SLICE_HOLD_SUFFIX SLICE_SUFFIX, (int) (n - ns), slice) < 0) {
+        if (asprintf(ret, SLICE_PREFIX "%.*s" SLICE_HOLD_SUFFIX SLICE_SUFFIX, (int) len, mid) < 0) {
                 *ret = NULL;
                 return -ENOMEM;
         }
@@ -107,15 +117,14 @@ int unit_name_slice_hold(const char *slice, char **ret) {
 
 int unit_name_job_id(const char *name, uint64_t *ret) {
         _cleanup_free_ char *digits = NULL;
-        size_t n, np = strlen(JOB_SCOPE_PREFIX), ns = strlen(JOB_SCOPE_SUFFIX);
+        const char *mid;
+        size_t len;
 
         assert(ret);
-        if (!name)
+        mid = name_middle(name, JOB_SCOPE_PREFIX, JOB_SCOPE_SUFFIX, &len);
+        if (!mid)
                 return -EINVAL;
-        n = strlen(name);
-        if (n <= np + ns || !strneq(name, JOB_SCOPE_PREFIX, np) || !streq(name + n - ns, JOB_SCOPE_SUFFIX))
-                return -EINVAL;
-        digits = strndup(name + np, n - np - ns);
+        digits = strndup(mid, len);
         if (!digits)
                 return -ENOMEM;
         if (strspn(digits, "0123456789") != strlen(digits))
