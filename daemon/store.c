@@ -124,6 +124,12 @@ static const char *const migrations[] = {
         "ALTER TABLE job_usage ADD COLUMN gpu_usec INTEGER NOT NULL DEFAULT 0;"
         "ALTER TABLE job_usage ADD COLUMN charge_per_gpu_hour REAL NOT NULL DEFAULT 0;"
         "ALTER TABLE usage_daily ADD COLUMN gpu_usec INTEGER NOT NULL DEFAULT 0;",
+        /* 6: no index on jobs but its id. Nothing reads jobs by state or uid (corrald
+         * holds them in memory and reads the table by id), and the two indexes were two
+         * of the four pages every submission wrote to the WAL, and one of the two of
+         * every state change. */
+        "DROP INDEX IF EXISTS jobs_state;"
+        "DROP INDEX IF EXISTS jobs_uid;",
 };
 
 static int sqlite_to_errno(int rc) {

@@ -62,7 +62,9 @@ int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata)
  * ended_since (the history beyond what the daemon keeps in memory: List's "history"). */
 int store_load_jobs_after(Store *s, uint64_t after_id, uint64_t ended_since, unsigned limit,
                           int (*cb)(Job *j, void *userdata), void *userdata);
-/* The next job id: one past the highest ever handed out (kept even when jobs are purged). */
+/* The next job id: one past the highest ever handed out. Job rows are never deleted, so
+ * the highest row is that id; whatever comes to delete them must first record it as the
+ * meta key "last_job_id" (which stores of earlier versions hold), read here too. */
 int store_next_job_id(Store *s, uint64_t *ret);
 
 int store_get_meta(Store *s, const char *key, char **ret);

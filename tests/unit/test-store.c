@@ -87,7 +87,7 @@ static void test_round_trip(void **state) {
         char *v = NULL;
 
         assert_int_equal(store_open(dir, &s), 0);
-        assert_int_equal(store_schema_version(s), 5);
+        assert_int_equal(store_schema_version(s), 6);
         assert_int_equal(store_insert_job(s, a, NULL), 0);
         assert_int_equal(store_insert_job(s, b, NULL), 0);
         assert_true(store_in_transaction(s));
@@ -324,7 +324,7 @@ static void test_alloc_gpus(void **state) {
         sqlite3_close(db);
 
         assert_int_equal(store_open(gdir, &s), 0);
-        assert_int_equal(store_schema_version(s), 5);
+        assert_int_equal(store_schema_version(s), 6);
         set_names(s, before, 4);
         a->state = JOB_RUNNING;
         a->start_time = 1700000100;
@@ -411,7 +411,7 @@ static void test_gpu_accounting_migration(void **state) {
         sqlite3_close(db);
 
         assert_int_equal(store_open(old, &s), 0);
-        assert_int_equal(store_schema_version(s), 5);
+        assert_int_equal(store_schema_version(s), 6);
         assert_int_equal(store_load_charge(s, 7, &c), 0);
         assert_int_equal(c.cpus, 2);
         assert_int_equal(c.gpus, 0);
@@ -441,6 +441,65 @@ static void test_gpu_accounting_migration(void **state) {
 
 /* The reader (store_open_reader) sees what is committed, not what the writer holds in
  * its open transaction, and cannot write. */
+static int count_rows(const char *path, const char *sql) {
+        sqlite3 *db;
+        sqlite3_stmt *st;
+        int n = -1;
+
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+        if (sqlite3_step(st) == SQLITE_ROW)
+                n = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        return n;
+}
+
+/* Schema 6 drops the jobs table's two indexes, which nothing read and every submission
+ * wrote: a store of schema 5 loses them and keeps its jobs, and the next id still comes
+ * past both its highest row and the last_job_id that version wrote with every submit. */
+static void test_no_job_indexes(void **state) {
+        static const char *const indexes =
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'jobs' AND sql IS NOT NULL";
+        Job *a = make_job(1), *b = make_job(2), *loaded[4] = {}, **l = loaded;
+        char sub[96], path[128];
+        Store *s = NULL;
+        uint64_t next;
+        sqlite3 *db;
+
+        snprintf(sub, sizeof sub, "%s/indexes", dir);
+        assert_int_equal(store_open(sub, &s), 0);
+        assert_int_equal(store_insert_job(s, a, NULL), 0);
+        assert_int_equal(store_insert_job(s, b, NULL), 0);
+        assert_int_equal(store_commit(s), 0);
+        store_close(s);
+        snprintf(path, sizeof path, "%s/corral.db", sub);
+        assert_int_equal(count_rows(path, indexes), 0);
+
+        /* Back to schema 5, as that version left it. */
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, "CREATE INDEX jobs_state ON jobs (state);"
+                                      "CREATE INDEX jobs_uid ON jobs (uid);"
+                                      "INSERT INTO meta VALUES ('last_job_id', '5');"
+                                      "PRAGMA user_version = 5", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+        assert_int_equal(count_rows(path, indexes), 2);
+
+        assert_int_equal(store_open(sub, &s), 0);
+        assert_int_equal(store_schema_version(s), 6);
+        assert_int_equal(store_load_jobs(s, collect, &l), 0);
+        assert_non_null(loaded[1]);
+        assert_int_equal(loaded[1]->id, 2);
+        assert_int_equal(store_next_job_id(s, &next), 0);
+        assert_int_equal(next, 6); /* the meta row's 5, above the rows' 2 */
+        store_close(s);
+        assert_int_equal(count_rows(path, indexes), 0);
+        for (int i = 0; loaded[i]; i++)
+                job_free(loaded[i]);
+        job_free(a);
+        job_free(b);
+}
+
 static void test_reader(void **state) {
         Store *s = NULL, *rd = NULL;
         Job *loaded[8] = {}, **l = loaded;
@@ -480,6 +539,7 @@ int main(void) {
                 cmocka_unit_test(test_refuses_newer_schema),
                 cmocka_unit_test(test_gpu_accounting_migration),
                 cmocka_unit_test(test_reader),
+                cmocka_unit_test(test_no_job_indexes),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
