@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 """corrald submission benchmark. Usage: bench-daemon.py rate N [PID] | fill N [begin]
-rate: durable submits/s with 1 and with 8 concurrent clients, N jobs each run (held jobs,
-      one request at a time per client: a reply means the job was committed).
+rate: durable submits/s with 1 and with 8 concurrent clients (held jobs, one request at a
+      time per client: a reply means the job was committed), against the raw single-row
+      commit rate of SQLite on the same disk with corrald's settings. The three are
+      measured in turn, ROUNDS times over (N submits or commits each time), and the
+      medians of the rounds' ratios are the figures: on a shared machine the disk and the
+      CPUs change speed from one minute to the next, and a ratio of figures taken minutes
+      apart measures that more than corrald.
 fill: submit N jobs with 8 clients (held, or with a begin time a day away so that every
       scheduling pass has to consider them), printing the rate."""
-import json, os, socket, sys, time, multiprocessing as mp
+import json, os, shutil, socket, statistics, subprocess, sys, tempfile, time, multiprocessing as mp
 
 SOCK = "/run/corral/io.corral.Manager"
 
@@ -48,6 +53,29 @@ def run(total, c, begin=False):
         raise SystemExit("a client's submit was refused")
     return (total // c) * c / (max(e for _, e in spans) - min(b for b, _ in spans))
 
+def raw_rate(n):
+    """Commits/s of the sqlite3 shell: one 300-byte row per transaction, WAL and
+    synchronous=FULL as corrald's store, in a new database under /var/tmp (the root disk,
+    as /var/lib/corral). The floor under any durable submit on this disk."""
+    sql = ["PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
+           "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);"]
+    sql += [f"BEGIN; INSERT INTO t (v) VALUES ('{i:0300d}'); COMMIT;" for i in range(n)]
+    script = "\n".join(sql).encode()
+    d = tempfile.mkdtemp(prefix="corral-raw.", dir="/var/tmp")
+    try:
+        t0 = time.monotonic()
+        subprocess.run(["sqlite3", d + "/raw.db"], input=script, stdout=subprocess.DEVNULL, check=True)
+        return n / (time.monotonic() - t0)
+    finally:
+        shutil.rmtree(d)
+
+def busy_cpus():
+    """The guest's busy CPU-seconds so far, all CPUs together (/proc/stat: all but idle
+    and iowait)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+
 def cpu_sec(pid):
     """A process's user+system CPU time, seconds (0 without a pid)."""
     if not pid:
@@ -59,15 +87,34 @@ def cpu_sec(pid):
 if __name__ == "__main__":
     mode, n = sys.argv[1], int(sys.argv[2])
     if mode == "rate":
-        # rate N [PID]: with corrald's pid, its CPU time per submit too (stderr).
+        # rate N [PID [ROUNDS]]: with corrald's pid, its CPU time per submit too (stderr).
         pid = int(sys.argv[3]) if len(sys.argv) > 3 else 0
-        for c in (1, 8):
-            c0 = cpu_sec(pid)
-            rate = run(n, c)
-            if pid:
-                print(f"  corrald's CPU per submit with {c} client(s): {(cpu_sec(pid) - c0) * 1000 / n:.2f} ms",
-                      file=sys.stderr)
-            print(f"durable submits/s with {c} client(s): {rate:.0f}")
+        rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 5
+        rows, cpu, busy, wall = [], {1: 0.0, 8: 0.0}, {1: 0.0, 8: 0.0}, {1: 0.0, 8: 0.0}
+        for k in range(rounds):
+            raw = raw_rate(n)
+            rate = {}
+            for c in (1, 8):
+                c0, b0, t0 = cpu_sec(pid), busy_cpus(), time.monotonic()
+                rate[c] = run(n, c)
+                cpu[c] += cpu_sec(pid) - c0
+                busy[c] += busy_cpus() - b0
+                wall[c] += time.monotonic() - t0
+            rows.append((raw, rate[1], rate[8]))
+            print(f"  round {k + 1}: raw {raw:.0f} commits/s, 1 client {rate[1]:.0f}/s "
+                  f"({rate[1] / raw:.2f}x raw), 8 clients {rate[8]:.0f}/s ({rate[8] / rate[1]:.2f}x one)",
+                  file=sys.stderr)
+        if pid:
+            for c in (1, 8):
+                print(f"  with {c} client(s): corrald's CPU per submit {cpu[c] * 1000 / (n * rounds):.2f} ms, "
+                      f"corrald busy {cpu[c] / wall[c]:.2f} CPUs, the machine busy {busy[c] / wall[c]:.2f} of "
+                      f"{os.cpu_count()} CPUs", file=sys.stderr)
+        med = statistics.median
+        print(f"raw single-row commits/s: {med(r[0] for r in rows):.0f}")
+        print(f"durable submits/s with 1 client: {med(r[1] for r in rows):.0f}")
+        print(f"durable submits/s with 8 clients: {med(r[2] for r in rows):.0f}")
+        print(f"one client / raw, median of {rounds} rounds: {med(r[1] / r[0] for r in rows):.2f}")
+        print(f"8 clients / one client, median of {rounds} rounds: {med(r[2] / r[1] for r in rows):.2f}")
     else:
         begin = len(sys.argv) > 3 and sys.argv[3] == "begin"
         print(f"filled {n} {'begin-time' if begin else 'held'} jobs at {run(n, 8, begin):.0f} submits/s")
