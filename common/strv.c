@@ -31,6 +31,22 @@ bool strv_contains(char *const *l, const char *s) {
         return false;
 }
 
+bool strv_remove(char **l, const char *s) {
+        char **w = l;
+        bool found = false;
+
+        STRV_FOREACH(i, l) {
+                if (streq(*i, s)) {
+                        free(*i);
+                        found = true;
+                } else
+                        *w++ = *i;
+        }
+        if (w)
+                *w = NULL;
+        return found;
+}
+
 int strv_push(char ***l, char *s) {
         size_t n = strv_length(*l);
         char **c;

@@ -65,6 +65,11 @@ struct Forwarder {
         struct Pending *pending;
         struct Round *round;    /* the poll's squeues, while they run */
         struct Records *records; /* the poll's, while its sacct or scontrol runs */
+        /* A failure that lasts is logged when it begins and when it ends, not every round
+         * (every 30 s, for a user who has no account on the cluster): the users whose
+         * last squeue failed, and whether the last round found the cluster down. */
+        char **users_failing;
+        bool unreachable;
 };
 
 /* ---- links ---- */
@@ -868,6 +873,18 @@ static Round *round_free(Round *rd) {
 }
 
 static void round_end(Forwarder *f) {
+        /* Who has no forwarded job left is no longer polled: forgotten. */
+        if (f->round && f->users_failing) {
+                char **w = f->users_failing;
+
+                STRV_FOREACH(u, f->users_failing) {
+                        if (strv_contains(f->round->users, *u))
+                                *w++ = *u;
+                        else
+                                free(*u);
+                }
+                *w = NULL;
+        }
         f->round = round_free(f->round);
         f->poll_in_flight = false;
 }
@@ -890,7 +907,9 @@ static bool squeue_cluster_down(int error, const char *err) {
 }
 
 static void round_unreachable(Forwarder *f, const char *what) {
-        log_warning("Cannot poll the Slurm jobs: %s", what);
+        log_full(f->unreachable ? LOG_DEBUG : LOG_WARNING, "Cannot poll the Slurm jobs%s: %s",
+                 f->unreachable ? "" : " (said again only once the cluster has answered)", what);
+        f->unreachable = true;
         /* Jobs waiting here for the cluster say why; those on it keep their state. */
         for (size_t i = 0; i < f->n_links; i++) {
                 Job *j = manager_find_job(f->m, f->links[i].job_id);
@@ -1187,7 +1206,12 @@ static void on_squeue(int error, const char *out, const char *err, void *userdat
                         round_unreachable(f, squeue_error(error, err));
                         return;
                 }
-                log_warning("Cannot poll the Slurm jobs of user %s: %s", user, squeue_error(error, err));
+                bool known = strv_contains(f->users_failing, user);
+
+                log_full(known ? LOG_DEBUG : LOG_WARNING, "Cannot poll the Slurm jobs of user %s%s: %s", user,
+                         known ? "" : " (said again only once theirs has answered)", squeue_error(error, err));
+                if (!known)
+                        (void) strv_extend(&f->users_failing, user); /* short of memory: said again */
                 if (strv_extend(&rd->failed, user) < 0) {
                         round_end(f);
                         return;
@@ -1198,6 +1222,12 @@ static void on_squeue(int error, const char *out, const char *err, void *userdat
                 }
                 round_next(f);
                 return;
+        }
+        if (strv_remove(f->users_failing, user))
+                log_notice("The Slurm jobs of user %s can be polled again.", user);
+        if (f->unreachable) {
+                log_notice("The Slurm cluster answers again.");
+                f->unreachable = false;
         }
         rd->skipped += r;
         grown = n > 0 ? reallocarray(rd->st, rd->n_st + n, sizeof *grown) : rd->st;
@@ -1361,6 +1391,7 @@ void manager_forward_free(Manager *m) {
         f->round = round_free(f->round);
         records_free(f->records);
         free(f->links);
+        strv_free(f->users_failing);
         free(f);
         m->forward = NULL;
 }

@@ -952,6 +952,76 @@ static int setup(void **state) {
         return tree_setup_prefix(state, "corral-forward");
 }
 
+/* A failure that lasts is said when it begins and when it ends, not every round: a user
+ * without an account on the cluster (their squeue fails each round) and the cluster down
+ * make one warning each, and a notice once they answer again. */
+static size_t count_in(FILE *f, const char *what) {
+        char line[512];
+        size_t n = 0;
+
+        rewind(f);
+        while (fgets(line, sizeof line, f))
+                if (strstr(line, what))
+                        n++;
+        return n;
+}
+
+static void test_failure_said_once(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir, CONF);
+        FILE *log = tmpfile();
+        int saved = dup(STDERR_FILENO);
+        Job *ja, *jb;
+
+        assert_non_null(log);
+        assert_true(saved >= 0);
+        calls_reset();
+        ja = manager_find_job(m, submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}"));
+        jb = manager_find_job(m, submit_as(m, 1, "{" JOB ",\"argv\":[\"/bin/true\"]}"));
+        pass(m);
+        answer(&calls[0], "800\n", "");
+        answer(&calls[1], "810\n", "");
+        fflush(stderr);
+        manager_forward_poll(m);
+        answer(last("squeue"), "800|800|N/A|RUNNING|None|0:01|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "810|810|N/A|PENDING|Priority|0:00|daemon|corral:testhost:2\n", "");
+        answer_ids("nobody,daemon", "800|800|N/A|nobody\n810|810|N/A|daemon\n");
+        fflush(stderr);
+        assert_int_equal(dup2(fileno(log), STDERR_FILENO), STDERR_FILENO);
+
+        for (int round = 0; round < 3; round++) {
+                manager_forward_poll(m);
+                answer(last("squeue"), "800|800|N/A|RUNNING|None|0:01|nobody|corral:testhost:1\n", "");
+                answer(last("squeue"), "", "squeue: error: Invalid user: daemon\n");
+        }
+        assert_string_equal(jb->reason, "SlurmPollFailed");
+        /* The cluster down, twice, then up: daemon's squeue answers too. */
+        for (int round = 0; round < 2; round++) {
+                manager_forward_poll(m);
+                answer(last("squeue"), "", "squeue: error: Unable to contact slurm controller (connect failure)\n");
+        }
+        manager_forward_poll(m);
+        answer(last("squeue"), "800|800|N/A|RUNNING|None|0:02|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "810|810|N/A|PENDING|Priority|0:00|daemon|corral:testhost:2\n", "");
+        assert_string_equal(jb->reason, "Slurm:Priority");
+        /* daemon's fails again: said again. */
+        manager_forward_poll(m);
+        answer(last("squeue"), "800|800|N/A|RUNNING|None|0:03|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "", "squeue: error: Invalid user: daemon\n");
+
+        fflush(stderr);
+        assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+        close(saved);
+        assert_int_equal(ja->state, JOB_RUNNING);
+        assert_int_equal(count_in(log, "Cannot poll the Slurm jobs of user daemon"), 2);
+        assert_int_equal(count_in(log, "The Slurm jobs of user daemon can be polled again"), 1);
+        assert_int_equal(count_in(log, "Cannot poll the Slurm jobs ("), 1);
+        assert_int_equal(count_in(log, "The Slurm cluster answers again"), 1);
+        fclose(log);
+        calls_reset();
+        manager_free(m);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_submit_track_finish, setup, tree_teardown),
@@ -964,6 +1034,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_one_user_fails_after_crash, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_pass_through, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_overflow, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_failure_said_once, setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
