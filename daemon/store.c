@@ -128,8 +128,7 @@ static const char *const migrations[] = {
          * holds them in memory and reads the table by id), and the two indexes were two
          * of the four pages every submission wrote to the WAL, and one of the two of
          * every state change. */
-        "DROP INDEX IF EXISTS jobs_state;"
-        "DROP INDEX IF EXISTS jobs_uid;",
+        "DROP INDEX IF EXISTS jobs_state; DROP INDEX IF EXISTS jobs_uid;",
 };
 
 static int sqlite_to_errno(int rc) {
