@@ -461,7 +461,7 @@ static int forward_one(Forwarder *f, Job *j, const QueueConfig *q) {
                 return -ENOMEM;
         free(s.argv[0]);
         s.argv[0] = TAKE_PTR(path);
-        /* Recorded before sbatch runs, committed before it starts (the caller commits). */
+        /* Recorded before sbatch runs, on disk before it starts. */
         l->phase = LINK_SUBMITTING;
         l->in_flight = true;
         if (j->array_job_id) {
@@ -471,6 +471,8 @@ static int forward_one(Forwarder *f, Job *j, const QueueConfig *q) {
         } else
                 (void) link_store(m, l);
         r = manager_commit(m);
+        if (r >= 0)
+                r = manager_sync(m);
         if (r < 0)
                 return r;
         pending = pending_new(f, j->id);

@@ -738,6 +738,10 @@ void manager_mail_flush(Manager *m, uint64_t now) {
         arm_timer(m, q);
 }
 
+size_t manager_mail_queued(Manager *m) {
+        return m->mail ? m->mail->n_queue : 0;
+}
+
 size_t manager_mail_discard(Manager *m) {
         JobMail *q = m->mail;
         size_t n;

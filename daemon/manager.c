@@ -35,6 +35,8 @@ static uint64_t now_sec(void) {
 
 int manager_commit(Manager *m) {
         int r = store_commit(m->store);
+        if (r >= 0 && manager_mail_queued(m) > 0)
+                r = manager_sync(m);
         if (r < 0) {
                 size_t n = manager_mail_discard(m);
                 if (n > 0)
@@ -43,6 +45,80 @@ int manager_commit(Manager *m) {
         }
         manager_mail_flush(m, now_sec());
         return 0;
+}
+
+int manager_sync(Manager *m) {
+        int r = store_sync(m->store);
+        if (r < 0)
+                return r;
+        if (m->server)
+                server_flush(m->server);
+        return 0;
+}
+
+/* ---- syncs on the worker thread ---- */
+
+typedef struct SyncWork {
+        Manager *m;
+        int fd;
+        uint64_t n_commits; /* the commits made before it began: what it covers */
+} SyncWork;
+
+static void sync_kick(Manager *m);
+
+static int sync_run(void *data) {
+        SyncWork *w = data;
+        return store_sync_wal(w->fd);
+}
+
+static void sync_done(void *data, int r) {
+        _cleanup_free_ SyncWork *w = data;
+        Manager *m = w->m;
+
+        m->sync_in_flight = false;
+        if (r == -ECANCELED)
+                return; /* the pool is going: corrald stops, manager_free() syncs */
+        if (r < 0) {
+                log_error_errno(r, "Cannot sync the store's log: %m. Exiting rather than acknowledge what may not "
+                                "be on disk.");
+                (void) sd_event_exit(m->event, EXIT_FAILURE);
+                return;
+        }
+        store_synced(m->store, w->n_commits);
+        if (!m->server)
+                return;
+        server_sync_end(m->server);
+        sync_kick(m);
+}
+
+/* What is committed and not on disk, which only replies wait for: a sync on the worker
+ * thread while the loop goes on with the next requests, which commit meanwhile and wait
+ * for the next sync. One at a time: the end of one begins the next. */
+static void sync_kick(Manager *m) {
+        SyncWork *w;
+        int fd, r;
+
+        if (m->sync_in_flight || store_durable(m->store))
+                return;
+        fd = m->sync_pool ? store_sync_fd(m->store) : -EBADF;
+        w = fd >= 0 ? new(SyncWork, 1) : NULL;
+        if (w) {
+                *w = (SyncWork) { .m = m, .fd = fd, .n_commits = store_n_commits(m->store) };
+                server_sync_begin(m->server);
+                r = worker_pool_submit(m->sync_pool, sync_run, sync_done, w);
+                if (r >= 0) {
+                        m->sync_in_flight = true;
+                        return;
+                }
+                free(w);
+        }
+        /* No thread, no memory, no descriptor: on this one. */
+        r = manager_sync(m);
+        if (r < 0) {
+                log_error_errno(r, "Cannot sync the store's log: %m. Exiting rather than acknowledge what may not "
+                                "be on disk.");
+                (void) sd_event_exit(m->event, EXIT_FAILURE);
+        }
 }
 
 /* After every event-loop iteration that did something: commit, schedule, commit, act,
@@ -73,17 +149,34 @@ static int on_post(sd_event_source *s, void *userdata) {
                         log_error_errno(r, "Cannot commit state: %s. Exiting.", store_error(m->store));
                         return sd_event_exit(m->event, EXIT_FAILURE);
                 }
+                /* Started only once what starts them is on disk (the forwarder syncs
+                 * before its sbatch, manager_forward_submit()). */
+                if (m->n_to_launch > 0 && (r = manager_sync(m)) < 0) {
+                        log_error_errno(r, "Cannot sync the store's log: %m. Exiting.");
+                        return sd_event_exit(m->event, EXIT_FAILURE);
+                }
                 manager_launch_pending(m);
                 manager_forward_submit(m);
                 r = manager_commit(m);
                 if (r < 0)
                         return sd_event_exit(m->event, EXIT_FAILURE);
         }
+        /* An outcome file goes once the end it reports is on disk. */
+        if (m->n_outcomes_done > 0 && (r = manager_sync(m)) < 0) {
+                log_error_errno(r, "Cannot sync the store's log: %m. Exiting.");
+                return sd_event_exit(m->event, EXIT_FAILURE);
+        }
         for (size_t i = 0; i < m->n_outcomes_done; i++)
                 (void) executor_outcome_consumed(m->executor, m->outcomes_done[i]);
         m->n_outcomes_done = 0;
-        if (m->server)
-                server_flush(m->server);
+        if (m->server) {
+                if (store_durable(m->store))
+                        server_flush(m->server);
+                else {
+                        server_mark(m->server);
+                        sync_kick(m);
+                }
+        }
         return 0;
 }
 
@@ -596,6 +689,9 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
         r = worker_pool_new(event, 2, &m->workers);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the worker threads: %m");
+        r = worker_pool_new(event, 1, &m->sync_pool);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up the worker threads: %m");
 
         r = sd_event_add_post(event, &m->post_source, on_post, m);
         if (r < 0)
@@ -624,6 +720,14 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
+        /* What was answered and waits for its sync goes out, as far as the sockets take it. */
+        {
+                /* Its last sync ends in here: what that kicks off runs on this thread. */
+                WorkerPool *p = TAKE_PTR(m->sync_pool);
+                worker_pool_free(p);
+        }
+        if (m->store && m->server && store_sync(m->store) >= 0)
+                server_flush(m->server);
         /* Calls still open refer to jobs: the server goes first. */
         m->server = server_free(m->server);
         /* Their calls are gone with the server: what is running finishes, answering nobody. */

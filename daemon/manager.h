@@ -27,6 +27,10 @@ typedef struct Manager {
         Store *store;
         Executor *executor;
         WorkerPool *workers;    /* reads that must not hold the loop (worker.h) */
+        /* The store's syncs that no action waits for (only replies): one thread, one
+         * sync at a time, each covering every commit made before it began. */
+        WorkerPool *sync_pool;
+        bool sync_in_flight;
         /* Usage reports being read, per uid (usage-report.c bounds them). */
         struct UsageInflight { uid_t uid; unsigned n; } *usage_inflight;
         size_t n_usage_inflight;
@@ -202,8 +206,14 @@ uint64_t manager_job_walltime(Manager *m, const Job *j);
 MailEvent job_mail_event(const Job *j, JobEvent event);
 int job_mail_compose(const Job *j, MailEvent what, uint64_t now, char **ret);
 void manager_job_mail(Manager *m, const Job *j, JobEvent event);
-/* The store's commit, then the mail it makes true; -errno from the commit. */
+/* The store's commit, then the mail it makes true (once that is on disk); -errno from the
+ * commit or the sync. */
 int manager_commit(Manager *m);
+/* Every commit so far on disk, on the loop's thread, and the replies that waited for it
+ * sent: before corrald acts outside itself on what the commits hold (a job started, an
+ * sbatch run, an outcome file removed, mail sent). */
+int manager_sync(Manager *m);
+size_t manager_mail_queued(Manager *m);
 void manager_mail_flush(Manager *m, uint64_t now);
 size_t manager_mail_discard(Manager *m);
 /* The TIME_LIMIT_50/80/90 warnings and the digests due by now (the mail timer). */

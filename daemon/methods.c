@@ -1286,6 +1286,7 @@ static json_object *method_get_info(Manager *m) {
         json_add_u64(p, "last_pass_usec", m->last_pass_usec);
         json_add_u64(p, "last_pass_jobs", m->last_pass_jobs);
         json_add_u64(p, "store_commits", store_n_commits(m->store));
+        json_add_u64(p, "store_syncs", store_n_syncs(m->store));
         for (size_t i = 0; i < m->config->n_queues; i++) {
                 json_object *q = json_object_new_object();
                 json_add_string(q, "name", m->config->queues[i].name);

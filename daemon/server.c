@@ -84,6 +84,11 @@ struct Connection {
         bool backlog; /* requests may wait in reader: the socket is not read until they are handled */
         bool eof;     /* the peer will send nothing more */
         bool hup;     /* the peer is gone: the io source is off, the backlog source reads the rest */
+        /* Output is let out only up to release (positions of message_writer_queued()):
+         * a reply leaves once the state it acknowledges is committed and on disk. marked:
+         * where the output stood at the last commit not yet on disk (server_mark());
+         * syncing: where it stood when the sync under way began (server_sync_begin()). */
+        uint64_t release, marked, syncing;
 };
 
 /* Descriptors in unfinished requests, all connections together (Server.n_held_fds): far
@@ -107,11 +112,6 @@ struct Server {
          * connections together: a client that never finishes its request holds them, so
          * they are bounded (SERVER_HELD_FDS_MAX) as much as connections are. */
         unsigned n_held_fds;
-        /* A reply was queued since the last server_flush(): until the owner's commit and
-         * that flush, nothing is written, not even a connection's older replies (they share
-         * its buffer). Otherwise the next iteration's EPOLLOUT, which sd-event dispatches
-         * before the lower-priority post source that commits, would send it first. */
-        bool replies_unflushed;
 };
 
 /* A connection's descriptors not yet handed to a call: closed, and no longer counted. */
@@ -258,6 +258,13 @@ static void server_arm_budget_timer(Server *s, uint64_t when) {
         (void) sd_event_source_set_enabled(s->budget_timer, SD_EVENT_ONESHOT);
 }
 
+/* Whether output is queued that may leave. A reply queued is not, until its commit (and
+ * that commit's sync) let it out: otherwise the next iteration's EPOLLOUT, which sd-event
+ * dispatches before the lower-priority post source that commits, would send it first. */
+static bool connection_has_released(const Connection *c) {
+        return message_writer_written(c->writer) < c->release;
+}
+
 /* What the connection waits for, from its state: new requests only when nothing is
  * buffered and it may be served, its backlog when it may be served, output while any is
  * queued, its uid's refill when that is what holds it. */
@@ -267,7 +274,7 @@ static void connection_update_events(Connection *c) {
         bool may = connection_may_handle(c, now);
         uint32_t ev = 0;
 
-        if (message_writer_pending(c->writer) > 0 && !s->replies_unflushed)
+        if (connection_has_released(c))
                 ev |= EPOLLOUT;
         if (may && !c->backlog && !c->eof)
                 ev |= EPOLLIN;
@@ -296,7 +303,6 @@ static int queue(Connection *c, json_object *reply) {
                                               json_object_new_string(c->server->notice));
         r = message_writer_queue(c->writer, reply);
         json_object_put(reply);
-        c->server->replies_unflushed = true;
         if (r < 0) {
                 /* A client that reads nothing while we stream to it: drop it. */
                 c->dead = true;
@@ -487,9 +493,8 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
         Connection *c = userdata;
         int r;
 
-        if (!c->server->replies_unflushed &&
-            ((revents & EPOLLOUT) || ((revents & (EPOLLHUP | EPOLLERR)) && message_writer_pending(c->writer) > 0))) {
-                r = message_writer_flush(c->writer, c->fd);
+        if (connection_has_released(c) && (revents & (EPOLLOUT | EPOLLHUP | EPOLLERR))) {
+                r = message_writer_flush_upto(c->writer, c->fd, c->release);
                 if (r < 0 && r != -EAGAIN) {
                         connection_free(c);
                         return 0;
@@ -507,7 +512,7 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
         if (connection_finish(c))
                 return 0;
         (void) sd_event_source_set_time_relative(c->idle, IDLE_TIMEOUT_USEC);
-        /* Output waits for the post-iteration commit (server_flush). */
+        /* Output waits for the post-iteration commit (server_flush(), server_sync_end()). */
         connection_update_events(c);
         return 0;
 }
@@ -633,16 +638,17 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
         return 0;
 }
 
-void server_flush(Server *s) {
-        s->replies_unflushed = false;
+/* Lets out each connection's output up to what release() says, and writes what it can. */
+static void release_all(Server *s, uint64_t (*release)(Connection *c)) {
         for (Connection *c = s->conns, *next; c; c = next) {
                 next = c->next;
                 if (c->dead) {
                         connection_free(c);
                         continue;
                 }
-                if (message_writer_pending(c->writer) > 0) {
-                        int r = message_writer_flush(c->writer, c->fd);
+                c->release = MAX(c->release, release(c));
+                if (connection_has_released(c)) {
+                        int r = message_writer_flush_upto(c->writer, c->fd, c->release);
                         if (r < 0 && r != -EAGAIN) {
                                 connection_free(c);
                                 continue;
@@ -651,6 +657,32 @@ void server_flush(Server *s) {
                 if (!connection_finish(c))
                         connection_update_events(c);
         }
+}
+
+static uint64_t upto_queued(Connection *c) {
+        return message_writer_queued(c->writer);
+}
+
+static uint64_t upto_syncing(Connection *c) {
+        return c->syncing;
+}
+
+void server_flush(Server *s) {
+        release_all(s, upto_queued);
+}
+
+void server_mark(Server *s) {
+        for (Connection *c = s->conns; c; c = c->next)
+                c->marked = message_writer_queued(c->writer);
+}
+
+void server_sync_begin(Server *s) {
+        for (Connection *c = s->conns; c; c = c->next)
+                c->syncing = c->marked;
+}
+
+void server_sync_end(Server *s) {
+        release_all(s, upto_syncing);
 }
 
 int server_call_reply(Call *call, json_object *reply, bool continues) {

@@ -4,8 +4,9 @@
 /* The varlink-style socket: accepts connections (socket-activated or bound by us),
  * frames messages, learns the peer from SO_PEERCRED/SO_PEERGROUPS, enforces size, count
  * and idle limits, and hands requests to its owner through an ops table (it knows
- * nothing of jobs). Replies are queued and only sent after the owner has committed the
- * state they acknowledge (server_flush).
+ * nothing of jobs). Replies are queued and only sent once the owner has committed the
+ * state they acknowledge and that commit is on disk (server_flush(), or server_mark()
+ * and a sync's server_sync_begin() and server_sync_end()).
  *
  * No client can hold the event loop: each wakeup of a connection handles at most
  * SERVER_MESSAGES_PER_WAKEUP requests (and SERVER_SLICE_USEC of work), the rest waits
@@ -76,8 +77,15 @@ int server_set_notice(Server *s, const char *notice);
 Server *server_free(Server *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Server *, server_free);
 
-/* Sends what has been queued; called after each store commit. */
+/* Sends what has been queued: everything it acknowledges is on disk. */
 void server_flush(Server *s);
+/* What has been queued so far acknowledges what is committed and not yet on disk: it is
+ * sent when the sync that covers it ends. A sync begins (covering every commit so far,
+ * hence everything marked so far) and ends; what was queued after the last mark waits
+ * for a later one. */
+void server_mark(Server *s);
+void server_sync_begin(Server *s);
+void server_sync_end(Server *s);
 
 /* Deferred replies. continues: more replies follow (streaming). Takes ownership of reply. */
 int server_call_reply(Call *c, json_object *reply, bool continues);

@@ -3,8 +3,10 @@
 
 /* Durable state: one SQLite database (WAL) under the state directory. Writes go into a
  * transaction that stays open for the rest of the event-loop iteration and is committed
- * by store_commit() before any reply is sent or any decision acted on, so durability
- * costs one fsync per iteration, not one per job. */
+ * by store_commit(); a commit is on disk once a sync of the WAL that began after it has
+ * returned. Nothing is acknowledged or acted on before that: durability costs one fsync
+ * per iteration at most, not one per job, and one sync can cover several iterations'
+ * commits while the loop goes on (store_sync_fd()). */
 
 #include "accounting.h"
 #include "devices.h"
@@ -52,8 +54,20 @@ int store_rollback(Store *s);
  * task's from the request it shares. */
 int store_load_request(Store *s, uint64_t id, SubmitRequest *ret);
 bool store_in_transaction(Store *s);
-/* Commits (each one fsync of the WAL) since the store was opened: GetInfo's store_commits. */
+/* Commits since the store was opened: GetInfo's store_commits. */
 uint64_t store_n_commits(Store *s);
+/* Syncs of the WAL since the store was opened: GetInfo's store_syncs. */
+uint64_t store_n_syncs(Store *s);
+/* Whether every commit is on disk. */
+bool store_durable(Store *s);
+/* Syncs the WAL on the caller's thread: every commit so far is on disk when it returns 0. */
+int store_sync(Store *s);
+/* The same in two halves, for a worker thread: the descriptor to sync (the store's, valid
+ * while it is open), store_sync_wal(fd) on the thread, and on the loop store_synced() with
+ * the store_n_commits() taken before the thread began. */
+int store_sync_fd(Store *s);
+int store_sync_wal(int fd);
+void store_synced(Store *s, uint64_t n_commits);
 
 /* Calls cb for every job, in id order, with what memory keeps of its request
  * (job_set_request()); cb takes ownership of the job. */

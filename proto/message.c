@@ -270,6 +270,7 @@ struct MessageWriter {
         size_t max_pending;
         char *buf;
         size_t allocated, rpos, wpos;
+        uint64_t written; /* bytes ever written; buf[rpos] is the byte at that position */
 };
 
 MessageWriter *message_writer_new(size_t max_pending) {
@@ -317,23 +318,38 @@ int message_writer_queue(MessageWriter *w, json_object *o) {
         return 0;
 }
 
-int message_writer_flush(MessageWriter *w, int fd) {
+uint64_t message_writer_written(const MessageWriter *w) {
+        return w ? w->written : 0;
+}
+
+uint64_t message_writer_queued(const MessageWriter *w) {
+        return w ? w->written + (w->wpos - w->rpos) : 0;
+}
+
+int message_writer_flush_upto(MessageWriter *w, int fd, uint64_t upto) {
         assert(w);
 
-        while (w->rpos < w->wpos) {
+        while (w->rpos < w->wpos && w->written < upto) {
+                size_t n = (size_t) MIN((uint64_t) (w->wpos - w->rpos), upto - w->written);
                 /* MSG_NOSIGNAL: a client that went away must not SIGPIPE the daemon. */
-                ssize_t l = send(fd, w->buf + w->rpos, w->wpos - w->rpos, MSG_NOSIGNAL);
+                ssize_t l = send(fd, w->buf + w->rpos, n, MSG_NOSIGNAL);
                 if (l < 0 && errno == ENOTSOCK)
-                        l = write(fd, w->buf + w->rpos, w->wpos - w->rpos);
+                        l = write(fd, w->buf + w->rpos, n);
                 if (l < 0) {
                         if (errno == EINTR)
                                 continue;
                         return negative_errno();
                 }
                 w->rpos += (size_t) l;
+                w->written += (uint64_t) l;
         }
-        w->rpos = w->wpos = 0;
+        if (w->rpos == w->wpos)
+                w->rpos = w->wpos = 0;
         return 0;
+}
+
+int message_writer_flush(MessageWriter *w, int fd) {
+        return message_writer_flush_upto(w, fd, UINT64_MAX);
 }
 
 void request_done(Request *req) {

@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "json-util.h"
 #include "macro.h"
@@ -75,6 +76,14 @@ size_t message_writer_pending(const MessageWriter *w) _pure_;
 /* Writes as much as the socket takes: 0 when everything went out, -EAGAIN when some
  * is still queued, or -errno. */
 int message_writer_flush(MessageWriter *w, int fd);
+/* The same, of the bytes before position upto only: positions count every byte the
+ * writer was ever given (message_writer_queued()), so that a caller can mark where a
+ * message ends and let out no more than that. 0 when all up to there went out. */
+int message_writer_flush_upto(MessageWriter *w, int fd, uint64_t upto);
+/* Bytes ever queued, and ever written: the position after the last queued message, and
+ * how far the writing got. */
+uint64_t message_writer_queued(const MessageWriter *w) _pure_;
+uint64_t message_writer_written(const MessageWriter *w) _pure_;
 
 /* ---- Requests (server side) ---- */
 

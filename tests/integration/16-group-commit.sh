@@ -6,11 +6,12 @@
 systemctl start corrald.socket
 corral info >/dev/null
 commits() { corral info --json | jq -r .store_commits; }
+syncs() { corral info --json | jq -r .store_syncs; }
 pid=$(systemctl show -P MainPID corrald)
 
 # Eight clients' submits, all readable when corrald wakes: handled in one iteration and
 # acknowledged after the one commit that carries them all.
-c0=$(commits)
+c0=$(commits); s0=$(syncs)
 python3 - "$pid" <<'PY'
 import json, os, signal, socket, sys, time
 pid = int(sys.argv[1])
@@ -39,10 +40,13 @@ for s in conns:
     if b'"error"' in buf:
         sys.exit(buf.decode())
 PY
-c1=$(commits)
-log "8 submits arriving together: $((c1 - c0)) commit(s)"
-# One, or two if the scheduling timer's sweep happened to commit in between.
+c1=$(commits); s1=$(syncs)
+log "8 submits arriving together: $((c1 - c0)) commit(s), $((s1 - s0)) sync(s) of the store's log"
+# One, or two if the scheduling timer's sweep happened to commit in between; each
+# acknowledged only once a sync of the log covered it, one sync for them all.
 assert_le $((c1 - c0)) 2 "commits for 8 submits arriving together"
+assert_le $((s1 - s0)) 2 "syncs for 8 submits arriving together"
+[ "$((s1 - s0))" -ge 1 ] || fail "8 submits acknowledged with no sync of the store's log"
 corral cancel --user root >/dev/null
 
 # A job from its submit to its end: the submit and its start in one commit, the end

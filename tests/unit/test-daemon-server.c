@@ -550,6 +550,53 @@ static void test_reply_waits_for_flush(void **state) {
         server_free(s);
 }
 
+/* A commit not yet on disk: the replies queued before it (server_mark()) leave when the
+ * sync that began after it ends, and not before; a reply queued after that sync began
+ * waits for the next one, though the socket and the connection are the same. */
+static void test_reply_waits_for_sync(void **state) {
+        Tree *tree = *state;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        Server *s = NULL;
+        Test t = {};
+        Replies r = {};
+        char path[128];
+        int fd;
+
+        socket_path(tree, path, sizeof path);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(server_new(e, path, &ops, &t, &s), 0);
+        fd = client(path);
+        send_all(fd, GET_INFO_A, sizeof GET_INFO_A);
+        for (int i = 0; i < 10 && t.dispatched < 1; i++)
+                (void) sd_event_run(e, 10 * 1000);
+        assert_int_equal(t.dispatched, 1);
+        server_mark(s);       /* its commit is made */
+        server_sync_begin(s); /* and a sync that covers it begins */
+        send_all(fd, GET_INFO_B, sizeof GET_INFO_B);
+        for (int i = 0; i < 10 && t.dispatched < 2; i++)
+                (void) sd_event_run(e, 10 * 1000);
+        assert_int_equal(t.dispatched, 2);
+        server_mark(s); /* the second's commit, after the sync began */
+        for (int i = 0; i < 5; i++)
+                (void) sd_event_run(e, 10 * 1000);
+        drain(fd, &r);
+        assert_int_equal(r.n, 0);
+
+        server_sync_end(s);
+        for (int i = 0; i < 5; i++)
+                (void) sd_event_run(e, 10 * 1000);
+        drain(fd, &r);
+        assert_int_equal(r.n, 1);
+        server_sync_begin(s);
+        drain(fd, &r);
+        assert_int_equal(r.n, 1);
+        server_sync_end(s);
+        drain(fd, &r);
+        assert_int_equal(r.n, 2);
+        close(fd);
+        server_free(s);
+}
+
 /* "oneway" on a method whose only product is its reply is refused by name, and not
  * dispatched; on one that changes something it is dispatched and answers nothing, also
  * when the answer comes later. Which methods are which is the daemon's own table. */
@@ -891,6 +938,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_wakeup_bound, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_output_bound, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_reply_waits_for_flush, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_reply_waits_for_sync, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_oneway, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_user_budget, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_fds, setup, tree_teardown),

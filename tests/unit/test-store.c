@@ -500,6 +500,58 @@ static void test_no_job_indexes(void **state) {
         job_free(b);
 }
 
+/* A commit is on disk once a sync that began after it has returned: store_sync() on the
+ * caller's thread, or its two halves (a worker's store_sync_wal(), then store_synced()
+ * with the count taken before it began, which covers no later commit). A reader has
+ * nothing to sync. */
+static void test_sync(void **state) {
+        Store *s = NULL, *rd = NULL;
+        Job *a = make_job(1), *b = make_job(2);
+        char sub[96];
+        uint64_t n;
+        int fd;
+
+        snprintf(sub, sizeof sub, "%s/sync", dir);
+        assert_int_equal(store_open(sub, &s), 0);
+        assert_int_equal(store_sync(s), 0);
+        assert_true(store_durable(s));
+        assert_int_equal(store_insert_job(s, a, NULL), 0);
+        assert_true(store_durable(s)); /* nothing committed yet */
+        assert_int_equal(store_commit(s), 0);
+        assert_false(store_durable(s));
+        assert_int_equal(store_sync(s), 0);
+        assert_true(store_durable(s));
+
+        assert_int_equal(store_insert_job(s, b, NULL), 0);
+        assert_int_equal(store_commit(s), 0);
+        n = store_n_commits(s);
+        fd = store_sync_fd(s);
+        assert_true(fd >= 0);
+        assert_int_equal(store_sync_fd(s), fd);
+        b->state = JOB_HELD;
+        assert_int_equal(store_update_job(s, b), 0);
+        assert_int_equal(store_sync_wal(fd), 0); /* as if on a thread, the update meanwhile */
+        assert_int_equal(store_commit(s), 0);
+        store_synced(s, n);
+        assert_false(store_durable(s)); /* the update's commit came after */
+        assert_int_equal(store_sync(s), 0);
+        assert_true(store_durable(s));
+        /* A count beyond the commits made covers none made later. */
+        store_synced(s, store_n_commits(s) + 5);
+        b->state = JOB_QUEUED;
+        assert_int_equal(store_update_job(s, b), 0);
+        assert_int_equal(store_commit(s), 0);
+        assert_false(store_durable(s));
+        store_close(s);
+
+        assert_int_equal(store_open_reader(sub, &rd), 0);
+        assert_true(store_durable(rd));
+        assert_int_equal(store_sync_fd(rd), -EBADF);
+        store_close(rd);
+        job_free(a);
+        job_free(b);
+}
+
 static void test_reader(void **state) {
         Store *s = NULL, *rd = NULL;
         Job *loaded[8] = {}, **l = loaded;
@@ -540,6 +592,7 @@ int main(void) {
                 cmocka_unit_test(test_gpu_accounting_migration),
                 cmocka_unit_test(test_reader),
                 cmocka_unit_test(test_no_job_indexes),
+                cmocka_unit_test(test_sync),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
