@@ -47,6 +47,14 @@ int manager_commit(Manager *m) {
         return 0;
 }
 
+uint64_t manager_now(Manager *m) {
+        uint64_t now;
+
+        if (!m->event || sd_event_now(m->event, CLOCK_MONOTONIC, &now) < 0)
+                now = now_usec(CLOCK_MONOTONIC);
+        return now;
+}
+
 int manager_sync(Manager *m) {
         int r = store_sync(m->store);
         if (r < 0)

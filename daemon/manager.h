@@ -213,6 +213,9 @@ int manager_commit(Manager *m);
  * sent: before corrald acts outside itself on what the commits hold (a job started, an
  * sbatch run, an outcome file removed, mail sent). */
 int manager_sync(Manager *m);
+/* CLOCK_MONOTONIC as of this event-loop iteration (sd_event_now()): for what may be a few
+ * milliseconds old, such as a cache's age; read once per iteration, not per use. */
+uint64_t manager_now(Manager *m);
 size_t manager_mail_queued(Manager *m);
 void manager_mail_flush(Manager *m, uint64_t now);
 size_t manager_mail_discard(Manager *m);

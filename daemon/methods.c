@@ -274,7 +274,7 @@ static json_object *check_access_again(Manager *m, const Peer *peer, const Job *
                 /* Without project files the project is a unix group, checked at submission
                  * when it was named: still a member? (The "default" of a user without a
                  * group entry names no group.) */
-                const struct group *gr = nss_cache_getgrnam(m->nss, j->project, now_usec(CLOCK_MONOTONIC));
+                const struct group *gr = nss_cache_getgrnam(m->nss, j->project, manager_now(m));
                 if (gr) {
                         aj.have_project_gid = true, aj.project_gid = gr->gr_gid;
                         if (authz_check(&ap, AUTHZ_USE_PROJECT, &aj, &m->authz) < 0) {
@@ -463,7 +463,7 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
         if (r < 0)
                 return reply_submit_refused(&bad, r);
 
-        c->pw = nss_cache_getpwuid(m->nss, peer->uid, now_usec(CLOCK_MONOTONIC));
+        c->pw = nss_cache_getpwuid(m->nss, peer->uid, manager_now(m));
         if (!c->pw)
                 return reply_invalid_parameter("user", "your user id has no passwd entry on the scheduler's machine");
         if (!req->workdir || req->workdir[0] != '/')
@@ -504,14 +504,14 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
                  * naming another one requires membership (or admin rights). */
                 AuthzJob aj = { .owner_uid = peer->uid, .project = req->project };
                 AuthzPeer ap = authz_peer(peer);
-                gr = nss_cache_getgrnam(m->nss, req->project, now_usec(CLOCK_MONOTONIC));
+                gr = nss_cache_getgrnam(m->nss, req->project, manager_now(m));
                 if (gr)
                         aj.have_project_gid = true, aj.project_gid = gr->gr_gid;
                 if (authz_check(&ap, AUTHZ_USE_PROJECT, &aj, &m->authz) < 0)
                         return permission_denied("you are not a member of that project (group)");
                 c->project = strdup(req->project);
         } else {
-                gr = nss_cache_getgrgid(m->nss, c->pw->pw_gid, now_usec(CLOCK_MONOTONIC));
+                gr = nss_cache_getgrgid(m->nss, c->pw->pw_gid, manager_now(m));
                 c->project = strdup(gr ? gr->gr_name : "default");
         }
         if (!c->project)
