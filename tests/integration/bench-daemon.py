@@ -38,20 +38,25 @@ def client(n, begin, barrier, out):
             raise SystemExit(msg.decode())
     out.put((t0, time.monotonic()))
 
-def run(total, c, begin=False):
+def run(total, c, begin=False, sample=None):
     """Submits/s of c clients, each connected and started before the clock runs: from
     the first client's first submit to the last one's last reply (the clients' own
-    start-up, Python's under emulation, is not corrald's throughput)."""
-    barrier, out = mp.Barrier(c), mp.Queue()
+    start-up, Python's under emulation, is not corrald's throughput). With sample, also
+    what it returns at the start of that window and at its end, as (rate, start, end)."""
+    barrier, out = mp.Barrier(c + 1), mp.Queue()
     procs = [mp.Process(target=client, args=(total // c, begin, barrier, out)) for _ in range(c)]
     for p in procs:
         p.start()
+    barrier.wait()
+    first = sample() if sample else None
     spans = [out.get() for _ in procs]
+    last = sample() if sample else None
     for p in procs:
         p.join()
     if None in spans:
         raise SystemExit("a client's submit was refused")
-    return (total // c) * c / (max(e for _, e in spans) - min(b for b, _ in spans))
+    rate = (total // c) * c / (max(e for _, e in spans) - min(b for b, _ in spans))
+    return (rate, first, last) if sample else rate
 
 def raw_rate(n):
     """Commits/s of the sqlite3 shell: one 300-byte row per transaction, WAL and
@@ -95,11 +100,12 @@ if __name__ == "__main__":
             raw = raw_rate(n)
             rate = {}
             for c in (1, 8):
-                c0, b0, t0 = cpu_sec(pid), busy_cpus(), time.monotonic()
-                rate[c] = run(n, c)
-                cpu[c] += cpu_sec(pid) - c0
-                busy[c] += busy_cpus() - b0
-                wall[c] += time.monotonic() - t0
+                # corrald's and the machine's CPU over the clients' window only.
+                sample = lambda: (cpu_sec(pid), busy_cpus(), time.monotonic())
+                rate[c], (c0, b0, t0), (c1, b1, t1) = run(n, c, sample=sample)
+                cpu[c] += c1 - c0
+                busy[c] += b1 - b0
+                wall[c] += t1 - t0
             rows.append((raw, rate[1], rate[8]))
             print(f"  round {k + 1}: raw {raw:.0f} commits/s, 1 client {rate[1]:.0f}/s "
                   f"({rate[1] / raw:.2f}x raw), 8 clients {rate[8]:.0f}/s ({rate[8] / rate[1]:.2f}x one)",
