@@ -31,20 +31,38 @@ bool strv_contains(char *const *l, const char *s) {
         return false;
 }
 
-bool strv_remove(char **l, const char *s) {
+/* Keeps, in order, the elements keep() says to, freeing the others; whether any went. */
+static bool strv_filter(char **l, bool (*keep)(const char *s, const void *userdata), const void *userdata) {
         char **w = l;
-        bool found = false;
+        bool removed = false;
 
         STRV_FOREACH(i, l) {
-                if (streq(*i, s)) {
-                        free(*i);
-                        found = true;
-                } else
+                if (keep(*i, userdata))
                         *w++ = *i;
+                else {
+                        free(*i);
+                        removed = true;
+                }
         }
         if (w)
                 *w = NULL;
-        return found;
+        return removed;
+}
+
+static bool differs(const char *s, const void *other) {
+        return !streq(s, other);
+}
+
+static bool listed(const char *s, const void *list) {
+        return strv_contains((char *const *) list, s);
+}
+
+bool strv_remove(char **l, const char *s) {
+        return strv_filter(l, differs, s);
+}
+
+void strv_keep_listed(char **l, char *const *keep) {
+        (void) strv_filter(l, listed, keep);
 }
 
 int strv_push(char ***l, char *s) {

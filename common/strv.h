@@ -15,6 +15,8 @@ size_t strv_length(char *const *l) _pure_;
 bool strv_contains(char *const *l, const char *s) _pure_;
 /* Removes (and frees) every element equal to s, in place; whether there was one. */
 bool strv_remove(char **l, const char *s);
+/* Removes (and frees) every element not in keep, in place. */
+void strv_keep_listed(char **l, char *const *keep);
 /* Appends a copy of s; -ENOMEM on failure (l unchanged). */
 int strv_extend(char ***l, const char *s);
 /* Appends a formatted string; -ENOMEM on failure (l unchanged). */

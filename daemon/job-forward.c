@@ -876,17 +876,8 @@ static Round *round_free(Round *rd) {
 
 static void round_end(Forwarder *f) {
         /* Who has no forwarded job left is no longer polled: forgotten. */
-        if (f->round && f->users_failing) {
-                char **w = f->users_failing;
-
-                STRV_FOREACH(u, f->users_failing) {
-                        if (strv_contains(f->round->users, *u))
-                                *w++ = *u;
-                        else
-                                free(*u);
-                }
-                *w = NULL;
-        }
+        if (f->round)
+                strv_keep_listed(f->users_failing, f->round->users);
         f->round = round_free(f->round);
         f->poll_in_flight = false;
 }

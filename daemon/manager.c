@@ -64,6 +64,13 @@ int manager_sync(Manager *m) {
         return 0;
 }
 
+/* A sync that failed: nothing it was to cover may be acknowledged or acted on. */
+static int sync_failed(Manager *m, int error) {
+        log_error_errno(error, "Cannot sync the store's log: %m. Exiting rather than acknowledge or act on what "
+                        "may not be on disk.");
+        return sd_event_exit(m->event, EXIT_FAILURE);
+}
+
 /* ---- syncs on the worker thread ---- */
 
 typedef struct SyncWork {
@@ -87,9 +94,7 @@ static void sync_done(void *data, int r) {
         if (r == -ECANCELED)
                 return; /* the pool is going: corrald stops, manager_free() syncs */
         if (r < 0) {
-                log_error_errno(r, "Cannot sync the store's log: %m. Exiting rather than acknowledge what may not "
-                                "be on disk.");
-                (void) sd_event_exit(m->event, EXIT_FAILURE);
+                (void) sync_failed(m, r);
                 return;
         }
         store_synced(m->store, w->n_commits);
@@ -122,11 +127,8 @@ static void sync_kick(Manager *m) {
         }
         /* No thread, no memory, no descriptor: on this one. */
         r = manager_sync(m);
-        if (r < 0) {
-                log_error_errno(r, "Cannot sync the store's log: %m. Exiting rather than acknowledge what may not "
-                                "be on disk.");
-                (void) sd_event_exit(m->event, EXIT_FAILURE);
-        }
+        if (r < 0)
+                (void) sync_failed(m, r);
 }
 
 /* After every event-loop iteration that did something: commit, schedule, commit, act,
@@ -159,10 +161,8 @@ static int on_post(sd_event_source *s, void *userdata) {
                 }
                 /* Started only once what starts them is on disk (the forwarder syncs
                  * before its sbatch, manager_forward_submit()). */
-                if (m->n_to_launch > 0 && (r = manager_sync(m)) < 0) {
-                        log_error_errno(r, "Cannot sync the store's log: %m. Exiting.");
-                        return sd_event_exit(m->event, EXIT_FAILURE);
-                }
+                if (m->n_to_launch > 0 && (r = manager_sync(m)) < 0)
+                        return sync_failed(m, r);
                 manager_launch_pending(m);
                 manager_forward_submit(m);
                 r = manager_commit(m);
@@ -170,10 +170,8 @@ static int on_post(sd_event_source *s, void *userdata) {
                         return sd_event_exit(m->event, EXIT_FAILURE);
         }
         /* An outcome file goes once the end it reports is on disk. */
-        if (m->n_outcomes_done > 0 && (r = manager_sync(m)) < 0) {
-                log_error_errno(r, "Cannot sync the store's log: %m. Exiting.");
-                return sd_event_exit(m->event, EXIT_FAILURE);
-        }
+        if (m->n_outcomes_done > 0 && (r = manager_sync(m)) < 0)
+                return sync_failed(m, r);
         for (size_t i = 0; i < m->n_outcomes_done; i++)
                 (void) executor_outcome_consumed(m->executor, m->outcomes_done[i]);
         m->n_outcomes_done = 0;

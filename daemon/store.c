@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fd-util.h"
 #include "job-request.h"
 #include "log.h"
 #include "parse-util.h"
@@ -50,9 +51,9 @@ struct Store {
         sqlite3_stmt *ctl[_CTL_MAX];
         char **gpu_names; /* store_set_gpu_names() */
         /* Commits reach the disk with a sync of the WAL of our own (synchronous=NORMAL):
-         * the WAL's path, a descriptor of it opened at the first sync, and how many of
-         * the commits a sync has covered. */
-        char *wal_path;
+         * the state directory (NULL for a reader), a descriptor of the WAL opened at the
+         * first sync, and how many of the commits a sync has covered. */
+        char *dir;
         int wal_fd;
         uint64_t n_synced;
         uint64_t n_syncs;
@@ -277,10 +278,9 @@ int store_open(const char *dir, Store **ret) {
         if (!s)
                 return -ENOMEM;
         s->wal_fd = -EBADF;
-        if (asprintf(&s->wal_path, "%s-wal", path) < 0) {
-                s->wal_path = NULL;
+        s->dir = strdup(dir);
+        if (!s->dir)
                 return -ENOMEM;
-        }
         r = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
         if (r != SQLITE_OK)
                 return sqlite_to_errno(r);
@@ -340,9 +340,8 @@ Store *store_close(Store *s) {
                 sqlite3_finalize(s->ctl[k]);
         sqlite3_close(s->db);
         strv_free(s->gpu_names);
-        if (s->wal_fd >= 0)
-                (void) close(s->wal_fd);
-        free(s->wal_path);
+        safe_close(s->wal_fd);
+        free(s->dir);
         free(s);
         return NULL;
 }
@@ -360,36 +359,22 @@ bool store_durable(Store *s) {
 }
 
 int store_sync_fd(Store *s) {
+        _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+
         if (s->wal_fd >= 0)
                 return s->wal_fd;
-        if (!s->wal_path)
+        if (!s->dir)
                 return -EBADF; /* a reader's: nothing to sync */
         /* The WAL exists once a commit was written, and lives as long as this connection
          * (SQLite removes it only when the last connection closes). Its name in the
          * directory is made durable once, as FULL would at its first sync. */
-        {
-                _cleanup_free_ char *dir = strdup(s->wal_path);
-                char *slash = dir ? strrchr(dir, '/') : NULL;
-                int fd, dfd;
-
-                if (!dir)
-                        return -ENOMEM;
-                fd = open(s->wal_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-                if (fd < 0)
-                        return -errno;
-                if (slash)
-                        *slash = 0;
-                dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (dfd < 0 || fsync(dfd) < 0) {
-                        int r = -errno;
-                        if (dfd >= 0)
-                                (void) close(dfd);
-                        (void) close(fd);
-                        return r;
-                }
-                (void) close(dfd);
-                s->wal_fd = fd;
-        }
+        dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return -errno;
+        fd = openat(dfd, "corral.db-wal", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0 || fsync(dfd) < 0)
+                return -errno;
+        s->wal_fd = TAKE_FD(fd);
         return s->wal_fd;
 }
 

@@ -626,6 +626,21 @@ static void assert_same_end(const EndRecord *a, const EndRecord *want) {
                                  want->decayed.value[i].stamp);
 }
 
+/* A new environment named name with one job submitted, started and running. */
+static uint64_t running_job(Env *env, const char *name) {
+        uint64_t id;
+
+        env_new(env, name);
+        id = submit(env->m);
+        assert_int_equal(manager_schedule(env->m), 0);
+        assert_true(post(env->m));
+        manager_launch_pending(env->m);
+        manager_on_job_started(env->m->executor, id, 0, NULL, env->m);
+        assert_true(post(env->m));
+        assert_int_equal(manager_find_job(env->m, id)->state, JOB_RUNNING);
+        return id;
+}
+
 /* One run to its end, the end's step under a failure at allocation n (-1: none);
  * from_file: the outcome as the supervisor leaves it, read by the executor (its read is
  * under test too); otherwise handed to manager_on_job_finished() as the executor would.
@@ -637,14 +652,7 @@ static bool end_once(bool from_file, long n, uint64_t start, EndRecord *ret) {
         bool injected;
         Job *j;
 
-        env_new(&env, "end");
-        id = submit(env.m);
-        assert_int_equal(manager_schedule(env.m), 0);
-        assert_true(post(env.m));
-        manager_launch_pending(env.m);
-        manager_on_job_started(env.m->executor, id, 0, NULL, env.m);
-        assert_true(post(env.m));
-        assert_int_equal(manager_find_job(env.m, id)->state, JOB_RUNNING);
+        id = running_job(&env, "end");
         o = outcome_for(id, start);
         write_outcome(&env, &o);
 
@@ -723,13 +731,7 @@ static void test_end_launch_failed_from_file(void **state) {
                 bool injected;
                 Job *j;
 
-                env_new(&env, "end-launch");
-                id = submit(env.m);
-                assert_int_equal(manager_schedule(env.m), 0);
-                assert_true(post(env.m));
-                manager_launch_pending(env.m);
-                manager_on_job_started(env.m->executor, id, 0, NULL, env.m);
-                assert_true(post(env.m));
+                id = running_job(&env, "end-launch");
                 o.id = id;
                 write_outcome(&env, &o);
 
