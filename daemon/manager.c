@@ -672,6 +672,10 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
         if (r < 0)
                 return log_error_errno(r, "Cannot open the state database in %s: %s", statedir,
                                        m->store ? store_error(m->store) : strerror(-r));
+        r = store_prepare_log(m->store);
+        if (r < 0)
+                log_warning_errno(r, "Cannot give the state database's log its size in advance, "
+                                  "commits will cost more until it has grown: %m");
         if (m->devices)
                 store_set_gpu_names(m->store, m->devices);
 

@@ -216,16 +216,25 @@ static int rows_end(sqlite3_stmt *st, int rc, int r) {
         return r;
 }
 
-int store_schema_version(Store *s) {
+/* The first column of sql's one row. */
+static int query_int(Store *s, const char *sql, int64_t *ret) {
         sqlite3_stmt *st;
-        int v = -EIO;
+        int rc, r = prepare(s, sql, &st);
 
-        if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-                return -EIO;
-        if (sqlite3_step(st) == SQLITE_ROW)
-                v = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-        return v;
+        if (r < 0)
+                return r;
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW)
+                return rows_end(st, rc == SQLITE_DONE ? SQLITE_ERROR : rc, 0);
+        *ret = sqlite3_column_int64(st, 0);
+        return rows_end(st, SQLITE_DONE, 0);
+}
+
+int store_schema_version(Store *s) {
+        int64_t v;
+        int r = query_int(s, "PRAGMA user_version", &v);
+
+        return r < 0 ? r : (int) v;
 }
 
 static int migrate(Store *s) {
@@ -376,6 +385,50 @@ int store_sync_fd(Store *s) {
                 return -errno;
         s->wal_fd = TAKE_FD(fd);
         return s->wal_fd;
+}
+
+
+int store_prepare_log(Store *s) {
+        static const uint8_t zeros[64 * 1024];
+        _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+        int64_t page_size, pages;
+        uint64_t want;
+        struct stat st;
+        int persist = 1, r;
+
+        if (!s->dir)
+                return -EBADF;
+        /* Kept when corrald stops (checkpointed first, as without it), so that the next
+         * start finds its blocks in place. */
+        r = sqlite_to_errno(sqlite3_file_control(s->db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist));
+        if (r < 0)
+                return r;
+        if ((r = query_int(s, "PRAGMA page_size", &page_size)) < 0 ||
+            (r = query_int(s, "PRAGMA wal_autocheckpoint", &pages)) < 0)
+                return r;
+        if (page_size <= 0 || pages <= 0)
+                return 0; /* no automatic checkpoints: the log is not started over */
+        /* The header and the frames a checkpoint comes after, with room for the commit
+         * that crosses the mark (a frame is a 24-byte header and a page). */
+        want = 32 + (uint64_t) (pages + pages / 8) * (uint64_t) (24 + page_size);
+
+        dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return -errno;
+        fd = openat(dfd, "corral.db-wal", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        for (uint64_t at = (uint64_t) st.st_size; at < want;) {
+                ssize_t n = pwrite(fd, zeros, MIN(sizeof zeros, want - at), (off_t) at);
+                if (n < 0)
+                        return -errno;
+                at += (uint64_t) n;
+        }
+        if ((uint64_t) st.st_size < want && (fdatasync(fd) < 0 || fsync(dfd) < 0))
+                return -errno;
+        return 0;
 }
 
 int store_sync_wal(int fd) {
@@ -910,21 +963,19 @@ int store_delete_meta(Store *s, const char *key) {
 
 int store_next_job_id(Store *s, uint64_t *ret) {
         _cleanup_free_ char *v = NULL;
-        sqlite3_stmt *st;
-        uint64_t max = 0, meta = 0;
+        int64_t max;
+        uint64_t meta = 0;
         int r;
 
-        if (sqlite3_prepare_v2(s->db, "SELECT MAX(id) FROM jobs", -1, &st, NULL) != SQLITE_OK)
-                return -EIO;
-        if (sqlite3_step(st) == SQLITE_ROW)
-                max = (uint64_t) sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
+        r = query_int(s, "SELECT MAX(id) FROM jobs", &max);
+        if (r < 0)
+                return r;
         r = store_get_meta(s, "last_job_id", &v);
         if (r < 0)
                 return r;
         if (v)
                 meta = strtoull(v, NULL, 10);
-        *ret = MAX(max, meta) + 1;
+        *ret = MAX((uint64_t) max, meta) + 1;
         return 0;
 }
 

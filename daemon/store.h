@@ -23,6 +23,17 @@ int store_open_reader(const char *dir, Store **ret);
 Store *store_close(Store *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Store *, store_close);
 
+/* Gives the WAL its whole size at once, in blocks written and on disk, and keeps it when
+ * the store closes. SQLite starts the log over at its head after each checkpoint (every
+ * wal_autocheckpoint pages); until the log has had that size once, every commit appends a
+ * frame to the file, which costs the commit a new page of the page cache and a block to
+ * allocate, and the sync that covers it a commit of the file system's journal (the file's
+ * new size), several times the sync of a frame written over an old one. Zeros past the
+ * log's end are harmless: recovery stops at the first frame whose salt does not match, as
+ * it does at the stale frames SQLite itself leaves there when it starts over. For the
+ * daemon's store, once at start-up: it writes a few megabytes the first time. */
+int store_prepare_log(Store *s);
+
 /* The machine's devices in force, by index (bit g of a gpu_mask: devices[g]): an
  * allocation's GPUs are stored by name (alloc_gpus), so that a restart on a changed set
  * gives each running job back its own devices. Copied; a name read back that is not in the

@@ -74,6 +74,17 @@ def raw_rate(n):
     finally:
         shutil.rmtree(d)
 
+def store_syncs():
+    """corrald's count of WAL syncs so far (GetInfo's store_syncs)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(SOCK)
+    s.sendall(json.dumps({"method": "io.corral.Manager.GetInfo", "parameters": {}}).encode() + b"\0")
+    buf = b""
+    while b"\0" not in buf:
+        buf += s.recv(65536)
+    s.close()
+    return json.loads(buf.split(b"\0", 1)[0])["parameters"]["store_syncs"]
+
 def busy_cpus():
     """The guest's busy CPU-seconds so far, all CPUs together (/proc/stat: all but idle
     and iowait)."""
@@ -95,14 +106,17 @@ if __name__ == "__main__":
         # rate N [PID [ROUNDS]]: with corrald's pid, its CPU time per submit too (stderr).
         pid = int(sys.argv[3]) if len(sys.argv) > 3 else 0
         rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 5
-        rows, cpu, busy, wall = [], {1: 0.0, 8: 0.0}, {1: 0.0, 8: 0.0}, {1: 0.0, 8: 0.0}
+        rows = []
+        cpu, busy, wall, syncs = ({1: 0.0, 8: 0.0} for _ in range(4))
         for k in range(rounds):
             raw = raw_rate(n)
             rate = {}
             for c in (1, 8):
                 # corrald's and the machine's CPU over the clients' window only.
                 sample = lambda: (cpu_sec(pid), busy_cpus(), time.monotonic())
+                s0 = store_syncs()
                 rate[c], (c0, b0, t0), (c1, b1, t1) = run(n, c, sample=sample)
+                syncs[c] += store_syncs() - s0
                 cpu[c] += c1 - c0
                 busy[c] += b1 - b0
                 wall[c] += t1 - t0
@@ -114,7 +128,8 @@ if __name__ == "__main__":
             for c in (1, 8):
                 print(f"  with {c} client(s): corrald's CPU per submit {cpu[c] * 1000 / (n * rounds):.2f} ms, "
                       f"corrald busy {cpu[c] / wall[c]:.2f} CPUs, the machine busy {busy[c] / wall[c]:.2f} of "
-                      f"{os.cpu_count()} CPUs", file=sys.stderr)
+                      f"{os.cpu_count()} CPUs, submits per sync {n * rounds / max(syncs[c], 1):.1f}",
+                      file=sys.stderr)
         med = statistics.median
         print(f"raw single-row commits/s: {med(r[0] for r in rows):.0f}")
         print(f"durable submits/s with 1 client: {med(r[1] for r in rows):.0f}")
