@@ -34,6 +34,9 @@ echo "# an administrator's drop-in" > /etc/corral/corral.conf.d/50-site.conf
 mkdir -p /etc/corral/projects.d
 echo "# an administrator's project" > /etc/corral/projects.d/purge-test.conf
 
+holds() { systemctl list-units --no-legend --plain --state=active 'corral-*-controllers.slice'; }
+[ -n "$(holds)" ] || fail "no project's controller hold before the removal: the test would prove nothing"
+
 log "apt-get remove corral"
 out=$(apt-get remove -y -q corral 2>&1) || fail "apt-get remove: $out"
 assert_eq "$(dpkg-query -W -f='${Status}' corral 2>/dev/null)" "deinstall ok config-files" "status after remove"
@@ -41,6 +44,7 @@ assert_eq "$(dpkg-query -W -f='${Status}' corral 2>/dev/null)" "deinstall ok con
 [ ! -e /lib/systemd/system/corrald.service ] || fail "corrald.service is still there"
 systemctl is-active -q corrald.socket && fail "corrald.socket is still active"
 systemctl is-active -q corrald.service && fail "corrald.service is still active"
+[ -z "$(holds)" ] || fail "remove left the controller holds: $(holds)"
 [ -s /var/lib/corral/corral.db ] || fail "remove deleted the job database"
 [ -f /etc/corral/corral.conf ] || fail "remove deleted /etc/corral/corral.conf"
 [ -f /etc/corral/corral.conf.d/50-site.conf ] || fail "remove deleted the administrator's drop-in"
