@@ -875,9 +875,6 @@ static Round *round_free(Round *rd) {
 }
 
 static void round_end(Forwarder *f) {
-        /* Who has no forwarded job left is no longer polled: forgotten. */
-        if (f->round)
-                strv_keep_listed(f->users_failing, f->round->users);
         f->round = round_free(f->round);
         f->poll_in_flight = false;
 }
@@ -1258,6 +1255,9 @@ void manager_forward_poll(Manager *m) {
                     !strv_contains(users, j->user) && strv_extend(&users, j->user) < 0)
                         return;
         }
+        /* Who has no forwarded job left is not polled: forgotten, so that a failure of a
+         * later job's poll is said again. */
+        strv_keep_listed(f->users_failing, users);
         if (!users)
                 return;
         f->round = new0(Round, 1);

@@ -1009,11 +1009,40 @@ static void test_failure_said_once(void **state) {
         answer(last("squeue"), "800|800|N/A|RUNNING|None|0:03|nobody|corral:testhost:1\n", "");
         answer(last("squeue"), "", "squeue: error: Invalid user: daemon\n");
 
+        /* daemon's last forwarded job ends: daemon is polled no more, and forgotten, so
+         * that the failure of a later job's poll is said again. */
+        {
+                char params[64];
+                json_object *r;
+                size_t before;
+
+                snprintf(params, sizeof params, "{\"job_id\":%" PRIu64 "}", jb->id);
+                r = call(m, 1, CORRAL_METHOD_CANCEL, params);
+                assert_null(json_object_object_get(r, "error"));
+                json_object_put(r);
+                assert_int_equal(jb->state, JOB_CANCELLED);
+                answer(last("scancel"), "", "");
+                /* The round after the end still asks (its link goes at the round's end). */
+                manager_forward_poll(m);
+                answer(last("squeue"), "800|800|N/A|RUNNING|None|0:04|nobody|corral:testhost:1\n", "");
+                answer(last("squeue"), "", "squeue: error: Invalid user: daemon\n");
+                before = n_calls;
+                manager_forward_poll(m);
+                answer(last("squeue"), "800|800|N/A|RUNNING|None|0:04|nobody|corral:testhost:1\n", "");
+                assert_int_equal(n_calls, before + 1); /* nobody's only */
+                jb = manager_find_job(m, submit_as(m, 1, "{" JOB ",\"argv\":[\"/bin/true\"]}"));
+                pass(m);
+                answer(last("sbatch"), "820\n", "");
+                manager_forward_poll(m);
+                answer(last("squeue"), "800|800|N/A|RUNNING|None|0:05|nobody|corral:testhost:1\n", "");
+                answer(last("squeue"), "", "squeue: error: Invalid user: daemon\n");
+        }
+
         fflush(stderr);
         assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
         close(saved);
         assert_int_equal(ja->state, JOB_RUNNING);
-        assert_int_equal(count_in(log, "Cannot poll the Slurm jobs of user daemon"), 2);
+        assert_int_equal(count_in(log, "Cannot poll the Slurm jobs of user daemon"), 3);
         assert_int_equal(count_in(log, "The Slurm jobs of user daemon can be polled again"), 1);
         assert_int_equal(count_in(log, "Cannot poll the Slurm jobs ("), 1);
         assert_int_equal(count_in(log, "The Slurm cluster answers again"), 1);
