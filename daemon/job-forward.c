@@ -490,18 +490,35 @@ static int forward_one(Forwarder *f, Job *j, const QueueConfig *q) {
         return 0;
 }
 
+/* Whether j's stored request maps to the cluster queue t one to one: only then does it
+ * overflow there. */
+static bool overflow_maps(Manager *m, Job *j, const QueueConfig *t) {
+        _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
+        _cleanup_(slurm_submit_done) SlurmSubmit s = {};
+        _cleanup_free_ char *reason = NULL;
+        SlurmSubmitParams p;
+
+        if (store_load_request(m->store, j->id, &req) < 0)
+                return false;
+        p = submit_params(m, j, t);
+        return slurm_submit_build(&req, &p, &s, &reason) >= 0; /* what the cluster cannot take waits here */
+}
+
 /* OverflowTo=: a local queue's job that has waited OverflowAfterSec= since it became
  * eligible, and waits still for this machine's CPUs or memory (the last pass's reason),
  * goes to the cluster queue, when its request maps there one to one. Arrays and jobs
  * that wait for something else (a dependency, a begin time, a limit) stay. */
 static void overflow(Manager *m, uint64_t now) {
+        bool any = false;
+
+        /* After every pass: nothing to look at per job unless a queue overflows. */
+        for (size_t i = 0; i < m->config->n_queues && !any; i++)
+                any = m->config->queues[i].overflow_to && m->config->queues[i].overflow_after;
+        if (!any)
+                return;
         for (size_t i = 0; i < m->n_jobs; i++) {
-                _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
-                _cleanup_(slurm_submit_done) SlurmSubmit s = {};
-                _cleanup_free_ char *reason = NULL;
                 Job *j = m->jobs[i];
                 const QueueConfig *q, *t;
-                SlurmSubmitParams p;
 
                 if (j->state != JOB_QUEUED || j->array_job_id || j->req.interactive || !j->reason ||
                     (!streq(j->reason, "Resources") && !streq(j->reason, "Priority")))
@@ -510,13 +527,8 @@ static void overflow(Manager *m, uint64_t now) {
                 if (!q || !q->overflow_to || !q->overflow_after || now < j->eligible_time + q->overflow_after)
                         continue;
                 t = config_find_queue(m->config, q->overflow_to);
-                if (!t || t->backend != QUEUE_BACKEND_SLURM)
+                if (!t || t->backend != QUEUE_BACKEND_SLURM || !overflow_maps(m, j, t))
                         continue;
-                if (store_load_request(m->store, j->id, &req) < 0)
-                        continue;
-                p = submit_params(m, j, t);
-                if (slurm_submit_build(&req, &p, &s, &reason) < 0)
-                        continue; /* what the cluster cannot take waits here */
                 log_info("Job %" PRIu64 " overflows from queue %s to %s after %" PRIu64 " s.", j->id, j->queue,
                          t->name, now - j->eligible_time);
                 j->queue = intern(t->name);
@@ -527,10 +539,15 @@ static void overflow(Manager *m, uint64_t now) {
 void manager_forward_submit(Manager *m) {
         Forwarder *f = m->forward;
 
+        bool any = false;
+
         if (!f)
                 return;
         overflow(m, (uint64_t) time(NULL));
-        for (size_t i = 0; i < m->n_jobs; i++) {
+        /* After every pass: a queue of 100,000 local jobs is not looked through for none. */
+        for (size_t i = 0; i < m->config->n_queues && !any; i++)
+                any = m->config->queues[i].backend == QUEUE_BACKEND_SLURM;
+        for (size_t i = 0; any && i < m->n_jobs; i++) {
                 Job *j = m->jobs[i];
                 const QueueConfig *q;
                 Link *l;

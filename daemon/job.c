@@ -170,8 +170,12 @@ Job *job_free(Job *j) {
 }
 
 int job_set_reason(Job *j, const char *reason) {
-        const char *r = intern(reason);
+        const char *r;
 
+        /* Every waiting job's after every pass, mostly what it was: a compare, no lookup. */
+        if (j->reason == reason || (j->reason && reason && streq(j->reason, reason)))
+                return 0;
+        r = intern(reason);
         if (reason && !r)
                 return -ENOMEM;
         if (r == j->reason)

@@ -87,7 +87,8 @@ typedef struct Manager {
         sd_event_source *post_source, *sched_timer;
         unsigned n_running;
         uint64_t last_pass_usec; /* wall time of the last scheduling pass, for GetInfo */
-        uint64_t last_pass_end;  /* CLOCK_MONOTONIC µs */
+        uint64_t last_pass_end;  /* CLOCK_MONOTONIC µs, of the whole manager_schedule() */
+        uint64_t last_schedule_usec; /* the whole: the queue built, the pass, its results applied */
         sd_event_source *sched_defer;
         sd_event_source *sched_trim; /* gives back the passes' memory once they stop (sched-driver.c) */
         size_t last_pass_jobs;

@@ -76,10 +76,10 @@ static uint64_t job_gpu_allowed(Manager *m, const Job *j) {
         return mask;
 }
 
-void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
-        const QueueConfig *q = job_queue(m, j);
+/* j as sched/ takes it, in its queue q (NULL: one removed from the configuration), at now. */
+static void sched_job_fill(Manager *m, Job *j, const QueueConfig *q, uint64_t now, SchedJob *ret) {
         const JobRun *run = job_run(j);
-        uint64_t now = (uint64_t) time(NULL), suspended = run->suspended_usec / USEC_PER_SEC;
+        uint64_t suspended = run->suspended_usec / USEC_PER_SEC;
 
         if (j->state == JOB_SUSPENDED && run->suspend_start && now > run->suspend_start)
                 suspended += now - run->suspend_start; /* the suspension under way */
@@ -130,9 +130,13 @@ void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
         };
 }
 
-/* The job as a pass sees it, its dependencies' status included. */
-static int sched_job_for_pass(Manager *m, Job *j, SchedJob *s) {
-        manager_sched_job(m, j, s);
+void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
+        sched_job_fill(m, j, job_queue(m, j), (uint64_t) time(NULL), ret);
+}
+
+/* The job as a pass at now sees it, its dependencies' status included. */
+static int sched_job_for_pass(Manager *m, Job *j, const QueueConfig *q, uint64_t now, SchedJob *s) {
+        sched_job_fill(m, j, q, now, s);
         if (j->req.n_dependencies > 0 && j->state == JOB_QUEUED) {
                 SchedDep *d = j->req.dependencies; /* kept as a pass takes them */
                 for (size_t k = 0; k < j->req.n_dependencies; k++)
@@ -176,8 +180,8 @@ static void sched_trim_later(Manager *m) {
         }
 }
 
-/* The queue as a pass takes it, into m->sched_jobs, with room for extra more. */
-static int sched_jobs_build(Manager *m, size_t extra, size_t *ret_n) {
+/* The queue as a pass at now takes it, into m->sched_jobs, with room for extra more. */
+static int sched_jobs_build(Manager *m, size_t extra, uint64_t now, size_t *ret_n) {
         size_t n = 0;
         int r;
 
@@ -188,11 +192,14 @@ static int sched_jobs_build(Manager *m, size_t extra, size_t *ret_n) {
         for (size_t i = 0; i < m->n_jobs; i++) {
                 Job *j = m->jobs[i];
 
+                const QueueConfig *q;
+
                 if (j->state != JOB_QUEUED && j->state != JOB_BLOCKED && !job_state_is_active(j->state))
                         continue;
-                if (manager_job_forwarded(m, j)) /* the cluster's to schedule */
+                q = job_queue(m, j);
+                if (q && q->backend == QUEUE_BACKEND_SLURM) /* the cluster's to schedule */
                         continue;
-                r = sched_job_for_pass(m, j, &m->sched_jobs[n++]);
+                r = sched_job_for_pass(m, j, q, now, &m->sched_jobs[n++]);
                 if (r < 0)
                         return r;
         }
@@ -260,22 +267,21 @@ static void grants_before_pass(Manager *m, uint64_t now) {
 
 int manager_schedule(Manager *m) {
         SchedResult res;
-        uint64_t now = (uint64_t) time(NULL);
+        uint64_t now = (uint64_t) time(NULL), begin = now_usec(CLOCK_MONOTONIC);
         size_t n = 0;
         int r;
 
         accounting_refresh(m->acct, m->jobs, m->n_jobs, now); /* each project's usage, running jobs included */
         grants_before_pass(m, now);
-        r = sched_jobs_build(m, 0, &n);
+        r = sched_jobs_build(m, 0, now, &n);
         if (r < 0)
                 return r;
 
         uint64_t t0 = now_usec(CLOCK_MONOTONIC);
         r = sched_pass(m->sched, &m->sched_config, &m->machine, m->sched_jobs, n, now, &res);
-        m->last_pass_end = now_usec(CLOCK_MONOTONIC);
         if (r < 0)
                 return r;
-        m->last_pass_usec = m->last_pass_end - t0;
+        m->last_pass_usec = now_usec(CLOCK_MONOTONIC) - t0;
         m->last_pass_jobs = n;
 
         for (size_t i = 0; i < res.n_waiting; i++) {
@@ -337,6 +343,8 @@ int manager_schedule(Manager *m) {
                         continue;
                 m->to_launch[m->n_to_launch++] = j->id;
         }
+        m->last_pass_end = now_usec(CLOCK_MONOTONIC);
+        m->last_schedule_usec = m->last_pass_end - begin;
         return 0;
 }
 
@@ -348,16 +356,18 @@ static int on_sched_defer(sd_event_source *s, uint64_t usec, void *userdata) {
 /* Passes are coalesced within a loop iteration, and when a pass is expensive (a queue of
  * 100,000 jobs) also spaced out, so that scheduling takes at most about a fifth of the
  * daemon's time whatever the submission rate (Slurm's sched_min_interval, made
- * adaptive). Returns true when the pass has to wait; a timer brings it back. */
+ * adaptive). What is spaced is the whole of it, the queue built for sched/ and the
+ * pass's results applied too: with every job waiting for a begin time those took more
+ * than the pass. Returns true when the pass has to wait; a timer brings it back. */
 #define SCHED_SPACING_FACTOR 4
 #define SCHED_SPACING_MAX_USEC (2 * UINT64_C(1000000))
 bool manager_sched_deferred(Manager *m) {
         uint64_t now, earliest;
 
-        if (m->last_pass_usec < 1000)
+        if (m->last_schedule_usec < 1000)
                 return false; /* cheap passes run every iteration */
         now = now_usec(CLOCK_MONOTONIC);
-        earliest = m->last_pass_end + MIN(m->last_pass_usec * SCHED_SPACING_FACTOR, SCHED_SPACING_MAX_USEC);
+        earliest = m->last_pass_end + MIN(m->last_schedule_usec * SCHED_SPACING_FACTOR, SCHED_SPACING_MAX_USEC);
         if (now >= earliest)
                 return false;
         if (!m->sched_defer)
@@ -381,16 +391,16 @@ int manager_estimate_start(Manager *m, Job *probe, uint64_t *ret_est, const char
         int r;
 
         if (m->last_estimate_end &&
-            mono < m->last_estimate_end + MIN(MAX(m->last_pass_usec, m->last_estimate_usec) * SCHED_SPACING_FACTOR,
+            mono < m->last_estimate_end + MIN(MAX(m->last_schedule_usec, m->last_estimate_usec) * SCHED_SPACING_FACTOR,
                                               SCHED_SPACING_MAX_USEC))
                 return -EBUSY;
         ctx = sched_context_new();
         if (!ctx)
                 return -ENOMEM;
-        r = sched_jobs_build(m, 1, &n);
+        r = sched_jobs_build(m, 1, now, &n);
         if (r < 0)
                 return r;
-        r = sched_job_for_pass(m, probe, &m->sched_jobs[n++]);
+        r = sched_job_for_pass(m, probe, job_queue(m, probe), now, &m->sched_jobs[n++]);
         if (r < 0)
                 return r;
         t0 = now_usec(CLOCK_MONOTONIC);

@@ -27,6 +27,7 @@
 #include "daemon/usage.h"
 #include "json-util.h"
 #include "strv.h"
+#include "time-util.h"
 #include "tmp-tree.h"
 #include "test-manager-call.h"
 
@@ -1205,14 +1206,14 @@ static void test_test_submit(void **state) {
 
         /* Spaced out like passes: a second what-if too soon has no estimate, but still
          * says the job would be accepted. */
-        m->last_pass_usec = 500000;
+        m->last_schedule_usec = 500000;
         r = call(m, NOBODY, CORRAL_METHOD_TEST_SUBMIT, "{" SUBMIT_TRUE "}");
         p = params_of(r);
         assert_true(json_object_object_get_ex(p, "estimate_unavailable", &v));
         assert_false(json_object_object_get_ex(p, "est_start", &v));
         assert_true(json_object_object_get_ex(p, "accepted", &v) && json_object_get_boolean(v));
         json_object_put(r);
-        m->last_pass_usec = 0;
+        m->last_schedule_usec = 0;
 
         /* Held: accepted, no estimate. */
         m->last_estimate_end = 0;
@@ -1378,6 +1379,42 @@ static void test_held_submit_no_pass(void **state) {
         r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}");
         json_object_put(r);
         assert_true(m->sched_needed);
+        manager_for_test_free(m);
+}
+
+/* Passes are spaced by what the whole of one took (the queue built for sched/, the pass,
+ * its results applied), not by the pass alone: with every job waiting for a begin time the
+ * rest was most of it, and a pass after nearly every submit held the filling of a large
+ * queue to a crawl. */
+static void test_pass_spacing(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        char params[128];
+        json_object *r;
+
+        snprintf(params, sizeof params, "{" SUBMIT_TRUE ",\"begin_time\":%llu}",
+                 (unsigned long long) time(NULL) + 86400);
+        for (int i = 0; i < 20; i++) {
+                r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, params);
+                assert_null(error_of(r));
+                json_object_put(r);
+        }
+        assert_int_equal(manager_schedule(m), 0);
+        assert_true(m->last_pass_end > 0);
+        assert_true(m->last_schedule_usec >= m->last_pass_usec);
+        assert_int_equal(m->last_pass_jobs, 20);
+
+        /* A fast pass in a slow whole: the next one waits four times the whole. */
+        m->last_pass_usec = 10;
+        m->last_schedule_usec = 100000;
+        m->last_pass_end = now_usec(CLOCK_MONOTONIC);
+        assert_true(manager_sched_deferred(m));
+        m->last_pass_end -= 4 * 100000 + 1;
+        assert_false(manager_sched_deferred(m));
+        /* Under a millisecond: never spaced. */
+        m->last_schedule_usec = 999;
+        m->last_pass_end = now_usec(CLOCK_MONOTONIC);
+        assert_false(manager_sched_deferred(m));
         manager_for_test_free(m);
 }
 
@@ -1916,6 +1953,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_list_history, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_user_index, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_held_submit_no_pass, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_pass_spacing, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_transitions, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_hold_requeue_rules, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_projects_submit, setup, tree_teardown),
