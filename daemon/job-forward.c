@@ -538,7 +538,6 @@ static void overflow(Manager *m, uint64_t now) {
 
 void manager_forward_submit(Manager *m) {
         Forwarder *f = m->forward;
-
         bool any = false;
 
         if (!f)

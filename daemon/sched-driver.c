@@ -191,7 +191,6 @@ static int sched_jobs_build(Manager *m, size_t extra, uint64_t now, size_t *ret_
                 return -ENOMEM;
         for (size_t i = 0; i < m->n_jobs; i++) {
                 Job *j = m->jobs[i];
-
                 const QueueConfig *q;
 
                 if (j->state != JOB_QUEUED && j->state != JOB_BLOCKED && !job_state_is_active(j->state))

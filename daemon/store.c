@@ -387,7 +387,6 @@ int store_sync_fd(Store *s) {
         return s->wal_fd;
 }
 
-
 int store_prepare_log(Store *s) {
         static const uint8_t zeros[64 * 1024];
         _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
