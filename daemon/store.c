@@ -231,7 +231,7 @@ static int query_int(Store *s, const char *sql, int64_t *ret) {
 }
 
 int store_schema_version(Store *s) {
-        int64_t v;
+        int64_t v = 0;
         int r = query_int(s, "PRAGMA user_version", &v);
 
         return r < 0 ? r : (int) v;
@@ -390,7 +390,7 @@ int store_sync_fd(Store *s) {
 int store_prepare_log(Store *s) {
         static const uint8_t zeros[64 * 1024];
         _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
-        int64_t page_size, pages;
+        int64_t page_size = 0, pages = 0;
         uint64_t want;
         struct stat st;
         int persist = 1, r;
@@ -962,7 +962,7 @@ int store_delete_meta(Store *s, const char *key) {
 
 int store_next_job_id(Store *s, uint64_t *ret) {
         _cleanup_free_ char *v = NULL;
-        int64_t max;
+        int64_t max = 0;
         uint64_t meta = 0;
         int r;
 
