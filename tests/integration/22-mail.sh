@@ -71,11 +71,20 @@ d=$(as_user "$USER_A" corral submit --parsable -D "$work" -J crash --mail-type=E
     sh -c "while [ ! -e $work/go ]; do sleep 0.2; done")
 wait_for 60 sh -c "[ \"\$(corral show --json $d | jq -r .job.state)\" = RUNNING ]" || fail "job $d did not start"
 pid=$(systemctl show -P MainPID corrald)
-# The WAL only grows during this test (no checkpoint before 1000 pages), so a file size
-# limit at its present size lets every write below it through (the WAL index, temporary
-# files) and stops the commit's append, and only that: SIGXFSZ kills corrald there.
-wal=$(stat -c %s /var/lib/corral/corral.db-wal)
-[ "$wal" -gt 0 ] || fail "no WAL to limit"
+# A file size limit at the end of the WAL's last frame lets every write below it through
+# (the WAL's earlier frames, temporary files) and stops the commit's append, and only
+# that: SIGXFSZ kills corrald there. The WAL's file is given its size in advance, so where
+# its log ends is read from the WAL index (corral.db-shm, SQLite's wal.c): the header's
+# page size (u16 at 14) and last frame (mxFrame, u32 at 16), and the checkpoint's
+# nBackfill (u32 at 96). With every frame checkpointed the next commit starts the log over
+# at its head: its first frame goes at 32.
+shm=/var/lib/corral/corral.db-shm
+u() { od -An -t"u$1" -j"$2" -N"$1" "$shm" | tr -d ' '; }
+mx=$(u 4 16) psz=$(u 2 14) backfilled=$(u 4 96)
+[ "$psz" = 1 ] && psz=65536
+[ "${mx:-0}" -gt 0 ] && [ "${psz:-0}" -ge 512 ] || fail "no WAL index to read the log's end from (mxFrame '$mx', page size '$psz')"
+wal=$((32 + mx * (24 + psz)))
+[ "$backfilled" = "$mx" ] && wal=32
 t0=$(date +%s)
 prlimit --pid "$pid" --fsize="$wal"
 touch "$work/go"
