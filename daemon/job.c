@@ -178,8 +178,6 @@ int job_set_reason(Job *j, const char *reason) {
         r = intern(reason);
         if (reason && !r)
                 return -ENOMEM;
-        if (r == j->reason)
-                return 0;
         j->reason = r;
         return 1;
 }

@@ -374,13 +374,14 @@ int store_sync_fd(Store *s) {
                 return s->wal_fd;
         if (!s->dir)
                 return -EBADF; /* a reader's: nothing to sync */
-        /* The WAL exists once a commit was written, and lives as long as this connection
-         * (SQLite removes it only when the last connection closes). Its name in the
-         * directory is made durable once, as FULL would at its first sync. */
+        /* The WAL exists once the connection has read, and lives as long as this
+         * connection (SQLite removes it only when the last connection closes, unless
+         * store_prepare_log() kept it). Its name in the directory is made durable once, as
+         * FULL would at its first sync. Writable, for store_prepare_log(). */
         dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
                 return -errno;
-        fd = openat(dfd, "corral.db-wal", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        fd = openat(dfd, "corral.db-wal", O_RDWR | O_CLOEXEC | O_NOCTTY);
         if (fd < 0 || fsync(dfd) < 0)
                 return -errno;
         s->wal_fd = TAKE_FD(fd);
@@ -389,11 +390,10 @@ int store_sync_fd(Store *s) {
 
 int store_prepare_log(Store *s) {
         static const uint8_t zeros[64 * 1024];
-        _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
         int64_t page_size = 0, pages = 0;
         uint64_t want;
         struct stat st;
-        int persist = 1, r;
+        int persist = 1, fd, r;
 
         if (!s->dir)
                 return -EBADF;
@@ -411,23 +411,21 @@ int store_prepare_log(Store *s) {
          * that crosses the mark (a frame is a 24-byte header and a page). */
         want = 32 + (uint64_t) (pages + pages / 8) * (uint64_t) (24 + page_size);
 
-        dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
-                return -errno;
-        fd = openat(dfd, "corral.db-wal", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        fd = store_sync_fd(s);
         if (fd < 0)
-                return errno == ENOENT ? 0 : -errno;
+                return fd == -ENOENT ? 0 : fd;
         if (fstat(fd, &st) < 0)
                 return -errno;
+        if ((uint64_t) st.st_size >= want)
+                return 0;
         for (uint64_t at = (uint64_t) st.st_size; at < want;) {
                 ssize_t n = pwrite(fd, zeros, MIN(sizeof zeros, want - at), (off_t) at);
                 if (n < 0)
                         return -errno;
                 at += (uint64_t) n;
         }
-        if ((uint64_t) st.st_size < want && (fdatasync(fd) < 0 || fsync(dfd) < 0))
-                return -errno;
-        return 0;
+        /* Its size with its blocks: the name was synced when it was opened. */
+        return fdatasync(fd) < 0 ? -errno : 0;
 }
 
 int store_sync_wal(int fd) {
