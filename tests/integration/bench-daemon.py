@@ -2,11 +2,12 @@
 """corrald submission benchmark. Usage: bench-daemon.py rate N [PID] | fill N [begin]
 rate: durable submits/s with 1 and with 8 concurrent clients (held jobs, one request at a
       time per client: a reply means the job was committed), against the raw single-row
-      commit rate of SQLite on the same disk with corrald's settings. The three are
-      measured in turn, ROUNDS times over (N submits or commits each time), and the
-      medians of the rounds' ratios are the figures: on a shared machine the disk and the
-      CPUs change speed from one minute to the next, and a ratio of figures taken minutes
-      apart measures that more than corrald.
+      commit rate of SQLite on the same disk with corrald's settings. Each round measures
+      them in a palindrome, raw, 1 client, 8 clients, 1 client, raw (N/2 submits or
+      commits for each half, N for the middle), so that what is compared is centred on
+      the same moment; the medians of the ROUNDS rounds' ratios are the figures. On a
+      shared machine the disk and the CPUs change speed from one second to the next: a
+      ratio of figures taken one after the other measures that drift as much as corrald.
 fill: submit N jobs with 8 clients (held, or with a begin time a day away so that every
       scheduling pass has to consider them), printing the rate."""
 import json, os, shutil, socket, statistics, subprocess, sys, tempfile, time, multiprocessing as mp
@@ -61,16 +62,20 @@ def run(total, c, begin=False, sample=None):
 def raw_rate(n):
     """Commits/s of the sqlite3 shell: one 300-byte row per transaction, WAL and
     synchronous=FULL as corrald's store, in a new database under /var/tmp (the root disk,
-    as /var/lib/corral). The floor under any durable submit on this disk."""
+    as /var/lib/corral). The floor under any durable submit on this disk. Timed by the
+    shell itself, from before the first commit to after the last: its start-up is not a
+    commit's."""
     sql = ["PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
-           "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);"]
+           "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);",
+           "SELECT julianday('now') * 86400;"]
     sql += [f"BEGIN; INSERT INTO t (v) VALUES ('{i:0300d}'); COMMIT;" for i in range(n)]
+    sql += ["SELECT julianday('now') * 86400;"]
     script = "\n".join(sql).encode()
     d = tempfile.mkdtemp(prefix="corral-raw.", dir="/var/tmp")
     try:
-        t0 = time.monotonic()
-        subprocess.run(["sqlite3", d + "/raw.db"], input=script, stdout=subprocess.DEVNULL, check=True)
-        return n / (time.monotonic() - t0)
+        out = subprocess.run(["sqlite3", d + "/raw.db"], input=script, capture_output=True, check=True).stdout
+        t = [float(x) for x in out.split()[-2:]]
+        return n / (t[1] - t[0])
     finally:
         shutil.rmtree(d)
 
@@ -108,21 +113,26 @@ if __name__ == "__main__":
         rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 5
         rows = []
         cpu, busy, wall, syncs = ({1: 0.0, 8: 0.0} for _ in range(4))
+        sample = lambda: (cpu_sec(pid), busy_cpus(), time.monotonic())
         for k in range(rounds):
-            raw = raw_rate(n)
-            rate = {}
-            for c in (1, 8):
+            secs = {0: 0.0, 1: 0.0, 8: 0.0}  # time taken for n commits or submits
+            for c in (0, 1, 8, 1, 0):
+                part = n if c == 8 else n // 2
+                if c == 0:
+                    secs[0] += part / raw_rate(part)
+                    continue
                 # corrald's and the machine's CPU over the clients' window only.
-                sample = lambda: (cpu_sec(pid), busy_cpus(), time.monotonic())
                 s0 = store_syncs()
-                rate[c], (c0, b0, t0), (c1, b1, t1) = run(n, c, sample=sample)
+                r, (c0, b0, t0), (c1, b1, t1) = run(part, c, sample=sample)
                 syncs[c] += store_syncs() - s0
+                secs[c] += (part // c) * c / r
                 cpu[c] += c1 - c0
                 busy[c] += b1 - b0
                 wall[c] += t1 - t0
-            rows.append((raw, rate[1], rate[8]))
-            print(f"  round {k + 1}: raw {raw:.0f} commits/s, 1 client {rate[1]:.0f}/s "
-                  f"({rate[1] / raw:.2f}x raw), 8 clients {rate[8]:.0f}/s ({rate[8] / rate[1]:.2f}x one)",
+            raw, one, eight = (n // 2) * 2 / secs[0], (n // 2) * 2 / secs[1], n // 8 * 8 / secs[8]
+            rows.append((raw, one, eight))
+            print(f"  round {k + 1}: raw {raw:.0f} commits/s, 1 client {one:.0f}/s "
+                  f"({one / raw:.2f}x raw), 8 clients {eight:.0f}/s ({eight / one:.2f}x one)",
                   file=sys.stderr)
         if pid:
             for c in (1, 8):

@@ -67,7 +67,8 @@ failed=$(sqlite3 $db "select count(*) from jobs where id between $first and $las
 assert_eq "$failed" 0 "jobs of the throughput run that did not complete"
 
 # 5. Durable submits against the raw floor (as bench/daemon measures them): five rounds
-# of Q/5 raw commits, one client's and eight clients' submits, in turn.
+# of Q/5, each a palindrome of raw commits, one client's, eight clients' and one client's
+# submits and raw commits again.
 mapfile -t rates < <(python3 "$(dirname "$0")/bench-daemon.py" rate $((Q / 5)) "$(systemctl show -P MainPID corrald)" 5 | sed 's/.*: //')
 echo "target 5, durable submits/s (medians of 5 rounds): raw single-row commits ${rates[0]}; 1 client ${rates[1]} (${rates[3]}x raw, target >= 0.90); 8 clients ${rates[2]} (${rates[4]}x one client, target >= 3)"
 corral cancel --user root >/dev/null 2>&1 || true
