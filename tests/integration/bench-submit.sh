@@ -6,8 +6,8 @@
 #  2. throughput: CORRAL_BENCH_E (150) jobs submitted one by one, first submit to last job
 #     finished, vs as many sequential `systemd-run --scope /bin/true`;
 #  5. durable submits: one and eight clients vs the raw single-row commit rate of the same
-#     store settings on the same disk, measured in turn in five rounds (CORRAL_BENCH_Q
-#     commits of each, 1,000).
+#     store settings on the same disk, in five rounds of CORRAL_BENCH_Q / 5 (2,000 in
+#     all, as bench/daemon), each a palindrome: raw, one client, eight, one, raw.
 # With CORRAL_BENCH_PROFILE=1, then where one submit's time goes (corrald's debug log,
 # an ftrace of one job, strace when the build directory holds one under prof/).
 # Prints figures; never fails on time.
@@ -15,7 +15,7 @@
 . "$CORRAL_TEST_LIB"
 N=${CORRAL_BENCH_N:-20}
 E=${CORRAL_BENCH_E:-150}
-Q=${CORRAL_BENCH_Q:-1000}
+Q=${CORRAL_BENCH_Q:-2000}
 db=/var/lib/corral/corral.db
 systemctl start corrald.socket
 corral info >/dev/null
