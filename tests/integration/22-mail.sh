@@ -23,13 +23,16 @@ cleanup() {
 trap cleanup EXIT
 systemctl start corrald.socket
 
-# A sendmail that keeps each message, with the arguments and the user it ran as.
+# A sendmail that keeps each message, with the arguments and the user it ran as. Written
+# under a hidden name and renamed whole: a message counted or read is a complete one (the
+# test once read one whose headers were written and its text not yet).
 mkdir -p "$(dirname "$prog")" "$box"
 chmod 1777 "$box"
 cat >"$prog" <<'SH'
 #!/bin/sh
-f=$(mktemp /var/tmp/corral-mail/msg.XXXXXX)
+f=$(mktemp /var/tmp/corral-mail/.part.XXXXXX)
 { echo "X-Test-Args: $*"; echo "X-Test-User: $(id -un)"; echo "X-Test-Cgroup: $(cat /proc/self/cgroup)"; cat; } >"$f"
+mv "$f" "/var/tmp/corral-mail/msg.${f##*.part.}"
 SH
 chmod 755 "$prog"
 mkdir -p "$(dirname "$dropin")"
