@@ -59,8 +59,8 @@ def run(total, c, begin=False, sample=None):
     rate = (total // c) * c / (max(e for _, e in spans) - min(b for b, _ in spans))
     return (rate, first, last) if sample else rate
 
-def raw_rate(n):
-    """Commits/s of the sqlite3 shell: one 300-byte row per transaction, WAL and
+def raw_secs(n):
+    """Seconds the sqlite3 shell takes for n commits of one 300-byte row each, WAL and
     synchronous=FULL as corrald's store, in a new database under /var/tmp (the root disk,
     as /var/lib/corral). The floor under any durable submit on this disk. Timed by the
     shell itself, from before the first commit to after the last: its start-up is not a
@@ -75,7 +75,7 @@ def raw_rate(n):
     try:
         out = subprocess.run(["sqlite3", d + "/raw.db"], input=script, capture_output=True, check=True).stdout
         t = [float(x) for x in out.split()[-2:]]
-        return n / (t[1] - t[0])
+        return t[1] - t[0]
     finally:
         shutil.rmtree(d)
 
@@ -115,11 +115,11 @@ if __name__ == "__main__":
         cpu, busy, wall, syncs = ({1: 0.0, 8: 0.0} for _ in range(4))
         sample = lambda: (cpu_sec(pid), busy_cpus(), time.monotonic())
         for k in range(rounds):
-            secs = {0: 0.0, 1: 0.0, 8: 0.0}  # time taken for n commits or submits
+            secs = {0: 0.0, 1: 0.0, 8: 0.0}  # each side's time over the round
             for c in (0, 1, 8, 1, 0):
                 part = n if c == 8 else n // 2
                 if c == 0:
-                    secs[0] += part / raw_rate(part)
+                    secs[0] += raw_secs(part)
                     continue
                 # corrald's and the machine's CPU over the clients' window only.
                 s0 = store_syncs()
