@@ -16,8 +16,14 @@ assert_match() { printf '%s' "$1" | grep -Eq -- "$2" || fail "${3:-no match}: '$
 assert_le() { [ "$1" -le "$2" ] || fail "${3:-too large}: $1 > $2"; }
 
 as_user() {
-    local u=$1; shift
-    setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups --reset-env -- "$@"
+    local u=$1 name _x _uid gid=; shift
+    # The group from /etc/passwd without an id process (~70 ms of CPU each under TCG).
+    while IFS=: read -r name _x _uid gid _x; do
+        [ "$name" != "$u" ] || break
+        gid=
+    done < /etc/passwd
+    [ -n "$gid" ] || gid=$(id -g "$u")
+    setpriv --reuid="$u" --regid="$gid" --init-groups --reset-env -- "$@"
 }
 
 # Waits until CMD succeeds, up to SEC seconds (guest code is slow: be generous).
