@@ -17,7 +17,7 @@ dir=/var/tmp/corral-fi
 # Seconds from the start with kills, and by which every job must have ended (the runner's
 # limit is above, leaving time for the checks).
 budget=${CORRAL_FI_BUDGET:-420}
-hard_limit=$((budget + 70))
+hard_limit=$((budget + 110))
 q() { sqlite3 -cmd ".timeout 5000" "$db" "$1"; }
 finals="'COMPLETED','FAILED','CANCELLED','TIMEOUT','OUT_OF_MEMORY','NODE_FAIL'"
 
