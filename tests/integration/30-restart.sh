@@ -15,13 +15,17 @@ submit() { # USER JSON-PARAMS -> id
         | jq -r .parameters.job_id
 }
 state_is() { [ "$(q "select state from jobs where id=$1")" = "$2" ]; }
+# What a job that does not start waits for, and what holds the CPUs.
+why_not() {
+    echo "$(q "select state, reason, exit_code, submit_time, start_time, end_time from jobs where id=$1") (now $(date +%s)); running: $(q "select group_concat(id || ' ' || state || ' on ' || coalesce(alloc_cpus, '?'), ', ') from jobs where state in ('RUNNING','SUSPENDED')"); $(corral why "$1" 2>&1 | head -n 5 | tr '\n' ' '); corrald: $(journalctl -b -q -u corrald -o cat | grep -w "$1" | tail -n 3 | tr '\n' ' ')"
+}
 
 # Two 1-CPU sleepers fill the 2 CPUs; a third waits in the queue.
 a=$(submit "$USER_A" '{"argv":["sh","-c","sleep 12; exit 3"],"workdir":"/tmp","cpus":1}')
 b=$(submit "$USER_B" '{"argv":["sleep","25"],"workdir":"/tmp","cpus":1}')
 c=$(submit "$USER_A" '{"argv":["sh","-c","echo third"],"workdir":"/tmp","cpus":2}')
-wait_for 60 state_is "$a" RUNNING || fail "job $a not running"
-wait_for 60 state_is "$b" RUNNING || fail "job $b not running"
+wait_for 60 state_is "$a" RUNNING || fail "job $a not running: $(why_not "$a")"
+wait_for 60 state_is "$b" RUNNING || fail "job $b not running: $(why_not "$b")"
 state_is "$c" PENDING || fail "job $c should wait for resources, is $(q "select state from jobs where id=$c")"
 
 log "systemctl restart corrald while $a and $b run"
@@ -42,8 +46,8 @@ wait_for 90 state_is "$b" COMPLETED || fail "job $b not recorded"
 log "machine failure: a different boot id and no scopes left"
 r=$(submit "$USER_A" '{"argv":["sleep","300"],"workdir":"/tmp","cpus":1,"rerunnable":true}')
 n=$(submit "$USER_B" '{"argv":["sleep","300"],"workdir":"/tmp","cpus":1,"rerunnable":false}')
-wait_for 60 state_is "$r" RUNNING || fail "job $r not running"
-wait_for 60 state_is "$n" RUNNING || fail "job $n not running"
+wait_for 60 state_is "$r" RUNNING || fail "job $r not running: $(why_not "$r")"
+wait_for 60 state_is "$n" RUNNING || fail "job $n not running: $(why_not "$n")"
 systemctl stop corrald.socket corrald.service
 # As after a power cut: the jobs' processes and /run are gone, the database remains.
 systemctl kill -s KILL "corral-job-$r.scope" "corral-job-$n.scope"
