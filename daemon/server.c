@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <systemd/sd-daemon.h>
@@ -68,9 +67,7 @@ typedef struct UserBudget {
 struct Connection {
         Server *server;
         int fd;
-        uint32_t events; /* what it is watched for in the server's epoll set, while watched */
-        bool watched;
-        sd_event_source *idle;
+        sd_event_source *io, *idle;
         sd_event_source *backlog_source; /* handles what is buffered, below new requests */
         MessageReader *reader;
         MessageWriter *writer;
@@ -98,9 +95,6 @@ struct Connection {
  * below the descriptors corrald may hold (its RLIMIT_NOFILE, raised at start-up). */
 #define SERVER_HELD_FDS_MAX 128U
 
-/* Ready connections taken from the epoll set at once; more wait for the next iteration. */
-#define SERVER_BATCH_MAX 64U
-
 struct Server {
         sd_event *event;
         const ServerOps *ops;
@@ -108,16 +102,6 @@ struct Server {
         ServerLimits limits;
         int listen_fd;
         sd_event_source *listen_source;
-        /* The connections are watched by an epoll set of the server's own, one source in
-         * the loop: every connection ready is handled in the one iteration that set wakes,
-         * where a source per connection cost each request a whole iteration of its own
-         * (an epoll_wait() and sd-event's three clock reads). batch: the events being
-         * handled, [batch_i, batch_n) still to come; a connection freed meanwhile is
-         * blanked out of it. */
-        int epoll_fd;
-        sd_event_source *conns_source;
-        struct epoll_event batch[SERVER_BATCH_MAX];
-        size_t batch_i, batch_n;
         sd_event_source *budget_timer; /* when the first paused uid may be served again */
         Connection *conns;
         unsigned n_conns;
@@ -236,11 +220,7 @@ static void connection_free(Connection *c) {
                 call_free(k);
         }
         connection_close_fds(c);
-        for (size_t i = s->batch_i; i < s->batch_n; i++)
-                if (s->batch[i].data.ptr == c)
-                        s->batch[i].data.ptr = NULL;
-        if (c->watched)
-                (void) epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+        sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->idle);
         sd_event_source_disable_unref(c->backlog_source);
         safe_close(c->fd);
@@ -297,28 +277,6 @@ static bool connection_has_released(const Connection *c) {
         return message_writer_written(c->writer) < c->release;
 }
 
-/* Watches c's socket for ev in the server's epoll set, or no more (NULL ev after a hang-up:
- * a hang-up is reported whatever is asked for). Only changes reach the kernel. */
-static void connection_watch(Connection *c, const uint32_t *ev) {
-        struct epoll_event e = { .data.ptr = c };
-
-        if (!ev) {
-                if (c->watched && epoll_ctl(c->server->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL) >= 0)
-                        c->watched = false;
-                return;
-        }
-        if (c->watched && c->events == *ev)
-                return;
-        e.events = *ev;
-        if (epoll_ctl(c->server->epoll_fd, c->watched ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c->fd, &e) < 0) {
-                log_debug_errno(errno, "Dropping a connection that cannot be watched: %m");
-                c->dead = true;
-                return;
-        }
-        c->watched = true;
-        c->events = *ev;
-}
-
 /* What the connection waits for, from its state: new requests only when nothing is
  * buffered and it may be served, its backlog when it may be served, output while any is
  * queued, its uid's refill when that is what holds it. */
@@ -333,7 +291,7 @@ static void connection_update_events(Connection *c) {
         if (may && !c->backlog && !c->eof)
                 ev |= EPOLLIN;
         if (!c->hup)
-                connection_watch(c, &ev);
+                (void) sd_event_source_set_io_events(c->io, ev);
         (void) sd_event_source_set_enabled(c->backlog_source, may && c->backlog ? SD_EVENT_ONESHOT : SD_EVENT_OFF);
         if (!c->dead && !budget_ok(s, c->budget, now))
                 server_arm_budget_timer(s, budget_resume_time(s, c->budget));
@@ -446,13 +404,11 @@ static void handle_message(Connection *c, const char *text, size_t len) {
  * messages_per_wakeup requests, at SERVER_SLICE_USEC, when its output bound is reached
  * or when its uid's budget is spent; what is left is its backlog, handled by a later
  * iteration. Each request is charged to the uid with the time it took (parsing,
- * dispatch, serializing the reply). *clock: the time it starts at, read by the caller (the
- * iteration's, or the end of the connection handled before it in the same iteration),
- * and on return the last time read, so that a request costs one clock read. */
-static void connection_process(Connection *c, uint64_t *clock) {
+ * dispatch, serializing the reply). */
+static void connection_process(Connection *c) {
         Server *s = c->server;
         unsigned limit = s->limits.messages_per_wakeup ?: SERVER_MESSAGES_PER_WAKEUP, handled = 0;
-        uint64_t start = *clock, now = start, last = start;
+        uint64_t start = now_usec(CLOCK_MONOTONIC), now = start, last = start;
         bool have_read = false;
 
         for (;;) {
@@ -530,7 +486,6 @@ static void connection_process(Connection *c, uint64_t *clock) {
                 budget_charge(s, c->budget, now - last);
                 last = now;
         }
-        *clock = now;
         if (handled > 0 || have_read)
                 (void) sd_event_source_set_time_relative(c->idle, IDLE_TIMEOUT_USEC);
 }
@@ -546,15 +501,15 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* What epoll reported for c. */
-static void connection_event(Connection *c, uint32_t revents, uint64_t *clock) {
+static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Connection *c = userdata;
         int r;
 
         if (connection_has_released(c) && (revents & (EPOLLOUT | EPOLLHUP | EPOLLERR))) {
                 r = message_writer_flush_upto(c->writer, c->fd, c->release);
                 if (r < 0 && r != -EAGAIN) {
                         connection_free(c);
-                        return;
+                        return 0;
                 }
         }
         if (revents & (EPOLLHUP | EPOLLERR)) {
@@ -562,41 +517,22 @@ static void connection_event(Connection *c, uint32_t revents, uint64_t *clock) {
                  * is read through the backlog source, so that a connection that may not be
                  * served now does not wake every iteration. */
                 c->hup = c->backlog = true;
-                connection_watch(c, NULL);
+                (void) sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
         }
         if ((revents & EPOLLIN) && !c->backlog)
-                connection_process(c, clock);
+                connection_process(c);
         if (connection_finish(c))
-                return;
+                return 0;
         (void) sd_event_source_set_time_relative(c->idle, IDLE_TIMEOUT_USEC);
         /* Output waits for the post-iteration commit (server_flush(), server_sync_end()). */
         connection_update_events(c);
-}
-
-/* The epoll set is ready: every connection in it that is, in this one iteration. */
-static int on_connections(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
-        Server *s = userdata;
-        uint64_t clock = server_now(s);
-        int n;
-
-        n = epoll_wait(s->epoll_fd, s->batch, ELEMENTSOF(s->batch), 0);
-        if (n < 0)
-                return 0; /* EINTR: still ready, the next iteration */
-        s->batch_n = (size_t) n;
-        for (s->batch_i = 0; s->batch_i < s->batch_n; s->batch_i++) {
-                Connection *c = s->batch[s->batch_i].data.ptr;
-                if (c)
-                        connection_event(c, s->batch[s->batch_i].events, &clock);
-        }
-        s->batch_i = s->batch_n = 0;
         return 0;
 }
 
 static int on_backlog(sd_event_source *s, void *userdata) {
         Connection *c = userdata;
-        uint64_t clock = server_now(c->server);
 
-        connection_process(c, &clock);
+        connection_process(c);
         if (!connection_finish(c))
                 connection_update_events(c);
         return 0;
@@ -700,6 +636,7 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
         if (c->budget)
                 c->budget->n_conns++;
         if (!c->reader || !c->writer || !c->budget ||
+            (r = sd_event_add_io(s->event, &c->io, cfd, EPOLLIN, on_connection, c)) < 0 ||
             (r = sd_event_add_time_relative(s->event, &c->idle, CLOCK_MONOTONIC, IDLE_TIMEOUT_USEC, 0,
                                             on_idle, c)) < 0 ||
             (r = sd_event_add_defer(s->event, &c->backlog_source, on_backlog, c)) < 0 ||
@@ -710,8 +647,6 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
                 return 0;
         }
         connection_update_events(c);
-        if (c->dead)
-                connection_free(c);
         return 0;
 }
 
@@ -877,17 +812,6 @@ int server_new(sd_event *event, const char *socket_path, const ServerOps *ops, v
         s->userdata = userdata;
         s->limits = (ServerLimits) { .connections_per_user = 32, .connection_output = 4U << 20 };
         s->listen_fd = -EBADF;
-        s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-        if (s->epoll_fd < 0) {
-                r = negative_errno();
-                server_free(s);
-                return r;
-        }
-        r = sd_event_add_io(event, &s->conns_source, s->epoll_fd, EPOLLIN, on_connections, s);
-        if (r < 0) {
-                server_free(s);
-                return r;
-        }
         r = sd_event_add_time(event, &s->budget_timer, CLOCK_MONOTONIC, 0, 1000, on_budget_timer, s);
         if (r < 0) {
                 server_free(s);
@@ -933,8 +857,6 @@ Server *server_free(Server *s) {
         }
         sd_event_source_disable_unref(s->budget_timer);
         sd_event_source_disable_unref(s->listen_source);
-        sd_event_source_disable_unref(s->conns_source);
-        safe_close(s->epoll_fd);
         safe_close(s->listen_fd);
         if (s->path)
                 (void) unlink(s->path);
