@@ -9,7 +9,6 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include "executor-internal.h"
 
 #include "test-manager-call.h"
+#include "tmp-tree.h"
 
 #define NOBODY 65534
 
@@ -35,10 +35,6 @@ int __wrap_executor_start_fds(Executor *e, const JobSpec *spec, const int *fds, 
         durable_when_asked = store_durable(under_test->store);
         commits_when_asked = store_n_commits(under_test->store);
         return 0;
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        return remove(path);
 }
 
 static int on_defer(sd_event_source *s, void *userdata) {
@@ -59,17 +55,17 @@ static void iterate(sd_event *e) {
 }
 
 static void test_start_after_sync(void **state) {
-        char dir[] = "/tmp/test-daemon-post.XXXXXX", run[PATH_MAX];
+        Tree *t = *state;
+        char run[PATH_MAX];
         sd_event *e = NULL;
         Manager *m = NULL;
         json_object *r, *v;
         uint64_t commits;
 
-        assert_non_null(mkdtemp(dir));
-        snprintf(run, sizeof run, "%s/run", dir);
+        snprintf(run, sizeof run, "%s/run", t->dir);
         assert_int_equal(mkdir(run, 0755), 0);
         assert_int_equal(sd_event_new(&e), 0);
-        assert_int_equal(manager_new(e, NULL, dir, dir, run, &m), 0);
+        assert_int_equal(manager_new(e, NULL, t->dir, t->dir, run, &m), 0);
         under_test = m;
 
         r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{\"argv\":[\"/bin/true\"],\"workdir\":\"/tmp\",\"name\":\"post\"}");
@@ -89,12 +85,15 @@ static void test_start_after_sync(void **state) {
 
         m = manager_free(m);
         e = sd_event_unref(e);
-        assert_int_equal(nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
+static int setup(void **state) {
+        return tree_setup_prefix(state, "test-daemon-post");
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_start_after_sync),
+                cmocka_unit_test_setup_teardown(test_start_after_sync, setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
