@@ -174,7 +174,7 @@ static uint64_t budget_resume_time(Server *s, const UserBudget *b) {
 static void budget_charge(Server *s, UserBudget *b, uint64_t usec) {
         if (!budget_enabled(s) || !b)
                 return;
-        /* One request's time, as long as it was; the debt is bounded by a day. */
+        /* One request's CPU time, as long as it was; the debt is bounded by a day. */
         b->balance = MAX(b->balance - (int64_t) MIN(usec, UINT64_C(1) << 40) * BUDGET_UNIT,
                          -(int64_t) (86400 * USEC_PER_SEC * BUDGET_UNIT));
 }
@@ -400,15 +400,24 @@ static void handle_message(Connection *c, const char *text, size_t len) {
         request_done(&req);
 }
 
+/* The loop thread's CPU time: what a request is charged with. Not the clock: a request
+ * during which the machine stalls (a host that deschedules its guest, jobs that take the
+ * CPUs from corrald, a journal that is slow to take a log line) cost corrald nothing, and
+ * charging the stall put its user (root too) in a debt that paced their next requests
+ * for minutes. */
+static uint64_t loop_cpu_usec(void) {
+        return now_usec(CLOCK_THREAD_CPUTIME_ID);
+}
+
 /* Handles what c has buffered, reading from its socket at most once, and stops at
- * messages_per_wakeup requests, at SERVER_SLICE_USEC, when its output bound is reached
- * or when its uid's budget is spent; what is left is its backlog, handled by a later
- * iteration. Each request is charged to the uid with the time it took (parsing,
+ * messages_per_wakeup requests, at SERVER_SLICE_USEC of CPU time, when its output bound
+ * is reached or when its uid's budget is spent; what is left is its backlog, handled by a
+ * later iteration. Each request is charged to the uid with the CPU time it took (parsing,
  * dispatch, serializing the reply). */
 static void connection_process(Connection *c) {
         Server *s = c->server;
         unsigned limit = s->limits.messages_per_wakeup ?: SERVER_MESSAGES_PER_WAKEUP, handled = 0;
-        uint64_t start = now_usec(CLOCK_MONOTONIC), now = start, last = start;
+        uint64_t start = loop_cpu_usec(), now = start, last = start;
         bool have_read = false;
 
         for (;;) {
@@ -419,7 +428,7 @@ static void connection_process(Connection *c) {
                 if (c->dead)
                         return;
                 if (handled >= limit || (handled > 0 && now - start >= SERVER_SLICE_USEC) ||
-                    !connection_may_handle(c, now)) {
+                    !connection_may_handle(c, server_now(s))) {
                         c->backlog = true;
                         break;
                 }
@@ -482,7 +491,7 @@ static void connection_process(Connection *c) {
                         free(msg);
                 }
                 handled++;
-                now = now_usec(CLOCK_MONOTONIC);
+                now = loop_cpu_usec();
                 budget_charge(s, c->budget, now - last);
                 last = now;
         }

@@ -13,7 +13,7 @@
  * in its buffer for a later iteration, after other connections' new requests; a
  * connection is neither read nor served while its unread replies could not take one
  * more, nor while its user has spent their share of the loop's time (a token bucket
- * per uid, charged with the time each request took). See corrald(8), "LIMITS". */
+ * per uid, charged with the CPU time each request took). See corrald(8), "LIMITS". */
 
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -62,9 +62,10 @@ typedef struct ServerLimits {
         unsigned connections_per_user;  /* root is exempt; 0: no limit but the global one */
         size_t connection_output;       /* unread reply bytes before a client is dropped */
         unsigned messages_per_wakeup;   /* 0: SERVER_MESSAGES_PER_WAKEUP */
-        /* Each uid's budget of the loop's time: it refills at request_share percent of
-         * the wall clock up to request_burst_usec; a connection is served while its
-         * uid's balance is positive. request_share 0: no budget. */
+        /* Each uid's budget of the loop's time: charged with the loop thread's CPU
+         * time per request, it refills at request_share percent of the wall clock up to
+         * request_burst_usec; a connection is served while its uid's balance is
+         * positive. request_share 0: no budget. */
         unsigned request_share;
         uint64_t request_burst_usec;
 } ServerLimits;

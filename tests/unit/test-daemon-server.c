@@ -96,9 +96,12 @@ static int test_dispatch(void *userdata, Call *call, const Peer *peer, CorralMet
                 json_add_string(p, "fill", fill);
                 free(fill);
         } else if (method == CORRAL_METHOD_USAGE) {
-                uint64_t until = now_usec(CLOCK_MONOTONIC) + param_u64(params, "busy_usec");
-                while (now_usec(CLOCK_MONOTONIC) < until)
+                /* Work (CPU time, what a request is charged with), then a wait (not). */
+                uint64_t until = now_usec(CLOCK_THREAD_CPUTIME_ID) + param_u64(params, "busy_usec");
+                while (now_usec(CLOCK_THREAD_CPUTIME_ID) < until)
                         ;
+                if (param_u64(params, "stall_usec") > 0)
+                        (void) usleep((useconds_t) param_u64(params, "stall_usec"));
         }
         *ret_reply = reply_new(p, false);
         return 0;
@@ -728,6 +731,45 @@ static void test_user_budget(void **state) {
         server_free(s);
 }
 
+/* A request during which the loop was held up without working (here asleep; in a
+ * deployment, waiting for a CPU or stalled by a virtual machine's host) is not charged
+ * as work: 20 requests that each stall 20 ms, with a burst of 50 ms, are all served at
+ * once. Charged with the clock, about 3 would be, the rest paced at 10 % for 3.5 s. */
+static void test_user_budget_stall(void **state) {
+        Tree *tree = *state;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_free_ char *stalls = NULL;
+        Server *s = NULL;
+        Test t = {};
+        Replies ra = {};
+        char path[128];
+        size_t len;
+        uint64_t t0;
+        int a;
+
+        socket_path(tree, path, sizeof path);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(server_new(e, path, &ops, &t, &s), 0);
+        server_set_limits(s, &(ServerLimits) { .connections_per_user = 8, .connection_output = 4U << 20,
+                                               .request_share = 10, .request_burst_usec = 50 * 1000 });
+        stalls = requests("{\"method\":\"io.corral.Manager.Usage\",\"parameters\":{\"c\":\"A\",\"stall_usec\":20000}}",
+                          20, &len);
+        a = client_as_nobody(path);
+        if (a < 0)
+                a = client(path);
+        send_all(a, stalls, len);
+        /* 400 ms of stalls, and room for a slow machine; throttled, it would take 3.5 s. */
+        t0 = now_usec(CLOCK_MONOTONIC);
+        while (ra.n < 20 && now_usec(CLOCK_MONOTONIC) - t0 < 2000 * 1000) {
+                (void) run_once(e, s, &t, 10 * 1000);
+                drain(a, &ra);
+        }
+        assert_int_equal(ra.n, 20);
+        assert_int_equal(ra.errors, 0);
+        close(a);
+        server_free(s);
+}
+
 #define RUN_TAKE "{\"method\":\"io.corral.Manager.Run\",\"parameters\":{\"take\":1}}"
 #define RUN_LEAVE "{\"method\":\"io.corral.Manager.Run\",\"parameters\":{}}"
 
@@ -924,6 +966,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_reply_waits_for_flush, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_oneway, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_user_budget, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_user_budget_stall, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_fds, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_held_fds_bound, setup, tree_teardown),
         };
