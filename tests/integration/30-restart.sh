@@ -20,9 +20,23 @@ why_not() {
     echo "$(q "select state, reason, exit_code, submit_time, start_time, end_time from jobs where id=$1") (now $(date +%s)); running: $(q "select group_concat(id || ' ' || state || ' on ' || coalesce(alloc_cpus, '?'), ', ') from jobs where state in ('RUNNING','SUSPENDED')"); $(corral why "$1" 2>&1 | head -n 5 | tr '\n' ' '); corrald: $(journalctl -b -q -u corrald -o cat | grep -w "$1" | tail -n 3 | tr '\n' ' ')"
 }
 
-# Two 1-CPU sleepers fill the 2 CPUs; a third waits in the queue.
-a=$(submit "$USER_A" '{"argv":["sh","-c","sleep 12; exit 3"],"workdir":"/tmp","cpus":1}')
-b=$(submit "$USER_B" '{"argv":["sleep","25"],"workdir":"/tmp","cpus":1}')
+# Two 1-CPU jobs fill the 2 CPUs; a third waits in the queue. The two end when the test
+# lets them (each waits to read its FIFO), not after a time: a machine that stalls for
+# longer than a sleep (the emulated guest's host has stalled it for 25 s) would have them
+# end before the test looks.
+gates=$(mktemp -d)
+chmod 755 "$gates"
+mkfifo -m 666 "$gates/a" "$gates/b"
+a= b=
+# A test that fails leaves no job waiting for a release that will not come.
+cleanup() {
+    for j in $a $b; do corral cancel "$j" >/dev/null 2>&1 || true; done
+    rm -rf "$gates"
+}
+trap cleanup EXIT
+release() { timeout 30 sh -c "echo go > $gates/$1" || fail "job $2 was not waiting to be released: $(why_not "$2")"; }
+a=$(submit "$USER_A" "{\"argv\":[\"sh\",\"-c\",\"read go < $gates/a; exit 3\"],\"workdir\":\"/tmp\",\"cpus\":1}")
+b=$(submit "$USER_B" "{\"argv\":[\"sh\",\"-c\",\"read go < $gates/b\"],\"workdir\":\"/tmp\",\"cpus\":1}")
 c=$(submit "$USER_A" '{"argv":["sh","-c","echo third"],"workdir":"/tmp","cpus":2}')
 wait_for 60 state_is "$a" RUNNING || fail "job $a not running: $(why_not "$a")"
 wait_for 60 state_is "$b" RUNNING || fail "job $b not running: $(why_not "$b")"
@@ -37,6 +51,8 @@ sleep 1
 systemctl is-active -q "corral-job-$b.scope" || fail "job $b's scope died with the daemon"
 # Socket activation brings it back at the next request (and Restart=on-failure anyway).
 as_user "$USER_A" python3 "$client" "$sock" <<<'{"method":"io.corral.Manager.GetInfo","parameters":{}}' >/dev/null
+release a "$a"
+release b "$b"
 wait_for 60 state_is "$a" FAILED || fail "job $a's end not recorded: $(q "select state, reason from jobs where id=$a")"
 assert_eq "$(q "select exit_code from jobs where id=$a")" 3 "exit code of job $a recorded after two daemon deaths"
 wait_for 90 state_is "$c" COMPLETED || fail "queued job $c lost: $(q "select state, reason from jobs where id=$c")"
