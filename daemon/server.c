@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <systemd/sd-daemon.h>
@@ -53,7 +54,7 @@ static void call_free(Call *c) {
         free(c);
 }
 
-/* One uid's share of the loop's time: charged with what each of its
+/* One uid's share of the loop's time: charged with the CPU time each of its
  * requests took, refilled with the wall clock. Kept while the uid has connections, and
  * after, until it has refilled: reconnecting does not wipe a debt. */
 typedef struct UserBudget {
@@ -67,7 +68,9 @@ typedef struct UserBudget {
 struct Connection {
         Server *server;
         int fd;
-        sd_event_source *io, *idle;
+        uint32_t events; /* what it is watched for in the server's epoll set, while watched */
+        bool watched;
+        sd_event_source *idle;
         sd_event_source *backlog_source; /* handles what is buffered, below new requests */
         MessageReader *reader;
         MessageWriter *writer;
@@ -95,6 +98,9 @@ struct Connection {
  * below the descriptors corrald may hold (its RLIMIT_NOFILE, raised at start-up). */
 #define SERVER_HELD_FDS_MAX 128U
 
+/* Ready connections taken from the epoll set at once; more wait for the next iteration. */
+#define SERVER_BATCH_MAX 64U
+
 struct Server {
         sd_event *event;
         const ServerOps *ops;
@@ -102,6 +108,16 @@ struct Server {
         ServerLimits limits;
         int listen_fd;
         sd_event_source *listen_source;
+        /* The connections are watched by an epoll set of the server's own, one source in
+         * the loop: every connection ready is handled in the one iteration that set wakes,
+         * where a source per connection cost each request a whole iteration of its own
+         * (an epoll_wait() and sd-event's three clock reads). batch: the events being
+         * handled, [batch_i, batch_n) still to come; a connection freed meanwhile is
+         * blanked out of it. */
+        int epoll_fd;
+        sd_event_source *conns_source;
+        struct epoll_event batch[SERVER_BATCH_MAX];
+        size_t batch_i, batch_n;
         sd_event_source *budget_timer; /* when the first paused uid may be served again */
         Connection *conns;
         unsigned n_conns;
@@ -220,7 +236,11 @@ static void connection_free(Connection *c) {
                 call_free(k);
         }
         connection_close_fds(c);
-        sd_event_source_disable_unref(c->io);
+        for (size_t i = s->batch_i; i < s->batch_n; i++)
+                if (s->batch[i].data.ptr == c)
+                        s->batch[i].data.ptr = NULL;
+        if (c->watched)
+                (void) epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
         sd_event_source_disable_unref(c->idle);
         sd_event_source_disable_unref(c->backlog_source);
         safe_close(c->fd);
@@ -277,6 +297,28 @@ static bool connection_has_released(const Connection *c) {
         return message_writer_written(c->writer) < c->release;
 }
 
+/* Watches c's socket for ev in the server's epoll set, or no more (NULL ev after a hang-up:
+ * a hang-up is reported whatever is asked for). Only changes reach the kernel. */
+static void connection_watch(Connection *c, const uint32_t *ev) {
+        struct epoll_event e = { .data.ptr = c };
+
+        if (!ev) {
+                if (c->watched && epoll_ctl(c->server->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL) >= 0)
+                        c->watched = false;
+                return;
+        }
+        if (c->watched && c->events == *ev)
+                return;
+        e.events = *ev;
+        if (epoll_ctl(c->server->epoll_fd, c->watched ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c->fd, &e) < 0) {
+                log_debug_errno(errno, "Dropping a connection that cannot be watched: %m");
+                c->dead = true;
+                return;
+        }
+        c->watched = true;
+        c->events = *ev;
+}
+
 /* What the connection waits for, from its state: new requests only when nothing is
  * buffered and it may be served, its backlog when it may be served, output while any is
  * queued, its uid's refill when that is what holds it. */
@@ -291,7 +333,7 @@ static void connection_update_events(Connection *c) {
         if (may && !c->backlog && !c->eof)
                 ev |= EPOLLIN;
         if (!c->hup)
-                (void) sd_event_source_set_io_events(c->io, ev);
+                connection_watch(c, &ev);
         (void) sd_event_source_set_enabled(c->backlog_source, may && c->backlog ? SD_EVENT_ONESHOT : SD_EVENT_OFF);
         if (!c->dead && !budget_ok(s, c->budget, now))
                 server_arm_budget_timer(s, budget_resume_time(s, c->budget));
@@ -413,11 +455,13 @@ static uint64_t loop_cpu_usec(void) {
  * messages_per_wakeup requests, at SERVER_SLICE_USEC of CPU time, when its output bound
  * is reached or when its uid's budget is spent; what is left is its backlog, handled by a
  * later iteration. Each request is charged to the uid with the CPU time it took (parsing,
- * dispatch, serializing the reply). */
-static void connection_process(Connection *c) {
+ * dispatch, serializing the reply). *clock: the loop's CPU time it starts at, read by the
+ * caller (or where the connection handled before it in the same iteration ended), and on
+ * return the last read, so that a request costs one clock read. */
+static void connection_process(Connection *c, uint64_t *clock) {
         Server *s = c->server;
         unsigned limit = s->limits.messages_per_wakeup ?: SERVER_MESSAGES_PER_WAKEUP, handled = 0;
-        uint64_t start = loop_cpu_usec(), now = start, last = start;
+        uint64_t start = *clock, now = start, last = start;
         bool have_read = false;
 
         for (;;) {
@@ -426,7 +470,7 @@ static void connection_process(Connection *c) {
                 int k, r;
 
                 if (c->dead)
-                        return;
+                        break;
                 if (handled >= limit || (handled > 0 && now - start >= SERVER_SLICE_USEC) ||
                     !connection_may_handle(c, server_now(s))) {
                         c->backlog = true;
@@ -475,7 +519,7 @@ static void connection_process(Connection *c) {
                                 c->eof = true;
                         else if (r < 0) {
                                 c->dead = true;
-                                return;
+                                break;
                         }
                         continue;
                 }
@@ -485,7 +529,7 @@ static void connection_process(Connection *c) {
                 }
                 else if (k < 0) {
                         c->dead = true;
-                        return;
+                        break;
                 } else {
                         handle_message(c, msg, len);
                         free(msg);
@@ -495,7 +539,8 @@ static void connection_process(Connection *c) {
                 budget_charge(s, c->budget, now - last);
                 last = now;
         }
-        if (handled > 0 || have_read)
+        *clock = now;
+        if (!c->dead && (handled > 0 || have_read))
                 (void) sd_event_source_set_time_relative(c->idle, IDLE_TIMEOUT_USEC);
 }
 static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -510,15 +555,15 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Connection *c = userdata;
+/* What epoll reported for c. */
+static void connection_event(Connection *c, uint32_t revents, uint64_t *clock) {
         int r;
 
         if (connection_has_released(c) && (revents & (EPOLLOUT | EPOLLHUP | EPOLLERR))) {
                 r = message_writer_flush_upto(c->writer, c->fd, c->release);
                 if (r < 0 && r != -EAGAIN) {
                         connection_free(c);
-                        return 0;
+                        return;
                 }
         }
         if (revents & (EPOLLHUP | EPOLLERR)) {
@@ -526,22 +571,41 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
                  * is read through the backlog source, so that a connection that may not be
                  * served now does not wake every iteration. */
                 c->hup = c->backlog = true;
-                (void) sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
+                connection_watch(c, NULL);
         }
         if ((revents & EPOLLIN) && !c->backlog)
-                connection_process(c);
+                connection_process(c, clock);
         if (connection_finish(c))
-                return 0;
+                return;
         (void) sd_event_source_set_time_relative(c->idle, IDLE_TIMEOUT_USEC);
         /* Output waits for the post-iteration commit (server_flush(), server_sync_end()). */
         connection_update_events(c);
+}
+
+/* The epoll set is ready: every connection in it that is, in this one iteration. */
+static int on_connections(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        Server *s = userdata;
+        uint64_t clock = loop_cpu_usec();
+        int n;
+
+        n = epoll_wait(s->epoll_fd, s->batch, ELEMENTSOF(s->batch), 0);
+        if (n < 0)
+                return 0; /* EINTR: still ready, the next iteration */
+        s->batch_n = (size_t) n;
+        for (s->batch_i = 0; s->batch_i < s->batch_n; s->batch_i++) {
+                Connection *c = s->batch[s->batch_i].data.ptr;
+                if (c)
+                        connection_event(c, s->batch[s->batch_i].events, &clock);
+        }
+        s->batch_i = s->batch_n = 0;
         return 0;
 }
 
 static int on_backlog(sd_event_source *s, void *userdata) {
         Connection *c = userdata;
+        uint64_t clock = loop_cpu_usec();
 
-        connection_process(c);
+        connection_process(c, &clock);
         if (!connection_finish(c))
                 connection_update_events(c);
         return 0;
@@ -645,7 +709,6 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
         if (c->budget)
                 c->budget->n_conns++;
         if (!c->reader || !c->writer || !c->budget ||
-            (r = sd_event_add_io(s->event, &c->io, cfd, EPOLLIN, on_connection, c)) < 0 ||
             (r = sd_event_add_time_relative(s->event, &c->idle, CLOCK_MONOTONIC, IDLE_TIMEOUT_USEC, 0,
                                             on_idle, c)) < 0 ||
             (r = sd_event_add_defer(s->event, &c->backlog_source, on_backlog, c)) < 0 ||
@@ -656,6 +719,8 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
                 return 0;
         }
         connection_update_events(c);
+        if (c->dead)
+                connection_free(c);
         return 0;
 }
 
@@ -821,6 +886,17 @@ int server_new(sd_event *event, const char *socket_path, const ServerOps *ops, v
         s->userdata = userdata;
         s->limits = (ServerLimits) { .connections_per_user = 32, .connection_output = 4U << 20 };
         s->listen_fd = -EBADF;
+        s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+        if (s->epoll_fd < 0) {
+                r = negative_errno();
+                server_free(s);
+                return r;
+        }
+        r = sd_event_add_io(event, &s->conns_source, s->epoll_fd, EPOLLIN, on_connections, s);
+        if (r < 0) {
+                server_free(s);
+                return r;
+        }
         r = sd_event_add_time(event, &s->budget_timer, CLOCK_MONOTONIC, 0, 1000, on_budget_timer, s);
         if (r < 0) {
                 server_free(s);
@@ -866,6 +942,8 @@ Server *server_free(Server *s) {
         }
         sd_event_source_disable_unref(s->budget_timer);
         sd_event_source_disable_unref(s->listen_source);
+        sd_event_source_disable_unref(s->conns_source);
+        safe_close(s->epoll_fd);
         safe_close(s->listen_fd);
         if (s->path)
                 (void) unlink(s->path);

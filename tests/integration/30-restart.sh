@@ -35,9 +35,11 @@ cleanup() {
 }
 trap cleanup EXIT
 release() { timeout 30 sh -c "echo go > $gates/$1" || fail "job $2 was not waiting to be released: $(why_not "$2")"; }
+t0=$(date +%s%N)
 a=$(submit "$USER_A" "{\"argv\":[\"sh\",\"-c\",\"read go < $gates/a; exit 3\"],\"workdir\":\"/tmp\",\"cpus\":1}")
 b=$(submit "$USER_B" "{\"argv\":[\"sh\",\"-c\",\"read go < $gates/b\"],\"workdir\":\"/tmp\",\"cpus\":1}")
 c=$(submit "$USER_A" '{"argv":["sh","-c","echo third"],"workdir":"/tmp","cpus":2}')
+log "three submits took $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 wait_for 60 state_is "$a" RUNNING || fail "job $a not running: $(why_not "$a")"
 wait_for 60 state_is "$b" RUNNING || fail "job $b not running: $(why_not "$b")"
 state_is "$c" PENDING || fail "job $c should wait for resources, is $(q "select state from jobs where id=$c")"

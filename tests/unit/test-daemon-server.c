@@ -403,6 +403,50 @@ static void test_connection_cap(void **state) {
         server_free(s);
 }
 
+/* Requests of several connections that are all waiting when the loop wakes are handled
+ * in that one iteration (group commit depends on it: eight clients' submits are one
+ * commit, and with a source per connection each cost an iteration of its own), and each
+ * gets its reply. A connection that hangs up meanwhile is read to its end and dropped. */
+static void test_ready_together(void **state) {
+        Tree *tree = *state;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        Server *s = NULL;
+        Test t = {};
+        char path[128];
+        int fds[8], gone;
+
+        socket_path(tree, path, sizeof path);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(server_new(e, path, &ops, &t, &s), 0);
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+                fds[i] = client(path);
+        gone = client(path);
+        for (int i = 0; i < 100 && server_n_connections(s) < ELEMENTSOF(fds) + 1; i++)
+                (void) sd_event_run(e, 10 * 1000);
+        assert_int_equal(server_n_connections(s), ELEMENTSOF(fds) + 1);
+        while (sd_event_run(e, 0) > 0)
+                ;
+        assert_int_equal(t.dispatched, 0);
+
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+                send_all(fds[i], GET_INFO, sizeof GET_INFO);
+        close(gone);
+        assert_int_equal(sd_event_run(e, 1000 * 1000), 1);
+        assert_int_equal(t.dispatched, ELEMENTSOF(fds));
+        server_flush(s);
+        for (int i = 0; i < 100 && server_n_connections(s) > ELEMENTSOF(fds); i++)
+                (void) run_once(e, s, &t, 10 * 1000);
+        assert_int_equal(server_n_connections(s), ELEMENTSOF(fds));
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
+                Replies r = {};
+                drain(fds[i], &r);
+                assert_int_equal(r.n, 1);
+                assert_int_equal(r.errors, 0);
+                close(fds[i]);
+        }
+        server_free(s);
+}
+
 /* 1000 requests in one write are handled at most SERVER_MESSAGES_PER_WAKEUP per
  * iteration, and a request of another connection that comes meanwhile is answered long
  * before the 1000 are done. */
@@ -962,6 +1006,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_framing, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_connection_cap, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_wakeup_bound, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_ready_together, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_output_bound, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_reply_waits_for_flush, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_oneway, setup, tree_teardown),
