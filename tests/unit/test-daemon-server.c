@@ -693,6 +693,29 @@ static void test_oneway(void **state) {
         server_free(s);
 }
 
+#define WORK_5MS "{\"method\":\"io.corral.Manager.Usage\",\"parameters\":{\"c\":\"A\",\"busy_usec\":5000}}"
+
+/* A server whose uids have 50 ms of burst refilled at 10 %, and a client (nobody when we
+ * may become nobody) that has sent it n copies of request: its socket. */
+static int budget_client(Tree *tree, sd_event **ret_e, Test *t, Server **ret_s, const char *request, unsigned n) {
+        _cleanup_free_ char *many = NULL;
+        char path[128];
+        size_t len;
+        int a;
+
+        socket_path(tree, path, sizeof path);
+        assert_int_equal(sd_event_new(ret_e), 0);
+        assert_int_equal(server_new(*ret_e, path, &ops, t, ret_s), 0);
+        server_set_limits(*ret_s, &(ServerLimits) { .connections_per_user = 8, .connection_output = 4U << 20,
+                                                    .request_share = 10, .request_burst_usec = 50 * 1000 });
+        many = requests(request, n, &len);
+        a = client_as_nobody(path);
+        if (a < 0)
+                a = client(path);
+        send_all(a, many, len);
+        return a;
+}
+
 /* A uid that has spent its budget is not served until it refills: requests that each
  * take 5 ms, with a burst of 50 ms and a share of 10 %, get about (50 + 30) / 5 served in
  * the first 300 ms instead of all 40; they are delayed, not refused. As root, a request
@@ -710,18 +733,9 @@ static void test_user_budget(void **state) {
         uint64_t t0;
         int a, b;
 
+        a = budget_client(tree, &e, &t, &s, WORK_5MS, 40);
         socket_path(tree, path, sizeof path);
-        assert_int_equal(sd_event_new(&e), 0);
-        assert_int_equal(server_new(e, path, &ops, &t, &s), 0);
-        server_set_limits(s, &(ServerLimits) { .connections_per_user = 8, .connection_output = 4U << 20,
-                                               .request_share = 10, .request_burst_usec = 50 * 1000 });
-        flood = requests("{\"method\":\"io.corral.Manager.Usage\",\"parameters\":{\"c\":\"A\",\"busy_usec\":5000}}",
-                         40, &len);
-
-        a = client_as_nobody(path);
-        if (a < 0)
-                a = client(path);
-        send_all(a, flood, len);
+        flood = requests(WORK_5MS, 40, &len);
         t0 = now_usec(CLOCK_MONOTONIC);
         while (now_usec(CLOCK_MONOTONIC) - t0 < 300 * 1000) {
                 (void) run_once(e, s, &t, 10 * 1000);
@@ -782,26 +796,14 @@ static void test_user_budget(void **state) {
 static void test_user_budget_stall(void **state) {
         Tree *tree = *state;
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
-        _cleanup_free_ char *stalls = NULL;
         Server *s = NULL;
         Test t = {};
         Replies ra = {};
-        char path[128];
-        size_t len;
         uint64_t t0;
         int a;
 
-        socket_path(tree, path, sizeof path);
-        assert_int_equal(sd_event_new(&e), 0);
-        assert_int_equal(server_new(e, path, &ops, &t, &s), 0);
-        server_set_limits(s, &(ServerLimits) { .connections_per_user = 8, .connection_output = 4U << 20,
-                                               .request_share = 10, .request_burst_usec = 50 * 1000 });
-        stalls = requests("{\"method\":\"io.corral.Manager.Usage\",\"parameters\":{\"c\":\"A\",\"stall_usec\":20000}}",
-                          20, &len);
-        a = client_as_nobody(path);
-        if (a < 0)
-                a = client(path);
-        send_all(a, stalls, len);
+        a = budget_client(tree, &e, &t, &s,
+                          "{\"method\":\"io.corral.Manager.Usage\",\"parameters\":{\"c\":\"A\",\"stall_usec\":20000}}", 20);
         /* 400 ms of stalls, and room for a slow machine; throttled, it would take 3.5 s. */
         t0 = now_usec(CLOCK_MONOTONIC);
         while (ra.n < 20 && now_usec(CLOCK_MONOTONIC) - t0 < 2000 * 1000) {
