@@ -15,6 +15,19 @@
  *   - a regular file: its owner;
  *   - /dev/null, which is everybody's.
  *
+ * corrald must never wait on a user's file. A file's server can be the user herself: a
+ * FUSE file system she mounted in a user namespace of her own, reached through an
+ * overlayfs there so that root's calls carry her credentials; root's fstat() then waits
+ * for her GETATTR answer, her close() for FLUSH, for ever, in an uninterruptible sleep.
+ * So the descriptor's status comes from statx() with AT_STATX_DONT_SYNC and no times
+ * asked (the inode as the kernel holds it: FUSE, overlayfs, NFS, CIFS and Ceph answer
+ * it without a request), and a regular file is taken only on a local disk or memory
+ * file system, named by its device in corrald's own mount table: FUSE, overlayfs, every
+ * network file system, and a file system mounted only in another mount namespace (the
+ * user's own) are refused. fstatfs() is not used: a file system answers it itself.
+ * Pipes, sockets, terminals and /dev/null have no server of their own. Closing is the
+ * caller's business (fd-closer.c: never on the loop).
+ *
  * SO_PEERCRED was considered and not taken: it says who is at the other end of a
  * connected socket, not whose the descriptor is, and means nothing for a pipe or a
  * terminal; /proc/self/fdinfo has no owner either. Root's descriptors are not checked:
@@ -24,19 +37,116 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "fd-util.h"
 #include "interactive-fd.h"
+#include "macro.h"
 
-int interactive_fd_check(int fd, unsigned index, uid_t uid, const char **ret_why) {
+/* corrald's mount table is the administrator's: a few hundred lines. */
+#define MOUNTINFO_MAX (4U * 1024U * 1024U)
+
+int mountinfo_fstype(const char *mountinfo, unsigned major, unsigned minor, char *buf, size_t size) {
+        const char *line = mountinfo;
+
+        while (line && *line) {
+                const char *eol = strchr(line, '\n'), *p, *sep, *type, *end;
+                unsigned ma, mi;
+                int n = 0;
+
+                if (!eol)
+                        eol = line + strlen(line);
+                /* "ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER" */
+                p = line;
+                for (int field = 0; field < 2 && p < eol; field++) {
+                        p = memchr(p, ' ', (size_t) (eol - p));
+                        if (!p)
+                                break;
+                        p++;
+                }
+                if (p && p < eol && sscanf(p, "%u:%u%n", &ma, &mi, &n) == 2 && n > 0 && p + n <= eol &&
+                    p[n] == ' ' && ma == major && mi == minor) {
+                        sep = p;
+                        type = NULL;
+                        while ((sep = memchr(sep, ' ', (size_t) (eol - sep)))) {
+                                if (sep + 3 <= eol && sep[1] == '-' && sep[2] == ' ') {
+                                        type = sep + 3;
+                                        break;
+                                }
+                                sep++;
+                        }
+                        if (type) {
+                                end = memchr(type, ' ', (size_t) (eol - type));
+                                if (!end)
+                                        end = eol;
+                                if (end == type)
+                                        return -EINVAL;
+                                if ((size_t) (end - type) >= size)
+                                        return -ENAMETOOLONG;
+                                memcpy(buf, type, (size_t) (end - type));
+                                buf[end - type] = '\0';
+                                return 0;
+                        }
+                }
+                line = *eol ? eol + 1 : NULL;
+        }
+        return -ENOENT;
+}
+
+bool interactive_fstype_is_local(const char *fstype) {
+        /* An allow-list: a file system not named here may have a server that does not
+         * answer (fuse.*, nfs, cifs, ceph, 9p, lustre, gpfs…) or stack on one (overlay). */
+        static const char *const local[] = {
+                "ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "jfs", "reiserfs", "nilfs2", "zfs",
+                "bcachefs", "tmpfs", "ramfs", "vfat", "exfat", "ntfs3",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(local); i++)
+                if (streq(fstype, local[i]))
+                        return true;
+        return false;
+}
+
+static int check_regular(int proc_fd, const struct statx *stx, const char **why) {
+        _cleanup_free_ char *text = NULL;
+        char type[64];
+        int r;
+
+        r = read_file_at(proc_fd, "self/mountinfo", MOUNTINFO_MAX, &text, NULL);
+        if (r < 0) {
+                *why = "corrald cannot read its mount table to tell where the file lives";
+                return -EMEDIUMTYPE;
+        }
+        r = mountinfo_fstype(text, stx->stx_dev_major, stx->stx_dev_minor, type, sizeof type);
+        if (r == -ENOENT) {
+                *why = "the file lives on a file system mounted in another mount namespace";
+                return -EMEDIUMTYPE;
+        }
+        if (r < 0 || !interactive_fstype_is_local(type)) {
+                if (r >= 0 && (streq(type, "fuse") || strncmp(type, "fuse.", 5) == 0 || streq(type, "fuseblk")))
+                        *why = "the file lives on a FUSE file system; corrald takes files on local file "
+                               "systems only (pass a pipe instead)";
+                else
+                        *why = "the file lives on a network or stacked file system; corrald takes files on "
+                               "local file systems only (pass a pipe instead)";
+                return -EMEDIUMTYPE;
+        }
+        return 0;
+}
+
+int interactive_fd_check(int proc_fd, int fd, unsigned index, uid_t uid, const char **ret_why) {
         const char *why = NULL;
-        struct stat st;
+        struct statx stx;
         int fl, acc, r = 0;
 
         fl = fcntl(fd, F_GETFL);
-        if (fl < 0 || fstat(fd, &st) < 0) {
+        /* No STATX_*TIME: NFS writes a file's dirty pages back before it gives them. */
+        if (fl < 0 || statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC | AT_SYMLINK_NOFOLLOW,
+                            STATX_TYPE | STATX_MODE | STATX_UID, &stx) < 0 ||
+            (stx.stx_mask & (STATX_TYPE | STATX_UID)) != (STATX_TYPE | STATX_UID)) {
                 why = "it is not an open file descriptor";
                 r = -EBADF;
                 goto out;
@@ -51,20 +161,21 @@ int interactive_fd_check(int fd, unsigned index, uid_t uid, const char **ret_why
         } else if (index > 0 && acc != O_WRONLY && acc != O_RDWR) {
                 why = "the output is not open for writing";
                 r = -EBADF;
-        } else if (S_ISCHR(st.st_mode) && !isatty(fd)) {
-                if (st.st_rdev != makedev(1, 3)) {
+        } else if (S_ISCHR(stx.stx_mode) && !isatty(fd)) {
+                if (makedev(stx.stx_rdev_major, stx.stx_rdev_minor) != makedev(1, 3)) {
                         why = "it is a device other than a terminal or /dev/null";
                         r = -EMEDIUMTYPE;
                 }
-        } else if (!S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode) &&
-                   !S_ISREG(st.st_mode)) {
+        } else if (!S_ISCHR(stx.stx_mode) && !S_ISFIFO(stx.stx_mode) && !S_ISSOCK(stx.stx_mode) &&
+                   !S_ISREG(stx.stx_mode)) {
                 why = "it is not a terminal, a pipe, a socket or a regular file";
                 r = -EMEDIUMTYPE;
-        } else if (uid != 0 && st.st_uid != uid) {
-                why = S_ISCHR(st.st_mode) ? "the terminal belongs to another user"
-                                          : "it belongs to another user";
+        } else if (uid != 0 && stx.stx_uid != uid) {
+                why = S_ISCHR(stx.stx_mode) ? "the terminal belongs to another user" : "it belongs to another user";
                 r = -EPERM;
-        }
+        } else if (S_ISREG(stx.stx_mode))
+                /* Root's files too: its stalled FUSE server stalls everyone's corrald. */
+                r = check_regular(proc_fd, &stx, &why);
 out:
         if (ret_why)
                 *ret_why = why;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -50,23 +51,27 @@ static json_object *check_waiting(Manager *m, uid_t uid) {
 json_object *manager_interactive_take(Manager *m, Call *call, const Peer *peer, Interactive **ret) {
         _cleanup_(interactive_freep) Interactive *it = NULL;
         static const char *const names[] = { "stdin", "stdout", "stderr" };
+        _cleanup_close_ int proc_fd = -EBADF;
         json_object *err;
 
         it = new0(Interactive, 1);
         if (!it)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         it->manager = m;
+        it->uid = peer->uid;
+        it->closer = m->fd_closer;
         it->n_fds = server_call_take_fds(call, it->fds);
         if ((err = check_waiting(m, peer->uid)))
                 return err;
         if (it->n_fds != CORRAL_RUN_FDS)
                 return reply_invalid_parameter("fds", "Run takes exactly three file descriptors: the job's "
                                                       "stdin, stdout and stderr");
+        proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         for (size_t i = 0; i < it->n_fds; i++) {
                 const char *why = NULL;
-                char msg[160];
+                char msg[200];
 
-                if (interactive_fd_check(it->fds[i], (unsigned) i, peer->uid, &why) >= 0)
+                if (interactive_fd_check(proc_fd, it->fds[i], (unsigned) i, peer->uid, &why) >= 0)
                         continue;
                 log_debug("Refusing the %s descriptor of uid %u for an interactive job: %s.", names[i],
                           (unsigned) peer->uid, why);

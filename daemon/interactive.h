@@ -19,12 +19,15 @@
 
 typedef struct Manager Manager;
 typedef struct Job Job;
+typedef struct FdCloser FdCloser;
 
 typedef struct Interactive {
         Manager *manager;
         uint64_t job_id;
         int fds[CORRAL_RUN_FDS]; /* stdin, stdout, stderr until the job starts */
         size_t n_fds;
+        uid_t uid;        /* who passed them */
+        FdCloser *closer; /* where they are closed: never on the loop (fd-closer.h) */
         Call *call;              /* the Run call; NULL once its client has gone */
         sd_event_source *hangup; /* the grace period after the client went */
 } Interactive;

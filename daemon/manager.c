@@ -431,6 +431,7 @@ int manager_listen(Manager *m, const char *socket_path) {
         r = server_new(m->event, socket_path, &manager_server_ops, m, &m->server);
         if (r < 0)
                 return r;
+        server_set_fd_closer(m->server, m->fd_closer);
         apply_server_limits(m);
         return server_set_notice(m->server, m->config_notice);
 }
@@ -689,6 +690,10 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
                 .on_finished = manager_on_job_finished,
                 .userdata = m,
         };
+        r = fd_closer_new(event, open("/sys/fs/fuse/connections", O_RDONLY | O_DIRECTORY | O_CLOEXEC),
+                          &m->fd_closer);
+        if (r < 0)
+                return log_error_errno(r, "Cannot start the thread that closes users' descriptors: %m");
         r = executor_new(event, bus, &ec, &m->executor);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the executor: %m");
@@ -775,6 +780,8 @@ Manager *manager_free(Manager *m) {
         free(m->confdir);
         free(m->statedir);
         free(m->rundir);
+        /* Last: the server's and the jobs' descriptors go through it. */
+        m->fd_closer = fd_closer_free(m->fd_closer);
         sd_bus_unref(m->bus);
         sd_event_unref(m->event);
         free(m);

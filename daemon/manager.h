@@ -17,6 +17,7 @@
 #include "job.h"
 #include "nss-cache.h"
 #include "protocol.h"
+#include "fd-closer.h"
 #include "server.h"
 #include "store.h"
 #include "worker.h"
@@ -36,6 +37,7 @@ typedef struct Manager {
         size_t n_usage_inflight;
         Config *config;
         Server *server;
+        FdCloser *fd_closer;    /* where users' descriptors are closed, off the loop */
         char *confdir, *statedir, *rundir;
         char hostname[256];
 

@@ -14,6 +14,7 @@
 
 #include "authz.h"
 #include "errno-util.h"
+#include "fd-closer.h"
 #include "fd-util.h"
 #include "log.h"
 #include "message.h"
@@ -40,19 +41,6 @@ struct Call {
         size_t n_fds;
         Call *next;
 };
-
-static void close_fds(int *fds, size_t *n) {
-        for (size_t i = 0; i < *n; i++)
-                fds[i] = safe_close(fds[i]);
-        *n = 0;
-}
-
-static void call_free(Call *c) {
-        if (!c)
-                return;
-        close_fds(c->fds, &c->n_fds);
-        free(c);
-}
 
 /* One uid's share of the loop's time: charged with the CPU time each of its
  * requests took, refilled with the wall clock. Kept while the uid has connections, and
@@ -128,12 +116,30 @@ struct Server {
          * connections together: a client that never finishes its request holds them, so
          * they are bounded (SERVER_HELD_FDS_MAX) as much as connections are. */
         unsigned n_held_fds;
+        FdCloser *fd_closer;
 };
+
+/* Every descriptor a client passed is closed here: on the closer's thread, since its
+ * close may wait on a file system's server that the client runs (fd-closer.h). */
+static void close_fds(FdCloser *closer, uid_t uid, int *fds, size_t *n) {
+        for (size_t i = 0; i < *n; i++) {
+                fd_closer_close(closer, fds[i], uid);
+                fds[i] = -EBADF;
+        }
+        *n = 0;
+}
+
+static void call_free(Call *c) {
+        if (!c)
+                return;
+        close_fds(c->conn ? c->conn->server->fd_closer : NULL, c->conn ? c->conn->peer.uid : 0, c->fds, &c->n_fds);
+        free(c);
+}
 
 /* A connection's descriptors not yet handed to a call: closed, and no longer counted. */
 static void connection_close_fds(Connection *c) {
         c->server->n_held_fds -= (unsigned) c->n_fds;
-        close_fds(c->fds, &c->n_fds);
+        close_fds(c->server->fd_closer, c->peer.uid, c->fds, &c->n_fds);
 }
 
 char **peer_group_names(const Peer *peer) {
@@ -495,13 +501,13 @@ static void connection_process(Connection *c, uint64_t *clock) {
                                  * before them, nor descriptors be waiting already. Anything
                                  * else is a client we cannot follow: dropped. */
                                 if (n > 0 && (!empty || c->n_fds > 0)) {
-                                        close_fds(fds, &n);
+                                        close_fds(c->server->fd_closer, c->peer.uid, fds, &n);
                                         r = -EBADMSG;
                                 }
                                 if (n > 0 && c->server->n_held_fds + n > SERVER_HELD_FDS_MAX) {
                                         log_debug("Dropping a connection: %u descriptors already wait "
                                                   "in unfinished requests.", c->server->n_held_fds);
-                                        close_fds(fds, &n);
+                                        close_fds(c->server->fd_closer, c->peer.uid, fds, &n);
                                         r = -EMFILE;
                                 }
                                 if (n > 0) {
@@ -863,6 +869,10 @@ void server_set_limits(Server *s, const ServerLimits *limits) {
         s->limits = *limits;
         for (Connection *c = s->conns; c; c = c->next)
                 connection_update_events(c);
+}
+
+void server_set_fd_closer(Server *s, FdCloser *closer) {
+        s->fd_closer = closer;
 }
 
 int server_set_notice(Server *s, const char *notice) {

@@ -25,6 +25,7 @@
 
 typedef struct Server Server;
 typedef struct Call Call;
+typedef struct FdCloser FdCloser;
 
 /* Who is calling, as the kernel said at connect time. */
 typedef struct Peer {
@@ -72,6 +73,8 @@ typedef struct ServerLimits {
 
 int server_new(sd_event *event, const char *socket_path, const ServerOps *ops, void *userdata, Server **ret);
 void server_set_limits(Server *s, const ServerLimits *limits);
+/* Where the descriptors clients pass are closed (fd-closer.h); without one, in place. */
+void server_set_fd_closer(Server *s, FdCloser *closer);
 /* A notice every reply carries from now on, in the envelope's "warning" (the CLI prints
  * it on stderr): NULL for none. */
 int server_set_notice(Server *s, const char *notice);

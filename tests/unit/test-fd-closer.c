@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The thread that closes users' descriptors, and the abort of a user's FUSE connections
+ * when one of those closes is stuck, against a fusectl tree of the test's own. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/fd-closer.h"
+
+static char dir[] = "/tmp/test-fd-closer-XXXXXX";
+static int dir_fd = -1;
+
+static void make_conn(const char *name, uid_t owner, const char *waiting) {
+        char path[64];
+        int fd;
+
+        assert_int_equal(mkdirat(dir_fd, name, 0755), 0);
+        snprintf(path, sizeof path, "%s/waiting", name);
+        fd = openat(dir_fd, path, O_WRONLY | O_CREAT | O_CLOEXEC, 0400);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, waiting, strlen(waiting)), (ssize_t) strlen(waiting));
+        close(fd);
+        /* As fusectl makes it: its mounter's, writable by its mounter only. */
+        snprintf(path, sizeof path, "%s/abort", name);
+        fd = openat(dir_fd, path, O_WRONLY | O_CREAT | O_CLOEXEC, 0200);
+        assert_true(fd >= 0);
+        assert_int_equal(fchown(fd, owner, owner), 0);
+        close(fd);
+}
+
+static off_t abort_size(const char *name) {
+        char path[64];
+        struct stat st;
+
+        snprintf(path, sizeof path, "%s/abort", name);
+        assert_int_equal(fstatat(dir_fd, path, &st, 0), 0);
+        return st.st_size;
+}
+
+static void test_abort_user(void **state) {
+        if (geteuid() != 0) {
+                skip(); /* the abort files belong to other users */
+                return;
+        }
+        assert_non_null(mkdtemp(dir));
+        dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(dir_fd >= 0);
+        make_conn("40", 4242, "1\n");  /* hers, a request waiting: aborted */
+        make_conn("41", 4242, "0\n");  /* hers, idle: left alone */
+        make_conn("42", 4343, "3\n");  /* someone else's, busy: left alone */
+        make_conn("43", 4242, "12\n"); /* hers again */
+
+        assert_int_equal(fuse_abort_user_connections(dir_fd, 4242), 2);
+        assert_int_equal(abort_size("40"), 1);
+        assert_int_equal(abort_size("41"), 0);
+        assert_int_equal(abort_size("42"), 0);
+        assert_int_equal(abort_size("43"), 1);
+        /* Written as her: corrald's own uid is no owner, and 0200 lets no one else in
+         * (corrald has no CAP_DAC_OVERRIDE; the test, as root, may: so the check is that
+         * nobody's abort file but hers was written at all). */
+        assert_int_equal(fuse_abort_user_connections(dir_fd, 9999), 0);
+        assert_int_equal(fuse_abort_user_connections(-EBADF, 4242), -ENOENT);
+
+        for (const char *const *n = (const char *const[]) { "40", "41", "42", "43", NULL }; *n; n++) {
+                char path[64];
+                snprintf(path, sizeof path, "%s/abort", *n);
+                unlinkat(dir_fd, path, 0);
+                snprintf(path, sizeof path, "%s/waiting", *n);
+                unlinkat(dir_fd, path, 0);
+                unlinkat(dir_fd, *n, AT_REMOVEDIR);
+        }
+        close(dir_fd);
+        rmdir(dir);
+}
+
+/* Closed off the caller's thread, every one, and all of them by the time it is freed. */
+static void test_closes(void **state) {
+        FdCloser *c = NULL;
+        int p[8][2];
+        char b;
+
+        assert_int_equal(fd_closer_new(NULL, -EBADF, &c), 0);
+        for (size_t i = 0; i < 8; i++) {
+                assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
+                fd_closer_close(c, p[i][1], 1000);
+        }
+        /* The write ends go: each read end sees its end of file. */
+        for (size_t i = 0; i < 8; i++) {
+                struct pollfd pfd = { .fd = p[i][0], .events = POLLIN };
+                assert_int_equal(poll(&pfd, 1, 5000), 1);
+                assert_int_equal(read(p[i][0], &b, 1), 0);
+                close(p[i][0]);
+        }
+        assert_int_equal(fd_closer_pending(c), 0);
+        fd_closer_close(c, -EBADF, 0); /* nothing to close: nothing queued */
+        assert_int_equal(fd_closer_pending(c), 0);
+        c = fd_closer_free(c);
+        assert_null(c);
+        /* Without a closer, in place. */
+        assert_int_equal(pipe2(p[0], O_CLOEXEC), 0);
+        fd_closer_close(NULL, p[0][1], 0);
+        assert_int_equal(read(p[0][0], &b, 1), 0);
+        close(p[0][0]);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_abort_user),
+                cmocka_unit_test(test_closes),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
