@@ -1,0 +1,56 @@
+#!/bin/bash
+# corrald never waits on a user's file (security round 3, item 1): alice, in a user and
+# mount namespace of her own, mounts a FUSE file system whose server stops answering
+# everyone but herself, reaches it through an overlayfs, and passes one of its files to
+# corrald as a `corral run` job's stdin. corrald must refuse it without asking her server
+# anything, keep answering bob and root meanwhile, get out of the FLUSH its close() sends
+# her server (it aborts her FUSE connection), and restart as usual.
+# Before the fix: corrald's fstat() of the descriptor waited on her server for ever, so
+# bob's `corral queue` and root's `corral info` got no answer and the restart hung.
+# timeout: 300
+. "$CORRAL_TEST_LIB"
+here=$(dirname "$0")
+sock=/run/corral/io.corral.Manager
+out=/tmp/fuse-stall.out
+
+modprobe fuse 2>/dev/null || true
+[ -c /dev/fuse ] || skip "no /dev/fuse in this kernel"
+# What systemd's sys-fs-fuse-connections.mount does when the module loads.
+mountpoint -q /sys/fs/fuse/connections || mount -t fusectl fusectl /sys/fs/fuse/connections \
+    || skip "cannot mount fusectl"
+chmod 0666 /dev/fuse
+systemctl start corrald.socket
+corral info >/dev/null || fail "corrald does not answer before the test"
+
+rm -f "$out"
+as_user "$USER_A" python3 "$here/fuse-stall.py" "$sock" >"$out" 2>&1 &
+server=$!
+cleanup() { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; }
+trap cleanup EXIT
+wait_for 120 grep -q '^reply:\|^fuse-stall:' "$out" || {
+    cat "$out"; fail "alice's Run got no answer in 120 s: corrald is stuck on her file"; }
+cat "$out"
+grep -q '^fuse-stall:' "$out" && fail "the FUSE set-up failed: $(cat "$out")"
+reply=$(sed -n 's/^reply: //p' "$out")
+assert_match "$reply" 'InvalidParameter' "alice's file was not refused"
+assert_match "$reply" 'stdin you passed cannot be the job.s: the file lives on a file system mounted in another mount namespace' \
+    "the refusal does not say why"
+grep -q '^stalled GETATTR' "$out" && fail "corrald asked alice's server for the file's attributes"
+
+log "bob and root are answered while corrald's close of her file waits on her server"
+t0=$(date +%s%N)
+as_user "$USER_B" timeout 30 corral queue >/dev/null || fail "bob's corral queue got no answer"
+timeout 30 corral info >/dev/null || fail "root's corral info got no answer"
+log "answered in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+
+log "corrald aborts her FUSE connection once the close has waited 5 s"
+wait_for 60 grep -q '^aborted' "$out" || {
+    cat "$out"; journalctl -u corrald -n 30 --no-pager; fail "her FUSE connection was never aborted"; }
+grep -q '^stalled FLUSH' "$out" || fail "no FLUSH reached her server: the test did not test the close"
+journalctl -u corrald --since "-5min" --no-pager | grep -q 'aborted 1 FUSE connection(s) of that user' \
+    || fail "corrald did not log the abort"
+
+log "corrald restarts as usual"
+timeout 60 systemctl restart corrald || fail "systemctl restart corrald did not finish in 60 s"
+timeout 30 corral info >/dev/null || fail "corrald does not answer after its restart"
+log "ok"
