@@ -14,10 +14,12 @@
  *
  * The id sbatch prints is a claim, not a fact: sbatch runs as the user, in the user's
  * environment, and may print anything. A link is confirmed ("linked SLURMID confirmed")
- * once root's squeue shows that id as the user's, with this job's key; until then no
- * record of it is read as root (sacct, scontrol), and an id squeue shows as another
- * user's or with another key, or not at all, ends the job (SlurmIdMismatch). Whose an id
- * is, only a squeue that prints nothing a user writes says (SLURM_SQUEUE_IDS_FORMAT). */
+ * once root's squeue of the user's jobs shows that id, linked to no other job here; until
+ * then no record of it is read as root (sacct, scontrol), and an id that squeue does not
+ * show, or that another job holds, ends the job (SlurmIdMismatch). States and whose an id
+ * is come only from a squeue that prints nothing a user writes (SLURM_SQUEUE_FORMAT): the
+ * comment, which carries the key, is read only to adopt after a crash, and only as the
+ * user's claim, about ids that squeue shows as the user's. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -49,7 +51,6 @@ typedef struct Link {
         unsigned linked_poll;   /* the poll under way (or last) when sbatch answered */
         bool in_flight;         /* sbatch running now, in this daemon */
         bool final_seen;        /* Slurm said it ended: waiting for its record */
-        uint64_t candidate;     /* submitting: the Slurm job the user's squeue shows with its key */
 } Link;
 
 struct Forwarder {
@@ -571,8 +572,8 @@ void manager_forward_submit(Manager *m) {
 
 /* ---- tracking ---- */
 
-/* j's line, or NULL. Two lines for one job (another job's comment with a newline and a
- * made-up line after it) are none of them: *ret_ambiguous says so, nothing is decided. */
+/* j's line, or NULL. Two lines for one job, which Slurm does not print, are none of them:
+ * *ret_ambiguous says so, nothing is decided. */
 static const SlurmJobStatus *status_of_full(const SlurmJobStatus *st, size_t n, const Job *j, uint64_t sid,
                                             bool *ret_ambiguous) {
         const SlurmJobStatus *found = NULL;
@@ -582,7 +583,7 @@ static const SlurmJobStatus *status_of_full(const SlurmJobStatus *st, size_t n, 
         for (size_t i = 0; i < n; i++) {
                 bool match = j->array_job_id ? st[i].array_job_id == sid && st[i].array_task_id == j->array_task_id
                                              : st[i].job_id == sid;
-                /* Another user's output may say anything about any id: never read about j. */
+                /* Only j's user's squeue is read about j. */
                 if (!match || !st[i].user || !j->user || !streq(st[i].user, j->user))
                         continue;
                 if (found) {
@@ -866,12 +867,13 @@ static void on_sacct(int error, const char *out, const char *err, void *userdata
         scontrol_next(rs);
 }
 
-/* A poll is a round of squeues, one at a time: one per user with forwarded jobs, since a
- * line's comment and reason are its owner's text and may make up lines after it (so one
- * user's output is only ever read about that user's own jobs); then, where a link awaits
- * confirmation or a crash left a job "submitting", one for those users that prints
- * nothing a user writes (SLURM_SQUEUE_IDS_FORMAT), which alone says whose an id is.
- * A user's squeue that fails costs that user's jobs only (see squeue_cluster_down()). */
+/* A poll is a round of squeues, one at a time: one per user with forwarded jobs, in a
+ * format that prints nothing a user writes (SLURM_SQUEUE_FORMAT), which alone says a job's
+ * state and whose an id is; one user's output is read about that user's own jobs only.
+ * Then, where a crash left a job "submitting", one per such user of the keys
+ * (SLURM_SQUEUE_KEYS_FORMAT), whose comments are the user's text: a key is adopted only
+ * on an id the first squeue showed as that user's. A user's squeue that fails costs that
+ * user's jobs only (see squeue_cluster_down()). */
 typedef struct Round {
         char **users;
         size_t next_user;
@@ -879,6 +881,11 @@ typedef struct Round {
         SlurmJobStatus *st;     /* each user's lines about that user's jobs */
         size_t n_st;
         int skipped;
+        char **key_users;       /* the users whose keys are looked for, after a crash */
+        size_t next_key_user;
+        char **keys_failed;     /* those whose squeue of keys failed: their jobs wait */
+        SlurmJobStatus *keys;   /* each such user's lines of keys, about that user's jobs */
+        size_t n_keys;
 } Round;
 
 static Round *round_free(Round *rd) {
@@ -887,6 +894,9 @@ static Round *round_free(Round *rd) {
         strv_free(rd->users);
         strv_free(rd->failed);
         slurm_job_status_free_many(rd->st, rd->n_st);
+        strv_free(rd->key_users);
+        strv_free(rd->keys_failed);
+        slurm_job_status_free_many(rd->keys, rd->n_keys);
         return mfree(rd);
 }
 
@@ -898,7 +908,8 @@ static void round_end(Forwarder *f) {
 /* Whether a failed squeue says that the cluster, or this machine's way of asking it, is
  * down, rather than something about the users it asked about. A user's own failure (Slurm
  * knows no such user, "Invalid user: bob", as on a cluster where bob has no account; an
- * output over the executor's bound, which that user's comments can make) must not stop
+ * output over the executor's bound, which that user's comments can make in a squeue of
+ * keys) must not stop
  * the forwarding of everybody's jobs: the round goes on with the others, and that user's
  * links are left as they are until a squeue of theirs answers. The round is the
  * cluster's failure (round_unreachable(): every queued job says SlurmUnreachable) when
@@ -941,25 +952,7 @@ static int run_squeue(Forwarder *f, const char *users, const char *format, Execu
         return r;
 }
 
-static char *join_users(char **users) {
-        size_t len = 1;
-        char *list;
-
-        STRV_FOREACH(u, users)
-                len += strlen(*u) + 1;
-        list = malloc(len);
-        if (!list)
-                return NULL;
-        list[0] = 0;
-        STRV_FOREACH(u, users) {
-                if (u != users)
-                        strcat(list, ",");
-                strcat(list, *u);
-        }
-        return list;
-}
-
-/* The owner of Slurm job sid (an array: of its tasks) in the ids-only output, or NULL. */
+/* The owner of Slurm job sid (an array: of its tasks) in the users' squeues, or NULL. */
 static const char *owner_of(const SlurmJobStatus *ids, size_t n, uint64_t sid) {
         for (size_t i = 0; i < n; i++)
                 if (ids[i].job_id == sid || ids[i].array_job_id == sid)
@@ -967,22 +960,55 @@ static const char *owner_of(const SlurmJobStatus *ids, size_t n, uint64_t sid) {
         return NULL;
 }
 
-/* identified: whether the squeue of ids answered (ids then its lines), when one was asked
- * for. Without it nothing that needs it is decided: no link is confirmed or judged
- * another's, no job left "submitting" is adopted or submitted again. */
-static void round_decide(Forwarder *f, const SlurmJobStatus *ids, size_t n_ids_out, bool identified) {
+/* Whether Slurm job sid is the link of another job here than j (an array's tasks share
+ * theirs): what no user writes, against one Slurm job taken for two. */
+static bool linked_elsewhere(Forwarder *f, const Job *j, uint64_t sid) {
+        for (size_t i = 0; i < f->n_links; i++) {
+                const Link *o = &f->links[i];
+                const Job *oj;
+
+                if (o->job_id == j->id || o->phase != LINK_LINKED || o->slurm_id != sid)
+                        continue;
+                /* One ended by this very round still counts: two claims of one id are
+                 * both refused, whichever is judged first. */
+                oj = manager_find_job(f->m, o->job_id);
+                if (!oj || (oj->array_job_id ?: oj->id) != (j->array_job_id ?: j->id))
+                        return true;
+        }
+        return false;
+}
+
+typedef struct Adopt {
+        Forwarder *f;
+        const SlurmJobStatus *st;
+        size_t n_st;
+        const Job *j;
+} Adopt;
+
+/* A key claims sid: adopted only if the user's squeue showed sid as theirs, and no other
+ * job here holds it. */
+static bool adoptable(uint64_t sid, void *userdata) {
+        const Adopt *a = userdata;
+        const char *owner = owner_of(a->st, a->n_st, sid);
+
+        return owner && a->j->user && streq(owner, a->j->user) && !linked_elsewhere(a->f, a->j, sid);
+}
+
+static void round_decide(Forwarder *f) {
         Manager *m = f->m;
         Round *rd = f->round;
         SlurmJobStatus *st = TAKE_PTR(rd->st);
-        _cleanup_strv_free_ char **failed = TAKE_PTR(rd->failed);
-        size_t n = rd->n_st;
+        _cleanup_strv_free_ char **failed = TAKE_PTR(rd->failed), **key_users = TAKE_PTR(rd->key_users),
+                                 **keys_failed = TAKE_PTR(rd->keys_failed);
+        SlurmJobStatus *keys = TAKE_PTR(rd->keys);
+        size_t n = rd->n_st, n_keys = rd->n_keys;
         bool any_final = false;
         _cleanup_free_ char *ids_arg = NULL, *path = NULL;
         _cleanup_free_ uint64_t *id_list = NULL;
         size_t n_ids = 0;
         Records *rs;
 
-        rd->n_st = 0;
+        rd->n_st = rd->n_keys = 0;
         if (rd->skipped > 0)
                 log_debug("squeue: %d line(s) not a job's, skipped.", rd->skipped);
         f->round = round_free(rd);
@@ -1003,20 +1029,22 @@ static void round_decide(Forwarder *f, const SlurmJobStatus *ids, size_t n_ids_o
                                 (void) set_reason(m, j, "SlurmPollFailed");
                         continue;
                 }
-                if (l->phase == LINK_SUBMITTING && !l->in_flight && l->candidate && !identified)
-                        continue; /* its user's Slurm job with its key, whose owner is not known yet */
                 if (l->phase == LINK_SUBMITTING && !l->in_flight) {
-                        /* Left by a crash between sbatch and the commit: adopt or resubmit. */
-                        owner = l->candidate ? owner_of(ids, n_ids_out, l->candidate) : NULL;
-                        if (owner && j->user && streq(owner, j->user)) {
-                                log_notice("Job %" PRIu64 " was already Slurm job %" PRIu64 ": adopted.", j->id,
-                                           l->candidate);
+                        /* Left by a crash between sbatch and the commit: adopt or resubmit,
+                         * once its user's keys are known (its key may be among them). */
+                        Adopt a = { .f = f, .st = st, .n_st = n, .j = j };
+                        uint64_t sid;
+
+                        if (!j->user || !strv_contains(key_users, j->user) || strv_contains(keys_failed, j->user))
+                                continue;
+                        if (slurm_find_key(keys, n_keys, m->hostname, j->array_job_id ?: j->id, j->user, adoptable, &a,
+                                           &sid) >= 0) {
+                                log_notice("Job %" PRIu64 " was already Slurm job %" PRIu64 ": adopted.", j->id, sid);
                                 l->phase = LINK_LINKED;
-                                l->slurm_id = l->candidate;
+                                l->slurm_id = sid;
                                 l->confirmed = true; /* the user's, with the key */
                         } else
                                 l->phase = LINK_NONE;
-                        l->candidate = 0;
                         (void) link_store(m, l);
                         m->sched_needed = true;
                 }
@@ -1029,23 +1057,18 @@ static void round_decide(Forwarder *f, const SlurmJobStatus *ids, size_t n_ids_o
                         continue;
                 }
                 if (!l->confirmed) {
-                        uint64_t k;
-
-                        /* Linked after this round began, or whose it is not known: the next
-                         * round's. */
-                        if (l->linked_poll == f->poll_seq || !identified)
+                        /* Linked after this round began: the next round's. */
+                        if (l->linked_poll == f->poll_seq)
                                 continue;
-                        owner = owner_of(ids, n_ids_out, l->slurm_id);
-                        if (!owner) {
+                        /* The user's squeue has the user's jobs only: another's id is not
+                         * among them. */
+                        owner = owner_of(st, n, l->slurm_id);
+                        if (!owner || !j->user || !streq(owner, j->user)) {
                                 link_mismatch(f, j, l, "is not among the user's Slurm jobs");
                                 continue;
                         }
-                        if (!j->user || !streq(owner, j->user)) {
-                                link_mismatch(f, j, l, "is another user's");
-                                continue;
-                        }
-                        if (!s || !slurm_key_parse(s->comment, m->hostname, &k) || k != (j->array_job_id ?: j->id)) {
-                                link_mismatch(f, j, l, "carries another comment than this job's key");
+                        if (linked_elsewhere(f, j, l->slurm_id)) {
+                                link_mismatch(f, j, l, "is another job's here");
                                 continue;
                         }
                         l->confirmed = true;
@@ -1057,6 +1080,7 @@ static void round_decide(Forwarder *f, const SlurmJobStatus *ids, size_t n_ids_o
                         l->final_seen = true; /* gone from slurmctld's memory: ended */
                 any_final = any_final || l->final_seen;
         }
+        slurm_job_status_free_many(keys, n_keys);
         rs = new0(Records, 1);
         if (!rs) {
                 slurm_job_status_free_many(st, n);
@@ -1111,69 +1135,104 @@ static const char *squeue_error(int error, const char *err) {
         return !isempty(err) ? err : strerror(error < 0 ? -error : EBADMSG);
 }
 
-static void on_squeue_ids(int error, const char *out, const char *err, void *userdata) {
+static void on_squeue_keys(int error, const char *out, const char *err, void *userdata);
+
+/* The next user's squeue of keys, or the round decided. */
+static void round_next_key(Forwarder *f) {
+        Round *rd = f->round;
+
+        if (!rd->key_users || !rd->key_users[rd->next_key_user]) {
+                round_decide(f);
+                return;
+        }
+        if (run_squeue(f, rd->key_users[rd->next_key_user], SLURM_SQUEUE_KEYS_FORMAT, on_squeue_keys) < 0) {
+                log_warning("Cannot run squeue.");
+                round_end(f);
+        }
+}
+
+/* A user's lines kept in *a (those of another user are made up, dropped and counted). */
+static int round_keep(Round *rd, SlurmJobStatus **a, size_t *n_a, SlurmJobStatus *st, size_t n, const char *user) {
+        SlurmJobStatus *grown = n > 0 ? reallocarray(*a, *n_a + n, sizeof *grown) : *a;
+
+        if (n > 0 && !grown) {
+                slurm_job_status_free_many(st, n);
+                return -ENOMEM;
+        }
+        *a = grown;
+        for (size_t i = 0; i < n; i++) {
+                if (st[i].user && streq(st[i].user, user)) {
+                        (*a)[(*n_a)++] = st[i];
+                        continue;
+                }
+                rd->skipped++;
+                free(st[i].state);
+                free(st[i].reason);
+                free(st[i].user);
+                free(st[i].comment);
+        }
+        free(st);
+        return 0;
+}
+
+static void on_squeue_keys(int error, const char *out, const char *err, void *userdata) {
         Pending *p = userdata;
         Forwarder *f = p->f;
-        SlurmJobStatus *ids = NULL;
+        Round *rd = f->round;
+        SlurmJobStatus *st = NULL;
+        const char *user;
         size_t n = 0;
         int r = -EBADMSG;
 
         pending_free(p);
-        if (!f->round)
+        if (!rd)
                 return;
         if (error >= 0)
-                r = slurm_parse_squeue_ids(out, &ids, &n);
+                r = slurm_parse_squeue_keys(out, &st, &n);
+        user = rd->key_users[rd->next_key_user++];
         if (squeue_failed(error, out, err, r)) {
+                slurm_job_status_free_many(st, n);
                 if (squeue_cluster_down(error, err)) {
                         round_unreachable(f, squeue_error(error, err));
                         return;
                 }
-                /* One of these users unknown to Slurm since their own squeue answered, say:
-                 * the users' own lines are still read, what needs whose an id is waits. */
-                log_warning("Cannot tell whose the Slurm jobs are: %s", squeue_error(error, err));
-                round_decide(f, NULL, 0, false);
+                /* Its jobs left "submitting" wait for the next round: their keys may be
+                 * among what did not come. */
+                log_warning("Cannot look for the keys among the Slurm jobs of user %s: %s", user,
+                            squeue_error(error, err));
+                if (strv_extend(&rd->keys_failed, user) < 0) {
+                        round_end(f);
+                        return;
+                }
+                round_next_key(f);
                 return;
         }
-        round_decide(f, ids, n, true);
-        slurm_job_status_free_many(ids, n);
+        rd->skipped += r;
+        if (round_keep(rd, &rd->keys, &rd->n_keys, st, n, user) < 0) {
+                round_end(f);
+                return;
+        }
+        round_next_key(f);
 }
 
-/* After the users' squeues: the ids whose owner must be known for certain, asked for in
- * one squeue of their users. */
-static void round_identify(Forwarder *f) {
+/* After the users' squeues: the keys of the users whose jobs a crash left "submitting". */
+static void round_keys(Forwarder *f) {
         Manager *m = f->m;
         Round *rd = f->round;
-        _cleanup_strv_free_ char **users = NULL;
-        _cleanup_free_ char *list = NULL;
 
         for (size_t i = 0; i < f->n_links; i++) {
                 Link *l = &f->links[i];
                 Job *j = manager_find_job(m, l->job_id);
-                uint64_t sid;
 
-                if (!j || job_state_is_final(j->state) || !j->user || strv_contains(rd->failed, j->user))
+                if (!j || job_state_is_final(j->state) || !j->user || strv_contains(rd->failed, j->user) ||
+                    l->phase != LINK_SUBMITTING || l->in_flight || strv_contains(rd->key_users, j->user))
                         continue;
-                if (l->phase == LINK_SUBMITTING && !l->in_flight) {
-                        l->candidate = slurm_find_key(rd->st, rd->n_st, m->hostname, j->array_job_id ?: j->id, j->user,
-                                                      &sid) >= 0 ? sid : 0;
-                        if (!l->candidate)
-                                continue;
-                } else if (!(l->phase == LINK_LINKED && !l->confirmed && l->linked_poll != f->poll_seq))
-                        continue;
-                if (!strv_contains(users, j->user) && strv_extend(&users, j->user) < 0) {
+                if (strv_extend(&rd->key_users, j->user) < 0) {
                         round_end(f);
                         return;
                 }
         }
-        if (!users) {
-                round_decide(f, NULL, 0, true);
-                return;
-        }
-        list = join_users(users);
-        if (!list || run_squeue(f, list, SLURM_SQUEUE_IDS_FORMAT, on_squeue_ids) < 0) {
-                log_warning("Cannot run squeue.");
-                round_end(f);
-        }
+        round_next_key(f);
 }
 
 static void on_squeue(int error, const char *out, const char *err, void *userdata);
@@ -1182,7 +1241,7 @@ static void round_next(Forwarder *f) {
         Round *rd = f->round;
 
         if (!rd->users[rd->next_user]) {
-                round_identify(f);
+                round_keys(f);
                 return;
         }
         if (run_squeue(f, rd->users[rd->next_user], SLURM_SQUEUE_FORMAT, on_squeue) < 0) {
@@ -1195,7 +1254,7 @@ static void on_squeue(int error, const char *out, const char *err, void *userdat
         Pending *p = userdata;
         Forwarder *f = p->f;
         Round *rd = f->round;
-        SlurmJobStatus *st = NULL, *grown;
+        SlurmJobStatus *st = NULL;
         const char *user;
         size_t n = 0;
         int r = -EBADMSG;
@@ -1236,26 +1295,11 @@ static void on_squeue(int error, const char *out, const char *err, void *userdat
                 f->unreachable = false;
         }
         rd->skipped += r;
-        grown = n > 0 ? reallocarray(rd->st, rd->n_st + n, sizeof *grown) : rd->st;
-        if (n > 0 && !grown) {
-                slurm_job_status_free_many(st, n);
+        /* Only this user's jobs are asked for: a line of another's is none of Slurm's. */
+        if (round_keep(rd, &rd->st, &rd->n_st, st, n, user) < 0) {
                 round_end(f);
                 return;
         }
-        rd->st = grown;
-        for (size_t i = 0; i < n; i++) {
-                /* A line of another user's in this user's output is made up: dropped. */
-                if (st[i].user && streq(st[i].user, user)) {
-                        rd->st[rd->n_st++] = st[i];
-                        continue;
-                }
-                rd->skipped++;
-                free(st[i].state);
-                free(st[i].reason);
-                free(st[i].user);
-                free(st[i].comment);
-        }
-        free(st);
         round_next(f);
 }
 

@@ -307,6 +307,23 @@ static int parse_ids(char **f, SlurmJobStatus *s) {
         return 0;
 }
 
+/* Printable and without the delimiter: what Slurm prints in a field (a reason may hold
+ * spaces, "ReqNodeNotAvail, UnavailableNodes:n[1-2]"). */
+static bool field_is_text(const char *s) {
+        if (isempty(s))
+                return false;
+        for (; *s; s++)
+                if ((unsigned char) *s < ' ' || *s == 0x7f || *s == '|')
+                        return false;
+        return true;
+}
+
+/* A user name as Slurm prints it: one word. */
+static bool field_is_user(const char *s) {
+        return field_is_text(s) && !strchr(s, ' ');
+}
+
+/* %A|%F|%K|%T|%r|%M|%u: exactly that many fields, each what it must be. */
 static int parse_squeue_line(char *line, void *item) {
         SlurmJobStatus *s = item;
         char *f[8];
@@ -314,10 +331,14 @@ static int parse_squeue_line(char *line, void *item) {
         uint64_t usec;
         int r;
 
-        r = split_fields(line, f, 8, 8, &n);
+        r = split_fields(line, f, 8, 7, &n);
         if (r < 0)
                 return r;
-        if (parse_ids(f, s) < 0 || !state_word_is_valid(f[3]) || isempty(f[4]) || isempty(f[6]))
+        if (n != 7 || parse_ids(f, s) < 0)
+                return -EBADMSG;
+        /* squeue's %T is a word of the table: a state it does not know is no line of it. */
+        if (!state_word_is_valid(f[3]) || strchr(f[3], ' ') || !slurm_state_to_corral(f[3], NULL) ||
+            !field_is_text(f[4]) || !field_is_user(f[6]))
                 return -EBADMSG;
         /* A job not started yet shows "0:00"; "INVALID" where Slurm cannot tell. */
         if (streq(f[5], "INVALID"))
@@ -330,24 +351,25 @@ static int parse_squeue_line(char *line, void *item) {
                 r = dup_field(f[4], &s->reason);
         if (r >= 0)
                 r = dup_field(f[6], &s->user);
-        if (r >= 0 && !streq(f[7], "(null)") && *f[7])
-                r = dup_field(f[7], &s->comment);
         return r;
 }
 
-/* %A|%F|%K|%u: numbers and a user name, nothing a user writes. */
-static int parse_squeue_ids_line(char *line, void *item) {
+/* %A|%F|%K|%u|%k: the comment last, the rest of the line. */
+static int parse_squeue_keys_line(char *line, void *item) {
         SlurmJobStatus *s = item;
-        char *f[4];
+        char *f[5];
         size_t n;
         int r;
 
-        r = split_fields(line, f, 4, 4, &n);
+        r = split_fields(line, f, 5, 5, &n);
         if (r < 0)
                 return r;
-        if (parse_ids(f, s) < 0 || isempty(f[3]) || strpbrk(f[3], "|"))
+        if (parse_ids(f, s) < 0 || !field_is_user(f[3]))
                 return -EBADMSG;
-        return dup_field(f[3], &s->user);
+        r = dup_field(f[3], &s->user);
+        if (r >= 0 && !streq(f[4], "(null)") && *f[4])
+                r = dup_field(f[4], &s->comment);
+        return r;
 }
 
 static void status_free_many(void *a, size_t n) {
@@ -364,9 +386,9 @@ int slurm_parse_squeue(const char *out, SlurmJobStatus **ret, size_t *ret_n) {
         return r;
 }
 
-int slurm_parse_squeue_ids(const char *out, SlurmJobStatus **ret, size_t *ret_n) {
+int slurm_parse_squeue_keys(const char *out, SlurmJobStatus **ret, size_t *ret_n) {
         void *a = NULL;
-        int r = parse_lines(out, sizeof(SlurmJobStatus), parse_squeue_ids_line, status_clear, status_free_many, &a,
+        int r = parse_lines(out, sizeof(SlurmJobStatus), parse_squeue_keys_line, status_clear, status_free_many, &a,
                             ret_n);
 
         if (r < 0)
@@ -376,14 +398,15 @@ int slurm_parse_squeue_ids(const char *out, SlurmJobStatus **ret, size_t *ret_n)
 }
 
 int slurm_find_key(const SlurmJobStatus *jobs, size_t n, const char *host, uint64_t id, const char *user,
-                   uint64_t *ret_slurm_id) {
+                   bool (*trusted)(uint64_t slurm_id, void *userdata), void *userdata, uint64_t *ret_slurm_id) {
         for (size_t i = 0; i < n; i++) {
                 uint64_t k;
 
                 /* Anyone may put any comment on their own Slurm job: only the user's count. */
                 if (!user || !jobs[i].user || !streq(jobs[i].user, user))
                         continue;
-                if (slurm_key_parse(jobs[i].comment, host, &k) && k == id) {
+                if (slurm_key_parse(jobs[i].comment, host, &k) && k == id &&
+                    (!trusted || trusted(jobs[i].array_job_id, userdata))) {
                         /* An array's tasks all carry the key: the array's id is the link. */
                         *ret_slurm_id = jobs[i].array_job_id;
                         return 0;

@@ -63,14 +63,15 @@ int slurm_parse_parsable(const char *out, uint64_t *ret_id, char **ret_cluster);
 const char *slurm_state_to_corral(const char *state, const char *reason) _pure_;
 
 /* One line of squeue --noheader --array --states=all --users=USER
- * --format=%A|%F|%K|%T|%r|%M|%u|%k. The comment (%k) is its owner's text, and so may be
- * the reason (%r prints Slurm's description where there is one): either may hold a
- * newline and a made-up line after it. So this is asked for one user at a time, and a
- * line of it is only ever read about a job of that user. */
-#define SLURM_SQUEUE_FORMAT "%A|%F|%K|%T|%r|%M|%u|%k"
-/* Whose a job is, for certain: --jobs=IDS --format=SLURM_SQUEUE_IDS_FORMAT prints nothing
- * a user writes, so none of its lines can be made up. The other fields are left unset. */
-#define SLURM_SQUEUE_IDS_FORMAT "%A|%F|%K|%u"
+ * --format=SLURM_SQUEUE_FORMAT: ids, Slurm's state word and reason, the elapsed time and
+ * the owner, none of them a user's text, so none can hold a newline and a made-up line
+ * after it. A job's state and whose it is are read from this alone. */
+#define SLURM_SQUEUE_FORMAT "%A|%F|%K|%T|%r|%M|%u"
+/* The keys, --format=SLURM_SQUEUE_KEYS_FORMAT, asked for one user at a time and only after
+ * a crash: the comment (%k) is its owner's text and may hold a newline and a made-up line
+ * after it, so a line of it says only what its user claims, about that user's jobs. The
+ * state fields are left unset. */
+#define SLURM_SQUEUE_KEYS_FORMAT "%A|%F|%K|%u|%k"
 #define SLURM_NO_TASK UINT32_MAX
 typedef struct SlurmJobStatus {
         uint64_t job_id;        /* its own, unique per array task */
@@ -80,20 +81,25 @@ typedef struct SlurmJobStatus {
         char *reason;           /* "None" for none */
         uint64_t elapsed_sec;
         char *user;             /* its owner's name */
-        char *comment;          /* NULL for none */
+        char *comment;          /* keys only; NULL for none */
 } SlurmJobStatus;
 
 void slurm_job_status_free_many(SlurmJobStatus *s, size_t n);
-/* Every line that is one; a line that is not (a comment with a newline) is skipped. The
+/* Every line that is one; a line that is not (not exactly the format's fields, an id
+ * that is no number, a state not in the table of slurm_state_to_corral()) is skipped. The
  * number of lines skipped, or -ENOMEM. The same for sacct and scontrol below. */
 int slurm_parse_squeue(const char *out, SlurmJobStatus **ret, size_t *ret_n);
-int slurm_parse_squeue_ids(const char *out, SlurmJobStatus **ret, size_t *ret_n);
+/* The keys' lines: the comment is the rest of the line, '|' and all; a piece of a comment
+ * after its newline is skipped unless it reads as a line, which it may. */
+int slurm_parse_squeue_keys(const char *out, SlurmJobStatus **ret, size_t *ret_n);
 
 /* The idempotence check after a crash between sbatch and the commit: the Slurm job (the
- * array's id for an array) of user carrying host's key of Corral job id among jobs, or
- * -ENOENT. Another user's job with that comment is none: anyone can write it. */
-int slurm_find_key(const SlurmJobStatus *jobs, size_t n, const char *host, uint64_t id, const char *user,
-                   uint64_t *ret_slurm_id);
+ * array's id for an array) of user carrying host's key of Corral job id among keys, the
+ * first that trusted (NULL: any) accepts, or -ENOENT. Another user's job with that
+ * comment is none: anyone can write it. What trusted is asked about is only the user's
+ * claim: the caller checks it against what no user writes (SLURM_SQUEUE_FORMAT). */
+int slurm_find_key(const SlurmJobStatus *keys, size_t n, const char *host, uint64_t id, const char *user,
+                   bool (*trusted)(uint64_t slurm_id, void *userdata), void *userdata, uint64_t *ret_slurm_id);
 
 /* A finished job's record: sacct or scontrol. */
 typedef struct SlurmJobRecord {

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The readers of the real Slurm client's output a forwarding queue runs (forward/): what
  * sbatch, squeue, sacct and scontrol print, which corrald parses as root. Input: one
- * selector byte ('p' sbatch --parsable, 'q' squeue, 'i' squeue of ids, 'a' sacct, 'c' scontrol, 't' a time,
- * 'r' a MaxRSS), then the text. Whatever parses is within what it claims: ids never 0,
- * states Corral knows or NULL, times that fit. */
+ * selector byte ('p' sbatch --parsable, 'q' squeue, 'k' squeue of keys, 'a' sacct, 'c' scontrol, 't' a
+ * time, 'r' a MaxRSS), then the text. Whatever parses is within what it claims: ids never 0,
+ * states Corral knows or NULL (squeue's: always known), times that fit; squeue's state
+ * lines carry no user's text and no delimiter in a field. */
 
 #include <errno.h>
+#include <string.h>
 
 #include "forward/slurm.h"
 #include "fuzz.h"
@@ -33,21 +35,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 fuzz_check(r >= 0);
                 for (size_t i = 0; r >= 0 && i < n; i++) {
                         fuzz_check(st[i].job_id > 0 && st[i].array_job_id > 0);
-                        fuzz_check(st[i].state && st[i].reason);
-                        (void) slurm_state_to_corral(st[i].state, st[i].reason);
+                        fuzz_check(st[i].state && st[i].reason && st[i].user && !st[i].comment);
+                        fuzz_check(slurm_state_to_corral(st[i].state, st[i].reason) != NULL);
+                        fuzz_check(!strpbrk(st[i].state, "| \n") && !strpbrk(st[i].reason, "|\n") &&
+                                   !strpbrk(st[i].user, "| \n"));
                 }
-                for (size_t i = 0; r >= 0 && i < n; i++)
-                        fuzz_check(st[i].user != NULL);
-                if (r >= 0)
-                        (void) slurm_find_key(st, n, "host", 1, "user", &sid);
                 slurm_job_status_free_many(st, r >= 0 ? n : 0);
                 break;
-        case 'i':
-                r = slurm_parse_squeue_ids(text, &st, &n);
+        case 'k':
+                r = slurm_parse_squeue_keys(text, &st, &n);
                 fuzz_check(r >= 0);
                 for (size_t i = 0; r >= 0 && i < n; i++)
-                        fuzz_check(st[i].job_id > 0 && st[i].array_job_id > 0 && st[i].user && !st[i].state &&
-                                   !st[i].comment);
+                        fuzz_check(st[i].job_id > 0 && st[i].array_job_id > 0 && st[i].user && !st[i].state);
+                if (r >= 0 && slurm_find_key(st, n, "host", 1, "user", NULL, NULL, &sid) >= 0)
+                        fuzz_check(sid > 0);
                 slurm_job_status_free_many(st, r >= 0 ? n : 0);
                 break;
         case 'a':

@@ -3,7 +3,8 @@
 # slurmctld, slurmd and munge on the guest as a one-node cluster (the Slurm tier's image,
 # CORRAL_TEST_SLURM=1, with Debian's client diverted to /usr/lib/corral/slurm-client/bin),
 # a `cluster` queue declared with the keys as corrald(8) writes them. As two users: jobs
-# run under Slurm as their user, a failure, a cancel, a requeue, corral logs, an array, a dependency, slurmctld
+# run under Slurm as their user, a failure, a cancel, a requeue, corral logs, an array, a dependency, a
+# comment that makes up a line of squeue's, slurmctld
 # stopped with a job waiting (nothing lost, nothing doubled), corrald killed and started
 # again with a job on the cluster (its link kept), and a full local queue overflowing to
 # the cluster.
@@ -124,6 +125,20 @@ wait_state "$d2" COMPLETED 240
 end1=$(corral show --json "$d1" | jq -r .job.end_time)
 start2=$(corral show --json "$d2" | jq -r .job.start_time)
 assert_le "$end1" "$start2" "the dependent job started after its dependency ended"
+
+log "a comment holding a newline and a made-up line: a forwarded job still ends when Slurm's does"
+e=$(as_user "$USER_A" corral submit --parsable -q cluster -D "/home/$USER_A" -o /dev/null -- sleep 15)
+wait_state "$e" RUNNING 180
+esid=$(slurm_id "$e")
+h=$(as_user "$USER_A" "$real/sbatch" --parsable --hold -p debug -A "$PROJECT_A" -o /dev/null --wrap true)
+h=${h%%;*}
+# The line corrald's squeue printed (%k last) before it asked for no user's text.
+as_user "$USER_A" "$real/scontrol" update "JobId=$h" "Comment=x
+$esid|$esid|N/A|RUNNING|None|0:01|$USER_A|corral:$host:$e" || true
+[ "$("$real/squeue" -h -j "$h" -o %k | wc -l)" -ge 2 ] ||
+    log "this Slurm keeps no newline in a comment: only the end is checked"
+wait_state "$e" COMPLETED 240
+"$real/scancel" "$h"
 
 log "slurmctld stopped with a job waiting: kept, then run once"
 systemctl stop slurmctld.service

@@ -98,14 +98,98 @@ static bool has_arg(const FakeCall *c, const char *a) {
         return strv_contains(c->argv, a);
 }
 
-/* The round's last squeue, of whose the ids are: nothing a user writes in its format. */
-static void answer_ids(const char *users, const char *out) {
+/* After a crash: a user's squeue of keys, whose comments are that user's text. */
+static void answer_keys(const char *user, const char *out) {
         FakeCall *c = last("squeue");
 
         assert_int_equal(c->uid, 0);
-        assert_true(has_arg(c, "--format=" SLURM_SQUEUE_IDS_FORMAT));
-        assert_true(has_arg(c, users));
+        assert_true(has_arg(c, "--format=" SLURM_SQUEUE_KEYS_FORMAT));
+        assert_true(has_arg(c, user));
         answer(c, out, "");
+}
+
+/* ---- a fake cluster: squeue's answer printed from its jobs in the format asked for ---- */
+
+typedef struct FakeSlurmJob {
+        uint64_t id;
+        const char *state, *reason, *elapsed, *user;
+        const char *comment; /* the user's text, as `scontrol update Comment=` sets it */
+} FakeSlurmJob;
+
+static const char *arg_value(const FakeCall *c, const char *prefix) {
+        STRV_FOREACH(a, c->argv)
+                if (strneq(*a, prefix, strlen(prefix)))
+                        return *a + strlen(prefix);
+        return NULL;
+}
+
+/* What the real squeue prints for the jobs of the users in --users, in --format. */
+static char *squeue_render(const FakeCall *c, const FakeSlurmJob *jobs, size_t n) {
+        const char *fmt = arg_value(c, "--format="), *users = NULL;
+        char *out = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&out, &size);
+
+        assert_non_null(fmt);
+        assert_non_null(f);
+        for (size_t i = 0; c->argv[i]; i++)
+                if (streq(c->argv[i], "--users") && c->argv[i + 1])
+                        users = c->argv[i + 1];
+        assert_non_null(users);
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_strv_free_ char **u = NULL;
+
+                assert_int_equal(strv_split(users, ",", &u), 0);
+
+                if (!strv_contains(u, jobs[i].user))
+                        continue;
+                for (const char *p = fmt; *p; p++) {
+                        if (*p != '%' || !p[1]) {
+                                fputc(*p, f);
+                                continue;
+                        }
+                        switch (*++p) {
+                        case 'A':
+                        case 'F':
+                                fprintf(f, "%" PRIu64, jobs[i].id);
+                                break;
+                        case 'K':
+                                fputs("N/A", f);
+                                break;
+                        case 'T':
+                                fputs(jobs[i].state, f);
+                                break;
+                        case 'r':
+                                fputs(jobs[i].reason, f);
+                                break;
+                        case 'M':
+                                fputs(jobs[i].elapsed, f);
+                                break;
+                        case 'u':
+                                fputs(jobs[i].user, f);
+                                break;
+                        case 'k':
+                                fputs(jobs[i].comment ?: "(null)", f);
+                                break;
+                        default:
+                                fail_msg("squeue format %%%c not faked", *p);
+                        }
+                }
+                fputc('\n', f);
+        }
+        assert_int_equal(fclose(f), 0);
+        return out;
+}
+
+/* Every squeue of the round under way answered from the fake cluster. */
+static void answer_squeues(const FakeSlurmJob *jobs, size_t n) {
+        while (n_calls > 0 && !calls[n_calls - 1].answered && streq(tool_of(&calls[n_calls - 1]), "squeue")) {
+                FakeCall *c = &calls[n_calls - 1];
+                _cleanup_free_ char *out = squeue_render(c, jobs, n);
+
+                assert_int_equal(c->uid, 0);
+                answer(c, out, "");
+        }
 }
 
 /* ---- the manager ---- */
@@ -241,16 +325,16 @@ static void test_submit_track_finish(void **state) {
         assert_int_equal(manager_job_slurm_id(m, j), 4120);
         assert_string_equal(j->reason, "Slurm:Submitted");
 
-        /* One squeue per user with forwarded jobs, as root; then, for the id sbatch
-         * claimed, one whose output nobody can write into says whose it is. */
+        /* One squeue per user with forwarded jobs, as root, in a format that prints
+         * nothing a user writes: it confirms the id sbatch claimed as the user's. */
         manager_forward_poll(m);
         c = last("squeue");
         assert_int_equal(c->uid, 0);
         assert_true(has_arg(c, "nobody"));
         assert_true(has_arg(c, "--format=" SLURM_SQUEUE_FORMAT));
-        answer(c, "4120|4120|N/A|PENDING|Resources|0:00|nobody|corral:testhost:1\n", "");
-        assert_string_equal(j->reason, "Slurm:Submitted"); /* not before it is confirmed */
-        answer_ids("nobody", "4120|4120|N/A|nobody\n4077|4077|N/A|nobody\n");
+        assert_false(has_arg(c, "--format=" SLURM_SQUEUE_KEYS_FORMAT));
+        answer(c, "4120|4120|N/A|PENDING|Resources|0:00|nobody\n4077|4077|N/A|RUNNING|None|0:01|nobody\n", "");
+        assert_true(calls[n_calls - 1].answered); /* no squeue of keys: no crash */
         assert_int_equal(j->state, JOB_QUEUED);
         assert_string_equal(j->reason, "Slurm:Resources");
         /* corral show and why name the Slurm job and Slurm's reason. */
@@ -266,7 +350,7 @@ static void test_submit_track_finish(void **state) {
                 fail_msg("why: %s", json_object_to_json_string(r));
         json_object_put(r);
         manager_forward_poll(m);
-        answer(last("squeue"), "4120|4120|N/A|RUNNING|None|0:05|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "4120|4120|N/A|RUNNING|None|0:05|nobody\n", "");
         assert_int_equal(j->state, JOB_RUNNING);
         assert_false(j->launching);
         /* A running forwarded job is not the local scheduler's. */
@@ -284,11 +368,11 @@ static void test_submit_track_finish(void **state) {
         answer(c, "", "");
         assert_int_equal(j->state, JOB_RUNNING);
         manager_forward_poll(m);
-        answer(last("squeue"), "4120|4120|N/A|PENDING|BeginTime|0:00|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "4120|4120|N/A|PENDING|BeginTime|0:00|nobody\n", "");
         assert_int_equal(j->state, JOB_QUEUED);
         assert_string_equal(j->reason, "Slurm:BeginTime");
         manager_forward_poll(m);
-        answer(last("squeue"), "4120|4120|N/A|RUNNING|None|0:01|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "4120|4120|N/A|RUNNING|None|0:01|nobody\n", "");
         assert_int_equal(j->state, JOB_RUNNING);
         /* requeue --hold: held here once Slurm holds it; released, it runs again. */
         r = call(m, NOBODY, CORRAL_METHOD_REQUEUE, "{\"job_id\":1,\"hold\":true}");
@@ -297,17 +381,17 @@ static void test_submit_track_finish(void **state) {
         assert_true(has_arg(last("scontrol"), "requeuehold"));
         answer(last("scontrol"), "", "");
         manager_forward_poll(m);
-        answer(last("squeue"), "4120|4120|N/A|PENDING|JobHeldUser|0:00|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "4120|4120|N/A|PENDING|JobHeldUser|0:00|nobody\n", "");
         assert_int_equal(j->state, JOB_HELD);
         json_object_put(call(m, NOBODY, CORRAL_METHOD_RELEASE, "{\"job_id\":1}"));
         assert_true(has_arg(last("scontrol"), "release"));
         answer(last("scontrol"), "", "");
         manager_forward_poll(m);
-        answer(last("squeue"), "4120|4120|N/A|RUNNING|None|0:01|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "4120|4120|N/A|RUNNING|None|0:01|nobody\n", "");
         assert_int_equal(j->state, JOB_RUNNING);
 
         manager_forward_poll(m);
-        answer(last("squeue"), "4120|4120|N/A|FAILED|NonZeroExitCode|0:07|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "4120|4120|N/A|FAILED|NonZeroExitCode|0:07|nobody\n", "");
         assert_int_equal(j->state, JOB_RUNNING); /* until its record says how */
         c = last("sacct");
         assert_true(has_arg(c, "4120"));
@@ -410,9 +494,13 @@ static void test_crash_and_restart(void **state) {
         pass(m);
         assert_int_equal(n_calls, 0); /* nothing submitted before the poll says */
         manager_forward_poll(m);
-        answer(last("squeue"), "900|900|N/A|RUNNING|None|0:03|nobody|corral:testhost:1\n"
-                               "901|901|N/A|RUNNING|None|0:03|nobody|corral:otherhost:2\n", "");
-        answer_ids("nobody", "900|900|N/A|nobody\n901|901|N/A|nobody\n");
+        answer(last("squeue"), "900|900|N/A|RUNNING|None|0:03|nobody\n"
+                               "901|901|N/A|RUNNING|None|0:03|nobody\n", "");
+        /* Then the keys; a comment's made-up line naming a job the user's squeue did not
+         * show adopts nothing. */
+        answer_keys("nobody", "900|900|N/A|nobody|corral:testhost:1\n"
+                              "901|901|N/A|nobody|corral:otherhost:2\n"
+                              "903|903|N/A|nobody|x\n950|950|N/A|nobody|corral:testhost:2\n");
         j = manager_find_job(m, a);
         assert_int_equal(manager_job_slurm_id(m, j), 900);
         assert_int_equal(j->state, JOB_RUNNING);
@@ -436,8 +524,7 @@ static void test_crash_and_restart(void **state) {
         /* Gone from squeue (MinJobAge passed while corrald was down): sacct, and without
          * slurmdbd scontrol, then the state squeue last gave is all there is. */
         manager_forward_poll(m);
-        answer(last("squeue"), "902|902|N/A|PENDING|Priority|0:00|nobody|corral:testhost:2\n", "");
-        answer_ids("nobody", "902|902|N/A|nobody\n");
+        answer(last("squeue"), "902|902|N/A|PENDING|Priority|0:00|nobody\n", "");
         answer(last("sacct"), "", "sacct: error: Slurm accounting storage is disabled\n");
         /* Only the linked job is asked for; its record is its first, not what its name
          * made up after it. */
@@ -454,9 +541,10 @@ static void test_crash_and_restart(void **state) {
 }
 
 /* The id sbatch prints is the user's claim (sbatch runs in the user's environment): it is
- * confirmed by root's squeue (the user's job, this job's key) before any record of it is
- * read as root. Another user's id, one with another key, or one squeue does not show ends
- * the job; one linked while a poll ran waits for the next. sbatch's output is bounded. */
+ * confirmed by root's squeue of the user's jobs, which prints nothing a user writes,
+ * before any record of it is read as root. An id that squeue does not show (another
+ * user's), or one that two jobs here claim, ends the job; one linked while a poll ran
+ * waits for the next. sbatch's output is bounded. */
 static void test_claimed_id(void **state) {
         Tree *t = *state;
         Manager *m = manager_for_test(t->dir, CONF "MaxForwarded=10\n");
@@ -476,8 +564,8 @@ static void test_claimed_id(void **state) {
         /* What the user runs may print 64 KiB; more is a refusal, not a retry. */
         assert_int_equal(calls[0].max_output, 64 * 1024);
         answer(&calls[0], "4200\n", "");       /* alice's job */
-        answer(&calls[1], "4300\n", "");       /* nobody's */
-        answer(&calls[2], "4400\n", "");       /* the user's, another key */
+        answer(&calls[1], "4400\n", "");       /* the user's, */
+        answer(&calls[2], "4400\n", "");       /* twice */
         answer_error(&calls[3], -EFBIG);
         assert_int_equal(je->state, JOB_CANCELLED);
         assert_string_equal(je->reason, "SlurmRefused");
@@ -493,21 +581,20 @@ static void test_claimed_id(void **state) {
         jd = manager_find_job(m, d);
         pass(m);
         answer(last("sbatch"), "4500\n", "");
-        /* nobody's squeue: a line of alice's in it is made up (dropped); whose 4200 is,
-         * the squeue that prints nothing a user writes says. */
+        /* nobody's squeue: a line of alice's in it is none of Slurm's (dropped). */
         assert_true(has_arg(sq, "nobody") && !has_arg(sq, "alice"));
-        answer(sq, "4200|4200|N/A|COMPLETED|None|0:05|alice|corral:testhost:1\n"
-                   "4400|4400|N/A|COMPLETED|None|0:05|nobody|corral:testhost:77\n", "");
-        answer_ids("nobody", "4200|4200|N/A|alice\n4400|4400|N/A|nobody\n");
+        answer(sq, "4200|4200|N/A|COMPLETED|None|0:05|alice\n"
+                   "4400|4400|N/A|COMPLETED|None|0:05|nobody\n", "");
         /* No record of any of them read as root. */
         assert_true(streq(tool_of(&calls[n_calls - 1]), "squeue") || streq(tool_of(&calls[n_calls - 1]), "sbatch"));
         for (size_t i = 0; i < n_calls; i++)
                 assert_false(streq(tool_of(&calls[i]), "sacct") || streq(tool_of(&calls[i]), "scontrol"));
         assert_int_equal(ja->state, JOB_CANCELLED);
         assert_string_equal(ja->reason, "SlurmIdMismatch");
-        assert_non_null(strstr(job_run(ja)->launch_error, "another user's"));
+        assert_non_null(strstr(job_run(ja)->launch_error, "not among the user's"));
         assert_int_equal(jb->state, JOB_CANCELLED);
         assert_string_equal(jb->reason, "SlurmIdMismatch");
+        assert_non_null(strstr(job_run(jb)->launch_error, "another job's"));
         assert_int_equal(jc->state, JOB_CANCELLED);
         assert_string_equal(jc->reason, "SlurmIdMismatch");
         assert_int_equal(job_run(ja)->exit_code, -1);
@@ -515,24 +602,24 @@ static void test_claimed_id(void **state) {
         assert_int_equal(manager_commit(m), 0);
         assert_meta(m, d, "linked 4500");
 
-        /* The next poll confirms d; a line broken by a comment's newline is skipped, the
-         * rest read. */
+        /* The next poll confirms d; a line not of the format (a field too many: a
+         * comment) is skipped, the rest read. */
         manager_forward_poll(m);
         answer(last("squeue"), "4600|4600|N/A|RUNNING|None|0:01|nobody|two\nlines\n"
-                               "4500|4500|N/A|RUNNING|None|0:01|nobody|corral:testhost:5\n", "");
-        answer_ids("nobody", "4600|4600|N/A|nobody\n4500|4500|N/A|nobody\n");
+                               "4500|4500|N/A|RUNNING|None|0:01|nobody\n", "");
+        assert_true(calls[n_calls - 1].answered);
         assert_int_equal(jd->state, JOB_RUNNING);
         assert_int_equal(manager_commit(m), 0);
         assert_meta(m, d, "linked 4500 confirmed");
-        /* Two lines for one job (one made up in a comment): nothing decided on them. */
+        /* Two lines for one job, which Slurm does not print: nothing decided on them. */
         manager_forward_poll(m);
-        answer(last("squeue"), "4500|4500|N/A|RUNNING|None|0:02|nobody|corral:testhost:5\n"
-                               "4500|4500|N/A|COMPLETED|None|0:02|nobody|corral:testhost:5\n", "");
+        answer(last("squeue"), "4500|4500|N/A|RUNNING|None|0:02|nobody\n"
+                               "4500|4500|N/A|COMPLETED|None|0:02|nobody\n", "");
         assert_int_equal(jd->state, JOB_RUNNING);
         assert_true(calls[n_calls - 1].answered);
 
-        /* A line made up in the user's own comment cannot confirm an id that is not
-         * theirs: whose it is comes from the squeue nobody can write into. */
+        /* A line of the old format, with a comment (the user's text, which may make it
+         * up), confirms nothing: only a line of nothing a user writes does. */
         {
                 uint64_t g = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}");
                 Job *jg = manager_find_job(m, g);
@@ -541,16 +628,15 @@ static void test_claimed_id(void **state) {
                 pass(m);
                 answer(last("sbatch"), "4700\n", "");
                 manager_forward_poll(m);
-                snprintf(line, sizeof line, "4500|4500|N/A|RUNNING|None|0:03|nobody|corral:testhost:5\n"
-                                            "4800|4800|N/A|RUNNING|None|0:01|nobody|x\n"
+                snprintf(line, sizeof line, "4500|4500|N/A|RUNNING|None|0:03|nobody\n"
+                                            "4800|4800|N/A|RUNNING|None|0:01|nobody\n"
                                             "4700|4700|N/A|COMPLETED|None|0:05|nobody|corral:testhost:%" PRIu64 "\n", g);
                 answer(last("squeue"), line, "");
-                answer_ids("nobody", "4500|4500|N/A|nobody\n4800|4800|N/A|nobody\n4700|4700|N/A|alice\n");
                 for (size_t i = 0; i < n_calls; i++)
                         assert_false(streq(tool_of(&calls[i]), "sacct") || streq(tool_of(&calls[i]), "scontrol"));
                 assert_int_equal(jg->state, JOB_CANCELLED);
                 assert_string_equal(jg->reason, "SlurmIdMismatch");
-                assert_non_null(strstr(job_run(jg)->launch_error, "another user's"));
+                assert_non_null(strstr(job_run(jg)->launch_error, "not among the user's"));
                 assert_int_equal(job_run(jg)->exit_code, -1);
                 assert_int_equal(job_run(jg)->usage.memory_peak, 0);
         }
@@ -558,8 +644,9 @@ static void test_claimed_id(void **state) {
         manager_free(m);
 }
 
-/* After a crash, a Slurm job carrying the job's key is adopted only if it is the user's:
- * another user may plant that comment. */
+/* After a crash, a Slurm job carrying the job's key is adopted only if the user's squeue,
+ * which prints nothing a user writes, shows it: another user may plant that comment, and
+ * a comment may make up a line of keys. */
 static void test_adopt_only_own(void **state) {
         Tree *t = *state;
         Manager *m = manager_for_test(t->dir, CONF);
@@ -573,7 +660,9 @@ static void test_adopt_only_own(void **state) {
         m = manager_restart(m, t->dir, CONF);
         calls_reset();
         manager_forward_poll(m);
-        answer(last("squeue"), "900|900|N/A|RUNNING|None|0:03|mallory|corral:testhost:1\n", "");
+        answer(last("squeue"), "900|900|N/A|RUNNING|None|0:03|mallory\n", "");
+        answer_keys("nobody", "900|900|N/A|mallory|corral:testhost:1\n"
+                              "901|901|N/A|nobody|x\n900|900|N/A|nobody|corral:testhost:1\n");
         j = manager_find_job(m, a);
         assert_int_equal(manager_job_slurm_id(m, j), 0);
         assert_int_equal(j->state, JOB_QUEUED);
@@ -585,9 +674,9 @@ static void test_adopt_only_own(void **state) {
         manager_free(m);
 }
 
-/* Each user's squeue is read about that user's jobs only: what another user's comment
- * makes up about them (a line ending it, a second line making it ambiguous) changes
- * nothing. A user's own lines are read as they come. */
+/* Each user's squeue is read about that user's jobs only: a line of another user's in it
+ * (none of Slurm's: it was asked for that user's) changes nothing, neither ending a job nor
+ * making it ambiguous. A user's own lines are read as they come. */
 static void test_other_users_lines(void **state) {
         Tree *t = *state;
         Manager *m = manager_for_test(t->dir, CONF);
@@ -605,30 +694,29 @@ static void test_other_users_lines(void **state) {
         manager_forward_poll(m);
         c = last("squeue");
         assert_true(has_arg(c, "nobody") && !has_arg(c, "daemon"));
-        answer(c, "800|800|N/A|RUNNING|None|0:01|nobody|corral:testhost:1\n", "");
+        answer(c, "800|800|N/A|RUNNING|None|0:01|nobody\n", "");
         c = last("squeue");
         assert_true(has_arg(c, "daemon") && !has_arg(c, "nobody"));
-        answer(c, "810|810|N/A|RUNNING|None|0:01|daemon|corral:testhost:2\n"
-                  "800|800|N/A|COMPLETED|None|0:01|nobody|corral:testhost:1\n", "");
-        answer_ids("nobody,daemon", "800|800|N/A|nobody\n810|810|N/A|daemon\n");
+        answer(c, "810|810|N/A|RUNNING|None|0:01|daemon\n"
+                  "800|800|N/A|COMPLETED|None|0:01|nobody\n", "");
         assert_int_equal(ja->state, JOB_RUNNING);
         assert_int_equal(jb->state, JOB_RUNNING);
 
-        /* daemon's comment: a line of nobody's job as if daemon's, and one ending it. */
+        /* In daemon's output: a line of nobody's job as if daemon's, and one ending it. */
         manager_forward_poll(m);
-        answer(last("squeue"), "800|800|N/A|RUNNING|None|0:02|nobody|corral:testhost:1\n", "");
-        answer(last("squeue"), "810|810|N/A|RUNNING|None|0:02|daemon|x\n"
-                               "800|800|N/A|COMPLETED|None|0:02|daemon|corral:testhost:1\n"
-                               "800|800|N/A|CANCELLED|None|0:02|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "800|800|N/A|RUNNING|None|0:02|nobody\n", "");
+        answer(last("squeue"), "810|810|N/A|RUNNING|None|0:02|daemon\n"
+                               "800|800|N/A|COMPLETED|None|0:02|daemon\n"
+                               "800|800|N/A|CANCELLED|None|0:02|nobody\n", "");
         assert_int_equal(ja->state, JOB_RUNNING);
         for (size_t i = 0; i < n_calls; i++)
                 assert_false(streq(tool_of(&calls[i]), "sacct") || streq(tool_of(&calls[i]), "scontrol"));
-        /* nobody's job gone from slurmctld's memory: what daemon makes up does not keep
-         * it running; its record is asked for. daemon's own job ends as its line says. */
+        /* nobody's job gone from slurmctld's memory: a line in daemon's output does not
+         * keep it running; its record is asked for. daemon's own job ends as its line says. */
         manager_forward_poll(m);
         answer(last("squeue"), "", "");
-        answer(last("squeue"), "810|810|N/A|COMPLETED|None|0:03|daemon|x\n"
-                               "800|800|N/A|RUNNING|None|0:03|daemon|corral:testhost:1\n", "");
+        answer(last("squeue"), "810|810|N/A|COMPLETED|None|0:03|daemon\n"
+                               "800|800|N/A|RUNNING|None|0:03|daemon\n", "");
         c = last("sacct");
         assert_true(has_arg(c, "800,810"));
         answer(c, "800|800|COMPLETED|0:0|3|00:00.100||nobody\n810|810|COMPLETED|0:0|3|00:00.100||daemon\n", "");
@@ -642,8 +730,7 @@ static void test_other_users_lines(void **state) {
  * reads) costs that user only: the others' jobs go on; that user's links and states are
  * left as they are (an absence from no output is no end, no mismatch) and its queued jobs
  * say why. The cluster itself down (the client's words, or no user's squeue answering) is
- * the round's failure, as ever. A failed squeue of ids leaves what needs it for the next
- * round and decides the rest. */
+ * the round's failure, as ever. */
 static void test_one_user_fails(void **state) {
         Tree *t = *state;
         Manager *m = manager_for_test(t->dir, CONF "MaxForwarded=10\n");
@@ -662,10 +749,9 @@ static void test_one_user_fails(void **state) {
         answer(&calls[1], "810\n", "");
         answer(&calls[2], "811\n", "");
         manager_forward_poll(m);
-        answer(last("squeue"), "800|800|N/A|PENDING|Resources|0:00|nobody|corral:testhost:1\n", "");
-        answer(last("squeue"), "810|810|N/A|RUNNING|None|0:01|daemon|corral:testhost:2\n"
-                               "811|811|N/A|PENDING|Priority|0:00|daemon|corral:testhost:3\n", "");
-        answer_ids("nobody,daemon", "800|800|N/A|nobody\n810|810|N/A|daemon\n811|811|N/A|daemon\n");
+        answer(last("squeue"), "800|800|N/A|PENDING|Resources|0:00|nobody\n", "");
+        answer(last("squeue"), "810|810|N/A|RUNNING|None|0:01|daemon\n"
+                               "811|811|N/A|PENDING|Priority|0:00|daemon\n", "");
         assert_string_equal(ja->reason, "Slurm:Resources");
         assert_int_equal(jb->state, JOB_RUNNING);
         assert_string_equal(jc->reason, "Slurm:Priority");
@@ -681,12 +767,12 @@ static void test_one_user_fails(void **state) {
          * taken for ended (no record asked for), d's claim is not judged, the queued ones
          * say why. */
         manager_forward_poll(m);
-        answer(last("squeue"), "800|800|N/A|RUNNING|None|0:01|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "800|800|N/A|RUNNING|None|0:01|nobody\n", "");
         c = last("squeue");
         assert_true(has_arg(c, "daemon") && !has_arg(c, "nobody"));
         answer(c, "", "squeue: error: Invalid user: daemon\n");
         for (size_t i = 0; i < n_calls; i++)
-                assert_true(calls[i].answered); /* no squeue of ids (only d's needed one), no sacct */
+                assert_true(calls[i].answered); /* no sacct */
         assert_int_equal(ja->state, JOB_RUNNING);
         assert_int_equal(jb->state, JOB_RUNNING);
         assert_int_equal(jc->state, JOB_QUEUED);
@@ -720,17 +806,12 @@ static void test_one_user_fails(void **state) {
         assert_int_equal(manager_commit(m), 0);
         assert_meta(m, jd->id, "linked 812");
 
-        /* The squeue of ids fails (daemon gone from the cluster since its own squeue):
-         * what needs it waits, d neither confirmed nor judged another's; the users' own
-         * lines are read: c runs, b ends with its record. */
+        /* Both answer again: c runs, b ends with its record, d is confirmed. */
         manager_forward_poll(m);
-        answer(last("squeue"), "800|800|N/A|RUNNING|None|0:02|nobody|corral:testhost:1\n", "");
-        answer(last("squeue"), "810|810|N/A|COMPLETED|None|0:05|daemon|corral:testhost:2\n"
-                               "811|811|N/A|RUNNING|None|0:01|daemon|corral:testhost:3\n"
-                               "812|812|N/A|PENDING|Priority|0:00|daemon|corral:testhost:4\n", "");
-        c = last("squeue");
-        assert_true(has_arg(c, "--format=" SLURM_SQUEUE_IDS_FORMAT) && has_arg(c, "daemon"));
-        answer(c, "", "squeue: error: Invalid user: daemon\n");
+        answer(last("squeue"), "800|800|N/A|RUNNING|None|0:02|nobody\n", "");
+        answer(last("squeue"), "810|810|N/A|COMPLETED|None|0:05|daemon\n"
+                               "811|811|N/A|RUNNING|None|0:01|daemon\n"
+                               "812|812|N/A|PENDING|Priority|0:00|daemon\n", "");
         c = last("sacct");
         assert_true(has_arg(c, "810"));
         answer(c, "810|810|COMPLETED|0:0|5|00:00.100||daemon\n", "");
@@ -739,7 +820,7 @@ static void test_one_user_fails(void **state) {
         assert_int_equal(jd->state, JOB_QUEUED);
         assert_int_equal(manager_forward_polls(m), 3);
         assert_int_equal(manager_commit(m), 0);
-        assert_meta(m, jd->id, "linked 812");
+        assert_meta(m, jd->id, "linked 812 confirmed");
 
         /* The controller's words in the first user's squeue: nobody else's is asked. */
         manager_forward_poll(m);
@@ -755,12 +836,11 @@ static void test_one_user_fails(void **state) {
                 fail_msg("why: %s", json_object_to_json_string(r));
         json_object_put(r);
 
-        /* All answer again: d is confirmed, a ends. */
+        /* All answer again: a ends. */
         manager_forward_poll(m);
-        answer(last("squeue"), "800|800|N/A|COMPLETED|None|0:03|nobody|corral:testhost:1\n", "");
-        answer(last("squeue"), "811|811|N/A|RUNNING|None|0:02|daemon|corral:testhost:3\n"
-                               "812|812|N/A|PENDING|Priority|0:00|daemon|corral:testhost:4\n", "");
-        answer_ids("daemon", "811|811|N/A|daemon\n812|812|N/A|daemon\n");
+        answer(last("squeue"), "800|800|N/A|COMPLETED|None|0:03|nobody\n", "");
+        answer(last("squeue"), "811|811|N/A|RUNNING|None|0:02|daemon\n"
+                               "812|812|N/A|PENDING|Priority|0:00|daemon\n", "");
         c = last("sacct");
         assert_true(has_arg(c, "800"));
         answer(c, "800|800|COMPLETED|0:0|3|00:00.100||nobody\n", "");
@@ -772,9 +852,9 @@ static void test_one_user_fails(void **state) {
         manager_free(m);
 }
 
-/* After a crash, a job left "submitting" whose user's squeue fails is not submitted again:
- * that user's Slurm jobs are not known, its key may be among them. The other user's is
- * adopted as usual. */
+/* After a crash, a job left "submitting" whose user's squeue, or squeue of keys, fails is
+ * not submitted again: that user's Slurm jobs are not known, its key may be among them.
+ * The other user's is adopted as usual. */
 static void test_one_user_fails_after_crash(void **state) {
         Tree *t = *state;
         Manager *m = manager_for_test(t->dir, CONF);
@@ -788,9 +868,9 @@ static void test_one_user_fails_after_crash(void **state) {
         m = manager_restart(m, t->dir, CONF);
         calls_reset();
         manager_forward_poll(m);
-        answer(last("squeue"), "900|900|N/A|PENDING|Priority|0:00|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "900|900|N/A|PENDING|Priority|0:00|nobody\n", "");
         answer(last("squeue"), "", "squeue: error: Invalid user: daemon\n");
-        answer_ids("nobody", "900|900|N/A|nobody\n");
+        answer_keys("nobody", "900|900|N/A|nobody|corral:testhost:1\n");
         assert_int_equal(manager_job_slurm_id(m, manager_find_job(m, a)), 900);
         assert_string_equal(manager_find_job(m, b)->reason, "SlurmPollFailed");
         assert_int_equal(manager_commit(m), 0);
@@ -799,10 +879,23 @@ static void test_one_user_fails_after_crash(void **state) {
         pass(m);
         for (size_t i = 0; i < n_calls; i++)
                 assert_false(streq(tool_of(&calls[i]), "sbatch"));
-        /* Its user's squeue answers without its key: then it goes again. */
+        /* Its user's squeue answers, the squeue of keys fails: it still waits. */
         manager_forward_poll(m);
-        answer(last("squeue"), "900|900|N/A|PENDING|Priority|0:00|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "900|900|N/A|PENDING|Priority|0:00|nobody\n", "");
         answer(last("squeue"), "", "");
+        assert_true(has_arg(last("squeue"), "--format=" SLURM_SQUEUE_KEYS_FORMAT));
+        assert_false(has_arg(last("squeue"), "nobody"));
+        answer(last("squeue"), "", "squeue: error: Invalid user: daemon\n");
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, b, "submitting");
+        pass(m);
+        for (size_t i = 0; i < n_calls; i++)
+                assert_false(streq(tool_of(&calls[i]), "sbatch"));
+        /* Both answer, without its key: then it goes again. */
+        manager_forward_poll(m);
+        answer(last("squeue"), "900|900|N/A|PENDING|Priority|0:00|nobody\n", "");
+        answer(last("squeue"), "", "");
+        answer_keys("daemon", "");
         assert_int_equal(manager_commit(m), 0);
         assert_meta(m, b, "none");
         pass(m);
@@ -857,8 +950,7 @@ static void test_pass_through(void **state) {
         assert_string_equal(jb->reason, "Dependency");
         assert_false(streq(tool_of(&calls[n_calls - 1]), "sbatch"));
         manager_forward_poll(m);
-        answer(last("squeue"), "500|500|N/A|PENDING|Resources|0:00|nobody|corral:testhost:1\n", "");
-        answer_ids("nobody", "500|500|N/A|nobody\n");
+        answer(last("squeue"), "500|500|N/A|PENDING|Resources|0:00|nobody\n", "");
         pass(m);
         assert_true(has_arg(last("sbatch"), "--dependency=afterok:500"));
         answer(last("sbatch"), "501\n", "");
@@ -897,13 +989,11 @@ static void test_pass_through(void **state) {
         for (uint64_t k = arr; k < arr + 3; k++)
                 assert_int_equal(manager_job_slurm_id(m, manager_find_job(m, k)), 700);
         manager_forward_poll(m);
-        answer(last("squeue"), "701|700|1|RUNNING|None|0:01|nobody|corral:testhost:4\n"
-                               "700|700|2|PENDING|Resources|0:00|nobody|corral:testhost:4\n"
-                               "700|700|3|PENDING|Resources|0:00|nobody|corral:testhost:4\n"
-                               "500|500|N/A|PENDING|Resources|0:00|nobody|corral:testhost:1\n"
-                               "501|501|N/A|PENDING|Dependency|0:00|nobody|corral:testhost:2\n", "");
-        answer_ids("nobody", "701|700|1|nobody\n700|700|2|nobody\n700|700|3|nobody\n500|500|N/A|nobody\n"
-                             "501|501|N/A|nobody\n");
+        answer(last("squeue"), "701|700|1|RUNNING|None|0:01|nobody\n"
+                               "700|700|2|PENDING|Resources|0:00|nobody\n"
+                               "700|700|3|PENDING|Resources|0:00|nobody\n"
+                               "500|500|N/A|PENDING|Resources|0:00|nobody\n"
+                               "501|501|N/A|PENDING|Dependency|0:00|nobody\n", "");
         assert_int_equal(manager_find_job(m, arr)->state, JOB_RUNNING);
         assert_int_equal(manager_find_job(m, arr + 1)->state, JOB_QUEUED);
         assert_string_equal(manager_find_job(m, arr + 2)->reason, "Slurm:Resources");
@@ -948,6 +1038,61 @@ static void test_overflow(void **state) {
         manager_free(m);
 }
 
+/* A comment is its user's text: with a newline in it, the user prints a line of her own
+ * making for another of her jobs. The state of a job comes from a squeue that prints
+ * nothing a user writes, so a made-up line cannot keep an ended job running (and
+ * uncharged), nor hide that it ended. */
+static void test_comment_forges_line(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir, CONF);
+        FakeSlurmJob cluster[2] = {
+                { 800, "PENDING", "Priority", "0:00", "nobody", "corral:testhost:1" },
+                { 801, "RUNNING", "None", "0:05", "nobody", "corral:testhost:2" },
+        };
+        Job *ja, *jb;
+        FakeCall *c;
+
+        calls_reset();
+        ja = manager_find_job(m, submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}"));
+        jb = manager_find_job(m, submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}"));
+        pass(m);
+        answer(&calls[0], "800\n", "");
+        answer(&calls[1], "801\n", "");
+        manager_forward_poll(m);
+        answer_squeues(cluster, 2);
+        assert_int_equal(ja->state, JOB_QUEUED);
+        assert_int_equal(jb->state, JOB_RUNNING);
+        assert_int_equal(manager_commit(m), 0);
+        assert_meta(m, jb->id, "linked 801 confirmed");
+
+        /* b ends and slurmctld forgets it; a's comment now holds a line saying b runs. */
+        cluster[0].comment = "corral:testhost:1\n801|801|N/A|RUNNING|None|0:06|nobody|corral:testhost:2";
+        manager_forward_poll(m);
+        answer_squeues(cluster, 1);
+        c = last("sacct");
+        assert_true(has_arg(c, "801"));
+        answer(c, "801|801|COMPLETED|0:0|9|00:00.100||nobody\n", "");
+        assert_int_equal(jb->state, JOB_COMPLETED);
+        assert_int_equal(ja->state, JOB_QUEUED);
+
+        /* A line for a job still shown: its own state, not the one made up. */
+        cluster[0].comment = "x\n800|800|N/A|RUNNING|None|0:06|nobody|corral:testhost:1";
+        manager_forward_poll(m);
+        answer_squeues(cluster, 1);
+        assert_int_equal(ja->state, JOB_QUEUED);
+        assert_string_equal(ja->reason, "Slurm:Priority");
+        cluster[0].state = "COMPLETED", cluster[0].reason = "None";
+        cluster[0].comment = "x\n800|800|N/A|RUNNING|None|0:06|nobody|corral:testhost:1";
+        manager_forward_poll(m);
+        answer_squeues(cluster, 1);
+        c = last("sacct");
+        assert_true(has_arg(c, "800"));
+        answer(c, "800|800|COMPLETED|0:0|3|00:00.100||nobody\n", "");
+        assert_int_equal(ja->state, JOB_COMPLETED);
+        calls_reset();
+        manager_free(m);
+}
+
 static int setup(void **state) {
         return tree_setup_prefix(state, "corral-forward");
 }
@@ -983,15 +1128,14 @@ static void test_failure_said_once(void **state) {
         answer(&calls[1], "810\n", "");
         fflush(stderr);
         manager_forward_poll(m);
-        answer(last("squeue"), "800|800|N/A|RUNNING|None|0:01|nobody|corral:testhost:1\n", "");
-        answer(last("squeue"), "810|810|N/A|PENDING|Priority|0:00|daemon|corral:testhost:2\n", "");
-        answer_ids("nobody,daemon", "800|800|N/A|nobody\n810|810|N/A|daemon\n");
+        answer(last("squeue"), "800|800|N/A|RUNNING|None|0:01|nobody\n", "");
+        answer(last("squeue"), "810|810|N/A|PENDING|Priority|0:00|daemon\n", "");
         fflush(stderr);
         assert_int_equal(dup2(fileno(log), STDERR_FILENO), STDERR_FILENO);
 
         for (int round = 0; round < 3; round++) {
                 manager_forward_poll(m);
-                answer(last("squeue"), "800|800|N/A|RUNNING|None|0:01|nobody|corral:testhost:1\n", "");
+                answer(last("squeue"), "800|800|N/A|RUNNING|None|0:01|nobody\n", "");
                 answer(last("squeue"), "", "squeue: error: Invalid user: daemon\n");
         }
         assert_string_equal(jb->reason, "SlurmPollFailed");
@@ -1001,12 +1145,12 @@ static void test_failure_said_once(void **state) {
                 answer(last("squeue"), "", "squeue: error: Unable to contact slurm controller (connect failure)\n");
         }
         manager_forward_poll(m);
-        answer(last("squeue"), "800|800|N/A|RUNNING|None|0:02|nobody|corral:testhost:1\n", "");
-        answer(last("squeue"), "810|810|N/A|PENDING|Priority|0:00|daemon|corral:testhost:2\n", "");
+        answer(last("squeue"), "800|800|N/A|RUNNING|None|0:02|nobody\n", "");
+        answer(last("squeue"), "810|810|N/A|PENDING|Priority|0:00|daemon\n", "");
         assert_string_equal(jb->reason, "Slurm:Priority");
         /* daemon's fails again: said again. */
         manager_forward_poll(m);
-        answer(last("squeue"), "800|800|N/A|RUNNING|None|0:03|nobody|corral:testhost:1\n", "");
+        answer(last("squeue"), "800|800|N/A|RUNNING|None|0:03|nobody\n", "");
         answer(last("squeue"), "", "squeue: error: Invalid user: daemon\n");
 
         /* daemon's last forwarded job ends: daemon is polled no more, and forgotten, so
@@ -1024,17 +1168,17 @@ static void test_failure_said_once(void **state) {
                 answer(last("scancel"), "", "");
                 /* The round after the end still asks (its link goes at the round's end). */
                 manager_forward_poll(m);
-                answer(last("squeue"), "800|800|N/A|RUNNING|None|0:04|nobody|corral:testhost:1\n", "");
+                answer(last("squeue"), "800|800|N/A|RUNNING|None|0:04|nobody\n", "");
                 answer(last("squeue"), "", "squeue: error: Invalid user: daemon\n");
                 before = n_calls;
                 manager_forward_poll(m);
-                answer(last("squeue"), "800|800|N/A|RUNNING|None|0:04|nobody|corral:testhost:1\n", "");
+                answer(last("squeue"), "800|800|N/A|RUNNING|None|0:04|nobody\n", "");
                 assert_int_equal(n_calls, before + 1); /* nobody's only */
                 jb = manager_find_job(m, submit_as(m, 1, "{" JOB ",\"argv\":[\"/bin/true\"]}"));
                 pass(m);
                 answer(last("sbatch"), "820\n", "");
                 manager_forward_poll(m);
-                answer(last("squeue"), "800|800|N/A|RUNNING|None|0:05|nobody|corral:testhost:1\n", "");
+                answer(last("squeue"), "800|800|N/A|RUNNING|None|0:05|nobody\n", "");
                 answer(last("squeue"), "", "squeue: error: Invalid user: daemon\n");
         }
 
@@ -1059,6 +1203,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_claimed_id, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_adopt_only_own, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_other_users_lines, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_comment_forges_line, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_one_user_fails, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_one_user_fails_after_crash, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_pass_through, setup, tree_teardown),

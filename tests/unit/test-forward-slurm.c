@@ -359,15 +359,14 @@ static void test_squeue(void **state) {
         char *out = read_data("squeue.txt");
         SlurmJobStatus *j = NULL;
         size_t n = 0;
-        uint64_t sid = 0;
 
         assert_int_equal(slurm_parse_squeue(out, &j, &n), 0);
-        assert_int_equal(n, 16);
+        assert_int_equal(n, 17);
         assert_int_equal(j[0].job_id, 4119);
         assert_int_equal(j[0].array_task_id, SLURM_NO_TASK);
         assert_string_equal(j[0].state, "RUNNING");
         assert_int_equal(j[0].elapsed_sec, 3757);
-        assert_string_equal(j[0].comment, "corral:login1:56");
+        assert_null(j[0].comment);
         assert_string_equal(j[0].user, "alice");
         assert_string_equal(j[12].user, "bob");
         assert_int_equal(j[3].job_id, 4123);
@@ -375,37 +374,28 @@ static void test_squeue(void **state) {
         assert_int_equal(j[3].array_task_id, 1);
         assert_string_equal(slurm_state_to_corral(j[7].state, j[7].reason), "HELD");
         assert_int_equal(j[13].elapsed_sec, (3 * 24 + 4) * 3600 + 5 * 60 + 6);
-        assert_null(j[13].comment);
-        assert_string_equal(j[14].comment, "a comment | with bars");
+        /* Slurm's description of a reason, where it has one, is read whole. */
+        assert_string_equal(j[16].reason, "ReqNodeNotAvail, UnavailableNodes:n[1-2]");
         for (size_t i = 0; i < n; i++)
                 assert_non_null(slurm_state_to_corral(j[i].state, j[i].reason));
-
-        /* The idempotence check: the job a crash left unrecorded is found by its key, an
-         * array by its array's id, another machine's job of the same Corral id is not. */
-        assert_int_equal(slurm_find_key(j, n, "login1", 57, "alice", &sid), 0);
-        assert_int_equal(sid, 4120);
-        assert_int_equal(slurm_find_key(j, n, "login1", 60, "alice", &sid), 0);
-        assert_int_equal(sid, 4122);
-        assert_int_equal(slurm_find_key(j, n, "login2", 57, "bob", &sid), 0);
-        assert_int_equal(sid, 4127);
-        assert_int_equal(slurm_find_key(j, n, "login1", 64, "alice", &sid), -ENOENT);
-        assert_int_equal(slurm_find_key(j, n, "login3", 57, "alice", &sid), -ENOENT);
-        /* Only the job's user's: anyone may write anyone's key into a comment. */
-        assert_int_equal(slurm_find_key(j, n, "login2", 57, "alice", &sid), -ENOENT);
-        assert_int_equal(slurm_find_key(j, n, "login1", 63, "alice", &sid), -ENOENT);
-        assert_int_equal(slurm_find_key(j, n, "login1", 63, "mallory", &sid), 0);
-        assert_int_equal(sid, 4129);
-        assert_int_equal(slurm_find_key(j, n, "login1", 57, NULL, &sid), -ENOENT);
         slurm_job_status_free_many(j, n);
         free(out);
 
         assert_int_equal(slurm_parse_squeue("", &j, &n), 0);
         assert_int_equal(n, 0);
         free(j);
-        for (const char *const *bad = (const char *const[]) { "1|1|N/A|RUNNING|None|0:00|c\n", "x|1|N/A|RUNNING|None|0:00|u|c\n",
-                                                             "1|1|one|RUNNING|None|0:00|u|c\n", "1|1|N/A|running|None|0:00|u|c\n",
-                                                             "1|1|N/A|RUNNING||0:00|u|c\n", "1|1|N/A|RUNNING|None|soon|u|c\n",
-                                                             "1|1|N/A|RUNNING|None|0:00||c\n",
+        for (const char *const *bad = (const char *const[]) { "1|1|N/A|RUNNING|None|0:00\n", "x|1|N/A|RUNNING|None|0:00|u\n",
+                                                             "1|1|one|RUNNING|None|0:00|u\n", "1|1|N/A|running|None|0:00|u\n",
+                                                             "1|1|N/A|RUNNING||0:00|u\n", "1|1|N/A|RUNNING|None|soon|u\n",
+                                                             "1|1|N/A|RUNNING|None|0:00|\n", "0|1|N/A|RUNNING|None|0:00|u\n",
+                                                             /* a field more: the comment of the old format */
+                                                             "1|1|N/A|RUNNING|None|0:00|u|corral:h:1\n",
+                                                             "1|1|N/A|RUNNING|None|0:00|u|\n",
+                                                             /* a state not in the table, or more than the word */
+                                                             "1|1|N/A|BOGUS|None|0:00|u\n",
+                                                             "1|1|N/A|CANCELLED by 0|None|0:00|u\n",
+                                                             "1|1|N/A|RUNNING|None|0:00|u v\n",
+                                                             "1|1|N/A|RUNNING|No\tne|0:00|u\n",
                                                              "squeue: error: Invalid user: carol\n", NULL };
              *bad; bad++) {
                 /* Skipped, counted: no job from it. */
@@ -413,42 +403,82 @@ static void test_squeue(void **state) {
                         fail_msg("'%s' was taken", *bad);
                 free(j);
         }
-
-        /* A comment with a newline breaks its own line, not the output: the other jobs
-         * are read, the broken line's pieces skipped. */
-        assert_int_equal(slurm_parse_squeue("5|5|N/A|RUNNING|None|0:01|bob|line one\nline two\n"
-                                            "6|6|N/A|PENDING|Priority|0:00|alice|corral:login1:9\n", &j, &n), 1);
-        assert_int_equal(n, 2);
-        assert_int_equal(j[0].job_id, 5);
-        assert_string_equal(j[0].comment, "line one");
-        assert_int_equal(j[1].job_id, 6);
-        assert_string_equal(j[1].user, "alice");
+        /* A line of the old format, a comment holding a newline and a made-up line: the
+         * made-up line has the comment's field too much, and goes with the rest. */
+        assert_int_equal(slurm_parse_squeue("5|5|N/A|PENDING|Priority|0:00|bob|x\n"
+                                            "6|6|N/A|RUNNING|None|0:01|bob|corral:login1:9\n"
+                                            "6|6|N/A|COMPLETED|None|0:01|bob\n", &j, &n), 2);
+        assert_int_equal(n, 1);
+        assert_int_equal(j[0].job_id, 6);
+        assert_string_equal(j[0].state, "COMPLETED");
         slurm_job_status_free_many(j, n);
 }
 
-/* The squeue of whose ids are: numbers and a user, a line with anything else skipped. */
-static void test_squeue_ids(void **state) {
+/* The keys: ids, a user, and the comment, which is the rest of the line. */
+static void test_squeue_keys(void **state) {
+        char *out = read_data("squeue-keys.txt");
         SlurmJobStatus *j = NULL;
         size_t n = 0;
+        uint64_t sid = 0;
 
-        assert_int_equal(slurm_parse_squeue_ids("4120|4120|N/A|alice\n4123|4122|1|bob\n", &j, &n), 0);
-        assert_int_equal(n, 2);
-        assert_int_equal(j[0].job_id, 4120);
-        assert_int_equal(j[0].array_task_id, SLURM_NO_TASK);
+        assert_int_equal(slurm_parse_squeue_keys(out, &j, &n), 0);
+        assert_int_equal(n, 16);
+        assert_int_equal(j[0].job_id, 4119);
+        assert_string_equal(j[0].comment, "corral:login1:56");
         assert_string_equal(j[0].user, "alice");
         assert_null(j[0].state);
-        assert_null(j[0].comment);
-        assert_int_equal(j[1].array_job_id, 4122);
-        assert_int_equal(j[1].array_task_id, 1);
-        assert_string_equal(j[1].user, "bob");
+        assert_int_equal(j[3].array_job_id, 4122);
+        assert_int_equal(j[3].array_task_id, 1);
+        assert_null(j[13].comment);
+        assert_string_equal(j[14].comment, "a comment | with bars");
+
+        /* The idempotence check: the job a crash left unrecorded is found by its key, an
+         * array by its array's id, another machine's job of the same Corral id is not. */
+        assert_int_equal(slurm_find_key(j, n, "login1", 57, "alice", NULL, NULL, &sid), 0);
+        assert_int_equal(sid, 4120);
+        assert_int_equal(slurm_find_key(j, n, "login1", 60, "alice", NULL, NULL, &sid), 0);
+        assert_int_equal(sid, 4122);
+        assert_int_equal(slurm_find_key(j, n, "login2", 57, "bob", NULL, NULL, &sid), 0);
+        assert_int_equal(sid, 4127);
+        assert_int_equal(slurm_find_key(j, n, "login1", 64, "alice", NULL, NULL, &sid), -ENOENT);
+        assert_int_equal(slurm_find_key(j, n, "login3", 57, "alice", NULL, NULL, &sid), -ENOENT);
+        /* Only the job's user's: anyone may write anyone's key into a comment. */
+        assert_int_equal(slurm_find_key(j, n, "login2", 57, "alice", NULL, NULL, &sid), -ENOENT);
+        assert_int_equal(slurm_find_key(j, n, "login1", 63, "alice", NULL, NULL, &sid), -ENOENT);
+        assert_int_equal(slurm_find_key(j, n, "login1", 63, "mallory", NULL, NULL, &sid), 0);
+        assert_int_equal(sid, 4129);
+        assert_int_equal(slurm_find_key(j, n, "login1", 57, NULL, NULL, NULL, &sid), -ENOENT);
         slurm_job_status_free_many(j, n);
-        for (const char *const *bad = (const char *const[]) { "1|1|N/A|\n", "1|1|N/A\n", "0|1|N/A|u\n",
-                                                             "1|1|N/A|u|corral:h:1\n", "1|x|N/A|u\n", NULL };
+        free(out);
+
+        for (const char *const *bad = (const char *const[]) { "1|1|N/A|\n", "1|1|N/A\n", "0|1|N/A|u|c\n",
+                                                             "1|x|N/A|u|c\n", "1|1|N/A|u v|c\n", NULL };
              *bad; bad++) {
-                if (slurm_parse_squeue_ids(*bad, &j, &n) != 1 || n != 0)
+                if (slurm_parse_squeue_keys(*bad, &j, &n) != 1 || n != 0)
                         fail_msg("'%s' was taken", *bad);
                 free(j);
         }
+}
+
+/* A key is taken only on an id the caller trusts: the first such, not the first line. */
+static bool trust_only_7(uint64_t sid, void *userdata) {
+        (*(unsigned *) userdata)++;
+        return sid == 7;
+}
+
+static void test_find_key_trusted(void **state) {
+        SlurmJobStatus *j = NULL;
+        size_t n = 0;
+        uint64_t sid = 0;
+        unsigned asked = 0;
+
+        assert_int_equal(slurm_parse_squeue_keys("6|6|N/A|alice|corral:h:3\n7|7|N/A|alice|corral:h:3\n"
+                                                 "8|8|N/A|alice|corral:h:4\n", &j, &n), 0);
+        assert_int_equal(slurm_find_key(j, n, "h", 3, "alice", trust_only_7, &asked, &sid), 0);
+        assert_int_equal(sid, 7);
+        assert_int_equal(asked, 2);
+        assert_int_equal(slurm_find_key(j, n, "h", 4, "alice", trust_only_7, &asked, &sid), -ENOENT);
+        slurm_job_status_free_many(j, n);
 }
 
 static void test_sacct(void **state) {
@@ -555,7 +585,8 @@ int main(void) {
                 cmocka_unit_test(test_state_map),
                 cmocka_unit_test(test_time_rss),
                 cmocka_unit_test(test_squeue),
-                cmocka_unit_test(test_squeue_ids),
+                cmocka_unit_test(test_squeue_keys),
+                cmocka_unit_test(test_find_key_trusted),
                 cmocka_unit_test(test_sacct),
                 cmocka_unit_test(test_scontrol),
         };
