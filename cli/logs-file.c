@@ -247,11 +247,10 @@ int logs_seek_tail(int fd, uint64_t max_bytes, uint64_t *ret_skipped) {
 
         if (fstat(fd, &st) < 0)
                 return negative_errno();
-        if (max_bytes > 0 && (uint64_t) st.st_size > max_bytes) {
+        if (max_bytes > 0 && (uint64_t) st.st_size > max_bytes)
                 skip = (uint64_t) st.st_size - max_bytes;
-                if (lseek(fd, (off_t) skip, SEEK_SET) < 0)
-                        return negative_errno();
-        }
+        if (lseek(fd, (off_t) skip, SEEK_SET) < 0)
+                return negative_errno();
         if (ret_skipped)
                 *ret_skipped = skip;
         return 0;

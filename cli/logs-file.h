@@ -47,5 +47,5 @@ int logs_pump_step(LogsPump *p);
  * out_fd: a file that grows while it is read ends where it ended then. *ret_skipped: the
  * bytes before those. */
 int logs_copy(int fd, int out_fd, uint64_t max_bytes, bool escape, uint64_t *ret_skipped);
-/* Positions fd at its last max_bytes (0: all of it); *ret_skipped as above. */
+/* Positions fd at the start of its last max_bytes (0: at its start); *ret_skipped as above. */
 int logs_seek_tail(int fd, uint64_t max_bytes, uint64_t *ret_skipped);
