@@ -476,9 +476,10 @@ int verb_logs(Cli *cli, int argc, char **argv) {
                         if (fd < 0)
                                 continue;
                         r = logs_seek_tail(fd, max_bytes, &skipped);
-                        if (r < 0)
-                                return log_error_errno(r, "%s: cannot read %s: %m", subject, k == 0 ? out : err),
-                                       CLI_EXIT_FAILURE;
+                        if (r < 0) {
+                                log_error_errno(r, "%s: cannot read its output file: %m", subject);
+                                break;
+                        }
                         if (!lines)
                                 logs_note_skipped(subject, k == 0 ? out : err, max_bytes, skipped);
                         r = logs_spawn(args, fd, k == 0 ? STDOUT_FILENO : STDERR_FILENO,
