@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -490,6 +491,9 @@ int verb_logs(Cli *cli, int argc, char **argv) {
                 }
                 out_fd = safe_close(out_fd);
                 err_fd = safe_close(err_fd);
+                if (r < 0) /* not one file followed and the other not */
+                        for (size_t i = 0; i < n_children; i++)
+                                (void) kill(children[i].pid, SIGTERM);
                 return logs_children_wait(children, n_children) < 0 || r < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
         }
 
