@@ -162,6 +162,7 @@ assert_eq "$state" COMPLETED "logs job: state"
 assert_eq "$(corral logs "$id" | od -An -c | tr -s ' ')" " o k 033 [ 2 J \n" "root's corral logs into a pipe: the bytes"
 if command -v script >/dev/null; then
     tty_out=$(script -qec "corral logs $id" /dev/null | tr -d '\r')
+    echo "case: root's corral logs on a terminal (script) -> $tty_out"
     assert_eq "$tty_out" 'ok\x1b[2J' "root's corral logs on a terminal: escaped"
 fi
 logs_refused() { # WHAT WORDS: root's corral logs ends at once, refusing, printing nothing of it
