@@ -78,29 +78,52 @@ bool text_is_safe(const char *s) {
         return !s || text_check(s, strlen(s), 0, NULL) == TEXT_OK;
 }
 
-char *text_escape(const char *s) {
-        char *buf, *o;
-        size_t n;
+/* The lead byte's sequence length when s[0..n) is the start of a sequence cut short by the
+ * end of the buffer: the lead byte and only continuation bytes after it. 0 otherwise. */
+static size_t utf8_cut_short(const char *s, size_t n) {
+        const unsigned char *p = (const unsigned char *) s;
+        size_t len;
 
-        if (!s)
-                return strdup("");
-        n = strlen(s);
-        /* The longest form, \u009f, is six bytes for a two-byte character; \xHH is four
-         * for one byte. */
-        buf = malloc(n * 4 + 1);
-        if (!buf)
-                return NULL;
-        o = buf;
-        for (size_t i = 0; i < n;) {
+        if ((p[0] & 0xE0) == 0xC0)
+                len = 2;
+        else if ((p[0] & 0xF0) == 0xE0)
+                len = 3;
+        else if ((p[0] & 0xF8) == 0xF0)
+                len = 4;
+        else
+                return 0;
+        if (n >= len)
+                return 0;
+        for (size_t i = 1; i < n; i++)
+                if ((p[i] & 0xC0) != 0x80)
+                        return 0;
+        return len;
+}
+
+/* Not sprintf(): out has no room for its NUL. */
+static char *put_hex(char *o, const char *prefix, unsigned v, unsigned digits) {
+        o = stpcpy(o, prefix);
+        for (unsigned d = digits; d > 0; d--)
+                *o++ = "0123456789abcdef"[(v >> (4 * (d - 1))) & 0xF];
+        return o;
+}
+
+size_t text_escape_stream(const char *s, size_t n, unsigned allow, bool more, char *out, size_t *ret_consumed) {
+        char *o = out;
+        size_t i = 0;
+
+        while (i < n) {
                 unsigned cp;
                 size_t l = utf8_decode_one(s + i, n - i, &cp);
 
                 if (l == 0) {
-                        o += sprintf(o, "\\x%02x", (unsigned char) s[i]);
+                        if (more && utf8_cut_short(s + i, n - i) > 0)
+                                break; /* the rest of it comes with the next piece */
+                        o = put_hex(o, "\\x", (unsigned char) s[i], 2);
                         i++;
                         continue;
                 }
-                if (!cp_is_control(cp, 0)) {
+                if (!cp_is_control(cp, allow)) {
                         memcpy(o, s + i, l);
                         o += l;
                 } else if (cp == '\n')
@@ -110,12 +133,27 @@ char *text_escape(const char *s) {
                 else if (cp == '\r')
                         o = stpcpy(o, "\\r");
                 else if (cp < 0x80)
-                        o += sprintf(o, "\\x%02x", cp);
+                        o = put_hex(o, "\\x", cp, 2);
                 else
-                        o += sprintf(o, "\\u%04x", cp);
+                        o = put_hex(o, "\\u", cp, 4);
                 i += l;
         }
-        *o = 0;
+        if (ret_consumed)
+                *ret_consumed = i;
+        return (size_t) (o - out);
+}
+
+char *text_escape(const char *s) {
+        char *buf;
+        size_t n;
+
+        if (!s)
+                return strdup("");
+        n = strlen(s);
+        buf = malloc(TEXT_ESCAPE_MAX(n) + 1);
+        if (!buf)
+                return NULL;
+        buf[text_escape_stream(s, n, 0, false, buf, NULL)] = 0;
         return buf;
 }
 

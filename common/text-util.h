@@ -40,6 +40,15 @@ bool text_is_safe(const char *s) _pure_;
  * Backslashes are kept as they are: the point is the terminal's safety, not a reversible
  * form. NULL in, "" out; NULL only when out of memory. */
 char *text_escape(const char *s);
+/* The most text_escape_stream() writes for n bytes: \u009f, six bytes for a two-byte
+ * character; \xHH, four for one byte. */
+#define TEXT_ESCAPE_MAX(n) ((n) * 4)
+/* text_escape() for bytes read in pieces (a job's output file, a pipe), NUL bytes
+ * included, keeping the characters in allow: s[0..n) escaped into out, which holds
+ * TEXT_ESCAPE_MAX(n) bytes, not NUL-terminated. With more, a UTF-8 sequence cut short at
+ * the end of s is left for the next piece: *ret_consumed says how much of s was used (all
+ * of it without more). Returns the bytes written. */
+size_t text_escape_stream(const char *s, size_t n, unsigned allow, bool more, char *out, size_t *ret_consumed);
 /* fputs() of text_escape(s), without an allocation when s is safe. 0 or -EIO/-ENOMEM. */
 int fputs_escaped(const char *s, FILE *f);
 /* fprintf() with the whole result escaped: the format must not end in a newline, which

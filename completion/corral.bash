@@ -149,7 +149,7 @@ _corral() {
             takes_jobs=0
             opts='-u --user --me -t --state --states -p --project -A --account -q --queue --partition -a --all -l --long --json -h --help' ;;
         show)    opts='--json -h --help' job_states=all ;;
-        logs)    opts='-f --follow -n --lines --json -h --help' job_states=all ;;
+        logs)    opts='-f --follow -n --lines --max-bytes --raw --json -h --help' job_states=all ;;
         cancel)  opts='-n --name --job-name -u --user --me -t --state --states --json -h --help' ;;
         hold)    opts='--json -h --help' job_states=PENDING ;;
         release) opts='--json -h --help' job_states=HELD ;;

@@ -1184,6 +1184,9 @@ static json_object *method_logs(Manager *m, const Peer *peer, json_object *param
         snprintf(unit, sizeof unit, "corral-job-%" PRIu64 ".scope", j->id);
         json_add_string(p, "unit", unit);
         json_add_string(p, "workdir", job_str(j, JOB_WORKDIR));
+        /* Whose rights the files were opened with: root's corral logs opens them as that. */
+        json_add_u64(p, "uid", j->uid);
+        json_add_u64(p, "gid", j->gid);
         /* The journal's lines for this id from before then are an earlier job's. */
         json_add_u64(p, "since", j->submit_time);
         /* A forwarded job's output is where Slurm wrote it, never in this journal: without

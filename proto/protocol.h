@@ -45,10 +45,11 @@ typedef enum CorralMethod {
         CORRAL_METHOD_REQUEUE,  /* {"job_id", "hold"?} -> {} */
         CORRAL_METHOD_WAIT,     /* {"job_id"}, usually with "more": state changes stream as
                                  * {"job": JobInfo} with "continues" until a final state */
-        CORRAL_METHOD_LOGS,     /* {"job_id", "lines"?} -> {"unit", "workdir", "stdout_path"?, "stderr_path"?,
-                                 * "lines"?: [..], "truncated"?}: files are read by the client with its
-                                 * own permissions; output that went to the journal (which users
-                                 * cannot read) comes back as "lines", the newest last */
+        CORRAL_METHOD_LOGS,     /* {"job_id", "lines"?} -> {"unit", "workdir", "uid", "gid", "stdout_path"?,
+                                 * "stderr_path"?, "lines"?: [..], "truncated"?}: files are read by the
+                                 * client with its own permissions (root's as the job's uid and gid);
+                                 * output that went to the journal (which users cannot read) comes
+                                 * back as "lines", the newest last */
         CORRAL_METHOD_GET_INFO, /* {} -> {"version", "protocol_version", "hostname", "cpus", "memory",
                                  * "gpus"?, "devices"?: [DeviceInfo] (device-info.h: each GPU with the
                                  * job holding it)} */

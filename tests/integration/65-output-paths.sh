@@ -3,7 +3,8 @@
 # file of root's, a path into another user's private directory, a FIFO nobody reads, a
 # directory that does not exist. Each is opened with the user's rights or refused — never
 # with root's, never leaving the supervisor waiting — and a refusal ends the job FAILED
-# with a reason that says what was wrong without naming the path to other users. Also:
+# with a reason that says what was wrong without naming the path to other users. Root's
+# corral logs reads them as the user, only as regular files, escaped on a terminal. Also:
 # files are created with the submitter's umask, and journal lines cannot pose as another
 # program (SYSLOG_IDENTIFIER is corral-job-ID, not the job's name).
 # timeout: 600
@@ -154,3 +155,33 @@ assert_eq "$(jq -r .SYSLOG_IDENTIFIER <<<"$entry")" "corral-job-$id" "SYSLOG_IDE
 assert_eq "$(jq -r .CORRAL_JOB_NAME <<<"$entry")" sudo "CORRAL_JOB_NAME of the relayed line"
 n=$(journalctl -q -b -o cat SYSLOG_IDENTIFIER=sudo | grep -c "COMMAND=/bin/sh" || true)
 assert_eq "$n" 0 "lines of the job under SYSLOG_IDENTIFIER=sudo"
+
+log "root's corral logs on alice's job: opened as alice, only a regular file, escaped on a terminal"
+run_case "output to a file, read by root" -o "$ha/op-logs.out" -- printf 'ok\033[2J\n'
+assert_eq "$state" COMPLETED "logs job: state"
+assert_eq "$(corral logs "$id" | od -An -c | tr -s ' ')" " o k 033 [ 2 J \n" "root's corral logs into a pipe: the bytes"
+if command -v script >/dev/null; then
+    tty_out=$(script -qec "corral logs $id" /dev/null | tr -d '\r')
+    echo "case: root's corral logs on a terminal (script) -> $tty_out"
+    assert_eq "$tty_out" 'ok\x1b[2J' "root's corral logs on a terminal: escaped"
+fi
+logs_refused() { # WHAT WORDS: root's corral logs ends at once, refusing, printing nothing of it
+    local out rc=0
+    out=$(timeout 60 corral logs "$id" 2>&1) || rc=$?
+    echo "case: $1 -> exit $rc: $out"
+    assert_eq "$rc" 1 "$1: corral logs' exit status (124: it hung)"
+    assert_match "$out" "$2" "$1: the refusal"
+}
+A rm -f "$ha/op-logs.out"
+A mkfifo "$ha/op-logs.out"
+logs_refused "a FIFO in place of the output" "is not a regular file"
+A rm -f "$ha/op-logs.out"
+A ln -sfn /dev/zero "$ha/op-logs.out"
+logs_refused "a symlink to /dev/zero in place of the output" "symbolic link"
+A ln -sfn /usr/local/share/corral-root-owned "$ha/op-logs.out"
+logs_refused "a symlink to a file of root's in place of the output" "symbolic link"
+A ln -sfn /etc/shadow "$ha/op-logs.out"
+logs_refused "a symlink to /etc/shadow in place of the output" "symbolic link"
+# alice's own corral logs follows her link, with her rights: /etc/shadow stays closed to her.
+out=$(A corral logs "$id" 2>&1) && fail "alice read /etc/shadow through corral logs: $out"
+assert_match "$out" "Permission denied" "alice's corral logs through a link to /etc/shadow"

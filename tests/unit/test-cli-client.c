@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -576,6 +579,237 @@ static void test_hangup_and_timeout(void **state) {
         }
 }
 
+/* corral logs as its own process, so that a hang or an endless file ends the command
+ * and not the test: killed after 10 s, and its files cannot grow past 4 MiB (EFBIG).
+ * Standard output goes to out_fd when given (a terminal), else to a file read back into
+ * *ret_out; standard error into *ret_err. The exit status, or 128 + the signal. */
+static size_t logs_out_size; /* of the last run_logs() output: NULs and all */
+
+static int run_logs(const char *const *const_args, int out_fd, char **ret_out, char **ret_err) {
+        char out_path[160], err_path[160];
+        size_t size;
+        int status;
+        pid_t pid;
+
+        snprintf(out_path, sizeof(out_path), "%s/logs-stdout", tmpdir);
+        snprintf(err_path, sizeof(err_path), "%s/logs-stderr", tmpdir);
+        fflush(stdout);
+        fflush(stderr);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct rlimit rl = { 4 << 20, 4 << 20 };
+                int o = out_fd >= 0 ? out_fd : open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                char **args = strv_copy((char *const *) const_args);
+
+                if (o < 0 || e < 0 || !args || dup2(o, STDOUT_FILENO) < 0 || dup2(e, STDERR_FILENO) < 0 ||
+                    setrlimit(RLIMIT_FSIZE, &rl) < 0)
+                        _exit(100);
+                signal(SIGXFSZ, SIG_IGN);
+                alarm(10);
+                _exit(corral_run((int) strv_length(args), args));
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        *ret_out = mfree(*ret_out);
+        *ret_err = mfree(*ret_err);
+        logs_out_size = 0;
+        if (out_fd < 0) {
+                assert_int_equal(read_file_at(AT_FDCWD, out_path, 8 << 20, ret_out, &size), 0);
+                logs_out_size = size;
+        }
+        assert_int_equal(read_file_at(AT_FDCWD, err_path, 1 << 20, ret_err, &size), 0);
+        unlink(out_path);
+        unlink(err_path);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void make_file(const char *path, const char *s) {
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+        assert_true(fd >= 0);
+        assert_int_equal(loop_write(fd, s, strlen(s)), 0);
+}
+
+/* A Logs reply naming PATH as the job's standard output (and standard error), the job
+ * being UID's. */
+static const char *logs_reply(const char *path, uid_t uid, gid_t gid, const char *lines) {
+        static char buf[1024];
+
+        snprintf(buf, sizeof(buf),
+                 "{\"parameters\":{\"unit\":\"corral-job-7.scope\",\"workdir\":\"%s\",\"since\":1,"
+                 "\"uid\":%u,\"gid\":%u%s%s%s%s%s}}",
+                 tmpdir, (unsigned) uid, (unsigned) gid, path ? ",\"stdout_path\":\"" : "", path ?: "",
+                 path ? "\"" : "", lines ? ",\"lines\":" : "", lines ?: "");
+        return buf;
+}
+
+/* One Logs call answered with reply, then corral logs ARGS run against it. */
+static int logs_against(const char *reply, const char *const *args, int out_fd, char **out, char **err) {
+        Exchange ex[] = { { CORRAL_METHOD_LOGS, NULL, { reply } } };
+        pid_t pid = start_server(ex, 1, false);
+        int r = run_logs(args, out_fd, out, err);
+
+        kill(pid, SIGKILL); /* it may wait for a second request that never comes */
+        waitpid(pid, NULL, 0);
+        return r;
+}
+
+/* A job's output path names something that is not a file: a FIFO hung corral logs
+ * until a writer came (and then printed what it wrote), a link to /dev/zero never ended.
+ * Both are refused at once, as is a directory; a regular file is printed. */
+static void test_logs_special_files(void **state) {
+        _cleanup_free_ char *out = NULL, *err = NULL;
+        char fifo[160], zero[160], dir[160], file[160];
+
+        snprintf(fifo, sizeof(fifo), "%s/fifo", tmpdir);
+        snprintf(zero, sizeof(zero), "%s/zero", tmpdir);
+        snprintf(dir, sizeof(dir), "%s/dir", tmpdir);
+        snprintf(file, sizeof(file), "%s/file", tmpdir);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        assert_int_equal(symlink("/dev/zero", zero), 0);
+        assert_int_equal(mkdir(dir, 0700), 0);
+        make_file(file, "hello\n");
+
+        assert_int_equal(logs_against(logs_reply(fifo, getuid(), getgid(), NULL), ARGS("logs", "7"), -1, &out, &err), 1);
+        assert_string_equal(out, "");
+        assert_non_null(strstr(err, "not a regular file"));
+        assert_int_equal(logs_against(logs_reply(zero, getuid(), getgid(), NULL), ARGS("logs", "7"), -1, &out, &err), 1);
+        assert_int_equal(logs_out_size, 0);
+        assert_non_null(strstr(err, "not a regular file"));
+        assert_int_equal(logs_against(logs_reply(dir, getuid(), getgid(), NULL), ARGS("logs", "7"), -1, &out, &err), 1);
+        assert_non_null(strstr(err, "not a regular file"));
+        /* -n and -f read through tail, from what was opened here: the same refusals. */
+        assert_int_equal(logs_against(logs_reply(fifo, getuid(), getgid(), NULL), ARGS("logs", "-n", "3", "7"), -1, &out, &err), 1);
+        assert_non_null(strstr(err, "not a regular file"));
+        assert_int_equal(logs_against(logs_reply(zero, getuid(), getgid(), NULL), ARGS("logs", "-f", "7"), -1, &out, &err), 1);
+        assert_non_null(strstr(err, "not a regular file"));
+
+        assert_int_equal(logs_against(logs_reply(file, getuid(), getgid(), NULL), ARGS("logs", "7"), -1, &out, &err), 0);
+        assert_string_equal(out, "hello\n");
+        assert_int_equal(logs_against(logs_reply(file, getuid(), getgid(), NULL), ARGS("logs", "-n", "1", "7"), -1, &out, &err), 0);
+        assert_string_equal(out, "hello\n");
+        unlink(fifo);
+        unlink(zero);
+        rmdir(dir);
+        unlink(file);
+}
+
+/* What is printed is capped: the last --max-bytes of the file (16 MiB unless given),
+ * said on standard error. */
+static void test_logs_cap(void **state) {
+        _cleanup_free_ char *out = NULL, *err = NULL;
+        char file[160], text[3001];
+
+        snprintf(file, sizeof(file), "%s/big", tmpdir);
+        for (size_t i = 0; i < 3000; i++)
+                text[i] = i % 100 == 99 ? '\n' : 'a' + (char) (i / 100 % 26);
+        text[3000] = 0;
+        make_file(file, text);
+        assert_int_equal(logs_against(logs_reply(file, getuid(), getgid(), NULL), ARGS("logs", "--max-bytes", "1000", "7"), -1,
+                                      &out, &err), 0);
+        assert_string_equal(out, text + 2000);
+        assert_non_null(strstr(err, "the last 1000 bytes"));
+        assert_int_equal(logs_against(logs_reply(file, getuid(), getgid(), NULL), ARGS("logs", "7"), -1, &out, &err), 0);
+        assert_string_equal(out, text);
+        assert_int_equal(logs_against(logs_reply(file, getuid(), getgid(), NULL), ARGS("logs", "--max-bytes", "x", "7"), -1,
+                                      &out, &err), 2);
+        unlink(file);
+}
+
+/* Run as root on another user's job, corral logs opens its files as that user: a file
+ * only root can read is refused, as is a symlink (the user's own reads follow theirs);
+ * what the user can read is printed. */
+static void test_logs_as_owner(void **state) {
+        _cleanup_free_ char *out = NULL, *err = NULL;
+        char secret[160], public[160], link[160];
+
+        if (geteuid() != 0)
+                skip();
+        snprintf(secret, sizeof(secret), "%s/secret", tmpdir);
+        snprintf(public, sizeof(public), "%s/public", tmpdir);
+        snprintf(link, sizeof(link), "%s/link", tmpdir);
+        assert_int_equal(chmod(tmpdir, 0711), 0);
+        make_file(secret, "root's secret\n");
+        assert_int_equal(chmod(secret, 0600), 0);
+        make_file(public, "the job's output\n");
+        assert_int_equal(chmod(public, 0644), 0);
+        assert_int_equal(symlink(public, link), 0);
+
+        assert_int_equal(logs_against(logs_reply(secret, 65534, 65534, NULL), ARGS("logs", "7"), -1, &out, &err), 1);
+        assert_string_equal(out, "");
+        assert_non_null(strstr(err, "Permission denied"));
+        assert_int_equal(logs_against(logs_reply(secret, 65534, 65534, NULL), ARGS("logs", "-n", "5", "7"), -1, &out, &err), 1);
+        assert_string_equal(out, "");
+        assert_int_equal(logs_against(logs_reply(link, 65534, 65534, NULL), ARGS("logs", "7"), -1, &out, &err), 1);
+        assert_string_equal(out, "");
+        assert_non_null(strstr(err, "symbolic link"));
+        assert_int_equal(logs_against(logs_reply(public, 65534, 65534, NULL), ARGS("logs", "7"), -1, &out, &err), 0);
+        assert_string_equal(out, "the job's output\n");
+        /* The job's owner's own reads (root's job here) follow the job's links. */
+        assert_int_equal(logs_against(logs_reply(link, 0, 0, NULL), ARGS("logs", "7"), -1, &out, &err), 0);
+        assert_string_equal(out, "the job's output\n");
+        unlink(secret);
+        unlink(public);
+        unlink(link);
+        assert_int_equal(chmod(tmpdir, 0700), 0);
+}
+
+/* A terminal as standard output: what the job wrote and the journal's lines reach it
+ * escaped, as journalctl shows them; --raw passes the bytes. */
+static void test_logs_escape_terminal(void **state) {
+        _cleanup_free_ char *out = NULL, *err = NULL;
+        _cleanup_close_ int master = -EBADF, slave = -EBADF;
+        struct termios t;
+        char file[160], buf[512];
+        ssize_t n;
+
+        snprintf(file, sizeof(file), "%s/esc", tmpdir);
+        make_file(file, "a\tb\x1b]0;owned\x07\r\xc2\x9b" "c\xff\n");
+        master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        assert_true(master >= 0);
+        assert_int_equal(grantpt(master), 0);
+        assert_int_equal(unlockpt(master), 0);
+        slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+        assert_true(slave >= 0);
+        assert_int_equal(tcgetattr(slave, &t), 0);
+        cfmakeraw(&t);
+        assert_int_equal(tcsetattr(slave, TCSANOW, &t), 0);
+
+        assert_int_equal(logs_against(logs_reply(file, getuid(), getgid(), NULL), ARGS("logs", "7"), slave, &out, &err), 0);
+        n = read(master, buf, sizeof(buf) - 1);
+        assert_true(n > 0);
+        buf[n] = 0;
+        assert_string_equal(buf, "a\tb\\x1b]0;owned\\x07\\r\\u009bc\\xff\n");
+
+        /* -n: tail's output comes through a pipe, escaped the same. */
+        assert_int_equal(logs_against(logs_reply(file, getuid(), getgid(), NULL), ARGS("logs", "-n", "5", "7"), slave, &out,
+                                      &err), 0);
+        n = read(master, buf, sizeof(buf) - 1);
+        assert_true(n > 0);
+        buf[n] = 0;
+        assert_string_equal(buf, "a\tb\\x1b]0;owned\\x07\\r\\u009bc\\xff\n");
+
+        assert_int_equal(logs_against(logs_reply(NULL, getuid(), getgid(), "[\"x\\u001b[2Jy\",\"ok\"]"), ARGS("logs", "7"), slave,
+                                      &out, &err), 0);
+        n = read(master, buf, sizeof(buf) - 1);
+        assert_true(n > 0);
+        buf[n] = 0;
+        assert_string_equal(buf, "x\\x1b[2Jy\nok\n");
+
+        assert_int_equal(logs_against(logs_reply(file, getuid(), getgid(), NULL), ARGS("logs", "--raw", "7"), slave, &out, &err),
+                         0);
+        n = read(master, buf, sizeof(buf) - 1);
+        assert_true(n > 0);
+        buf[n] = 0;
+        assert_string_equal(buf, "a\tb\x1b]0;owned\x07\r\xc2\x9b" "c\xff\n");
+
+        /* Not a terminal: the bytes as they are. */
+        assert_int_equal(logs_against(logs_reply(file, getuid(), getgid(), NULL), ARGS("logs", "7"), -1, &out, &err), 0);
+        assert_string_equal(out, "a\tb\x1b]0;owned\x07\r\xc2\x9b" "c\xff\n");
+        unlink(file);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_submit),
@@ -592,6 +826,10 @@ int main(void) {
                 cmocka_unit_test(test_reply_warning),
                 cmocka_unit_test(test_unreachable),
                 cmocka_unit_test(test_hangup_and_timeout),
+                cmocka_unit_test(test_logs_special_files),
+                cmocka_unit_test(test_logs_cap),
+                cmocka_unit_test(test_logs_as_owner),
+                cmocka_unit_test(test_logs_escape_terminal),
         };
 
         /* A child that exits while we write must not kill the test with SIGPIPE. */

@@ -404,7 +404,10 @@ static void test_submit_track_finish(void **state) {
         r = call(m, NOBODY, CORRAL_METHOD_LOGS, "{\"job_id\":1}");
         if (!strstr(json_object_to_json_string(r), "\"stdout_path\": \"\\/tmp\\/slurm-4120.out\"") ||
             !strstr(json_object_to_json_string(r), "\"stderr_path\": \"\\/tmp\\/slurm-4120.out\"") ||
-            strstr(json_object_to_json_string(r), "\"lines\""))
+            strstr(json_object_to_json_string(r), "\"lines\"") ||
+            /* whose rights root's corral logs opens them with */
+            !strstr(json_object_to_json_string(r), "\"uid\": 65534") ||
+            !strstr(json_object_to_json_string(r), "\"gid\": 65534"))
                 fail_msg("logs: %s", json_object_to_json_string(r));
         json_object_put(r);
         assert_int_equal(job_run(j)->exit_code, 3);

@@ -94,12 +94,59 @@ static void test_fputs_escaped(void **state) {
         free(buf);
 }
 
+/* Output read in pieces: NUL bytes and the allowed tab and newline, a sequence cut at a
+ * piece's end kept for the next, and the same result whatever the pieces. */
+static void test_escape_stream(void **state) {
+        static const char in[] = "a\tb\n\0\x1b[2J caf\xc3\xa9 \xe2\x9c\x93\r\xc2\x9b" "1m \xff\xc3";
+        static const char want[] = "a\tb\n\\x00\\x1b[2J caf\xc3\xa9 \xe2\x9c\x93\\r\\u009b1m \\xff\\xc3";
+        const size_t n = sizeof(in) - 1;
+        char out[TEXT_ESCAPE_MAX(sizeof(in))], whole[TEXT_ESCAPE_MAX(sizeof(in))];
+        size_t used, len;
+
+        len = text_escape_stream(in, n, TEXT_ALLOW_TAB | TEXT_ALLOW_NEWLINE, false, whole, &used);
+        assert_int_equal(used, n);
+        assert_int_equal(len, strlen(want));
+        assert_memory_equal(whole, want, len);
+
+        /* Cut inside the three-byte check mark: the two bytes wait for the third. */
+        len = text_escape_stream("ok \xe2\x9c", 5, 0, true, out, &used);
+        assert_int_equal(used, 3);
+        assert_int_equal(len, 3);
+        /* Not when what follows the lead byte is no continuation: that is invalid now. */
+        len = text_escape_stream("\xe2" "a", 2, 0, true, out, &used);
+        assert_int_equal(used, 2);
+        assert_int_equal(len, 5);
+        assert_memory_equal(out, "\\xe2a", 5);
+        /* Without more, the cut sequence is shown as the bytes it is. */
+        len = text_escape_stream("\xe2\x9c", 2, 0, false, out, &used);
+        assert_int_equal(used, 2);
+        assert_memory_equal(out, "\\xe2\\x9c", len);
+
+        /* Every way of cutting the input in two gives the whole's result. */
+        for (size_t cut = 0; cut <= n; cut++) {
+                char buf[sizeof(in)];
+                size_t first, k = 0, rest;
+
+                len = text_escape_stream(in, cut, TEXT_ALLOW_TAB | TEXT_ALLOW_NEWLINE, true, out, &first);
+                k = cut - first;
+                memcpy(buf, in + first, k);
+                memcpy(buf + k, in + cut, n - cut);
+                len += text_escape_stream(buf, k + n - cut, TEXT_ALLOW_TAB | TEXT_ALLOW_NEWLINE, false, out + len, &rest);
+                assert_int_equal(rest, k + n - cut);
+                assert_int_equal(len, strlen(want));
+                assert_memory_equal(out, want, len);
+        }
+        /* The bound holds for the worst case, every byte a \xHH. */
+        assert_int_equal(text_escape_stream("\xff\xff\xff", 3, 0, false, out, NULL), TEXT_ESCAPE_MAX(3));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_check_and_escape),
                 cmocka_unit_test(test_allow),
                 cmocka_unit_test(test_decode_one),
                 cmocka_unit_test(test_fputs_escaped),
+                cmocka_unit_test(test_escape_stream),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
