@@ -65,10 +65,13 @@ static void *closer_thread(void *userdata) {
         return NULL;
 }
 
+/* Opened when needed, not kept: fusectl may be mounted after corrald starts (systemd
+ * mounts it when the fuse module loads), and a directory opened before would be the
+ * empty one beneath. */
 static int fusectl_dir(FdCloser *c) {
-        if (c->fusectl_fd < 0)
-                c->fusectl_fd = open(FUSECTL_PATH, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        return c->fusectl_fd;
+        if (c->fusectl_fd >= 0)
+                return fcntl(c->fusectl_fd, F_DUPFD_CLOEXEC, 3);
+        return open(FUSECTL_PATH, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 static int abort_one(int conn_fd, uid_t uid) {
@@ -133,6 +136,7 @@ static void arm_watch(FdCloser *c) {
 
 /* On the loop: a close waiting too long is its passer's FUSE server's doing. */
 static void check_stuck(FdCloser *c, bool now) {
+        _cleanup_close_ int fusectl = -EBADF;
         bool stuck;
         uid_t uid;
         uint64_t seq;
@@ -146,7 +150,8 @@ static void check_stuck(FdCloser *c, bool now) {
         pthread_mutex_unlock(&c->lock);
         if (!stuck)
                 return;
-        r = fuse_abort_user_connections(fusectl_dir(c), uid);
+        fusectl = fusectl_dir(c);
+        r = fuse_abort_user_connections(fusectl, uid);
         if (r > 0)
                 log_warning("Closing a descriptor uid %u passed has waited %s on a FUSE file system's server: "
                             "aborted %d FUSE connection(s) of that user.", (unsigned) uid,

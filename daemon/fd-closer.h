@@ -23,9 +23,8 @@
 
 typedef struct FdCloser FdCloser;
 
-/* fusectl_fd: the directory of FUSE's control file system's connections
- * (/sys/fs/fuse/connections; a tmpdir in tests; -EBADF when it is not mounted, then
- * looked for again when needed). Taken. */
+/* fusectl_fd: the directory of FUSE's control file system's connections (a tmpdir in
+ * tests), taken; -EBADF: /sys/fs/fuse/connections, opened each time it is needed. */
 int fd_closer_new(sd_event *event, int fusectl_fd, FdCloser **ret);
 /* Aborts the passer's FUSE connections if a close is stuck, then waits for the thread. */
 FdCloser *fd_closer_free(FdCloser *c);

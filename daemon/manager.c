@@ -690,8 +690,7 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
                 .on_finished = manager_on_job_finished,
                 .userdata = m,
         };
-        r = fd_closer_new(event, open("/sys/fs/fuse/connections", O_RDONLY | O_DIRECTORY | O_CLOEXEC),
-                          &m->fd_closer);
+        r = fd_closer_new(event, -EBADF, &m->fd_closer);
         if (r < 0)
                 return log_error_errno(r, "Cannot start the thread that closes users' descriptors: %m");
         r = executor_new(event, bus, &ec, &m->executor);

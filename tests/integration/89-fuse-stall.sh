@@ -27,10 +27,10 @@ as_user "$USER_A" python3 "$here/fuse-stall.py" "$sock" >"$out" 2>&1 &
 server=$!
 cleanup() { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; }
 trap cleanup EXIT
-wait_for 120 grep -q '^reply:\|^fuse-stall:' "$out" || {
+wait_for 120 sh -c "grep -q '^reply:\\|^fuse-stall:\\|^Traceback' '$out' || ! kill -0 $server" || {
     cat "$out"; fail "alice's Run got no answer in 120 s: corrald is stuck on her file"; }
 cat "$out"
-grep -q '^fuse-stall:' "$out" && fail "the FUSE set-up failed: $(cat "$out")"
+grep -q '^fuse-stall:\|^Traceback' "$out" && fail "the FUSE set-up failed: $(cat "$out")"
 reply=$(sed -n 's/^reply: //p' "$out")
 assert_match "$reply" 'InvalidParameter' "alice's file was not refused"
 assert_match "$reply" 'stdin you passed cannot be the job.s: the file lives on a file system mounted in another mount namespace' \
