@@ -113,8 +113,7 @@ static void interactive_cancel(Manager *m, Job *j, const char *why) {
                 (void) manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled");
                 return;
         }
-        j->cancel_requested = true;
-        (void) job_set_reason(j, "Cancelling");
+        (void) manager_job_mark(m, j, JOB_MARK_CANCEL, JOB_BY_CORRALD);
         if (!j->launching)
                 (void) executor_cancel(m->executor, j->id, NULL, NULL);
 }

@@ -624,7 +624,7 @@ static int start(Manager *m, Job *j) {
         if (j->state == JOB_BLOCKED && (r = manager_job_transition(m, j, JOB_EVENT_UNBLOCK, JOB_QUEUED, NULL)) < 0)
                 return r;
         r = manager_job_transition(m, j, JOB_EVENT_START, JOB_RUNNING, NULL);
-        j->launching = false;
+        (void) manager_job_mark(m, j, JOB_MARK_LAUNCHED, JOB_BY_CORRALD);
         return r;
 }
 
@@ -1346,13 +1346,12 @@ int manager_forward_cancel(Manager *m, Job *j) {
 
         if (!l || l->phase == LINK_NONE)
                 return 0; /* only here: cancelled here */
-        j->cancel_requested = true;
+        (void) manager_job_mark(m, j, JOB_MARK_CANCEL, JOB_BY_CORRALD);
         if (l->phase == LINK_LINKED)
                 (void) user_command(f, j, "scancel", NULL);
         if (job_state_is_pending(j->state))
                 /* Slurm's answer cannot undo it: the poll ignores ended jobs. */
                 return manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled") < 0 ? -EIO : 1;
-        (void) job_set_reason(j, "Cancelling");
         return 1;
 }
 

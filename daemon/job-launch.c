@@ -29,7 +29,7 @@ void manager_launch_pending(Manager *m) {
                         continue;
                 if (j->req.interactive && (!j->interactive || j->interactive->n_fds != CORRAL_RUN_FDS)) {
                         /* Its descriptors lived in the corrald that took it (interactive.h). */
-                        j->launching = false;
+                        (void) manager_job_mark(m, j, JOB_MARK_LAUNCHED, JOB_BY_CORRALD);
                         if (manager_job_launch_failed(m, j, JOB_CANCELLED,
                                                       "its terminal was lost when corrald restarted") < 0)
                                 m->to_launch[n_again++] = j->id;
@@ -44,7 +44,7 @@ void manager_launch_pending(Manager *m) {
                 if (j->interactive)
                         interactive_close_fds(j->interactive);
                 if (r < 0) {
-                        j->launching = false;
+                        (void) manager_job_mark(m, j, JOB_MARK_LAUNCHED, JOB_BY_CORRALD);
                         log_error_errno(r, "Cannot launch job %" PRIu64 ": %m", j->id);
                         /* Still running in memory and in the store, and no scope will
                          * ever report: tried again after the next pass. */

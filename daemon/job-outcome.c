@@ -45,7 +45,7 @@ void manager_on_job_started(Executor *e, uint64_t id, int error, const char *mes
 
         if (!j)
                 return;
-        j->launching = false;
+        (void) manager_job_mark(m, j, JOB_MARK_LAUNCHED, JOB_BY_CORRALD);
         if (error < 0) {
                 log_error_errno(error, "Job %" PRIu64 " could not be started: %s", id, strna(message));
                 if (manager_job_launch_failed(m, j, j->cancel_requested ? JOB_CANCELLED : JOB_FAILED,
@@ -101,8 +101,7 @@ void manager_on_job_finished(Executor *e, const JobOutcome *o, void *userdata) {
         } else
                 log_oom();
 
-        if (j->launching)
-                j->launching = false;
+        (void) manager_job_mark(m, j, JOB_MARK_LAUNCHED, JOB_BY_CORRALD);
         /* Charged for this run (a requeue too) in the transaction of its end. A charge
          * that fails half way has made the transaction unfit to commit (usage.c). */
         if (!o->launch_errno && accounting_charge_run(m->acct, j, o, (uint64_t) time(NULL)) < 0)

@@ -82,13 +82,10 @@ void manager_preempt_suspend(Manager *m, Job *j, const SchedDecision *d) {
                 log_oom();
                 return;
         }
-        j->suspended_by_sched = true;
         run->preempted_by = d->by_job_id;
         run->resident_memory = 0;
-        if (manager_job_transition(m, j, JOB_EVENT_SUSPEND, JOB_SUSPENDED, "Preempted") < 0) {
-                j->suspended_by_sched = false;
+        if (manager_job_transition_by(m, j, JOB_EVENT_SUSPEND, JOB_SUSPENDED, "Preempted", JOB_BY_SCHED) < 0)
                 return;
-        }
         log_info("Job %" PRIu64 " suspended to let job %" PRIu64 " start (suspension score %.3f).", j->id,
                  d->by_job_id, d->score);
         (void) act_after_commit(m, j, PREEMPT_ACT_FREEZE);
@@ -113,7 +110,7 @@ void manager_preempt_resume(Manager *m, Job *j, const SchedDecision *d) {
         }
         old = *j->alloc;
         *j->alloc = d->alloc;
-        if (manager_job_transition(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL) < 0) {
+        if (manager_job_transition_by(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL, JOB_BY_SCHED) < 0) {
                 *j->alloc = old;
                 return;
         }

@@ -2,8 +2,12 @@
 /* The one place a job's state changes (as systemd funnels every unit's through
  * unit_notify()): the transition table is asked, the fields that go with the event are
  * set, the change is written into the open store transaction, waiters are told, its mail
- * is queued for after the commit and a scheduling pass is asked for. tests/unit/test-state-writes.sh fails the build's tests
- * if any other daemon file assigns a job's state. */
+ * is queued for after the commit and a scheduling pass is asked for. The flags that
+ * qualify a state (who holds or suspends the job, a cancel under way, a launch under way)
+ * are set here too, by the transition or by manager_job_mark(), as the caller says who
+ * acts: set elsewhere, an owner's hold once cleared an administrator's.
+ * tests/unit/test-state-writes.sh fails the build's tests if any other daemon file
+ * assigns a job's state or one of those flags. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -92,7 +96,23 @@ static void job_reset_run(Job *j, uint64_t now, SchedAllocation **old_alloc, Job
         j->cancel_requested = j->launching = false;
 }
 
-int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, const char *reason) {
+/* An administrator holds a job its owner held: the hold becomes theirs. */
+static int job_hold_admin(Manager *m, Job *j, const char *reason) {
+        const char *reason_before = j->reason;
+        int r;
+
+        j->held_by_admin = true;
+        (void) job_set_reason(j, reason);
+        r = manager_job_save(m, j);
+        if (r < 0) {
+                j->held_by_admin = false;
+                j->reason = reason_before; /* interned: still there */
+        }
+        return r;
+}
+
+int manager_job_transition_by(Manager *m, Job *j, JobEvent event, JobState to, const char *reason,
+                              JobActor by) {
         uint64_t now = (uint64_t) time(NULL);
         JobState from = event == JOB_EVENT_SUBMIT ? _JOB_STATE_INVALID : j->state;
         _cleanup_free_ SchedAllocation *old_alloc = NULL;
@@ -102,6 +122,11 @@ int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, cons
         Job before;
         int r;
 
+        /* Any other hold of a held job is -EALREADY below, and changes nothing: nobody's
+         * hold lowers an administrator's. */
+        if (event == JOB_EVENT_HOLD && from == JOB_HELD && to == JOB_HELD && by == JOB_BY_ADMIN &&
+            !j->held_by_admin)
+                return job_hold_admin(m, j, reason);
         r = job_state_transition_allowed(from, to, event);
         if (r < 0) {
                 log_debug("Job %" PRIu64 ": %s from %s to %s refused: %s", j->id, job_event_to_string(event),
@@ -131,12 +156,20 @@ int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, cons
                 j->launching = true;
                 j->est_start = 0;
                 break;
+        case JOB_EVENT_HOLD:
+                j->held_by_admin = by == JOB_BY_ADMIN;
+                break;
         case JOB_EVENT_RELEASE:
                 j->held_by_admin = false;
                 j->eligible_time = now;
                 break;
         case JOB_EVENT_SUSPEND:
                 j->run->suspend_start = now;
+                /* corrald on its own (Slurm suspended it) says nothing of who did. */
+                if (by == JOB_BY_SCHED)
+                        j->suspended_by_sched = true;
+                else if (by != JOB_BY_CORRALD)
+                        j->suspended_by_admin = by == JOB_BY_ADMIN;
                 break;
         case JOB_EVENT_RESUME:
                 job_run_close_suspension(j, now);
@@ -197,5 +230,52 @@ int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, cons
                 free(old_run->launch_error);
         /* Queued, not sent: manager_commit() sends it once the store has this state. */
         manager_job_mail(m, j, event);
+        return 0;
+}
+
+int manager_job_transition(Manager *m, Job *j, JobEvent event, JobState to, const char *reason) {
+        return manager_job_transition_by(m, j, event, to, reason, JOB_BY_CORRALD);
+}
+
+int manager_job_mark(Manager *m, Job *j, JobMark mark, JobActor by) {
+        bool person = j->suspended_by_person, admin = j->suspended_by_admin;
+        int r;
+
+        switch (mark) {
+        case JOB_MARK_LAUNCHED:
+                j->launching = false;
+                return 0;
+        case JOB_MARK_CANCEL:
+        case JOB_MARK_REQUEUE:
+        case JOB_MARK_REQUEUE_HOLD:
+                /* In memory only; the outcome reads the reason (job-outcome.c). */
+                j->cancel_requested = true;
+                (void) job_set_reason(j, mark == JOB_MARK_CANCEL    ? "Cancelling"
+                                         : mark == JOB_MARK_REQUEUE ? "Requeue"
+                                                                    : "RequeueHold");
+                return 0;
+        case JOB_MARK_SUSPEND:
+                if (j->state != JOB_SUSPENDED || !j->suspended_by_sched)
+                        return -EBUSY;
+                j->suspended_by_person = true;
+                j->suspended_by_admin = admin || by == JOB_BY_ADMIN;
+                break;
+        case JOB_MARK_RESUME:
+                if (j->state != JOB_SUSPENDED || !j->suspended_by_sched || !j->suspended_by_person)
+                        return -EBUSY;
+                j->suspended_by_person = j->suspended_by_admin = false;
+                break;
+        default:
+                return -EINVAL;
+        }
+        r = manager_job_save(m, j);
+        if (r < 0) {
+                j->suspended_by_person = person;
+                j->suspended_by_admin = admin;
+                return r;
+        }
+        /* Only the pass's hold is left: the pass may resume it. */
+        if (mark == JOB_MARK_RESUME)
+                m->sched_needed = true;
         return 0;
 }

@@ -99,6 +99,14 @@ static AuthzJob authz_job(const Job *j) {
                             .suspended_by_admin = j->suspended_by_admin };
 }
 
+/* Who the peer is to the job, for what a hold or a suspension leaves on it. */
+static JobActor job_actor(Manager *m, const Peer *peer, const Job *j) {
+        AuthzPeer ap = authz_peer(peer);
+        AuthzJob aj = authz_job(j);
+
+        return authz_is_admin_action(&ap, &aj, &m->authz) ? JOB_BY_ADMIN : JOB_BY_PERSON;
+}
+
 /* Reads {"job_id": N} and finds the job, or produces the error reply. */
 static Job *get_job(Manager *m, json_object *params, json_object **ret_error) {
         json_object *v;
@@ -935,8 +943,7 @@ static json_object *method_cancel(Manager *m, const Peer *peer, json_object *par
                         return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
                 return ok_reply(NULL);
         }
-        j->cancel_requested = true;
-        (void) job_set_reason(j, "Cancelling");
+        (void) manager_job_mark(m, j, JOB_MARK_CANCEL, job_actor(m, peer, j));
         if (!j->launching && executor_cancel(m->executor, j->id, NULL, NULL) < 0)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         return ok_reply(NULL);
@@ -954,15 +961,10 @@ static json_object *method_hold(Manager *m, const Peer *peer, json_object *param
                               : "only an administrator can release a job an administrator held")))
                 return err;
         if (hold) {
-                AuthzPeer ap = authz_peer(peer);
-                AuthzJob aj = authz_job(j);
-                bool by_admin = authz_is_admin_action(&ap, &aj, &m->authz);
-                JobState was = j->state;
+                JobActor by = job_actor(m, peer, j);
 
-                j->held_by_admin = by_admin;
-                r = manager_job_transition(m, j, JOB_EVENT_HOLD, JOB_HELD, by_admin ? "JobHeldAdmin" : "JobHeldUser");
-                if (r < 0 && was != JOB_HELD)
-                        j->held_by_admin = false;
+                r = manager_job_transition_by(m, j, JOB_EVENT_HOLD, JOB_HELD,
+                                              by == JOB_BY_ADMIN ? "JobHeldAdmin" : "JobHeldUser", by);
         } else {
                 if (j->state == JOB_HELD && (err = check_access_again(m, peer, j)))
                         return err;
@@ -980,16 +982,8 @@ typedef struct FreezeCall {
         Call *call; /* first: call_gone() detaches it */
         Manager *m;
         bool freeze;
-        bool by_admin; /* an admin suspending somebody else's job: only an admin resumes it */
+        JobActor by; /* an admin suspending somebody else's job: only an admin resumes it */
 } FreezeCall;
-
-/* A person's suspension of a job a pass holds suspended (preemption): both hold it. A pass
- * does not resume it until they resume it, and their resume lifts only their hold. */
-static int hold_suspended_by_person(Manager *m, Job *j, bool by_admin) {
-        j->suspended_by_person = true;
-        j->suspended_by_admin = j->suspended_by_admin || by_admin;
-        return manager_job_save(m, j);
-}
 
 static void on_freeze_done(Executor *e, uint64_t id, int error, const char *message, void *userdata) {
         FreezeCall *fc = userdata;
@@ -1004,12 +998,12 @@ static void on_freeze_done(Executor *e, uint64_t id, int error, const char *mess
                 log_warning_errno(error, "Cannot %s job %" PRIu64 ": %s", fc->freeze ? "suspend" : "resume", id,
                                   strna(message));
         } else {
-                if (j && fc->freeze && j->state == JOB_RUNNING) {
-                        j->suspended_by_admin = fc->by_admin;
-                        (void) manager_job_transition(m, j, JOB_EVENT_SUSPEND, JOB_SUSPENDED, "Suspended");
-                } else if (j && fc->freeze && j->state == JOB_SUSPENDED && j->suspended_by_sched)
+                if (j && fc->freeze && j->state == JOB_RUNNING)
+                        (void) manager_job_transition_by(m, j, JOB_EVENT_SUSPEND, JOB_SUSPENDED, "Suspended",
+                                                         fc->by);
+                else if (j && fc->freeze && j->state == JOB_SUSPENDED && j->suspended_by_sched)
                         /* A pass suspended it while this freeze was under way: theirs stands too. */
-                        hold_suspended_by_person(m, j, fc->by_admin);
+                        (void) manager_job_mark(m, j, JOB_MARK_SUSPEND, fc->by);
                 else if (j && !fc->freeze && j->state == JOB_SUSPENDED)
                         (void) manager_job_transition(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL);
                 reply = ok_reply(NULL);
@@ -1034,27 +1028,24 @@ static json_object *method_suspend(Manager *m, Call *call, const Peer *peer, jso
                          "suspend and resume are for administrators (or owners, where UsersMaySuspend=yes)")))
                 return err;
         if (j->state == JOB_SUSPENDED && j->suspended_by_sched && !j->launching && !j->cancel_requested) {
-                AuthzPeer ap = authz_peer(peer);
-                AuthzJob aj = authz_job(j);
                 json_object *p;
 
                 /* Its CPUs are another job's now: only a pass, which knows where it can go,
-                 * resumes it. A person's suspend holds it suspended beyond that, their
-                 * resume lifts only their own hold. */
+                 * resumes it. A person's suspend holds it suspended beyond that (a pass
+                 * does not resume it until they do), their resume lifts only their own
+                 * hold. */
                 if (freeze) {
                         if (j->suspended_by_person)
                                 return invalid_state(j);
-                        if (hold_suspended_by_person(m, j, authz_is_admin_action(&ap, &aj, &m->authz)) < 0)
+                        if (manager_job_mark(m, j, JOB_MARK_SUSPEND, job_actor(m, peer, j)) < 0)
                                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
                         return ok_reply(NULL);
                 }
                 if (!j->suspended_by_person)
                         return permission_denied("the scheduler suspended this job to let a higher priority job "
                                                  "run; it resumes by itself as soon as CPUs allow");
-                j->suspended_by_person = j->suspended_by_admin = false;
-                if (manager_job_save(m, j) < 0)
+                if (manager_job_mark(m, j, JOB_MARK_RESUME, job_actor(m, peer, j)) < 0)
                         return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
-                m->sched_needed = true;
                 p = json_object_new_object();
                 json_add_string(p, CORRAL_FIELD_MESSAGE, "your hold is lifted; the scheduler still holds it "
                                 "suspended (preemption) and resumes it as soon as CPUs allow");
@@ -1065,12 +1056,7 @@ static json_object *method_suspend(Manager *m, Call *call, const Peer *peer, jso
         fc = new0(FreezeCall, 1);
         if (!fc)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
-        {
-                AuthzPeer ap = authz_peer(peer);
-                AuthzJob aj = authz_job(j);
-                *fc = (FreezeCall) { .m = m, .call = call, .freeze = freeze,
-                                     .by_admin = freeze && authz_is_admin_action(&ap, &aj, &m->authz) };
-        }
+        *fc = (FreezeCall) { .m = m, .call = call, .freeze = freeze, .by = job_actor(m, peer, j) };
         if (executor_freeze(m->executor, j->id, j->project, freeze, on_freeze_done, fc) < 0) {
                 free(fc);
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
@@ -1120,8 +1106,7 @@ static json_object *method_requeue(Manager *m, const Peer *peer, json_object *pa
                 return ok_reply(NULL);
         }
         /* Running: stop it, and the outcome puts it back in the queue. */
-        j->cancel_requested = true;
-        (void) job_set_reason(j, hold ? "RequeueHold" : "Requeue");
+        (void) manager_job_mark(m, j, hold ? JOB_MARK_REQUEUE_HOLD : JOB_MARK_REQUEUE, job_actor(m, peer, j));
         if (!j->launching && executor_cancel(m->executor, j->id, NULL, NULL) < 0)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         return ok_reply(NULL);

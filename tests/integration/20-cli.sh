@@ -78,6 +78,16 @@ if ! corral info | grep -q 'GPUs: [1-9]'; then
     assert_match "$out" 'this machine has no GPUs' "the GPU refusal"
 fi
 
+log "an administrator's hold stands: alice's own hold of the job changes nothing, her release is refused"
+id=$(A corral submit --parsable --begin now+1h -- true)
+corral hold "$id"
+A corral hold "$id" 2>/dev/null && fail "alice held again a job an administrator held"
+out=$(A corral release "$id" 2>&1) && fail "alice released a job an administrator held (after her own hold)"
+assert_match "$out" 'only an administrator can release' "the refusal says why"
+state_is "$id" HELD || fail "the administrator's hold did not stand: $(jstate "$id")"
+corral release "$id"
+A corral cancel "$id"
+
 log "hold, release, queue, show; the other user is kept out"
 id=$(A corral submit --parsable --hold -- sleep 60)
 state_is "$id" HELD || fail "held job is $(jstate "$id")"

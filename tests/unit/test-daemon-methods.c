@@ -1938,6 +1938,56 @@ static void test_preemption_and_person(void **state) {
         manager_for_test_free(m);
 }
 
+/* An administrator's hold stands whatever the owner does: their own hold of the held job
+ * is refused and changes nothing, and only an administrator releases it. An
+ * administrator's hold of a job its owner held makes the hold theirs, in the store too. */
+static void test_admin_hold_stands(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        json_object *r;
+        Job *stored;
+        uint64_t id;
+        char params[64];
+
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}");
+        id = job_id_of(r);
+        json_object_put(r);
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) id);
+
+        r = call(m, 0, CORRAL_METHOD_HOLD, params);
+        assert_null(error_of(r));
+        json_object_put(r);
+        expect_error(call(m, NOBODY, CORRAL_METHOD_HOLD, params), "InvalidState", NULL);
+        assert_true(manager_find_job(m, id)->held_by_admin);
+        expect_error(call(m, NOBODY, CORRAL_METHOD_RELEASE, params), "PermissionDenied", NULL);
+        assert_int_equal(manager_find_job(m, id)->state, JOB_HELD);
+        r = call(m, 0, CORRAL_METHOD_RELEASE, params);
+        assert_null(error_of(r));
+        json_object_put(r);
+        assert_false(manager_find_job(m, id)->held_by_admin);
+
+        /* The owner holds it, then an administrator. */
+        r = call(m, NOBODY, CORRAL_METHOD_HOLD, params);
+        assert_null(error_of(r));
+        json_object_put(r);
+        assert_false(manager_find_job(m, id)->held_by_admin);
+        r = call(m, 0, CORRAL_METHOD_HOLD, params);
+        assert_null(error_of(r));
+        json_object_put(r);
+        assert_true(manager_find_job(m, id)->held_by_admin);
+        assert_string_equal(manager_find_job(m, id)->reason, "JobHeldAdmin");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_RELEASE, params), "PermissionDenied", NULL);
+        assert_int_equal(store_commit(m->store), 0);
+        stored = job_new();
+        assert_non_null(stored);
+        stored->id = id;
+        assert_int_equal(store_load_jobs(m->store, find_stored, &stored), 0);
+        assert_int_equal(stored->state, JOB_HELD);
+        assert_true(stored->held_by_admin);
+        job_free(stored);
+        manager_for_test_free(m);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_submit_bounds, setup, tree_teardown),
@@ -1964,6 +2014,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_preemption, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_express_access, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_preemption_and_person, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_admin_hold_stands, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_test_submit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_gpu_submit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_interactive_rules, setup, tree_teardown),
