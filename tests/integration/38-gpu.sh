@@ -8,7 +8,11 @@
 # side on disjoint GPUs, keep them through a restart, and a 3-GPU job waits for GPUs while a
 # CPU is free; the environment numbers the job's GPUs as CUDA will see them inside the fence
 # (0..n-1) and carries the machine's indexes in SLURM_JOB_GPUS and CORRAL_GPUS.
-# timeout: 600
+# Then 3 discovered cards, a fake NVIDIA driver's procfs (a tmpfs over /proc/driver) naming
+# them by UUID and PCI address: the first vanishes under a running job, through a reload and
+# a restart no GPU is ever held by two jobs, the vanished card's node (still in /dev) opens
+# for no job, each card keeps its index, and the card coming back is still the job's.
+# timeout: 900
 . "$CORRAL_TEST_LIB"
 dropin=/etc/corral/corral.conf.d/38-gpu.conf
 client=$(dirname "$0")/proto-client.py
@@ -16,6 +20,8 @@ sock=/run/corral/io.corral.Manager
 cleanup() {
     corral cancel -u "$USER_A" >/dev/null 2>&1 || true
     rm -f "$dropin" /dev/nvidia0 /dev/nvidia1 /dev/nvidia2 /dev/nvidia3 /dev/nvidiactl
+    rm -f /dev/nvidia4 /dev/nvidia5 /dev/nvidia6
+    umount /proc/driver 2>/dev/null || true
     corral reload >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -155,3 +161,89 @@ corral cancel "$a"
 wait_for 120 sh -c "[ \"\$(corral show --json $c | jq -r .job.state)\" = RUNNING ]" \
     || fail "job $c did not start once job $a freed its GPUs: $(state "$c")"
 corral cancel "$c"
+wait_for 60 ended "$c" || fail "job $c did not end"
+
+# ---- Discovered cards, and one vanishing under a running job ----
+rm -f "$dropin"
+mount -t tmpfs -o mode=0555 corral-fake-driver /proc/driver || skip "cannot mount over /proc/driver"
+uuid() { printf 'GPU-5e7c9a3c-1b2d-4f4e-8a6b-0c1d2e3f4a%02d' "$1"; }
+card() { # I: card I at PCI 0000:0<I+1>:00.0, minor I+4
+    local pci="0000:0$(($1 + 1)):00.0" minor=$(($1 + 4))
+    mkdir -p "/proc/driver/nvidia/gpus/$pci"
+    printf 'Model: \t\t NVIDIA A100-SXM4-40GB\nIRQ:   \t\t 150\nGPU UUID: \t %s\nBus Type: \t PCIe\nBus Location: \t %s\nDevice Minor: \t %s\nGPU Excluded:\t No\n' \
+        "$(uuid "$1")" "$pci" "$minor" > "/proc/driver/nvidia/gpus/$pci/information"
+    [ -e "/dev/nvidia$minor" ] || mknod -m 0666 "/dev/nvidia$minor" c 195 "$minor"
+}
+for i in 0 1 2; do card $i; done
+corral reload
+index_of() { corral info --json | jq -r --arg p "$1" '.devices[] | select(.pci_address == $p) | .index'; }
+name_of() { corral info --json | jq -r --arg p "$1" '.devices[] | select(.pci_address == $p) | .name'; }
+ia=$(index_of 0000:01:00.0) ib=$(index_of 0000:02:00.0) ic=$(index_of 0000:03:00.0)
+log "discovered cards at indexes $ia $ib $ic; corral info: $(corral info --json | jq -c '[.devices[] | [.index, .name, .pci_address, .offline]]')"
+[ -n "$ia" ] && [ -n "$ib" ] && [ -n "$ic" ] || fail "the 3 discovered cards are not all listed"
+assert_eq "$(corral info --json | jq -r .gpus)" 3 "schedulable GPUs: the 3 discovered (the declared 4 are gone)"
+
+# No GPU held by two running jobs: each running job's stored GPUs, every identity once.
+no_double() {
+    local dup
+    dup=$(sqlite3 /var/lib/corral/corral.db "select alloc_gpus from jobs where state in ('RUNNING','SUSPENDED') and alloc_gpus is not null" \
+        | tr ',' '\n' | sort | uniq -d)
+    [ -z "$dup" ] || fail "$1: GPU $dup is held by two jobs"
+}
+probe6='["sh","-c","python3 /tmp/gpu-probe.py /dev/nvidia4 /dev/nvidia5 /dev/nvidia6; sleep 300"]'
+j1=$(submit ",\"gpus\":1,\"gpu_type\":\"$(name_of 0000:01:00.0)\"" "$probe6")
+wait_for 120 sh -c "grep -q CORRAL_GPUS $work/job-$j1.out" || fail "job $j1 did not start: $(state "$j1")"
+assert_eq "$(line "$(cat "$work/job-$j1.out")" 'env CORRAL_GPUS')" "$ia" "job $j1 holds the first card"
+assert_eq "$(line "$(cat "$work/job-$j1.out")" /dev/nvidia4)" ENXIO "job $j1 opening its own card"
+assert_eq "$(sqlite3 /var/lib/corral/corral.db "select alloc_gpus from jobs where id=$j1")" "$(uuid 0)" \
+    "job $j1's GPU stored by its UUID"
+
+# The first card falls off the bus (its node stays), then a reload.
+rm -r /proc/driver/nvidia/gpus/0000:01:00.0
+corral reload
+info=$(corral info --json)
+log "after the card left: $(echo "$info" | jq -c '[.devices[] | [.index, .name, .pci_address, .offline, .job_id]]')"
+assert_eq "$(index_of 0000:02:00.0),$(index_of 0000:03:00.0)" "$ib,$ic" "the other cards keep their indexes"
+assert_eq "$(echo "$info" | jq -r --argjson i "$ia" '.devices[] | select(.index == $i) | .job_id')" "$j1" \
+    "the gone card is still job $j1's"
+assert_match "$(echo "$info" | jq -r --argjson i "$ia" '.devices[] | select(.index == $i) | .offline')" gone "the card is listed as gone"
+assert_eq "$(state "$j1")" RUNNING "job $j1 after its card left"
+# A 2-GPU job gets the two cards there, never the gone one; a 1-GPU job then waits.
+j2=$(submit ',"gpus":2' "$probe6")
+wait_for 120 sh -c "grep -q CORRAL_GPUS $work/job-$j2.out" || fail "job $j2 did not start: $(state "$j2")"
+out2=$(cat "$work/job-$j2.out")
+log "job $j2: $(echo "$out2" | tr '\n' ';')"
+assert_eq "$(line "$out2" 'env CORRAL_GPUS')" "$(printf '%s\n' "$ib" "$ic" | sort -n | paste -sd,)" "job $j2 holds the two cards left"
+assert_eq "$(line "$out2" /dev/nvidia4)" EPERM "job $j2 opening the vanished card's node"
+assert_eq "$(line "$out2" /dev/nvidia5)" ENXIO "job $j2 opening its own /dev/nvidia5"
+assert_eq "$(line "$out2" /dev/nvidia6)" ENXIO "job $j2 opening its own /dev/nvidia6"
+no_double "after the reload"
+cpu2=$(submit "" "[\"python3\",\"/tmp/gpu-probe.py\",\"/dev/nvidia4\",\"/dev/nvidia5\"]")
+out=$(result "$cpu2")
+assert_eq "$(line "$out" /dev/nvidia4)" EPERM "a CPU job opening the vanished card's node"
+j3=$(submit ',"gpus":1' "$probe6")
+sleep 3
+assert_eq "$(state "$j3")" PENDING "a 1-GPU job while every card is held or gone"
+
+# A restart: each job keeps its cards, the gone one stays job $j1's.
+systemctl restart corrald
+wait_for 60 corral info >/dev/null 2>&1 || fail "corrald did not come back"
+assert_eq "$(state "$j1"),$(state "$j2"),$(state "$j3")" RUNNING,RUNNING,PENDING "the jobs after the restart"
+assert_eq "$(index_of 0000:02:00.0),$(index_of 0000:03:00.0)" "$ib,$ic" "the cards' indexes after the restart"
+assert_eq "$(corral info --json | jq -r --argjson i "$ia" '.devices[] | select(.index == $i) | .job_id')" "$j1" \
+    "the gone card is job $j1's after the restart"
+no_double "after the restart"
+
+# The card comes back: its own index, still job $j1's; j3 gets it once j1 ends.
+card 0
+corral reload
+assert_eq "$(index_of 0000:01:00.0)" "$ia" "the card back at its index"
+sleep 3
+assert_eq "$(state "$j3")" PENDING "a 1-GPU job while the card that came back is job $j1's"
+no_double "after the card came back"
+corral cancel "$j1"
+wait_for 120 sh -c "grep -q CORRAL_GPUS $work/job-$j3.out" || fail "job $j3 did not start once job $j1 ended: $(state "$j3")"
+assert_eq "$(line "$(cat "$work/job-$j3.out")" 'env CORRAL_GPUS')" "$ia" "job $j3 on the card that came back"
+no_double "at the end"
+corral cancel "$j2"
+corral cancel "$j3"
