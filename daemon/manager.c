@@ -381,10 +381,6 @@ static int manager_load_devices(Manager *m) {
                         log_info("%s: [Device] %s matches no device on this machine.", c->where,
                                  c->name ?: c->pci_address);
         }
-        /* Again, for the devices the sections declare. */
-        r = device_set_place(s, known, reusable);
-        if (r < 0)
-                return log_oom();
         r = device_set_finish(s);
         if (r == -E2BIG)
                 return log_error_errno(r, "More than %d devices: Corral schedules at most %d; the devices stay as "

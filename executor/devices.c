@@ -527,12 +527,15 @@ int device_set_place(DeviceSet *s, const DeviceSet *known, uint64_t reusable) {
         Device *v = NULL;
         int r = -ENOMEM;
 
+        /* Placed already: device_set_apply() kept each device at its index, revived a
+         * declared one at its own, appended a new one at the next. */
+        if (s->placed)
+                return 0;
         for (size_t i = 0; i < DEVICES_MAX; i++)
                 at[i] = -1;
         index = new(ssize_t, s->n_devices + 1);
         if (!index)
                 return -ENOMEM;
-        /* Placeholders of an earlier call are made again from known. */
         for (size_t i = 0; i < s->n_devices; i++) {
                 index[i] = -1;
                 if (s->devices[i].gone)
@@ -589,7 +592,7 @@ int device_set_place(DeviceSet *s, const DeviceSet *known, uint64_t reusable) {
                         }
                 }
         }
-        /* What is left: placeholders of an earlier call, and cards no index is left for. */
+        /* What is left: cards no index is left for. */
         for (size_t i = 0; i < s->n_devices; i++) {
                 Device *d = &s->devices[i];
                 _cleanup_free_ char *why = NULL;

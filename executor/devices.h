@@ -46,11 +46,12 @@ typedef struct Device {
 } Device;
 
 typedef struct DeviceSet {
-        Device *devices;     /* ordered by vendor, then PCI address, then name */
+        Device *devices;     /* ordered by vendor, then PCI address, then name; once
+                              * placed, by index (device_set_place()) */
         size_t n_devices;
         /* Nodes every job holding a device of that vendor also needs, that exist on this
          * machine: /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-uvm-tools,
-         * /dev/nvidia-modeset, /dev/nvidia-caps/...; /dev/kfd. */
+         * /dev/nvidia-modeset; /dev/kfd. */
         char **shared_nodes[_DEVICE_VENDOR_MAX];
         /* GPUs found that are scheduled to nobody, each with why ("0000:07:00.0 (NVIDIA
          * A100): neither a UUID nor a PCI address is readable"): a card whose identity is
@@ -79,8 +80,10 @@ bool device_same(const Device *a, const Device *b) _pure_;
  * discovery name becomes gpu<index>. The known cards not in s stay at their index as
  * gone placeholders, so that positions in s are indexes: a running job's gpu_mask keeps
  * meaning the cards it was given, and a gone card is given to nobody. A device that no
- * index is left for goes to unscheduled. Devices a [Device] section declares are placed
- * by calling this again after device_set_apply(). -ENOMEM, else 0. */
+ * index is left for goes to unscheduled. Once s is placed, device_set_apply() keeps the
+ * indexes (a hidden device stays as a gone placeholder, a declared one known by its name
+ * is revived at its index, a new one takes the next) and a second call does nothing.
+ * -ENOMEM, else 0. */
 int device_set_place(DeviceSet *s, const DeviceSet *known, uint64_t reusable);
 /* Whether d may be given to a job: there and of a known identity. */
 static inline bool device_is_schedulable(const Device *d) {

@@ -515,6 +515,44 @@ static void test_card_added_and_identity(void **state) {
         assert_string_equal(c->devices[3].name, "gpu3");
 }
 
+/* [Device] sections over a placed set: a hidden card keeps its index (gone), the others
+ * theirs; a declared device known by its name comes back at its index. */
+static void test_place_and_declare(void **state) {
+        Roots *r = *state;
+        _cleanup_(device_set_freep) DeviceSet *a = NULL, *b = NULL;
+        _cleanup_free_ char *err = NULL;
+        char n0[] = "/dev/fpga0";
+        char *nodes[] = { n0, NULL };
+
+        put_nvidia(r, "0000:01:00.0", "NVIDIA A100", 0, 0, false);
+        put_nvidia(r, "0000:02:00.0", "NVIDIA A100", 1, 0, false);
+        put_nvidia(r, "0000:03:00.0", "NVIDIA A100", 2, 0, false);
+        assert_int_equal(devices_discover(r->sys, r->proc, r->dev, &a), 0);
+        assert_int_equal(device_set_place(a, NULL, 0), 0);
+        assert_int_equal(device_set_apply(a, &(DeviceDecl) { .pci_address = "0000:02:00.0", .hide = true }, &err), 0);
+        assert_int_equal(device_set_apply(a, &(DeviceDecl) { .name = "fpga0", .nodes = nodes }, &err), 0);
+        assert_int_equal(device_set_place(a, NULL, 0), 0);
+        assert_int_equal(device_set_finish(a), 0);
+        assert_int_equal(a->n_devices, 4);
+        assert_true(a->devices[1].gone);
+        assert_string_equal(a->devices[2].name, "gpu2");
+        assert_string_equal(a->devices[2].pci_address, "0000:03:00.0");
+        assert_string_equal(a->devices[3].name, "fpga0");
+        assert_string_equal(device_key(&a->devices[3]), "fpga0");
+
+        /* Next reload: fpga0 declared again, the hidden card shown again. */
+        assert_int_equal(devices_discover(r->sys, r->proc, r->dev, &b), 0);
+        assert_int_equal(device_set_place(b, a, 0), 0);
+        assert_true(b->devices[3].gone);
+        assert_int_equal(device_set_apply(b, &(DeviceDecl) { .name = "fpga0", .nodes = nodes }, &err), 0);
+        assert_int_equal(device_set_finish(b), 0);
+        assert_int_equal(b->n_devices, 4);
+        assert_false(b->devices[1].gone);
+        assert_string_equal(b->devices[1].pci_address, "0000:02:00.0");
+        assert_false(b->devices[3].gone);
+        assert_string_equal(b->devices[3].name, "fpga0");
+}
+
 /* The fence on an NVIDIA host: a vanished card's node (its procfs entry gone, its node
  * still there), the MIG capabilities, NVIDIA's DRM nodes and the NVSwitch nodes are
  * withheld from the base; another driver's DRM node is not. */
@@ -599,6 +637,7 @@ int main(void) {
                 T(test_fence_base),
                 T(test_card_removed),
                 T(test_card_added_and_identity),
+                T(test_place_and_declare),
                 T(test_fence_nvidia_nodes),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
