@@ -1248,6 +1248,9 @@ static json_object *devices_to_json(Manager *m) {
                 return NULL;
         for (size_t k = 0; k < m->n_jobs; k++) {
                 const Job *j = m->jobs[k];
+                /* An ended job keeps its allocation in memory, not its GPUs. */
+                if (!job_state_is_active(j->state))
+                        continue;
                 for (uint64_t mask = j->alloc ? j->alloc->gpu_mask : 0; mask; mask &= mask - 1)
                         holder[__builtin_ctzll(mask)] = j;
         }

@@ -208,7 +208,17 @@ assert_eq "$(echo "$info" | jq -r --argjson i "$ia" '.devices[] | select(.index 
     "the gone card is still job $j1's"
 assert_match "$(echo "$info" | jq -r --argjson i "$ia" '.devices[] | select(.index == $i) | .offline')" gone "the card is listed as gone"
 assert_eq "$(state "$j1")" RUNNING "job $j1 after its card left"
-# A 2-GPU job gets the two cards there, never the gone one; a 1-GPU job then waits.
+for i in 0 1 2 3; do
+    assert_eq "$(echo "$info" | jq -r --argjson i "$i" '.devices[] | select(.index == $i) | .job_id')" null \
+        "declared gpu$i, gone, held by no running job"
+done
+# A CPU job (on the guest's other CPU) opens no card, the vanished one's node included.
+cpu2=$(submit "" "[\"python3\",\"/tmp/gpu-probe.py\",\"/dev/nvidia4\",\"/dev/nvidia5\"]")
+out=$(result "$cpu2")
+assert_eq "$(line "$out" /dev/nvidia4)" EPERM "a CPU job opening the vanished card's node"
+assert_eq "$(line "$out" /dev/nvidia5)" EPERM "a CPU job opening a card's node"
+# A 2-GPU job gets the two cards there, never the gone one; a 1-GPU job then waits for
+# GPUs (and, on the guest's 2 CPUs, for a CPU: corral why says both).
 j2=$(submit ',"gpus":2' "$probe6")
 wait_for 120 sh -c "grep -q CORRAL_GPUS $work/job-$j2.out" || fail "job $j2 did not start: $(state "$j2")"
 out2=$(cat "$work/job-$j2.out")
@@ -218,12 +228,17 @@ assert_eq "$(line "$out2" /dev/nvidia4)" EPERM "job $j2 opening the vanished car
 assert_eq "$(line "$out2" /dev/nvidia5)" ENXIO "job $j2 opening its own /dev/nvidia5"
 assert_eq "$(line "$out2" /dev/nvidia6)" ENXIO "job $j2 opening its own /dev/nvidia6"
 no_double "after the reload"
-cpu2=$(submit "" "[\"python3\",\"/tmp/gpu-probe.py\",\"/dev/nvidia4\",\"/dev/nvidia5\"]")
-out=$(result "$cpu2")
-assert_eq "$(line "$out" /dev/nvidia4)" EPERM "a CPU job opening the vanished card's node"
 j3=$(submit ',"gpus":1' "$probe6")
+gpus_free() { # ID COUNT: corral why says the job waits for GPUs, COUNT of them free
+    local why
+    wait_for 30 sh -c "corral show --json $1 | jq -e '.job.reason != null' >/dev/null" || true
+    why=$(corral why "$1")
+    log "corral why $1: $(echo "$why" | grep -i gpu | tr '\n' ';')"
+    assert_match "$why" "waits for 1 GPUs: 0 of $2 free" "job $1 waits for GPUs, none free"
+}
 sleep 3
 assert_eq "$(state "$j3")" PENDING "a 1-GPU job while every card is held or gone"
+gpus_free "$j3" 2
 
 # A restart: each job keeps its cards, the gone one stays job $j1's.
 systemctl restart corrald
@@ -233,6 +248,7 @@ assert_eq "$(index_of 0000:02:00.0),$(index_of 0000:03:00.0)" "$ib,$ic" "the car
 assert_eq "$(corral info --json | jq -r --argjson i "$ia" '.devices[] | select(.index == $i) | .job_id')" "$j1" \
     "the gone card is job $j1's after the restart"
 no_double "after the restart"
+gpus_free "$j3" 2
 
 # The card comes back: its own index, still job $j1's; j3 gets it once j1 ends.
 card 0
@@ -240,6 +256,7 @@ corral reload
 assert_eq "$(index_of 0000:01:00.0)" "$ia" "the card back at its index"
 sleep 3
 assert_eq "$(state "$j3")" PENDING "a 1-GPU job while the card that came back is job $j1's"
+gpus_free "$j3" 3
 no_double "after the card came back"
 corral cancel "$j1"
 wait_for 120 sh -c "grep -q CORRAL_GPUS $work/job-$j3.out" || fail "job $j3 did not start once job $j1 ended: $(state "$j3")"

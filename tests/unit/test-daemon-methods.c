@@ -1122,6 +1122,8 @@ static void test_gpu_submit(void **state) {
         j->alloc = calloc(1, sizeof(SchedAllocation));
         assert_non_null(j->alloc);
         j->alloc->gpu_mask = UINT64_C(0xa);
+        JobState held_state = j->state;
+        j->state = JOB_RUNNING; /* an ended job's allocation holds no GPU */
         {
                 char params[64];
                 _cleanup_(job_info_done) JobInfo info = JOB_INFO_INIT;
@@ -1161,6 +1163,7 @@ static void test_gpu_submit(void **state) {
                 device_info_array_free(di, n);
         }
         json_object_put(r);
+        j->state = held_state;
 
         m->devices = NULL; /* not the manager's to free */
         manager_for_test_free(m);
