@@ -507,8 +507,8 @@ static int placeholder(const Device *k, size_t i, Device *ret) {
 
         if (k && k->name)
                 d.name = strdup(k->name);
-        else
-                (void) asprintf(&d.name, "gpu%zu", i);
+        else if (asprintf(&d.name, "gpu%zu", i) < 0)
+                d.name = NULL;
         if (!d.name || (k && k->uuid && !(d.uuid = strdup(k->uuid))) ||
             (k && k->pci_address && !(d.pci_address = strdup(k->pci_address))) ||
             (k && k->model && !(d.model = strdup(k->model))) ||
