@@ -386,16 +386,18 @@ static void describe_devices(const DeviceSet *ds, char *buf, size_t size) {
  * Slurm refuses a constraint no node satisfies. m->devices NULL: no devices. */
 static json_object *check_gpus(Manager *m, const SubmitRequest *req) {
         const DeviceSet *ds = m->devices;
-        size_t n = ds ? ds->n_devices : 0, matching = 0;
+        size_t n = 0, matching = 0; /* schedulable GPUs: a gone one is no GPU of the machine's */
         char have[512], what[CORRAL_GPU_TYPE_LENGTH_MAX + CORRAL_CONSTRAINT_LENGTH_MAX + 64];
         _cleanup_free_ char *msg = NULL;
         int r;
 
         if (req->gpus == 0 && !req->gpu_type && !req->constraint)
                 return NULL;
-        for (size_t i = 0; i < n; i++)
-                matching += device_is_schedulable(&ds->devices[i]) &&
-                            device_matches(&ds->devices[i], req->gpu_type, req->constraint);
+        for (size_t i = 0; i < (ds ? ds->n_devices : 0); i++)
+                if (device_is_schedulable(&ds->devices[i])) {
+                        n++;
+                        matching += device_matches(&ds->devices[i], req->gpu_type, req->constraint);
+                }
         if (req->gpus == 0 ? matching > 0 : req->gpus <= matching)
                 return NULL;
 
