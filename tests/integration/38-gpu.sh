@@ -201,8 +201,6 @@ started "$j1"
 assert_eq "$(line "$(cat "$work/job-$j1.out")" 'env CORRAL_GPUS')" "$ia" "job $j1 holds the first card"
 assert_eq "$(line "$(cat "$work/job-$j1.out")" /dev/nvidia4)" ENXIO "job $j1 opening its own card"
 assert_eq "$(line "$(cat "$work/job-$j1.out")" /dev/nvidia5)" EPERM "job $j1 opening another card"
-assert_eq "$(sqlite3 /var/lib/corral/corral.db "select alloc_gpus from jobs where id=$j1")" "$(uuid 0)" \
-    "job $j1's GPU stored by its UUID"
 
 # A card appears before the others in PCI order: every card keeps its index, and a 3-GPU
 # job gets the three free ones, never job $j1's.
@@ -219,6 +217,8 @@ for n in 5 6 7; do assert_eq "$(line "$out2" /dev/nvidia$n)" ENXIO "job $j2 open
 assert_eq "$(index_of 0000:01:00.0),$(index_of 0000:02:00.0),$(index_of 0000:03:00.0)" "$ia,$ib,$ic" \
     "the cards keep their indexes when one comes first in PCI order"
 assert_eq "$(holder_of "$ia")" "$j1" "job $j1's card after the new one came"
+assert_eq "$(sqlite3 /var/lib/corral/corral.db "select alloc_gpus from jobs where id=$j1")" "$(uuid 0)" \
+    "job $j1's GPU stored by its UUID"
 assert_eq "$(line "$out2" 'env CORRAL_GPUS')" "$(printf '%s\n' "$ib" "$ic" "$iz" | sort -n | paste -sd,)" "job $j2's GPUs"
 no_double "after a card came first"
 corral cancel "$j2"
