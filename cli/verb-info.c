@@ -86,9 +86,10 @@ int devices_print(FILE *f, const DeviceInfo *devices, size_t n) {
                 else
                         strcpy(numa, "-");
                 if (d->job_id > 0)
-                        snprintf(job, sizeof job, "%" PRIu64 " (%s)", d->job_id, strna(d->user));
+                        snprintf(job, sizeof job, "%" PRIu64 " (%s)%s", d->job_id, strna(d->user),
+                                 d->offline ? ", gone" : "");
                 else
-                        strcpy(job, "free");
+                        strcpy(job, d->offline ? "gone" : "free");
                 STRV_FOREACH(x, d->features)
                         len += strlen(*x) + 1;
                 if (len > 0) {
@@ -190,6 +191,11 @@ int verb_info(Cli *cli, int argc, char **argv) {
                 if (r < 0)
                         return log_error_errno(r, "info: %m"), CLI_EXIT_FAILURE;
         }
+        if (json_object_object_get_ex(reply.parameters, "unscheduled_gpus", &devices) &&
+            json_object_is_type(devices, json_type_array))
+                for (size_t i = 0; i < json_object_array_length(devices); i++)
+                        printf("%s GPU %s\n", i ? "            " : "\nNot scheduled:",
+                               strna(json_object_get_string(json_object_array_get_idx(devices, i))));
         return CLI_EXIT_SUCCESS;
 }
 

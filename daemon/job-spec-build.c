@@ -61,6 +61,10 @@ static int build_device_fence(Manager *m, const Job *j, JobSpec *s) {
 
                 if (!(mask & (UINT64_C(1) << g)))
                         continue;
+                /* A card gone since (a reload while the job waited to start, or a
+                 * restart): its node, if any is left, may be another card's one day. */
+                if (!device_is_schedulable(d))
+                        continue;
                 STRV_FOREACH(n, d->nodes)
                         if (!strv_contains(s->device_allow, *n) && strv_extend(&s->device_allow, *n) < 0)
                                 return -ENOMEM;

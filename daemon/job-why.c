@@ -82,6 +82,9 @@ static void explain_gpus(Manager *m, Job *j, json_object *why) {
                 return;
         manager_sched_job(m, j, &s);
         allowed = (s.gpu_allowed ?: UINT64_MAX) & all;
+        for (size_t g = 0; g < mc->n_gpus; g++)
+                if (mc->gpus[g].offline)
+                        allowed &= ~(UINT64_C(1) << g);
         for (size_t i = 0; i < m->n_jobs; i++) {
                 const Job *r = m->jobs[i];
                 if (!job_state_is_active(r->state) || !r->alloc || !(r->alloc->gpu_mask & allowed))

@@ -276,9 +276,11 @@ static char *describe_devices(const DeviceSet *s) {
 
         if (!f)
                 return NULL;
-        for (size_t i = 0; i < s->n_devices; i++) {
+        for (size_t i = 0, n = 0; i < s->n_devices; i++) {
                 const Device *d = &s->devices[i];
-                fprintf(f, "%s%s (%s, %s", i ? ", " : "", d->name, device_vendor_to_string(d->vendor),
+                if (!device_is_schedulable(d))
+                        continue;
+                fprintf(f, "%s%s (%s, %s", n++ ? ", " : "", d->name, device_vendor_to_string(d->vendor),
                         d->model ?: "model unknown");
                 if (d->numa_node >= 0)
                         fprintf(f, ", NUMA node %d", d->numa_node);
@@ -289,34 +291,30 @@ static char *describe_devices(const DeviceSet *s) {
         return text;
 }
 
-/* The running jobs' GPUs, from the old set's bits to the new set's, by device name: a
- * reload that adds, hides or reorders devices must not hand a running job's GPU to
- * another. A device that is gone stays with nobody: the job keeps running, fenced as it
- * was started, and the bit is dropped. */
-static void remap_gpu_masks(Manager *m, const DeviceSet *old, const DeviceSet *new) {
+/* The GPUs running and suspended jobs hold. */
+static uint64_t gpus_held(const Manager *m) {
+        uint64_t held = 0;
+
+        for (size_t i = 0; i < m->n_jobs; i++)
+                if (job_state_is_active(m->jobs[i]->state) && m->jobs[i]->alloc)
+                        held |= m->jobs[i]->alloc->gpu_mask;
+        return held;
+}
+
+/* A card a running job holds that is gone now: the job keeps its index (nobody else is
+ * given it) and runs on as it was started, its fence unchanged. */
+static void warn_gone_held(const Manager *m, const DeviceSet *old, const DeviceSet *new) {
         for (size_t i = 0; i < m->n_jobs; i++) {
-                Job *j = m->jobs[i];
-                uint64_t mask = 0;
+                const Job *j = m->jobs[i];
 
-                if (!j->alloc || j->alloc->gpu_mask == 0)
+                if (!job_state_is_active(j->state) || !j->alloc)
                         continue;
-                for (size_t g = 0; g < 64; g++) {
-                        const Device *d;
-
-                        if (!(j->alloc->gpu_mask & (UINT64_C(1) << g)))
-                                continue;
-                        d = old && g < old->n_devices ? device_set_find(new, old->devices[g].name) : NULL;
-                        if (d)
-                                mask |= UINT64_C(1) << (d - new->devices);
-                        else if (job_state_is_active(j->state))
-                                log_warning("Job %" PRIu64 " holds %s, which the reloaded configuration no longer "
-                                            "has: the job keeps it until it ends, nobody else is given it.",
-                                            j->id, old && g < old->n_devices ? old->devices[g].name : "a GPU");
-                }
-                if (mask != j->alloc->gpu_mask) {
-                        j->alloc->gpu_mask = mask;
-                        (void) manager_job_save(m, j);
-                }
+                for (size_t g = 0; g < new->n_devices && g < 64; g++)
+                        if ((j->alloc->gpu_mask & (UINT64_C(1) << g)) && new->devices[g].gone &&
+                            !(old && g < old->n_devices && old->devices[g].gone))
+                                log_warning("Job %" PRIu64 " holds %s (%s), which is gone or hidden: the job keeps it "
+                                            "until it ends, nobody else is given it.",
+                                            j->id, new->devices[g].name, device_key(&new->devices[g]));
         }
 }
 
@@ -324,12 +322,14 @@ static void remap_gpu_masks(Manager *m, const DeviceSet *old, const DeviceSet *n
  * that cannot apply is logged and skipped (the files loaded, so the rest of the
  * configuration is in force); a failure to read the machine keeps the devices there were. */
 static int manager_load_devices(Manager *m) {
-        _cleanup_(device_set_freep) DeviceSet *s = NULL;
+        _cleanup_(device_set_freep) DeviceSet *s = NULL, *stored = NULL;
         _cleanup_strv_free_ char **base = NULL;
         _cleanup_free_ SchedGpu *gpus = NULL;
         _cleanup_free_ char *text = NULL;
         _cleanup_close_ int sys = -EBADF, proc = -EBADF, dev = -EBADF;
+        const DeviceSet *known = m->devices;
         DeviceSet *old;
+        uint64_t reusable = 0;
         int r;
 
         sys = open("/sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -340,6 +340,22 @@ static int manager_load_devices(Manager *m) {
         r = devices_discover(sys, proc, dev, &s);
         if (r < 0)
                 return log_error_errno(r, "Cannot look for GPUs: %m");
+        /* Each card keeps its index: known is the set in force, or at start-up the one the
+         * store kept. A gone card's index goes to a new one only when no running job holds
+         * it, and never at start-up, before the jobs are read back. */
+        if (!known && m->store) {
+                r = store_load_gpus(m->store, &stored);
+                if (r == -ENOMEM)
+                        return log_oom();
+                if (r < 0)
+                        log_warning_errno(r, "Cannot read the GPUs known before from the state database, they are "
+                                          "numbered anew: %s", store_error(m->store));
+                known = stored;
+        } else if (known)
+                reusable = ~gpus_held(m);
+        r = device_set_place(s, known, reusable);
+        if (r < 0)
+                return log_oom();
         for (size_t i = 0; m->config && i < m->config->n_devices; i++) {
                 const DeviceConfig *c = &m->config->devices[i];
                 _cleanup_free_ char *err = NULL;
@@ -376,12 +392,13 @@ static int manager_load_devices(Manager *m) {
                 return log_oom();
         for (size_t g = 0; g < s->n_devices; g++) {
                 gpus[g].node = -1;
+                gpus[g].offline = !device_is_schedulable(&s->devices[g]);
                 for (size_t k = 0; k < m->machine.n_nodes; k++)
                         if (s->devices[g].numa_node >= 0 && m->numa_ids[k] == (unsigned) s->devices[g].numa_node)
                                 gpus[g].node = (int) k;
         }
         if (s->n_devices > 0) {
-                r = device_fence_base(proc, dev, s, &base);
+                r = device_fence_base(sys, proc, dev, s, &base);
                 if (r == -ENOMEM)
                         return log_oom();
                 if (r < 0) {
@@ -394,7 +411,9 @@ static int manager_load_devices(Manager *m) {
                 }
         }
 
-        remap_gpu_masks(m, m->devices, s);
+        warn_gone_held(m, m->devices, s);
+        STRV_FOREACH(u, s->unscheduled)
+                log_warning("GPU %s.", *u);
         old = m->devices;
         m->devices = TAKE_PTR(s);
         device_set_free(old);
@@ -404,12 +423,16 @@ static int manager_load_devices(Manager *m) {
         m->device_fence_base = TAKE_PTR(base);
         m->machine.gpus = m->gpus;
         m->machine.n_gpus = m->devices->n_devices;
-        if (m->store)
-                store_set_gpu_names(m->store, m->devices);
+        if (m->store && store_set_gpus(m->store, m->devices) < 0)
+                log_warning("Cannot keep the GPUs' identities in the state database: %s; running jobs' GPUs "
+                            "are kept in memory.", store_error(m->store));
         text = describe_devices(m->devices);
-        if (m->devices->n_devices > 0)
-                log_info("%zu device%s scheduled, each job fenced to its own: %s", m->devices->n_devices,
-                         m->devices->n_devices == 1 ? "" : "s", strna(text));
+        size_t n_sched = 0;
+        for (size_t g = 0; g < m->devices->n_devices; g++)
+                n_sched += device_is_schedulable(&m->devices->devices[g]);
+        if (n_sched > 0)
+                log_info("%zu device%s scheduled, each job fenced to its own: %s", n_sched, n_sched == 1 ? "" : "s",
+                         strna(text));
         m->sched_needed = true;
         return 0;
 }
@@ -663,9 +686,6 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
                                        SCHED_NODES_MAX, SCHED_NODES_MAX);
         if (r < 0)
                 return log_error_errno(r, "Cannot read the machine's NUMA topology: %m");
-        r = manager_load_devices(m);
-        if (r == -ENOMEM)
-                return r;
         m->sched = sched_context_new();
         if (!m->sched)
                 return -ENOMEM;
@@ -677,8 +697,10 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
         if (r < 0)
                 log_warning_errno(r, "Cannot give the state database's log its size in advance, "
                                   "commits will cost more until it has grown: %m");
-        if (m->devices)
-                store_set_gpu_names(m->store, m->devices);
+        /* After the store: the GPUs keep the indexes it kept. */
+        r = manager_load_devices(m);
+        if (r == -ENOMEM)
+                return r;
 
         ExecutorConfig ec = {
                 .supervisor_path = getenv("CORRAL_SUPERVISOR") ?: CORRAL_LIBEXECDIR "/corral-supervisor",

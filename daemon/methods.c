@@ -369,9 +369,11 @@ static void describe_devices(const DeviceSet *ds, char *buf, size_t size) {
         size_t k = 0;
 
         buf[0] = '\0';
-        for (size_t i = 0; ds && i < ds->n_devices && k < size; i++) {
+        for (size_t i = 0, n = 0; ds && i < ds->n_devices && k < size; i++) {
                 const Device *d = &ds->devices[i];
-                int w = snprintf(buf + k, size - k, "%s%s %s", i > 0 ? "; " : "", d->name, d->model ?: "(model unknown)");
+                if (!device_is_schedulable(d))
+                        continue;
+                int w = snprintf(buf + k, size - k, "%s%s %s", n++ > 0 ? "; " : "", d->name, d->model ?: "(model unknown)");
                 k += w > 0 ? (size_t) w : 0;
                 STRV_FOREACH(f, d->features)
                         if (k < size) {
@@ -392,15 +394,18 @@ static void describe_devices(const DeviceSet *ds, char *buf, size_t size) {
  * Slurm refuses a constraint no node satisfies. m->devices NULL: no devices. */
 static json_object *check_gpus(Manager *m, const SubmitRequest *req) {
         const DeviceSet *ds = m->devices;
-        size_t n = ds ? ds->n_devices : 0, matching = 0;
+        size_t n = 0, matching = 0; /* schedulable GPUs: a gone one is no GPU of the machine's */
         char have[512], what[CORRAL_GPU_TYPE_LENGTH_MAX + CORRAL_CONSTRAINT_LENGTH_MAX + 64];
         _cleanup_free_ char *msg = NULL;
         int r;
 
         if (req->gpus == 0 && !req->gpu_type && !req->constraint)
                 return NULL;
-        for (size_t i = 0; i < n; i++)
-                matching += device_matches(&ds->devices[i], req->gpu_type, req->constraint);
+        for (size_t i = 0; i < (ds ? ds->n_devices : 0); i++)
+                if (device_is_schedulable(&ds->devices[i])) {
+                        n++;
+                        matching += device_matches(&ds->devices[i], req->gpu_type, req->constraint);
+                }
         if (req->gpus == 0 ? matching > 0 : req->gpus <= matching)
                 return NULL;
 
@@ -1233,6 +1238,9 @@ static json_object *devices_to_json(Manager *m) {
                 return NULL;
         for (size_t k = 0; k < m->n_jobs; k++) {
                 const Job *j = m->jobs[k];
+                /* An ended job keeps its allocation in memory, not its GPUs. */
+                if (!job_state_is_active(j->state))
+                        continue;
                 for (uint64_t mask = j->alloc ? j->alloc->gpu_mask : 0; mask; mask &= mask - 1)
                         holder[__builtin_ctzll(mask)] = j;
         }
@@ -1244,6 +1252,9 @@ static json_object *devices_to_json(Manager *m) {
                         .vendor = (char *) (d->vendor >= 0 && d->vendor < _DEVICE_VENDOR_MAX ? vendor_names[d->vendor] : NULL),
                         .model = d->model,
                         .pci_address = d->pci_address,
+                        .uuid = d->uuid,
+                        .offline = d->gone ? (char *) "gone or hidden: its index stays its own, nobody is given it"
+                                           : NULL,
                         .numa_node = d->numa_node,
                         .features = d->features,
                         .job_id = holder[i] ? holder[i]->id : 0,
@@ -1286,8 +1297,17 @@ static json_object *method_get_info(Manager *m) {
         }
         json_add(p, "queues", qs);
         if (m->devices && m->devices->n_devices > 0) {
-                json_add_u64(p, "gpus", m->devices->n_devices);
+                size_t n = 0;
+                for (size_t g = 0; g < m->devices->n_devices; g++)
+                        n += device_is_schedulable(&m->devices->devices[g]);
+                json_add_u64(p, "gpus", n);
                 json_add(p, "devices", devices_to_json(m));
+        }
+        if (m->devices && m->devices->unscheduled) {
+                json_object *u = json_object_new_array();
+                STRV_FOREACH(x, m->devices->unscheduled)
+                        json_object_array_add(u, json_object_new_string(*x));
+                json_add(p, "unscheduled_gpus", u);
         }
         if (m->config->n_projects > 0) {
                 json_object *ps = json_object_new_array();

@@ -80,7 +80,10 @@ static int metrics_format(Manager *m, FILE *f) {
         header(f, "corral_gpus_in_use", "gauge", "GPUs allocated to running and suspended jobs.");
         fprintf(f, "corral_gpus_in_use %u\n", gpus);
         header(f, "corral_gpus", "gauge", "GPUs the scheduler places jobs on.");
-        fprintf(f, "corral_gpus %zu\n", m->devices ? m->devices->n_devices : 0);
+        size_t n_gpus = 0;
+        for (size_t g = 0; m->devices && g < m->devices->n_devices; g++)
+                n_gpus += device_is_schedulable(&m->devices->devices[g]);
+        fprintf(f, "corral_gpus %zu\n", n_gpus);
         header(f, "corral_last_pass_seconds", "gauge", "How long the last scheduling pass took.");
         fprintf(f, "corral_last_pass_seconds %.6f\n", (double) m->last_pass_usec / 1e6);
 

@@ -69,7 +69,8 @@ static uint64_t job_gpu_allowed(Manager *m, const Job *j) {
                 return 0;
         n = m->devices->n_devices;
         for (size_t g = 0; g < n; g++)
-                if (device_matches(&m->devices->devices[g], job_str(j, JOB_GPU_TYPE), job_str(j, JOB_CONSTRAINT)))
+                if (device_is_schedulable(&m->devices->devices[g]) &&
+                    device_matches(&m->devices->devices[g], job_str(j, JOB_GPU_TYPE), job_str(j, JOB_CONSTRAINT)))
                         mask |= UINT64_C(1) << g;
         if (mask == 0)
                 mask = n < 64 ? ~UINT64_C(0) << n : 0;

@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,7 +50,10 @@ struct Store {
          * prepared once: parsed again each time they were a fifth of a submission's
          * CPU (perf, bench-memory). */
         sqlite3_stmt *ctl[_CTL_MAX];
-        char **gpu_names; /* store_set_gpu_names() */
+        /* store_set_gpus(): the machine's GPUs by index, what an allocation's GPUs are
+         * stored and read back by. */
+        StoreGpu *gpus;
+        size_t n_gpus;
         /* Commits reach the disk with a sync of the WAL of our own (synchronous=NORMAL):
          * the state directory (NULL for a reader), a descriptor of the WAL opened at the
          * first sync, and how many of the commits a sync has covered. */
@@ -139,6 +143,16 @@ static const char *const migrations[] = {
          * of the four pages every submission wrote to the WAL, and one of the two of
          * every state change. */
         "DROP INDEX IF EXISTS jobs_state; DROP INDEX IF EXISTS jobs_uid;",
+        /* 7: GPUs by identity. Each index corral info shows, the card it is: its UUID
+         * where the driver gives one, its PCI address, its vendor and, for a device a
+         * [Device] section names, that name (NULL: gpu<idx>). Allocations hold each GPU's
+         * UUID, else PCI address, else declared name (device_key()), no longer its name
+         * by position, which moved to another card when one vanished. Rows written
+         * before hold those names: store_set_gpus() rewrites them once, at the first
+         * start, when the names still are the positions they were written with. */
+        "CREATE TABLE gpus (idx INTEGER PRIMARY KEY, uuid TEXT, pci_address TEXT, vendor TEXT NOT NULL, name TEXT);"
+        "INSERT INTO meta (key, value) SELECT 'gpus_by_name', '1'"
+        "  WHERE EXISTS (SELECT 1 FROM jobs WHERE alloc_gpus IS NOT NULL);",
 };
 
 static int sqlite_to_errno(int rc) {
@@ -334,6 +348,15 @@ int store_open_reader(const char *dir, Store **ret) {
         return 0;
 }
 
+static void store_gpus_free(StoreGpu *g, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(g[i].uuid);
+                free(g[i].pci_address);
+                free(g[i].name);
+        }
+        free(g);
+}
+
 Store *store_close(Store *s) {
         if (!s)
                 return NULL;
@@ -348,7 +371,7 @@ Store *store_close(Store *s) {
         for (Ctl k = 0; k < _CTL_MAX; k++)
                 sqlite3_finalize(s->ctl[k]);
         sqlite3_close(s->db);
-        strv_free(s->gpu_names);
+        store_gpus_free(s->gpus, s->n_gpus);
         safe_close(s->wal_fd);
         free(s->dir);
         free(s);
@@ -551,22 +574,29 @@ static int parse_alloc_mem(const char *s, SchedAllocation *a) {
         return 0;
 }
 
-int store_set_gpu_names(Store *s, const DeviceSet *devices) {
-        char **names = new0(char *, devices->n_devices + 1);
+static char *col_strdup(sqlite3_stmt *st, int i);
 
-        if (!names)
-                return -ENOMEM;
-        for (size_t g = 0; g < devices->n_devices; g++)
-                if (!(names[g] = strdup(devices->devices[g].name))) {
-                        strv_free(names);
-                        return -ENOMEM;
-                }
-        strv_free(s->gpu_names);
-        s->gpu_names = names;
-        return 0;
+static bool streq_ptr(const char *a, const char *b) {
+        return a && b && streq(a, b);
 }
 
-/* The allocation's GPUs by name, "gpu0,gpu3"; NULL for none. */
+
+/* Which index a stored GPU is: its key is the UUID, PCI address or (a declared device)
+ * name of one; by_name: a row written before schema 7, its names by position. -1: none. */
+static ssize_t find_gpu(const Store *s, const char *key, bool by_name) {
+        for (size_t g = 0; g < s->n_gpus; g++) {
+                const StoreGpu *x = &s->gpus[g];
+
+                if (by_name ? streq_ptr(x->name, key)
+                            : (x->uuid && strcasecmp(x->uuid, key) == 0) ||
+                                      (x->pci_address && strcasecmp(x->pci_address, key) == 0) ||
+                                      (!x->uuid && !x->pci_address && streq_ptr(x->name, key)))
+                        return (ssize_t) g;
+        }
+        return -1;
+}
+
+/* The allocation's GPUs by identity, "GPU-5e7c...,0000:3b:00.0"; NULL for none. */
 static int format_alloc_gpus(const Store *s, const SchedAllocation *a, char **ret) {
         char *text = NULL;
         size_t size = 0;
@@ -580,9 +610,10 @@ static int format_alloc_gpus(const Store *s, const SchedAllocation *a, char **re
                 return -ENOMEM;
         for (size_t g = 0, n = 0; g < 64; g++)
                 if (a->gpu_mask & (UINT64_C(1) << g)) {
-                        /* Without the names (a store used without a machine): the index. */
-                        if (g < strv_length(s->gpu_names))
-                                fprintf(f, "%s%s", n++ ? "," : "", s->gpu_names[g]);
+                        const StoreGpu *x = g < s->n_gpus ? &s->gpus[g] : NULL;
+                        /* Without the GPUs (a store used without a machine): the index. */
+                        if (x)
+                                fprintf(f, "%s%s", n++ ? "," : "", x->uuid ?: x->pci_address ?: x->name);
                         else
                                 fprintf(f, "%s#%zu", n++ ? "," : "", g);
                 }
@@ -594,30 +625,173 @@ static int format_alloc_gpus(const Store *s, const SchedAllocation *a, char **re
         return 0;
 }
 
-static void parse_alloc_gpus(const Store *s, uint64_t id, const char *text, bool warn, SchedAllocation *a) {
+static void parse_alloc_gpus(const Store *s, uint64_t id, const char *text, bool warn, bool by_name,
+                             SchedAllocation *a) {
         _cleanup_strv_free_ char **l = NULL;
-        size_t n = strv_length(s->gpu_names);
         unsigned g;
 
         a->gpu_mask = 0;
         if (isempty(text) || strv_split(text, ",", &l) < 0)
                 return;
-        STRV_FOREACH(name, l) {
-                bool found = false;
+        STRV_FOREACH(key, l) {
+                ssize_t k = find_gpu(s, *key, by_name);
 
-                for (size_t k = 0; k < n && !found; k++)
-                        if (streq(s->gpu_names[k], *name)) {
-                                a->gpu_mask |= UINT64_C(1) << k;
-                                found = true;
-                        }
-                if (!found && (*name)[0] == '#' && safe_atou(*name + 1, &g) >= 0 && g < 64 && n == 0) {
+                if (k >= 0)
+                        a->gpu_mask |= UINT64_C(1) << k;
+                else if ((*key)[0] == '#' && safe_atou(*key + 1, &g) >= 0 && g < 64 && s->n_gpus == 0)
                         a->gpu_mask |= UINT64_C(1) << g;
-                        found = true;
-                }
-                if (!found && warn)
-                        log_warning("Job %" PRIu64 " held %s, which this machine no longer has: nobody is given "
-                                    "it in the job's place.", id, *name);
+                else if (warn)
+                        log_warning("Job %" PRIu64 " held %s, which this machine has never had: nobody is given "
+                                    "it in the job's place.", id, *key);
         }
+}
+
+/* Rows written before schema 7 hold GPUs by name: each becomes its card's key, once. */
+static int rewrite_gpus_by_name(Store *s) {
+        _cleanup_free_ char *flag = NULL;
+        sqlite3_stmt *sel = NULL, *upd = NULL;
+        int r, rc;
+
+        r = store_get_meta(s, "gpus_by_name", &flag);
+        if (r <= 0)
+                return r;
+        if ((r = begin(s)) < 0)
+                return r;
+        rc = sqlite3_prepare_v2(s->db, "SELECT id, alloc_gpus FROM jobs WHERE alloc_gpus IS NOT NULL", -1, &sel, NULL);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_prepare_v2(s->db, "UPDATE jobs SET alloc_gpus=?2 WHERE id=?1", -1, &upd, NULL);
+        r = sqlite_to_errno(rc);
+        while (r >= 0 && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
+                SchedAllocation a = {};
+                _cleanup_free_ char *keys = NULL;
+                uint64_t id = (uint64_t) sqlite3_column_int64(sel, 0);
+
+                parse_alloc_gpus(s, id, (const char *) sqlite3_column_text(sel, 1), true, true, &a);
+                if (format_alloc_gpus(s, &a, &keys) < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                sqlite3_bind_int64(upd, 1, (sqlite3_int64) id);
+                bind_text(upd, 2, keys);
+                rc = sqlite3_step(upd);
+                sqlite3_reset(upd);
+                if (rc != SQLITE_DONE)
+                        r = sqlite_to_errno(rc);
+        }
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = sqlite_to_errno(rc);
+        sqlite3_finalize(sel);
+        sqlite3_finalize(upd);
+        if (r >= 0)
+                r = store_delete_meta(s, "gpus_by_name");
+        if (r < 0)
+                store_fail(s, r);
+        return r;
+}
+
+int store_set_gpus(Store *s, const DeviceSet *devices) {
+        StoreGpu *v = new0(StoreGpu, devices->n_devices + 1);
+        sqlite3_stmt *ins = NULL;
+        int r, rc;
+
+        if (!v)
+                return -ENOMEM;
+        for (size_t g = 0; g < devices->n_devices; g++) {
+                const Device *d = &devices->devices[g];
+
+                if ((d->uuid && !(v[g].uuid = strdup(d->uuid))) ||
+                    (d->pci_address && !(v[g].pci_address = strdup(d->pci_address))) ||
+                    (d->name && !(v[g].name = strdup(d->name)))) {
+                        store_gpus_free(v, devices->n_devices);
+                        return -ENOMEM;
+                }
+                v[g].vendor = d->vendor;
+                v[g].auto_name = d->auto_name;
+        }
+        store_gpus_free(s->gpus, s->n_gpus);
+        s->gpus = v;
+        s->n_gpus = devices->n_devices;
+
+        r = rewrite_gpus_by_name(s);
+        if (r < 0)
+                return r;
+        if ((r = begin(s)) < 0)
+                return r;
+        r = exec_sql(s, "DELETE FROM gpus");
+        if (r >= 0)
+                r = sqlite_to_errno(sqlite3_prepare_v2(s->db, "INSERT INTO gpus (idx, uuid, pci_address, vendor, name)"
+                                                       " VALUES (?1, ?2, ?3, ?4, ?5)", -1, &ins, NULL));
+        for (size_t g = 0; r >= 0 && g < s->n_gpus; g++) {
+                sqlite3_bind_int64(ins, 1, (sqlite3_int64) g);
+                bind_text(ins, 2, v[g].uuid);
+                bind_text(ins, 3, v[g].pci_address);
+                bind_text(ins, 4, device_vendor_to_string(v[g].vendor));
+                bind_text(ins, 5, v[g].auto_name ? NULL : v[g].name);
+                rc = sqlite3_step(ins);
+                sqlite3_reset(ins);
+                if (rc != SQLITE_DONE)
+                        r = sqlite_to_errno(rc);
+        }
+        sqlite3_finalize(ins);
+        if (r < 0)
+                store_fail(s, r);
+        return r;
+}
+
+int store_load_gpus(Store *s, DeviceSet **ret) {
+        _cleanup_(device_set_freep) DeviceSet *set = new0(DeviceSet, 1);
+        sqlite3_stmt *st = NULL;
+        int rc, r;
+
+        if (!set)
+                return -ENOMEM;
+        rc = sqlite3_prepare_v2(s->db, "SELECT idx, uuid, pci_address, vendor, name FROM gpus ORDER BY idx", -1, &st,
+                                NULL);
+        r = sqlite_to_errno(rc);
+        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                int64_t idx = sqlite3_column_int64(st, 0);
+                const char *vendor = (const char *) sqlite3_column_text(st, 3);
+                Device *n;
+
+                if (idx < 0 || idx >= SCHED_GPUS_MAX || (size_t) idx < set->n_devices) {
+                        r = -EBADMSG;
+                        break;
+                }
+                n = reallocarray(set->devices, (size_t) idx + 1, sizeof *n);
+                if (!n) {
+                        r = -ENOMEM;
+                        break;
+                }
+                set->devices = n;
+                /* Indexes no row names (none written so): gone, nameless cards. */
+                for (; set->n_devices <= (size_t) idx; set->n_devices++)
+                        n[set->n_devices] = (Device) { .vendor = DEVICE_VENDOR_OTHER, .numa_node = -1, .gone = true,
+                                                       .auto_name = true };
+                Device *d = &n[idx];
+                d->uuid = col_strdup(st, 1);
+                d->pci_address = col_strdup(st, 2);
+                d->vendor = vendor && (int) device_vendor_from_string(vendor) >= 0 ? device_vendor_from_string(vendor)
+                                                                                    : DEVICE_VENDOR_OTHER;
+                d->name = col_strdup(st, 4);
+                d->auto_name = !d->name;
+                if (!d->name && asprintf(&d->name, "gpu%" PRIi64, idx) < 0)
+                        d->name = NULL;
+                if (!d->name || (sqlite3_column_type(st, 1) != SQLITE_NULL && !d->uuid) ||
+                    (sqlite3_column_type(st, 2) != SQLITE_NULL && !d->pci_address))
+                        r = -ENOMEM;
+        }
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = sqlite_to_errno(rc);
+        sqlite3_finalize(st);
+        if (r < 0)
+                return r;
+        for (size_t g = 0; g < set->n_devices; g++)
+                if (!set->devices[g].name && asprintf(&set->devices[g].name, "gpu%zu", g) < 0) {
+                        set->devices[g].name = NULL;
+                        return -ENOMEM;
+                }
+        *ret = TAKE_PTR(set);
+        return 0;
 }
 
 static int bind_mutable(Store *s, sqlite3_stmt *st, const Job *j) {
@@ -872,7 +1046,7 @@ static int load_jobs(Store *s, sqlite3_stmt *st, int (*cb)(Job *j, void *userdat
                                 break;
                         }
                         parse_alloc_gpus(s, j->id, (const char *) sqlite3_column_text(st, 33),
-                                         job_state_is_active(j->state), j->alloc);
+                                         job_state_is_active(j->state), false, j->alloc);
                 }
                 if (j->request_id != 0) {
                         if (j->request_id != shared_id) {

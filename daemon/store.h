@@ -34,11 +34,22 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Store *, store_close);
  * daemon's store, once at start-up: it writes a few megabytes the first time. */
 int store_prepare_log(Store *s);
 
-/* The machine's devices in force, by index (bit g of a gpu_mask: devices[g]): an
- * allocation's GPUs are stored by name (alloc_gpus), so that a restart on a changed set
- * gives each running job back its own devices. Copied; a name read back that is not in the
- * set is dropped with a warning. */
-int store_set_gpu_names(Store *s, const DeviceSet *devices);
+/* The machine's devices in force, by index (bit g of a gpu_mask: devices[g], gone ones
+ * too), kept in the gpus table for the next start (store_load_gpus()): an allocation's
+ * GPUs are stored by identity (device_key(): UUID, else PCI address, else declared name;
+ * alloc_gpus), so that a restart gives each running job back its own cards whatever has
+ * changed. Copied; an identity read back that no index has is dropped with a warning. The
+ * first call after schema 7's migration rewrites the allocations stored before by name.
+ * Joins the open transaction. */
+typedef struct StoreGpu {
+        char *uuid, *pci_address, *name;
+        DeviceVendor vendor;
+        bool auto_name;
+} StoreGpu;
+int store_set_gpus(Store *s, const DeviceSet *devices);
+/* The GPUs the last store_set_gpus() kept, each a gone placeholder at its index (the
+ * known set for device_set_place() at start-up); an empty set when none. */
+int store_load_gpus(Store *s, DeviceSet **ret);
 
 /* The error text of the last failure, for the log. */
 const char *store_error(Store *s);

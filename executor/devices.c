@@ -22,6 +22,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,7 @@ DEFINE_STRING_TABLE_LOOKUP(device_vendor, DeviceVendor);
 static void device_done(Device *d) {
         free(d->name);
         free(d->model);
+        free(d->uuid);
         free(d->pci_address);
         strv_free(d->nodes);
         strv_free(d->features);
@@ -63,6 +65,7 @@ DeviceSet *device_set_free(DeviceSet *s) {
         free(s->devices);
         for (size_t v = 0; v < _DEVICE_VENDOR_MAX; v++)
                 strv_free(s->shared_nodes[v]);
+        strv_free(s->unscheduled);
         free(s);
         return NULL;
 }
@@ -200,8 +203,16 @@ static bool pci_address_is_valid(const char *s) {
                strlen(s) == 12;
 }
 
+/* "GPU-" and 36 characters of hex digits and dashes, as nvidia-smi -L prints it; the driver
+ * prints question marks where it cannot read it. */
+static bool uuid_is_valid(const char *s) {
+        return s && strncasecmp(s, "GPU-", 4) == 0 && strlen(s) == 40 &&
+               strspn(s + 4, "0123456789abcdefABCDEF-") == 36;
+}
+
 static int discover_nvidia_one(int sysfs_fd, int procfs_fd, const char *pci, Device *ret) {
-        _cleanup_free_ char *path = NULL, *info = NULL, *minor_s = NULL, *excluded = NULL, *loc = NULL;
+        _cleanup_free_ char *path = NULL, *info = NULL, *minor_s = NULL, *excluded = NULL, *loc = NULL,
+                            *uuid = NULL;
         _cleanup_(device_done) Device d = { .vendor = DEVICE_VENDOR_NVIDIA };
         unsigned minor;
         int r;
@@ -220,9 +231,15 @@ static int discover_nvidia_one(int sysfs_fd, int procfs_fd, const char *pci, Dev
         if (excluded && strcasecmp(excluded, "yes") == 0)
                 return -ENODEV;
         loc = info_value(info, "Bus Location");
-        d.pci_address = strdup(loc && pci_address_is_valid(loc) ? loc : pci);
+        uuid = info_value(info, "GPU UUID");
+        if (uuid_is_valid(uuid))
+                d.uuid = TAKE_PTR(uuid);
         d.model = info_value(info, "Model");
-        if (!d.pci_address)
+        if (loc && pci_address_is_valid(loc))
+                d.pci_address = strdup(loc);
+        else if (pci_address_is_valid(pci))
+                d.pci_address = strdup(pci);
+        if ((pci_address_is_valid(loc) || pci_address_is_valid(pci)) && !d.pci_address)
                 return -ENOMEM;
         if (d.model && isempty(d.model))
                 d.model = mfree(d.model);
@@ -231,6 +248,12 @@ static int discover_nvidia_one(int sysfs_fd, int procfs_fd, const char *pci, Dev
         path = mfree(path);
         if (asprintf(&path, "/dev/nvidia%u", minor) < 0 || strv_push(&d.nodes, TAKE_PTR(path)) < 0)
                 return -ENOMEM;
+        if (!d.uuid && !d.pci_address) {
+                /* No identity: it cannot be told from another card across a reload. */
+                *ret = d;
+                d = (Device) {};
+                return -ENOKEY;
+        }
         *ret = d;
         d = (Device) {};
         return 0;
@@ -251,6 +274,17 @@ static int discover_nvidia(int sysfs_fd, int procfs_fd, DeviceSet *s) {
                 r = discover_nvidia_one(sysfs_fd, procfs_fd, de->d_name, &d);
                 if (r == -ENOMEM)
                         return r;
+                if (r == -ENOKEY) {
+                        _cleanup_free_ char *why = NULL;
+
+                        r = asprintf(&why, "%s (%s, %s): neither a UUID nor a PCI address is readable, so it "
+                                     "cannot be told from another card; it is given to nobody",
+                                     de->d_name, !d.nodes || !d.nodes[0] ? "?" : d.nodes[0], d.model ?: "model unknown");
+                        device_done(&d);
+                        if (r < 0 || strv_push(&s->unscheduled, TAKE_PTR(why)) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
                 if (r < 0)
                         continue; /* a broken or excluded GPU: not schedulable */
                 r = device_set_add(s, &d);
@@ -379,26 +413,17 @@ static int add_shared(DeviceSet *s, int dev_fd, DeviceVendor v, const char *abs)
 
 /* The control nodes the vendors' runtimes open beside a GPU's own. */
 static int discover_shared(int dev_fd, DeviceSet *s) {
+        /* CUDA opens nvidiactl and nvidia-uvm for any work, nvidia-uvm-tools for profilers,
+         * nvidia-modeset for the display and Vulkan paths. Not the nvidia-caps nodes: those
+         * grant MIG instances and the system-wide configuration and monitoring of every
+         * GPU, which no one job's GPUs are. */
         static const char *const nvidia[] = { "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
                                               "/dev/nvidia-modeset" };
-        _cleanup_closedir_ DIR *caps = NULL;
         int r;
 
         for (size_t i = 0; i < ELEMENTSOF(nvidia); i++)
                 if ((r = add_shared(s, dev_fd, DEVICE_VENDOR_NVIDIA, nvidia[i])) < 0)
                         return r;
-        /* MIG and fabric capabilities (nvidia-cap1, nvidia-cap2, ...). */
-        if (opendir_at(dev_fd, "nvidia-caps", 0, &caps) >= 0)
-                for (struct dirent *de; (de = readdir(caps));) {
-                        _cleanup_free_ char *p = NULL;
-
-                        if (de->d_name[0] == '.')
-                                continue;
-                        if (asprintf(&p, "/dev/nvidia-caps/%s", de->d_name) < 0)
-                                return -ENOMEM;
-                        if ((r = add_shared(s, dev_fd, DEVICE_VENDOR_NVIDIA, p)) < 0)
-                                return r;
-                }
         return add_shared(s, dev_fd, DEVICE_VENDOR_AMD, "/dev/kfd");
 }
 
@@ -420,7 +445,7 @@ int device_set_finish(DeviceSet *s) {
 
         if (s->n_devices > DEVICES_MAX)
                 return -E2BIG;
-        if (s->n_devices > 0)
+        if (s->n_devices > 0 && !s->placed)
                 qsort(s->devices, s->n_devices, sizeof *s->devices, device_cmp);
         for (size_t i = 0; i < s->n_devices; i++)
                 has[s->devices[i].vendor] = true;
@@ -450,12 +475,151 @@ int devices_discover(int sysfs_fd, int procfs_fd, int dev_fd, DeviceSet **ret) {
                 Device *d = &s->devices[i];
                 if (asprintf(&d->name, "gpu%zu", i) < 0)
                         return -ENOMEM;
+                d->auto_name = true;
                 r = derive_features(d);
                 if (r < 0)
                         return r;
         }
         *ret = TAKE_PTR(s);
         return 0;
+}
+
+/* ---- identity and indexes ---- */
+
+const char *device_key(const Device *d) {
+        return d->uuid ?: d->pci_address ?: d->name;
+}
+
+bool device_same(const Device *a, const Device *b) {
+        if (a->uuid && b->uuid)
+                return strcasecmp(a->uuid, b->uuid) == 0;
+        if (a->pci_address && b->pci_address)
+                return strcasecmp(a->pci_address, b->pci_address) == 0;
+        if (a->uuid || a->pci_address || b->uuid || b->pci_address)
+                return false;
+        return a->name && b->name && streq(a->name, b->name);
+}
+
+/* A gone placeholder of k (or of nothing: an index no card had, named gpu<i>). */
+static int placeholder(const Device *k, size_t i, Device *ret) {
+        Device d = { .vendor = k ? k->vendor : DEVICE_VENDOR_OTHER, .numa_node = -1, .gone = true,
+                     .auto_name = k ? k->auto_name : true };
+
+        if (k && k->name)
+                d.name = strdup(k->name);
+        else if (asprintf(&d.name, "gpu%zu", i) < 0)
+                d.name = NULL;
+        if (!d.name || (k && k->uuid && !(d.uuid = strdup(k->uuid))) ||
+            (k && k->pci_address && !(d.pci_address = strdup(k->pci_address))) ||
+            (k && k->model && !(d.model = strdup(k->model))) ||
+            (k && k->nodes && !(d.nodes = strv_copy(k->nodes))) || !(d.features = new0(char *, 1))) {
+                device_done(&d);
+                return -ENOMEM;
+        }
+        *ret = d;
+        return 0;
+}
+
+int device_set_place(DeviceSet *s, const DeviceSet *known, uint64_t reusable) {
+        size_t n_known = known ? MIN(known->n_devices, (size_t) DEVICES_MAX) : 0, n = 0;
+        ssize_t at[DEVICES_MAX]; /* at[i]: the device of s given index i; -1: none */
+        ssize_t *index = NULL;
+        Device *v = NULL;
+        int r = -ENOMEM;
+
+        /* Placed already: device_set_apply() kept each device at its index, revived a
+         * declared one at its own, appended a new one at the next. */
+        if (s->placed)
+                return 0;
+        for (size_t i = 0; i < DEVICES_MAX; i++)
+                at[i] = -1;
+        index = new(ssize_t, s->n_devices + 1);
+        if (!index)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_devices; i++) {
+                index[i] = -1;
+                if (s->devices[i].gone)
+                        continue;
+                for (size_t k = 0; k < n_known; k++)
+                        if (at[k] < 0 && device_same(&known->devices[k], &s->devices[i])) {
+                                at[k] = (ssize_t) i;
+                                index[i] = (ssize_t) k;
+                                break;
+                        }
+        }
+        /* New cards, in their order in s: the lowest index no card had, then the lowest of
+         * a card gone whose bit may be reused. */
+        for (size_t i = 0; i < s->n_devices; i++) {
+                if (s->devices[i].gone || index[i] >= 0)
+                        continue;
+                for (size_t k = n_known; k < DEVICES_MAX && index[i] < 0; k++)
+                        if (at[k] < 0)
+                                index[i] = (ssize_t) k;
+                for (size_t k = 0; k < n_known && index[i] < 0; k++)
+                        if (at[k] < 0 && (reusable & (UINT64_C(1) << k)))
+                                index[i] = (ssize_t) k;
+                if (index[i] >= 0)
+                        at[index[i]] = (ssize_t) i;
+        }
+        for (size_t i = 0; i < DEVICES_MAX; i++)
+                if (at[i] >= 0 || i < n_known)
+                        n = i + 1;
+
+        v = new0(Device, MAX(n, (size_t) 1));
+        if (!v)
+                goto finish;
+        for (size_t i = 0; i < n; i++) {
+                Device *d;
+
+                if (at[i] < 0) {
+                        if (placeholder(i < n_known ? &known->devices[i] : NULL, i, &v[i]) < 0)
+                                goto finish;
+                        continue;
+                }
+                d = &s->devices[at[i]];
+                v[i] = *d;
+                *d = (Device) {};
+                /* A UUID the driver did not print this time (it prints question marks
+                 * until the GPU is initialised) is remembered, not forgotten. */
+                if (!v[i].uuid && i < n_known && known->devices[i].uuid &&
+                    !(v[i].uuid = strdup(known->devices[i].uuid)))
+                        goto finish;
+                if (v[i].auto_name) {
+                        free(v[i].name);
+                        if (asprintf(&v[i].name, "gpu%zu", i) < 0) {
+                                v[i].name = NULL;
+                                goto finish;
+                        }
+                }
+        }
+        /* What is left: cards no index is left for. */
+        for (size_t i = 0; i < s->n_devices; i++) {
+                Device *d = &s->devices[i];
+                _cleanup_free_ char *why = NULL;
+
+                if (!d->name)
+                        continue; /* moved */
+                if (!d->gone) {
+                        if (asprintf(&why, "%s (%s): %d cards were known already, no index is left for it; it is "
+                                     "given to nobody", device_key(d), d->model ?: "model unknown", DEVICES_MAX) < 0 ||
+                            strv_push(&s->unscheduled, TAKE_PTR(why)) < 0)
+                                goto finish;
+                }
+                device_done(d);
+        }
+        free(s->devices);
+        s->devices = TAKE_PTR(v);
+        s->n_devices = n;
+        s->placed = true;
+        r = 0;
+finish:
+        if (v) {
+                for (size_t i = 0; i < n; i++)
+                        device_done(&v[i]);
+                free(v);
+        }
+        free(index);
+        return r;
 }
 
 /* ---- declarations ---- */
@@ -481,6 +645,11 @@ int device_set_apply(DeviceSet *s, const DeviceDecl *decl, char **ret_error) {
         if (decl->hide) {
                 if (!d)
                         return 1;
+                if (s->placed) {
+                        /* Its index stays its own: a job may hold it. */
+                        d->gone = true;
+                        return 0;
+                }
                 size_t i = (size_t) (d - s->devices);
                 device_done(d);
                 memmove(d, d + 1, (s->n_devices - i - 1) * sizeof *d);
@@ -505,6 +674,10 @@ int device_set_apply(DeviceSet *s, const DeviceDecl *decl, char **ret_error) {
                         return r;
                 d = &s->devices[s->n_devices - 1];
                 fresh = true;
+        } else if (d->gone && !d->uuid && !d->pci_address && decl->nodes) {
+                /* A declared device known before (device_set_place()), declared again. */
+                d->gone = false;
+                fresh = true;
         } else if (decl->name && !streq(d->name, decl->name)) {
                 /* Matched by PCIAddress=: Name= renames it, unless that name is taken. */
                 if (device_set_find(s, decl->name))
@@ -513,6 +686,7 @@ int device_set_apply(DeviceSet *s, const DeviceDecl *decl, char **ret_error) {
                 free(d->name);
                 if (!(d->name = strdup(decl->name)))
                         return -ENOMEM;
+                d->auto_name = false;
         }
         if ((int) vendor >= 0)
                 d->vendor = vendor;
@@ -580,9 +754,13 @@ bool device_matches(const Device *d, const char *type, const char *constraint) {
 
 /* ---- the fence's base ---- */
 
+/* NVIDIA's fixed major: /dev/nvidia<N>, nvidiactl, nvidia-modeset. */
+#define NVIDIA_MAJOR 195u
+#define MINOR_ALL UINT_MAX
+
 typedef struct DevNum {
         char type; /* 'c' or 'b' */
-        unsigned major, minor;
+        unsigned major, minor; /* MINOR_ALL: every node of that major */
 } DevNum;
 
 typedef struct Fenced {
@@ -599,7 +777,8 @@ static bool fenced_has_major(const Fenced *f, char type, unsigned major) {
 
 static bool fenced_has(const Fenced *f, char type, unsigned major, unsigned minor) {
         for (size_t i = 0; i < f->n; i++)
-                if (f->nums[i].type == type && f->nums[i].major == major && f->nums[i].minor == minor)
+                if (f->nums[i].type == type && f->nums[i].major == major &&
+                    (f->nums[i].minor == minor || f->nums[i].minor == MINOR_ALL))
                         return true;
         return false;
 }
@@ -616,6 +795,56 @@ static int fence_node(Fenced *f, int dev_fd, const char *abs) {
         f->nums[f->n++] = (DevNum) { S_ISCHR(st.st_mode) ? 'c' : 'b', major(st.st_rdev), minor(st.st_rdev) };
         return 0;
 }
+
+static int fence_major(Fenced *f, char type, unsigned major) {
+        if (fenced_has(f, type, major, MINOR_ALL))
+                return 0;
+        if (!GREEDY_REALLOC(f->nums, f->allocated, f->n + 1))
+                return -ENOMEM;
+        f->nums[f->n++] = (DevNum) { type, major, MINOR_ALL };
+        return 0;
+}
+
+/* An NVIDIA device's node: every node of its major is withheld, whatever card, present,
+ * gone or never scheduled, it opens. */
+static int fence_node_major(Fenced *f, int dev_fd, const char *abs) {
+        struct stat st;
+
+        if (!strneq(abs, "/dev/", 5) || fstatat(dev_fd, abs + 5, &st, 0) < 0 || !S_ISCHR(st.st_mode))
+                return 0;
+        return fence_major(f, 'c', major(st.st_rdev));
+}
+
+/* The DRM nodes (card<N>, renderD<N>) of NVIDIA's cards, by their PCI function's vendor:
+ * nvidia-drm serves the card's memory and display through them. */
+static int fence_nvidia_drm(Fenced *f, int sysfs_fd, int dev_fd) {
+        _cleanup_closedir_ DIR *dir = NULL;
+        int r;
+
+        if (opendir_at(sysfs_fd, "class/drm", 0, &dir) < 0)
+                return 0;
+        for (struct dirent *de; (de = readdir(dir));) {
+                _cleanup_free_ char *path = NULL, *vendor = NULL, *node = NULL;
+
+                if (!strneq(de->d_name, "card", 4) && !strneq(de->d_name, "renderD", 7))
+                        continue;
+                if (strchr(de->d_name, '-'))
+                        continue; /* a connector, card0-HDMI-A-1 */
+                if (asprintf(&path, "class/drm/%s/device/vendor", de->d_name) < 0)
+                        return -ENOMEM;
+                if (read_file_at(sysfs_fd, path, 64, &vendor, NULL) < 0)
+                        continue;
+                vendor[strcspn(vendor, "\n")] = 0;
+                if (strcasecmp(vendor, "0x10de") != 0)
+                        continue;
+                if (asprintf(&node, "/dev/dri/%s", de->d_name) < 0)
+                        return -ENOMEM;
+                if ((r = fence_node(f, dev_fd, node)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
 
 typedef struct Driver {
         char type;
@@ -745,7 +974,7 @@ static int scan_dev(int dev_fd, const char *dir, unsigned depth, const Driver *v
         return 0;
 }
 
-int device_fence_base(int procfs_fd, int dev_fd, const DeviceSet *s, char ***ret) {
+int device_fence_base(int sysfs_fd, int procfs_fd, int dev_fd, const DeviceSet *s, char ***ret) {
         _cleanup_strv_free_ char **list = NULL;
         Fenced f = {};
         Driver *v = NULL;
@@ -754,16 +983,26 @@ int device_fence_base(int procfs_fd, int dev_fd, const DeviceSet *s, char ***ret
 
         for (size_t i = 0; i < s->n_devices; i++)
                 STRV_FOREACH(p, s->devices[i].nodes)
-                        if ((r = fence_node(&f, dev_fd, *p)) < 0)
+                        if ((r = s->devices[i].vendor == DEVICE_VENDOR_NVIDIA ? fence_node_major(&f, dev_fd, *p)
+                                                                               : fence_node(&f, dev_fd, *p)) < 0)
                                 goto finish;
         for (size_t k = 0; k < _DEVICE_VENDOR_MAX; k++)
                 STRV_FOREACH(p, s->shared_nodes[k])
                         if ((r = fence_node(&f, dev_fd, *p)) < 0)
                                 goto finish;
+        /* Everything NVIDIA's drivers serve: the cards' major (a card gone, hidden or
+         * excluded keeps its node), nvidia-uvm, nvidia-caps (MIG), nvidia-nvswitch, ... and
+         * the cards' DRM nodes. A job is given its own cards' nodes and the shared ones by
+         * path (job-spec-build.c). */
+        if ((r = fence_major(&f, 'c', NVIDIA_MAJOR)) < 0 || (r = fence_nvidia_drm(&f, sysfs_fd, dev_fd)) < 0)
+                goto finish;
 
         r = read_drivers(procfs_fd, &v, &n);
         if (r < 0)
                 goto finish;
+        for (size_t i = 0; i < n; i++)
+                if (v[i].type == 'c' && strneq(v[i].name, "nvidia", 6) && (r = fence_major(&f, 'c', v[i].major)) < 0)
+                        goto finish;
         for (size_t i = 0; i < n; i++) {
                 _cleanup_free_ char *pat = NULL;
                 bool seen = false;

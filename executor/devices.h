@@ -34,7 +34,11 @@ typedef struct Device {
         char *name;          /* "gpu0", ...: unique; the index in its DeviceSet is the GPU index */
         DeviceVendor vendor;
         char *model;         /* "NVIDIA A100-SXM4-40GB"; NULL: unknown */
+        char *uuid;          /* NVIDIA's "GPU-5e7c9a3c-..."; NULL: the driver gives none */
         char *pci_address;   /* "0000:3b:00.0"; NULL: not a PCI device or unknown */
+        bool auto_name;      /* named by discovery (gpu<index>), not by a [Device] section */
+        bool gone;           /* a card known before that is not there now (or hidden): its
+                              * index stays its own, nobody is given it (device_set_place()) */
         int numa_node;       /* the kernel's node number; -1: unknown */
         unsigned ordinal;    /* the vendor's number: NVIDIA's device minor, AMD's render minor */
         char **nodes;        /* its own device nodes, absolute ("/dev/nvidia1"), at least one */
@@ -42,12 +46,18 @@ typedef struct Device {
 } Device;
 
 typedef struct DeviceSet {
-        Device *devices;     /* ordered by vendor, then PCI address, then name */
+        Device *devices;     /* ordered by vendor, then PCI address, then name; once
+                              * placed, by index (device_set_place()) */
         size_t n_devices;
         /* Nodes every job holding a device of that vendor also needs, that exist on this
          * machine: /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-uvm-tools,
-         * /dev/nvidia-modeset, /dev/nvidia-caps/...; /dev/kfd. */
+         * /dev/nvidia-modeset; /dev/kfd. */
         char **shared_nodes[_DEVICE_VENDOR_MAX];
+        /* GPUs found that are scheduled to nobody, each with why ("0000:07:00.0 (NVIDIA
+         * A100): neither a UUID nor a PCI address is readable"): a card whose identity is
+         * unknown cannot be told from another across a reload, so it has no index. */
+        char **unscheduled;
+        bool placed;         /* by device_set_place(): positions are indexes, kept by finish */
 } DeviceSet;
 
 /* Discovery below the three roots (fds of /sys, /proc, /dev, or of a fake tree). A root
@@ -56,6 +66,29 @@ typedef struct DeviceSet {
  * gpu0, gpu1, ... in their order; shared_nodes lists every vendor's that exist until
  * device_set_finish(). */
 int devices_discover(int sysfs_fd, int procfs_fd, int dev_fd, DeviceSet **ret);
+
+/* The identity a device's allocations are kept by, in memory (its index) and in the
+ * store: its UUID where the driver gives one, else its PCI address, else (a device a
+ * [Device] section declares without PCIAddress=) its name. */
+const char *device_key(const Device *d) _pure_;
+/* Whether a and b are the same card: the same UUID where both have one, else the same
+ * PCI address, else (neither has either) the same name. */
+bool device_same(const Device *a, const Device *b) _pure_;
+/* Gives each device of s the index its card had in known (a set placed before, or read
+ * back from the store; NULL: none), and a card new to known the lowest index known never
+ * had, else the lowest of a card known but not there whose bit is in reusable; its
+ * discovery name becomes gpu<index>. The known cards not in s stay at their index as
+ * gone placeholders, so that positions in s are indexes: a running job's gpu_mask keeps
+ * meaning the cards it was given, and a gone card is given to nobody. A device that no
+ * index is left for goes to unscheduled. Once s is placed, device_set_apply() keeps the
+ * indexes (a hidden device stays as a gone placeholder, a declared one known by its name
+ * is revived at its index, a new one takes the next) and a second call does nothing.
+ * -ENOMEM, else 0. */
+int device_set_place(DeviceSet *s, const DeviceSet *known, uint64_t reusable);
+/* Whether d may be given to a job: there and of a known identity. */
+static inline bool device_is_schedulable(const Device *d) {
+        return d && !d->gone;
+}
 
 /* The short model token among a device's features, from its model name: the name is cut
  * into words at blanks, '-' and '_', lower-cased; brand words without a digit are
@@ -100,11 +133,14 @@ bool device_matches(const Device *d, const char *type, const char *constraint) _
 
 /* The device fence's base: DeviceAllow= entries (systemd's "char-NAME", "block-NAME" and
  * "/dev/..." forms) that keep every device open that a job could open without a fence,
- * except the nodes of s's devices and shared nodes: each char and block driver of
- * procfs's devices whose majors no such node uses, by name, and the other nodes below
- * dev of the majors they do use, by path. The job's own nodes are added by the caller.
- * Device names are escaped for systemd's fnmatch(). */
-int device_fence_base(int procfs_fd, int dev_fd, const DeviceSet *s, char ***ret);
+ * except the nodes of s's devices and shared nodes and everything NVIDIA's drivers serve
+ * (major 195 and every driver of procfs's devices named nvidia*: any card's node, present,
+ * gone or not scheduled, nvidia-caps, nvidia-nvswitch, ...; the majors of s's NVIDIA
+ * devices' nodes; the DRM nodes of sysfs's class/drm whose PCI vendor is NVIDIA's): each
+ * char and block driver of procfs's devices whose majors none of those uses, by name, and
+ * the other nodes below dev of the majors they do use, by path. The job's own nodes and
+ * shared nodes are added by the caller. Device names are escaped for systemd's fnmatch(). */
+int device_fence_base(int sysfs_fd, int procfs_fd, int dev_fd, const DeviceSet *s, char ***ret);
 
 DeviceSet *device_set_free(DeviceSet *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(DeviceSet *, device_set_free);

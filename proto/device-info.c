@@ -16,6 +16,8 @@ static const JsonField device_info_fields[] = {
         JSON_STRING(DeviceInfo, "vendor", vendor, 1, 16, 0, NULL),
         JSON_STRING(DeviceInfo, "model", model, 0, 256, 0, NULL),
         JSON_STRING(DeviceInfo, "pci_address", pci_address, 0, 64, 0, NULL),
+        JSON_STRING(DeviceInfo, "uuid", uuid, 0, 64, 0, NULL),
+        JSON_STRING(DeviceInfo, "offline", offline, 0, 256, 0, NULL),
         JSON_INT(DeviceInfo, "numa_node", numa_node, -1, 4095, OMIT, -1),
         JSON_STRV(DeviceInfo, "features", features, 64, 64, 0, NULL),
         JSON_U64(DeviceInfo, "job_id", job_id, 1, CORRAL_JOB_ID_MAX, OMIT, 0),

@@ -17,6 +17,8 @@ typedef struct DeviceInfo {
         char *vendor;           /* "nvidia", "amd", "other" */
         char *model;            /* NULL: unknown */
         char *pci_address;      /* NULL: none or unknown */
+        char *uuid;             /* NVIDIA's "GPU-..."; NULL: none */
+        char *offline;          /* why it is given to nobody ("gone"); NULL: scheduled */
         int numa_node;          /* the kernel's node number; -1: unknown */
         char **features;        /* what --constraint and --gres=gpu:TYPE match, besides name and model */
         uint64_t job_id;        /* the job holding it; 0: free */

@@ -78,6 +78,8 @@ int pass_setup_machine(SchedPass *p) {
 
                 if (node < -1 || node >= (int) m->n_nodes)
                         return -EINVAL;
+                if (m->gpus[g].offline)
+                        continue;
                 p->all_gpus |= UINT64_C(1) << g;
                 if (node < 0)
                         p->loose_gpus |= UINT64_C(1) << g;

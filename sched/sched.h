@@ -71,6 +71,8 @@ typedef struct SchedNode {
  * PCI device's numa_node maps there; -1: unknown, it is local to no node). */
 typedef struct SchedGpu {
         int node;
+        bool offline; /* given to nobody (a card gone, hidden or of unknown identity): its
+                       * index stays so that a job holding it keeps it */
 } SchedGpu;
 
 typedef struct SchedMachine {

@@ -8,7 +8,12 @@
 # side on disjoint GPUs, keep them through a restart, and a 3-GPU job waits for GPUs while a
 # CPU is free; the environment numbers the job's GPUs as CUDA will see them inside the fence
 # (0..n-1) and carries the machine's indexes in SLURM_JOB_GPUS and CORRAL_GPUS.
-# timeout: 600
+# Then discovered cards, a fake NVIDIA driver's procfs (a tmpfs over /proc/driver) naming
+# them by UUID and PCI address: one appears first in PCI order, then the card a job runs on
+# vanishes; through reloads and a restart no GPU is ever held by two jobs, no job opens a
+# card it was not given (the vanished card's node, still in /dev, included), each card keeps
+# its index, and the card coming back is still the job's.
+# timeout: 900
 . "$CORRAL_TEST_LIB"
 dropin=/etc/corral/corral.conf.d/38-gpu.conf
 client=$(dirname "$0")/proto-client.py
@@ -16,6 +21,8 @@ sock=/run/corral/io.corral.Manager
 cleanup() {
     corral cancel -u "$USER_A" >/dev/null 2>&1 || true
     rm -f "$dropin" /dev/nvidia0 /dev/nvidia1 /dev/nvidia2 /dev/nvidia3 /dev/nvidiactl
+    rm -f /dev/nvidia4 /dev/nvidia5 /dev/nvidia6 /dev/nvidia7
+    umount /proc/driver 2>/dev/null || true
     corral reload >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -155,3 +162,128 @@ corral cancel "$a"
 wait_for 120 sh -c "[ \"\$(corral show --json $c | jq -r .job.state)\" = RUNNING ]" \
     || fail "job $c did not start once job $a freed its GPUs: $(state "$c")"
 corral cancel "$c"
+wait_for 60 ended "$c" || fail "job $c did not end"
+
+# ---- Discovered cards: one comes first in PCI order, one vanishes under a running job ----
+rm -f "$dropin"
+mount -t tmpfs -o mode=0555 corral-fake-driver /proc/driver || skip "cannot mount over /proc/driver"
+uuid() { printf 'GPU-5e7c9a3c-1b2d-4f4e-8a6b-0c1d2e3f4a%02d' "$1"; }
+card() { # I PCI MINOR: a card of UUID I at PCI with node /dev/nvidiaMINOR
+    mkdir -p "/proc/driver/nvidia/gpus/$2"
+    printf 'Model: \t\t NVIDIA A100-SXM4-40GB\nIRQ:   \t\t 150\nGPU UUID: \t %s\nBus Type: \t PCIe\nBus Location: \t %s\nDevice Minor: \t %s\nGPU Excluded:\t No\n' \
+        "$(uuid "$1")" "$2" "$3" > "/proc/driver/nvidia/gpus/$2/information"
+    [ -e "/dev/nvidia$3" ] || mknod -m 0666 "/dev/nvidia$3" c 195 "$3"
+}
+card 0 0000:01:00.0 4
+card 1 0000:02:00.0 5
+card 2 0000:03:00.0 6
+corral reload
+devices() { corral info --json | jq -c '[.devices[] | [.index, .name, .pci_address, .offline, .job_id]]'; }
+index_of() { corral info --json | jq -r --arg p "$1" '.devices[] | select(.pci_address == $p) | .index'; }
+name_of() { corral info --json | jq -r --arg p "$1" '.devices[] | select(.pci_address == $p) | .name'; }
+holder_of() { corral info --json | jq -r --argjson i "$1" '.devices[] | select(.index == $i) | .job_id'; }
+ia=$(index_of 0000:01:00.0) ib=$(index_of 0000:02:00.0) ic=$(index_of 0000:03:00.0)
+log "discovered: $(devices)"
+[ -n "$ia" ] && [ -n "$ib" ] && [ -n "$ic" ] || fail "the 3 discovered cards are not all listed"
+assert_eq "$(corral info --json | jq -r .gpus)" 3 "schedulable GPUs: the 3 discovered (the declared 4 are gone)"
+
+# No GPU held by two running jobs: each running job's stored GPUs, every one once.
+no_double() {
+    local dup
+    dup=$(sqlite3 /var/lib/corral/corral.db "select alloc_gpus from jobs where state in ('RUNNING','SUSPENDED') and alloc_gpus is not null" \
+        | tr ',' '\n' | sort | uniq -d)
+    [ -z "$dup" ] || fail "$1: GPU $dup is held by two jobs"
+}
+probe4='["sh","-c","python3 /tmp/gpu-probe.py /dev/nvidia4 /dev/nvidia5 /dev/nvidia6 /dev/nvidia7; sleep 300"]'
+started() { wait_for 120 sh -c "grep -q CORRAL_GPUS $work/job-$1.out" || fail "job $1 did not start: $(state "$1")"; }
+j1=$(submit ",\"gpus\":1,\"gpu_type\":\"$(name_of 0000:01:00.0)\"" "$probe4")
+started "$j1"
+assert_eq "$(line "$(cat "$work/job-$j1.out")" 'env CORRAL_GPUS')" "$ia" "job $j1 holds the first card"
+assert_eq "$(line "$(cat "$work/job-$j1.out")" /dev/nvidia4)" ENXIO "job $j1 opening its own card"
+assert_eq "$(line "$(cat "$work/job-$j1.out")" /dev/nvidia5)" EPERM "job $j1 opening another card"
+
+# A card appears before the others in PCI order: every card keeps its index, and a 3-GPU
+# job gets the three free ones, never job $j1's.
+card 3 0000:00:05.0 7
+corral reload
+log "a card came first: $(devices)"
+iz=$(index_of 0000:00:05.0)
+j2=$(submit ',"gpus":3' "$probe4")
+started "$j2"
+out2=$(cat "$work/job-$j2.out")
+log "job $j2: $(echo "$out2" | tr '\n' ';')"
+assert_eq "$(line "$out2" /dev/nvidia4)" EPERM "job $j2 opening job $j1's card"
+for n in 5 6 7; do assert_eq "$(line "$out2" /dev/nvidia$n)" ENXIO "job $j2 opening its own /dev/nvidia$n"; done
+assert_eq "$(index_of 0000:01:00.0),$(index_of 0000:02:00.0),$(index_of 0000:03:00.0)" "$ia,$ib,$ic" \
+    "the cards keep their indexes when one comes first in PCI order"
+assert_eq "$(holder_of "$ia")" "$j1" "job $j1's card after the new one came"
+assert_eq "$(sqlite3 /var/lib/corral/corral.db "select alloc_gpus from jobs where id=$j1")" "$(uuid 0)" \
+    "job $j1's GPU stored by its UUID"
+assert_eq "$(line "$out2" 'env CORRAL_GPUS')" "$(printf '%s\n' "$ib" "$ic" "$iz" | sort -n | paste -sd,)" "job $j2's GPUs"
+no_double "after a card came first"
+corral cancel "$j2"
+wait_for 60 ended "$j2" || fail "job $j2 did not end"
+
+# The first card falls off the bus (its node stays), then a reload.
+rm -r /proc/driver/nvidia/gpus/0000:01:00.0
+corral reload
+log "after the card left: $(devices)"
+# A CPU job (on the guest's other CPU) opens no card, the vanished one's node included.
+cpu2=$(submit "" '["python3","/tmp/gpu-probe.py","/dev/nvidia4","/dev/nvidia5"]')
+out=$(result "$cpu2")
+assert_eq "$(line "$out" /dev/nvidia4)" EPERM "a CPU job opening the vanished card's node"
+assert_eq "$(line "$out" /dev/nvidia5)" EPERM "a CPU job opening a card's node"
+assert_eq "$(index_of 0000:02:00.0),$(index_of 0000:03:00.0),$(index_of 0000:00:05.0)" "$ib,$ic,$iz" \
+    "the other cards keep their indexes"
+assert_eq "$(holder_of "$ia")" "$j1" "the gone card is still job $j1's"
+assert_match "$(corral info --json | jq -r --argjson i "$ia" '.devices[] | select(.index == $i) | .offline')" gone \
+    "the card is listed as gone"
+for i in 0 1 2 3; do assert_eq "$(holder_of "$i")" null "declared gpu$i, gone, held by no running job"; done
+assert_eq "$(state "$j1")" RUNNING "job $j1 after its card left"
+# A 3-GPU job gets the three cards there, never the gone one; a 1-GPU job then waits for
+# GPUs (and, on the guest's 2 CPUs, for a CPU: corral why says both).
+j3=$(submit ',"gpus":3' "$probe4")
+started "$j3"
+out3=$(cat "$work/job-$j3.out")
+assert_eq "$(line "$out3" /dev/nvidia4)" EPERM "job $j3 opening the vanished card's node"
+assert_eq "$(line "$out3" 'env CORRAL_GPUS')" "$(printf '%s\n' "$ib" "$ic" "$iz" | sort -n | paste -sd,)" "job $j3's GPUs"
+no_double "after the card left"
+j4=$(submit ',"gpus":1' "$probe4")
+gpus_free() { # ID COUNT: corral why says the job waits for GPUs, none of COUNT free
+    local why
+    wait_for 30 sh -c "corral show --json $1 | jq -e '.job.reason != null' >/dev/null" || true
+    why=$(corral why "$1")
+    log "corral why $1: $(echo "$why" | grep -i gpu | tr '\n' ';')"
+    assert_match "$why" "waits for 1 GPUs: 0 of $2 free" "job $1 waits for GPUs, none free"
+}
+sleep 3
+assert_eq "$(state "$j4")" PENDING "a 1-GPU job while every card is held or gone"
+gpus_free "$j4" 3
+
+# A restart: each job keeps its cards, the gone one stays job $j1's.
+systemctl restart corrald
+wait_for 60 corral info >/dev/null 2>&1 || fail "corrald did not come back"
+log "after the restart: $(devices)"
+assert_eq "$(state "$j1"),$(state "$j3"),$(state "$j4")" RUNNING,RUNNING,PENDING "the jobs after the restart"
+assert_eq "$(index_of 0000:02:00.0),$(index_of 0000:03:00.0),$(index_of 0000:00:05.0)" "$ib,$ic,$iz" \
+    "the cards' indexes after the restart"
+assert_eq "$(holder_of "$ia")" "$j1" "the gone card is job $j1's after the restart"
+no_double "after the restart"
+gpus_free "$j4" 3
+
+# The card comes back: its own index, still job $j1's; job $j4 gets it once job $j1 ends.
+card 0 0000:01:00.0 4
+corral reload
+log "the card came back: $(devices)"
+assert_eq "$(index_of 0000:01:00.0)" "$ia" "the card back at its index"
+assert_eq "$(holder_of "$ia")" "$j1" "the card that came back is still job $j1's"
+sleep 3
+assert_eq "$(state "$j4")" PENDING "a 1-GPU job while the card that came back is job $j1's"
+gpus_free "$j4" 4
+no_double "after the card came back"
+corral cancel "$j1"
+started "$j4"
+assert_eq "$(line "$(cat "$work/job-$j4.out")" 'env CORRAL_GPUS')" "$ia" "job $j4 on the card that came back"
+no_double "at the end"
+corral cancel "$j3"
+corral cancel "$j4"

@@ -1122,6 +1122,8 @@ static void test_gpu_submit(void **state) {
         j->alloc = calloc(1, sizeof(SchedAllocation));
         assert_non_null(j->alloc);
         j->alloc->gpu_mask = UINT64_C(0xa);
+        JobState held_state = j->state;
+        j->state = JOB_RUNNING; /* an ended job's allocation holds no GPU */
         {
                 char params[64];
                 _cleanup_(job_info_done) JobInfo info = JOB_INFO_INIT;
@@ -1161,6 +1163,7 @@ static void test_gpu_submit(void **state) {
                 device_info_array_free(di, n);
         }
         json_object_put(r);
+        j->state = held_state;
 
         m->devices = NULL; /* not the manager's to free */
         manager_for_test_free(m);
@@ -1611,8 +1614,9 @@ static void test_gpu_job(void **state) {
 }
 
 /* A reload rebuilds the devices (discovery on this host, none expected to be GPUs, and the
- * [Device] sections): a running job keeps its GPU by name when the set is reordered, and a
- * GPU the configuration drops is given to nobody. */
+ * [Device] sections): each device keeps its index (a declared one by its name), a new one
+ * takes the next, and a device the configuration drops keeps its index, gone: the running
+ * job holding it keeps it and nobody else is given it. */
 static void test_gpu_reload(void **state) {
         Tree *t = *state;
         Manager *m = manager_for_test(t->dir);
@@ -1647,31 +1651,49 @@ static void test_gpu_reload(void **state) {
         cpu_set_add(&j->alloc->cpus, 0);
         j->alloc->gpu_mask = (UINT64_C(1) << 1) | (UINT64_C(1) << 2); /* gb, gc */
 
-        /* ga goes, a0 comes first by name: gb and gc are now 1 and 2 again only by name. */
+        /* ga goes, a0 comes: gb and gc keep 1 and 2, ga's 0 is gone, a0 takes 3. */
         put(t->dir, "corral.conf",
             "[Device]\nName=gc\nVendor=nvidia\nNodes=/dev/fake-gc\nNumaNode=1\n"
             "[Device]\nName=a0\nVendor=nvidia\nNodes=/dev/fake-a0\nNumaNode=0\n"
             "[Device]\nName=gb\nVendor=nvidia\nNodes=/dev/fake-gb\nNumaNode=1\n");
         assert_int_equal(manager_reload(m, &err), 0);
-        assert_string_equal(m->devices->devices[0].name, "a0");
+        assert_int_equal(m->machine.n_gpus, 4);
+        assert_string_equal(m->devices->devices[0].name, "ga");
+        assert_true(m->devices->devices[0].gone);
+        assert_true(m->gpus[0].offline);
         assert_string_equal(m->devices->devices[1].name, "gb");
         assert_string_equal(m->devices->devices[2].name, "gc");
+        assert_string_equal(m->devices->devices[3].name, "a0");
+        assert_false(m->gpus[3].offline);
         assert_int_equal(j->alloc->gpu_mask, (UINT64_C(1) << 1) | (UINT64_C(1) << 2));
 
-        /* gb goes: the job keeps gc (now index 1) only. */
+        /* gb goes under the job: it keeps index 1, offline, held by the job alone. */
         put(t->dir, "corral.conf",
             "[Device]\nName=gc\nVendor=nvidia\nNodes=/dev/fake-gc\nNumaNode=1\n"
             "[Device]\nName=a0\nVendor=nvidia\nNodes=/dev/fake-a0\nNumaNode=0\n");
         assert_int_equal(manager_reload(m, &err), 0);
-        assert_int_equal(m->machine.n_gpus, 2);
-        assert_int_equal(j->alloc->gpu_mask, UINT64_C(1) << 1);
+        assert_int_equal(m->machine.n_gpus, 4);
+        assert_true(m->gpus[1].offline);
+        assert_false(m->gpus[2].offline);
+        assert_int_equal(j->alloc->gpu_mask, (UINT64_C(1) << 1) | (UINT64_C(1) << 2));
 
-        /* No device left: no fence. */
+        /* gb is declared again: its own index back. */
+        put(t->dir, "corral.conf",
+            "[Device]\nName=gb\nVendor=nvidia\nNodes=/dev/fake-gb\nNumaNode=1\n"
+            "[Device]\nName=gc\nVendor=nvidia\nNodes=/dev/fake-gc\nNumaNode=1\n");
+        assert_int_equal(manager_reload(m, &err), 0);
+        assert_string_equal(m->devices->devices[1].name, "gb");
+        assert_false(m->gpus[1].offline);
+        assert_true(m->gpus[3].offline);
+
+        /* No device left: every index gone, every job fenced from every GPU node. */
         put(t->dir, "corral.conf", "");
         assert_int_equal(manager_reload(m, &err), 0);
-        assert_int_equal(m->machine.n_gpus, 0);
-        assert_null(m->device_fence_base);
-        assert_int_equal(j->alloc->gpu_mask, 0);
+        assert_int_equal(m->machine.n_gpus, 4);
+        for (size_t g = 0; g < 4; g++)
+                assert_true(m->gpus[g].offline);
+        assert_non_null(m->device_fence_base);
+        assert_int_equal(j->alloc->gpu_mask, (UINT64_C(1) << 1) | (UINT64_C(1) << 2));
 
         j->state = JOB_QUEUED;
         m->nodes = NULL; /* static */

@@ -19,6 +19,8 @@
 #include "fd-util.h"
 #include "tmp-tree.h"
 
+#define FENCE_BASE(r, s, ret) device_fence_base((r)->sys, (r)->proc, (r)->dev, (s), (ret))
+
 typedef struct Roots {
         Tree tree;
         int sys, proc, dev;
@@ -181,11 +183,11 @@ static void test_nvidia_eight_on_two_nodes(void **state) {
                 assert_string_equal(d->features[1], "nvidia");
                 assert_string_equal(d->features[2], "a100");
         }
-        /* nvidia-modeset is not there, the capabilities are. */
-        assert_int_equal(strv_length(s->shared_nodes[DEVICE_VENDOR_NVIDIA]), 5);
+        /* nvidia-modeset is not there; the capabilities are, and are no job's. */
+        assert_int_equal(strv_length(s->shared_nodes[DEVICE_VENDOR_NVIDIA]), 3);
         assert_true(strv_contains(s->shared_nodes[DEVICE_VENDOR_NVIDIA], "/dev/nvidiactl"));
         assert_true(strv_contains(s->shared_nodes[DEVICE_VENDOR_NVIDIA], "/dev/nvidia-uvm-tools"));
-        assert_true(strv_contains(s->shared_nodes[DEVICE_VENDOR_NVIDIA], "/dev/nvidia-caps/nvidia-cap2"));
+        assert_false(strv_contains(s->shared_nodes[DEVICE_VENDOR_NVIDIA], "/dev/nvidia-caps/nvidia-cap2"));
         assert_false(strv_contains(s->shared_nodes[DEVICE_VENDOR_NVIDIA], "/dev/nvidia-modeset"));
         assert_null(s->shared_nodes[DEVICE_VENDOR_AMD]);
 }
@@ -406,7 +408,7 @@ static void test_fence_base(void **state) {
         assert_int_equal(devices_discover(r->sys, r->proc, r->dev, &s), 0);
         assert_int_equal(s->n_devices, 2);
 
-        assert_int_equal(device_fence_base(r->proc, r->dev, s, &allow), 0);
+        assert_int_equal(FENCE_BASE(r, s, &allow), 0);
         /* Every driver but the GPUs' majors' by name, once per name, special characters escaped. */
         assert_true(strv_contains(allow, "char-mem"));
         assert_true(strv_contains(allow, "char-/dev/tty"));
@@ -418,9 +420,9 @@ static void test_fence_base(void **state) {
         assert_true(strv_contains(allow, "block-virtblk"));
         assert_false(strv_contains(allow, "char-nvidia-frontend"));
         assert_false(strv_contains(allow, "char-nvidia-uvm"));
-        /* The GPUs' major's other nodes by path (a GPU the configuration does not schedule),
-         * a stale node of no driver as before; never the scheduled nodes. */
-        assert_true(strv_contains(allow, "/dev/nvidia2"));
+        /* A stale node of no driver by path as before; never an NVIDIA card's node, not
+         * even of one the configuration does not schedule. */
+        assert_false(strv_contains(allow, "/dev/nvidia2"));
         assert_true(strv_contains(allow, "/dev/stale"));
         assert_false(strv_contains(allow, "/dev/nvidia0"));
         assert_false(strv_contains(allow, "/dev/nvidia1"));
@@ -432,6 +434,193 @@ static void test_fence_base(void **state) {
         STRV_FOREACH(a, allow)
                 n += streq(*a, "char-pts");
         assert_int_equal(n, 1);
+}
+
+
+/* A card falls off the bus (its procfs directory goes): the others keep their names, so
+ * that an allocation of gpu1 still means the card it meant. */
+static void test_card_removed(void **state) {
+        Roots *r = *state;
+        _cleanup_(device_set_freep) DeviceSet *a = NULL, *b = NULL;
+
+        put_nvidia(r, "0000:01:00.0", "NVIDIA A100", 0, 0, false);
+        put_nvidia(r, "0000:02:00.0", "NVIDIA A100", 1, 0, false);
+        put_nvidia(r, "0000:03:00.0", "NVIDIA A100", 2, 0, false);
+        assert_int_equal(devices_discover(r->sys, r->proc, r->dev, &a), 0);
+        assert_int_equal(device_set_place(a, NULL, 0), 0);
+        assert_int_equal(a->n_devices, 3);
+        assert_string_equal(a->devices[1].name, "gpu1");
+        assert_string_equal(a->devices[1].pci_address, "0000:02:00.0");
+        assert_string_equal(device_key(&a->devices[1]), "GPU-5e7c9a3c-1b2d-4f4e-8a6b-0c1d2e3f4a01");
+
+        assert_int_equal(unlinkat(r->proc, "driver/nvidia/gpus/0000:01:00.0/information", 0), 0);
+        assert_int_equal(unlinkat(r->proc, "driver/nvidia/gpus/0000:01:00.0", AT_REMOVEDIR), 0);
+        assert_int_equal(devices_discover(r->sys, r->proc, r->dev, &b), 0);
+        assert_int_equal(device_set_place(b, a, 0), 0);
+        const Device *d = device_set_find(b, "gpu1");
+        assert_non_null(d);
+        assert_string_equal(d->pci_address, "0000:02:00.0");
+        /* The gone card keeps index 0, given to nobody. */
+        assert_int_equal(b->n_devices, 3);
+        assert_true(b->devices[0].gone);
+        assert_false(device_is_schedulable(&b->devices[0]));
+        assert_string_equal(b->devices[0].pci_address, "0000:01:00.0");
+        assert_string_equal(b->devices[2].pci_address, "0000:03:00.0");
+        assert_true(device_is_schedulable(&b->devices[2]));
+}
+
+/* A card new to the machine, first in PCI order, takes the next index, not another's; the
+ * UUID the driver prints as question marks while a GPU is not initialised is remembered;
+ * a card of no identity is scheduled to nobody, and said why. */
+static void test_card_added_and_identity(void **state) {
+        Roots *r = *state;
+        _cleanup_(device_set_freep) DeviceSet *a = NULL, *b = NULL, *c = NULL;
+
+        put_nvidia(r, "0000:02:00.0", "NVIDIA A100", 1, 0, false);
+        put_nvidia(r, "0000:03:00.0", "NVIDIA A100", 2, 0, false);
+        assert_int_equal(devices_discover(r->sys, r->proc, r->dev, &a), 0);
+        assert_int_equal(device_set_place(a, NULL, 0), 0);
+        assert_string_equal(a->devices[0].pci_address, "0000:02:00.0");
+
+        put_nvidia(r, "0000:01:00.0", "NVIDIA A100", 0, 0, false);
+        put(r->proc, "driver/nvidia/gpus/0000:03:00.0/information",
+            "Model: \t\t NVIDIA A100\nGPU UUID: \t ????????" "-????" "-????" "-????" "-????????????\n"
+            "Bus Location: \t 0000:03:00.0\nDevice Minor: \t 2\n");
+        put(r->proc, "driver/nvidia/gpus/garbage/information",
+            "Model: \t\t NVIDIA A100\nGPU UUID: \t ??\nBus Location: \t ??\nDevice Minor: \t 7\n");
+        assert_int_equal(devices_discover(r->sys, r->proc, r->dev, &b), 0);
+        assert_int_equal(device_set_place(b, a, 0), 0);
+        assert_int_equal(b->n_devices, 3);
+        assert_string_equal(b->devices[0].pci_address, "0000:02:00.0");
+        assert_string_equal(b->devices[0].name, "gpu0");
+        assert_string_equal(b->devices[1].pci_address, "0000:03:00.0");
+        assert_string_equal(b->devices[1].uuid, "GPU-5e7c9a3c-1b2d-4f4e-8a6b-0c1d2e3f4a02"); /* remembered */
+        assert_string_equal(b->devices[2].pci_address, "0000:01:00.0");
+        assert_string_equal(b->devices[2].name, "gpu2");
+        assert_int_equal(strv_length(b->unscheduled), 1);
+        assert_non_null(strstr(b->unscheduled[0], "garbage"));
+        assert_non_null(strstr(b->unscheduled[0], "neither a UUID nor a PCI address"));
+
+        /* 0000:02:00.0 goes, a card with a new UUID comes in its slot: another card, so
+         * index 0 stays the gone one's. */
+        put(r->proc, "driver/nvidia/gpus/0000:02:00.0/information",
+            "Model: \t\t NVIDIA H100\nGPU UUID: \t GPU-00000000-1111-2222-3333-444444444444\n"
+            "Bus Location: \t 0000:02:00.0\nDevice Minor: \t 1\n");
+        assert_int_equal(devices_discover(r->sys, r->proc, r->dev, &c), 0);
+        assert_int_equal(device_set_place(c, b, 0), 0);
+        assert_int_equal(c->n_devices, 4);
+        assert_true(c->devices[0].gone);
+        assert_string_equal(c->devices[0].uuid, "GPU-5e7c9a3c-1b2d-4f4e-8a6b-0c1d2e3f4a01");
+        assert_string_equal(c->devices[3].uuid, "GPU-00000000-1111-2222-3333-444444444444");
+        assert_string_equal(c->devices[3].name, "gpu3");
+}
+
+/* [Device] sections over a placed set: a hidden card keeps its index (gone), the others
+ * theirs; a declared device known by its name comes back at its index. */
+static void test_place_and_declare(void **state) {
+        Roots *r = *state;
+        _cleanup_(device_set_freep) DeviceSet *a = NULL, *b = NULL;
+        _cleanup_free_ char *err = NULL;
+        char n0[] = "/dev/fpga0";
+        char *nodes[] = { n0, NULL };
+
+        put_nvidia(r, "0000:01:00.0", "NVIDIA A100", 0, 0, false);
+        put_nvidia(r, "0000:02:00.0", "NVIDIA A100", 1, 0, false);
+        put_nvidia(r, "0000:03:00.0", "NVIDIA A100", 2, 0, false);
+        assert_int_equal(devices_discover(r->sys, r->proc, r->dev, &a), 0);
+        assert_int_equal(device_set_place(a, NULL, 0), 0);
+        assert_int_equal(device_set_apply(a, &(DeviceDecl) { .pci_address = "0000:02:00.0", .hide = true }, &err), 0);
+        assert_int_equal(device_set_apply(a, &(DeviceDecl) { .name = "fpga0", .nodes = nodes }, &err), 0);
+        assert_int_equal(device_set_place(a, NULL, 0), 0);
+        assert_int_equal(device_set_finish(a), 0);
+        assert_int_equal(a->n_devices, 4);
+        assert_true(a->devices[1].gone);
+        assert_string_equal(a->devices[2].name, "gpu2");
+        assert_string_equal(a->devices[2].pci_address, "0000:03:00.0");
+        assert_string_equal(a->devices[3].name, "fpga0");
+        assert_string_equal(device_key(&a->devices[3]), "fpga0");
+
+        /* Next reload: fpga0 declared again, the hidden card shown again. */
+        assert_int_equal(devices_discover(r->sys, r->proc, r->dev, &b), 0);
+        assert_int_equal(device_set_place(b, a, 0), 0);
+        assert_true(b->devices[3].gone);
+        assert_int_equal(device_set_apply(b, &(DeviceDecl) { .name = "fpga0", .nodes = nodes }, &err), 0);
+        assert_int_equal(device_set_finish(b), 0);
+        assert_int_equal(b->n_devices, 4);
+        assert_false(b->devices[1].gone);
+        assert_string_equal(b->devices[1].pci_address, "0000:02:00.0");
+        assert_false(b->devices[3].gone);
+        assert_string_equal(b->devices[3].name, "fpga0");
+}
+
+/* The fence on an NVIDIA host: a vanished card's node (its procfs entry gone, its node
+ * still there), the MIG capabilities, NVIDIA's DRM nodes and the NVSwitch nodes are
+ * withheld from the base; another driver's DRM node is not. */
+static void test_fence_nvidia_nodes(void **state) {
+        Roots *r = *state;
+        _cleanup_(device_set_freep) DeviceSet *s = NULL;
+        _cleanup_strv_free_ char **allow = NULL;
+
+        if (mknodat(r->dev, "null", S_IFCHR | 0666, makedev(1, 3)) < 0) {
+                skip(); /* not root */
+                return;
+        }
+        assert_int_equal(mkdirat(r->dev, "dri", 0755), 0);
+        assert_int_equal(mkdirat(r->dev, "nvidia-caps", 0755), 0);
+        assert_int_equal(mknodat(r->dev, "nvidia0", S_IFCHR | 0666, makedev(195, 0)), 0); /* gone */
+        assert_int_equal(mknodat(r->dev, "nvidia1", S_IFCHR | 0666, makedev(195, 1)), 0);
+        assert_int_equal(mknodat(r->dev, "nvidiactl", S_IFCHR | 0666, makedev(195, 255)), 0);
+        assert_int_equal(mknodat(r->dev, "nvidia-modeset", S_IFCHR | 0666, makedev(195, 254)), 0);
+        assert_int_equal(mknodat(r->dev, "nvidia-uvm", S_IFCHR | 0666, makedev(511, 0)), 0);
+        assert_int_equal(mknodat(r->dev, "nvidia-caps/nvidia-cap1", S_IFCHR | 0400, makedev(509, 1)), 0);
+        assert_int_equal(mknodat(r->dev, "nvidia-caps/nvidia-cap2", S_IFCHR | 0444, makedev(509, 2)), 0);
+        assert_int_equal(mknodat(r->dev, "nvidia-nvswitch0", S_IFCHR | 0666, makedev(508, 0)), 0);
+        assert_int_equal(mknodat(r->dev, "nvidia-nvswitchctl", S_IFCHR | 0666, makedev(508, 255)), 0);
+        assert_int_equal(mknodat(r->dev, "dri/card0", S_IFCHR | 0660, makedev(226, 0)), 0);       /* an iGPU */
+        assert_int_equal(mknodat(r->dev, "dri/card1", S_IFCHR | 0660, makedev(226, 1)), 0);       /* NVIDIA's */
+        assert_int_equal(mknodat(r->dev, "dri/renderD129", S_IFCHR | 0660, makedev(226, 129)), 0); /* NVIDIA's */
+        put(r->proc, "devices",
+            "Character devices:\n"
+            "  1 mem\n"
+            "195 nvidia-frontend\n"
+            "226 drm\n"
+            "508 nvidia-nvswitch\n"
+            "509 nvidia-caps\n"
+            "511 nvidia-uvm\n");
+        /* The DRM class devices, as nvidia-drm registers them: the NVIDIA card's by its PCI
+         * function's vendor 0x10de, the iGPU's 0x8086. */
+        put(r->sys, "bus/pci/devices/0000:00:02.0/vendor", "0x8086\n");
+        put(r->sys, "bus/pci/devices/0000:02:00.0/vendor", "0x10de\n");
+        put_link(r->sys, "class/drm/card0", "../../devices/pci0000:00/0000:00:02.0/drm/card0");
+        put_link(r->sys, "devices/pci0000:00/0000:00:02.0/drm/card0/device", "../../../../../bus/pci/devices/0000:00:02.0");
+        put_link(r->sys, "class/drm/card1", "../../devices/pci0000:00/0000:02:00.0/drm/card1");
+        put_link(r->sys, "devices/pci0000:00/0000:02:00.0/drm/card1/device", "../../../../../bus/pci/devices/0000:02:00.0");
+        put_link(r->sys, "class/drm/renderD129", "../../devices/pci0000:00/0000:02:00.0/drm/renderD129");
+        put_link(r->sys, "devices/pci0000:00/0000:02:00.0/drm/renderD129/device",
+                 "../../../../../bus/pci/devices/0000:02:00.0");
+        put_nvidia_info(r, "0000:02:00.0", "NVIDIA A100", 1, 0, false);
+        assert_int_equal(devices_discover(r->sys, r->proc, r->dev, &s), 0);
+        assert_int_equal(s->n_devices, 1);
+        assert_int_equal(device_set_finish(s), 0);
+
+        assert_int_equal(FENCE_BASE(r, s, &allow), 0);
+        assert_false(strv_contains(allow, "/dev/nvidia0"));
+        assert_false(strv_contains(allow, "char-nvidia-nvswitch"));
+        assert_false(strv_contains(allow, "char-drm"));
+        assert_true(strv_contains(allow, "char-mem"));
+        assert_true(strv_contains(allow, "/dev/dri/card0"));
+        assert_false(strv_contains(allow, "/dev/dri/card1"));
+        assert_false(strv_contains(allow, "/dev/dri/renderD129"));
+        assert_false(strv_contains(allow, "/dev/nvidia0"));
+        assert_false(strv_contains(allow, "/dev/nvidia1"));
+        assert_false(strv_contains(allow, "/dev/nvidia-modeset"));
+        assert_false(strv_contains(allow, "char-nvidia-caps"));
+        assert_false(strv_contains(allow, "/dev/nvidia-caps/nvidia-cap1"));
+        assert_false(strv_contains(allow, "char-nvidia-nvswitch"));
+        assert_false(strv_contains(allow, "/dev/nvidia-nvswitch0"));
+        assert_false(strv_contains(allow, "/dev/nvidia-nvswitchctl"));
+        /* The caps are no job's shared nodes either. */
+        assert_false(strv_contains(s->shared_nodes[DEVICE_VENDOR_NVIDIA], "/dev/nvidia-caps/nvidia-cap1"));
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, roots_setup, roots_teardown)
@@ -446,6 +635,10 @@ int main(void) {
                 T(test_declare_override_hide),
                 cmocka_unit_test(test_matches),
                 T(test_fence_base),
+                T(test_card_removed),
+                T(test_card_added_and_identity),
+                T(test_place_and_declare),
+                T(test_fence_nvidia_nodes),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

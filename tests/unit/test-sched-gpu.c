@@ -173,6 +173,37 @@ static void test_never_twice(void **state) {
         assert_int_equal(d->alloc.gpu_mask, 0);
 }
 
+/* A card gone (offline) is given to nobody: not to a job asking for any GPU, not to an
+ * exclusive job of its node, not even when its holder ends; the job holding it keeps it
+ * without blocking the others. */
+static void test_offline(void **state) {
+        SchedMachine m = machine_2x2();
+        SchedConfig c = SCHED_CONFIG_DEFAULT;
+        SchedJob jobs[3];
+        SchedResult r;
+        const SchedDecision *d;
+
+        gpus[0].offline = true;
+        jobs[0] = job_pending(1, 0, 1, 3600);
+        run(&jobs[0], &m, 0, "8", UINT64_C(1) << 0); /* holds the gone card */
+        jobs[1] = gpu_job(2, 1, 3, 600);
+        assert_int_equal(pass(&c, &m, jobs, 2, NOW, &r), 0);
+        assert_non_null(d = started(&r, 2));
+        assert_int_equal(d->alloc.gpu_mask, UINT64_C(0xe));
+        /* Four wanted: never, only three are schedulable. */
+        jobs[1] = gpu_job(2, 1, 4, 600);
+        jobs[0].state = SCHED_JOB_DONE;
+        assert_int_equal(pass(&c, &m, jobs, 2, NOW, &r), 0);
+        assert_null(started(&r, 2));
+        /* An exclusive job on node 0 gets GPU 1 only. */
+        jobs[1] = gpu_job(2, 1, 0, 600);
+        jobs[1].exclusive = true;
+        assert_int_equal(pass(&c, &m, jobs, 2, NOW, &r), 0);
+        assert_non_null(d = started(&r, 2));
+        assert_int_equal(d->alloc.gpu_mask & 1, 0);
+        gpus[0].offline = false;
+}
+
 static void test_binding(void **state) {
         SchedMachine m = machine_2x2();
         SchedConfig c = SCHED_CONFIG_DEFAULT;
@@ -602,6 +633,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_local_and_best_fit),
                 cmocka_unit_test(test_never_twice),
+                cmocka_unit_test(test_offline),
                 cmocka_unit_test(test_binding),
                 cmocka_unit_test(test_loose_gpus),
                 cmocka_unit_test(test_exclusive),

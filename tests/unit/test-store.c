@@ -87,7 +87,7 @@ static void test_round_trip(void **state) {
         char *v = NULL;
 
         assert_int_equal(store_open(dir, &s), 0);
-        assert_int_equal(store_schema_version(s), 6);
+        assert_int_equal(store_schema_version(s), 7);
         assert_int_equal(store_insert_job(s, a, NULL), 0);
         assert_int_equal(store_insert_job(s, b, NULL), 0);
         assert_true(store_in_transaction(s));
@@ -291,65 +291,107 @@ static void test_savepoint(void **state) {
         job_free(b);
 }
 
-static void set_names(Store *s, const char *const *names, size_t n) {
-        Device d[8] = {};
-        DeviceSet set = { .devices = d, .n_devices = n };
+/* Discovered NVIDIA cards by PCI address, placed over known as corrald places them. */
+static DeviceSet *cards(const char *const *pcis, size_t n, const DeviceSet *known) {
+        DeviceSet *set = calloc(1, sizeof *set);
 
-        for (size_t i = 0; i < n; i++)
-                d[i].name = (char *) names[i];
-        assert_int_equal(store_set_gpu_names(s, &set), 0);
+        assert_non_null(set);
+        set->devices = calloc(n + 1, sizeof *set->devices);
+        assert_non_null(set->devices);
+        for (size_t i = 0; i < n; i++) {
+                Device *d = &set->devices[i];
+                d->vendor = DEVICE_VENDOR_NVIDIA;
+                d->pci_address = strdup(pcis[i]);
+                assert_int_equal(asprintf(&d->name, "gpu%zu", i) > 0, 1);
+                d->auto_name = true;
+                d->numa_node = -1;
+        }
+        set->n_devices = n;
+        assert_int_equal(device_set_place(set, known, 0), 0);
+        return set;
 }
 
-/* A running job's GPUs are stored by name: a store of schema 4 gains the column, and a
- * restart on a changed device set (reordered, one gone) gives the job back its own. */
+static char *column(const char *where, const char *sql) {
+        char path[256], *v = NULL;
+        sqlite3 *db;
+        sqlite3_stmt *st;
+
+        snprintf(path, sizeof path, "%s/corral.db", where);
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+                v = strdup((const char *) sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        return v;
+}
+
+/* A running job's GPUs are stored by identity (here PCI addresses), no longer by name:
+ * a store of schema 6 holding names by position has them rewritten once, by the names in
+ * force at the first start; a restart on which the first card is gone gives the job back
+ * its own cards, at their own indexes, and the gone one stays known. */
 static void test_alloc_gpus(void **state) {
-        static const char *const before[] = { "gpu0", "gpu1", "gpu2", "gpu3" }, *const after[] = { "gpu3", "gpu0", "gpu1" };
+        static const char *const four[] = { "0000:01:00.0", "0000:02:00.0", "0000:03:00.0", "0000:04:00.0" };
         char gdir[64] = "/tmp/corral-store-gpus-XXXXXX", path[128], cmd[160];
         Job *a = make_job(1), *loaded[4] = {}, **l = loaded;
+        DeviceSet *set, *known;
         Store *s = NULL;
         sqlite3 *db;
+        char *v;
 
         assert_non_null(mkdtemp(gdir));
         assert_int_equal(store_open(gdir, &s), 0);
-        store_close(s);
-        snprintf(path, sizeof path, "%s/corral.db", gdir);
-        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-        /* Back to schema 4: what migration 5 added, dropped. */
-        assert_int_equal(sqlite3_exec(db, "ALTER TABLE jobs DROP COLUMN alloc_gpus;"
-                                      "ALTER TABLE job_usage DROP COLUMN gpus;"
-                                      "ALTER TABLE job_usage DROP COLUMN gpu_usec;"
-                                      "ALTER TABLE job_usage DROP COLUMN charge_per_gpu_hour;"
-                                      "ALTER TABLE usage_daily DROP COLUMN gpu_usec;"
-                                      "PRAGMA user_version = 4", NULL, NULL, NULL), SQLITE_OK);
-        sqlite3_close(db);
-
-        assert_int_equal(store_open(gdir, &s), 0);
-        assert_int_equal(store_schema_version(s), 6);
-        set_names(s, before, 4);
         a->state = JOB_RUNNING;
         a->start_time = 1700000100;
         a->alloc = new0(SchedAllocation, 1);
         cpu_set_parse("0-1", &a->alloc->cpus);
-        a->alloc->gpu_mask = (UINT64_C(1) << 1) | (UINT64_C(1) << 3) | (UINT64_C(1) << 2);
+        a->alloc->gpu_mask = (UINT64_C(1) << 1) | (UINT64_C(1) << 3);
         assert_int_equal(store_insert_job(s, a, NULL), 0);
-        a->alloc->gpu_mask &= ~(UINT64_C(1) << 2); /* an update rewrites the column */
+        assert_int_equal(store_commit(s), 0);
+        store_close(s);
+        /* As schema 6 wrote it: by name, no gpus table. */
+        snprintf(path, sizeof path, "%s/corral.db", gdir);
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, "DROP TABLE gpus; UPDATE jobs SET alloc_gpus = 'gpu1,gpu3';"
+                                      "PRAGMA user_version = 6", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+
+        assert_int_equal(store_open(gdir, &s), 0);
+        assert_int_equal(store_schema_version(s), 7);
+        assert_int_equal(store_load_gpus(s, &known), 0);
+        assert_int_equal(known->n_devices, 0);
+        set = cards(four, 4, known);
+        device_set_free(known);
+        assert_int_equal(store_set_gpus(s, set), 0);
+        device_set_free(set);
+        assert_int_equal(store_commit(s), 0);
+        v = column(gdir, "SELECT alloc_gpus FROM jobs WHERE id = 1");
+        assert_string_equal(v, "0000:02:00.0,0000:04:00.0");
+        free(v);
+        assert_null(column(gdir, "SELECT value FROM meta WHERE key = 'gpus_by_name'"));
+        a->alloc->gpu_mask &= ~(UINT64_C(1) << 3); /* an update rewrites the column */
+        assert_int_equal(store_update_job(s, a), 0);
+        a->alloc->gpu_mask |= UINT64_C(1) << 3;
         assert_int_equal(store_update_job(s, a), 0);
         assert_int_equal(store_commit(s), 0);
         store_close(s);
 
+        /* The first card is gone at the next start: the others keep their indexes. */
         assert_int_equal(store_open(gdir, &s), 0);
-        set_names(s, after, 3);
+        assert_int_equal(store_load_gpus(s, &known), 0);
+        assert_int_equal(known->n_devices, 4);
+        assert_string_equal(known->devices[1].pci_address, "0000:02:00.0");
+        set = cards(four + 1, 3, known);
+        device_set_free(known);
+        assert_int_equal(set->n_devices, 4);
+        assert_true(set->devices[0].gone);
+        assert_string_equal(set->devices[3].name, "gpu3");
+        assert_string_equal(set->devices[3].pci_address, "0000:04:00.0");
+        assert_int_equal(store_set_gpus(s, set), 0);
+        device_set_free(set);
         assert_int_equal(store_load_jobs(s, collect, &l), 0);
         assert_non_null(loaded[0]);
-        /* gpu1 and gpu3 are now indexes 2 and 0. */
-        assert_int_equal(loaded[0]->alloc->gpu_mask, (UINT64_C(1) << 0) | (UINT64_C(1) << 2));
-        job_free(loaded[0]);
-        loaded[0] = NULL;
-        l = loaded;
-        /* gpu1 gone too: only gpu3 is given back. */
-        set_names(s, (const char *const[]) { "gpu3" }, 1);
-        assert_int_equal(store_load_jobs(s, collect, &l), 0);
-        assert_int_equal(loaded[0]->alloc->gpu_mask, UINT64_C(1));
+        assert_int_equal(loaded[0]->alloc->gpu_mask, (UINT64_C(1) << 1) | (UINT64_C(1) << 3));
         job_free(loaded[0]);
         store_close(s);
         job_free(a);
@@ -398,6 +440,7 @@ static void test_gpu_accounting_migration(void **state) {
         s = NULL;
         assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
         assert_int_equal(sqlite3_exec(db,
+                "DROP TABLE gpus;"
                 "ALTER TABLE jobs DROP COLUMN alloc_gpus;"
                 "ALTER TABLE job_usage DROP COLUMN gpus;"
                 "ALTER TABLE job_usage DROP COLUMN gpu_usec;"
@@ -411,7 +454,7 @@ static void test_gpu_accounting_migration(void **state) {
         sqlite3_close(db);
 
         assert_int_equal(store_open(old, &s), 0);
-        assert_int_equal(store_schema_version(s), 6);
+        assert_int_equal(store_schema_version(s), 7);
         assert_int_equal(store_load_charge(s, 7, &c), 0);
         assert_int_equal(c.cpus, 2);
         assert_int_equal(c.gpus, 0);
@@ -478,7 +521,8 @@ static void test_no_job_indexes(void **state) {
 
         /* Back to schema 5, as that version left it. */
         assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-        assert_int_equal(sqlite3_exec(db, "CREATE INDEX jobs_state ON jobs (state);"
+        assert_int_equal(sqlite3_exec(db, "DROP TABLE gpus;"
+                                      "CREATE INDEX jobs_state ON jobs (state);"
                                       "CREATE INDEX jobs_uid ON jobs (uid);"
                                       "INSERT INTO meta VALUES ('last_job_id', '5');"
                                       "PRAGMA user_version = 5", NULL, NULL, NULL), SQLITE_OK);
@@ -486,7 +530,7 @@ static void test_no_job_indexes(void **state) {
         assert_int_equal(count_rows(path, indexes), 2);
 
         assert_int_equal(store_open(sub, &s), 0);
-        assert_int_equal(store_schema_version(s), 6);
+        assert_int_equal(store_schema_version(s), 7);
         assert_int_equal(store_load_jobs(s, collect, &l), 0);
         assert_non_null(loaded[1]);
         assert_int_equal(loaded[1]->id, 2);
