@@ -74,22 +74,27 @@ static int fusectl_dir(FdCloser *c) {
         return open(FUSECTL_PATH, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-static int abort_one(int conn_fd, uid_t uid) {
-        _cleanup_close_ int fd = -EBADF;
-        int saved_uid, r = 0;
+/* Called with the file system uid the connection's owner: its directory is hers alone
+ * (0500), its files too (0400, 0200). */
+static int abort_if_waiting(int parent_fd, const char *name) {
+        _cleanup_close_ int conn = -EBADF, fd = -EBADF;
+        _cleanup_free_ char *waiting = NULL;
+        int r;
 
-        /* The abort file is its owner's alone (0200): corrald has no CAP_DAC_OVERRIDE,
-         * and needs none to act as the owner of what it aborts. */
-        saved_uid = setfsuid(uid);
-        fd = openat(conn_fd, "abort", O_WRONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                r = negative_errno();
-        (void) setfsuid((uid_t) saved_uid);
+        conn = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (conn < 0)
+                return negative_errno();
+        r = read_file_at(conn, "waiting", 64, &waiting, NULL);
         if (r < 0)
                 return r;
+        if (atoi(waiting) <= 0)
+                return 0;
+        fd = openat(conn, "abort", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
         if (write(fd, "1", 1) < 0)
                 return negative_errno();
-        return 0;
+        return 1;
 }
 
 int fuse_abort_user_connections(int fusectl_fd, uid_t uid) {
@@ -109,18 +114,19 @@ int fuse_abort_user_connections(int fusectl_fd, uid_t uid) {
         TAKE_FD(dfd);
         rewinddir(d);
         while ((de = readdir(d))) {
-                _cleanup_close_ int conn = -EBADF;
-                _cleanup_free_ char *waiting = NULL;
                 struct stat st;
+                int saved_uid, r;
 
-                if (de->d_name[0] == '.')
+                if (de->d_name[0] == '.' ||
+                    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+                    st.st_uid != uid)
                         continue;
-                conn = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (conn < 0 || fstatat(conn, "abort", &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_uid != uid)
-                        continue;
-                if (read_file_at(conn, "waiting", 64, &waiting, NULL) < 0 || atoi(waiting) <= 0)
-                        continue;
-                if (abort_one(conn, uid) >= 0)
+                /* As their owner: corrald has no CAP_DAC_OVERRIDE, and needs none to act
+                 * as the owner of what it aborts. setfsuid() is this thread's alone. */
+                saved_uid = setfsuid(uid);
+                r = abort_if_waiting(dirfd(d), de->d_name);
+                (void) setfsuid((uid_t) saved_uid);
+                if (r > 0)
                         n++;
         }
         closedir(d);

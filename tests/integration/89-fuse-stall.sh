@@ -45,12 +45,25 @@ log "answered in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 
 log "corrald aborts her FUSE connection once the close has waited 5 s"
 wait_for 60 grep -q '^aborted' "$out" || {
-    cat "$out"; journalctl -u corrald -n 30 --no-pager; fail "her FUSE connection was never aborted"; }
+    cat "$out"; ls -lnR /sys/fs/fuse/connections; journalctl -u corrald -n 30 --no-pager
+    fail "her FUSE connection was never aborted"; }
 grep -q '^stalled FLUSH' "$out" || fail "no FLUSH reached her server: the test did not test the close"
 journalctl -u corrald --since "-5min" --no-pager | grep -q 'aborted 1 FUSE connection(s) of that user' \
     || fail "corrald did not log the abort"
 
 log "corrald restarts as usual"
 timeout 60 systemctl restart corrald || fail "systemctl restart corrald did not finish in 60 s"
+timeout 30 corral info >/dev/null || fail "corrald does not answer after its restart"
+cleanup
+
+log "a restart while such a close waits: corrald aborts her connection on its way out"
+rm -f "$out"
+as_user "$USER_A" python3 "$here/fuse-stall.py" "$sock" >"$out" 2>&1 &
+server=$!
+wait_for 120 grep -q '^stalled FLUSH' "$out" || { cat "$out"; fail "the second Run's close did not reach her server"; }
+t0=$(date +%s)
+timeout 60 systemctl restart corrald || fail "systemctl restart corrald with a close waiting did not finish in 60 s"
+log "restarted in $(( $(date +%s) - t0 )) s"
+grep -q '^aborted' "$out" || fail "her FUSE connection was not aborted when corrald stopped"
 timeout 30 corral info >/dev/null || fail "corrald does not answer after its restart"
 log "ok"

@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <stdbool.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "daemon/fd-closer.h"
@@ -19,15 +22,18 @@
 static char dir[] = "/tmp/test-fd-closer-XXXXXX";
 static int dir_fd = -1;
 
+/* As fusectl makes a connection's files: its directory (0500), waiting (0400) and abort
+ * (0200) are its mounter's alone. */
 static void make_conn(const char *name, uid_t owner, const char *waiting) {
         char path[64];
         int fd;
 
-        assert_int_equal(mkdirat(dir_fd, name, 0755), 0);
+        assert_int_equal(mkdirat(dir_fd, name, 0700), 0);
         snprintf(path, sizeof path, "%s/waiting", name);
         fd = openat(dir_fd, path, O_WRONLY | O_CREAT | O_CLOEXEC, 0400);
         assert_true(fd >= 0);
         assert_int_equal(write(fd, waiting, strlen(waiting)), (ssize_t) strlen(waiting));
+        assert_int_equal(fchown(fd, owner, owner), 0);
         close(fd);
         /* As fusectl makes it: its mounter's, writable by its mounter only. */
         snprintf(path, sizeof path, "%s/abort", name);
@@ -35,6 +41,23 @@ static void make_conn(const char *name, uid_t owner, const char *waiting) {
         assert_true(fd >= 0);
         assert_int_equal(fchown(fd, owner, owner), 0);
         close(fd);
+        assert_int_equal(fchownat(dir_fd, name, owner, owner, 0), 0);
+        assert_int_equal(fchmodat(dir_fd, name, 0500, 0), 0);
+}
+
+/* corrald's capabilities have no CAP_DAC_OVERRIDE nor CAP_DAC_READ_SEARCH: without them
+ * in the test too, a look into her files as root instead of as her fails, as it does in
+ * corrald. */
+static void drop_dac(bool drop) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct d[2];
+
+        assert_int_equal(syscall(SYS_capget, &h, d), 0);
+        if (drop)
+                d[0].effective &= ~((1U << CAP_DAC_OVERRIDE) | (1U << CAP_DAC_READ_SEARCH));
+        else
+                d[0].effective |= d[0].permitted & ((1U << CAP_DAC_OVERRIDE) | (1U << CAP_DAC_READ_SEARCH));
+        assert_int_equal(syscall(SYS_capset, &h, d), 0);
 }
 
 static off_t abort_size(const char *name) {
@@ -54,12 +77,15 @@ static void test_abort_user(void **state) {
         assert_non_null(mkdtemp(dir));
         dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(dir_fd >= 0);
+        assert_int_equal(fchmod(dir_fd, 0755), 0); /* fusectl's root is everyone's to search */
         make_conn("40", 4242, "1\n");  /* hers, a request waiting: aborted */
         make_conn("41", 4242, "0\n");  /* hers, idle: left alone */
         make_conn("42", 4343, "3\n");  /* someone else's, busy: left alone */
         make_conn("43", 4242, "12\n"); /* hers again */
 
+        drop_dac(true);
         assert_int_equal(fuse_abort_user_connections(dir_fd, 4242), 2);
+        drop_dac(false);
         assert_int_equal(abort_size("40"), 1);
         assert_int_equal(abort_size("41"), 0);
         assert_int_equal(abort_size("42"), 0);
@@ -72,6 +98,7 @@ static void test_abort_user(void **state) {
 
         for (const char *const *n = (const char *const[]) { "40", "41", "42", "43", NULL }; *n; n++) {
                 char path[64];
+                (void) fchmodat(dir_fd, *n, 0700, 0);
                 snprintf(path, sizeof path, "%s/abort", *n);
                 unlinkat(dir_fd, path, 0);
                 snprintf(path, sizeof path, "%s/waiting", *n);
