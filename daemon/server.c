@@ -287,7 +287,6 @@ unsigned server_n_connections(Server *s) {
         return s->n_conns;
 }
 
-
 /* Whether one more request may be handled now: the largest reply would still fit in the
  * output bound (so a client that does not read is paused, not dropped), and its uid has
  * time left. */
@@ -476,8 +475,26 @@ static void handle_message(Connection *c, const char *text, size_t len) {
         request_done(&req);
 }
 
-static uint64_t loop_cpu_usec(void);
-static void bill_since(Server *s, UserBudget *b, uint64_t *clock);
+/* The loop thread's CPU time: what a request is charged with. Not the clock: a request
+ * during which the machine stalls (a host that deschedules its guest, jobs that take the
+ * CPUs from corrald, a journal that is slow to take a log line) cost corrald nothing, and
+ * charging the stall put its user (root too) in a debt that paced their next requests
+ * for minutes. */
+static uint64_t loop_cpu_usec(void) {
+        return now_usec(CLOCK_THREAD_CPUTIME_ID);
+}
+
+/* Bills b (a connection's uid: a budget outlives its connections, so c may be freed by
+ * now) with the loop's CPU time since *clock, which moves to now. Each connection's turn
+ * is read at its start and its end: what its handling cost, a flush and a teardown
+ * included, is its own uid's, never the next connection's. */
+static void bill_since(Server *s, UserBudget *b, uint64_t *clock) {
+        uint64_t now = loop_cpu_usec();
+
+        if (now > *clock)
+                budget_charge(s, b, now - *clock);
+        *clock = now;
+}
 
 /* Frees c outside its turn (a timer's): its teardown (a kept call's cancellation, its
  * descriptors' closing) billed to its uid. */
@@ -529,27 +546,6 @@ static int connection_hold_fds(Connection *c) {
         if (r >= 0)
                 r = sd_event_source_set_enabled(c->fds_deadline, SD_EVENT_ONESHOT);
         return r;
-}
-
-/* The loop thread's CPU time: what a request is charged with. Not the clock: a request
- * during which the machine stalls (a host that deschedules its guest, jobs that take the
- * CPUs from corrald, a journal that is slow to take a log line) cost corrald nothing, and
- * charging the stall put its user (root too) in a debt that paced their next requests
- * for minutes. */
-static uint64_t loop_cpu_usec(void) {
-        return now_usec(CLOCK_THREAD_CPUTIME_ID);
-}
-
-/* Bills b (a connection's uid: a budget outlives its connections, so c may be freed by
- * now) with the loop's CPU time since *clock, which moves to now. Each connection's turn
- * is read at its start and its end: what its handling cost, a flush and a teardown
- * included, is its own uid's, never the next connection's. */
-static void bill_since(Server *s, UserBudget *b, uint64_t *clock) {
-        uint64_t now = loop_cpu_usec();
-
-        if (now > *clock)
-                budget_charge(s, b, now - *clock);
-        *clock = now;
 }
 
 /* Handles what c has buffered, reading from its socket at most once, and stops at

@@ -13,7 +13,8 @@
  * in its buffer for a later iteration, after other connections' new requests; a
  * connection is neither read nor served while its unread replies could not take one
  * more, nor while its user has spent their share of the loop's time (a token bucket
- * per uid, charged with the CPU time each request took). See corrald(8), "LIMITS". */
+ * per uid, charged with the CPU time each connection's turn took, and what server_bill()
+ * adds). See corrald(8), "LIMITS". */
 
 #include <json-c/json.h>
 #include <stdbool.h>

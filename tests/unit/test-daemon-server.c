@@ -6,7 +6,9 @@
  * SERVER_MESSAGES_PER_WAKEUP requests per wakeup with other connections served in
  * between, a client that does not read paused (not dropped, not spinning) while others
  * are served, "oneway" refused on the methods of the real table whose only product is
- * their reply, and each uid's budget of the loop's time. */
+ * their reply, and each uid's budget of the loop's time, billed to the uid whose
+ * connection took it; descriptors held in unfinished requests, bounded per user, in all
+ * and in time. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
