@@ -132,7 +132,11 @@ static void sync_kick(Manager *m) {
 }
 
 /* After every event-loop iteration that did something: commit, schedule, commit, act,
- * answer. This is where "committed before acknowledged or acted on" holds. */
+ * answer. This is where "committed before acknowledged or acted on" holds. Its commits,
+ * syncs and scheduling pass are billed to no user's budget (server.c bills requests):
+ * each is shared by every request of the iteration, whoever sent them; the replies'
+ * writing and the connections' teardown in server_flush() are billed to each
+ * connection's user. */
 static int on_post(sd_event_source *s, void *userdata) {
         Manager *m = userdata;
         bool pass = m->sched_needed && !manager_sched_deferred(m);

@@ -1272,7 +1272,40 @@ static json_object *devices_to_json(Manager *m) {
         return a;
 }
 
-static json_object *method_get_info(Manager *m) {
+typedef struct BilledList {
+        json_object *users;
+        uid_t only;     /* whose figure a user who is not an administrator sees */
+        bool all;
+} BilledList;
+
+static void add_billed(uid_t uid, uint64_t usec, void *userdata) {
+        BilledList *l = userdata;
+        json_object *o;
+
+        if (!l->all && uid != l->only)
+                return;
+        o = json_object_new_object();
+        json_add_u64(o, "uid", uid);
+        json_add_u64(o, "usec", usec);
+        json_object_array_add(l->users, o);
+}
+
+/* corrald's CPU time billed to users' budgets (corrald(8), LIMITS): the total, and each
+ * uid's while corrald keeps its budget; a user who is not an administrator sees only
+ * their own. What a benchmark compares with corrald's own CPU time. */
+static json_object *request_cpu_to_json(Manager *m, const Peer *peer) {
+        AuthzPeer ap = authz_peer(peer);
+        BilledList l = { .users = json_object_new_array(), .only = peer->uid,
+                         .all = authz_peer_is_admin(&ap, &m->authz) };
+        json_object *o = json_object_new_object();
+
+        json_add_u64(o, "total_usec", server_billed_total_usec(m->server));
+        server_foreach_billed(m->server, add_billed, &l);
+        json_add(o, "users", l.users);
+        return o;
+}
+
+static json_object *method_get_info(Manager *m, const Peer *peer) {
         json_object *p = json_object_new_object(), *qs = json_object_new_array();
 
         json_add_string(p, "version", PACKAGE_VERSION);
@@ -1315,6 +1348,8 @@ static json_object *method_get_info(Manager *m) {
                         json_object_array_add(ps, json_object_new_string(m->config->projects[i].name));
                 json_add(p, "projects", ps);
         }
+        if (m->server)
+                json_add(p, "request_cpu", request_cpu_to_json(m, peer));
         if (m->config_error)
                 json_add_string(p, "config_error", m->config_error);
         {
@@ -1361,7 +1396,7 @@ SIMPLE(do_resume, method_suspend(m, call, peer, params, false))
 SIMPLE(do_requeue, method_requeue(m, peer, params))
 SIMPLE(do_wait, method_wait(m, call, peer, params, server_call_more(call)))
 SIMPLE(do_logs, method_logs(m, peer, params))
-SIMPLE(do_get_info, method_get_info(m))
+SIMPLE(do_get_info, method_get_info(m, peer))
 SIMPLE(do_why, method_why(m, peer, params))
 SIMPLE(do_reload, method_reload(m, peer))
 SIMPLE(do_usage, manager_method_usage(m, call, peer, params))

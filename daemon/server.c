@@ -50,6 +50,8 @@ typedef struct UserBudget {
         int64_t balance;
         uint64_t updated;
         unsigned n_conns;
+        unsigned n_held_fds; /* descriptors in its connections' unfinished requests */
+        uint64_t billed_usec; /* CPU time billed to it since it was made (server_billed_usec()) */
         struct UserBudget *next;
 } UserBudget;
 
@@ -65,11 +67,15 @@ struct Connection {
         size_t output_max;
         Peer peer;
         UserBudget *budget;
+        bool privileged; /* root: connections and held descriptors of its own reserve (authz.c) */
         Call *calls; /* deferred: answered later */
         /* Descriptors received with the first bytes of the next request (SCM_RIGHTS),
-         * handed to its Call; at most CORRAL_RUN_FDS, for one request at a time. */
+         * handed to its Call; at most CORRAL_RUN_FDS, for one request at a time. Until
+         * then held (counted in its uid's and the server's n_held_fds), and the request
+         * must be complete before fds_deadline. */
         int fds[CORRAL_RUN_FDS];
         size_t n_fds;
+        sd_event_source *fds_deadline;
         Connection *next;
         bool dead;
         bool backlog; /* requests may wait in reader: the socket is not read until they are handled */
@@ -82,9 +88,16 @@ struct Connection {
         uint64_t release, marked, syncing;
 };
 
-/* Descriptors in unfinished requests, all connections together (Server.n_held_fds): far
- * below the descriptors corrald may hold (its RLIMIT_NOFILE, raised at start-up). */
+/* Descriptors in unfinished requests: all users but root together (Server.n_held_fds),
+ * far below the descriptors corrald may hold (its RLIMIT_NOFILE, raised at start-up); each
+ * uid's share of them, so that a few users cannot take them all; and root's own reserve,
+ * outside the users' bound, so that an administrator's `corral run` is never the one
+ * dropped. A request that came with descriptors must be complete SERVER_HELD_FDS_DEADLINE_USEC
+ * after they came: otherwise a byte now and then (anything within the idle timeout) would
+ * hold them for ever. */
 #define SERVER_HELD_FDS_MAX 128U
+#define SERVER_HELD_FDS_PER_USER 16U
+#define ROOT_RESERVED_HELD_FDS 32U
 
 /* Ready connections taken from the epoll set at once; more wait for the next iteration. */
 #define SERVER_BATCH_MAX 64U
@@ -113,10 +126,13 @@ struct Server {
         char *path; /* set when we bound the socket ourselves */
         char *notice; /* added to every reply as "warning" (server_set_notice) */
         /* Descriptors received with the first bytes of requests not read whole yet, all
-         * connections together: a client that never finishes its request holds them, so
-         * they are bounded (SERVER_HELD_FDS_MAX) as much as connections are. */
+         * unprivileged connections together: a client that never finishes its request
+         * holds them until its deadline, so they are bounded (SERVER_HELD_FDS_MAX, and
+         * SERVER_HELD_FDS_PER_USER of them per uid) as much as connections are. */
         unsigned n_held_fds;
         FdCloser *fd_closer;
+        /* CPU time billed to uids whose budget was forgotten since (server_billed_usec()). */
+        uint64_t billed_forgotten_usec;
 };
 
 /* Every descriptor a client passed is closed here: on the closer's thread, since its
@@ -136,9 +152,21 @@ static void call_free(Call *c) {
         free(c);
 }
 
+/* c's descriptors are no longer held in an unfinished request: closed, or handed to its
+ * call. */
+static void connection_unhold_fds(Connection *c) {
+        if (c->n_fds == 0)
+                return;
+        if (c->budget)
+                c->budget->n_held_fds -= (unsigned) c->n_fds;
+        if (!c->privileged)
+                c->server->n_held_fds -= (unsigned) c->n_fds;
+        (void) sd_event_source_set_enabled(c->fds_deadline, SD_EVENT_OFF);
+}
+
 /* A connection's descriptors not yet handed to a call: closed, and no longer counted. */
 static void connection_close_fds(Connection *c) {
-        c->server->n_held_fds -= (unsigned) c->n_fds;
+        connection_unhold_fds(c);
         close_fds(c->server->fd_closer, c->peer.uid, c->fds, &c->n_fds);
 }
 
@@ -194,7 +222,10 @@ static uint64_t budget_resume_time(Server *s, const UserBudget *b) {
 }
 
 static void budget_charge(Server *s, UserBudget *b, uint64_t usec) {
-        if (!budget_enabled(s) || !b)
+        if (!b)
+                return;
+        b->billed_usec += usec;
+        if (!budget_enabled(s))
                 return;
         /* One request's CPU time, as long as it was; the debt is bounded by a day. */
         b->balance = MAX(b->balance - (int64_t) MIN(usec, UINT64_C(1) << 40) * BUDGET_UNIT,
@@ -209,6 +240,7 @@ static UserBudget *budget_get(Server *s, uid_t uid, uint64_t now) {
                 budget_refill(s, b, now);
                 if (b->n_conns == 0 && b->balance >= budget_burst(s)) {
                         *p = b->next;
+                        s->billed_forgotten_usec += b->billed_usec;
                         free(b);
                 } else
                         p = &b->next;
@@ -242,6 +274,7 @@ static void connection_free(Connection *c) {
                 call_free(k);
         }
         connection_close_fds(c);
+        sd_event_source_disable_unref(c->fds_deadline);
         for (size_t i = s->batch_i; i < s->batch_n; i++)
                 if (s->batch[i].data.ptr == c)
                         s->batch[i].data.ptr = NULL;
@@ -427,7 +460,7 @@ static void handle_message(Connection *c, const char *text, size_t len) {
         }
         memcpy(call->fds, c->fds, sizeof c->fds);
         call->n_fds = c->n_fds;
-        s->n_held_fds -= (unsigned) c->n_fds;
+        connection_unhold_fds(c);
         c->n_fds = 0;
         call->conn = c;
         call->more = req.more;
@@ -455,6 +488,70 @@ static void handle_message(Connection *c, const char *text, size_t len) {
  * for minutes. */
 static uint64_t loop_cpu_usec(void) {
         return now_usec(CLOCK_THREAD_CPUTIME_ID);
+}
+
+/* Bills b (a connection's uid: a budget outlives its connections, so c may be freed by
+ * now) with the loop's CPU time since *clock, which moves to now. Each connection's turn
+ * is read at its start and its end: what its handling cost, a flush and a teardown
+ * included, is its own uid's, never the next connection's. */
+static void bill_since(Server *s, UserBudget *b, uint64_t *clock) {
+        uint64_t now = loop_cpu_usec();
+
+        if (now > *clock)
+                budget_charge(s, b, now - *clock);
+        *clock = now;
+}
+
+/* Frees c outside its turn (a timer's): its teardown (a kept call's cancellation, its
+ * descriptors' closing) billed to its uid. */
+static void connection_free_billed(Connection *c) {
+        Server *s = c->server;
+        UserBudget *b = c->budget;
+        uint64_t clock = loop_cpu_usec();
+
+        connection_free(c);
+        bill_since(s, b, &clock);
+}
+
+/* Whether c may hold n more descriptors in an unfinished request: within its uid's share
+ * and the users' bound, or root's reserve. */
+static bool connection_may_hold_fds(Connection *c, size_t n) {
+        unsigned mine = c->budget ? c->budget->n_held_fds : 0;
+
+        if (c->privileged)
+                return mine + n <= ROOT_RESERVED_HELD_FDS;
+        return mine + n <= SERVER_HELD_FDS_PER_USER && c->server->n_held_fds + n <= SERVER_HELD_FDS_MAX;
+}
+
+static int on_fds_deadline(sd_event_source *es, uint64_t usec, void *userdata) {
+        Connection *c = userdata;
+
+        /* Complete and waiting its turn (its uid's budget, its output room): handled then. */
+        if (c->n_fds == 0 || message_reader_has_message(c->reader))
+                return 0;
+        log_debug("Dropping a connection of uid %u: its request with descriptors is not complete after %" PRIu64 " s.",
+                  (unsigned) c->peer.uid, SERVER_HELD_FDS_DEADLINE_USEC / USEC_PER_SEC);
+        connection_free_billed(c);
+        return 0;
+}
+
+/* c's descriptors (c->fds, c->n_fds), just received, are held until its request is
+ * complete, and counted; by the deadline at the latest. */
+static int connection_hold_fds(Connection *c) {
+        Server *s = c->server;
+        int r;
+
+        if (c->budget)
+                c->budget->n_held_fds += (unsigned) c->n_fds;
+        if (!c->privileged)
+                s->n_held_fds += (unsigned) c->n_fds;
+        if (!c->fds_deadline)
+                return sd_event_add_time_relative(s->event, &c->fds_deadline, CLOCK_MONOTONIC,
+                                                  SERVER_HELD_FDS_DEADLINE_USEC, 0, on_fds_deadline, c);
+        r = sd_event_source_set_time_relative(c->fds_deadline, SERVER_HELD_FDS_DEADLINE_USEC);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(c->fds_deadline, SD_EVENT_ONESHOT);
+        return r;
 }
 
 /* Handles what c has buffered, reading from its socket at most once, and stops at
@@ -504,16 +601,19 @@ static void connection_process(Connection *c, uint64_t *clock) {
                                         close_fds(c->server->fd_closer, c->peer.uid, fds, &n);
                                         r = -EBADMSG;
                                 }
-                                if (n > 0 && c->server->n_held_fds + n > SERVER_HELD_FDS_MAX) {
-                                        log_debug("Dropping a connection: %u descriptors already wait "
-                                                  "in unfinished requests.", c->server->n_held_fds);
+                                if (n > 0 && !connection_may_hold_fds(c, n)) {
+                                        log_debug("Dropping a connection of uid %u: %u descriptors already "
+                                                  "wait in its unfinished requests, %u in all users'.",
+                                                  (unsigned) c->peer.uid, c->budget ? c->budget->n_held_fds : 0,
+                                                  s->n_held_fds);
                                         close_fds(c->server->fd_closer, c->peer.uid, fds, &n);
                                         r = -EMFILE;
                                 }
                                 if (n > 0) {
                                         memcpy(c->fds, fds, n * sizeof(int));
                                         c->n_fds = n;
-                                        c->server->n_held_fds += (unsigned) n;
+                                        if (connection_hold_fds(c) < 0)
+                                                r = -ENOMEM; /* closed with the connection */
                                 }
                         }
                         have_read = true;
@@ -557,12 +657,12 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
         if (c->calls || (c->backlog && connection_output_room(c)))
                 return sd_event_source_set_time_relative(s, IDLE_TIMEOUT_USEC);
         log_debug("Closing idle connection of uid %u.", (unsigned) c->peer.uid);
-        connection_free(c);
+        connection_free_billed(c);
         return 0;
 }
 
 /* What epoll reported for c. */
-static void connection_event(Connection *c, uint32_t revents, uint64_t *clock) {
+static void connection_event_handle(Connection *c, uint32_t revents, uint64_t *clock) {
         int r;
 
         if (connection_has_released(c) && (revents & (EPOLLOUT | EPOLLHUP | EPOLLERR))) {
@@ -588,15 +688,26 @@ static void connection_event(Connection *c, uint32_t revents, uint64_t *clock) {
         connection_update_events(c);
 }
 
+/* c's turn, all of it billed to its uid. *clock: where it starts, on return where it
+ * ended (the next connection's start). */
+static void connection_event(Connection *c, uint32_t revents, uint64_t *clock) {
+        Server *s = c->server;
+        UserBudget *b = c->budget;
+
+        connection_event_handle(c, revents, clock);
+        bill_since(s, b, clock);
+}
+
 /* The epoll set is ready: every connection in it that is, in this one iteration. */
 static int on_connections(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         Server *s = userdata;
-        uint64_t clock = loop_cpu_usec();
+        uint64_t clock;
         int n;
 
         n = epoll_wait(s->epoll_fd, s->batch, ELEMENTSOF(s->batch), 0);
         if (n < 0)
                 return 0; /* EINTR: still ready, the next iteration */
+        clock = loop_cpu_usec();
         s->batch_n = (size_t) n;
         for (s->batch_i = 0; s->batch_i < s->batch_n; s->batch_i++) {
                 Connection *c = s->batch[s->batch_i].data.ptr;
@@ -609,11 +720,14 @@ static int on_connections(sd_event_source *es, int fd, uint32_t revents, void *u
 
 static int on_backlog(sd_event_source *s, void *userdata) {
         Connection *c = userdata;
+        Server *server = c->server;
+        UserBudget *b = c->budget;
         uint64_t clock = loop_cpu_usec();
 
         connection_process(c, &clock);
         if (!connection_finish(c))
                 connection_update_events(c);
+        bill_since(server, b, &clock);
         return 0;
 }
 
@@ -661,14 +775,17 @@ static void refuse(int fd, json_object *reply) {
 static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         Server *s = userdata;
         Connection *c;
+        UserBudget *b;
         unsigned same_uid = 0, per_uid;
         bool unlimited;
         int cfd, r;
         Peer peer = {};
+        uint64_t clock;
 
         cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd < 0)
                 return 0;
+        clock = loop_cpu_usec();
         if (peer_identity(cfd, &peer) < 0) {
                 safe_close(cfd);
                 return 0;
@@ -701,6 +818,7 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
         c->server = s;
         c->fd = cfd;
         c->peer = peer;
+        c->privileged = unlimited;
         c->reader = message_reader_new(CORRAL_MESSAGE_SIZE_MAX);
         /* Replies a slow client may leave unread before it is dropped (Wait streams, list
          * pages): bounded per connection, so the daemon's memory is bounded by the
@@ -724,30 +842,43 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
                 connection_free(c);
                 return 0;
         }
+        b = c->budget;
         connection_update_events(c);
         if (c->dead)
                 connection_free(c);
+        /* Accepting (its credentials, its groups) is the new connection's. */
+        bill_since(s, b, &clock);
         return 0;
 }
 
 /* Lets out each connection's output up to what release() says, and writes what it can. */
 static void release_all(Server *s, uint64_t (*release)(Connection *c)) {
         for (Connection *c = s->conns, *next; c; c = next) {
+                UserBudget *b = c->budget;
+                uint64_t clock;
+
                 next = c->next;
-                if (c->dead) {
-                        connection_free(c);
-                        continue;
-                }
-                c->release = MAX(c->release, release(c));
-                if (connection_has_released(c)) {
-                        int r = message_writer_flush_upto(c->writer, c->fd, c->release);
-                        if (r < 0 && r != -EAGAIN) {
-                                connection_free(c);
+                if (!c->dead) {
+                        c->release = MAX(c->release, release(c));
+                        if (!connection_has_released(c)) {
+                                if (!connection_finish(c))
+                                        connection_update_events(c);
                                 continue;
                         }
                 }
-                if (!connection_finish(c))
-                        connection_update_events(c);
+                /* Writing and tearing down: the connection's uid's (two clock reads, only
+                 * for the connections that have something to write or are done). */
+                clock = loop_cpu_usec();
+                if (c->dead)
+                        connection_free(c);
+                else {
+                        int r = message_writer_flush_upto(c->writer, c->fd, c->release);
+                        if (r < 0 && r != -EAGAIN)
+                                connection_free(c);
+                        else if (!connection_finish(c))
+                                connection_update_events(c);
+                }
+                bill_since(s, b, &clock);
         }
 }
 
@@ -834,6 +965,40 @@ void server_foreach_waiting(Server *s, uint64_t job_id, void (*cb)(Call *c, void
                         if (k->job_id == job_id)
                                 cb(k, userdata);
                 }
+}
+
+void server_bill(Server *s, uid_t uid, uint64_t usec) {
+        UserBudget *b = NULL;
+
+        for (UserBudget *k = s->budgets; k; k = k->next)
+                if (k->uid == uid) {
+                        b = k;
+                        break;
+                }
+        /* A caller with no connection left: a budget of its own, kept while in debt. */
+        if (!b)
+                b = budget_get(s, uid, server_now(s));
+        budget_charge(s, b, usec);
+}
+
+uint64_t server_billed_usec(Server *s, uid_t uid) {
+        for (UserBudget *b = s->budgets; b; b = b->next)
+                if (b->uid == uid)
+                        return b->billed_usec;
+        return 0;
+}
+
+uint64_t server_billed_total_usec(Server *s) {
+        uint64_t t = s->billed_forgotten_usec;
+
+        for (UserBudget *b = s->budgets; b; b = b->next)
+                t += b->billed_usec;
+        return t;
+}
+
+void server_foreach_billed(Server *s, void (*cb)(uid_t uid, uint64_t usec, void *userdata), void *userdata) {
+        for (UserBudget *b = s->budgets; b; b = b->next)
+                cb(b->uid, b->billed_usec, userdata);
 }
 
 static int bind_socket(const char *path) {

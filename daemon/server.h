@@ -13,7 +13,8 @@
  * in its buffer for a later iteration, after other connections' new requests; a
  * connection is neither read nor served while its unread replies could not take one
  * more, nor while its user has spent their share of the loop's time (a token bucket
- * per uid, charged with the CPU time each request took). See corrald(8), "LIMITS". */
+ * per uid, charged with the CPU time each connection's turn took, and what server_bill()
+ * adds). See corrald(8), "LIMITS". */
 
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -57,6 +58,8 @@ typedef struct ServerOps {
 } ServerOps;
 
 #define SERVER_MESSAGES_PER_WAKEUP 16U
+/* By when a request that came with descriptors must be complete, from their arrival. */
+#define SERVER_HELD_FDS_DEADLINE_USEC (10 * UINT64_C(1000000))
 #define SERVER_SLICE_USEC (10 * UINT64_C(1000))
 
 typedef struct ServerLimits {
@@ -107,3 +110,13 @@ void server_call_set_job_id(Call *c, uint64_t id);
 /* Iterates over deferred calls waiting on job id (Wait). */
 void server_foreach_waiting(Server *s, uint64_t job_id, void (*cb)(Call *c, void *userdata), void *userdata);
 unsigned server_n_connections(Server *s);
+
+/* CPU time corrald spent for uid outside its connections' own turns on the loop (a Usage
+ * report's worker thread, its completion on the loop): billed to uid and charged to its
+ * budget, as its requests are. */
+void server_bill(Server *s, uid_t uid, uint64_t usec);
+/* CPU time billed to uid so far, while its budget is kept (it has connections, or a debt
+ * left): 0 after. The total counts every uid, forgotten ones included. */
+uint64_t server_billed_usec(Server *s, uid_t uid);
+uint64_t server_billed_total_usec(Server *s);
+void server_foreach_billed(Server *s, void (*cb)(uid_t uid, uint64_t usec, void *userdata), void *userdata);

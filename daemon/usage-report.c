@@ -16,6 +16,7 @@
 #include "manager.h"
 #include "message.h"
 #include "strv.h"
+#include "time-util.h"
 #include "usage.h"
 #include "worker.h"
 
@@ -202,6 +203,7 @@ typedef struct UsageCall {
         char *statedir;
         StoreUsageRow *rows;    /* strings owned */
         size_t n_rows, allocated_rows;
+        uint64_t run_usec;      /* the worker thread's CPU time in run(): the caller's */
 } UsageCall;
 
 static UsageCall *usage_call_free(UsageCall *u) {
@@ -248,9 +250,7 @@ static int keep_row(const StoreUsageRow *row, void *userdata) {
         return 0;
 }
 
-/* In a worker thread. */
-static int usage_call_run(void *data) {
-        UsageCall *u = data;
+static int usage_call_read(UsageCall *u) {
         _cleanup_(store_closep) Store *s = NULL;
         StoreUsageQuery q = usage_call_query(u);
         int r;
@@ -259,6 +259,18 @@ static int usage_call_run(void *data) {
         if (r < 0)
                 return r;
         return store_usage_rows(s, &q, keep_row, u);
+}
+
+/* In a worker thread: its own CPU clock, read around the work (the store's opening and
+ * closing included), is what the report cost off the loop. */
+static int usage_call_run(void *data) {
+        UsageCall *u = data;
+        uint64_t start = now_usec(CLOCK_THREAD_CPUTIME_ID);
+        int r;
+
+        r = usage_call_read(u);
+        u->run_usec = now_usec(CLOCK_THREAD_CPUTIME_ID) - start;
+        return r;
 }
 
 /* The reply to a report: rows filtered for the peer (authz.c) as they are summed. rows is
@@ -322,14 +334,8 @@ static int rows_from_call(void *userdata, UsageCollect *u) {
         return 0;
 }
 
-/* On the loop. */
-static void usage_call_done(void *data, int r) {
-        _cleanup_(usage_call_freep) UsageCall *u = data;
-        unsigned *inflight = usage_inflight(u->m, u->peer.uid, false);
+static void usage_call_answer(UsageCall *u, int r) {
         json_object *reply;
-
-        if (inflight && *inflight > 0)
-                (*inflight)--;
 
         if (!u->call)
                 return; /* its client went away, or corrald is stopping */
@@ -341,6 +347,22 @@ static void usage_call_done(void *data, int r) {
                 reply = usage_reply(u->m, &u->peer, u->by, u->since, u->until, rows_from_call, u);
         if (!reply || server_call_reply(u->call, reply, false) < 0)
                 log_debug("Cannot queue the reply to a Usage request.");
+}
+
+/* On the loop. The report's cost, the worker's CPU time and the loop's in here (filtering
+ * and serializing its rows, outside any connection's turn), is billed to its caller, also
+ * when the caller has gone meanwhile: the work was done for them. */
+static void usage_call_done(void *data, int r) {
+        _cleanup_(usage_call_freep) UsageCall *u = data;
+        unsigned *inflight = usage_inflight(u->m, u->peer.uid, false);
+        uint64_t start = now_usec(CLOCK_THREAD_CPUTIME_ID), end;
+
+        if (inflight && *inflight > 0)
+                (*inflight)--;
+        usage_call_answer(u, r);
+        end = now_usec(CLOCK_THREAD_CPUTIME_ID);
+        if (u->m->server) /* NULL while corrald stops: nobody left to bill */
+                server_bill(u->m->server, u->peer.uid, u->run_usec + (end > start ? end - start : 0));
 }
 
 static int usage_call_new(Manager *m, Call *call, const Peer *peer, const StoreUsageQuery *q, UsageCall **ret) {

@@ -239,6 +239,10 @@ int message_reader_next(MessageReader *r, char **ret, size_t *ret_len) {
         return 1;
 }
 
+bool message_reader_has_message(const MessageReader *r) {
+        return r && (r->rpos < r->mstart || (r->n_oversize > 0 && r->oversize[0] == r->rpos));
+}
+
 bool message_reader_has_partial(const MessageReader *r) {
         return r && (r->skipping || r->wpos > r->mstart);
 }

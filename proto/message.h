@@ -50,6 +50,9 @@ bool message_reader_is_empty(const MessageReader *r) _pure_;
  * (it is consumed; the stream stays usable and the next call continues after it). */
 int message_reader_next(MessageReader *r, char **ret, size_t *ret_len);
 
+/* True when a complete message (or the report of an over-size one) waits to be popped. */
+bool message_reader_has_message(const MessageReader *r) _pure_;
+
 /* True while part of a message (or of an over-size message being skipped) is pending:
  * EOF now means the peer hung up mid-message. */
 bool message_reader_has_partial(const MessageReader *r);

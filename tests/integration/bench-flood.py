@@ -10,6 +10,10 @@
       A GetInfo round trip every 50 ms, until SIGTERM or SECONDS: prints p50, p99 and
       the slowest, which is how long corrald's event loop kept a trivial call waiting.
       With USER, a List of USER's jobs instead (every page: corral queue --me's request).
+  bench-flood.py heavy SECONDS CONNS
+      Floods corrald with its heaviest requests, a Usage report by day and a List of
+      all jobs in turn, 4 in flight on each of CONNS connections, every reply read,
+      until SIGTERM or SECONDS (bench/bill).
   bench-flood.py cancel FIRST LAST
       Cancels jobs FIRST..LAST with oneway Cancel requests on one connection, then waits
       for a GetInfo's reply (requests of a connection are handled in order)."""
@@ -33,11 +37,13 @@ def connect(blocking=False):
     return s
 
 
-def flood(seconds, n_normal, n_oneway):
+def flood(seconds, n_normal, n_oneway, heavy=False):
     stop = [False]
     signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__(0, True))
     sel = selectors.DefaultSelector()
     req, oneway_chunk = msg("List"), msg("List", oneway=True) * 64
+    if heavy:
+        req = msg("Usage", {"by": "day"}) + msg("List")
     stats = {"replies": 0, "errors": 0, "oneway_bytes": 0, "refused": 0, "dropped": 0}
     normal = {}
     for _ in range(n_normal):
@@ -84,7 +90,7 @@ def flood(seconds, n_normal, n_oneway):
                             stats["errors"] += 1
             while c["inflight"] < WINDOW:
                 c["out"] += req
-                c["inflight"] += 1
+                c["inflight"] += req.count(b"\0")
             if c["out"]:
                 try:
                     c["out"] = c["out"][s.send(c["out"]):]
@@ -106,7 +112,7 @@ def flood(seconds, n_normal, n_oneway):
             pass
         stats["refused"] += buf.count(b"OnewayRefused")
     print(f"flood seconds: {elapsed:.1f}")
-    print(f"flood List replies read (normal connections): {stats['replies']} "
+    print(f"flood {'Usage and List' if heavy else 'List'} replies read (normal connections): {stats['replies']} "
           f"({stats['replies'] / elapsed:.1f}/s, {stats['errors']} errors)")
     print(f"flood oneway List requests the socket took: {stats['oneway_bytes'] // len(req)}")
     print(f"flood OnewayRefused replies waiting unread in the oneway sockets at the end: {stats['refused']}")
@@ -167,6 +173,8 @@ def cancel(first, last):
 if __name__ == "__main__":
     if sys.argv[1] == "flood":
         flood(float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+    elif sys.argv[1] == "heavy":
+        flood(float(sys.argv[2]), int(sys.argv[3]), 0, heavy=True)
     elif sys.argv[1] == "probe":
         probe(float(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else None)
     else:

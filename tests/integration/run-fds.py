@@ -4,7 +4,10 @@ USER: run-fds.py SOCKET USER OWNER MODE. Run as root: it makes the descriptors f
 (a pseudo-terminal's slave is given to OWNER), then becomes USER and connects.
 MODE: tty (the terminal, three times, to Run), pipe (a pipe USER makes, to Run),
 submit (USER's pipe with a Submit), four (four descriptors with Run), flood (nine held
-Runs on nine connections kept open: the ninth is over the bound of waiting ones).
+Runs on nine connections kept open: the ninth is over the bound of waiting ones),
+halfsent (a Run's first bytes with three descriptors on 21 connections, the rest never
+sent: after 5 s "dropped K of 21 at 5 s"; then one more byte a second on each, and after
+15 s the same line again).
 Prints each reply on its own line, "EOF" when corrald closes the connection."""
 import json, os, pty, pwd, socket, sys
 
@@ -34,6 +37,41 @@ elif mode == "held-restart":
     # A held Run whose connection stays open until corrald's restart closes it.
     fds = [r, w, w]
     request["hold"] = True
+elif mode == "halfsent":
+    import time
+    m = json.dumps({"method": "io.corral.Manager.Run", "parameters": request, "more": True}).encode()
+    conns, gone = [], set()
+    for i in range(21):
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.connect(path)
+        c.sendmsg([m[:20]], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                              b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in (r, w, w)))])
+        c.setblocking(False)
+        conns.append(c)
+
+    def count():
+        for i, c in enumerate(conns):
+            try:
+                if i not in gone and c.recv(65536) == b"":
+                    gone.add(i)
+            except BlockingIOError:
+                pass
+            except OSError:
+                gone.add(i)
+        return len(gone)
+    t0 = time.monotonic()
+    time.sleep(5)
+    print(f"dropped {count()} of 21 at 5 s", flush=True)
+    for k in range(10):
+        for i, c in enumerate(conns):
+            if i not in gone:
+                try:
+                    c.send(m[20 + k:21 + k])
+                except OSError:
+                    gone.add(i)
+        time.sleep(1)
+    print(f"dropped {count()} of 21 at {time.monotonic() - t0:.0f} s", flush=True)
+    sys.exit(0)
 elif mode == "flood":
     request["hold"] = True
     conns = []

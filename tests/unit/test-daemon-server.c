@@ -6,7 +6,9 @@
  * SERVER_MESSAGES_PER_WAKEUP requests per wakeup with other connections served in
  * between, a client that does not read paused (not dropped, not spinning) while others
  * are served, "oneway" refused on the methods of the real table whose only product is
- * their reply, and each uid's budget of the loop's time. */
+ * their reply, and each uid's budget of the loop's time, billed to the uid whose
+ * connection took it; descriptors held in unfinished requests, bounded per user, in all
+ * and in time. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,6 +44,7 @@ typedef struct Test {
         unsigned by_nobody;           /* requests dispatched for uid NOBODY */
         unsigned a_when_b;            /* A's requests dispatched before B's first */
         bool b_seen;
+        uint64_t gone_busy_usec;      /* CPU time call_gone() takes: an expensive teardown */
         int taken[CORRAL_RUN_FDS];    /* Run's descriptors, when "take" was set */
         size_t n_taken;
 } Test;
@@ -113,6 +116,10 @@ static bool test_takes_fds(CorralMethod method) {
 
 static void test_call_gone(void *userdata, Call *call) {
         Test *t = userdata;
+        uint64_t until = now_usec(CLOCK_THREAD_CPUTIME_ID) + t->gone_busy_usec;
+
+        while (now_usec(CLOCK_THREAD_CPUTIME_ID) < until)
+                ;
         t->gone++;
         if (t->kept == call)
                 t->kept = NULL;
@@ -138,9 +145,9 @@ static int client(const char *path) {
         return fd;
 }
 
-/* A connection whose peer credentials are nobody's: a child drops to nobody, connects
+/* A connection whose peer credentials are uid's: a child drops to uid, connects
  * (SO_PEERCRED is taken at connect time) and hands the socket over. -1 unless root. */
-static int client_as_nobody(const char *path) {
+static int client_as(const char *path, uid_t uid) {
         union {
                 struct cmsghdr h;
                 char buf[CMSG_SPACE(sizeof(int))];
@@ -159,8 +166,7 @@ static int client_as_nobody(const char *path) {
         assert_true(pid >= 0);
         if (pid == 0) {
                 struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-                if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
-                    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
                         _exit(2);
                 fd = client(path);
                 c->cmsg_level = SOL_SOCKET;
@@ -176,6 +182,10 @@ static int client_as_nobody(const char *path) {
         memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof fd);
         close(pair[0]);
         return fd;
+}
+
+static int client_as_nobody(const char *path) {
+        return client_as(path, NOBODY);
 }
 
 /* One iteration of the daemon's loop: one event source, then the post-iteration flush. */
@@ -944,8 +954,10 @@ static void test_fds(void **state) {
 
 /* Descriptors waiting in requests not read whole are bounded server-wide: clients that
  * send a Run's first bytes with three descriptors each and never the rest hold at most
- * 128 of them (42 such clients); the next one is dropped, and one of them finishing its
- * request makes room again. */
+ * 128 of them, all users together (eight users with five such connections each and a
+ * ninth with two: 126); the next one is dropped, and one of them finishing its request
+ * makes room again. Users, each under its share: the test must be root to be them. */
+#define HELD_UID(i) ((uid_t) (61100 + (i) / 5))
 static void test_held_fds_bound(void **state) {
         Tree *tree = *state;
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
@@ -955,13 +967,15 @@ static void test_held_fds_bound(void **state) {
         char path[128];
         int fds[44], p[2];
 
+        if (geteuid() != 0)
+                skip();
         fops.takes_fds = test_takes_fds;
         socket_path(tree, path, sizeof path);
         assert_int_equal(sd_event_new(&e), 0);
         assert_int_equal(server_new(e, path, &fops, &t, &s), 0);
         assert_int_equal(pipe2(p, O_CLOEXEC), 0);
         for (int i = 0; i < 43; i++) {
-                fds[i] = client(path);
+                fds[i] = client_as(path, HELD_UID(i));
                 for (int k = 0; k < 50 && server_n_connections(s) < (unsigned) i + 1; k++)
                         (void) run_once(e, s, &t, 10 * 1000);
                 send_with_fds(fds[i], RUN_TAKE, 10, (int[]) { p[1], p[1], p[1] }, 3);
@@ -980,7 +994,7 @@ static void test_held_fds_bound(void **state) {
         assert_int_equal(t.n_taken, 3);
         for (size_t i = 0; i < t.n_taken; i++)
                 close(t.taken[i]);
-        fds[43] = client(path);
+        fds[43] = client_as(path, HELD_UID(42));
         for (int k = 0; k < 50 && server_n_connections(s) < 43; k++)
                 (void) run_once(e, s, &t, 10 * 1000);
         send_with_fds(fds[43], RUN_TAKE, 10, (int[]) { p[1], p[1], p[1] }, 3);
@@ -994,6 +1008,159 @@ static void test_held_fds_bound(void **state) {
         server_free(s);
         assert_true(pipe_writers_gone(p[0]));
         close(p[0]);
+}
+
+/* Each user holds at most 16 descriptors in unfinished requests, and root has a reserve
+ * of its own: two users who send a Run's first bytes with three descriptors on 21
+ * connections each keep five connections each (15), the rest dropped, and root's Run
+ * still has its three taken. Without shares the two held 126 of the 128, and root's
+ * connection was the one dropped. */
+static void test_held_fds_share(void **state) {
+        Tree *tree = *state;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        ServerOps fops = ops;
+        Server *s = NULL;
+        Test t = {};
+        char path[128];
+        int fds[42], p[2], r;
+
+        if (geteuid() != 0)
+                skip();
+        fops.takes_fds = test_takes_fds;
+        socket_path(tree, path, sizeof path);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(server_new(e, path, &fops, &t, &s), 0);
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        for (int i = 0; i < 42; i++) {
+                unsigned before = server_n_connections(s);
+
+                fds[i] = client_as(path, i < 21 ? 61001 : 61002);
+                for (int k = 0; k < 50 && server_n_connections(s) == before; k++)
+                        (void) run_once(e, s, &t, 10 * 1000);
+                send_with_fds(fds[i], RUN_TAKE, 10, (int[]) { p[1], p[1], p[1] }, 3);
+                /* Until this one is held or dropped. */
+                for (int k = 0; k < 5; k++)
+                        (void) run_once(e, s, &t, 1000);
+        }
+        for (int k = 0; k < 100; k++)
+                (void) run_once(e, s, &t, 1000);
+
+        /* Root: held, then taken by its Run. */
+        r = client(path);
+        send_with_fds(r, RUN_TAKE, 10, (int[]) { p[1], p[1], p[1] }, 3);
+        for (int k = 0; k < 50; k++)
+                (void) run_once(e, s, &t, 1000);
+        t.n_taken = 0;
+        (void) send(r, &RUN_TAKE[10], sizeof RUN_TAKE - 10, MSG_NOSIGNAL);
+        assert_non_null(reply_on(e, s, r));
+        assert_int_equal(t.n_taken, 3);
+        for (size_t i = 0; i < t.n_taken; i++)
+                close(t.taken[i]);
+        assert_int_equal(server_n_connections(s), 5 + 5 + 1);
+
+        for (int i = 0; i < 42; i++)
+                close(fds[i]);
+        close(r);
+        close(p[1]);
+        server_free(s);
+        assert_true(pipe_writers_gone(p[0]));
+        close(p[0]);
+}
+
+/* A request that came with descriptors must be complete within 10 s: a client that sends
+ * a Run's first bytes with a descriptor, then one more byte a second (so that it never
+ * idles), is dropped and its descriptor closed at 10 s. Before, it was kept for as long
+ * as it trickled. */
+static void test_held_fds_deadline(void **state) {
+        Tree *tree = *state;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        ServerOps fops = ops;
+        Server *s = NULL;
+        Test t = {};
+        char path[128];
+        uint64_t t0, last, elapsed = 0;
+        size_t sent = 10;
+        int fd, p[2];
+
+        fops.takes_fds = test_takes_fds;
+        socket_path(tree, path, sizeof path);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(server_new(e, path, &fops, &t, &s), 0);
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        fd = client(path);
+        send_with_fds(fd, RUN_TAKE, 10, &p[1], 1);
+        close(p[1]);
+        t0 = last = now_usec(CLOCK_MONOTONIC);
+        for (int k = 0; k < 50 && server_n_connections(s) == 0; k++)
+                (void) run_once(e, s, &t, 10 * 1000);
+        while (server_n_connections(s) > 0 && (elapsed = now_usec(CLOCK_MONOTONIC) - t0) < 12 * USEC_PER_SEC) {
+                (void) run_once(e, s, &t, 50 * 1000);
+                if (now_usec(CLOCK_MONOTONIC) - last >= USEC_PER_SEC && sent + 1 < sizeof RUN_TAKE) {
+                        (void) send(fd, &RUN_TAKE[sent++], 1, MSG_NOSIGNAL);
+                        last = now_usec(CLOCK_MONOTONIC);
+                }
+        }
+        assert_int_equal(server_n_connections(s), 0);
+        assert_true(elapsed >= 9 * USEC_PER_SEC);
+        assert_int_equal(t.dispatched, 0);
+        assert_true(pipe_writers_gone(p[0]));
+        close(p[0]);
+        close(fd);
+        server_free(s);
+}
+
+#define WAIT_REQ "{\"method\":\"io.corral.Manager.Wait\",\"parameters\":{}}"
+
+/* What a connection costs is billed to its own uid, its teardown included: nobody's
+ * connection keeps a call, then ends its side in the same wakeup as root sends a GetInfo,
+ * and tearing it down takes 150 ms (call_gone()). Root, with 50 ms of burst, is answered
+ * at once again after. Before, the teardown was billed to root's request handled next in
+ * that wakeup, which put root 100 ms in debt: paced for most of a second at 10 %. */
+static void test_bill_teardown(void **state) {
+        Tree *tree = *state;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        Server *s = NULL;
+        Test t = {};
+        Replies rb = {};
+        char path[128];
+        int a, b;
+
+        if (geteuid() != 0)
+                skip();
+        a = budget_client(tree, &e, &t, &s, WAIT_REQ, 1);
+        socket_path(tree, path, sizeof path);
+        for (int i = 0; i < 100 && !t.kept; i++)
+                (void) run_once(e, s, &t, 10 * 1000);
+        assert_non_null(t.kept);
+        b = client(path);
+        for (int i = 0; i < 50 && server_n_connections(s) < 2; i++)
+                (void) run_once(e, s, &t, 10 * 1000);
+        assert_int_equal(server_n_connections(s), 2);
+
+        t.gone_busy_usec = 150 * 1000;
+        assert_int_equal(shutdown(a, SHUT_WR), 0);
+        send_all(b, GET_INFO_B, sizeof GET_INFO_B);
+        (void) usleep(10 * 1000);
+        (void) run_once(e, s, &t, 10 * 1000);
+        assert_int_equal(t.gone, 1);
+        assert_int_equal(t.by_client[1], 1);
+        /* Billed to nobody, who is in debt for it (and remembered so, though gone). */
+        assert_true(server_billed_usec(s, NOBODY) >= 150 * 1000);
+        assert_true(server_billed_usec(s, 0) < 50 * 1000);
+
+        /* Root again: served within three turns (30 ms), not paced. */
+        send_all(b, GET_INFO_B, sizeof GET_INFO_B);
+        for (int i = 0; i < 3 && t.by_client[1] < 2; i++)
+                (void) run_once(e, s, &t, 10 * 1000);
+        assert_int_equal(t.by_client[1], 2);
+        for (int i = 0; i < 50 && rb.n < 2; i++) {
+                (void) run_once(e, s, &t, 10 * 1000);
+                drain(b, &rb);
+        }
+        assert_int_equal(rb.n, 2);
+        close(a);
+        close(b);
+        server_free(s);
 }
 
 static int setup(void **state) {
@@ -1016,6 +1183,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_user_budget_stall, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_fds, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_held_fds_bound, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_held_fds_share, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_held_fds_deadline, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_bill_teardown, setup, tree_teardown),
         };
         signal(SIGPIPE, SIG_IGN);
         return cmocka_run_group_tests(tests, NULL, NULL);

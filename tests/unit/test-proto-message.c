@@ -49,10 +49,13 @@ static void test_reader_partial_and_multiple(void **state) {
                 feed_str(r, stream + i, 1);
                 assert_int_equal(message_reader_next(r, &m, NULL), 0);
                 assert_true(message_reader_has_partial(r));
+                assert_false(message_reader_has_message(r));
         }
         feed_str(r, stream + 7, 1);
         assert_false(message_reader_has_partial(r));
+        assert_true(message_reader_has_message(r));
         expect_msg(r, "{\"a\":1}");
+        assert_false(message_reader_has_message(r));
         assert_int_equal(message_reader_next(r, &m, NULL), 0);
 
         /* The second whole plus part of the third in one feed. */
@@ -91,6 +94,7 @@ static void test_reader_oversize(void **state) {
         /* One more is not; replies keep stream order around it. */
         feed_str(r, "ok1\0" "123456789\0" "ok2\0", 4 + 10 + 4);
         expect_msg(r, "ok1");
+        assert_true(message_reader_has_message(r)); /* its report */
         assert_int_equal(message_reader_next(r, &m, NULL), -EMSGSIZE);
         expect_msg(r, "ok2");
         assert_int_equal(message_reader_next(r, &m, NULL), 0);
