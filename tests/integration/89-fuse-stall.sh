@@ -27,21 +27,24 @@ as_user "$USER_A" python3 "$here/fuse-stall.py" "$sock" >"$out" 2>&1 &
 server=$!
 cleanup() { kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; }
 trap cleanup EXIT
-wait_for 120 sh -c "grep -q '^reply:\\|^fuse-stall:\\|^Traceback' '$out' || ! kill -0 $server" || {
-    cat "$out"; fail "alice's Run got no answer in 120 s: corrald is stuck on her file"; }
-cat "$out"
+wait_for 120 sh -c "grep -q '^sent\\|^fuse-stall:\\|^Traceback' '$out' || ! kill -0 $server" || {
+    cat "$out"; fail "alice's FUSE set-up did not finish in 120 s"; }
 grep -q '^fuse-stall:\|^Traceback' "$out" && fail "the FUSE set-up failed: $(cat "$out")"
+
+log "bob and root are answered while alice's descriptor is in corrald's hands"
+sleep 2
+t0=$(date +%s%N)
+as_user "$USER_B" timeout 30 corral queue >/dev/null || { cat "$out"; fail "bob's corral queue got no answer"; }
+timeout 30 corral info >/dev/null || { cat "$out"; fail "root's corral info got no answer"; }
+log "answered in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+
+wait_for 60 grep -q '^reply:' "$out" || { cat "$out"; fail "alice's Run got no answer"; }
+cat "$out"
 reply=$(sed -n 's/^reply: //p' "$out")
 assert_match "$reply" 'InvalidParameter' "alice's file was not refused"
 assert_match "$reply" 'stdin you passed cannot be the job.s: the file lives on a file system mounted in another mount namespace' \
     "the refusal does not say why"
 grep -q '^stalled GETATTR' "$out" && fail "corrald asked alice's server for the file's attributes"
-
-log "bob and root are answered while corrald's close of her file waits on her server"
-t0=$(date +%s%N)
-as_user "$USER_B" timeout 30 corral queue >/dev/null || fail "bob's corral queue got no answer"
-timeout 30 corral info >/dev/null || fail "root's corral info got no answer"
-log "answered in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 
 log "corrald aborts her FUSE connection once the close has waited 5 s"
 wait_for 60 grep -q '^aborted' "$out" || {
