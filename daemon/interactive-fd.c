@@ -37,6 +37,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -49,6 +50,38 @@
 
 /* corrald's mount table is the administrator's: a few hundred lines. */
 #define MOUNTINFO_MAX (4U * 1024U * 1024U)
+
+/* A decimal number as the kernel prints one: digits only, no sign, no leading zero. */
+static int parse_uint(const char *p, const char *end, unsigned *ret) {
+        unsigned v = 0;
+        int n = 0;
+
+        while (p + n < end && p[n] >= '0' && p[n] <= '9') {
+                if (n > 0 && v == 0)
+                        return -EINVAL;
+                if (v > (UINT_MAX - 9) / 10)
+                        return -ERANGE;
+                v = v * 10 + (unsigned) (p[n] - '0');
+                n++;
+        }
+        if (n == 0)
+                return -EINVAL;
+        *ret = v;
+        return n;
+}
+
+/* "MAJOR:MINOR": its length, or -EINVAL. */
+static int parse_dev(const char *p, const char *end, unsigned *ret_major, unsigned *ret_minor) {
+        int a, b;
+
+        a = parse_uint(p, end, ret_major);
+        if (a < 0 || p + a >= end || p[a] != ':')
+                return -EINVAL;
+        b = parse_uint(p + a + 1, end, ret_minor);
+        if (b < 0 || p + a + 1 + b >= end)
+                return -EINVAL;
+        return a + 1 + b;
+}
 
 int mountinfo_fstype(const char *mountinfo, unsigned major, unsigned minor, char *buf, size_t size) {
         const char *line = mountinfo;
@@ -68,8 +101,8 @@ int mountinfo_fstype(const char *mountinfo, unsigned major, unsigned minor, char
                                 break;
                         p++;
                 }
-                if (p && p < eol && sscanf(p, "%u:%u%n", &ma, &mi, &n) == 2 && n > 0 && p + n <= eol &&
-                    p[n] == ' ' && ma == major && mi == minor) {
+                if (p && p < eol && (n = parse_dev(p, eol, &ma, &mi)) > 0 && p[n] == ' ' && ma == major &&
+                    mi == minor) {
                         sep = p;
                         type = NULL;
                         while ((sep = memchr(sep, ' ', (size_t) (eol - sep)))) {

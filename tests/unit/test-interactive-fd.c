@@ -189,6 +189,7 @@ static void test_mountinfo(void **state) {
                 "36 29 0:46 / /mnt rw - nfs4 srv:/x rw\n"
                 "garbage line\n"
                 "37 29 0:47 / /weird rw -\n"
+                "39 29 00:49 / /zero rw - ext4 /dev/z rw\n"
                 "38 29 0:48 / /last rw - overlay overlay rw,lowerdir=/a";
         char buf[16];
 
@@ -201,6 +202,8 @@ static void test_mountinfo(void **state) {
         /* Only the device field counts: 0:4 is no prefix match of 0:45. */
         assert_int_equal(mountinfo_fstype(text, 0, 4, buf, sizeof buf), -ENOENT);
         assert_int_equal(mountinfo_fstype(text, 0, 47, buf, sizeof buf), -ENOENT);
+        /* Only the kernel's own spelling of a number: no leading zero. */
+        assert_int_equal(mountinfo_fstype(text, 0, 49, buf, sizeof buf), -ENOENT);
         assert_int_equal(mountinfo_fstype(text, 8, 1, buf, 4), -ENAMETOOLONG);
         assert_int_equal(mountinfo_fstype("", 8, 1, buf, sizeof buf), -ENOENT);
 
