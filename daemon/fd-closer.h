@@ -5,12 +5,15 @@
  * comes with any other request), off the event loop. close() calls the file's flush:
  * for a file on FUSE, or on an overlayfs over FUSE, that is a FLUSH request to the file
  * system's server, which may be the user herself, and which the kernel waits for
- * uninterruptibly however long it takes. So these descriptors are closed on a thread of
- * their own, one after the other. When one close has waited FD_CLOSER_STUCK_USEC, the
- * FUSE connections of the user who passed it that have requests waiting are aborted
- * (through fusectl, /sys/fs/fuse/connections, as that user, who owns their files):
- * her server's silence costs her her file system, never the other users their
- * scheduler, nor root a daemon that cannot be stopped. */
+ * uninterruptibly however long it takes; the last close of a socket with SO_LINGER set
+ * waits for its peer (so linger is turned off first). So these descriptors, and the
+ * connections that brought them (closing one drops what it still carried), are closed
+ * on a thread of their own. When one close has waited FD_CLOSER_STUCK_USEC, the FUSE
+ * connections of the user who passed it that have requests waiting are aborted (through
+ * fusectl, /sys/fs/fuse/connections, as that user, who owns their files): her server's
+ * silence costs her her file system, never the other users their scheduler, nor root a
+ * daemon that cannot be stopped. A close the abort does not end (another user's FUSE, a
+ * hard NFS mount) keeps its thread, and another thread takes the queue over. */
 
 #include <stdbool.h>
 #include <sys/types.h>

@@ -83,48 +83,46 @@ static int parse_dev(const char *p, const char *end, unsigned *ret_major, unsign
         return a + 1 + b;
 }
 
-int mountinfo_fstype(const char *mountinfo, unsigned major, unsigned minor, char *buf, size_t size) {
+int mountinfo_fstype(const char *mountinfo, unsigned mnt_id, unsigned major, unsigned minor, char *buf,
+                     size_t size) {
         const char *line = mountinfo;
 
         while (line && *line) {
-                const char *eol = strchr(line, '\n'), *p, *sep, *type, *end;
-                unsigned ma, mi;
-                int n = 0;
+                const char *eol = strchr(line, '\n'), *p, *sep, *type = NULL, *end;
+                unsigned id, ma, mi;
+                bool match;
+                int n;
 
                 if (!eol)
                         eol = line + strlen(line);
                 /* "ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER" */
-                p = line;
-                for (int field = 0; field < 2 && p < eol; field++) {
-                        p = memchr(p, ' ', (size_t) (eol - p));
-                        if (!p)
-                                break;
+                n = parse_uint(line, eol, &id);
+                p = n > 0 && line[n] == ' ' ? memchr(line + n + 1, ' ', (size_t) (eol - line - n - 1)) : NULL;
+                if (p)
                         p++;
-                }
-                if (p && p < eol && (n = parse_dev(p, eol, &ma, &mi)) > 0 && p[n] == ' ' && ma == major &&
-                    mi == minor) {
-                        sep = p;
-                        type = NULL;
-                        while ((sep = memchr(sep, ' ', (size_t) (eol - sep)))) {
-                                if (sep + 3 <= eol && sep[1] == '-' && sep[2] == ' ') {
-                                        type = sep + 3;
-                                        break;
-                                }
-                                sep++;
+                if (!p || p >= eol || (n = parse_dev(p, eol, &ma, &mi)) < 0 || p[n] != ' ')
+                        goto next;
+                match = mnt_id > 0 ? id == mnt_id : ma == major && mi == minor;
+                if (!match)
+                        goto next;
+                for (sep = p; (sep = memchr(sep, ' ', (size_t) (eol - sep))); sep++)
+                        if (sep + 3 <= eol && sep[1] == '-' && sep[2] == ' ') {
+                                type = sep + 3;
+                                break;
                         }
-                        if (type) {
-                                end = memchr(type, ' ', (size_t) (eol - type));
-                                if (!end)
-                                        end = eol;
-                                if (end == type)
-                                        return -EINVAL;
-                                if ((size_t) (end - type) >= size)
-                                        return -ENAMETOOLONG;
-                                memcpy(buf, type, (size_t) (end - type));
-                                buf[end - type] = '\0';
-                                return 0;
-                        }
-                }
+                if (!type)
+                        goto next;
+                end = memchr(type, ' ', (size_t) (eol - type));
+                if (!end)
+                        end = eol;
+                if (end == type)
+                        return -EINVAL;
+                if ((size_t) (end - type) >= size)
+                        return -ENAMETOOLONG;
+                memcpy(buf, type, (size_t) (end - type));
+                buf[end - type] = '\0';
+                return 0;
+        next:
                 line = *eol ? eol + 1 : NULL;
         }
         return -ENOENT;
@@ -153,7 +151,8 @@ static int check_regular(int proc_fd, const struct statx *stx, const char **why)
                 *why = "corrald cannot read its mount table to tell where the file lives";
                 return -EMEDIUMTYPE;
         }
-        r = mountinfo_fstype(text, stx->stx_dev_major, stx->stx_dev_minor, type, sizeof type);
+        r = mountinfo_fstype(text, stx->stx_mask & STATX_MNT_ID ? (unsigned) stx->stx_mnt_id : 0,
+                             stx->stx_dev_major, stx->stx_dev_minor, type, sizeof type);
         if (r == -ENOENT) {
                 *why = "the file lives on a file system mounted in another mount namespace";
                 return -EMEDIUMTYPE;
@@ -178,7 +177,7 @@ int interactive_fd_check(int proc_fd, int fd, unsigned index, uid_t uid, const c
         fl = fcntl(fd, F_GETFL);
         /* No STATX_*TIME: NFS writes a file's dirty pages back before it gives them. */
         if (fl < 0 || statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC | AT_SYMLINK_NOFOLLOW,
-                            STATX_TYPE | STATX_MODE | STATX_UID, &stx) < 0 ||
+                            STATX_TYPE | STATX_MODE | STATX_UID | STATX_MNT_ID, &stx) < 0 ||
             (stx.stx_mask & (STATX_TYPE | STATX_UID)) != (STATX_TYPE | STATX_UID)) {
                 why = "it is not an open file descriptor";
                 r = -EBADF;

@@ -11,11 +11,14 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* The type of the file system whose device is major:minor, as /proc/self/mountinfo's
- * text (mountinfo, NUL-terminated) names it, into buf: 0, -ENOENT when no mount of that
- * device is in the text (a file system mounted only in another mount namespace), or
- * -ENAMETOOLONG. */
-int mountinfo_fstype(const char *mountinfo, unsigned major, unsigned minor, char *buf, size_t size);
+/* The type of a mounted file system, as /proc/self/mountinfo's text (mountinfo,
+ * NUL-terminated) names it, into buf: the mount whose id is mnt_id, or when mnt_id is 0
+ * the first whose device is major:minor (btrfs gives each subvolume's files a device of
+ * its own, so the mount id, from statx(), comes first). 0, -ENOENT when no such mount is
+ * in the text (a file system mounted only in another mount namespace), -ENAMETOOLONG or
+ * -EINVAL. */
+int mountinfo_fstype(const char *mountinfo, unsigned mnt_id, unsigned major, unsigned minor, char *buf,
+                     size_t size);
 
 /* Whether a regular file on a file system of this type is one corrald takes: a local
  * disk or memory file system. */

@@ -282,7 +282,9 @@ static void connection_free(Connection *c) {
                 (void) epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
         sd_event_source_disable_unref(c->idle);
         sd_event_source_disable_unref(c->backlog_source);
-        safe_close(c->fd);
+        /* What it still carries unread (descriptors too) is dropped by its close. */
+        fd_closer_close(s->fd_closer, c->fd, c->peer.uid);
+        c->fd = -EBADF;
         message_reader_free(c->reader);
         message_writer_free(c->writer);
         free(c->peer.groups);
@@ -589,9 +591,14 @@ static void connection_process(Connection *c, uint64_t *clock) {
                         {
                                 bool empty = message_reader_is_empty(c->reader);
                                 size_t n = 0;
-                                int fds[CORRAL_RUN_FDS];
+                                int fds[MESSAGE_RECV_FDS_MAX];
 
                                 r = message_reader_fill_fds(c->reader, c->fd, fds, CORRAL_RUN_FDS, &n);
+                                if (r < 0)
+                                        /* Refused (too many, another kind of control
+                                         * message) or out of memory: the connection goes,
+                                         * and what came with it the closer's way. */
+                                        close_fds(c->server->fd_closer, c->peer.uid, fds, &n);
                                 /* Descriptors belong to the request whose first bytes they
                                  * came with (the kernel delivers them with the first byte of
                                  * the send that carried them): so nothing may be buffered

@@ -134,16 +134,14 @@ int message_reader_fill(MessageReader *r, int fd) {
         return (int) l;
 }
 
-static void close_many(const int *fds, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                (void) safe_close(fds[i]);
-}
-
-int message_reader_fill_fds(MessageReader *r, int fd, int *fds, size_t max_fds, size_t *ret_n_fds) {
+int message_reader_fill_fds(MessageReader *r, int fd, int fds[static MESSAGE_RECV_FDS_MAX], size_t max_fds,
+                            size_t *ret_n_fds) {
         _cleanup_free_ char *chunk = NULL;
+        /* Room for all a message can carry: what does not fit, the kernel drops here, and
+         * dropping a descriptor's last reference may wait (a socket's linger). */
         union {
                 struct cmsghdr cmsg;
-                char buf[CMSG_SPACE(sizeof(int) * CORRAL_RUN_FDS)];
+                char buf[CMSG_SPACE(sizeof(int) * MESSAGE_RECV_FDS_MAX)];
         } control;
         struct iovec iov;
         struct msghdr mh = {
@@ -179,28 +177,15 @@ int message_reader_fill_fds(MessageReader *r, int fd, int *fds, size_t max_fds, 
                         continue;
                 }
                 k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                for (size_t i = 0; i < k; i++) {
-                        int f;
-                        memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof f);
-                        if (n < max_fds)
-                                fds[n++] = f;
-                        else {
-                                safe_close(f);
-                                bad = true;
-                        }
-                }
-        }
-        /* More than the control buffer holds: the kernel closed the rest. */
-        if (bad || (mh.msg_flags & MSG_CTRUNC)) {
-                close_many(fds, n);
-                return -ETOOMANYREFS;
-        }
-        ret = message_reader_feed(r, chunk, (size_t) l);
-        if (ret < 0) {
-                close_many(fds, n);
-                return ret;
+                for (size_t i = 0; i < k && n < MESSAGE_RECV_FDS_MAX; i++)
+                        memcpy(&fds[n++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
         }
         *ret_n_fds = n;
+        if (bad || n > max_fds || (mh.msg_flags & MSG_CTRUNC))
+                return -ETOOMANYREFS;
+        ret = message_reader_feed(r, chunk, (size_t) l);
+        if (ret < 0)
+                return ret;
         return (int) l;
 }
 

@@ -36,11 +36,17 @@ int message_reader_feed(MessageReader *r, const void *data, size_t n);
  * EOF, or -errno (-EAGAIN on a non-blocking socket with nothing to read). */
 int message_reader_fill(MessageReader *r, int fd);
 
+/* The most descriptors one message can carry (the kernel's SCM_MAX_FD): all of them are
+ * received, so that none is dropped by the kernel in the reader's thread. */
+#define MESSAGE_RECV_FDS_MAX 253U
+
 /* message_reader_fill() that also takes descriptors passed with SCM_RIGHTS (received
- * O_CLOEXEC) into fds, at most max_fds (<= CORRAL_RUN_FDS) and *ret_n_fds of them. Any
- * other control message, or more descriptors than max_fds: all are closed and
- * -ETOOMANYREFS returned, the bytes are dropped (the stream is then unusable). */
-int message_reader_fill_fds(MessageReader *r, int fd, int *fds, size_t max_fds, size_t *ret_n_fds);
+ * O_CLOEXEC) into fds (room for MESSAGE_RECV_FDS_MAX), *ret_n_fds of them, every one
+ * received even on an error: the caller closes them, never this (a close may wait on a
+ * file system's server, or a socket's linger). Any other control message, or more than
+ * max_fds descriptors: -ETOOMANYREFS, the bytes dropped (the stream is then unusable). */
+int message_reader_fill_fds(MessageReader *r, int fd, int fds[static MESSAGE_RECV_FDS_MAX], size_t max_fds,
+                            size_t *ret_n_fds);
 
 /* Nothing buffered: neither a complete message nor part of one. */
 bool message_reader_is_empty(const MessageReader *r) _pure_;

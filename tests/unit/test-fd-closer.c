@@ -7,12 +7,15 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/capability.h>
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -139,10 +142,67 @@ static void test_closes(void **state) {
         close(p[0][0]);
 }
 
+/* A TCP socket with SO_LINGER whose peer reads nothing (its window closed): its last
+ * close would wait the linger out. Returns the peer's end; *ret_fd the lingering one. */
+static int lingering_socket(int *ret_fd) {
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof a;
+        struct linger lg = { .l_onoff = 1, .l_linger = 3600 };
+        int l, fd, peer, small = 4096;
+        char chunk[4096] = {};
+
+        l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(l >= 0);
+        assert_int_equal(bind(l, (struct sockaddr *) &a, sizeof a), 0);
+        assert_int_equal(listen(l, 1), 0);
+        assert_int_equal(getsockname(l, (struct sockaddr *) &a, &len), 0);
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        assert_true(fd >= 0);
+        (void) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+        assert_true(connect(fd, (struct sockaddr *) &a, sizeof a) == 0 || errno == EINPROGRESS);
+        peer = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+        assert_true(peer >= 0);
+        (void) setsockopt(peer, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+        close(l);
+        for (unsigned i = 0; i < 100000; i++)
+                if (write(fd, chunk, sizeof chunk) < 0) {
+                        assert_int_equal(errno, EAGAIN);
+                        break;
+                }
+        assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg), 0);
+        *ret_fd = fd;
+        return peer;
+}
+
+/* A socket's linger is the passer's to wait out, not corrald's: off before the close. */
+static void test_linger(void **state) {
+        FdCloser *c = NULL;
+        uint64_t t0;
+        int fd, peer;
+
+        alarm(30); /* a close that lingers fails the test instead of hanging it */
+        peer = lingering_socket(&fd);
+        t0 = now_usec(CLOCK_MONOTONIC);
+        fd_closer_close(NULL, fd, 1000);
+        assert_true(now_usec(CLOCK_MONOTONIC) - t0 < 5 * USEC_PER_SEC);
+        close(peer);
+
+        assert_int_equal(fd_closer_new(NULL, -EBADF, &c), 0);
+        peer = lingering_socket(&fd);
+        fd_closer_close(c, fd, 1000);
+        for (unsigned i = 0; i < 50 && fd_closer_pending(c) > 0; i++)
+                usleep(100 * 1000);
+        assert_int_equal(fd_closer_pending(c), 0);
+        c = fd_closer_free(c);
+        close(peer);
+        alarm(0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_abort_user),
                 cmocka_unit_test(test_closes),
+                cmocka_unit_test(test_linger),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,7 +25,7 @@ static uid_t me, other;
 static char proc_dir[] = "/tmp/test-interactive-fd-proc-XXXXXX";
 static int proc_fd = -1;
 
-static void write_mountinfo(dev_t dev, const char *fstype) {
+static void write_mountinfo(unsigned mnt_id, dev_t dev, const char *fstype) {
         char line[512];
         FILE *f;
         int fd;
@@ -37,14 +37,21 @@ static void write_mountinfo(dev_t dev, const char *fstype) {
         fputs("21 1 0:19 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n", f);
         if (fstype) {
                 snprintf(line, sizeof line,
-                         "29 1 %u:%u / /tmp rw,relatime shared:1 master:3 - %s /dev/x rw,errors=remount-ro\n",
-                         major(dev), minor(dev), fstype);
+                         "%u 1 %u:%u / /tmp rw,relatime shared:1 master:3 - %s /dev/x rw,errors=remount-ro\n",
+                         mnt_id, major(dev), minor(dev), fstype);
                 fputs(line, f);
         }
         fclose(f);
 }
 
 /* "other" is a uid that owns nothing the test makes, whoever runs it. */
+static unsigned mount_id_of(int fd) {
+        struct statx stx;
+
+        assert_int_equal(statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx), 0);
+        return stx.stx_mask & STATX_MNT_ID ? (unsigned) stx.stx_mnt_id : 29;
+}
+
 static int setup(void **state) {
         me = geteuid();
         other = me == 0 ? 4242 : me + 1;
@@ -135,7 +142,7 @@ static void test_files(void **state) {
 
         assert_true(fd >= 0);
         assert_int_equal(fstat(fd, &st), 0);
-        write_mountinfo(st.st_dev, "ext4");
+        write_mountinfo(mount_id_of(fd), st.st_dev, "ext4");
         rd = open(path, O_RDONLY | O_CLOEXEC);
         assert_true(rd >= 0);
         expect(fd, 1, me, 0);
@@ -190,22 +197,30 @@ static void test_mountinfo(void **state) {
                 "garbage line\n"
                 "37 29 0:47 / /weird rw -\n"
                 "39 29 00:49 / /zero rw - ext4 /dev/z rw\n"
+                "40 29 0:30 /@home /home rw - btrfs /dev/sda2 rw\n"
                 "38 29 0:48 / /last rw - overlay overlay rw,lowerdir=/a";
         char buf[16];
 
-        assert_int_equal(mountinfo_fstype(text, 8, 1, buf, sizeof buf), 0);
+        assert_int_equal(mountinfo_fstype(text, 0, 8, 1, buf, sizeof buf), 0);
         assert_string_equal(buf, "ext4");
-        assert_int_equal(mountinfo_fstype(text, 0, 45, buf, sizeof buf), 0);
+        assert_int_equal(mountinfo_fstype(text, 0, 0, 45, buf, sizeof buf), 0);
         assert_string_equal(buf, "fuse.sshfs");
-        assert_int_equal(mountinfo_fstype(text, 0, 48, buf, sizeof buf), 0);
+        assert_int_equal(mountinfo_fstype(text, 0, 0, 48, buf, sizeof buf), 0);
         assert_string_equal(buf, "overlay");
         /* Only the device field counts: 0:4 is no prefix match of 0:45. */
-        assert_int_equal(mountinfo_fstype(text, 0, 4, buf, sizeof buf), -ENOENT);
-        assert_int_equal(mountinfo_fstype(text, 0, 47, buf, sizeof buf), -ENOENT);
+        assert_int_equal(mountinfo_fstype(text, 0, 0, 4, buf, sizeof buf), -ENOENT);
+        assert_int_equal(mountinfo_fstype(text, 0, 0, 47, buf, sizeof buf), -ENOENT);
+        /* By mount id first: a btrfs subvolume's files have a device of their own. */
+        assert_int_equal(mountinfo_fstype(text, 35, 0, 0, buf, sizeof buf), 0);
+        assert_string_equal(buf, "fuse.sshfs");
+        assert_int_equal(mountinfo_fstype(text, 40, 0, 77, buf, sizeof buf), 0);
+        assert_string_equal(buf, "btrfs");
+        assert_int_equal(mountinfo_fstype(text, 41, 0, 0, buf, sizeof buf), -ENOENT);
+        assert_int_equal(mountinfo_fstype(text, 3, 0, 0, buf, sizeof buf), -ENOENT); /* no prefix of 35 */
         /* Only the kernel's own spelling of a number: no leading zero. */
-        assert_int_equal(mountinfo_fstype(text, 0, 49, buf, sizeof buf), -ENOENT);
-        assert_int_equal(mountinfo_fstype(text, 8, 1, buf, 4), -ENAMETOOLONG);
-        assert_int_equal(mountinfo_fstype("", 8, 1, buf, sizeof buf), -ENOENT);
+        assert_int_equal(mountinfo_fstype(text, 0, 0, 49, buf, sizeof buf), -ENOENT);
+        assert_int_equal(mountinfo_fstype(text, 0, 8, 1, buf, 4), -ENAMETOOLONG);
+        assert_int_equal(mountinfo_fstype("", 0, 8, 1, buf, sizeof buf), -ENOENT);
 
         assert_true(interactive_fstype_is_local("ext4"));
         assert_true(interactive_fstype_is_local("tmpfs"));
@@ -242,7 +257,7 @@ static void test_file_systems(void **state) {
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
                 const char *why = NULL;
 
-                write_mountinfo(st.st_dev, cases[i].fstype);
+                write_mountinfo(mount_id_of(fd), st.st_dev, cases[i].fstype);
                 assert_int_equal(interactive_fd_check(proc_fd, fd, 1, me, &why), cases[i].want);
                 /* For root's own files too. */
                 assert_int_equal(interactive_fd_check(proc_fd, fd, 1, 0, NULL), cases[i].want);

@@ -4,12 +4,65 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "fd-util.h"
 #include "proto/message.h"
+
+static void send_fds(int sock, const int *fds, size_t n) {
+        char buf[CMSG_SPACE(sizeof(int) * 16)] = {};
+        struct iovec iov = { .iov_base = (char *) "{}", .iov_len = 3 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf,
+                             .msg_controllen = CMSG_SPACE(sizeof(int) * n) };
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+        assert_int_equal(sendmsg(sock, &mh, 0), 3);
+}
+
+/* Descriptors are handed to the caller, every one, even with an error: closing one may
+ * wait (a FUSE server's FLUSH, a socket's linger), so the reader never does. */
+static void test_fill_fds_returns_all(void **state) {
+        int s[2], p[2], fds[MESSAGE_RECV_FDS_MAX];
+        int twelve[12];
+        size_t n = 99;
+        MessageReader *r;
+
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s), 0);
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        r = message_reader_new(4096);
+        assert_non_null(r);
+
+        /* Three: taken. */
+        send_fds(s[0], (int[]) { p[0], p[1], p[1] }, 3);
+        assert_int_equal(message_reader_fill_fds(r, s[1], fds, 3, &n), 3);
+        assert_int_equal(n, 3);
+        for (size_t i = 0; i < n; i++)
+                safe_close(fds[i]);
+
+        /* Twelve, where three are allowed: refused, and all twelve handed back open. */
+        for (size_t i = 0; i < 12; i++)
+                twelve[i] = p[i % 2];
+        send_fds(s[0], twelve, 12);
+        assert_int_equal(message_reader_fill_fds(r, s[1], fds, 3, &n), -ETOOMANYREFS);
+        assert_int_equal(n, 12);
+        for (size_t i = 0; i < n; i++) {
+                assert_true(fcntl(fds[i], F_GETFD) >= 0);
+                assert_true(fcntl(fds[i], F_GETFD) & FD_CLOEXEC);
+                safe_close(fds[i]);
+        }
+        message_reader_free(r);
+        close(s[0]);
+        close(s[1]);
+        close(p[0]);
+        close(p[1]);
+}
 
 static void test_method_and_error_names(void **state) {
         assert_string_equal(corral_method_to_string(CORRAL_METHOD_SUBMIT), "io.corral.Manager.Submit");
@@ -318,6 +371,7 @@ int main(void) {
                 cmocka_unit_test(test_request_parse_ok),
                 cmocka_unit_test(test_request_parse_errors),
                 cmocka_unit_test(test_request_and_reply_build),
+                cmocka_unit_test(test_fill_fds_returns_all),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
