@@ -69,4 +69,14 @@ timeout 60 systemctl restart corrald || fail "systemctl restart corrald with a c
 log "restarted in $(( $(date +%s) - t0 )) s"
 grep -q '^aborted' "$out" || fail "her FUSE connection was not aborted when corrald stopped"
 timeout 30 corral info >/dev/null || fail "corrald does not answer after its restart"
+cleanup
+
+log "her file as a fourth descriptor, one more than a request may carry: closed off the loop too"
+rm -f "$out"
+as_user "$USER_A" python3 "$here/fuse-stall.py" "$sock" four >"$out" 2>&1 &
+server=$!
+wait_for 120 grep -q '^stalled FLUSH' "$out" || { cat "$out"; fail "the fourth descriptor's close did not reach her server"; }
+as_user "$USER_B" timeout 30 corral queue >/dev/null || { cat "$out"; fail "bob's corral queue got no answer"; }
+timeout 30 corral info >/dev/null || { cat "$out"; fail "root's corral info got no answer"; }
+wait_for 60 grep -q '^aborted' "$out" || { cat "$out"; fail "her FUSE connection was never aborted"; }
 log "ok"

@@ -2,7 +2,8 @@
 """A FUSE file system that stops answering, reached through an overlayfs, both mounted by
 an unprivileged user in a user and mount namespace of her own (Debian 12 lets any user
 make one), and one of its files passed to corrald as an interactive job's stdin:
-fuse-stall.py SOCKET. Run it as that user.
+fuse-stall.py SOCKET [four]. Run it as that user. With "four", the file goes as a
+fourth descriptor, one more than any request may carry.
 
 The server answers its own process and the kernel (pid 0) only: a request from any other
 process (corrald's fstat() of the descriptor, its close()'s FLUSH) is read and never
@@ -13,6 +14,7 @@ aborted; then waits to be killed."""
 import ctypes, json, os, socket, struct, sys, tempfile, threading
 
 sock_path = sys.argv[1]
+four = len(sys.argv) > 2 and sys.argv[2] == "four"
 libc = ctypes.CDLL(None, use_errno=True)
 libc.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_char_p]
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
@@ -133,7 +135,7 @@ s.settimeout(120)
 s.connect(sock_path)
 request = {"argv": ["cat"], "workdir": "/tmp", "interactive": True, "walltime_sec": 60}
 msg = json.dumps({"method": "io.corral.Manager.Run", "parameters": request, "more": True}).encode() + b"\0"
-fds = struct.pack("<3i", stdin, w, w)
+fds = struct.pack("<4i", r, w, w, stdin) if four else struct.pack("<3i", stdin, w, w)
 s.sendmsg([msg], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
 print("sent", flush=True)
 buf = b""
