@@ -184,13 +184,22 @@ typedef struct LogsChild {
 
 static int logs_spawn(char **argv, int in_fd, int out_fd, bool escape, LogsChild *ret) {
         int p[2] = { -EBADF, -EBADF };
+        LogsPump *pump = NULL;
         pid_t pid;
 
+        /* All that can fail before the child is started: a child the caller is not given
+         * would be neither stopped nor reaped. */
         if (escape && pipe2(p, O_CLOEXEC) < 0)
                 return log_error_errno(errno, "logs: cannot make a pipe: %m");
+        if (escape && !(pump = logs_pump_new(p[0], out_fd, true, UINT64_MAX))) {
+                safe_close(p[0]);
+                safe_close(p[1]);
+                return log_oom();
+        }
         fflush(NULL);
         pid = fork();
         if (pid < 0) {
+                free(pump);
                 safe_close(p[0]);
                 safe_close(p[1]);
                 return log_error_errno(errno, "logs: cannot fork: %m");
@@ -203,9 +212,7 @@ static int logs_spawn(char **argv, int in_fd, int out_fd, bool escape, LogsChild
                 _exit(127);
         }
         safe_close(p[1]);
-        *ret = (LogsChild) { .pid = pid, .pipe_fd = p[0] };
-        if (escape && !(ret->pump = logs_pump_new(p[0], out_fd, true, UINT64_MAX)))
-                return log_oom();
+        *ret = (LogsChild) { .pid = pid, .pipe_fd = p[0], .pump = pump };
         return 0;
 }
 

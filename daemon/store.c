@@ -148,8 +148,9 @@ static const char *const migrations[] = {
          * [Device] section names, that name (NULL: gpu<idx>). Allocations hold each GPU's
          * UUID, else PCI address, else declared name (device_key()), no longer its name
          * by position, which moved to another card when one vanished. Rows written
-         * before hold those names: store_set_gpus() rewrites them once, at the first
-         * start, when the names still are the positions they were written with. */
+         * before hold those names: store_set_gpus() rewrites them at the first start,
+         * when the names still are the positions they were written with (a card not
+         * there then, as it finds it later: rewrite_gpus_by_name()). */
         "CREATE TABLE gpus (idx INTEGER PRIMARY KEY, uuid TEXT, pci_address TEXT, vendor TEXT NOT NULL, name TEXT);"
         "INSERT INTO meta (key, value) SELECT 'gpus_by_name', '1'"
         "  WHERE EXISTS (SELECT 1 FROM jobs WHERE alloc_gpus IS NOT NULL);",
@@ -581,8 +582,22 @@ static bool streq_ptr(const char *a, const char *b) {
 }
 
 
+/* A GPU an allocation holds by the name it had when the allocation was stored, not by
+ * identity: rows written before schema 7 hold names by position ("gpu3"), and a card that
+ * is not there when they are rewritten keeps its name ("name:gpu3") until it is back.
+ * Device names have no ':', identities do not start with this. */
+#define GPU_BY_NAME "name:"
+
+static const char *gpu_by_name(const char *key) {
+        return strncmp(key, GPU_BY_NAME, (sizeof GPU_BY_NAME - 1)) == 0 ? key + (sizeof GPU_BY_NAME - 1) : NULL;
+}
+
+static const char *store_gpu_key(const StoreGpu *x) {
+        return x->uuid ?: x->pci_address ?: x->name;
+}
+
 /* Which index a stored GPU is: its key is the UUID, PCI address or (a declared device)
- * name of one; by_name: a row written before schema 7, its names by position. -1: none. */
+ * name of one; by_name: the name of one. -1: none. */
 static ssize_t find_gpu(const Store *s, const char *key, bool by_name) {
         for (size_t g = 0; g < s->n_gpus; g++) {
                 const StoreGpu *x = &s->gpus[g];
@@ -596,7 +611,8 @@ static ssize_t find_gpu(const Store *s, const char *key, bool by_name) {
         return -1;
 }
 
-/* The allocation's GPUs by identity, "GPU-5e7c...,0000:3b:00.0"; NULL for none. */
+/* The allocation's GPUs by identity, "GPU-5e7c...,0000:3b:00.0"; NULL for none. An index
+ * no GPU has is one a job keeps for a card not there (parse_alloc_gpus()): by its name. */
 static int format_alloc_gpus(const Store *s, const SchedAllocation *a, char **ret) {
         char *text = NULL;
         size_t size = 0;
@@ -610,12 +626,10 @@ static int format_alloc_gpus(const Store *s, const SchedAllocation *a, char **re
                 return -ENOMEM;
         for (size_t g = 0, n = 0; g < 64; g++)
                 if (a->gpu_mask & (UINT64_C(1) << g)) {
-                        const StoreGpu *x = g < s->n_gpus ? &s->gpus[g] : NULL;
-                        /* Without the GPUs (a store used without a machine): the index. */
-                        if (x)
-                                fprintf(f, "%s%s", n++ ? "," : "", x->uuid ?: x->pci_address ?: x->name);
+                        if (g < s->n_gpus)
+                                fprintf(f, "%s%s", n++ ? "," : "", store_gpu_key(&s->gpus[g]));
                         else
-                                fprintf(f, "%s#%zu", n++ ? "," : "", g);
+                                fprintf(f, "%s" GPU_BY_NAME "gpu%zu", n++ ? "," : "", g);
                 }
         if (fclose(f) != 0) {
                 free(text);
@@ -625,8 +639,7 @@ static int format_alloc_gpus(const Store *s, const SchedAllocation *a, char **re
         return 0;
 }
 
-static void parse_alloc_gpus(const Store *s, uint64_t id, const char *text, bool warn, bool by_name,
-                             SchedAllocation *a) {
+static void parse_alloc_gpus(const Store *s, uint64_t id, const char *text, bool warn, SchedAllocation *a) {
         _cleanup_strv_free_ char **l = NULL;
         unsigned g;
 
@@ -634,11 +647,20 @@ static void parse_alloc_gpus(const Store *s, uint64_t id, const char *text, bool
         if (isempty(text) || strv_split(text, ",", &l) < 0)
                 return;
         STRV_FOREACH(key, l) {
-                ssize_t k = find_gpu(s, *key, by_name);
+                const char *name = gpu_by_name(*key);
+                ssize_t k = find_gpu(s, name ?: *key, name);
 
                 if (k >= 0)
                         a->gpu_mask |= UINT64_C(1) << k;
-                else if ((*key)[0] == '#' && safe_atou(*key + 1, &g) >= 0 && g < 64 && s->n_gpus == 0)
+                else if (name && strncmp(name, "gpu", 3) == 0 && safe_atou(name + 3, &g) >= 0 && g < 64) {
+                        /* A card not there since before schema 7, its name its position:
+                         * the job keeps that index, so that nobody is given the card when
+                         * it is back (it takes that index when it is the next new one). */
+                        a->gpu_mask |= UINT64_C(1) << g;
+                        if (warn)
+                                log_warning("Job %" PRIu64 " holds %s, which is not on this machine now: the job keeps "
+                                            "its index %u, nobody else is given it.", id, name, g);
+                } else if ((*key)[0] == '#' && safe_atou(*key + 1, &g) >= 0 && g < 64 && s->n_gpus == 0)
                         a->gpu_mask |= UINT64_C(1) << g;
                 else if (warn)
                         log_warning("Job %" PRIu64 " held %s, which this machine has never had: nobody is given "
@@ -646,10 +668,15 @@ static void parse_alloc_gpus(const Store *s, uint64_t id, const char *text, bool
         }
 }
 
-/* Rows written before schema 7 hold GPUs by name: each becomes its card's key, once. */
+/* Rows written before schema 7 hold GPUs by name ("gpus_by_name" is 1): each is marked
+ * as such, then, as each start or reload finds it, becomes its card's key. A name no GPU
+ * has now is kept, never dropped: its card may be late (a driver not loaded yet, a card
+ * out during the upgrade, one whose identity cannot be read) and its job still running.
+ * The flag stays ("name") while a running or suspended job holds such a name. */
 static int rewrite_gpus_by_name(Store *s) {
         _cleanup_free_ char *flag = NULL;
         sqlite3_stmt *sel = NULL, *upd = NULL;
+        bool pending = false;
         int r, rc;
 
         r = store_get_meta(s, "gpus_by_name", &flag);
@@ -657,22 +684,59 @@ static int rewrite_gpus_by_name(Store *s) {
                 return r;
         if ((r = begin(s)) < 0)
                 return r;
-        rc = sqlite3_prepare_v2(s->db, "SELECT id, alloc_gpus FROM jobs WHERE alloc_gpus IS NOT NULL", -1, &sel, NULL);
+        if (streq(flag, "1")) {
+                r = exec_sql(s, "UPDATE jobs SET alloc_gpus = '" GPU_BY_NAME "' ||"
+                                "  replace(alloc_gpus, ',', '," GPU_BY_NAME "')"
+                                " WHERE alloc_gpus IS NOT NULL AND alloc_gpus != ''");
+                if (r >= 0)
+                        r = store_set_meta(s, "gpus_by_name", "name");
+                if (r < 0)
+                        goto finish;
+        }
+        /* No GPU found (yet): no name can be resolved. */
+        if (s->n_gpus == 0)
+                return 0;
+        rc = sqlite3_prepare_v2(s->db,
+                                "SELECT id, state, alloc_gpus FROM jobs WHERE alloc_gpus LIKE '%" GPU_BY_NAME "%'", -1,
+                                &sel, NULL);
         if (rc == SQLITE_OK)
                 rc = sqlite3_prepare_v2(s->db, "UPDATE jobs SET alloc_gpus=?2 WHERE id=?1", -1, &upd, NULL);
         r = sqlite_to_errno(rc);
         while (r >= 0 && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
-                SchedAllocation a = {};
-                _cleanup_free_ char *keys = NULL;
-                uint64_t id = (uint64_t) sqlite3_column_int64(sel, 0);
+                const char *state = (const char *) sqlite3_column_text(sel, 1);
+                _cleanup_strv_free_ char **l = NULL;
+                _cleanup_free_ char *text = NULL;
+                bool changed = false, left = false;
+                size_t size = 0;
+                FILE *f;
 
-                parse_alloc_gpus(s, id, (const char *) sqlite3_column_text(sel, 1), true, true, &a);
-                if (format_alloc_gpus(s, &a, &keys) < 0) {
+                if (strv_split((const char *) sqlite3_column_text(sel, 2), ",", &l) < 0) {
                         r = -ENOMEM;
                         break;
                 }
-                sqlite3_bind_int64(upd, 1, (sqlite3_int64) id);
-                bind_text(upd, 2, keys);
+                f = open_memstream(&text, &size);
+                if (!f) {
+                        r = -ENOMEM;
+                        break;
+                }
+                STRV_FOREACH(key, l) {
+                        const char *name = gpu_by_name(*key);
+                        ssize_t k = name ? find_gpu(s, name, true) : -1;
+
+                        fprintf(f, "%s%s", key == l ? "" : ",", k >= 0 ? store_gpu_key(&s->gpus[k]) : *key);
+                        changed |= k >= 0;
+                        left |= name && k < 0;
+                }
+                if (fclose(f) != 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                if (left && state && job_state_is_active(job_state_from_string(state)))
+                        pending = true;
+                if (!changed)
+                        continue;
+                sqlite3_bind_int64(upd, 1, sqlite3_column_int64(sel, 0));
+                bind_text(upd, 2, text);
                 rc = sqlite3_step(upd);
                 sqlite3_reset(upd);
                 if (rc != SQLITE_DONE)
@@ -682,8 +746,9 @@ static int rewrite_gpus_by_name(Store *s) {
                 r = sqlite_to_errno(rc);
         sqlite3_finalize(sel);
         sqlite3_finalize(upd);
-        if (r >= 0)
+        if (r >= 0 && !pending)
                 r = store_delete_meta(s, "gpus_by_name");
+finish:
         if (r < 0)
                 store_fail(s, r);
         return r;
@@ -1046,7 +1111,7 @@ static int load_jobs(Store *s, sqlite3_stmt *st, int (*cb)(Job *j, void *userdat
                                 break;
                         }
                         parse_alloc_gpus(s, j->id, (const char *) sqlite3_column_text(st, 33),
-                                         job_state_is_active(j->state), false, j->alloc);
+                                         job_state_is_active(j->state), j->alloc);
                 }
                 if (j->request_id != 0) {
                         if (j->request_id != shared_id) {

@@ -39,7 +39,8 @@ int store_prepare_log(Store *s);
  * GPUs are stored by identity (device_key(): UUID, else PCI address, else declared name;
  * alloc_gpus), so that a restart gives each running job back its own cards whatever has
  * changed. Copied; an identity read back that no index has is dropped with a warning. The
- * first call after schema 7's migration rewrites the allocations stored before by name.
+ * first call after schema 7's migration rewrites the allocations stored before by name;
+ * a name no GPU has then stays, its index kept by its job, until a call finds its card.
  * Joins the open transaction. */
 typedef struct StoreGpu {
         char *uuid, *pci_address, *name;

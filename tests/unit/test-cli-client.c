@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <termios.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/logs-file.h"
 #include "fd-util.h"
 #include "proto/job-request.h"
 #include "proto/message.h"
@@ -810,6 +812,70 @@ static void test_logs_escape_terminal(void **state) {
         unlink(file);
 }
 
+/* logs_pump_new() as corral logs calls it (the linker's --wrap, cli/meson.build): it
+ * fails while fail_pump is set. */
+LogsPump *__real_logs_pump_new(int in_fd, int out_fd, bool escape, uint64_t limit);
+LogsPump *__wrap_logs_pump_new(int in_fd, int out_fd, bool escape, uint64_t limit);
+static bool fail_pump;
+
+LogsPump *__wrap_logs_pump_new(int in_fd, int out_fd, bool escape, uint64_t limit) {
+        if (fail_pump) {
+                errno = ENOMEM;
+                return NULL;
+        }
+        return __real_logs_pump_new(in_fd, out_fd, escape, limit);
+}
+
+/* This process's children (corral logs' orphans, this process being their subreaper, once
+ * the fake server is reaped), killed and reaped; how many. */
+static unsigned reap_orphans(void) {
+        _cleanup_free_ char *list = NULL;
+        char path[64];
+        unsigned n = 0;
+
+        snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int) getpid());
+        assert_int_equal(read_file_at(AT_FDCWD, path, 1 << 16, &list, NULL), 0);
+        for (char *p = list, *end; *p; p = end) {
+                long pid = strtol(p, &end, 10);
+
+                if (end == p)
+                        break;
+                (void) kill((pid_t) pid, SIGKILL);
+                assert_int_equal(waitpid((pid_t) pid, NULL, 0), (pid_t) pid);
+                n++;
+        }
+        return n;
+}
+
+/* The pump that escapes tail's output for a terminal cannot be allocated: corral logs
+ * fails and leaves no tail behind (it used to start tail -f first, then neither kill nor
+ * reap it, nor close its pipe). */
+static void test_logs_pump_fails(void **state) {
+        _cleanup_free_ char *out = NULL, *err = NULL;
+        _cleanup_close_ int master = -EBADF, slave = -EBADF;
+        char file[160];
+        unsigned left;
+        int r;
+
+        snprintf(file, sizeof(file), "%s/empty", tmpdir);
+        make_file(file, "");
+        master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        assert_true(master >= 0);
+        assert_int_equal(grantpt(master), 0);
+        assert_int_equal(unlockpt(master), 0);
+        slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+        assert_true(slave >= 0);
+        assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+        fail_pump = true;
+        r = logs_against(logs_reply(file, getuid(), getgid(), NULL), ARGS("logs", "-f", "7"), slave, &out, &err);
+        fail_pump = false;
+        left = reap_orphans();
+        assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+        unlink(file);
+        assert_int_equal(r, 1);
+        assert_int_equal(left, 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_submit),
@@ -828,6 +894,7 @@ int main(void) {
                 cmocka_unit_test(test_hangup_and_timeout),
                 cmocka_unit_test(test_logs_special_files),
                 cmocka_unit_test(test_logs_cap),
+                cmocka_unit_test(test_logs_pump_fails),
                 cmocka_unit_test(test_logs_as_owner),
                 cmocka_unit_test(test_logs_escape_terminal),
         };

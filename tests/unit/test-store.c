@@ -399,6 +399,123 @@ static void test_alloc_gpus(void **state) {
         assert_int_equal(system(cmd), 0);
 }
 
+static Job *load_one_job(Store *s, uint64_t id) {
+        Job *loaded[8] = {}, **l = loaded, *found = NULL;
+
+        assert_int_equal(store_load_jobs(s, collect, &l), 0);
+        for (size_t i = 0; loaded[i]; i++)
+                if (loaded[i]->id == id)
+                        found = loaded[i];
+                else
+                        job_free(loaded[i]);
+        assert_non_null(found);
+        return found;
+}
+
+/* A card that is not there at the first start after schema 7 (driver not loaded yet,
+ * card out during the upgrade, none found at all): the running job's allocation keeps
+ * it by name and keeps its index (nobody else is given it), and a later start with the
+ * card back gives it its identity. */
+static void test_alloc_gpus_card_missing(void **state) {
+        static const char *const two[] = { "0000:01:00.0", "0000:02:00.0" };
+        char gdir[64] = "/tmp/corral-store-gpus-XXXXXX", path[128], cmd[160];
+        Job *a = make_job(1), *b = make_job(2), *j;
+        DeviceSet *set, *known;
+        Store *s = NULL;
+        sqlite3 *db;
+        char *v;
+
+        assert_non_null(mkdtemp(gdir));
+        assert_int_equal(store_open(gdir, &s), 0);
+        a->state = JOB_RUNNING;
+        a->start_time = 1700000100;
+        a->alloc = new0(SchedAllocation, 1);
+        cpu_set_parse("0-1", &a->alloc->cpus);
+        a->alloc->gpu_mask = UINT64_C(3);
+        assert_int_equal(store_insert_job(s, a, NULL), 0);
+        b->state = JOB_COMPLETED;
+        b->start_time = 1700000100;
+        b->end_time = 1700000200;
+        b->alloc = new0(SchedAllocation, 1);
+        cpu_set_parse("2", &b->alloc->cpus);
+        b->alloc->gpu_mask = UINT64_C(2);
+        assert_int_equal(store_insert_job(s, b, NULL), 0);
+        assert_int_equal(store_commit(s), 0);
+        store_close(s);
+        snprintf(path, sizeof path, "%s/corral.db", gdir);
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, "DROP TABLE gpus; UPDATE jobs SET alloc_gpus = 'gpu0,gpu1' WHERE id = 1;"
+                                      "UPDATE jobs SET alloc_gpus = 'gpu1' WHERE id = 2; PRAGMA user_version = 6",
+                                      NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+
+        /* No GPU found at all: nothing is rewritten, the job keeps both. */
+        assert_int_equal(store_open(gdir, &s), 0);
+        assert_int_equal(store_load_gpus(s, &known), 0);
+        set = cards(NULL, 0, known);
+        device_set_free(known);
+        assert_int_equal(store_set_gpus(s, set), 0);
+        device_set_free(set);
+        assert_int_equal(store_commit(s), 0);
+        v = column(gdir, "SELECT alloc_gpus FROM jobs WHERE id = 1");
+        assert_non_null(v);
+        free(v);
+        j = load_one_job(s, 1);
+        assert_int_equal(j->alloc->gpu_mask, UINT64_C(3));
+        job_free(j);
+        store_close(s);
+
+        /* Only the first card: it gets its identity, the second keeps its name and its
+         * index, also when the job's row is written again. */
+        assert_int_equal(store_open(gdir, &s), 0);
+        assert_int_equal(store_load_gpus(s, &known), 0);
+        set = cards(two, 1, known);
+        device_set_free(known);
+        assert_int_equal(store_set_gpus(s, set), 0);
+        device_set_free(set);
+        assert_int_equal(store_commit(s), 0);
+        v = column(gdir, "SELECT alloc_gpus FROM jobs WHERE id = 1");
+        assert_string_equal(v, "0000:01:00.0,name:gpu1");
+        free(v);
+        assert_non_null(v = column(gdir, "SELECT value FROM meta WHERE key = 'gpus_by_name'"));
+        free(v);
+        j = load_one_job(s, 1);
+        assert_int_equal(j->alloc->gpu_mask, UINT64_C(3));
+        assert_int_equal(store_update_job(s, j), 0);
+        assert_int_equal(store_commit(s), 0);
+        job_free(j);
+        v = column(gdir, "SELECT alloc_gpus FROM jobs WHERE id = 1");
+        assert_string_equal(v, "0000:01:00.0,name:gpu1");
+        free(v);
+        store_close(s);
+
+        /* The card is back: it takes the index the job kept, and its identity. */
+        assert_int_equal(store_open(gdir, &s), 0);
+        assert_int_equal(store_load_gpus(s, &known), 0);
+        assert_int_equal(known->n_devices, 1);
+        set = cards(two, 2, known);
+        device_set_free(known);
+        assert_string_equal(set->devices[1].pci_address, "0000:02:00.0");
+        assert_int_equal(store_set_gpus(s, set), 0);
+        device_set_free(set);
+        assert_int_equal(store_commit(s), 0);
+        v = column(gdir, "SELECT alloc_gpus FROM jobs WHERE id = 1");
+        assert_string_equal(v, "0000:01:00.0,0000:02:00.0");
+        free(v);
+        v = column(gdir, "SELECT alloc_gpus FROM jobs WHERE id = 2");
+        assert_string_equal(v, "0000:02:00.0");
+        free(v);
+        assert_null(column(gdir, "SELECT value FROM meta WHERE key = 'gpus_by_name'"));
+        j = load_one_job(s, 1);
+        assert_int_equal(j->alloc->gpu_mask, UINT64_C(3));
+        job_free(j);
+        store_close(s);
+        job_free(a);
+        job_free(b);
+        snprintf(cmd, sizeof cmd, "rm -rf %s", gdir);
+        assert_int_equal(system(cmd), 0);
+}
+
 static void test_refuses_newer_schema(void **state) {
         char cmd[256];
         Store *s = NULL;
@@ -699,6 +816,7 @@ int main(void) {
                 cmocka_unit_test(test_array_shares_request),
                 cmocka_unit_test(test_savepoint),
                 cmocka_unit_test(test_alloc_gpus),
+                cmocka_unit_test(test_alloc_gpus_card_missing),
                 cmocka_unit_test(test_refuses_newer_schema),
                 cmocka_unit_test(test_gpu_accounting_migration),
                 cmocka_unit_test(test_reader),
