@@ -958,6 +958,21 @@ static void test_fds(void **state) {
  * ninth with two: 126); the next one is dropped, and one of them finishing its request
  * makes room again. Users, each under its share: the test must be root to be them. */
 #define HELD_UID(i) ((uid_t) (61100 + (i) / 5))
+/* A client of uid that sends a Run's first bytes with three descriptors (pipe_w) and
+ * never the rest; the server has seen it connect and read what it sent. */
+static int held_run_client(sd_event *e, Server *s, Test *t, const char *path, uid_t uid, int pipe_w) {
+        unsigned before = server_n_connections(s);
+        int fd = client_as(path, uid);
+
+        for (int k = 0; k < 50 && server_n_connections(s) == before; k++)
+                (void) run_once(e, s, t, 10 * 1000);
+        send_with_fds(fd, RUN_TAKE, 10, (int[]) { pipe_w, pipe_w, pipe_w }, 3);
+        /* Until it is held or dropped. */
+        for (int k = 0; k < 5; k++)
+                (void) run_once(e, s, t, 1000);
+        return fd;
+}
+
 static void test_held_fds_bound(void **state) {
         Tree *tree = *state;
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
@@ -974,14 +989,8 @@ static void test_held_fds_bound(void **state) {
         assert_int_equal(sd_event_new(&e), 0);
         assert_int_equal(server_new(e, path, &fops, &t, &s), 0);
         assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-        for (int i = 0; i < 43; i++) {
-                fds[i] = client_as(path, HELD_UID(i));
-                for (int k = 0; k < 50 && server_n_connections(s) < (unsigned) i + 1; k++)
-                        (void) run_once(e, s, &t, 10 * 1000);
-                send_with_fds(fds[i], RUN_TAKE, 10, (int[]) { p[1], p[1], p[1] }, 3);
-                for (int k = 0; k < 5; k++)
-                        (void) run_once(e, s, &t, 1000);
-        }
+        for (int i = 0; i < 43; i++)
+                fds[i] = held_run_client(e, s, &t, path, HELD_UID(i), p[1]);
         for (int k = 0; k < 100; k++)
                 (void) run_once(e, s, &t, 1000);
         assert_int_equal(server_n_connections(s), 42);
@@ -994,10 +1003,7 @@ static void test_held_fds_bound(void **state) {
         assert_int_equal(t.n_taken, 3);
         for (size_t i = 0; i < t.n_taken; i++)
                 close(t.taken[i]);
-        fds[43] = client_as(path, HELD_UID(42));
-        for (int k = 0; k < 50 && server_n_connections(s) < 43; k++)
-                (void) run_once(e, s, &t, 10 * 1000);
-        send_with_fds(fds[43], RUN_TAKE, 10, (int[]) { p[1], p[1], p[1] }, 3);
+        fds[43] = held_run_client(e, s, &t, path, HELD_UID(42), p[1]);
         for (int k = 0; k < 100; k++)
                 (void) run_once(e, s, &t, 1000);
         assert_int_equal(server_n_connections(s), 43);
@@ -1031,17 +1037,8 @@ static void test_held_fds_share(void **state) {
         assert_int_equal(sd_event_new(&e), 0);
         assert_int_equal(server_new(e, path, &fops, &t, &s), 0);
         assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-        for (int i = 0; i < 42; i++) {
-                unsigned before = server_n_connections(s);
-
-                fds[i] = client_as(path, i < 21 ? 61001 : 61002);
-                for (int k = 0; k < 50 && server_n_connections(s) == before; k++)
-                        (void) run_once(e, s, &t, 10 * 1000);
-                send_with_fds(fds[i], RUN_TAKE, 10, (int[]) { p[1], p[1], p[1] }, 3);
-                /* Until this one is held or dropped. */
-                for (int k = 0; k < 5; k++)
-                        (void) run_once(e, s, &t, 1000);
-        }
+        for (int i = 0; i < 42; i++)
+                fds[i] = held_run_client(e, s, &t, path, i < 21 ? 61001 : 61002, p[1]);
         for (int k = 0; k < 100; k++)
                 (void) run_once(e, s, &t, 1000);
 
