@@ -25,6 +25,8 @@
 #include "bench-util.h"
 #include "daemon/accounting.h"
 #include "daemon/manager.h"
+#include "daemon/methods.h"
+#include "daemon/sched-driver.h"
 #include "daemon/store.h"
 #include "daemon/usage.h"
 
@@ -53,6 +55,7 @@ static Manager *manager_for_bench(const char *dir) {
 
         if (!m || !(m->confdir = strdup(dir)) || !(m->nss = nss_cache_new(&nss_ops_libc))) /* as corrald's */
                 return NULL;
+        manager_pick_backends(m);
         if (manager_reload(m, &err) < 0) { /* no corral.conf: the defaults */
                 fprintf(stderr, "configuration: %s\n", strna(err));
                 return NULL;

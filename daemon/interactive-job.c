@@ -3,7 +3,7 @@
  * interactive.c, so that what links job.c need not link the manager. */
 #include "fd-closer.h"
 #include "fd-util.h"
-#include "interactive.h"
+#include "interactive-job.h"
 
 void interactive_close_fds(Interactive *it) {
         for (size_t i = 0; i < it->n_fds; i++) {

@@ -4,9 +4,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "commit.h"
 #include "fd-util.h"
 #include "interactive-fd.h"
 #include "interactive.h"
+#include "job-table.h"
+#include "job-transition.h"
 #include "json-util.h"
 #include "log.h"
 #include "manager.h"

@@ -10,31 +10,12 @@
  * no client (nor, while it waits, descriptors) and is ended (corrald(8)). */
 
 #include <json-c/json.h>
-#include <stddef.h>
-#include <systemd/sd-event.h>
 
-#include "macro.h"
-#include "protocol.h"
+#include "interactive-job.h"
 #include "server.h"
 
 typedef struct Manager Manager;
 typedef struct Job Job;
-typedef struct FdCloser FdCloser;
-
-typedef struct Interactive {
-        Manager *manager;
-        uint64_t job_id;
-        int fds[CORRAL_RUN_FDS]; /* stdin, stdout, stderr until the job starts */
-        size_t n_fds;
-        uid_t uid;        /* who passed them */
-        FdCloser *closer; /* where they are closed: never on the loop (fd-closer.h) */
-        Call *call;              /* the Run call; NULL once its client has gone */
-        sd_event_source *hangup; /* the grace period after the client went */
-} Interactive;
-
-Interactive *interactive_free(Interactive *it);
-DEFINE_TRIVIAL_CLEANUP_FUNC(Interactive *, interactive_free);
-void interactive_close_fds(Interactive *it);
 
 /* Takes the Run call's descriptors and checks them against the caller: NULL with *ret
  * set, or the error reply. */

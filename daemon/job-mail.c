@@ -26,6 +26,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "job-backend.h"
+#include "job-mail.h"
+#include "job-table.h"
 #include "log.h"
 #include "manager.h"
 #include "time-util.h"
@@ -452,7 +455,7 @@ void manager_job_mail(Manager *m, const Job *j, JobEvent event) {
         int r = 0;
 
         /* A forwarded job's mail is the cluster's (sbatch --mail-type): not twice. */
-        if (!want || manager_job_forwarded(m, j))
+        if (!want || !manager_job_backend(m, j)->sends_mail)
                 return;
         q = job_mail_get(m);
         if (!q)

@@ -7,6 +7,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "job-outcome.h"
+#include "job-table.h"
+#include "job-transition.h"
 #include "log.h"
 #include "manager.h"
 #include "usage.h"

@@ -10,6 +10,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "job-preempt.h"
+#include "job-table.h"
+#include "job-transition.h"
 #include "log.h"
 #include "manager.h"
 

@@ -8,6 +8,8 @@
 
 #include "devices.h"
 #include "identity.h"
+#include "job-spec-build.h"
+#include "job-table.h"
 #include "manager.h"
 #include "strv.h"
 #include "time-util.h"

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "intern.h"
+#include "job-backend.h"
+#include "job-table.h"
 #include "json-util.h"
 #include "manager.h"
 #include "usage.h"
@@ -164,6 +166,8 @@ void manager_free_jobs(Manager *m) {
 
 
 json_object *manager_job_json(Manager *m, const Job *j, bool details) {
+        const JobBackendOps *b;
+        char *reason = NULL;
         JobInfo info;
         json_object *o = NULL;
 
@@ -180,15 +184,11 @@ json_object *manager_job_json(Manager *m, const Job *j, bool details) {
                 info.has_priority = true;
                 info.priority = j->priority;
         }
-        /* A forwarded job: its Slurm job, in Slurm's words (job-forward.c). */
-        if (manager_job_slurm_id(m, j)) {
-                char *reason;
-                const char *word = j->reason && strncmp(j->reason, "Slurm:", 6) == 0 ? j->reason + 6 : j->reason;
-                if (asprintf(&reason, "Slurm job %" PRIu64 "%s%s", manager_job_slurm_id(m, j), word ? ": " : "",
-                             strempty(word)) >= 0) {
-                        free(info.reason);
-                        info.reason = reason;
-                }
+        /* Its reason in its backend's words (a forwarded job's: its Slurm job's). */
+        b = manager_job_backend(m, j);
+        if (b->reason && b->reason(m, j, &reason) > 0) {
+                free(info.reason);
+                info.reason = reason;
         }
         if (job_info_to_json(&info, details, &o) < 0)
                 o = NULL;
@@ -202,3 +202,10 @@ json_object *manager_job_json(Manager *m, const Job *j, bool details) {
 /* A launch that failed: the words (systemd's refusal, the supervisor's "cannot open
  * /home/alice/out: Permission denied") may name paths and argv, so they go to the owner's
  * view and the log only; the public queue says "LaunchFailed". */
+/* The limit the job runs under, decided in sched/ from the request and the queue. */
+uint64_t manager_job_walltime(Manager *m, const Job *j) {
+        const QueueConfig *q = config_find_queue(m->config, j->queue);
+        uint64_t w = j->req.walltime_sec == CORRAL_WALLTIME_INFINITY ? 0 : j->req.walltime_sec;
+
+        return sched_effective_walltime(w, q ? q->default_walltime : 0, q ? q->max_walltime : 0);
+}

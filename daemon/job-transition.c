@@ -13,7 +13,10 @@
 #include <inttypes.h>
 #include <time.h>
 
-#include "interactive.h"
+#include "interactive-job.h"
+#include "job-mail.h"
+#include "job-table.h"
+#include "job-transition.h"
 #include "log.h"
 #include "manager.h"
 #include "message.h"

@@ -12,23 +12,16 @@
 #include <string.h>
 #include <time.h>
 
+#include "job-backend.h"
+#include "job-table.h"
+#include "job-why.h"
 #include "json-util.h"
 #include "manager.h"
+#include "sched-driver.h"
 #include "usage.h"
 
 static bool reason_is(const Job *j, const char *r) {
         return j->reason && streq(j->reason, r);
-}
-
-static void say(json_object *why, const char *fmt, ...) _printf_(2, 3);
-static void say(json_object *why, const char *fmt, ...) {
-        char buf[512];
-        va_list ap;
-
-        va_start(ap, fmt);
-        (void) vsnprintf(buf, sizeof buf, fmt, ap);
-        va_end(ap);
-        json_object_array_add(why, json_object_new_string(buf));
 }
 
 static void say_time(char *buf, size_t size, uint64_t t) {
@@ -66,7 +59,7 @@ static void explain_resources(Manager *m, const Job *j, json_object *why) {
                                        k, total - MIN(busy[k], total), total,
                                        (mem - MIN(mem_busy[k], mem)) >> 20);
         }
-        say(why, "%s", line);
+        json_array_add_printf(why, "%s", line);
 }
 
 /* The GPUs it waits for: how many of those it may have are free, and who holds the rest
@@ -115,7 +108,7 @@ static void explain_gpus(Manager *m, Job *j, json_object *why) {
                 n += (size_t) snprintf(line + n, sizeof line - n, ")");
         if (n < sizeof line && h > 0)
                 (void) snprintf(line + n, sizeof line - n, "; held by job%s %s", strchr(holders, ',') ? "s" : "", holders);
-        say(why, "%s", line);
+        json_array_add_printf(why, "%s", line);
 }
 
 static void explain_priority_wait(Manager *m, const Job *j, json_object *why) {
@@ -129,31 +122,31 @@ static void explain_priority_wait(Manager *m, const Job *j, json_object *why) {
         }
         if (top && top != j) {
                 say_time(when, sizeof when, top->est_start);
-                say(why, "job %" PRIu64 " (priority %.3f) comes first and holds a reservation from %s; this job may "
+                json_array_add_printf(why, "job %" PRIu64 " (priority %.3f) comes first and holds a reservation from %s; this job may "
                     "start before that only if it ends by then or fits beside it", top->id, top->priority, when);
         } else
-                say(why, "jobs of higher priority come first");
+                json_array_add_printf(why, "jobs of higher priority come first");
 }
 
 static void explain_dependencies(Manager *m, const Job *j, json_object *why) {
         for (size_t i = 0; i < j->req.n_dependencies; i++) {
                 const SchedDep *d = &j->req.dependencies[i];
                 const Job *o = manager_find_job(m, d->job_id);
-                say(why, "it waits for job %" PRIu64 " (%s): that job is %s", d->job_id,
+                json_array_add_printf(why, "it waits for job %" PRIu64 " (%s): that job is %s", d->job_id,
                     dependency_type_to_string((DependencyType) d->type), o ? job_state_to_string(o->state) : "gone");
         }
 }
 
 static void explain_limit(const Job *j, json_object *why) {
         if (j->limit_wanted)
-                say(why, "a limit of its project holds it back: %s, which it would take to %" PRIu64 " (limit %" PRIu64
+                json_array_add_printf(why, "a limit of its project holds it back: %s, which it would take to %" PRIu64 " (limit %" PRIu64
                     "); it starts when the limit allows, nothing to do", strempty(j->reason), j->limit_wanted,
                     j->limit_value);
         else
-                say(why, "a limit of its project holds it back: %s=%" PRIu64 "; it starts when the limit allows",
+                json_array_add_printf(why, "a limit of its project holds it back: %s=%" PRIu64 "; it starts when the limit allows",
                     strempty(j->reason), j->limit_value);
         if (reason_is(j, "MaxPSSoft"))
-                say(why, "processor-seconds: this job's walltime x CPUs plus the remaining walltime x CPUs of your "
+                json_array_add_printf(why, "processor-seconds: this job's walltime x CPUs plus the remaining walltime x CPUs of your "
                     "running jobs in the project; between the soft and the hard limit it starts only when no other "
                     "job is eligible");
 }
@@ -167,22 +160,22 @@ static void explain_grant(Manager *m, const Job *j, uint64_t now, json_object *w
         uint64_t begin, end;
         char from[16], to[16], next[16];
 
-        say(why, "its project %s has spent its grant: %.2f of %" PRIu64
+        json_array_add_printf(why, "its project %s has spent its grant: %.2f of %" PRIu64
             " service units used, and its queue %s charges (ChargeFactor=%g)", strna(j->project),
             (double) j->limit_wanted / JOB_GRANT_SCALE,
             j->limit_value / JOB_GRANT_SCALE, strna(j->queue), q ? q->charge_factor : 1.0);
         if (pc && acct_grant_period(pc->grant_start, pc->grant_period, now, &begin, &end)) {
                 if (end == UINT64_MAX)
-                        say(why, "the grant's period runs since %s and has no end: it starts when an "
+                        json_array_add_printf(why, "the grant's period runs since %s and has no end: it starts when an "
                             "administrator raises Grant=", acct_day(from, sizeof from, begin));
                 else
-                        say(why, "the period runs from %s to %s: it starts when the next one begins, on %s, "
+                        json_array_add_printf(why, "the period runs from %s to %s: it starts when the next one begins, on %s, "
                             "or when an administrator raises Grant=", acct_day(from, sizeof from, begin),
                             acct_day(to, sizeof to, end - 1), acct_day(next, sizeof next, end));
         }
         bonus = accounting_grant_bonus_queue(m->acct, j, &stays);
         if (!bonus && stays)
-                say(why, "it does not go to the bonus queue: %s", stays);
+                json_array_add_printf(why, "it does not go to the bonus queue: %s", stays);
 }
 
 json_object *manager_job_why(Manager *m, Job *j) {
@@ -229,44 +222,16 @@ json_object *manager_job_why(Manager *m, Job *j) {
                 json_add_u64(o, "eligible", eligible);
         }
 
-        bool forwarded = manager_job_forwarded(m, j) && !job_state_is_final(j->state);
-        if (forwarded) {
-                /* Its queue forwards to Slurm: the cluster decides, not this machine's passes. */
-                const QueueConfig *q = config_find_queue(m->config, j->queue);
-                uint64_t sid = manager_job_slurm_id(m, j);
+        /* What its backend says of it; where that is all there is to say of its state (a
+         * Slurm cluster decides, not this machine's passes), the passes' words do not follow. */
+        const JobBackendOps *b = manager_job_backend(m, j);
+        bool backend_said = b->why && b->why(m, j, o, why) > 0;
 
-                if (sid)
-                        json_add_u64(o, "slurm_job_id", sid);
-                /* The poll's failures are corrald's words, not Slurm's reason for the job. */
-                if (reason_is(j, "SlurmPollFailed"))
-                        say(why,
-                            "the cluster's squeue of %s's jobs failed (corrald's log says how): its state "
-                            "here is left as it was until one answers, asked again every %" PRIu64 " s",
-                            strna(j->user), m->config->slurm_poll_sec);
-                else if (sid && reason_is(j, "SlurmUnreachable"))
-                        say(why,
-                            "it is Slurm job %" PRIu64 " of a cluster whose controller did not answer "
-                            "the last poll; it is asked again every %" PRIu64 " s",
-                            sid, m->config->slurm_poll_sec);
-                else if (sid) {
-                        say(why, "it is Slurm job %" PRIu64 " of the cluster (partition %s); Slurm says: %s", sid,
-                            q && q->slurm_partition ? q->slurm_partition : "the default",
-                            j->reason && strncmp(j->reason, "Slurm:", 6) == 0 ? j->reason + 6 : strempty(j->reason));
-                } else if (reason_is(j, "SlurmUnreachable"))
-                        say(why, "queue %s forwards to a Slurm cluster whose controller did not answer; it is "
-                            "tried again every %" PRIu64 " s", j->queue, m->config->slurm_poll_sec);
-                else if (reason_is(j, "MaxForwarded"))
-                        say(why, "queue %s already has its MaxForwarded=%u jobs on the cluster", j->queue,
-                            q ? q->max_forwarded : 0);
-                else if (j->state != JOB_HELD)
-                        say(why, "queue %s forwards to a Slurm cluster: it goes there at the next pass", j->queue);
-        }
-
-        switch (forwarded && j->state != JOB_HELD ? _JOB_STATE_INVALID : j->state) {
+        switch (backend_said ? _JOB_STATE_INVALID : j->state) {
         case _JOB_STATE_INVALID:
                 break;
         case JOB_HELD:
-                say(why, "it is held %s; corral release %" PRIu64 " lets it go%s",
+                json_array_add_printf(why, "it is held %s; corral release %" PRIu64 " lets it go%s",
                     j->held_by_admin ? "by an administrator" : "by its owner", j->id,
                     j->held_by_admin ? " (an administrator's hold only an administrator releases)" : "");
                 break;
@@ -281,9 +246,9 @@ json_object *manager_job_why(Manager *m, Job *j) {
                         explain_dependencies(m, j, why);
                 else if (reason_is(j, "BeginTime")) {
                         say_time(when, sizeof when, j->req.begin_time);
-                        say(why, "it was submitted to start no earlier than %s", when);
+                        json_array_add_printf(why, "it was submitted to start no earlier than %s", when);
                 } else if (reason_is(j, "Resources")) {
-                        say(why, "it is the first job the scheduler will start, when its resources are free");
+                        json_array_add_printf(why, "it is the first job the scheduler will start, when its resources are free");
                         explain_resources(m, j, why);
                         explain_gpus(m, j, why);
                 } else if (reason_is(j, "Priority")) {
@@ -291,53 +256,53 @@ json_object *manager_job_why(Manager *m, Job *j) {
                         explain_resources(m, j, why);
                         explain_gpus(m, j, why);
                 } else if (reason_is(j, "JobArrayTaskLimit"))
-                        say(why, "its array already runs as many tasks as its %%%u allows", j->req.array.max_concurrent);
+                        json_array_add_printf(why, "its array already runs as many tasks as its %%%u allows", j->req.array.max_concurrent);
                 else if (reason_is(j, "TooBig"))
-                        say(why, "it asks for more CPUs, memory or GPUs (of the kinds it asks for) than this machine has: it can "
+                        json_array_add_printf(why, "it asks for more CPUs, memory or GPUs (of the kinds it asks for) than this machine has: it can "
                             "never start");
                 else if (reason_is(j, "TimeLimit"))
-                        say(why, "it asks for more time than its queue allows");
+                        json_array_add_printf(why, "it asks for more time than its queue allows");
                 else
-                        say(why, "the scheduler has not considered it yet");
+                        json_array_add_printf(why, "the scheduler has not considered it yet");
                 break;
         case JOB_RUNNING:
-                say(why, "it is running");
+                json_array_add_printf(why, "it is running");
                 break;
         case JOB_SUSPENDED:
                 if (!j->suspended_by_sched) {
-                        say(why, "it is suspended %s", j->suspended_by_admin ? "by an administrator" : "by a person");
+                        json_array_add_printf(why, "it is suspended %s", j->suspended_by_admin ? "by an administrator" : "by a person");
                         break;
                 }
                 say_time(when, sizeof when, job_run(j)->suspend_start);
                 json_add_u64(o, "suspended_since", job_run(j)->suspend_start);
                 if (job_run(j)->preempted_by) {
                         json_add_u64(o, "preempted_by", job_run(j)->preempted_by);
-                        say(why, "the scheduler suspended it at %s to let job %" PRIu64 " of a higher priority "
+                        json_array_add_printf(why, "the scheduler suspended it at %s to let job %" PRIu64 " of a higher priority "
                             "queue (or a larger job of its own, where ParallelRun=yes) start (preemption)",
                             when, job_run(j)->preempted_by);
                 } else
-                        say(why, "the scheduler suspended it at %s to let a higher priority job start (preemption)",
+                        json_array_add_printf(why, "the scheduler suspended it at %s to let a higher priority job start (preemption)",
                             when);
                 if (j->suspended_by_person) {
                         json_add_bool(o, "suspended_by_person", true);
-                        say(why, "%s suspended it too: the scheduler does not resume it until they resume it "
+                        json_array_add_printf(why, "%s suspended it too: the scheduler does not resume it until they resume it "
                             "(corral resume %" PRIu64 ")", j->suspended_by_admin ? "an administrator" : "a person",
                             j->id);
                 }
-                say(why, "its walltime clock stands still while it is suspended, and its charge leaves that "
+                json_array_add_printf(why, "its walltime clock stands still while it is suspended, and its charge leaves that "
                     "time out; it holds its memory%s and its GPUs but not its CPUs, and resumes by itself as soon as %u CPUs "
                     "are free, on whichever CPUs they are", job_run(j)->reclaimed ? " (what stays resident of it)" : "",
                     j->alloc ? cpu_set_count(&j->alloc->cpus) : j->req.cpus);
                 break;
         default:
-                say(why, "it has ended: %s%s%s", job_state_to_string(j->state), j->reason ? ", " : "",
+                json_array_add_printf(why, "it has ended: %s%s%s", job_state_to_string(j->state), j->reason ? ", " : "",
                     strempty(j->reason));
                 break;
         }
-        if (!forwarded && job_state_is_pending(j->state) && j->est_start && j->est_start != SCHED_TIME_INFINITY) {
+        if (b->scheduled_here && job_state_is_pending(j->state) && j->est_start && j->est_start != SCHED_TIME_INFINITY) {
                 say_time(when, sizeof when, j->est_start);
                 json_add_u64(o, "est_start", j->est_start);
-                say(why, "estimated start: %s%s", when,
+                json_array_add_printf(why, "estimated start: %s%s", when,
                     reason_is(j, "Resources") ? " (a reservation: no job started later delays it)" : "");
         }
         json_add(o, "why", why);

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "interactive.h"
+#include "interactive-job.h"
 #include "job.h"
 #include "protocol.h"
 #include "strv.h"

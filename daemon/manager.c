@@ -11,15 +11,25 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend-local.h"
+#include "backend-slurm.h"
 #include "cgroup-util.h"
+#include "commit.h"
 #include "config-lastgood.h"
 #include "devices.h"
 #include "fd-util.h"
-#include "json-util.h"
 #include "interactive.h"
+#include "job-mail.h"
+#include "job-outcome.h"
+#include "job-table.h"
+#include "json-util.h"
 #include "log.h"
 #include "manager.h"
 #include "message.h"
+#include "methods.h"
+#include "metrics.h"
+#include "project-slices.h"
+#include "sched-driver.h"
 #include "server.h"
 #include "strv.h"
 #include "time-util.h"
@@ -31,104 +41,6 @@
 
 static uint64_t now_sec(void) {
         return (uint64_t) time(NULL);
-}
-
-int manager_commit(Manager *m) {
-        int r = store_commit(m->store);
-        if (r >= 0 && manager_mail_queued(m) > 0)
-                r = manager_sync(m);
-        if (r < 0) {
-                size_t n = manager_mail_discard(m);
-                if (n > 0)
-                        log_debug("%zu job mails dropped: their states were not committed.", n);
-                return r;
-        }
-        manager_mail_flush(m, now_sec());
-        return 0;
-}
-
-uint64_t manager_now(Manager *m) {
-        uint64_t now;
-
-        if (!m->event || sd_event_now(m->event, CLOCK_MONOTONIC, &now) < 0)
-                now = now_usec(CLOCK_MONOTONIC);
-        return now;
-}
-
-int manager_sync(Manager *m) {
-        int r = store_sync(m->store);
-        if (r < 0)
-                return r;
-        if (m->server)
-                server_flush(m->server);
-        return 0;
-}
-
-/* A sync that failed: nothing it was to cover may be acknowledged or acted on. */
-static int sync_failed(Manager *m, int error) {
-        log_error_errno(error, "Cannot sync the store's log: %m. Exiting rather than acknowledge or act on what "
-                        "may not be on disk.");
-        return sd_event_exit(m->event, EXIT_FAILURE);
-}
-
-/* ---- syncs on the worker thread ---- */
-
-typedef struct SyncWork {
-        Manager *m;
-        int fd;
-        uint64_t n_commits; /* the commits made before it began: what it covers */
-} SyncWork;
-
-static void sync_kick(Manager *m);
-
-static int sync_run(void *data) {
-        SyncWork *w = data;
-        return store_sync_wal(w->fd);
-}
-
-static void sync_done(void *data, int r) {
-        _cleanup_free_ SyncWork *w = data;
-        Manager *m = w->m;
-
-        m->sync_in_flight = false;
-        if (r == -ECANCELED)
-                return; /* the pool is going: corrald stops, manager_free() syncs */
-        if (r < 0) {
-                (void) sync_failed(m, r);
-                return;
-        }
-        store_synced(m->store, w->n_commits);
-        if (!m->server)
-                return;
-        server_sync_end(m->server);
-        sync_kick(m);
-}
-
-/* What is committed and not on disk, which only replies wait for: a sync on the worker
- * thread while the loop goes on with the next requests, which commit meanwhile and wait
- * for the next sync. One at a time: the end of one begins the next. */
-static void sync_kick(Manager *m) {
-        SyncWork *w;
-        int fd, r;
-
-        if (m->sync_in_flight || store_durable(m->store))
-                return;
-        fd = m->sync_pool ? store_sync_fd(m->store) : -EBADF;
-        w = fd >= 0 ? new(SyncWork, 1) : NULL;
-        if (w) {
-                *w = (SyncWork) { .m = m, .fd = fd, .n_commits = store_n_commits(m->store) };
-                server_sync_begin(m->server);
-                r = worker_pool_submit(m->sync_pool, sync_run, sync_done, w);
-                if (r >= 0) {
-                        m->sync_in_flight = true;
-                        return;
-                }
-                free(w);
-        }
-        /* No thread, no memory, no descriptor: on this one. */
-        r = manager_sync(m);
-        if (r < 0)
-                (void) sync_failed(m, r);
 }
 
 /* After every event-loop iteration that did something: commit, schedule, commit, act,
@@ -163,19 +75,17 @@ static int on_post(sd_event_source *s, void *userdata) {
                         log_error_errno(r, "Cannot commit state: %s. Exiting.", store_error(m->store));
                         return sd_event_exit(m->event, EXIT_FAILURE);
                 }
-                /* Started only once what starts them is on disk (the forwarder syncs
-                 * before its sbatch, manager_forward_submit()). */
-                if (m->n_to_launch > 0 && (r = manager_sync(m)) < 0)
-                        return sync_failed(m, r);
-                manager_launch_pending(m);
-                manager_forward_submit(m);
+                /* Each backend acts on what the pass decided once that is on disk. */
+                r = manager_backends_committed(m);
+                if (r < 0)
+                        return manager_sync_failed(m, r);
                 r = manager_commit(m);
                 if (r < 0)
                         return sd_event_exit(m->event, EXIT_FAILURE);
         }
         /* An outcome file goes once the end it reports is on disk. */
         if (m->n_outcomes_done > 0 && (r = manager_sync(m)) < 0)
-                return sync_failed(m, r);
+                return manager_sync_failed(m, r);
         for (size_t i = 0; i < m->n_outcomes_done; i++)
                 (void) executor_outcome_consumed(m->executor, m->outcomes_done[i]);
         m->n_outcomes_done = 0;
@@ -184,39 +94,10 @@ static int on_post(sd_event_source *s, void *userdata) {
                         server_flush(m->server);
                 else {
                         server_mark(m->server);
-                        sync_kick(m);
+                        manager_sync_kick(m);
                 }
         }
         return 0;
-}
-
-/* Whether a live job's scope has no process left at all. No cgroup (yet): systemd's word
- * that it is live stands. */
-static bool scope_is_empty(Manager *m, const Job *j) {
-        return executor_job_populated(m->executor, j->id, j->project) == 0;
-}
-
-/* A running job whose scope has held no process on two sweeps in a row (half a minute
- * apart, time enough for a normal end's outcome to arrive) lost its supervisor in a way
- * no outcome reports: corrald killed while systemd was still creating the scope. */
-static void sweep_empty_scopes(Manager *m) {
-        for (size_t i = 0; i < m->n_jobs; i++) {
-                Job *j = m->jobs[i];
-
-                if (j->state != JOB_RUNNING || j->launching || manager_job_forwarded(m, j) || !scope_is_empty(m, j)) {
-                        j->scope_empty_seen = false;
-                        continue;
-                }
-                if (!j->scope_empty_seen) {
-                        j->scope_empty_seen = true;
-                        continue;
-                }
-                log_notice("Job %" PRIu64 " has an empty scope and no outcome: its supervisor was lost; %s.", j->id,
-                           j->rerunnable ? "requeued" : "NODE_FAIL");
-                (void) executor_cancel(m->executor, j->id, NULL, NULL);
-                (void) manager_job_transition(m, j, JOB_EVENT_NODE_FAIL, j->rerunnable ? JOB_QUEUED : JOB_NODE_FAIL,
-                                              j->rerunnable ? "NodeFail: requeued" : "NodeFail");
-        }
 }
 
 static int on_sched_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -224,13 +105,7 @@ static int on_sched_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
         /* Begin times and estimates move with the clock even when nothing happens. */
         manager_purge_finished(m, now_sec());
-        /* Outcomes left unrecorded for want of memory, before the sweep takes their jobs
-         * for lost. */
-        if (executor_outcomes_unread(m->executor) || m->outcomes_rescan) {
-                m->outcomes_rescan = false;
-                (void) executor_scan_outcomes(m->executor);
-        }
-        sweep_empty_scopes(m);
+        manager_backends_tick(m);
         m->sched_needed = true;
         return sd_event_source_set_time_relative(s, SCHED_INTERVAL_USEC);
 }
@@ -660,6 +535,11 @@ int manager_load_config(Manager *m) {
         return 0;
 }
 
+void manager_pick_backends(Manager *m) {
+        m->backends[QUEUE_BACKEND_LOCAL] = &job_backend_local;
+        m->backends[QUEUE_BACKEND_SLURM] = &job_backend_slurm;
+}
+
 int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *statedir, const char *rundir,
                 Manager **ret) {
         _cleanup_(manager_freep) Manager *m = new0(Manager, 1);
@@ -670,6 +550,7 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
         m->event = sd_event_ref(event);
         m->bus = sd_bus_ref(bus);
         m->next_id = 1;
+        manager_pick_backends(m);
         m->nss = nss_cache_new(&nss_ops_libc);
         if (!m->nss)
                 return -ENOMEM;
@@ -781,7 +662,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->sched_trim);
         sd_event_source_disable_unref(m->metrics_timer);
         m->mail = job_mail_free(m->mail);
-        manager_forward_free(m);
+        manager_backends_free(m);
         executor_free(m->executor);
         store_close(m->store);
         manager_free_jobs(m);
@@ -845,10 +726,8 @@ int manager_load_jobs(Manager *m) {
 }
 
 int manager_startup(Manager *m) {
-        _cleanup_free_ uint64_t *live = NULL;
         _cleanup_free_ char *last_boot = NULL;
         char boot[64] = "";
-        size_t n_live = 0, adopted = 0, lost = 0;
         bool rebooted;
         int r;
 
@@ -860,52 +739,14 @@ int manager_startup(Manager *m) {
         rebooted = last_boot && !streq(last_boot, boot);
         (void) store_set_meta(m->store, "boot_id", boot);
 
-        /* The forwarded jobs' links to their Slurm jobs: those run on the cluster, not here. */
-        r = manager_forward_start(m);
+        r = manager_backends_adopt(m, rebooted);
         if (r < 0)
-                return log_error_errno(r, "Cannot load the forwarded jobs' links: %m");
-
-        /* Outcomes that arrived while we were away settle their jobs first. */
-        r = executor_scan_outcomes(m->executor);
-        if (r < 0)
-                return log_error_errno(r, "Cannot read job outcomes in %s: %m", m->rundir);
-
-        r = executor_list_running(m->executor, &live, &n_live);
-        if (r < 0)
-                return log_error_errno(r, "Cannot list running job scopes: %m");
-        for (size_t i = 0; i < m->n_jobs; i++) {
-                Job *j = m->jobs[i];
-                bool is_live = false;
-
-                if (!job_state_is_active(j->state) || manager_job_forwarded(m, j))
-                        continue;
-                for (size_t k = 0; k < n_live; k++)
-                        if (live[k] == j->id)
-                                is_live = true;
-                if (is_live && !rebooted && !scope_is_empty(m, j)) {
-                        adopted++;
-                        continue;
-                }
-                /* A scope systemd keeps with nothing in it: its supervisor died before it
-                 * was moved in (corrald killed mid-launch), so no outcome will ever come and
-                 * the job would hold its CPUs for good. Stop the scope, settle the job. */
-                if (is_live && !rebooted && executor_cancel(m->executor, j->id, NULL, NULL) < 0)
-                        log_warning("Cannot stop the empty scope of job %" PRIu64 ".", j->id);
-                /* Running when the machine (or, with no scope left and no outcome, the
-                 * supervisor) went down: requeue if it may run again, else NodeFail. */
-                lost++;
-                log_notice("Job %" PRIu64 " was running when %s: %s.", j->id,
-                           rebooted ? "the machine went down" : "its supervisor was lost",
-                           j->rerunnable ? "requeued (NodeFail)" : "NODE_FAIL, it is not rerunnable");
-                (void) manager_job_transition(m, j, JOB_EVENT_NODE_FAIL, j->rerunnable ? JOB_QUEUED : JOB_NODE_FAIL,
-                                              j->rerunnable ? "NodeFail: requeued" : "NodeFail");
-        }
+                return r;
         manager_interactive_startup(m);
         r = manager_commit(m);
         if (r < 0)
                 return log_error_errno(r, "Cannot commit recovered state: %s", store_error(m->store));
-        log_info("Loaded %zu jobs; %zu running jobs re-adopted, %zu lost%s.", m->n_jobs, adopted, lost,
-                 rebooted ? " (the machine was rebooted)" : "");
+        log_info("Loaded %zu jobs.", m->n_jobs);
         m->sched_needed = true;
         return 0;
 }

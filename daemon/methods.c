@@ -13,18 +13,26 @@
 #include <strings.h>
 #include <time.h>
 
+#include "commit.h"
 #include "constraint.h"
 #include "device-info.h"
-#include "interactive.h"
-#include "job-logs.h"
 #include "intern.h"
+#include "interactive.h"
+#include "job-backend.h"
+#include "job-logs.h"
+#include "job-table.h"
+#include "job-transition.h"
+#include "job-why.h"
 #include "json-util.h"
 #include "log.h"
 #include "manager.h"
 #include "message.h"
+#include "methods.h"
+#include "sched-driver.h"
 #include "server.h"
 #include "strv.h"
 #include "time-util.h"
+#include "usage-report.h"
 #include "usage.h"
 
 static json_object *ok_reply(json_object *p) {
@@ -427,17 +435,20 @@ static json_object *check_gpus(Manager *m, const SubmitRequest *req) {
         return reply_invalid_parameter(req->gpus == 0 ? "constraint" : "gpus", msg);
 }
 
+/* A backend's refusal (r < 0): the reply, naming the request's field and why where it
+ * said (r == -EINVAL). */
+static json_object *backend_refusal(int r, const char *field, const char *refusal) {
+        if (r == -EINVAL && field && refusal)
+                return reply_invalid_parameter(field, refusal);
+        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+}
+
 /* A queue's rules for interactive jobs (AllowInteractive=, MaxInteractiveWalltime=): the
  * refusal names the queue and the key. A job that does not say how long it runs gets the
  * cap as its walltime. */
 static json_object *check_interactive(const QueueConfig *q, SubmitRequest *req) {
         char msg[256];
 
-        if (q->backend != QUEUE_BACKEND_LOCAL) {
-                snprintf(msg, sizeof msg, "queue %s hands its jobs to a Slurm cluster: an interactive job runs here "
-                         "(corral run --queue LOCAL-QUEUE, or the cluster's own srun --pty)", q->name);
-                return reply_invalid_parameter("interactive", msg);
-        }
         if (!q->allow_interactive) {
                 snprintf(msg, sizeof msg, "queue %s takes no interactive jobs (its AllowInteractive=no)", q->name);
                 return reply_invalid_parameter("interactive", msg);
@@ -463,6 +474,9 @@ static json_object *check_interactive(const QueueConfig *q, SubmitRequest *req) 
 static json_object *submit_check(Manager *m, const Peer *peer, json_object *params, SubmitChecked *c) {
         SubmitRequest *req = &c->req;
         SubmitRequestError bad = {};
+        _cleanup_free_ char *refusal = NULL;
+        const JobBackendOps *b;
+        const char *field = NULL;
         const struct group *gr;
         json_object *err;
         uint32_t max_tasks;
@@ -486,17 +500,16 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
                 return reply_invalid_parameter("queue", "no such queue (corral info lists them)");
         if (c->q->max_walltime && req->walltime_sec != 0 && req->walltime_sec > c->q->max_walltime)
                 return reply_invalid_parameter("walltime_sec", "longer than the queue's maximum walltime");
+        b = manager_queue_backend(m, c->q);
+        if (b->check_request && (r = b->check_request(m, req, c->q, &field, &refusal)) < 0)
+                return backend_refusal(r, field, refusal);
         if (req->interactive && (err = check_interactive(c->q, req)))
                 return err;
-        if (c->q->backend == QUEUE_BACKEND_LOCAL && (req->cpus ?: 1) > sched_machine_cpus(&m->machine))
-                return reply_invalid_parameter("cpus", "more CPUs than this machine has");
         if (c->q->max_cpus_per_job && (req->cpus ?: 1) > c->q->max_cpus_per_job)
                 return reply_invalid_parameter("cpus", "more CPUs than the queue allows a job (its MaxCPUsPerJob=)");
         if ((err = check_gpus(m, req)))
                 return err;
 
-        if (c->q->backend == QUEUE_BACKEND_LOCAL && req->memory > sched_machine_memory(&m->machine))
-                return reply_invalid_parameter("memory", "more memory than this machine has");
         for (size_t i = 0; i < req->n_dependencies; i++)
                 if (!manager_find_job(m, req->dependencies[i].job_id))
                         return reply_invalid_parameter("dependencies", "a job it depends on does not exist");
@@ -534,15 +547,10 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
                 return err;
         if ((err = check_queue_access(m, peer, c->q, c->project, peer->uid, NULL)))
                 return err;
-        if (c->q->backend == QUEUE_BACKEND_SLURM) {
-                /* Refused now, with the reason, rather than failed on the cluster later. */
-                _cleanup_free_ char *why = NULL;
-                r = manager_forward_check(m, req, c->q, c->pw->pw_name, c->project, &why);
-                if (r == -EOPNOTSUPP)
-                        return reply_invalid_parameter("queue", why);
-                if (r < 0)
-                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
-        }
+        /* The grant's queue may be another, of another backend. */
+        b = manager_queue_backend(m, c->q);
+        if (b->check_submit && (r = b->check_submit(m, req, c->q, c->pw->pw_name, c->project, &field, &refusal)) < 0)
+                return backend_refusal(r, field, refusal);
 
         max_tasks = m->config->max_array_size ?: CORRAL_ARRAY_TASKS_MAX;
         {
@@ -565,7 +573,7 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
         return check_user_limits(m, peer->uid, c->n_tasks, bytes);
 }
 
-static json_object *method_submit(Manager *m, const Peer *peer, json_object *params, bool run) {
+static json_object *submit(Manager *m, const Peer *peer, json_object *params, bool run) {
         _cleanup_(submit_checked_done) SubmitChecked c = SUBMIT_CHECKED_INIT;
         SubmitRequest *req = &c.req;
         json_object *err, *p;
@@ -642,7 +650,7 @@ fail:
 /* sbatch --test-only: Submit's checks, then when the job would start if it came now,
  * from a what-if pass over the queue with it added (its first task, for an array).
  * Nothing is queued or stored. */
-static json_object *method_test_submit(Manager *m, const Peer *peer, json_object *params) {
+static json_object *method_test_submit(Manager *m, Call *call, const Peer *peer, json_object *params) {
         _cleanup_(submit_checked_done) SubmitChecked c = SUBMIT_CHECKED_INIT;
         _cleanup_(job_freep) Job *probe = NULL;
         const char *reason = NULL;
@@ -754,7 +762,7 @@ static History *history_free(History *h) {
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(History *, history_free);
 
-static json_object *method_list(Manager *m, const Peer *peer, json_object *params) {
+static json_object *method_list(Manager *m, Call *call, const Peer *peer, json_object *params) {
         _cleanup_strv_free_ char **states = NULL;
         _cleanup_(history_freep) History *h = NULL;
         const char *user = NULL, *queue = NULL, *project = NULL;
@@ -895,7 +903,7 @@ static int take_one(Job *j, void *userdata) {
         return 0;
 }
 
-static json_object *method_show(Manager *m, const Peer *peer, json_object *params) {
+static json_object *method_show(Manager *m, Call *call, const Peer *peer, json_object *params) {
         _cleanup_(job_freep) Job *stored = NULL;
         json_object *err = NULL, *p, *v;
         AuthzPeer ap = authz_peer(peer);
@@ -922,7 +930,7 @@ static json_object *invalid_state(const Job *j) {
         return reply_invalid_state(job_state_to_string(j->state));
 }
 
-static json_object *method_cancel(Manager *m, const Peer *peer, json_object *params) {
+static json_object *method_cancel(Manager *m, Call *call, const Peer *peer, json_object *params) {
         json_object *err = NULL;
         Job *j = get_job(m, params, &err);
 
@@ -936,27 +944,15 @@ static json_object *method_cancel(Manager *m, const Peer *peer, json_object *par
                 return err;
         if (job_state_is_final(j->state))
                 return invalid_state(j);
-        if (manager_job_forwarded(m, j)) {
-                int r = manager_forward_cancel(m, j);
-                if (r < 0)
-                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
-                if (r > 0)
-                        return ok_reply(NULL);
-        }
-        if (job_state_is_pending(j->state)) {
-                if (manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled") < 0)
-                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
-                return ok_reply(NULL);
-        }
-        (void) manager_job_mark(m, j, JOB_MARK_CANCEL, job_actor(m, peer, j));
-        if (!j->launching && executor_cancel(m->executor, j->id, NULL, NULL) < 0)
+        if (manager_job_backend(m, j)->cancel(m, j, job_actor(m, peer, j)) < 0)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         return ok_reply(NULL);
 }
 
-static json_object *method_hold(Manager *m, const Peer *peer, json_object *params, bool hold) {
+static json_object *hold_or_release(Manager *m, const Peer *peer, json_object *params, bool hold) {
         json_object *err = NULL;
         Job *j = get_job(m, params, &err);
+        const JobBackendOps *b;
         int r;
 
         if (!j)
@@ -979,7 +975,9 @@ static json_object *method_hold(Manager *m, const Peer *peer, json_object *param
                 return invalid_state(j);
         if (r < 0)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
-        manager_forward_hold(m, j, hold);
+        b = manager_job_backend(m, j);
+        if (b->held)
+                b->held(m, j, hold);
         return ok_reply(NULL);
 }
 
@@ -1022,10 +1020,11 @@ static void on_freeze_done(Executor *e, uint64_t id, int error, const char *mess
         free(fc);
 }
 
-static json_object *method_suspend(Manager *m, Call *call, const Peer *peer, json_object *params, bool freeze) {
+static json_object *suspend_or_resume(Manager *m, Call *call, const Peer *peer, json_object *params, bool freeze) {
         json_object *err = NULL;
         Job *j = get_job(m, params, &err);
         FreezeCall *fc;
+        int r;
 
         if (!j)
                 return err;
@@ -1062,18 +1061,24 @@ static json_object *method_suspend(Manager *m, Call *call, const Peer *peer, jso
         if (!fc)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         *fc = (FreezeCall) { .m = m, .call = call, .freeze = freeze, .by = job_actor(m, peer, j) };
-        if (executor_freeze(m->executor, j->id, j->project, freeze, on_freeze_done, fc) < 0) {
+        r = manager_job_backend(m, j)->freeze(m, j, freeze, on_freeze_done, fc);
+        if (r < 0) {
                 free(fc);
+                if (r == -EOPNOTSUPP)
+                        return reply_invalid_parameter("job_id", freeze ? "its queue's backend does not suspend jobs"
+                                                                        : "its queue's backend does not resume jobs");
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         }
         server_call_set_data(call, fc); /* so a disconnect detaches it */
         return NULL; /* answered when the freezer confirms */
 }
 
-static json_object *method_requeue(Manager *m, const Peer *peer, json_object *params) {
+static json_object *method_requeue(Manager *m, Call *call, const Peer *peer, json_object *params) {
         json_object *err = NULL, *v;
         Job *j = get_job(m, params, &err);
+        _cleanup_free_ char *refusal = NULL;
         bool hold = false;
+        int r;
 
         if (!j)
                 return err;
@@ -1085,34 +1090,16 @@ static json_object *method_requeue(Manager *m, const Peer *peer, json_object *pa
                 return invalid_state(j);
         if ((err = check_access_again(m, peer, j)))
                 return err;
-        if (manager_job_forwarded(m, j)) {
-                int r;
-
-                /* Its Slurm job is finished and forgotten: a new one would carry the same
-                 * key as the old, which slurmctld may still show. */
-                if (job_state_is_final(j->state))
-                        return reply_invalid_parameter("job_id", "a finished job of a queue that forwards to Slurm "
-                                                                 "is not requeued: submit it again");
-                r = manager_forward_requeue(m, j, hold);
-                if (r == -EAGAIN)
-                        return reply_invalid_parameter("job_id", "its Slurm job is not confirmed yet: try again "
-                                                                 "after the next poll");
-                if (r < 0)
-                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+        r = manager_job_backend(m, j)->requeue(m, j, hold, job_actor(m, peer, j), &refusal);
+        if (r < 0)
+                return backend_refusal(r, "job_id", refusal);
+        if (r == 0)
                 return ok_reply(NULL);
-        }
-        if (job_state_is_final(j->state)) {
-                /* Back among the unfinished jobs: it counts against its owner's limits
-                 * again, as a new submission would. */
-                if ((err = check_user_limits(m, j->uid, 1, j->request_bytes)))
-                        return err;
-                if (manager_job_transition(m, j, JOB_EVENT_REQUEUE, hold ? JOB_HELD : JOB_QUEUED, "Requeued") < 0)
-                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
-                return ok_reply(NULL);
-        }
-        /* Running: stop it, and the outcome puts it back in the queue. */
-        (void) manager_job_mark(m, j, hold ? JOB_MARK_REQUEUE_HOLD : JOB_MARK_REQUEUE, job_actor(m, peer, j));
-        if (!j->launching && executor_cancel(m->executor, j->id, NULL, NULL) < 0)
+        /* Back among the unfinished jobs: it counts against its owner's limits again, as a
+         * new submission would. */
+        if ((err = check_user_limits(m, j->uid, 1, j->request_bytes)))
+                return err;
+        if (manager_job_transition(m, j, JOB_EVENT_REQUEUE, hold ? JOB_HELD : JOB_QUEUED, "Requeued") < 0)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         return ok_reply(NULL);
 }
@@ -1124,10 +1111,11 @@ static json_object *method_run(Manager *m, Call *call, const Peer *peer, json_ob
 
         if ((err = manager_interactive_take(m, call, peer, &it)))
                 return err;
-        return manager_interactive_attach(m, call, it, method_submit(m, peer, params, true));
+        return manager_interactive_attach(m, call, it, submit(m, peer, params, true));
 }
 
-static json_object *method_wait(Manager *m, Call *call, const Peer *peer, json_object *params, bool more) {
+static json_object *method_wait(Manager *m, Call *call, const Peer *peer, json_object *params) {
+        bool more = server_call_more(call);
         json_object *err = NULL, *p;
         Job *j = get_job(m, params, &err);
 
@@ -1156,12 +1144,12 @@ static json_object *method_wait(Manager *m, Call *call, const Peer *peer, json_o
         return NULL;
 }
 
-static json_object *method_logs(Manager *m, const Peer *peer, json_object *params) {
+static json_object *method_logs(Manager *m, Call *call, const Peer *peer, json_object *params) {
         json_object *err = NULL, *p, *v, *lines;
         Job *j = get_job(m, params, &err);
-        _cleanup_free_ char *slurm_default = NULL;
+        _cleanup_free_ char *default_path = NULL;
         uint64_t max_lines = 0;
-        bool truncated, forwarded = false;
+        bool truncated, in_journal;
         char unit[64];
 
         if (!j)
@@ -1179,19 +1167,15 @@ static json_object *method_logs(Manager *m, const Peer *peer, json_object *param
         json_add_u64(p, "gid", j->gid);
         /* The journal's lines for this id from before then are an earlier job's. */
         json_add_u64(p, "since", j->submit_time);
-        /* A forwarded job's output is where Slurm wrote it, never in this journal: without
-         * a file of its own, Slurm's slurm-%j.out, which holds its stderr too. */
-        if (manager_job_forwarded(m, j)) {
-                if (manager_forward_output_path(m, j, &slurm_default) == -ENOMEM) {
-                        json_object_put(p);
-                        return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
-                }
-                forwarded = true;
+        /* Without a file of its own: its backend's default file, or the journal. */
+        if (manager_job_backend(m, j)->output(m, j, &default_path, &in_journal) == -ENOMEM) {
+                json_object_put(p);
+                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         }
         /* Where the files really are: patterns expanded, relative to the working directory. */
         for (int k = 0; k < 2; k++) {
-                const char *raw = k == 0 ? job_str(j, JOB_STDOUT_PATH) ?: slurm_default
-                                         : (job_str(j, JOB_STDERR_PATH) ?: job_str(j, JOB_STDOUT_PATH) ?: slurm_default);
+                const char *raw = k == 0 ? job_str(j, JOB_STDOUT_PATH) ?: default_path
+                                         : (job_str(j, JOB_STDERR_PATH) ?: job_str(j, JOB_STDOUT_PATH) ?: default_path);
                 _cleanup_free_ char *x = NULL, *abs = NULL;
                 if (job_expand_path(j, raw, &x) < 0 || !x)
                         continue;
@@ -1199,7 +1183,7 @@ static json_object *method_logs(Manager *m, const Peer *peer, json_object *param
                         abs = NULL;
                 json_add_string(p, k == 0 ? "stdout_path" : "stderr_path", abs ?: x);
         }
-        if (!forwarded && (!job_str(j, JOB_STDOUT_PATH) || !job_str(j, JOB_STDERR_PATH))) {
+        if (in_journal && (!job_str(j, JOB_STDOUT_PATH) || !job_str(j, JOB_STDERR_PATH))) {
                 lines = job_logs_read(j->id, j->submit_time, max_lines, &truncated);
                 if (lines) {
                         json_add(p, "lines", lines);
@@ -1209,7 +1193,7 @@ static json_object *method_logs(Manager *m, const Peer *peer, json_object *param
         return ok_reply(p);
 }
 
-static json_object *method_why(Manager *m, const Peer *peer, json_object *params) {
+static json_object *method_why(Manager *m, Call *call, const Peer *peer, json_object *params) {
         json_object *err = NULL, *w;
         Job *j = get_job(m, params, &err);
 
@@ -1305,7 +1289,7 @@ static json_object *request_cpu_to_json(Manager *m, const Peer *peer) {
         return o;
 }
 
-static json_object *method_get_info(Manager *m, const Peer *peer) {
+static json_object *method_get_info(Manager *m, Call *call, const Peer *peer, json_object *params) {
         json_object *p = json_object_new_object(), *qs = json_object_new_array();
 
         json_add_string(p, "version", PACKAGE_VERSION);
@@ -1361,7 +1345,7 @@ static json_object *method_get_info(Manager *m, const Peer *peer) {
         return ok_reply(p);
 }
 
-static json_object *method_reload(Manager *m, const Peer *peer) {
+static json_object *method_reload(Manager *m, Call *call, const Peer *peer, json_object *params) {
         _cleanup_free_ char *error = NULL;
         json_object *err;
 
@@ -1379,53 +1363,49 @@ static json_object *method_reload(Manager *m, const Peer *peer) {
 /* Every method with one signature, so the dispatch is a table. */
 typedef json_object *(*MethodHandler)(Manager *m, Call *call, const Peer *peer, json_object *params);
 
-#define SIMPLE(name, expr)                                                                          \
-        static json_object *name(Manager *m, Call *call, const Peer *peer, json_object *params) { \
-                return expr;                                                                        \
-        }
-SIMPLE(do_submit, method_submit(m, peer, params, false))
-SIMPLE(do_run, method_run(m, call, peer, params))
-SIMPLE(do_test_submit, method_test_submit(m, peer, params))
-SIMPLE(do_list, method_list(m, peer, params))
-SIMPLE(do_show, method_show(m, peer, params))
-SIMPLE(do_cancel, method_cancel(m, peer, params))
-SIMPLE(do_hold, method_hold(m, peer, params, true))
-SIMPLE(do_release, method_hold(m, peer, params, false))
-SIMPLE(do_suspend, method_suspend(m, call, peer, params, true))
-SIMPLE(do_resume, method_suspend(m, call, peer, params, false))
-SIMPLE(do_requeue, method_requeue(m, peer, params))
-SIMPLE(do_wait, method_wait(m, call, peer, params, server_call_more(call)))
-SIMPLE(do_logs, method_logs(m, peer, params))
-SIMPLE(do_get_info, method_get_info(m, peer))
-SIMPLE(do_why, method_why(m, peer, params))
-SIMPLE(do_reload, method_reload(m, peer))
-SIMPLE(do_usage, manager_method_usage(m, call, peer, params))
-SIMPLE(do_share, manager_method_share(m, peer, params))
-#undef SIMPLE
+static json_object *method_submit(Manager *m, Call *call, const Peer *peer, json_object *params) {
+        return submit(m, peer, params, false);
+}
+
+static json_object *method_hold(Manager *m, Call *call, const Peer *peer, json_object *params) {
+        return hold_or_release(m, peer, params, true);
+}
+
+static json_object *method_release(Manager *m, Call *call, const Peer *peer, json_object *params) {
+        return hold_or_release(m, peer, params, false);
+}
+
+static json_object *method_suspend(Manager *m, Call *call, const Peer *peer, json_object *params) {
+        return suspend_or_resume(m, call, peer, params, true);
+}
+
+static json_object *method_resume(Manager *m, Call *call, const Peer *peer, json_object *params) {
+        return suspend_or_resume(m, call, peer, params, false);
+}
 
 static const struct {
         MethodHandler handler;
         bool deferrable; /* NULL from the handler: answered later, not out of memory */
         bool reply_only; /* changes nothing: "oneway" is refused (the server checks it) */
 } methods[_CORRAL_METHOD_MAX] = {
-        [CORRAL_METHOD_SUBMIT] = { do_submit },
-        [CORRAL_METHOD_LIST] = { do_list, .reply_only = true },
-        [CORRAL_METHOD_SHOW] = { do_show, .reply_only = true },
-        [CORRAL_METHOD_CANCEL] = { do_cancel },
-        [CORRAL_METHOD_HOLD] = { do_hold },
-        [CORRAL_METHOD_RELEASE] = { do_release },
-        [CORRAL_METHOD_SUSPEND] = { do_suspend, true },
-        [CORRAL_METHOD_RESUME] = { do_resume, true },
-        [CORRAL_METHOD_REQUEUE] = { do_requeue },
-        [CORRAL_METHOD_WAIT] = { do_wait, true, .reply_only = true },
-        [CORRAL_METHOD_LOGS] = { do_logs, .reply_only = true },
-        [CORRAL_METHOD_GET_INFO] = { do_get_info, .reply_only = true },
-        [CORRAL_METHOD_RELOAD] = { do_reload },
-        [CORRAL_METHOD_USAGE] = { do_usage, true, .reply_only = true },
-        [CORRAL_METHOD_SHARE] = { do_share, .reply_only = true },
-        [CORRAL_METHOD_WHY] = { do_why, .reply_only = true },
-        [CORRAL_METHOD_TEST_SUBMIT] = { do_test_submit, .reply_only = true },
-        [CORRAL_METHOD_RUN] = { do_run, true },
+        [CORRAL_METHOD_SUBMIT] = { method_submit },
+        [CORRAL_METHOD_LIST] = { method_list, .reply_only = true },
+        [CORRAL_METHOD_SHOW] = { method_show, .reply_only = true },
+        [CORRAL_METHOD_CANCEL] = { method_cancel },
+        [CORRAL_METHOD_HOLD] = { method_hold },
+        [CORRAL_METHOD_RELEASE] = { method_release },
+        [CORRAL_METHOD_SUSPEND] = { method_suspend, true },
+        [CORRAL_METHOD_RESUME] = { method_resume, true },
+        [CORRAL_METHOD_REQUEUE] = { method_requeue },
+        [CORRAL_METHOD_WAIT] = { method_wait, true, .reply_only = true },
+        [CORRAL_METHOD_LOGS] = { method_logs, .reply_only = true },
+        [CORRAL_METHOD_GET_INFO] = { method_get_info, .reply_only = true },
+        [CORRAL_METHOD_RELOAD] = { method_reload },
+        [CORRAL_METHOD_USAGE] = { manager_method_usage, true, .reply_only = true },
+        [CORRAL_METHOD_SHARE] = { manager_method_share, .reply_only = true },
+        [CORRAL_METHOD_WHY] = { method_why, .reply_only = true },
+        [CORRAL_METHOD_TEST_SUBMIT] = { method_test_submit, .reply_only = true },
+        [CORRAL_METHOD_RUN] = { method_run, true },
 };
 
 static bool takes_fds(CorralMethod method) {

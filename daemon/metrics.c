@@ -14,6 +14,7 @@
 
 #include "fd-util.h"
 #include "manager.h"
+#include "metrics.h"
 #include "usage.h"
 
 #define NODE_EXPORTER_DIR "/var/lib/prometheus/node-exporter"

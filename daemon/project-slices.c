@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "manager.h"
+#include "project-slices.h"
 #include "properties.h"
 #include "unit-name.h"
 

@@ -11,22 +11,19 @@
 #include <string.h>
 #include <time.h>
 
+#include "job-backend.h"
+#include "job-preempt.h"
+#include "job-table.h"
+#include "job-transition.h"
 #include "log.h"
 #include "manager.h"
+#include "sched-driver.h"
 #include "time-util.h"
 #include "usage.h"
 
 
 static const QueueConfig *job_queue(Manager *m, const Job *j) {
         return config_find_queue(m->config, j->queue);
-}
-
-/* The limit the job runs under, decided in sched/ from the request and the queue. */
-uint64_t manager_job_walltime(Manager *m, const Job *j) {
-        const QueueConfig *q = job_queue(m, j);
-        uint64_t w = j->req.walltime_sec == CORRAL_WALLTIME_INFINITY ? 0 : j->req.walltime_sec;
-
-        return sched_effective_walltime(w, q ? q->default_walltime : 0, q ? q->max_walltime : 0);
 }
 
 uint32_t manager_project_id(Manager *m, const Job *j) {
@@ -197,7 +194,7 @@ static int sched_jobs_build(Manager *m, size_t extra, uint64_t now, size_t *ret_
                 if (j->state != JOB_QUEUED && j->state != JOB_BLOCKED && !job_state_is_active(j->state))
                         continue;
                 q = job_queue(m, j);
-                if (q && q->backend == QUEUE_BACKEND_SLURM) /* the cluster's to schedule */
+                if (!manager_queue_backend(m, q)->scheduled_here) /* a cluster's to schedule */
                         continue;
                 r = sched_job_for_pass(m, j, q, now, &m->sched_jobs[n++]);
                 if (r < 0)

@@ -11,12 +11,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "commit.h"
+#include "job-table.h"
 #include "json-util.h"
 #include "log.h"
 #include "manager.h"
 #include "message.h"
 #include "strv.h"
 #include "time-util.h"
+#include "usage-report.h"
 #include "usage.h"
 #include "worker.h"
 
@@ -435,7 +438,7 @@ json_object *manager_method_usage(Manager *m, Call *call, const Peer *peer, json
         return usage_reply(m, peer, q.by, q.since, q.until, rows_from_store, &q);
 }
 
-json_object *manager_method_share(Manager *m, const Peer *peer, json_object *params) {
+json_object *manager_method_share(Manager *m, Call *call, const Peer *peer, json_object *params) {
         _cleanup_free_ ProjectUsage *l = NULL;
         uint64_t now = (uint64_t) time(NULL);
         json_object *p, *ps;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <ctype.h>
-#include <limits.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "json-util.h"
@@ -144,6 +146,22 @@ int json_add_string(json_object *o, const char *key, const char *s) {
 
 int json_add_u64(json_object *o, const char *key, uint64_t v) {
         return json_add(o, key, json_object_new_uint64(v));
+}
+
+int json_array_add_printf(json_object *a, const char *fmt, ...) {
+        json_object *s;
+        char buf[512];
+        va_list ap;
+
+        va_start(ap, fmt);
+        (void) vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+        s = json_object_new_string(buf);
+        if (!s || json_object_array_add(a, s) < 0) {
+                json_object_put(s);
+                return -ENOMEM;
+        }
+        return 0;
 }
 
 int json_add_i64(json_object *o, const char *key, int64_t v) {

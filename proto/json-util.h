@@ -43,5 +43,7 @@ int json_add_u64(json_object *o, const char *key, uint64_t v);
 int json_add_i64(json_object *o, const char *key, int64_t v);
 int json_add_bool(json_object *o, const char *key, bool b);
 int json_add_strv(json_object *o, const char *key, char *const *l); /* NULL l: nothing */
+/* Appends a string formatted as printf does (cut at 511 bytes) to the array a. */
+int json_array_add_printf(json_object *a, const char *fmt, ...) _printf_(2, 3);
 /* A new array of the strings in l (which may be NULL: an empty array); NULL on -ENOMEM. */
 json_object *json_new_strv(char *const *l);

@@ -125,6 +125,7 @@ static Manager *manager_at(void) {
         Manager *m = calloc(1, sizeof *m);
 
         assert_non_null(m);
+        manager_pick_backends(m);
         m->confdir = strdup(conf);
         m->statedir = strdup(state);
         assert_non_null(m->confdir);

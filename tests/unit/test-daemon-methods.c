@@ -20,11 +20,16 @@
 #include <inttypes.h>
 
 #include "daemon/accounting.h"
+#include "daemon/commit.h"
+#include "daemon/job-mail.h"
+#include "daemon/job-spec-build.h"
+#include "daemon/job-table.h"
+#include "daemon/job-transition.h"
 #include "daemon/manager.h"
-#include "proto/device-info.h"
-#include "intern.h"
+#include "daemon/sched-driver.h"
 #include "daemon/store.h"
 #include "daemon/usage.h"
+#include "device-info.h"
 #include "json-util.h"
 #include "strv.h"
 #include "time-util.h"
@@ -40,6 +45,7 @@ static Manager *manager_for_test(const char *dir) {
         char *err = NULL;
 
         assert_non_null(m);
+        manager_pick_backends(m);
         m->confdir = strdup(dir);
         assert_non_null(m->confdir);
         if (manager_reload(m, &err) < 0) /* no corral.conf: defaults */

@@ -34,7 +34,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "daemon/backend-local.h"
+#include "daemon/commit.h"
+#include "daemon/job-outcome.h"
+#include "daemon/job-table.h"
 #include "daemon/manager.h"
+#include "daemon/sched-driver.h"
 #include "daemon/usage.h"
 #include "executor-internal.h"
 #include "fd-util.h"
@@ -230,6 +235,7 @@ static Manager *manager_open(Env *env) {
         char *err = NULL;
 
         assert_non_null(m);
+        manager_pick_backends(m);
         m->confdir = strdup(env->dir);
         m->statedir = strdup(env->dir);
         assert_non_null(m->confdir);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "daemon/manager.h"
+#include "daemon/methods.h"
 #include "daemon/server.h"
 #include "json-util.h"
 #include "message.h"

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "daemon/fd-closer.h"
+#include "daemon/interactive-job.h"
 
 static char dir[] = "/tmp/test-fd-closer-XXXXXX";
 static int dir_fd = -1;

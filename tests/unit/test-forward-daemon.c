@@ -14,7 +14,11 @@
 #include <unistd.h>
 
 #include "daemon/accounting.h"
+#include "daemon/backend-slurm.h"
+#include "daemon/commit.h"
+#include "daemon/job-table.h"
 #include "daemon/manager.h"
+#include "daemon/sched-driver.h"
 #include "daemon/store.h"
 #include "daemon/usage.h"
 #include "forward/slurm.h"
@@ -202,6 +206,7 @@ static Manager *manager_for_test(const char *dir, const char *conf) {
         FILE *f;
 
         assert_non_null(m);
+        manager_pick_backends(m);
         snprintf(path, sizeof path, "%s/corral.conf", dir);
         f = fopen(path, "we");
         assert_non_null(f);

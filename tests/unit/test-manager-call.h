@@ -6,6 +6,8 @@
 
 #include <json-c/json.h>
 
+#include "daemon/methods.h"
+
 /* Calls a method as uid (its own gid); returns the reply (owned). */
 static inline json_object *call(Manager *m, uid_t uid, CorralMethod method, const char *params) {
         Peer peer = { .uid = uid, .gid = uid };

@@ -18,7 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/job-outcome.h"
+#include "daemon/job-table.h"
 #include "daemon/manager.h"
+#include "daemon/metrics.h"
+#include "daemon/sched-driver.h"
 #include "daemon/usage.h"
 #include "json-util.h"
 #include "tmp-tree.h"
@@ -35,6 +39,7 @@ static Manager *manager_for_test_cgroup(const char *dir, const char *cgroup_root
         char *err = NULL, run[512];
 
         assert_non_null(m);
+        manager_pick_backends(m);
         m->confdir = strdup(dir);
         assert_non_null(m->confdir);
         if (manager_reload(m, &err) < 0)

@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-/* The jobs of Backend=slurm queues (job-forward.c; corrald(8), FORWARDING TO SLURM). */
+/* The Slurm backend (backend-slurm.c; corrald(8), FORWARDING TO SLURM): the jobs of
+ * Backend=slurm queues, through job_backend_slurm; the rest is for its tests. */
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "config/config.h"
 #include "executor.h"
+#include "job-backend.h"
 #include "job.h"
 
 struct Manager;
 typedef struct Forwarder Forwarder;
+
+extern const JobBackendOps job_backend_slurm;
 
 /* How the Slurm client is run: production's executor_run_command(), or a test's fake.
  * done() must come later, from the event loop, never from within run(). */

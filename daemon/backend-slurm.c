@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The jobs of a Backend=slurm queue (corrald(8), FORWARDING TO SLURM): handed to sbatch as
+/* The Slurm backend: the jobs of a Backend=slurm queue (corrald(8), FORWARDING TO SLURM),
+ * behind job_backend_slurm's table at the end of this file: handed to sbatch as
  * their user after the commit that records the attempt, tracked by a round of squeues (one
  * per user, see Round) at a bounded rate, their Slurm states mirrored through manager_job_transition(),
  * cancel/hold/release passed through. forward/ builds the arguments and reads the output;
@@ -28,9 +29,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "backend-slurm.h"
+#include "commit.h"
 #include "forward/slurm.h"
 #include "intern.h"
-#include "job-forward.h"
+#include "job-table.h"
+#include "job-transition.h"
+#include "json-util.h"
 #include "log.h"
 #include "manager.h"
 #include "strv.h"
@@ -125,8 +130,7 @@ static int link_store(Manager *m, const Link *l) {
 }
 
 bool manager_job_forwarded(Manager *m, const Job *j) {
-        const QueueConfig *q = j->queue ? config_find_queue(m->config, j->queue) : NULL;
-        return q && q->backend == QUEUE_BACKEND_SLURM;
+        return manager_job_backend(m, j) == &job_backend_slurm;
 }
 
 int manager_forward_output_path(Manager *m, const Job *j, char **ret) {
@@ -1447,3 +1451,163 @@ void manager_forward_free(Manager *m) {
         free(f);
         m->forward = NULL;
 }
+
+/* ---- the backend's table ---- */
+
+static int slurm_check_request(Manager *m, const SubmitRequest *req, const QueueConfig *q, const char **ret_field,
+                               char **ret_refusal) {
+        if (!req->interactive)
+                return 0;
+        *ret_field = "interactive";
+        if (asprintf(ret_refusal, "queue %s hands its jobs to a Slurm cluster: an interactive job runs here "
+                     "(corral run --queue LOCAL-QUEUE, or the cluster's own srun --pty)", q->name) < 0)
+                return -ENOMEM;
+        return -EINVAL;
+}
+
+/* Refused now, with the reason, rather than failed on the cluster later. */
+static int slurm_check_submit(Manager *m, const SubmitRequest *req, const QueueConfig *q, const char *user,
+                              const char *project, const char **ret_field, char **ret_refusal) {
+        int r = manager_forward_check(m, req, q, user, project, ret_refusal);
+
+        if (r == -EOPNOTSUPP) {
+                *ret_field = "queue";
+                return -EINVAL;
+        }
+        return r;
+}
+
+/* The forwarded jobs' links to their Slurm jobs: those run on the cluster, not here. */
+static int slurm_adopt(Manager *m, bool rebooted) {
+        int r = manager_forward_start(m);
+
+        if (r < 0)
+                return log_error_errno(r, "Cannot load the forwarded jobs' links: %m");
+        return 0;
+}
+
+static int slurm_committed(Manager *m) {
+        manager_forward_submit(m);
+        return 0;
+}
+
+static int slurm_cancel(Manager *m, Job *j, JobActor by) {
+        int r = manager_forward_cancel(m, j);
+
+        if (r != 0)
+                return r < 0 ? r : 0;
+        /* Only here: cancelled here. */
+        if (job_state_is_pending(j->state))
+                return manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled");
+        (void) manager_job_mark(m, j, JOB_MARK_CANCEL, by);
+        return 0;
+}
+
+static void slurm_held(Manager *m, Job *j, bool hold) {
+        manager_forward_hold(m, j, hold);
+}
+
+static int slurm_requeue(Manager *m, Job *j, bool hold, JobActor by, char **ret_refusal) {
+        const char *why;
+        int r;
+
+        /* Its Slurm job is finished and forgotten: a new one would carry the same key as the
+         * old, which slurmctld may still show. */
+        if (job_state_is_final(j->state))
+                why = "a finished job of a queue that forwards to Slurm is not requeued: submit it again";
+        else {
+                r = manager_forward_requeue(m, j, hold);
+                if (r != -EAGAIN)
+                        return r;
+                why = "its Slurm job is not confirmed yet: try again after the next poll";
+        }
+        *ret_refusal = strdup(why);
+        return *ret_refusal ? -EINVAL : -ENOMEM;
+}
+
+static int slurm_freeze(Manager *m, Job *j, bool freeze, executor_done_t done, void *userdata) {
+        return -EOPNOTSUPP; /* the cluster's administrators' (scontrol suspend) */
+}
+
+/* A forwarded job's output is where Slurm wrote it, never in this journal: without a file
+ * of its own, Slurm's slurm-%j.out, which holds its stderr too. */
+static int slurm_output(Manager *m, const Job *j, char **ret_default, bool *ret_in_journal) {
+        int r = manager_forward_output_path(m, j, ret_default);
+
+        *ret_in_journal = false;
+        return r < 0 ? r : 0;
+}
+
+static bool reason_is(const Job *j, const char *r) {
+        return j->reason && streq(j->reason, r);
+}
+
+/* The cluster decides, not this machine's passes. */
+static int slurm_why(Manager *m, const Job *j, json_object *o, json_object *why) {
+        const QueueConfig *q = config_find_queue(m->config, j->queue);
+        uint64_t sid = manager_job_slurm_id(m, j);
+
+        if (job_state_is_final(j->state))
+                return 0;
+        if (sid)
+                json_add_u64(o, "slurm_job_id", sid);
+        /* The poll's failures are corrald's words, not Slurm's reason for the job. */
+        if (reason_is(j, "SlurmPollFailed"))
+                json_array_add_printf(why,
+                                      "the cluster's squeue of %s's jobs failed (corrald's log says how): its state "
+                                      "here is left as it was until one answers, asked again every %" PRIu64 " s",
+                                      strna(j->user), m->config->slurm_poll_sec);
+        else if (sid && reason_is(j, "SlurmUnreachable"))
+                json_array_add_printf(why,
+                                      "it is Slurm job %" PRIu64 " of a cluster whose controller did not answer "
+                                      "the last poll; it is asked again every %" PRIu64 " s",
+                                      sid, m->config->slurm_poll_sec);
+        else if (sid)
+                json_array_add_printf(why, "it is Slurm job %" PRIu64 " of the cluster (partition %s); Slurm says: %s",
+                                      sid, q && q->slurm_partition ? q->slurm_partition : "the default",
+                                      j->reason && strncmp(j->reason, "Slurm:", 6) == 0 ? j->reason + 6
+                                                                                        : strempty(j->reason));
+        else if (reason_is(j, "SlurmUnreachable"))
+                json_array_add_printf(why,
+                                      "queue %s forwards to a Slurm cluster whose controller did not answer; it is "
+                                      "tried again every %" PRIu64 " s", j->queue, m->config->slurm_poll_sec);
+        else if (reason_is(j, "MaxForwarded"))
+                json_array_add_printf(why, "queue %s already has its MaxForwarded=%u jobs on the cluster", j->queue,
+                                      q ? q->max_forwarded : 0);
+        else if (j->state != JOB_HELD)
+                json_array_add_printf(why, "queue %s forwards to a Slurm cluster: it goes there at the next pass",
+                                      j->queue);
+        /* A hold is this machine's: said as any job's. */
+        return j->state != JOB_HELD;
+}
+
+/* Its Slurm job, in Slurm's words. */
+static int slurm_reason(Manager *m, const Job *j, char **ret) {
+        uint64_t sid = manager_job_slurm_id(m, j);
+        const char *word = j->reason && strncmp(j->reason, "Slurm:", 6) == 0 ? j->reason + 6 : j->reason;
+
+        *ret = NULL;
+        if (!sid)
+                return 0;
+        if (asprintf(ret, "Slurm job %" PRIu64 "%s%s", sid, word ? ": " : "", strempty(word)) < 0)
+                return -ENOMEM;
+        return 1;
+}
+
+const JobBackendOps job_backend_slurm = {
+        .name = "slurm",
+        .scheduled_here = false,
+        .sends_mail = false,
+        .check_request = slurm_check_request,
+        .check_submit = slurm_check_submit,
+        .adopt = slurm_adopt,
+        .committed = slurm_committed,
+        .free = manager_forward_free,
+        .cancel = slurm_cancel,
+        .held = slurm_held,
+        .requeue = slurm_requeue,
+        .freeze = slurm_freeze,
+        .output = slurm_output,
+        .why = slurm_why,
+        .reason = slurm_reason,
+};
