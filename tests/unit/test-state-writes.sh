@@ -7,7 +7,7 @@
 # each once, when it loads a job.
 #
 # It first proves on planted sources that it can fail: a guard that passes everything is
-# worse than none, since HACKING and job-transition.c cite it.
+# worse than none, since docs/ARCHITECTURE.md and job-transition.c cite it.
 set -euo pipefail
 src=${CORRAL_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 
