@@ -228,10 +228,11 @@ function meson_line(raw,   s, name, rest, c, q) {
                         }
                 }
         }
-        if (match(s, /(link_with|dependencies)[ \t]*:/)) {
+        while (pend_kind == "" && match(s, /(link_with|dependencies)[ \t]*:/)) {
                 pend_kind = (substr(s, RSTART, 4) == "link") ? "link" : "dep"
                 pend_depth = 0
-                meson_value(substr(s, RSTART + RLENGTH))
+                s = substr(s, RSTART + RLENGTH)
+                meson_value(s)
         }
 }
 
@@ -745,12 +746,12 @@ plant base/util.c '#include "tests/helper.h"'
 touch "$t/tests/helper.h"
 expect "$t" layer base/util.c:9 "an include of tests/"
 unplant base/util.c
-plant core/meson.build 'libcore2 = static_library(\x27core2\x27, link_with : [libbase,'
+plant core/meson.build "libcore2 = static_library('core2', link_with : [libbase,"
 printf '        libapp])\n' >>"$t/core/meson.build"
 expect "$t" layer core/meson.build:7 "a link up a layer, on a list's second line"
 unplant core/meson.build
-plant wire/meson.build 'w = executable(\x27w\x27, dependencies : core_dep)'
-expect "$t" layer wire/meson.build:2 "a dependency on a library beside"
+plant wire/meson.build "w = executable('w', link_with : libbase, dependencies : core_dep)"
+expect "$t" layer wire/meson.build:2 "a dependency on a library beside, after a link_with on its line"
 unplant wire/meson.build
 plant app/b.c '#include "a.h"'
 expect "$t" cycle app/a.h:1 "a.h including b.h while b.c includes a.h"
