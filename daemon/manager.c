@@ -13,7 +13,6 @@
 
 #include "backend-local.h"
 #include "backend-slurm.h"
-#include "cgroup-util.h"
 #include "commit.h"
 #include "config-lastgood.h"
 #include "devices.h"
@@ -590,7 +589,6 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
         ExecutorConfig ec = {
                 .supervisor_path = getenv("CORRAL_SUPERVISOR") ?: CORRAL_LIBEXECDIR "/corral-supervisor",
                 .run_dir = rundir,
-                .cgroup_root = CGROUP_ROOT,
                 .kill_wait_sec = m->config->kill_wait_sec,
                 .before_unit = "corrald.service",
                 .on_started = manager_on_job_started,
