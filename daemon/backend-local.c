@@ -23,6 +23,7 @@
 #include "job-preempt.h"
 #include "job-spec-build.h"
 #include "job-table.h"
+#include "job-transition.h"
 #include "log.h"
 #include "manager.h"
 

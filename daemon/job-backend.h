@@ -12,7 +12,6 @@
 
 #include "config/config.h"
 #include "executor.h"
-#include "job-transition.h"
 #include "job.h"
 
 typedef struct Manager Manager;

@@ -7,16 +7,6 @@
 
 typedef struct Manager Manager;
 
-/* Who acts on a job: what a transition or a mark leaves on it depends on it (an
- * administrator's hold or suspension binds the job's owner, a pass's suspension only a
- * pass lifts). */
-typedef enum JobActor {
-        JOB_BY_CORRALD, /* corrald on its own: the executor's and Slurm's reports, a restart */
-        JOB_BY_PERSON,  /* the job's owner, or an administrator acting on their own job */
-        JOB_BY_ADMIN,   /* an administrator acting on another's job (authz_is_admin_action()) */
-        JOB_BY_SCHED,   /* a scheduling pass (preemption) */
-} JobActor;
-
 /* Every state change of a job, and only here: checks the transition table
  * (-EBUSY/-EALREADY/-EINVAL as job_state_transition_allowed() says, nothing changed), sets
  * what goes with the event (start and end times, suspended time, a fresh run on requeue,

@@ -36,6 +36,16 @@ typedef enum JobString {
  * strings live in the job's packed block (job_set_request()), read through job_str():
  * str[] holds each one's offset there plus one (0: NULL), 2 bytes instead of a pointer's
  * 8, the block being bounded by the decoder's limits (JOB_PACKED_MAX). */
+/* Who acts on a job: what a transition or a mark leaves on it depends on it (an
+ * administrator's hold or suspension binds the job's owner, a pass's suspension only a
+ * pass lifts). */
+typedef enum JobActor {
+        JOB_BY_CORRALD, /* corrald on its own: the executor's and Slurm's reports, a restart */
+        JOB_BY_PERSON,  /* the job's owner, or an administrator acting on their own job */
+        JOB_BY_ADMIN,   /* an administrator acting on another's job (authz_is_admin_action()) */
+        JOB_BY_SCHED,   /* a scheduling pass (preemption) */
+} JobActor;
+
 typedef struct JobRequest {
         /* malloc'ed; as a pass takes them, their status refreshed before every pass */
         SchedDep *dependencies;

@@ -17,7 +17,6 @@
 #include "devices.h"
 #include "executor.h"
 #include "fd-closer.h"
-#include "job-backend.h"
 #include "job.h"
 #include "nss-cache.h"
 #include "protocol.h"
@@ -104,7 +103,7 @@ typedef struct Manager {
         sd_event_source *metrics_timer; /* the Prometheus textfile, each minute (metrics.c) */
         struct JobMail *mail;           /* job mail queued until the commit, and its bounds (job-mail.c) */
         /* Each queue's backend, by its Backend= (job-backend.h), picked at start-up. */
-        const JobBackendOps *backends[_QUEUE_BACKEND_MAX];
+        const struct JobBackendOps *backends[_QUEUE_BACKEND_MAX];
         struct Forwarder *forward;      /* the Slurm backend's links and poll (backend-slurm.c) */
 } Manager;
 
