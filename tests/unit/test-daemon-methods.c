@@ -19,7 +19,7 @@
 
 #include <inttypes.h>
 
-#include "daemon/accounting.h"
+#include "accounting/accounting.h"
 #include "daemon/manager.h"
 #include "proto/device-info.h"
 #include "intern.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/accounting.h"
+#include "accounting/accounting.h"
 #include "daemon/manager.h"
 #include "daemon/store.h"
 #include "daemon/usage.h"
