@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "bench-util.h"
-#include "daemon/accounting.h"
+#include "accounting/accounting.h"
 #include "daemon/manager.h"
 #include "daemon/methods.h"
 #include "daemon/sched-driver.h"

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "bench-util.h"
-#include "daemon/accounting.h"
+#include "accounting/accounting.h"
 #include "daemon/store.h"
 
 static uint64_t rng_state = 42;

@@ -8,7 +8,7 @@
  * per iteration at most, not one per job, and one sync can cover several iterations'
  * commits while the loop goes on (store_sync_fd()). */
 
-#include "accounting.h"
+#include "accounting/accounting.h"
 #include "devices.h"
 #include "job.h"
 

@@ -5,8 +5,8 @@
  * its scope's cgroup as the executor reads it), the decayed usage per project and user
  * that fair-share reads, each project's grant in its current period; the methods that
  * report them (usage-report.c) and the Prometheus textfile (metrics.c) read it. The
- * arithmetic is accounting.c's. It knows nothing of the manager, which owns it and hands
- * it the jobs where it needs them.
+ * arithmetic is accounting/'s, shared with corral-sim. It knows nothing of the manager,
+ * which owns it and hands it the jobs where it needs them.
  *
  * Running jobs count toward the decayed usage without being ticked: a reading adds each
  * running job's core-hours so far, decayed as if spread evenly over its run
@@ -15,7 +15,7 @@
 
 #include <json-c/json.h>
 
-#include "accounting.h"
+#include "accounting/accounting.h"
 #include "config/config.h"
 #include "executor.h"
 #include "job.h"

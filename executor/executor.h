@@ -10,7 +10,8 @@
  *   control.c    freeze/thaw (FreezeUnit/ThawUnit, confirmed in cgroup.events), cancel
  *   results.c    the supervisors' outcome files, and the running scopes after a restart
  *   job-cgroup.c what the daemon reads of a job's scope: processes left, memory, usage so far
- *   mail.c       job mail through sendmail, in a transient service */
+ *   mail.c       job mail through sendmail, in a transient service
+ *   slice-caps.c a project slice's caps (SetUnitProperties) */
 
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
@@ -123,3 +124,23 @@ int executor_job_memory_current(Executor *e, uint64_t job_id, const char *projec
 /* Its usage so far: *ret holds the accounting an outcome carries (job_outcome_read_usage()),
  * read now, and the job's id; the rest is zero. */
 int executor_job_usage(Executor *e, uint64_t job_id, const char *project, JobOutcome *ret);
+
+/* A project slice's caps (slice-caps.c); each at 0 (allowed_cpus NULL) is none: systemd's
+ * default, which lifts the cap if it was set before. allowed_cpus is borrowed for the call. */
+typedef struct ExecutorSliceCaps {
+        const CpuSet *allowed_cpus;
+        uint64_t memory_max, memory_high; /* bytes */
+        uint64_t cpu_weight, io_weight;   /* 1..10000 */
+        uint64_t tasks_max;
+} ExecutorSliceCaps;
+/* error < 0: systemd refused them, message says why (its words). slice is the unit's name. */
+typedef void (*executor_slice_caps_done_t)(const char *slice, int error, const char *message, void *userdata);
+/* Sets the caps of project's slice, runtime, asynchronously; done (if any) is called once
+ * systemd has answered (or the connection failed). It takes the bus, not the Executor:
+ * corrald sets the caps when it loads its configuration, which at start-up is before the
+ * executor exists. -ENOTCONN with no bus; -EINVAL for a project no slice can be named for. */
+int executor_set_slice_caps(sd_bus *bus, const char *project, const ExecutorSliceCaps *caps,
+                            executor_slice_caps_done_t done, void *userdata);
+/* The SetUnitProperties call executor_set_slice_caps() sends, and the slice's name. */
+int executor_slice_caps_message(sd_bus *bus, const char *project, const ExecutorSliceCaps *caps,
+                                sd_bus_message **ret, char **ret_slice);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "accounting.h"
+#include "accounting/accounting.h"
 #include "job-request.h"
 #include "parse-util.h"
 #include "sim.h"

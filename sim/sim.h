@@ -17,7 +17,7 @@
  * or the name project_map gives), its queue field 15 through queue_map (unmapped: the
  * DefaultQueue=). Queues give priority, walltime limits and target queue time; projects
  * of the configuration their [Limits]; with fairshare, every pass feeds each job its
- * project's fair-share factor, computed as corrald's accounting does (accounting.h:
+ * project's fair-share factor, computed as corrald's accounting does (accounting/accounting.h:
  * decayed usage of ended runs plus the running jobs' credit, suspended time excluded,
  * the FairShareExcludeQueues= not counted).
  *

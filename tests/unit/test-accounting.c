@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "daemon/accounting.h"
+#include "accounting/accounting.h"
 
 #define HOUR UINT64_C(3600)
 #define WEEK (168 * HOUR)

@@ -19,7 +19,7 @@
 
 #include <inttypes.h>
 
-#include "daemon/accounting.h"
+#include "accounting/accounting.h"
 #include "daemon/commit.h"
 #include "daemon/job-mail.h"
 #include "daemon/job-spec-build.h"

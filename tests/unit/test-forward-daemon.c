@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/accounting.h"
+#include "accounting/accounting.h"
 #include "daemon/backend-slurm.h"
 #include "daemon/commit.h"
 #include "daemon/job-table.h"

@@ -8,6 +8,10 @@
 #include "accounting.h"
 #include "string-table.h"
 
+/* Pure like sched/: nothing here may read the clock or write anywhere (nor log: only
+ * libcommon_base is linked, which has no logger). */
+#pragma GCC poison time clock_gettime gettimeofday printf fprintf puts syslog getenv
+
 static const char *const acct_stall_table[_ACCT_STALL_MAX] = {
         [ACCT_STALL_CPU_SOME] = "cpu_some",
         [ACCT_STALL_CPU_FULL] = "cpu_full",
