@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The adapter to sched/: the jobs as the scheduler sees them (queue priorities and
  * walltime limits, dependencies' status, array throttles), a pass, and its decisions
- * applied (starts recorded for job-launch.c to launch after the commit); expensive
+ * applied (starts recorded for backend-local.c to launch after the commit); expensive
  * passes are spaced out. */
 
 #include <errno.h>
@@ -332,7 +332,7 @@ int manager_schedule(Manager *m) {
                 if (!j->alloc && !(j->alloc = new(SchedAllocation, 1)))
                         return -ENOMEM;
                 *j->alloc = d->alloc;
-                /* Launched only after the commit that records it as running (job-launch.c):
+                /* Launched only after the commit that records it as running (backend-local.c):
                  * its place in the list first, so that no job runs that is never launched. */
                 if (!GREEDY_REALLOC(m->to_launch, m->allocated_to_launch, m->n_to_launch + 1))
                         return -ENOMEM;

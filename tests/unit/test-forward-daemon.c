@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* corrald's forwarding queue (daemon/job-forward.c) against a store in a tmpdir and a fake
+/* corrald's forwarding queue (daemon/backend-slurm.c) against a store in a tmpdir and a fake
  * Slurm client: what runs as whom with which arguments, the states the client's answers
  * lead to, and the faults (slurmctld unreachable, a crash between sbatch and the commit,
  * corrald restarted with jobs on the cluster). */
