@@ -206,8 +206,9 @@ static const char *const migrations[] = {
         " AND (?3 IS NULL OR user = ?3) AND (?4 IS NULL OR project = ?4) AND (?5 IS NULL OR queue = ?5)"  \
         " GROUP BY 1, project, uid ORDER BY 1"
 
-/* Parameters are bound by position (stmt_bind()): ?N is the statement's Nth argument. The
- * job's changing columns are ?1 to ?JOB_ARGS of both its insert and its update. */
+/* Arguments are bound by position (stmt_query()): ?N, or the Nth ?, is the statement's Nth
+ * argument. The job's changing columns are the first JOB_ARGS of both its insert and its
+ * update. */
 static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_BEGIN] = "BEGIN IMMEDIATE",
         [STMT_COMMIT] = "COMMIT",
@@ -226,9 +227,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 " start_time, end_time, suspended_usec, suspend_start, exit_code, exit_signal, alloc_cpus,"
                 " alloc_mem, usage_cpu_usec, usage_memory_peak, usage_io_read, usage_io_write,"
                 " usage_tasks_peak, queue, suspended_by_admin, launch_error, preempted_by, alloc_gpus, uid, gid,"
-                " user, project, request, array_job_id, array_task_id, submit_time, request_id) VALUES (?1, ?2, ?3,"
-                " ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24,"
-                " ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)",
+                " user, project, request, array_job_id, array_task_id, submit_time, request_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                " ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [STMT_UPDATE_JOB] =
                 "UPDATE jobs SET state=?2, reason=?3, rerunnable=?4, held_by_admin=?5, requeue_count=?6,"
                 " eligible_time=?7, start_time=?8, end_time=?9, suspended_usec=?10, suspend_start=?11,"
@@ -254,13 +255,12 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "INSERT INTO job_usage (job_id, run, uid, user, project, queue, start_time, end_time, cpus,"
                 " run_usec, charge_factor, service_units, cpu_usec, memory_peak, io_read_bytes, io_write_bytes,"
                 " io_read_ops, io_write_ops, has_pressure, cpu_some, cpu_full, memory_some, memory_full, io_some,"
-                " io_full, gpus, gpu_usec, charge_per_gpu_hour) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-                " ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
+                " io_full, gpus, gpu_usec, charge_per_gpu_hour)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [STMT_UPSERT_DAILY] =
                 "INSERT INTO usage_daily (day, project, uid, user, queue, jobs, core_usec, service_units, cpu_usec,"
                 " memory_peak, io_read_bytes, io_write_bytes, io_ops, cpu_some, cpu_full, memory_some, memory_full,"
-                " io_some, io_full, gpu_usec) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
-                " ?15, ?16, ?17, ?18, ?19)"
+                " io_some, io_full, gpu_usec) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (day, project, uid, queue) DO UPDATE SET jobs = jobs + 1,"
                 " core_usec = core_usec + excluded.core_usec, gpu_usec = gpu_usec + excluded.gpu_usec,"
                 " service_units = service_units + excluded.service_units,"
@@ -278,7 +278,8 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 " FROM job_usage WHERE job_id=?1 ORDER BY run DESC LIMIT 1",
         [STMT_SAVE_DECAYED] = "INSERT OR REPLACE INTO usage_decayed (kind, name, value, stamp) VALUES (?1, ?2, ?3, ?4)",
         [STMT_LOAD_DECAYED] = "SELECT kind, name, value, stamp FROM usage_decayed",
-        [STMT_SAVE_GRANT] = "INSERT OR REPLACE INTO grant_usage (project, period_begin, service_units) VALUES (?1, ?2, ?3)",
+        [STMT_SAVE_GRANT] =
+                "INSERT OR REPLACE INTO grant_usage (project, period_begin, service_units) VALUES (?1, ?2, ?3)",
         [STMT_LOAD_GRANTS] = "SELECT project, period_begin, service_units FROM grant_usage",
         [STMT_USAGE_BY_USER] = USAGE_ROWS("user"),
         [STMT_USAGE_BY_PROJECT] = USAGE_ROWS("project"),
@@ -421,6 +422,12 @@ static int stmt_step(Store *s, sqlite3_stmt *st) {
         return stmt_error(s, sqlite3_sql(st), rc);
 }
 
+/* Walks the rows of statement id with its arguments (NULL, 0 or SQL_ARGS()), st at each; r
+ * ends the walk 0 after the last row, or an error (the caller's too, where it breaks out).
+ * st is the caller's, declared _cleanup_(stmt_resetp). */
+#define STMT_FOREACH_ROW(s, st, r, id, ...) \
+        for ((r) = stmt_query((s), (id), __VA_ARGS__, &(st)); (r) >= 0 && ((r) = stmt_step((s), (st))) > 0;)
+
 /* Runs statement id with args to its end and resets it; a row it returns is not read. */
 static int stmt_exec(Store *s, StmtId id, const SqlArg *args, size_t n) {
         _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
@@ -475,35 +482,47 @@ static int migrate(Store *s) {
         return 0;
 }
 
-int store_open(const char *dir, Store **ret) {
+/* A connection to the store in dir, opened with flags. */
+static int store_connect(const char *dir, int flags, Store **ret) {
         _cleanup_(store_closep) Store *s = NULL;
         _cleanup_free_ char *path = NULL;
-        sqlite3_stmt *st;
         int r;
 
-        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-                return -errno;
         if (asprintf(&path, "%s/corral.db", dir) < 0)
                 return -ENOMEM;
         s = new0(Store, 1);
         if (!s)
                 return -ENOMEM;
         s->wal_fd = -EBADF;
+        r = sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
+        if (r != SQLITE_OK)
+                return sqlite_to_errno(r);
+        /* First, so that another connection recovering or checkpointing the WAL (corrald's
+         * for a reader; for corrald after a crash, a reader or a sqlite3 shell) makes us wait
+         * instead of failing with EBUSY. */
+        (void) sqlite3_busy_timeout(s->db, 5000);
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int store_open(const char *dir, Store **ret) {
+        _cleanup_(store_closep) Store *s = NULL;
+        sqlite3_stmt *st;
+        int r;
+
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        if ((r = store_connect(dir, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &s)) < 0)
+                return r;
         s->dir = strdup(dir);
         if (!s->dir)
                 return -ENOMEM;
-        r = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-        if (r != SQLITE_OK)
-                return sqlite_to_errno(r);
         /* WAL with synchronous=NORMAL: a commit is written to the WAL, not synced; it
          * survives power loss once a sync of the WAL that began after it has returned
          * (store_sync(), or store_sync_fd() on a worker thread), which is what SQLite's
          * FULL does at every commit. Done apart, the sync of one group of commits can run
          * while the loop handles the next group's requests. A checkpoint syncs the WAL
          * before it copies frames into the database, in either mode. */
-        /* First, so that a reader recovering the WAL after a crash (corrald killed, a
-         * sqlite3 shell) makes us wait instead of failing the start-up with EBUSY. */
-        (void) sqlite3_busy_timeout(s->db, 5000);
         if ((r = exec_sql(s, "PRAGMA journal_mode=WAL")) < 0 || (r = exec_sql(s, "PRAGMA synchronous=NORMAL")) < 0 ||
             (r = exec_sql(s, "PRAGMA foreign_keys=ON")) < 0)
                 return r;
@@ -517,23 +536,7 @@ int store_open(const char *dir, Store **ret) {
 }
 
 int store_open_reader(const char *dir, Store **ret) {
-        _cleanup_(store_closep) Store *s = NULL;
-        _cleanup_free_ char *path = NULL;
-        int r;
-
-        if (asprintf(&path, "%s/corral.db", dir) < 0)
-                return -ENOMEM;
-        s = new0(Store, 1);
-        if (!s)
-                return -ENOMEM;
-        s->wal_fd = -EBADF;
-        r = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-        if (r != SQLITE_OK)
-                return sqlite_to_errno(r);
-        /* A checkpoint or recovery by the writer may hold the WAL index briefly. */
-        (void) sqlite3_busy_timeout(s->db, 5000);
-        *ret = TAKE_PTR(s);
-        return 0;
+        return store_connect(dir, SQLITE_OPEN_READONLY, ret);
 }
 
 static void store_gpus_free(StoreGpu *g, size_t n) {
@@ -864,8 +867,7 @@ static int rewrite_gpus_by_name(Store *s) {
         /* No GPU found (yet): no name can be resolved. */
         if (s->n_gpus == 0)
                 return 0;
-        r = stmt_query(s, STMT_JOBS_GPUS_BY_NAME, NULL, 0, &sel);
-        while (r >= 0 && (r = stmt_step(s, sel)) > 0) {
+        STMT_FOREACH_ROW(s, sel, r, STMT_JOBS_GPUS_BY_NAME, NULL, 0) {
                 const char *state = (const char *) sqlite3_column_text(sel, 1);
                 _cleanup_strv_free_ char **l = NULL;
                 _cleanup_free_ char *text = NULL;
@@ -897,7 +899,8 @@ static int rewrite_gpus_by_name(Store *s) {
                 if (left && state && job_state_is_active(job_state_from_string(state)))
                         pending = true;
                 if (changed)
-                        r = stmt_exec(s, STMT_SET_JOB_GPUS, SQL_ARGS(SQL_INT(sqlite3_column_int64(sel, 0)), SQL_TEXT(text)));
+                        r = stmt_exec(s, STMT_SET_JOB_GPUS,
+                                      SQL_ARGS(SQL_INT(sqlite3_column_int64(sel, 0)), SQL_TEXT(text)));
         }
         if (r >= 0 && !pending)
                 r = store_delete_meta(s, "gpus_by_name");
@@ -952,9 +955,7 @@ int store_load_gpus(Store *s, DeviceSet **ret) {
 
         if (!set)
                 return -ENOMEM;
-        if ((r = stmt_query(s, STMT_LOAD_GPUS, NULL, 0, &st)) < 0)
-                return r;
-        while ((r = stmt_step(s, st)) > 0) {
+        STMT_FOREACH_ROW(s, st, r, STMT_LOAD_GPUS, NULL, 0) {
                 int64_t idx = sqlite3_column_int64(st, 0);
                 const char *vendor = (const char *) sqlite3_column_text(st, 3);
                 Device *n;
@@ -1015,33 +1016,17 @@ static int job_args(Store *s, const Job *j, JobTexts *t, SqlArg a[static JOB_ARG
         if (format_alloc_gpus(s, j->alloc, &t->gpus) < 0)
                 return -ENOMEM;
         const SqlArg v[] = {
-                SQL_INT(j->id),
-                SQL_TEXT(job_state_to_string(j->state)),
-                SQL_TEXT(j->reason),
-                SQL_INT(j->rerunnable),
-                SQL_INT(j->held_by_admin),
-                SQL_INT(j->requeue_count),
-                SQL_INT(j->eligible_time),
-                SQL_INT(j->start_time),
-                SQL_INT(j->end_time),
-                SQL_INT(run->suspended_usec),
-                SQL_INT(run->suspend_start),
-                SQL_INT(run->exit_code),
-                SQL_INT(run->exit_signal),
-                SQL_TEXT(t->cpus),
-                SQL_TEXT(t->mem),
-                SQL_INT(run->usage.cpu_usec),
-                SQL_INT(run->usage.memory_peak),
-                SQL_INT(run->usage.io_read_bytes),
-                SQL_INT(run->usage.io_write_bytes),
-                SQL_INT(run->usage.tasks_peak),
-                SQL_TEXT(j->queue),
+                SQL_INT(j->id), SQL_TEXT(job_state_to_string(j->state)), SQL_TEXT(j->reason),
+                SQL_INT(j->rerunnable), SQL_INT(j->held_by_admin), SQL_INT(j->requeue_count),
+                SQL_INT(j->eligible_time), SQL_INT(j->start_time), SQL_INT(j->end_time),
+                SQL_INT(run->suspended_usec), SQL_INT(run->suspend_start), SQL_INT(run->exit_code),
+                SQL_INT(run->exit_signal), SQL_TEXT(t->cpus), SQL_TEXT(t->mem), SQL_INT(run->usage.cpu_usec),
+                SQL_INT(run->usage.memory_peak), SQL_INT(run->usage.io_read_bytes),
+                SQL_INT(run->usage.io_write_bytes), SQL_INT(run->usage.tasks_peak), SQL_TEXT(j->queue),
                 /* Who holds it suspended, as bits: an admin (1), a pass (2), a person too (4). */
                 SQL_INT((j->suspended_by_admin ? 1 : 0) | (j->suspended_by_sched ? 2 : 0) |
                         (j->suspended_by_person ? 4 : 0)),
-                SQL_TEXT(run->launch_error),
-                SQL_INT(run->preempted_by),
-                SQL_TEXT(t->gpus),
+                SQL_TEXT(run->launch_error), SQL_INT(run->preempted_by), SQL_TEXT(t->gpus),
         };
         _Static_assert(ELEMENTSOF(v) == JOB_ARGS, "a job's changing columns");
         memcpy(a, v, sizeof v);
@@ -1068,15 +1053,9 @@ int store_insert_job(Store *s, const Job *j, size_t *ret_request_bytes) {
                 bytes = strlen(request);
         }
         SqlArg a[] = {
-                [JOB_ARGS] = SQL_INT(j->uid),
-                SQL_INT(j->gid),
-                SQL_TEXT(j->user),
-                SQL_TEXT(j->project),
-                SQL_TEXT(request ?: ""),
-                SQL_INT(j->array_job_id),
-                SQL_INT(j->array_task_id),
-                SQL_INT(j->submit_time),
-                SQL_INT(request ? 0 : j->request_id),
+                [JOB_ARGS] = SQL_INT(j->uid), SQL_INT(j->gid), SQL_TEXT(j->user), SQL_TEXT(j->project),
+                SQL_TEXT(request ?: ""), SQL_INT(j->array_job_id), SQL_INT(j->array_task_id),
+                SQL_INT(j->submit_time), SQL_INT(request ? 0 : j->request_id),
         };
         if ((r = begin(s)) < 0 || (r = job_args(s, j, &t, a)) < 0 ||
             (r = stmt_exec(s, STMT_INSERT_JOB, a, ELEMENTSOF(a))) < 0)
@@ -1127,9 +1106,7 @@ static int load_jobs(Store *s, StmtId id, const SqlArg *args, size_t n, int (*cb
         size_t shared_bytes = 0;
         int r;
 
-        if ((r = stmt_query(s, id, args, n, &st)) < 0)
-                return r;
-        while ((r = stmt_step(s, st)) > 0) {
+        STMT_FOREACH_ROW(s, st, r, id, args, n) {
                 _cleanup_(job_freep) Job *j = job_new();
                 _cleanup_free_ char *state = NULL, *cpus = NULL, *mem = NULL;
                 JobRun run = job_run_none;
@@ -1321,7 +1298,8 @@ int store_load_request(Store *s, uint64_t id, SubmitRequest *ret) {
 
 
 /* A run's or a summary's stall totals, in AcctStall's order. */
-#define SQL_STALLS(v) SQL_INT((v)[0]), SQL_INT((v)[1]), SQL_INT((v)[2]), SQL_INT((v)[3]), SQL_INT((v)[4]), SQL_INT((v)[5])
+#define SQL_STALLS(v) \
+        SQL_INT((v)[0]), SQL_INT((v)[1]), SQL_INT((v)[2]), SQL_INT((v)[3]), SQL_INT((v)[4]), SQL_INT((v)[5])
 _Static_assert(_ACCT_STALL_MAX == 6, "SQL_STALLS() binds every stall total");
 
 int store_record_charge(Store *s, const JobCharge *c) {
@@ -1407,14 +1385,12 @@ int store_load_decayed(Store *s, store_decayed_cb cb, void *userdata) {
         _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
         int r;
 
-        if ((r = stmt_query(s, STMT_LOAD_DECAYED, NULL, 0, &st)) < 0)
-                return r;
-        while ((r = stmt_step(s, st)) > 0) {
+        STMT_FOREACH_ROW(s, st, r, STMT_LOAD_DECAYED, NULL, 0) {
                 AcctDecayed d = { .value = sqlite3_column_double(st, 2),
                                   .stamp = (uint64_t) sqlite3_column_int64(st, 3) };
                 const char *name = (const char *) sqlite3_column_text(st, 1);
-                r = cb((StoreUsageKind) sqlite3_column_int(st, 0), name ?: "", &d, userdata);
-                if (r < 0)
+
+                if ((r = cb((StoreUsageKind) sqlite3_column_int(st, 0), name ?: "", &d, userdata)) < 0)
                         break;
         }
         return r;
@@ -1425,19 +1401,19 @@ int store_save_grant(Store *s, const char *project, uint64_t period_begin, doubl
 
         if ((r = begin(s)) < 0)
                 return r;
-        return stmt_exec(s, STMT_SAVE_GRANT, SQL_ARGS(SQL_TEXT(project), SQL_INT(period_begin), SQL_REAL(service_units)));
+        return stmt_exec(s, STMT_SAVE_GRANT,
+                         SQL_ARGS(SQL_TEXT(project), SQL_INT(period_begin), SQL_REAL(service_units)));
 }
 
 int store_load_grants(Store *s, store_grant_cb cb, void *userdata) {
         _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
         int r;
 
-        if ((r = stmt_query(s, STMT_LOAD_GRANTS, NULL, 0, &st)) < 0)
-                return r;
-        while ((r = stmt_step(s, st)) > 0) {
+        STMT_FOREACH_ROW(s, st, r, STMT_LOAD_GRANTS, NULL, 0) {
                 const char *project = (const char *) sqlite3_column_text(st, 0);
-                r = cb(project ?: "", (uint64_t) sqlite3_column_int64(st, 1), sqlite3_column_double(st, 2), userdata);
-                if (r < 0)
+
+                if ((r = cb(project ?: "", (uint64_t) sqlite3_column_int64(st, 1), sqlite3_column_double(st, 2),
+                            userdata)) < 0)
                         break;
         }
         return r;
@@ -1455,13 +1431,9 @@ int store_usage_rows(Store *s, const StoreUsageQuery *q, store_usage_cb cb, void
 
         if ((size_t) q->by >= ELEMENTSOF(by_stmt))
                 return -EINVAL;
-        r = stmt_query(s, by_stmt[q->by],
-                       SQL_ARGS(SQL_TEXT(q->since ?: "0000-00-00"), SQL_TEXT(q->until ?: "9999-99-99"),
-                                SQL_TEXT(q->user), SQL_TEXT(q->project), SQL_TEXT(q->queue)),
-                       &st);
-        if (r < 0)
-                return r;
-        while ((r = stmt_step(s, st)) > 0) {
+        STMT_FOREACH_ROW(s, st, r, by_stmt[q->by],
+                         SQL_ARGS(SQL_TEXT(q->since ?: "0000-00-00"), SQL_TEXT(q->until ?: "9999-99-99"),
+                                  SQL_TEXT(q->user), SQL_TEXT(q->project), SQL_TEXT(q->queue))) {
                 UsageTotals t = {
                         .jobs = (uint64_t) sqlite3_column_int64(st, 4),
                         .core_usec = (uint64_t) sqlite3_column_int64(st, 5),
