@@ -381,7 +381,7 @@ static int stmt_get(Store *s, StmtId id, sqlite3_stmt **ret) {
  * are not copied: they must outlive the statement's use (stmt_exec(), or the caller's
  * _cleanup_(stmt_resetp)). */
 static int stmt_query(Store *s, StmtId id, const SqlArg *args, size_t n, sqlite3_stmt **ret) {
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         int r = stmt_get(s, id, &st);
 
         if (r < 0)
@@ -507,7 +507,7 @@ static int store_connect(const char *dir, int flags, Store **ret) {
 
 int store_open(const char *dir, Store **ret) {
         _cleanup_(store_closep) Store *s = NULL;
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         int r;
 
         if (mkdir(dir, 0700) < 0 && errno != EEXIST)
@@ -1304,7 +1304,7 @@ _Static_assert(_ACCT_STALL_MAX == 6, "SQL_STALLS() binds every stall total");
 
 int store_record_charge(Store *s, const JobCharge *c) {
         const char *project = c->project ?: "", *user = c->user ?: "", *queue = c->queue ?: "";
-        sqlite3_stmt *daily;
+        sqlite3_stmt *daily = NULL;
         UsageTotals t;
         char day[16];
         int r;
