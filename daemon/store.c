@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,40 +17,57 @@
 #include "strv.h"
 #include "store.h"
 
-typedef enum Ctl {
-        CTL_BEGIN,
-        CTL_COMMIT,
-        CTL_SAVEPOINT,
-        CTL_RELEASE,
-        CTL_ROLLBACK_TO,
-        CTL_SET_META,
-        _CTL_MAX,
-} Ctl;
-
-static const char *const ctl_sql[_CTL_MAX] = {
-        [CTL_BEGIN] = "BEGIN IMMEDIATE",
-        [CTL_COMMIT] = "COMMIT",
-        [CTL_SAVEPOINT] = "SAVEPOINT corral_sp",
-        [CTL_RELEASE] = "RELEASE corral_sp",
-        [CTL_ROLLBACK_TO] = "ROLLBACK TO corral_sp",
-        [CTL_SET_META] = "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
-};
+/* The statements the store runs, one SQL text each (stmt_sql[]). */
+typedef enum StmtId {
+        STMT_BEGIN,
+        STMT_COMMIT,
+        STMT_ROLLBACK,
+        STMT_SAVEPOINT,
+        STMT_RELEASE,
+        STMT_ROLLBACK_TO,
+        STMT_USER_VERSION,
+        STMT_PAGE_SIZE,
+        STMT_WAL_AUTOCHECKPOINT,
+        STMT_GET_META,
+        STMT_SET_META,
+        STMT_DELETE_META,
+        STMT_INSERT_JOB,
+        STMT_UPDATE_JOB,
+        STMT_MAX_JOB_ID,
+        STMT_LOAD_JOBS,
+        STMT_LOAD_JOBS_AFTER,
+        STMT_LOAD_REQUEST,
+        STMT_MARK_GPUS_BY_NAME,
+        STMT_JOBS_GPUS_BY_NAME,
+        STMT_SET_JOB_GPUS,
+        STMT_DELETE_GPUS,
+        STMT_INSERT_GPU,
+        STMT_LOAD_GPUS,
+        STMT_INSERT_CHARGE,
+        STMT_UPSERT_DAILY,
+        STMT_LOAD_CHARGE,
+        STMT_SAVE_DECAYED,
+        STMT_LOAD_DECAYED,
+        STMT_SAVE_GRANT,
+        STMT_LOAD_GRANTS,
+        STMT_USAGE_BY_USER,
+        STMT_USAGE_BY_PROJECT,
+        STMT_USAGE_BY_QUEUE,
+        STMT_USAGE_BY_DAY,
+        _STMT_MAX,
+} StmtId;
 
 struct Store {
         sqlite3 *db;
-        sqlite3_stmt *insert, *update;
         bool in_txn;
         /* The open transaction lacks a change memory already has (store_fail()): it is
          * rolled back instead of committed. */
         int txn_error;
         uint64_t n_commits; /* transactions committed since the store was opened */
-        /* Accounting's statements, prepared on first use: one job end costs two
-         * statements, whatever the history. */
-        sqlite3_stmt *charge_insert, *daily_upsert, *decayed_upsert, *grant_upsert;
-        /* The transaction's own statements and the meta row every submission writes,
-         * prepared once: parsed again each time they were a fifth of a submission's
-         * CPU (perf, bench-memory). */
-        sqlite3_stmt *ctl[_CTL_MAX];
+        /* Every statement, prepared on its first use and kept (stmt_get()): parsed again
+         * each time, the transaction's own statements and the meta row every submission
+         * writes were a fifth of a submission's CPU (perf, bench-memory). */
+        sqlite3_stmt *stmt[_STMT_MAX];
         /* store_set_gpus(): the machine's GPUs by index, what an allocation's GPUs are
          * stored and read back by. */
         StoreGpu *gpus;
@@ -155,6 +173,119 @@ static const char *const migrations[] = {
         "INSERT INTO meta (key, value) SELECT 'gpus_by_name', '1'"
         "  WHERE EXISTS (SELECT 1 FROM jobs WHERE alloc_gpus IS NOT NULL);",
 };
+/* A GPU an allocation holds by the name it had when the allocation was stored, not by
+ * identity: rows written before schema 7 hold names by position ("gpu3"), and a card that
+ * is not there when they are rewritten keeps its name ("name:gpu3") until it is back.
+ * Device names have no ':', identities do not start with this. */
+#define GPU_BY_NAME "name:"
+
+/* A job row's columns, in the order load_jobs() reads them; the request and its
+ * request_id as given (the stored ones, or an array task's resolved). */
+#define JOB_COLUMNS(request, request_id)                                                                 \
+        "j.id, j.uid, j.gid, j.user, j.project, j.queue, j.state, j.reason, " request ", j.rerunnable,"  \
+        " j.held_by_admin, j.requeue_count, j.array_job_id, j.array_task_id, j.submit_time,"             \
+        " j.eligible_time, j.start_time, j.end_time, j.suspended_usec, j.suspend_start, j.exit_code,"    \
+        " j.exit_signal, j.alloc_cpus, j.alloc_mem, j.usage_cpu_usec, j.usage_memory_peak,"              \
+        " j.usage_io_read, j.usage_io_write, j.usage_tasks_peak, " request_id ", j.suspended_by_admin,"  \
+        " j.launch_error, j.preempted_by, j.alloc_gpus"
+
+/* An array task's request: its first task's (request_id), or its own. */
+#define REQUEST_RESOLVED                                                                                 \
+        "CASE WHEN j.request_id = 0 THEN j.request"                                                      \
+        " ELSE (SELECT r.request FROM jobs r WHERE r.id = j.request_id) END"
+
+/* The per-day summary summed per (key, project, uid), in key order: grouped by who too, so
+ * that the caller can decide what each reader may see before rows merge; in key order, so
+ * rows of one key come together. The per-day table is all this reads: never the runs. */
+#define USAGE_ROWS(key)                                                                                  \
+        "SELECT " key ", project, uid, MIN(user), SUM(jobs), SUM(core_usec), SUM(service_units),"        \
+        " SUM(cpu_usec), MAX(memory_peak), SUM(io_read_bytes), SUM(io_write_bytes), SUM(io_ops),"        \
+        " SUM(cpu_some), SUM(cpu_full), SUM(memory_some), SUM(memory_full), SUM(io_some), SUM(io_full),"  \
+        " SUM(gpu_usec)"                                                                                 \
+        " FROM usage_daily WHERE day >= ?1 AND day <= ?2"                                                \
+        " AND (?3 IS NULL OR user = ?3) AND (?4 IS NULL OR project = ?4) AND (?5 IS NULL OR queue = ?5)"  \
+        " GROUP BY 1, project, uid ORDER BY 1"
+
+/* Arguments are bound by position (stmt_query()): ?N, or the Nth ?, is the statement's Nth
+ * argument. The job's changing columns are the first JOB_ARGS of both its insert and its
+ * update. */
+static const char *const stmt_sql[_STMT_MAX] = {
+        [STMT_BEGIN] = "BEGIN IMMEDIATE",
+        [STMT_COMMIT] = "COMMIT",
+        [STMT_ROLLBACK] = "ROLLBACK",
+        [STMT_SAVEPOINT] = "SAVEPOINT corral_sp",
+        [STMT_RELEASE] = "RELEASE corral_sp",
+        [STMT_ROLLBACK_TO] = "ROLLBACK TO corral_sp",
+        [STMT_USER_VERSION] = "PRAGMA user_version",
+        [STMT_PAGE_SIZE] = "PRAGMA page_size",
+        [STMT_WAL_AUTOCHECKPOINT] = "PRAGMA wal_autocheckpoint",
+        [STMT_GET_META] = "SELECT value FROM meta WHERE key=?1",
+        [STMT_SET_META] = "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+        [STMT_DELETE_META] = "DELETE FROM meta WHERE key = ?1",
+        [STMT_INSERT_JOB] =
+                "INSERT INTO jobs (id, state, reason, rerunnable, held_by_admin, requeue_count, eligible_time,"
+                " start_time, end_time, suspended_usec, suspend_start, exit_code, exit_signal, alloc_cpus,"
+                " alloc_mem, usage_cpu_usec, usage_memory_peak, usage_io_read, usage_io_write,"
+                " usage_tasks_peak, queue, suspended_by_admin, launch_error, preempted_by, alloc_gpus, uid, gid,"
+                " user, project, request, array_job_id, array_task_id, submit_time, request_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                " ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [STMT_UPDATE_JOB] =
+                "UPDATE jobs SET state=?2, reason=?3, rerunnable=?4, held_by_admin=?5, requeue_count=?6,"
+                " eligible_time=?7, start_time=?8, end_time=?9, suspended_usec=?10, suspend_start=?11,"
+                " exit_code=?12, exit_signal=?13, alloc_cpus=?14, alloc_mem=?15, usage_cpu_usec=?16,"
+                " usage_memory_peak=?17, usage_io_read=?18, usage_io_write=?19, usage_tasks_peak=?20,"
+                " queue=?21, suspended_by_admin=?22, launch_error=?23, preempted_by=?24, alloc_gpus=?25 WHERE id=?1",
+        [STMT_MAX_JOB_ID] = "SELECT MAX(id) FROM jobs",
+        [STMT_LOAD_JOBS] = "SELECT " JOB_COLUMNS("j.request", "j.request_id") " FROM jobs j ORDER BY j.id",
+        /* A page may start inside an array: each task reads its first task's request itself. */
+        [STMT_LOAD_JOBS_AFTER] =
+                "SELECT " JOB_COLUMNS(REQUEST_RESOLVED, "0")
+                " FROM jobs j WHERE j.id > ?1 AND (j.end_time = 0 OR j.end_time >= ?2) ORDER BY j.id LIMIT ?3",
+        [STMT_LOAD_REQUEST] = "SELECT " REQUEST_RESOLVED " FROM jobs j WHERE j.id=?1",
+        [STMT_MARK_GPUS_BY_NAME] =
+                "UPDATE jobs SET alloc_gpus = '" GPU_BY_NAME "' || replace(alloc_gpus, ',', '," GPU_BY_NAME "')"
+                " WHERE alloc_gpus IS NOT NULL AND alloc_gpus != ''",
+        [STMT_JOBS_GPUS_BY_NAME] = "SELECT id, state, alloc_gpus FROM jobs WHERE alloc_gpus LIKE '%" GPU_BY_NAME "%'",
+        [STMT_SET_JOB_GPUS] = "UPDATE jobs SET alloc_gpus=?2 WHERE id=?1",
+        [STMT_DELETE_GPUS] = "DELETE FROM gpus",
+        [STMT_INSERT_GPU] = "INSERT INTO gpus (idx, uuid, pci_address, vendor, name) VALUES (?1, ?2, ?3, ?4, ?5)",
+        [STMT_LOAD_GPUS] = "SELECT idx, uuid, pci_address, vendor, name FROM gpus ORDER BY idx",
+        [STMT_INSERT_CHARGE] =
+                "INSERT INTO job_usage (job_id, run, uid, user, project, queue, start_time, end_time, cpus,"
+                " run_usec, charge_factor, service_units, cpu_usec, memory_peak, io_read_bytes, io_write_bytes,"
+                " io_read_ops, io_write_ops, has_pressure, cpu_some, cpu_full, memory_some, memory_full, io_some,"
+                " io_full, gpus, gpu_usec, charge_per_gpu_hour)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [STMT_UPSERT_DAILY] =
+                "INSERT INTO usage_daily (day, project, uid, user, queue, jobs, core_usec, service_units, cpu_usec,"
+                " memory_peak, io_read_bytes, io_write_bytes, io_ops, cpu_some, cpu_full, memory_some, memory_full,"
+                " io_some, io_full, gpu_usec) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (day, project, uid, queue) DO UPDATE SET jobs = jobs + 1,"
+                " core_usec = core_usec + excluded.core_usec, gpu_usec = gpu_usec + excluded.gpu_usec,"
+                " service_units = service_units + excluded.service_units,"
+                " cpu_usec = cpu_usec + excluded.cpu_usec, memory_peak = MAX(memory_peak, excluded.memory_peak),"
+                " io_read_bytes = io_read_bytes + excluded.io_read_bytes,"
+                " io_write_bytes = io_write_bytes + excluded.io_write_bytes, io_ops = io_ops + excluded.io_ops,"
+                " cpu_some = cpu_some + excluded.cpu_some, cpu_full = cpu_full + excluded.cpu_full,"
+                " memory_some = memory_some + excluded.memory_some, memory_full = memory_full + excluded.memory_full,"
+                " io_some = io_some + excluded.io_some, io_full = io_full + excluded.io_full",
+        [STMT_LOAD_CHARGE] =
+                "SELECT run, uid, start_time, end_time, cpus, run_usec, charge_factor, service_units,"
+                " cpu_usec, memory_peak, io_read_bytes, io_write_bytes, io_read_ops, io_write_ops,"
+                " has_pressure, cpu_some, cpu_full, memory_some, memory_full, io_some, io_full,"
+                " gpus, charge_per_gpu_hour"
+                " FROM job_usage WHERE job_id=?1 ORDER BY run DESC LIMIT 1",
+        [STMT_SAVE_DECAYED] = "INSERT OR REPLACE INTO usage_decayed (kind, name, value, stamp) VALUES (?1, ?2, ?3, ?4)",
+        [STMT_LOAD_DECAYED] = "SELECT kind, name, value, stamp FROM usage_decayed",
+        [STMT_SAVE_GRANT] =
+                "INSERT OR REPLACE INTO grant_usage (project, period_begin, service_units) VALUES (?1, ?2, ?3)",
+        [STMT_LOAD_GRANTS] = "SELECT project, period_begin, service_units FROM grant_usage",
+        [STMT_USAGE_BY_USER] = USAGE_ROWS("user"),
+        [STMT_USAGE_BY_PROJECT] = USAGE_ROWS("project"),
+        [STMT_USAGE_BY_QUEUE] = USAGE_ROWS("queue"),
+        [STMT_USAGE_BY_DAY] = USAGE_ROWS("day"),
+};
 
 static int sqlite_to_errno(int rc) {
         switch (rc & 0xff) {
@@ -189,65 +320,142 @@ const char *store_error(Store *s) {
         return s && s->db ? sqlite3_errmsg(s->db) : "no database";
 }
 
+/* Runs a script of SQL that binds nothing: the pragmas at open and the migrations. */
 static int exec_sql(Store *s, const char *sql) {
         return sqlite_to_errno(sqlite3_exec(s->db, sql, NULL, NULL, NULL));
 }
 
-static int prepare_once(Store *s, sqlite3_stmt **st, const char *sql) {
-        if (*st)
-                return 0;
-        return sqlite_to_errno(sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL));
+/* One argument of a statement, bound to its parameter by position (SQL_*()). */
+typedef struct SqlArg {
+        enum { SQL_ARG_INT, SQL_ARG_REAL, SQL_ARG_TEXT } type;
+        union {
+                int64_t i;
+                double d;
+                const char *t;
+        };
+} SqlArg;
+
+#define SQL_INT(v) ((SqlArg) { .type = SQL_ARG_INT, .i = (int64_t) (v) })
+#define SQL_REAL(v) ((SqlArg) { .type = SQL_ARG_REAL, .d = (v) })
+#define SQL_TEXT(v) ((SqlArg) { .type = SQL_ARG_TEXT, .t = (v) }) /* NULL: SQL's NULL */
+/* A statement's arguments in order, as the array and its length stmt_exec() and
+ * stmt_query() take. */
+#define SQL_ARGS(...) (const SqlArg[]) { __VA_ARGS__ }, ELEMENTSOF(((const SqlArg[]) { __VA_ARGS__ }))
+
+/* SQLite's error, with its own message at debug level: the caller logs once, with
+ * store_error(). */
+static int stmt_error(Store *s, const char *sql, int rc) {
+        log_debug("store: \"%.60s\": %s", sql, sqlite3_errmsg(s->db));
+        return sqlite_to_errno(rc) ?: -EIO;
 }
 
-/* Runs one of the prepared control statements (binding the two texts, where it has
- * parameters) and resets it, so that it holds no lock between uses. */
-static int run_ctl(Store *s, Ctl k, const char *a, const char *b) {
-        sqlite3_stmt *st;
-        int rc = prepare_once(s, &s->ctl[k], ctl_sql[k]);
-
-        if (rc < 0)
-                return rc;
-        st = s->ctl[k];
-        if (a)
-                sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
-        if (b)
-                sqlite3_bind_text(st, 2, b, -1, SQLITE_STATIC);
-        rc = sqlite3_step(st);
+/* Leaves a statement as its next use wants it: no rows pending, no lock held, nothing bound
+ * (the texts it points to may be gone). */
+static void stmt_reset(sqlite3_stmt *st) {
+        if (!st)
+                return;
         (void) sqlite3_reset(st);
         (void) sqlite3_clear_bindings(st);
-        return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : sqlite_to_errno(rc);
 }
 
-static int prepare(Store *s, const char *sql, sqlite3_stmt **ret) {
-        return sqlite_to_errno(sqlite3_prepare_v2(s->db, sql, -1, ret, NULL));
+static void stmt_resetp(sqlite3_stmt **st) {
+        stmt_reset(*st);
 }
 
-/* The end of a walk over st's rows, stopped by sqlite3_step()'s rc (SQLITE_DONE: every row
- * was read) or by the caller's r < 0: finalizes st and returns r, or SQLite's error. */
-static int rows_end(sqlite3_stmt *st, int rc, int r) {
-        if (r == 0 && rc != SQLITE_DONE)
-                r = sqlite_to_errno(rc) ?: -EIO;
-        sqlite3_finalize(st);
-        return r;
+/* Statement id, prepared once for the life of the connection. One in use (its rows being
+ * read) is not given out again, to a row callback say: it would start its walk over. */
+static int stmt_get(Store *s, StmtId id, sqlite3_stmt **ret) {
+        sqlite3_stmt **st = &s->stmt[id];
+
+        if (!*st) {
+                int rc = sqlite3_prepare_v3(s->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+                if (rc != SQLITE_OK)
+                        return stmt_error(s, stmt_sql[id], rc);
+        } else if (sqlite3_stmt_busy(*st))
+                return -EBUSY;
+        *ret = *st;
+        return 0;
 }
 
-/* The first column of sql's one row. */
-static int query_int(Store *s, const char *sql, int64_t *ret) {
-        sqlite3_stmt *st;
-        int rc, r = prepare(s, sql, &st);
+/* The statement id with args bound to ?1, ?2, ...: every parameter it has, no more. Texts
+ * are not copied: they must outlive the statement's use (stmt_exec(), or the caller's
+ * _cleanup_(stmt_resetp)). */
+static int stmt_query(Store *s, StmtId id, const SqlArg *args, size_t n, sqlite3_stmt **ret) {
+        sqlite3_stmt *st = NULL;
+        int r = stmt_get(s, id, &st);
 
         if (r < 0)
                 return r;
-        rc = sqlite3_step(st);
-        if (rc != SQLITE_ROW)
-                return rows_end(st, rc == SQLITE_DONE ? SQLITE_ERROR : rc, 0);
+        assert((size_t) sqlite3_bind_parameter_count(st) == n);
+        for (size_t i = 0; i < n; i++) {
+                const SqlArg *a = &args[i];
+                int k = (int) i + 1, rc;
+
+                switch (a->type) {
+                case SQL_ARG_INT:
+                        rc = sqlite3_bind_int64(st, k, a->i);
+                        break;
+                case SQL_ARG_REAL:
+                        rc = sqlite3_bind_double(st, k, a->d);
+                        break;
+                default:
+                        rc = a->t ? sqlite3_bind_text(st, k, a->t, -1, SQLITE_STATIC) : sqlite3_bind_null(st, k);
+                }
+                if (rc != SQLITE_OK) {
+                        r = stmt_error(s, stmt_sql[id], rc);
+                        stmt_reset(st);
+                        return r;
+                }
+        }
+        *ret = st;
+        return 0;
+}
+
+/* The next row of st: 1 with its columns to read, 0 after the last, or SQLite's error. */
+static int stmt_step(Store *s, sqlite3_stmt *st) {
+        int rc = sqlite3_step(st);
+
+        if (rc == SQLITE_ROW)
+                return 1;
+        if (rc == SQLITE_DONE)
+                return 0;
+        return stmt_error(s, sqlite3_sql(st), rc);
+}
+
+/* Walks the rows of statement id with its arguments (NULL, 0 or SQL_ARGS()), st at each; r
+ * ends the walk 0 after the last row, or an error (the caller's too, where it breaks out).
+ * st is the caller's, declared _cleanup_(stmt_resetp). */
+#define STMT_FOREACH_ROW(s, st, r, id, ...) \
+        for ((r) = stmt_query((s), (id), __VA_ARGS__, &(st)); (r) >= 0 && ((r) = stmt_step((s), (st))) > 0;)
+
+/* Runs statement id with args to its end and resets it; a row it returns is not read. */
+static int stmt_exec(Store *s, StmtId id, const SqlArg *args, size_t n) {
+        _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
+        int r = stmt_query(s, id, args, n, &st);
+
+        if (r < 0)
+                return r;
+        r = stmt_step(s, st);
+        return r < 0 ? r : 0;
+}
+
+/* The first column of statement id's one row. */
+static int stmt_int(Store *s, StmtId id, int64_t *ret) {
+        _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
+        int r = stmt_query(s, id, NULL, 0, &st);
+
+        if (r < 0)
+                return r;
+        r = stmt_step(s, st);
+        if (r <= 0)
+                return r ?: -EIO;
         *ret = sqlite3_column_int64(st, 0);
-        return rows_end(st, SQLITE_DONE, 0);
+        return 0;
 }
 
 int store_schema_version(Store *s) {
         int64_t v = 0;
-        int r = query_int(s, "PRAGMA user_version", &v);
+        int r = stmt_int(s, STMT_USER_VERSION, &v);
 
         return r < 0 ? r : (int) v;
 }
@@ -261,92 +469,74 @@ static int migrate(Store *s) {
                 return -EPROTO; /* written by a newer corrald: refuse rather than damage it */
         for (size_t i = (size_t) v; i < ELEMENTSOF(migrations); i++) {
                 char pragma[64];
-                if ((r = exec_sql(s, "BEGIN IMMEDIATE")) < 0)
+                if ((r = stmt_exec(s, STMT_BEGIN, NULL, 0)) < 0)
                         return r;
                 snprintf(pragma, sizeof pragma, "PRAGMA user_version = %zu", i + 1);
                 if ((r = exec_sql(s, migrations[i])) < 0 || (r = exec_sql(s, pragma)) < 0) {
-                        (void) exec_sql(s, "ROLLBACK");
+                        (void) stmt_exec(s, STMT_ROLLBACK, NULL, 0);
                         return r;
                 }
-                if ((r = exec_sql(s, "COMMIT")) < 0)
+                if ((r = stmt_exec(s, STMT_COMMIT, NULL, 0)) < 0)
                         return r;
         }
         return 0;
 }
 
-static const char update_sql[] =
-        "UPDATE jobs SET state=?2, reason=?3, rerunnable=?4, held_by_admin=?5, requeue_count=?6,"
-        " eligible_time=?7, start_time=?8, end_time=?9, suspended_usec=?10, suspend_start=?11,"
-        " exit_code=?12, exit_signal=?13, alloc_cpus=?14, alloc_mem=?15, usage_cpu_usec=?16,"
-        " usage_memory_peak=?17, usage_io_read=?18, usage_io_write=?19, usage_tasks_peak=?20,"
-        " queue=?21, suspended_by_admin=?22, launch_error=?23, preempted_by=?24, alloc_gpus=?34 WHERE id=?1";
-static const char insert_sql[] =
-        "INSERT INTO jobs (id, state, reason, rerunnable, held_by_admin, requeue_count, eligible_time,"
-        " start_time, end_time, suspended_usec, suspend_start, exit_code, exit_signal, alloc_cpus,"
-        " alloc_mem, usage_cpu_usec, usage_memory_peak, usage_io_read, usage_io_write,"
-        " usage_tasks_peak, queue, suspended_by_admin, launch_error, preempted_by, uid, gid, user, project,"
-        " request, array_job_id, array_task_id, submit_time, request_id, alloc_gpus) VALUES (?1, ?2, ?3, ?4,"
-        " ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25,"
-        " ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)";
-
-int store_open(const char *dir, Store **ret) {
+/* A connection to the store in dir, opened with flags. */
+static int store_connect(const char *dir, int flags, Store **ret) {
         _cleanup_(store_closep) Store *s = NULL;
         _cleanup_free_ char *path = NULL;
         int r;
 
-        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-                return -errno;
         if (asprintf(&path, "%s/corral.db", dir) < 0)
                 return -ENOMEM;
         s = new0(Store, 1);
         if (!s)
                 return -ENOMEM;
         s->wal_fd = -EBADF;
+        r = sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
+        if (r != SQLITE_OK)
+                return sqlite_to_errno(r);
+        /* First, so that another connection recovering or checkpointing the WAL (corrald's
+         * for a reader; for corrald after a crash, a reader or a sqlite3 shell) makes us wait
+         * instead of failing with EBUSY. */
+        (void) sqlite3_busy_timeout(s->db, 5000);
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int store_open(const char *dir, Store **ret) {
+        _cleanup_(store_closep) Store *s = NULL;
+        sqlite3_stmt *st = NULL;
+        int r;
+
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        if ((r = store_connect(dir, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &s)) < 0)
+                return r;
         s->dir = strdup(dir);
         if (!s->dir)
                 return -ENOMEM;
-        r = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-        if (r != SQLITE_OK)
-                return sqlite_to_errno(r);
         /* WAL with synchronous=NORMAL: a commit is written to the WAL, not synced; it
          * survives power loss once a sync of the WAL that began after it has returned
          * (store_sync(), or store_sync_fd() on a worker thread), which is what SQLite's
          * FULL does at every commit. Done apart, the sync of one group of commits can run
          * while the loop handles the next group's requests. A checkpoint syncs the WAL
          * before it copies frames into the database, in either mode. */
-        /* First, so that a reader recovering the WAL after a crash (corrald killed, a
-         * sqlite3 shell) makes us wait instead of failing the start-up with EBUSY. */
-        (void) sqlite3_busy_timeout(s->db, 5000);
         if ((r = exec_sql(s, "PRAGMA journal_mode=WAL")) < 0 || (r = exec_sql(s, "PRAGMA synchronous=NORMAL")) < 0 ||
             (r = exec_sql(s, "PRAGMA foreign_keys=ON")) < 0)
                 return r;
         if ((r = migrate(s)) < 0)
                 return r;
-        if ((r = sqlite_to_errno(sqlite3_prepare_v2(s->db, insert_sql, -1, &s->insert, NULL))) < 0 ||
-            (r = sqlite_to_errno(sqlite3_prepare_v2(s->db, update_sql, -1, &s->update, NULL))) < 0)
+        /* A store these cannot run on fails here rather than at the first submission. */
+        if ((r = stmt_get(s, STMT_INSERT_JOB, &st)) < 0 || (r = stmt_get(s, STMT_UPDATE_JOB, &st)) < 0)
                 return r;
         *ret = TAKE_PTR(s);
         return 0;
 }
 
 int store_open_reader(const char *dir, Store **ret) {
-        _cleanup_(store_closep) Store *s = NULL;
-        _cleanup_free_ char *path = NULL;
-        int r;
-
-        if (asprintf(&path, "%s/corral.db", dir) < 0)
-                return -ENOMEM;
-        s = new0(Store, 1);
-        if (!s)
-                return -ENOMEM;
-        s->wal_fd = -EBADF;
-        r = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-        if (r != SQLITE_OK)
-                return sqlite_to_errno(r);
-        /* A checkpoint or recovery by the writer may hold the WAL index briefly. */
-        (void) sqlite3_busy_timeout(s->db, 5000);
-        *ret = TAKE_PTR(s);
-        return 0;
+        return store_connect(dir, SQLITE_OPEN_READONLY, ret);
 }
 
 static void store_gpus_free(StoreGpu *g, size_t n) {
@@ -363,14 +553,8 @@ Store *store_close(Store *s) {
                 return NULL;
         if (s->in_txn)
                 (void) store_commit(s);
-        sqlite3_finalize(s->insert);
-        sqlite3_finalize(s->update);
-        sqlite3_finalize(s->charge_insert);
-        sqlite3_finalize(s->daily_upsert);
-        sqlite3_finalize(s->decayed_upsert);
-        sqlite3_finalize(s->grant_upsert);
-        for (Ctl k = 0; k < _CTL_MAX; k++)
-                sqlite3_finalize(s->ctl[k]);
+        for (StmtId id = 0; id < _STMT_MAX; id++)
+                sqlite3_finalize(s->stmt[id]);
         sqlite3_close(s->db);
         store_gpus_free(s->gpus, s->n_gpus);
         safe_close(s->wal_fd);
@@ -426,8 +610,8 @@ int store_prepare_log(Store *s) {
         r = sqlite_to_errno(sqlite3_file_control(s->db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist));
         if (r < 0)
                 return r;
-        if ((r = query_int(s, "PRAGMA page_size", &page_size)) < 0 ||
-            (r = query_int(s, "PRAGMA wal_autocheckpoint", &pages)) < 0)
+        if ((r = stmt_int(s, STMT_PAGE_SIZE, &page_size)) < 0 ||
+            (r = stmt_int(s, STMT_WAL_AUTOCHECKPOINT, &pages)) < 0)
                 return r;
         if (page_size <= 0 || pages <= 0)
                 return 0; /* no automatic checkpoints: the log is not started over */
@@ -494,7 +678,7 @@ static int begin(Store *s) {
 
         if (s->in_txn)
                 return 0;
-        r = run_ctl(s, CTL_BEGIN, NULL, NULL);
+        r = stmt_exec(s, STMT_BEGIN, NULL, 0);
         if (r < 0)
                 return r;
         s->in_txn = true;
@@ -513,12 +697,12 @@ int store_commit(Store *s) {
                 return 0;
         if (s->txn_error < 0) {
                 r = s->txn_error;
-                (void) exec_sql(s, "ROLLBACK");
+                (void) stmt_exec(s, STMT_ROLLBACK, NULL, 0);
                 s->in_txn = false;
                 s->txn_error = 0;
                 return r;
         }
-        r = run_ctl(s, CTL_COMMIT, NULL, NULL);
+        r = stmt_exec(s, STMT_COMMIT, NULL, 0);
         if (r < 0)
                 return r;
         s->in_txn = false;
@@ -528,20 +712,16 @@ int store_commit(Store *s) {
 
 int store_savepoint(Store *s) {
         int r = begin(s);
-        return r < 0 ? r : run_ctl(s, CTL_SAVEPOINT, NULL, NULL);
+        return r < 0 ? r : stmt_exec(s, STMT_SAVEPOINT, NULL, 0);
 }
 
 int store_release(Store *s) {
-        return run_ctl(s, CTL_RELEASE, NULL, NULL);
+        return stmt_exec(s, STMT_RELEASE, NULL, 0);
 }
 
 int store_rollback(Store *s) {
-        int r = run_ctl(s, CTL_ROLLBACK_TO, NULL, NULL);
-        return r < 0 ? r : run_ctl(s, CTL_RELEASE, NULL, NULL);
-}
-
-static int bind_text(sqlite3_stmt *st, int i, const char *v) {
-        return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+        int r = stmt_exec(s, STMT_ROLLBACK_TO, NULL, 0);
+        return r < 0 ? r : stmt_exec(s, STMT_RELEASE, NULL, 0);
 }
 
 /* The allocation's memory per node as "bytes,bytes,..." (node index = position). */
@@ -580,13 +760,6 @@ static char *col_strdup(sqlite3_stmt *st, int i);
 static bool streq_ptr(const char *a, const char *b) {
         return a && b && streq(a, b);
 }
-
-
-/* A GPU an allocation holds by the name it had when the allocation was stored, not by
- * identity: rows written before schema 7 hold names by position ("gpu3"), and a card that
- * is not there when they are rewritten keeps its name ("name:gpu3") until it is back.
- * Device names have no ':', identities do not start with this. */
-#define GPU_BY_NAME "name:"
 
 static const char *gpu_by_name(const char *key) {
         return strncmp(key, GPU_BY_NAME, (sizeof GPU_BY_NAME - 1)) == 0 ? key + (sizeof GPU_BY_NAME - 1) : NULL;
@@ -674,10 +847,10 @@ static void parse_alloc_gpus(const Store *s, uint64_t id, const char *text, bool
  * out during the upgrade, one whose identity cannot be read) and its job still running.
  * The flag stays ("name") while a running or suspended job holds such a name. */
 static int rewrite_gpus_by_name(Store *s) {
+        _cleanup_(stmt_resetp) sqlite3_stmt *sel = NULL;
         _cleanup_free_ char *flag = NULL;
-        sqlite3_stmt *sel = NULL, *upd = NULL;
         bool pending = false;
-        int r, rc;
+        int r;
 
         r = store_get_meta(s, "gpus_by_name", &flag);
         if (r <= 0)
@@ -685,9 +858,7 @@ static int rewrite_gpus_by_name(Store *s) {
         if ((r = begin(s)) < 0)
                 return r;
         if (streq(flag, "1")) {
-                r = exec_sql(s, "UPDATE jobs SET alloc_gpus = '" GPU_BY_NAME "' ||"
-                                "  replace(alloc_gpus, ',', '," GPU_BY_NAME "')"
-                                " WHERE alloc_gpus IS NOT NULL AND alloc_gpus != ''");
+                r = stmt_exec(s, STMT_MARK_GPUS_BY_NAME, NULL, 0);
                 if (r >= 0)
                         r = store_set_meta(s, "gpus_by_name", "name");
                 if (r < 0)
@@ -696,13 +867,7 @@ static int rewrite_gpus_by_name(Store *s) {
         /* No GPU found (yet): no name can be resolved. */
         if (s->n_gpus == 0)
                 return 0;
-        rc = sqlite3_prepare_v2(s->db,
-                                "SELECT id, state, alloc_gpus FROM jobs WHERE alloc_gpus LIKE '%" GPU_BY_NAME "%'", -1,
-                                &sel, NULL);
-        if (rc == SQLITE_OK)
-                rc = sqlite3_prepare_v2(s->db, "UPDATE jobs SET alloc_gpus=?2 WHERE id=?1", -1, &upd, NULL);
-        r = sqlite_to_errno(rc);
-        while (r >= 0 && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
+        STMT_FOREACH_ROW(s, sel, r, STMT_JOBS_GPUS_BY_NAME, NULL, 0) {
                 const char *state = (const char *) sqlite3_column_text(sel, 1);
                 _cleanup_strv_free_ char **l = NULL;
                 _cleanup_free_ char *text = NULL;
@@ -733,19 +898,10 @@ static int rewrite_gpus_by_name(Store *s) {
                 }
                 if (left && state && job_state_is_active(job_state_from_string(state)))
                         pending = true;
-                if (!changed)
-                        continue;
-                sqlite3_bind_int64(upd, 1, sqlite3_column_int64(sel, 0));
-                bind_text(upd, 2, text);
-                rc = sqlite3_step(upd);
-                sqlite3_reset(upd);
-                if (rc != SQLITE_DONE)
-                        r = sqlite_to_errno(rc);
+                if (changed)
+                        r = stmt_exec(s, STMT_SET_JOB_GPUS,
+                                      SQL_ARGS(SQL_INT(sqlite3_column_int64(sel, 0)), SQL_TEXT(text)));
         }
-        if (r >= 0 && rc != SQLITE_DONE)
-                r = sqlite_to_errno(rc);
-        sqlite3_finalize(sel);
-        sqlite3_finalize(upd);
         if (r >= 0 && !pending)
                 r = store_delete_meta(s, "gpus_by_name");
 finish:
@@ -756,8 +912,7 @@ finish:
 
 int store_set_gpus(Store *s, const DeviceSet *devices) {
         StoreGpu *v = new0(StoreGpu, devices->n_devices + 1);
-        sqlite3_stmt *ins = NULL;
-        int r, rc;
+        int r;
 
         if (!v)
                 return -ENOMEM;
@@ -782,22 +937,12 @@ int store_set_gpus(Store *s, const DeviceSet *devices) {
                 return r;
         if ((r = begin(s)) < 0)
                 return r;
-        r = exec_sql(s, "DELETE FROM gpus");
-        if (r >= 0)
-                r = sqlite_to_errno(sqlite3_prepare_v2(s->db, "INSERT INTO gpus (idx, uuid, pci_address, vendor, name)"
-                                                       " VALUES (?1, ?2, ?3, ?4, ?5)", -1, &ins, NULL));
-        for (size_t g = 0; r >= 0 && g < s->n_gpus; g++) {
-                sqlite3_bind_int64(ins, 1, (sqlite3_int64) g);
-                bind_text(ins, 2, v[g].uuid);
-                bind_text(ins, 3, v[g].pci_address);
-                bind_text(ins, 4, device_vendor_to_string(v[g].vendor));
-                bind_text(ins, 5, v[g].auto_name ? NULL : v[g].name);
-                rc = sqlite3_step(ins);
-                sqlite3_reset(ins);
-                if (rc != SQLITE_DONE)
-                        r = sqlite_to_errno(rc);
-        }
-        sqlite3_finalize(ins);
+        r = stmt_exec(s, STMT_DELETE_GPUS, NULL, 0);
+        for (size_t g = 0; r >= 0 && g < s->n_gpus; g++)
+                r = stmt_exec(s, STMT_INSERT_GPU,
+                              SQL_ARGS(SQL_INT(g), SQL_TEXT(v[g].uuid), SQL_TEXT(v[g].pci_address),
+                                       SQL_TEXT(device_vendor_to_string(v[g].vendor)),
+                                       SQL_TEXT(v[g].auto_name ? NULL : v[g].name)));
         if (r < 0)
                 store_fail(s, r);
         return r;
@@ -805,28 +950,21 @@ int store_set_gpus(Store *s, const DeviceSet *devices) {
 
 int store_load_gpus(Store *s, DeviceSet **ret) {
         _cleanup_(device_set_freep) DeviceSet *set = new0(DeviceSet, 1);
-        sqlite3_stmt *st = NULL;
-        int rc, r;
+        _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
+        int r;
 
         if (!set)
                 return -ENOMEM;
-        rc = sqlite3_prepare_v2(s->db, "SELECT idx, uuid, pci_address, vendor, name FROM gpus ORDER BY idx", -1, &st,
-                                NULL);
-        r = sqlite_to_errno(rc);
-        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        STMT_FOREACH_ROW(s, st, r, STMT_LOAD_GPUS, NULL, 0) {
                 int64_t idx = sqlite3_column_int64(st, 0);
                 const char *vendor = (const char *) sqlite3_column_text(st, 3);
                 Device *n;
 
-                if (idx < 0 || idx >= SCHED_GPUS_MAX || (size_t) idx < set->n_devices) {
-                        r = -EBADMSG;
-                        break;
-                }
+                if (idx < 0 || idx >= SCHED_GPUS_MAX || (size_t) idx < set->n_devices)
+                        return -EBADMSG;
                 n = reallocarray(set->devices, (size_t) idx + 1, sizeof *n);
-                if (!n) {
-                        r = -ENOMEM;
-                        break;
-                }
+                if (!n)
+                        return -ENOMEM;
                 set->devices = n;
                 /* Indexes no row names (none written so): gone, nameless cards. */
                 for (; set->n_devices <= (size_t) idx; set->n_devices++)
@@ -843,11 +981,8 @@ int store_load_gpus(Store *s, DeviceSet **ret) {
                         d->name = NULL;
                 if (!d->name || (sqlite3_column_type(st, 1) != SQLITE_NULL && !d->uuid) ||
                     (sqlite3_column_type(st, 2) != SQLITE_NULL && !d->pci_address))
-                        r = -ENOMEM;
+                        return -ENOMEM;
         }
-        if (r >= 0 && rc != SQLITE_DONE)
-                r = sqlite_to_errno(rc);
-        sqlite3_finalize(st);
         if (r < 0)
                 return r;
         for (size_t g = 0; g < set->n_devices; g++)
@@ -859,65 +994,50 @@ int store_load_gpus(Store *s, DeviceSet **ret) {
         return 0;
 }
 
-static int bind_mutable(Store *s, sqlite3_stmt *st, const Job *j) {
-        _cleanup_free_ char *cpus = NULL, *mem = NULL, *gpus = NULL;
+/* The texts a job's row is written with: its allocation's CPUs, memory and GPUs. */
+typedef struct JobTexts {
+        char *cpus, *mem, *gpus;
+} JobTexts;
+
+static void job_texts_done(JobTexts *t) {
+        free(t->cpus);
+        free(t->mem);
+        free(t->gpus);
+}
+
+#define JOB_ARGS 25
+
+/* The job's changing columns, the first JOB_ARGS arguments of its insert and its update. */
+static int job_args(Store *s, const Job *j, JobTexts *t, SqlArg a[static JOB_ARGS]) {
         const JobRun *run = job_run(j);
-        int rc = 0;
 
-        if (j->alloc && (!(cpus = cpu_set_format(&j->alloc->cpus)) || !(mem = format_alloc_mem(j->alloc))))
+        if (j->alloc && (!(t->cpus = cpu_set_format(&j->alloc->cpus)) || !(t->mem = format_alloc_mem(j->alloc))))
                 return -ENOMEM;
-        if (format_alloc_gpus(s, j->alloc, &gpus) < 0)
+        if (format_alloc_gpus(s, j->alloc, &t->gpus) < 0)
                 return -ENOMEM;
-        rc |= bind_text(st, 34, gpus);
-        rc |= sqlite3_bind_int64(st, 1, (sqlite3_int64) j->id);
-        rc |= bind_text(st, 2, job_state_to_string(j->state));
-        rc |= bind_text(st, 3, j->reason);
-        rc |= sqlite3_bind_int(st, 4, j->rerunnable);
-        rc |= sqlite3_bind_int(st, 5, j->held_by_admin);
-        rc |= sqlite3_bind_int64(st, 6, j->requeue_count);
-        rc |= sqlite3_bind_int64(st, 7, (sqlite3_int64) j->eligible_time);
-        rc |= sqlite3_bind_int64(st, 8, (sqlite3_int64) j->start_time);
-        rc |= sqlite3_bind_int64(st, 9, (sqlite3_int64) j->end_time);
-        rc |= sqlite3_bind_int64(st, 10, (sqlite3_int64) run->suspended_usec);
-        rc |= sqlite3_bind_int64(st, 11, (sqlite3_int64) run->suspend_start);
-        rc |= sqlite3_bind_int(st, 12, run->exit_code);
-        rc |= sqlite3_bind_int(st, 13, run->exit_signal);
-        rc |= bind_text(st, 14, cpus);
-        rc |= bind_text(st, 15, mem);
-        rc |= sqlite3_bind_int64(st, 16, (sqlite3_int64) run->usage.cpu_usec);
-        rc |= sqlite3_bind_int64(st, 17, (sqlite3_int64) run->usage.memory_peak);
-        rc |= sqlite3_bind_int64(st, 18, (sqlite3_int64) run->usage.io_read_bytes);
-        rc |= sqlite3_bind_int64(st, 19, (sqlite3_int64) run->usage.io_write_bytes);
-        rc |= sqlite3_bind_int64(st, 20, (sqlite3_int64) run->usage.tasks_peak);
-        rc |= bind_text(st, 21, j->queue);
-        /* Who holds it suspended, as bits: an admin (1), a pass (2), a person too (4). */
-        rc |= sqlite3_bind_int(st, 22, (j->suspended_by_admin ? 1 : 0) | (j->suspended_by_sched ? 2 : 0) |
-                                               (j->suspended_by_person ? 4 : 0));
-        rc |= bind_text(st, 23, run->launch_error);
-        rc |= sqlite3_bind_int64(st, 24, (sqlite3_int64) run->preempted_by);
-        return rc ? -EIO : 0;
-}
-
-static int step_done(Store *s, sqlite3_stmt *st) {
-        int rc = sqlite3_step(st);
-        (void) sqlite3_reset(st);
-        (void) sqlite3_clear_bindings(st);
-        return rc == SQLITE_DONE ? 0 : sqlite_to_errno(rc) ?: -EIO;
-}
-
-/* The end of every write: a failed bind (rc) leaves the statement reset and fails. */
-static int step_bound(Store *s, sqlite3_stmt *st, int rc) {
-        if (rc) {
-                (void) sqlite3_reset(st);
-                return -EIO;
-        }
-        return step_done(s, st);
+        const SqlArg v[] = {
+                SQL_INT(j->id), SQL_TEXT(job_state_to_string(j->state)), SQL_TEXT(j->reason),
+                SQL_INT(j->rerunnable), SQL_INT(j->held_by_admin), SQL_INT(j->requeue_count),
+                SQL_INT(j->eligible_time), SQL_INT(j->start_time), SQL_INT(j->end_time),
+                SQL_INT(run->suspended_usec), SQL_INT(run->suspend_start), SQL_INT(run->exit_code),
+                SQL_INT(run->exit_signal), SQL_TEXT(t->cpus), SQL_TEXT(t->mem), SQL_INT(run->usage.cpu_usec),
+                SQL_INT(run->usage.memory_peak), SQL_INT(run->usage.io_read_bytes),
+                SQL_INT(run->usage.io_write_bytes), SQL_INT(run->usage.tasks_peak), SQL_TEXT(j->queue),
+                /* Who holds it suspended, as bits: an admin (1), a pass (2), a person too (4). */
+                SQL_INT((j->suspended_by_admin ? 1 : 0) | (j->suspended_by_sched ? 2 : 0) |
+                        (j->suspended_by_person ? 4 : 0)),
+                SQL_TEXT(run->launch_error), SQL_INT(run->preempted_by), SQL_TEXT(t->gpus),
+        };
+        _Static_assert(ELEMENTSOF(v) == JOB_ARGS, "a job's changing columns");
+        memcpy(a, v, sizeof v);
+        return 0;
 }
 
 int store_insert_job(Store *s, const Job *j, size_t *ret_request_bytes) {
+        _cleanup_(job_texts_done) JobTexts t = {};
         _cleanup_free_ char *request = NULL;
         size_t bytes = 0;
-        int r, rc = 0;
+        int r;
 
         if (j->request_id == 0 || j->request_id == j->id) {
                 json_object *o = NULL;
@@ -932,43 +1052,27 @@ int store_insert_job(Store *s, const Job *j, size_t *ret_request_bytes) {
                         return -ENOMEM;
                 bytes = strlen(request);
         }
-        if ((r = begin(s)) < 0)
+        SqlArg a[] = {
+                [JOB_ARGS] = SQL_INT(j->uid), SQL_INT(j->gid), SQL_TEXT(j->user), SQL_TEXT(j->project),
+                SQL_TEXT(request ?: ""), SQL_INT(j->array_job_id), SQL_INT(j->array_task_id),
+                SQL_INT(j->submit_time), SQL_INT(request ? 0 : j->request_id),
+        };
+        if ((r = begin(s)) < 0 || (r = job_args(s, j, &t, a)) < 0 ||
+            (r = stmt_exec(s, STMT_INSERT_JOB, a, ELEMENTSOF(a))) < 0)
                 return r;
-        r = bind_mutable(s, s->insert, j);
-        if (r < 0) {
-                (void) sqlite3_reset(s->insert);
-                return r;
-        }
-        rc |= sqlite3_bind_int64(s->insert, 25, j->uid);
-        rc |= sqlite3_bind_int64(s->insert, 26, j->gid);
-        rc |= bind_text(s->insert, 27, j->user);
-        rc |= bind_text(s->insert, 28, j->project);
-        rc |= bind_text(s->insert, 29, request ?: "");
-        rc |= sqlite3_bind_int64(s->insert, 30, (sqlite3_int64) j->array_job_id);
-        rc |= sqlite3_bind_int64(s->insert, 31, j->array_task_id);
-        rc |= sqlite3_bind_int64(s->insert, 32, (sqlite3_int64) j->submit_time);
-        rc |= sqlite3_bind_int64(s->insert, 33, (sqlite3_int64) (request ? 0 : j->request_id));
-        if (rc) {
-                (void) sqlite3_reset(s->insert);
-                return -EIO;
-        }
-        r = step_done(s, s->insert);
-        if (r >= 0 && ret_request_bytes)
+        if (ret_request_bytes)
                 *ret_request_bytes = bytes;
         return r;
 }
 
 int store_update_job(Store *s, const Job *j) {
+        _cleanup_(job_texts_done) JobTexts t = {};
+        SqlArg a[JOB_ARGS];
         int r;
 
-        if ((r = begin(s)) < 0)
+        if ((r = begin(s)) < 0 || (r = job_args(s, j, &t, a)) < 0)
                 return r;
-        r = bind_mutable(s, s->update, j);
-        if (r < 0) {
-                (void) sqlite3_reset(s->update);
-                return r;
-        }
-        return step_done(s, s->update);
+        return stmt_exec(s, STMT_UPDATE_JOB, a, ELEMENTSOF(a));
 }
 
 static char *col_strdup(sqlite3_stmt *st, int i) {
@@ -976,62 +1080,33 @@ static char *col_strdup(sqlite3_stmt *st, int i) {
         return t ? strdup((const char *) t) : NULL;
 }
 
-/* A job row's columns, in the order load_jobs() reads them; the request and its
- * request_id as given (the stored ones, or an array task's resolved). */
-#define JOB_COLUMNS(request, request_id)                                                                 \
-        "j.id, j.uid, j.gid, j.user, j.project, j.queue, j.state, j.reason, " request ", j.rerunnable,"  \
-        " j.held_by_admin, j.requeue_count, j.array_job_id, j.array_task_id, j.submit_time,"             \
-        " j.eligible_time, j.start_time, j.end_time, j.suspended_usec, j.suspend_start, j.exit_code,"    \
-        " j.exit_signal, j.alloc_cpus, j.alloc_mem, j.usage_cpu_usec, j.usage_memory_peak,"              \
-        " j.usage_io_read, j.usage_io_write, j.usage_tasks_peak, " request_id ", j.suspended_by_admin,"  \
-        " j.launch_error, j.preempted_by, j.alloc_gpus"
-
-static int load_jobs(Store *s, sqlite3_stmt *st, int (*cb)(Job *j, void *userdata), void *userdata);
+static int load_jobs(Store *s, StmtId id, const SqlArg *args, size_t n, int (*cb)(Job *j, void *userdata),
+                     void *userdata);
 
 int store_load_jobs(Store *s, int (*cb)(Job *j, void *userdata), void *userdata) {
-        static const char sql[] =
-                "SELECT " JOB_COLUMNS("j.request", "j.request_id") " FROM jobs j ORDER BY j.id";
-        sqlite3_stmt *st;
-        int r;
-
-        r = prepare(s, sql, &st);
-        if (r < 0)
-                return r;
-        return load_jobs(s, st, cb, userdata);
+        return load_jobs(s, STMT_LOAD_JOBS, NULL, 0, cb, userdata);
 }
 
 int store_load_jobs_after(Store *s, uint64_t after_id, uint64_t ended_since, unsigned limit,
                           int (*cb)(Job *j, void *userdata), void *userdata) {
-        /* A page may start inside an array: each task reads its first task's request itself. */
-        static const char sql[] =
-                "SELECT " JOB_COLUMNS("CASE WHEN j.request_id = 0 THEN j.request"
-                                      " ELSE (SELECT r.request FROM jobs r WHERE r.id = j.request_id) END", "0")
-                " FROM jobs j WHERE j.id > ?1 AND (j.end_time = 0 OR j.end_time >= ?2) ORDER BY j.id LIMIT ?3";
-        sqlite3_stmt *st;
-        int r;
-
-        r = prepare(s, sql, &st);
-        if (r < 0)
-                return r;
-        if (sqlite3_bind_int64(st, 1, (sqlite3_int64) MIN(after_id, (uint64_t) INT64_MAX)) != SQLITE_OK ||
-            sqlite3_bind_int64(st, 2, (sqlite3_int64) MIN(ended_since, (uint64_t) INT64_MAX)) != SQLITE_OK ||
-            sqlite3_bind_int64(st, 3, limit) != SQLITE_OK) {
-                sqlite3_finalize(st);
-                return -EIO;
-        }
-        return load_jobs(s, st, cb, userdata);
+        return load_jobs(s, STMT_LOAD_JOBS_AFTER,
+                         SQL_ARGS(SQL_INT(MIN(after_id, (uint64_t) INT64_MAX)),
+                                  SQL_INT(MIN(ended_since, (uint64_t) INT64_MAX)), SQL_INT(limit)),
+                         cb, userdata);
 }
 
-/* Takes st (finalized here). */
-static int load_jobs(Store *s, sqlite3_stmt *st, int (*cb)(Job *j, void *userdata), void *userdata) {
+/* Calls cb with the job of each row of statement id (JOB_COLUMNS). */
+static int load_jobs(Store *s, StmtId id, const SqlArg *args, size_t n, int (*cb)(Job *j, void *userdata),
+                     void *userdata) {
         /* Array tasks refer to their first task's request, which comes first in id order:
          * it is parsed once and copied, not parsed again per task. */
         _cleanup_(submit_request_done) SubmitRequest shared = SUBMIT_REQUEST_INIT;
+        _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
         uint64_t shared_id = 0;
         size_t shared_bytes = 0;
-        int rc, r = 0;
+        int r;
 
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        STMT_FOREACH_ROW(s, st, r, id, args, n) {
                 _cleanup_(job_freep) Job *j = job_new();
                 _cleanup_free_ char *state = NULL, *cpus = NULL, *mem = NULL;
                 JobRun run = job_run_none;
@@ -1151,27 +1226,21 @@ static int load_jobs(Store *s, sqlite3_stmt *st, int (*cb)(Job *j, void *userdat
                 if (r < 0)
                         break;
         }
-        return rows_end(st, rc, r);
+        return r;
 }
 
 int store_get_meta(Store *s, const char *key, char **ret) {
-        sqlite3_stmt *st;
-        int rc, r = 0;
+        _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
+        int r;
 
-        rc = sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key=?1", -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return sqlite_to_errno(rc);
-        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) {
-                *ret = col_strdup(st, 0);
-                r = *ret ? 1 : -ENOMEM;
-        } else if (rc == SQLITE_DONE)
+        if ((r = stmt_query(s, STMT_GET_META, SQL_ARGS(SQL_TEXT(key)), &st)) < 0 || (r = stmt_step(s, st)) < 0)
+                return r;
+        if (r == 0) {
                 *ret = NULL;
-        else
-                r = sqlite_to_errno(rc);
-        sqlite3_finalize(st);
-        return r;
+                return 0;
+        }
+        *ret = col_strdup(st, 0);
+        return *ret ? 1 : -ENOMEM;
 }
 
 int store_set_meta(Store *s, const char *key, const char *value) {
@@ -1179,22 +1248,15 @@ int store_set_meta(Store *s, const char *key, const char *value) {
 
         if ((r = begin(s)) < 0)
                 return r;
-        return run_ctl(s, CTL_SET_META, key, value);
+        return stmt_exec(s, STMT_SET_META, SQL_ARGS(SQL_TEXT(key), SQL_TEXT(value)));
 }
 
 int store_delete_meta(Store *s, const char *key) {
-        sqlite3_stmt *st;
-        int rc, r;
+        int r;
 
         if ((r = begin(s)) < 0)
                 return r;
-        rc = sqlite3_prepare_v2(s->db, "DELETE FROM meta WHERE key = ?1", -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return sqlite_to_errno(rc);
-        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-        rc = sqlite3_step(st);
-        sqlite3_finalize(st);
-        return rc == SQLITE_DONE ? 0 : sqlite_to_errno(rc);
+        return stmt_exec(s, STMT_DELETE_META, SQL_ARGS(SQL_TEXT(key)));
 }
 
 int store_next_job_id(Store *s, uint64_t *ret) {
@@ -1203,7 +1265,7 @@ int store_next_job_id(Store *s, uint64_t *ret) {
         uint64_t meta = 0;
         int r;
 
-        r = query_int(s, "SELECT MAX(id) FROM jobs", &max);
+        r = stmt_int(s, STMT_MAX_JOB_ID, &max);
         if (r < 0)
                 return r;
         r = store_get_meta(s, "last_job_id", &v);
@@ -1216,26 +1278,17 @@ int store_next_job_id(Store *s, uint64_t *ret) {
 }
 
 int store_load_request(Store *s, uint64_t id, SubmitRequest *ret) {
-        sqlite3_stmt *st;
-        json_object *o = NULL;
-        int rc, r;
+        _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
+        json_object *o;
+        int r;
 
-        rc = sqlite3_prepare_v2(s->db,
-                                "SELECT CASE WHEN j.request_id = 0 THEN j.request"
-                                " ELSE (SELECT r.request FROM jobs r WHERE r.id = j.request_id) END"
-                                " FROM jobs j WHERE j.id=?1",
-                                -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return sqlite_to_errno(rc);
-        sqlite3_bind_int64(st, 1, (sqlite3_int64) id);
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-                o = json_tokener_parse((const char *) sqlite3_column_text(st, 0));
-        sqlite3_finalize(st);
-        if (rc == SQLITE_DONE)
+        if ((r = stmt_query(s, STMT_LOAD_REQUEST, SQL_ARGS(SQL_INT(id)), &st)) < 0 || (r = stmt_step(s, st)) < 0)
+                return r;
+        if (r == 0)
                 return -ENOENT;
-        if (!o)
-                return rc == SQLITE_ROW ? -EBADMSG : sqlite_to_errno(rc);
+        if (sqlite3_column_type(st, 0) == SQLITE_NULL ||
+            !(o = json_tokener_parse((const char *) sqlite3_column_text(st, 0))))
+                return -EBADMSG;
         r = submit_request_decode(o, SUBMIT_REQUEST_STORED, ret, NULL);
         json_object_put(o);
         return r;
@@ -1244,243 +1297,143 @@ int store_load_request(Store *s, uint64_t id, SubmitRequest *ret) {
 /* ---- accounting (migration 3) ---- */
 
 
+/* A run's or a summary's stall totals, in AcctStall's order. */
+#define SQL_STALLS(v) \
+        SQL_INT((v)[0]), SQL_INT((v)[1]), SQL_INT((v)[2]), SQL_INT((v)[3]), SQL_INT((v)[4]), SQL_INT((v)[5])
+_Static_assert(_ACCT_STALL_MAX == 6, "SQL_STALLS() binds every stall total");
+
 int store_record_charge(Store *s, const JobCharge *c) {
-        static const char charge_sql[] =
-                "INSERT INTO job_usage (job_id, run, uid, user, project, queue, start_time, end_time, cpus,"
-                " run_usec, charge_factor, service_units, cpu_usec, memory_peak, io_read_bytes, io_write_bytes,"
-                " io_read_ops, io_write_ops, has_pressure, cpu_some, cpu_full, memory_some, memory_full, io_some,"
-                " io_full, gpus, gpu_usec, charge_per_gpu_hour) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-                " ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)";
-        static const char daily_sql[] =
-                "INSERT INTO usage_daily (day, project, uid, user, queue, jobs, core_usec, service_units, cpu_usec,"
-                " memory_peak, io_read_bytes, io_write_bytes, io_ops, cpu_some, cpu_full, memory_some, memory_full,"
-                " io_some, io_full, gpu_usec) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
-                " ?15, ?16, ?17, ?18, ?19)"
-                " ON CONFLICT (day, project, uid, queue) DO UPDATE SET jobs = jobs + 1,"
-                " core_usec = core_usec + excluded.core_usec, gpu_usec = gpu_usec + excluded.gpu_usec, service_units = service_units + excluded.service_units,"
-                " cpu_usec = cpu_usec + excluded.cpu_usec, memory_peak = MAX(memory_peak, excluded.memory_peak),"
-                " io_read_bytes = io_read_bytes + excluded.io_read_bytes,"
-                " io_write_bytes = io_write_bytes + excluded.io_write_bytes, io_ops = io_ops + excluded.io_ops,"
-                " cpu_some = cpu_some + excluded.cpu_some, cpu_full = cpu_full + excluded.cpu_full,"
-                " memory_some = memory_some + excluded.memory_some, memory_full = memory_full + excluded.memory_full,"
-                " io_some = io_some + excluded.io_some, io_full = io_full + excluded.io_full";
         const char *project = c->project ?: "", *user = c->user ?: "", *queue = c->queue ?: "";
+        sqlite3_stmt *daily = NULL;
         UsageTotals t;
         char day[16];
-        int r, rc = 0;
+        int r;
 
-        if ((r = begin(s)) < 0 || (r = prepare_once(s, &s->charge_insert, charge_sql)) < 0 ||
-            (r = prepare_once(s, &s->daily_upsert, daily_sql)) < 0)
+        /* The summary's statement too, so that failing to prepare it writes nothing. */
+        if ((r = begin(s)) < 0 || (r = stmt_get(s, STMT_UPSERT_DAILY, &daily)) < 0)
                 return r;
         usage_totals_from_charge(&t, c);
 
-        rc |= sqlite3_bind_int64(s->charge_insert, 1, (sqlite3_int64) c->job_id);
-        rc |= sqlite3_bind_int64(s->charge_insert, 2, c->run);
-        rc |= sqlite3_bind_int64(s->charge_insert, 3, c->uid);
-        rc |= bind_text(s->charge_insert, 4, user);
-        rc |= bind_text(s->charge_insert, 5, project);
-        rc |= bind_text(s->charge_insert, 6, queue);
-        rc |= sqlite3_bind_int64(s->charge_insert, 7, (sqlite3_int64) c->start_time);
-        rc |= sqlite3_bind_int64(s->charge_insert, 8, (sqlite3_int64) c->end_time);
-        rc |= sqlite3_bind_int64(s->charge_insert, 9, c->cpus);
-        rc |= sqlite3_bind_int64(s->charge_insert, 10, (sqlite3_int64) c->run_usec);
-        rc |= sqlite3_bind_double(s->charge_insert, 11, c->charge_factor);
-        rc |= sqlite3_bind_double(s->charge_insert, 12, c->service_units);
-        rc |= sqlite3_bind_int64(s->charge_insert, 13, (sqlite3_int64) c->cpu_usec);
-        rc |= sqlite3_bind_int64(s->charge_insert, 14, (sqlite3_int64) c->memory_peak);
-        rc |= sqlite3_bind_int64(s->charge_insert, 15, (sqlite3_int64) c->io_read_bytes);
-        rc |= sqlite3_bind_int64(s->charge_insert, 16, (sqlite3_int64) c->io_write_bytes);
-        rc |= sqlite3_bind_int64(s->charge_insert, 17, (sqlite3_int64) c->io_read_ops);
-        rc |= sqlite3_bind_int64(s->charge_insert, 18, (sqlite3_int64) c->io_write_ops);
-        rc |= sqlite3_bind_int(s->charge_insert, 19, c->has_pressure);
-        for (int i = 0; i < _ACCT_STALL_MAX; i++)
-                rc |= sqlite3_bind_int64(s->charge_insert, 20 + i, (sqlite3_int64) c->stall_usec[i]);
-        rc |= sqlite3_bind_int64(s->charge_insert, 26, c->gpus);
-        rc |= sqlite3_bind_int64(s->charge_insert, 27, (sqlite3_int64) t.gpu_usec);
-        rc |= sqlite3_bind_double(s->charge_insert, 28, c->charge_per_gpu_hour);
-        if (rc) {
-                (void) sqlite3_reset(s->charge_insert);
-                return -EIO;
-        }
         /* A run is charged once: seen again (an outcome read twice), nothing is added. */
-        r = step_done(s, s->charge_insert);
+        r = stmt_exec(s, STMT_INSERT_CHARGE,
+                      SQL_ARGS(SQL_INT(c->job_id), SQL_INT(c->run), SQL_INT(c->uid), SQL_TEXT(user),
+                               SQL_TEXT(project), SQL_TEXT(queue), SQL_INT(c->start_time), SQL_INT(c->end_time),
+                               SQL_INT(c->cpus), SQL_INT(c->run_usec), SQL_REAL(c->charge_factor),
+                               SQL_REAL(c->service_units), SQL_INT(c->cpu_usec), SQL_INT(c->memory_peak),
+                               SQL_INT(c->io_read_bytes), SQL_INT(c->io_write_bytes), SQL_INT(c->io_read_ops),
+                               SQL_INT(c->io_write_ops), SQL_INT(c->has_pressure), SQL_STALLS(c->stall_usec),
+                               SQL_INT(c->gpus), SQL_INT(t.gpu_usec), SQL_REAL(c->charge_per_gpu_hour)));
         if (r < 0)
                 return r;
         /* From here on a failure leaves the charge without its day's summary. */
-
-        rc |= bind_text(s->daily_upsert, 1, acct_day(day, sizeof day, c->end_time));
-        rc |= bind_text(s->daily_upsert, 2, project);
-        rc |= sqlite3_bind_int64(s->daily_upsert, 3, c->uid);
-        rc |= bind_text(s->daily_upsert, 4, user);
-        rc |= bind_text(s->daily_upsert, 5, queue);
-        rc |= sqlite3_bind_int64(s->daily_upsert, 6, (sqlite3_int64) t.core_usec);
-        rc |= sqlite3_bind_double(s->daily_upsert, 7, t.service_units);
-        rc |= sqlite3_bind_int64(s->daily_upsert, 8, (sqlite3_int64) t.cpu_usec);
-        rc |= sqlite3_bind_int64(s->daily_upsert, 9, (sqlite3_int64) t.memory_peak);
-        rc |= sqlite3_bind_int64(s->daily_upsert, 10, (sqlite3_int64) t.io_read_bytes);
-        rc |= sqlite3_bind_int64(s->daily_upsert, 11, (sqlite3_int64) t.io_write_bytes);
-        rc |= sqlite3_bind_int64(s->daily_upsert, 12, (sqlite3_int64) t.io_ops);
-        for (int i = 0; i < _ACCT_STALL_MAX; i++)
-                rc |= sqlite3_bind_int64(s->daily_upsert, 13 + i, (sqlite3_int64) t.stall_usec[i]);
-        rc |= sqlite3_bind_int64(s->daily_upsert, 19, (sqlite3_int64) t.gpu_usec);
-        r = step_bound(s, s->daily_upsert, rc);
+        r = stmt_exec(s, STMT_UPSERT_DAILY,
+                      SQL_ARGS(SQL_TEXT(acct_day(day, sizeof day, c->end_time)), SQL_TEXT(project), SQL_INT(c->uid),
+                               SQL_TEXT(user), SQL_TEXT(queue), SQL_INT(t.core_usec), SQL_REAL(t.service_units),
+                               SQL_INT(t.cpu_usec), SQL_INT(t.memory_peak), SQL_INT(t.io_read_bytes),
+                               SQL_INT(t.io_write_bytes), SQL_INT(t.io_ops), SQL_STALLS(t.stall_usec),
+                               SQL_INT(t.gpu_usec)));
         if (r < 0)
                 store_fail(s, r);
         return r;
 }
 
 int store_load_charge(Store *s, uint64_t job_id, JobCharge *ret) {
-        sqlite3_stmt *st;
-        int rc;
+        _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
+        int r;
 
-        rc = sqlite3_prepare_v2(s->db,
-                                "SELECT run, uid, start_time, end_time, cpus, run_usec, charge_factor, service_units,"
-                                " cpu_usec, memory_peak, io_read_bytes, io_write_bytes, io_read_ops, io_write_ops,"
-                                " has_pressure, cpu_some, cpu_full, memory_some, memory_full, io_some, io_full,"
-                                " gpus, charge_per_gpu_hour"
-                                " FROM job_usage WHERE job_id=?1 ORDER BY run DESC LIMIT 1",
-                                -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return sqlite_to_errno(rc);
-        sqlite3_bind_int64(st, 1, (sqlite3_int64) job_id);
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) {
-                *ret = (JobCharge) {
-                        .job_id = job_id,
-                        .run = (uint32_t) sqlite3_column_int64(st, 0),
-                        .uid = (uid_t) sqlite3_column_int64(st, 1),
-                        .start_time = (uint64_t) sqlite3_column_int64(st, 2),
-                        .end_time = (uint64_t) sqlite3_column_int64(st, 3),
-                        .cpus = (unsigned) sqlite3_column_int64(st, 4),
-                        .run_usec = (uint64_t) sqlite3_column_int64(st, 5),
-                        .charge_factor = sqlite3_column_double(st, 6),
-                        .service_units = sqlite3_column_double(st, 7),
-                        .cpu_usec = (uint64_t) sqlite3_column_int64(st, 8),
-                        .memory_peak = (uint64_t) sqlite3_column_int64(st, 9),
-                        .io_read_bytes = (uint64_t) sqlite3_column_int64(st, 10),
-                        .io_write_bytes = (uint64_t) sqlite3_column_int64(st, 11),
-                        .io_read_ops = (uint64_t) sqlite3_column_int64(st, 12),
-                        .io_write_ops = (uint64_t) sqlite3_column_int64(st, 13),
-                        .has_pressure = sqlite3_column_int(st, 14),
-                };
-                for (int i = 0; i < _ACCT_STALL_MAX; i++)
-                        ret->stall_usec[i] = (uint64_t) sqlite3_column_int64(st, 15 + i);
-                ret->gpus = (unsigned) sqlite3_column_int64(st, 21);
-                ret->charge_per_gpu_hour = sqlite3_column_double(st, 22);
-                ret->core_hours = (double) ret->cpus * (double) ret->run_usec / ACCT_USEC_PER_HOUR;
-                ret->gpu_hours = (double) ret->gpus * (double) ret->run_usec / ACCT_USEC_PER_HOUR;
-        }
-        sqlite3_finalize(st);
-        return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : sqlite_to_errno(rc) ?: -EIO;
+        if ((r = stmt_query(s, STMT_LOAD_CHARGE, SQL_ARGS(SQL_INT(job_id)), &st)) < 0 || (r = stmt_step(s, st)) < 0)
+                return r;
+        if (r == 0)
+                return -ENOENT;
+        *ret = (JobCharge) {
+                .job_id = job_id,
+                .run = (uint32_t) sqlite3_column_int64(st, 0),
+                .uid = (uid_t) sqlite3_column_int64(st, 1),
+                .start_time = (uint64_t) sqlite3_column_int64(st, 2),
+                .end_time = (uint64_t) sqlite3_column_int64(st, 3),
+                .cpus = (unsigned) sqlite3_column_int64(st, 4),
+                .run_usec = (uint64_t) sqlite3_column_int64(st, 5),
+                .charge_factor = sqlite3_column_double(st, 6),
+                .service_units = sqlite3_column_double(st, 7),
+                .cpu_usec = (uint64_t) sqlite3_column_int64(st, 8),
+                .memory_peak = (uint64_t) sqlite3_column_int64(st, 9),
+                .io_read_bytes = (uint64_t) sqlite3_column_int64(st, 10),
+                .io_write_bytes = (uint64_t) sqlite3_column_int64(st, 11),
+                .io_read_ops = (uint64_t) sqlite3_column_int64(st, 12),
+                .io_write_ops = (uint64_t) sqlite3_column_int64(st, 13),
+                .has_pressure = sqlite3_column_int(st, 14),
+        };
+        for (int i = 0; i < _ACCT_STALL_MAX; i++)
+                ret->stall_usec[i] = (uint64_t) sqlite3_column_int64(st, 15 + i);
+        ret->gpus = (unsigned) sqlite3_column_int64(st, 21);
+        ret->charge_per_gpu_hour = sqlite3_column_double(st, 22);
+        ret->core_hours = (double) ret->cpus * (double) ret->run_usec / ACCT_USEC_PER_HOUR;
+        ret->gpu_hours = (double) ret->gpus * (double) ret->run_usec / ACCT_USEC_PER_HOUR;
+        return 0;
 }
 
 int store_save_decayed(Store *s, StoreUsageKind kind, const char *name, const AcctDecayed *d) {
-        int r, rc = 0;
+        int r;
 
-        if ((r = begin(s)) < 0 ||
-            (r = prepare_once(s, &s->decayed_upsert,
-                              "INSERT OR REPLACE INTO usage_decayed (kind, name, value, stamp) VALUES (?1, ?2, ?3, ?4)")) < 0)
+        if ((r = begin(s)) < 0)
                 return r;
-        rc |= sqlite3_bind_int(s->decayed_upsert, 1, (int) kind);
-        rc |= bind_text(s->decayed_upsert, 2, name ?: "");
-        rc |= sqlite3_bind_double(s->decayed_upsert, 3, d->value);
-        rc |= sqlite3_bind_int64(s->decayed_upsert, 4, (sqlite3_int64) d->stamp);
-        return step_bound(s, s->decayed_upsert, rc);
+        return stmt_exec(s, STMT_SAVE_DECAYED,
+                         SQL_ARGS(SQL_INT(kind), SQL_TEXT(name ?: ""), SQL_REAL(d->value), SQL_INT(d->stamp)));
 }
 
 int store_load_decayed(Store *s, store_decayed_cb cb, void *userdata) {
-        sqlite3_stmt *st;
-        int rc, r;
+        _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
+        int r;
 
-        r = prepare(s, "SELECT kind, name, value, stamp FROM usage_decayed", &st);
-        if (r < 0)
-                return r;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        STMT_FOREACH_ROW(s, st, r, STMT_LOAD_DECAYED, NULL, 0) {
                 AcctDecayed d = { .value = sqlite3_column_double(st, 2),
                                   .stamp = (uint64_t) sqlite3_column_int64(st, 3) };
                 const char *name = (const char *) sqlite3_column_text(st, 1);
-                r = cb((StoreUsageKind) sqlite3_column_int(st, 0), name ?: "", &d, userdata);
-                if (r < 0)
+
+                if ((r = cb((StoreUsageKind) sqlite3_column_int(st, 0), name ?: "", &d, userdata)) < 0)
                         break;
         }
-        return rows_end(st, rc, r);
+        return r;
 }
 
 int store_save_grant(Store *s, const char *project, uint64_t period_begin, double service_units) {
-        int r, rc = 0;
+        int r;
 
-        if ((r = begin(s)) < 0 ||
-            (r = prepare_once(s, &s->grant_upsert,
-                              "INSERT OR REPLACE INTO grant_usage (project, period_begin, service_units)"
-                              " VALUES (?1, ?2, ?3)")) < 0)
+        if ((r = begin(s)) < 0)
                 return r;
-        rc |= bind_text(s->grant_upsert, 1, project);
-        rc |= sqlite3_bind_int64(s->grant_upsert, 2, (sqlite3_int64) period_begin);
-        rc |= sqlite3_bind_double(s->grant_upsert, 3, service_units);
-        return step_bound(s, s->grant_upsert, rc);
+        return stmt_exec(s, STMT_SAVE_GRANT,
+                         SQL_ARGS(SQL_TEXT(project), SQL_INT(period_begin), SQL_REAL(service_units)));
 }
 
 int store_load_grants(Store *s, store_grant_cb cb, void *userdata) {
-        sqlite3_stmt *st;
-        int rc, r;
+        _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
+        int r;
 
-        r = prepare(s, "SELECT project, period_begin, service_units FROM grant_usage", &st);
-        if (r < 0)
-                return r;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        STMT_FOREACH_ROW(s, st, r, STMT_LOAD_GRANTS, NULL, 0) {
                 const char *project = (const char *) sqlite3_column_text(st, 0);
-                r = cb(project ?: "", (uint64_t) sqlite3_column_int64(st, 1), sqlite3_column_double(st, 2), userdata);
-                if (r < 0)
+
+                if ((r = cb(project ?: "", (uint64_t) sqlite3_column_int64(st, 1), sqlite3_column_double(st, 2),
+                            userdata)) < 0)
                         break;
         }
-        return rows_end(st, rc, r);
-}
-
-static const char *usage_key_column(StoreUsageBy by) {
-        switch (by) {
-        case STORE_USAGE_BY_USER:
-                return "user";
-        case STORE_USAGE_BY_PROJECT:
-                return "project";
-        case STORE_USAGE_BY_QUEUE:
-                return "queue";
-        case STORE_USAGE_BY_DAY:
-                return "day";
-        default:
-                return NULL;
-        }
+        return r;
 }
 
 int store_usage_rows(Store *s, const StoreUsageQuery *q, store_usage_cb cb, void *userdata) {
-        _cleanup_free_ char *sql = NULL;
-        const char *key = usage_key_column(q->by);
-        sqlite3_stmt *st;
-        int rc, r;
+        static const StmtId by_stmt[] = {
+                [STORE_USAGE_BY_USER] = STMT_USAGE_BY_USER,
+                [STORE_USAGE_BY_PROJECT] = STMT_USAGE_BY_PROJECT,
+                [STORE_USAGE_BY_QUEUE] = STMT_USAGE_BY_QUEUE,
+                [STORE_USAGE_BY_DAY] = STMT_USAGE_BY_DAY,
+        };
+        _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
+        int r;
 
-        if (!key)
+        if ((size_t) q->by >= ELEMENTSOF(by_stmt))
                 return -EINVAL;
-        /* Grouped by the key and by who (project, uid), so that the caller can decide
-         * what each reader may see before rows merge; in key order, so rows of one key
-         * come together. The per-day table is all this reads: never the runs. */
-        if (asprintf(&sql,
-                     "SELECT %s, project, uid, MIN(user), SUM(jobs), SUM(core_usec), SUM(service_units),"
-                     " SUM(cpu_usec), MAX(memory_peak), SUM(io_read_bytes), SUM(io_write_bytes), SUM(io_ops),"
-                     " SUM(cpu_some), SUM(cpu_full), SUM(memory_some), SUM(memory_full), SUM(io_some), SUM(io_full),"
-                     " SUM(gpu_usec)"
-                     " FROM usage_daily WHERE day >= ?1 AND day <= ?2"
-                     " AND (?3 IS NULL OR user = ?3) AND (?4 IS NULL OR project = ?4) AND (?5 IS NULL OR queue = ?5)"
-                     " GROUP BY 1, project, uid ORDER BY 1",
-                     key) < 0)
-                return -ENOMEM;
-        r = prepare(s, sql, &st);
-        if (r < 0)
-                return r;
-        (void) bind_text(st, 1, q->since ?: "0000-00-00");
-        (void) bind_text(st, 2, q->until ?: "9999-99-99");
-        (void) bind_text(st, 3, q->user);
-        (void) bind_text(st, 4, q->project);
-        (void) bind_text(st, 5, q->queue);
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        STMT_FOREACH_ROW(s, st, r, by_stmt[q->by],
+                         SQL_ARGS(SQL_TEXT(q->since ?: "0000-00-00"), SQL_TEXT(q->until ?: "9999-99-99"),
+                                  SQL_TEXT(q->user), SQL_TEXT(q->project), SQL_TEXT(q->queue))) {
                 UsageTotals t = {
                         .jobs = (uint64_t) sqlite3_column_int64(st, 4),
                         .core_usec = (uint64_t) sqlite3_column_int64(st, 5),
@@ -1505,5 +1458,5 @@ int store_usage_rows(Store *s, const StoreUsageQuery *q, store_usage_cb cb, void
                 if (r < 0)
                         break;
         }
-        return rows_end(st, rc, r);
+        return r;
 }
