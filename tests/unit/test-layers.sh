@@ -4,10 +4,15 @@
 #   layer       an `#include "…"` or a meson.build link_with/dependencies that goes up a
 #               layer, or beside or below it to a directory its row does not name
 #   no-row      a directory with C files and no row
+#   tier        inside daemon/, an `#include "…"` of a header of the same tier or a higher
+#               one in the table under "## The daemon's tiers" (tier 0 may include tier 0)
+#   tier-row    a daemon/ .c or .h the tiers do not name
 #   cycle       two files with code each including the other's header (a.c or a.h includes
-#               b.h while b.c or b.h includes a.h)
+#               b.h while b.c or b.h includes a.h); a file the tiers name with its
+#               extension (manager.h, manager.c) is a node of its own, not one with its twin
 #   own-header  a header declaring a function that a .c of another name defines (a header
-#               declares only its own file)
+#               declares only its own file), or, for a face the "Faces:" line under
+#               "## Rules" names, a .c outside the face's directory
 # naming FILE:LINE and the rule. A quoted include is resolved as the compiler does: the
 # including file's folder, then the folders meson.build's include_directories() name.
 # tests/ and bench/ may use anything and are not checked; nothing may use them.
@@ -17,6 +22,7 @@
 #
 # It first proves on planted breaches, in a small tree and in a copy of the real one, that
 # each rule can fail: a guard that passes everything is worse than none.
+# shellcheck disable=SC2016  # the plants' backticks are markdown's, not the shell's
 set -euo pipefail
 src=${CORRAL_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 report=0
@@ -27,7 +33,7 @@ case "${1:-}" in
 esac
 
 # The reader (POSIX awk: mawk or gawk). Its inputs, in this order: the tree's .c, .h and
-# meson.build files (one a line), the table's page, the meson.build files (the top-level one
+# meson.build files (one a line), the tables' page, the meson.build files (the top-level one
 # first), the .c and .h files. It prints "RULE: FILE:LINE: what" per breach, and with
 # -v counts=1 "count: HEADER N" per header with own-header breaches.
 read -r -d '' reader <<'AWK' || true
@@ -122,6 +128,78 @@ function reach(   changed, k, parts, a, b) {
                                 }
                 }
         } while (changed)
+}
+
+# ---- the daemon's tiers: the first table under "## The daemon's tiers" -------------------
+# `name` is daemon/name.c and daemon/name.h; `name.h` or `name.c` that one file, which is
+# then a node of its own in the cycle rule.
+function tier_set(f, t, nm) {
+        if (f in tierof) {
+                print "table: docs/ARCHITECTURE.md:" FNR ": " nm " has a second row in the tiers"
+                return
+        }
+        tierof[f] = t
+}
+
+function tier_line(line,   cells, n, c, t, nm) {
+        n = split(line, cells, "|")
+        if (n < 5 || cells[2] ~ /^[ \t]*(tier|-+|:?-+:?)[ \t]*$/)
+                return
+        t = cells[2]
+        gsub(/[ \t]/, "", t)
+        if (t !~ /^[0-9]+$/) {
+                print "table: docs/ARCHITECTURE.md:" FNR ": tier \"" t "\" is not a number"
+                return
+        }
+        tierrows++
+        c = cells[3]
+        while (match(c, /`[^`]*`/)) {
+                nm = substr(c, RSTART + 1, RLENGTH - 2)
+                c = substr(c, RSTART + RLENGTH)
+                tiername_line[nm] = FNR
+                if (nm ~ /\.[ch]$/) {
+                        tier_set(TIERDIR "/" nm, t, nm)
+                        splitf[TIERDIR "/" nm] = 1
+                } else {
+                        tier_set(TIERDIR "/" nm ".c", t, nm)
+                        tier_set(TIERDIR "/" nm ".h", t, nm)
+                }
+        }
+}
+
+# Whether a name in the tiers names a file: itself, or with .c or .h.
+function tier_named(p) {
+        if (p ~ /\.[ch]$/)
+                return p in known
+        return ((p ".c") in known) || ((p ".h") in known)
+}
+
+# ---- the faces: "Faces: `dir/x.h` …" under "## Rules", up to a blank line or the next item --
+function faces_line(line,   c) {
+        c = line
+        if (!facesopen) {
+                if (c !~ /Faces:/)
+                        return
+                sub(/.*Faces:/, "", c)
+                facesopen = 1
+        } else if (c ~ /^[ \t]*$/ || c ~ /^[ \t]*[-*] /) {
+                facesopen = 0
+                return
+        }
+        while (match(c, /`[^`]*`/)) {
+                face[substr(c, RSTART + 1, RLENGTH - 2)] = FNR
+                c = substr(c, RSTART + RLENGTH)
+        }
+}
+
+# The cycle rule's node of file F: its stem (a.c and a.h are one), or F itself where the
+# tiers name it with its extension.
+function node(f) {
+        return (f in splitf) ? f : stem(f)
+}
+
+function hascode(n) {
+        return (n in hasc) || (n in splitf)
 }
 
 function uses_list(d) {
@@ -413,6 +491,7 @@ BEGIN {
               "__extension__ __inline__ __restrict__ __asm__ asm", kw, " ")
         for (k in kw)
                 keyword[kw[k]] = 1
+        TIERDIR = "daemon"      # the directory "## The daemon's tiers" orders
 }
 
 FNR == 1 {
@@ -431,7 +510,7 @@ FNR == 1 {
                 FILE_KIND = "h"
         MESON_DIR = parent(FILENAME_REL)
         intable = 0
-        insection = 0
+        section = ""
         incomment = 0
         ppcont = 0
         depth = 0
@@ -455,14 +534,27 @@ FILE_KIND == "list" {
 
 FILE_KIND == "doc" {
         if ($0 ~ /^## /) {
-                insection = ($0 ~ /^## Layers[ \t]*$/)
+                section = ""
+                if ($0 ~ /^## Layers[ \t]*$/)
+                        section = "layers"
+                else if ($0 ~ /^## The daemon's tiers[ \t]*$/)
+                        section = "tiers"
+                else if ($0 ~ /^## Rules[ \t]*$/)
+                        section = "rules"
+                intable = 0
+                facesopen = 0
                 next
         }
-        if (insection && !tabledone && $0 ~ /^\|/) {
+        if (section == "rules")
+                faces_line($0)
+        if (section != "" && !(section in tabledone) && $0 ~ /^\|/) {
                 intable = 1
-                table_line($0)
+                if (section == "layers")
+                        table_line($0)
+                else if (section == "tiers")
+                        tier_line($0)
         } else if (intable) {
-                tabledone = 1
+                tabledone[section] = 1
                 intable = 0
         }
         next
@@ -505,24 +597,61 @@ END {
                               v " (" libdir[v] "/): " why
         }
 
-        # cycle: file a (a.c or a.h) includes b.h while file b includes a.h, outside tests/bench
+        # tier: inside daemon/, an include goes down the tiers (tier 0 may use tier 0)
+        for (f in known)
+                if (f ~ /\.[ch]$/ && parent(f) == TIERDIR)
+                        ntierfiles++
+        if (ntierfiles && !tierrows)
+                print "table: docs/ARCHITECTURE.md:1: no table under \"## The daemon's tiers\""
+        if (tierrows) {
+                for (nm in tiername_line)
+                        if (!tier_named(TIERDIR "/" nm))
+                                print "table: docs/ARCHITECTURE.md:" tiername_line[nm] ": " nm " in the tiers names no file in " TIERDIR "/"
+                for (f in known)
+                        if (f ~ /\.[ch]$/ && parent(f) == TIERDIR && !(f in tierof))
+                                print "tier-row: " f ":1: " f " has no row in docs/ARCHITECTURE.md's tiers"
+                for (k = 1; k <= nincl; k++) {
+                        a = incl_file[k]
+                        b = incl_to[k]
+                        if (parent(a) != TIERDIR || parent(b) != TIERDIR || stem(a) == stem(b))
+                                continue
+                        if (!(a in tierof) || !(b in tierof))
+                                continue        # reported once as tier-row
+                        ta = tierof[a] + 0
+                        tb = tierof[b] + 0
+                        if (ta > tb || ta == 0 && tb == 0)
+                                continue
+                        print "tier: " a ":" incl_line[k] ": includes " b " (tier " tb ") from tier " ta ": " \
+                              (ta < tb ? "up the tiers" : "the same tier, which only tier 0 may include") \
+                              "; a file includes only lower tiers' headers"
+                }
+        }
+
+        # cycle: file a (a.c or a.h) includes b.h while file b includes a.h, outside tests/bench.
+        # A file the tiers name with its extension (manager.h, manager.c) is a node of its own.
         for (k = 1; k <= nincl; k++) {
-                a = stem(incl_file[k])
-                b = stem(incl_to[k])
+                a = node(incl_file[k])
+                b = node(incl_to[k])
                 # both sides files with code: a header alone (sched-internal.h) calls nothing
-                if (a == b || exempt(dirof(a)) || exempt(dirof(b)) || !(a in hasc) || !(b in hasc))
+                if (a == b || exempt(dirof(a)) || exempt(dirof(b)) || !hascode(a) || !hascode(b))
                         continue
-                if (!((a, b) in edge))
+                if (!((a, b) in edge)) {
                         edge[a, b] = incl_file[k] ":" incl_line[k]
+                        edge_to[a, b] = incl_to[k]
+                }
         }
         for (k in edge) {
                 split(k, ab, SUBSEP)
                 if (ab[1] < ab[2] && ((ab[2], ab[1]) in edge))
-                        print "cycle: " edge[k] ": includes " ab[2] ".h while " edge[ab[2], ab[1]] \
-                              " includes " ab[1] ".h"
+                        print "cycle: " edge[k] ": includes " edge_to[k] " while " edge[ab[2], ab[1]] \
+                              " includes " edge_to[ab[2], ab[1]]
         }
 
-        # own-header: a header declaring a function that another file's .c defines
+        # own-header: a header declaring a function that another file's .c defines; a face
+        # (named under "## Rules") may declare its own directory's
+        for (h in face)
+                if (!(h in known) || h !~ /\.h$/)
+                        print "table: docs/ARCHITECTURE.md:" face[h] ": the face " h " is not a header in the tree"
         for (k = 1; k <= ndecls; k++) {
                 h = decl_file[k]
                 if (exempt(dirof(h)) || !(decl_name[k] in defs))
@@ -531,12 +660,13 @@ END {
                 own = 0
                 list = ""
                 for (j = 1; j <= n; j++) {
-                        if (where[j] == stem(h))
+                        if (where[j] == stem(h) || (h in face) && parent(where[j]) == parent(h))
                                 own = 1
                         list = list (j > 1 ? ", " : "") where[j] ".c"
                 }
                 if (!own) {
-                        print "own-header: " h ":" decl_line[k] ": declares " decl_name[k] "(), defined in " list
+                        print "own-header: " h ":" decl_line[k] ": declares " decl_name[k] "(), defined in " list \
+                              ((h in face) ? " (a face declares only its own directory's files)" : "")
                         hits[h]++
                 }
         }
@@ -598,7 +728,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # ---- self-test 1: a small tree that keeps every rule, then one breach of each at a time ----
 t=$tmp/small
-mkdir -p "$t"/{docs,base,core,wire,app,tests,build}
+mkdir -p "$t"/{docs,base,core,wire,app,daemon,tests,build}
 cat >"$t/docs/ARCHITECTURE.md" <<'MD'
 # A tree
 
@@ -609,13 +739,37 @@ cat >"$t/docs/ARCHITECTURE.md" <<'MD'
 | 1 | `core/` | `base/` | |
 | 1 | `wire/` | `base/` | |
 | 2 | `app/` | `core/`, `wire/`, `base/` | |
+| 2 | `daemon/` | `base/` | |
 | – | `tests/`, `bench/` | anything | |
+
+## Rules
+- A header declares only its own file. Faces are the exception,
+  Faces: `wire/wire.h`
+  `base/util.h`
+- Calls go down, and the faces end at the next item:
+  `core/core.h` is no face.
+
+## The daemon's tiers
+| tier | files | what |
+|---|---|---|
+| 0 | `svc` `log` | services |
+| 1 | `hub.h` | the type |
+| 2 | `feat` `aux` | features |
+| 3 | `hub.c` `main` | the root |
+
+Only the first table under the heading is the rule:
+
+| tier | files | what |
+|---|---|---|
+| 9 | `svc` | |
 
 ## Another section, whose table is not the rule
 | layer | directory | may use |
 |---|---|---|
 | 2 | `app/` | `tests/` |
 | 0 | `base/` | `app/` |
+
+Faces: `core/core.h`
 MD
 cat >"$t/meson.build" <<'M'
 incs = include_directories('.', 'base',
@@ -691,8 +845,15 @@ int core_run(int x) {
         return util_max(x, 0);
 }
 C
+cat >"$t/core/core-more.c" <<'C'
+int core_more(void) { return 0; }
+C
 cat >"$t/wire/wire.h" <<'C'
 int wire_send(int x);
+int wire_pack(int x);
+C
+cat >"$t/wire/pack.c" <<'C'
+int wire_pack(int x) { return x; }
 C
 cat >"$t/wire/wire.c" <<'C'
 #include "wire.h"
@@ -721,6 +882,19 @@ cat >"$t/tests/t.c" <<'C'
 #include "b.h"
 int a_go(void) { return 1; }
 C
+# the daemon's tiers: svc and log (tier 0) use each other; hub.h (tier 1) is the type every
+# feature takes and hub.c (tier 3) the root that includes the features: no cycle
+for f in svc log feat aux; do
+        printf 'int %s_go(void);\n' "$f" >"$t/daemon/$f.h"
+done
+printf '#include "svc.h"\nstruct Hub { int n; };\nint hub_new(void);\n' >"$t/daemon/hub.h"
+printf '#include "svc.h"\n#include "log.h"\nint svc_go(void) { return log_go(); }\n' >"$t/daemon/svc.c"
+printf '#include "log.h"\nint log_go(void) { return 0; }\n' >"$t/daemon/log.c"
+printf '#include "feat.h"\n#include "hub.h"\nint feat_go(void) { return svc_go(); }\n' >"$t/daemon/feat.c"
+printf '#include "aux.h"\n#include "hub.h"\n#include "log.h"\nint aux_go(void) { return 0; }\n' >"$t/daemon/aux.c"
+printf '#include "hub.h"\n#include "feat.h"\n#include "aux.h"\nint hub_new(void) { return feat_go() + aux_go(); }\n' \
+        >"$t/daemon/hub.c"
+printf '#include "hub.h"\nint main(void) { return hub_new(); }\n' >"$t/daemon/main.c"
 printf '#include "app/a.h"\n' >"$t/build/x.c"
 touch "$t/build/build.ninja"
 
@@ -763,29 +937,83 @@ for decl in 'int util_max(int a, int b);' '_printf_(1, 2) int util_log(const cha
         expect "$t" own-header core/core.h:4 "'$decl' in core.h (defined in base/util.c)"
         unplant core/core.h
 done
+plant core/core.h 'int core_more(void);'
+expect "$t" own-header core/core.h:4 "core.h declaring core-more.c's function (core.h is no face: only a decoy section names it)"
+unplant core/core.h
+plant wire/wire.h 'int util_max(int a, int b);'
+expect "$t" own-header wire/wire.h:3 "the face wire.h declaring a function of base/util.c, outside its directory"
+unplant wire/wire.h
+plant docs/ARCHITECTURE.md ''
+sed -i 's/`wire\/wire.h`//' "$t/docs/ARCHITECTURE.md"
+expect "$t" own-header wire/wire.h:2 "wire.h declaring pack.c's function once the doc no longer names it a face"
+unplant docs/ARCHITECTURE.md
+plant docs/ARCHITECTURE.md ''
+sed -i 's/`base\/util.h`/`base\/gone.h`/' "$t/docs/ARCHITECTURE.md"
+expect "$t" table docs/ARCHITECTURE.md:16 "a face the tree does not have"
+unplant docs/ARCHITECTURE.md
 mkdir "$t/extra"
 printf 'int x;\n' >"$t/extra/x.c"
 expect "$t" no-row extra/x.c:1 "a directory with no row"
 rm -r "$t/extra"
+
+# the tiers
+plant daemon/svc.c '#include "feat.h"'
+expect "$t" tier daemon/svc.c:4 "tier 0's svc.c including tier 2's feat.h"
+grep -qF 'tier: daemon/svc.c:4: includes daemon/feat.h (tier 2) from tier 0: up the tiers' <<<"$(scan "$t")" ||
+        { echo "self-test: an include up the tiers not called so" >&2; exit 1; }
+unplant daemon/svc.c
+plant daemon/hub.h '#include "feat.h"'
+expect "$t" tier daemon/hub.h:4 "hub.h (tier 1) including feat.h (tier 2)"
+expect "$t" cycle daemon/feat.c:2 "feat.c including hub.h while hub.h includes feat.h (hub.h a node of its own)"
+unplant daemon/hub.h
+plant daemon/aux.c '#include "feat.h"'
+expect "$t" tier daemon/aux.c:5 "aux.c including feat.h, both tier 2"
+grep -qF 'tier: daemon/aux.c:5: includes daemon/feat.h (tier 2) from tier 2: the same tier' <<<"$(scan "$t")" ||
+        { echo "self-test: an include in the same tier not called so" >&2; exit 1; }
+unplant daemon/aux.c
+plant daemon/log.c '#include "svc.h"'
+expect "$t" cycle daemon/log.c:3 "log.c including svc.h while svc.c includes log.h (tier 0, which the tiers allow)"
+[ "$(scan "$t" | grep -c .)" = 1 ] ||
+        { echo "self-test: a cycle in tier 0 reported as more than the cycle:" >&2; scan "$t" >&2; exit 1; }
+unplant daemon/log.c
+printf 'int x;\n' >"$t/daemon/extra.c"
+printf '#include "extra.h"\n' >"$t/daemon/extra.h"
+expect "$t" tier-row daemon/extra.c:1 "a daemon .c with no tier"
+expect "$t" tier-row daemon/extra.h:1 "a daemon .h with no tier"
+rm "$t/daemon/extra.c" "$t/daemon/extra.h"
+# without the split, hub.c including feat.h while feat.c includes hub.h is a cycle: the
+# split, not something else, is what keeps it out
+plant docs/ARCHITECTURE.md ''
+sed -i 's/`hub\.h`/`hub`/; s/`hub\.c` //' "$t/docs/ARCHITECTURE.md"
+expect "$t" cycle daemon/feat.c:2 "feat.c including hub.h while hub.c includes feat.h, once hub.c and hub.h are one"
+unplant docs/ARCHITECTURE.md
+plant docs/ARCHITECTURE.md ''
+sed -i 's/`hub\.c` `main`/`hub.c` `main` `gone`/' "$t/docs/ARCHITECTURE.md"
+expect "$t" table docs/ARCHITECTURE.md:26 "a tier name with no file"
+unplant docs/ARCHITECTURE.md
 [ -z "$(scan "$t")" ] || { echo "self-test: the small tree did not come back clean" >&2; exit 1; }
 
-# ---- self-test 2: a copy of the real tree with its own table, and a breach planted ----
+# ---- self-test 2: a copy of the real tree with its own tables, and two breaches planted ----
 r=$tmp/real
 mkdir "$r"
 (cd "$src" && { tree_files; echo docs/ARCHITECTURE.md; } | xargs cp --parents -t "$r")
 before=$(scan "$r")
 n=$(($(wc -l <"$r/sched/sched.c") + 1))
 printf '#include "daemon/manager.h"\n' >>"$r/sched/sched.c"
+nd=$(($(wc -l <"$r/daemon/job-state.c") + 1))
+printf '#include "methods.h"\n' >>"$r/daemon/job-state.c"
 after=$(scan "$r")
 grep -qF "layer: sched/sched.c:$n: includes daemon/manager.h: up a layer" <<<"$after" ||
         { echo "self-test: sched/sched.c including daemon/manager.h in a copy of the tree was not reported" >&2; exit 1; }
-[ "$(grep -vF "sched/sched.c:$n:" <<<"$after")" = "$before" ] ||
-        { echo "self-test: one planted include changed other lines of the report" >&2; exit 1; }
+grep -qF "tier: daemon/job-state.c:$nd: includes daemon/methods.h (tier " <<<"$after" ||
+        { echo "self-test: daemon/job-state.c including methods.h in a copy of the tree was not reported" >&2; exit 1; }
+[ "$(grep -vF -e "sched/sched.c:$n:" -e "daemon/job-state.c:$nd:" <<<"$after")" = "$before" ] ||
+        { echo "self-test: two planted includes changed other lines of the report" >&2; exit 1; }
 
 # ---- the real tree ----
 out=$(scan "$src" "$report")
 if [ "$report" = 1 ]; then
-        for rule in table no-row layer cycle own-header; do
+        for rule in table no-row layer tier-row tier cycle own-header; do
                 lines=$(grep "^$rule: " <<<"$out" || true)
                 echo "== $rule: $(grep -c . <<<"$lines" || true)"
                 [ -z "$lines" ] || echo "$lines"
@@ -799,5 +1027,5 @@ if [ -n "$out" ]; then
         echo "FAIL: $(grep -c . <<<"$out") breaches of docs/ARCHITECTURE.md's layers and rules (--report lists them by rule)" >&2
         exit 1
 fi
-echo "ok: every include and link keeps docs/ARCHITECTURE.md's layers; no two files include each other's headers;" \
-     "every header declares only its own file"
+echo "ok: every include and link keeps docs/ARCHITECTURE.md's layers and the daemon's tiers; no two files include" \
+     "each other's headers; every header declares only its own file, every face only its directory's"
