@@ -361,6 +361,17 @@ static void test_submit_track_finish(void **state) {
         /* A running forwarded job is not the local scheduler's. */
         pass(m);
         assert_int_equal(j->state, JOB_RUNNING);
+        /* Suspending it is the cluster's administrators' (scontrol suspend): refused by its
+         * backend, with nothing run, still running. */
+        {
+                size_t before = n_calls;
+                r = call(m, 0, CORRAL_METHOD_SUSPEND, "{\"job_id\":1}");
+                if (!strstr(json_object_to_json_string(r), "InvalidParameter"))
+                        fail_msg("suspend: %s", json_object_to_json_string(r));
+                json_object_put(r);
+                assert_int_equal(n_calls, before);
+                assert_int_equal(j->state, JOB_RUNNING);
+        }
 
         /* Requeue: the user's scontrol requeue of the same Slurm job; back in the queue
          * here when the poll shows it pending, then running again. */
