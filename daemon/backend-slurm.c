@@ -1542,10 +1542,15 @@ static bool reason_is(const Job *j, const char *r) {
         return j->reason && streq(j->reason, r);
 }
 
+/* One sentence of corral why's answer. */
+#define say json_array_add_printf
+
 /* The cluster decides, not this machine's passes. */
 static int slurm_why(Manager *m, const Job *j, json_object *o, json_object *why) {
         const QueueConfig *q = config_find_queue(m->config, j->queue);
         uint64_t sid = manager_job_slurm_id(m, j);
+        const char *word = j->reason && strncmp(j->reason, "Slurm:", 6) == 0 ? j->reason + 6 : strempty(j->reason);
+        uint64_t every = m->config->slurm_poll_sec;
 
         if (job_state_is_final(j->state))
                 return 0;
@@ -1553,30 +1558,22 @@ static int slurm_why(Manager *m, const Job *j, json_object *o, json_object *why)
                 json_add_u64(o, "slurm_job_id", sid);
         /* The poll's failures are corrald's words, not Slurm's reason for the job. */
         if (reason_is(j, "SlurmPollFailed"))
-                json_array_add_printf(why,
-                                      "the cluster's squeue of %s's jobs failed (corrald's log says how): its state "
-                                      "here is left as it was until one answers, asked again every %" PRIu64 " s",
-                                      strna(j->user), m->config->slurm_poll_sec);
+                say(why, "the cluster's squeue of %s's jobs failed (corrald's log says how): its state here is left "
+                    "as it was until one answers, asked again every %" PRIu64 " s", strna(j->user), every);
         else if (sid && reason_is(j, "SlurmUnreachable"))
-                json_array_add_printf(why,
-                                      "it is Slurm job %" PRIu64 " of a cluster whose controller did not answer "
-                                      "the last poll; it is asked again every %" PRIu64 " s",
-                                      sid, m->config->slurm_poll_sec);
+                say(why, "it is Slurm job %" PRIu64 " of a cluster whose controller did not answer the last poll; "
+                    "it is asked again every %" PRIu64 " s", sid, every);
         else if (sid)
-                json_array_add_printf(why, "it is Slurm job %" PRIu64 " of the cluster (partition %s); Slurm says: %s",
-                                      sid, q && q->slurm_partition ? q->slurm_partition : "the default",
-                                      j->reason && strncmp(j->reason, "Slurm:", 6) == 0 ? j->reason + 6
-                                                                                        : strempty(j->reason));
+                say(why, "it is Slurm job %" PRIu64 " of the cluster (partition %s); Slurm says: %s", sid,
+                    q && q->slurm_partition ? q->slurm_partition : "the default", word);
         else if (reason_is(j, "SlurmUnreachable"))
-                json_array_add_printf(why,
-                                      "queue %s forwards to a Slurm cluster whose controller did not answer; it is "
-                                      "tried again every %" PRIu64 " s", j->queue, m->config->slurm_poll_sec);
+                say(why, "queue %s forwards to a Slurm cluster whose controller did not answer; it is tried "
+                    "again every %" PRIu64 " s", j->queue, every);
         else if (reason_is(j, "MaxForwarded"))
-                json_array_add_printf(why, "queue %s already has its MaxForwarded=%u jobs on the cluster", j->queue,
-                                      q ? q->max_forwarded : 0);
+                say(why, "queue %s already has its MaxForwarded=%u jobs on the cluster", j->queue,
+                    q ? q->max_forwarded : 0);
         else if (j->state != JOB_HELD)
-                json_array_add_printf(why, "queue %s forwards to a Slurm cluster: it goes there at the next pass",
-                                      j->queue);
+                say(why, "queue %s forwards to a Slurm cluster: it goes there at the next pass", j->queue);
         /* A hold is this machine's: said as any job's. */
         return j->state != JOB_HELD;
 }

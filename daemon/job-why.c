@@ -20,6 +20,9 @@
 #include "sched-driver.h"
 #include "usage.h"
 
+/* One sentence of the answer. */
+#define say json_array_add_printf
+
 static bool reason_is(const Job *j, const char *r) {
         return j->reason && streq(j->reason, r);
 }
@@ -59,7 +62,7 @@ static void explain_resources(Manager *m, const Job *j, json_object *why) {
                                        k, total - MIN(busy[k], total), total,
                                        (mem - MIN(mem_busy[k], mem)) >> 20);
         }
-        json_array_add_printf(why, "%s", line);
+        say(why, "%s", line);
 }
 
 /* The GPUs it waits for: how many of those it may have are free, and who holds the rest
@@ -108,7 +111,7 @@ static void explain_gpus(Manager *m, Job *j, json_object *why) {
                 n += (size_t) snprintf(line + n, sizeof line - n, ")");
         if (n < sizeof line && h > 0)
                 (void) snprintf(line + n, sizeof line - n, "; held by job%s %s", strchr(holders, ',') ? "s" : "", holders);
-        json_array_add_printf(why, "%s", line);
+        say(why, "%s", line);
 }
 
 static void explain_priority_wait(Manager *m, const Job *j, json_object *why) {
@@ -122,31 +125,31 @@ static void explain_priority_wait(Manager *m, const Job *j, json_object *why) {
         }
         if (top && top != j) {
                 say_time(when, sizeof when, top->est_start);
-                json_array_add_printf(why, "job %" PRIu64 " (priority %.3f) comes first and holds a reservation from %s; this job may "
+                say(why, "job %" PRIu64 " (priority %.3f) comes first and holds a reservation from %s; this job may "
                     "start before that only if it ends by then or fits beside it", top->id, top->priority, when);
         } else
-                json_array_add_printf(why, "jobs of higher priority come first");
+                say(why, "jobs of higher priority come first");
 }
 
 static void explain_dependencies(Manager *m, const Job *j, json_object *why) {
         for (size_t i = 0; i < j->req.n_dependencies; i++) {
                 const SchedDep *d = &j->req.dependencies[i];
                 const Job *o = manager_find_job(m, d->job_id);
-                json_array_add_printf(why, "it waits for job %" PRIu64 " (%s): that job is %s", d->job_id,
+                say(why, "it waits for job %" PRIu64 " (%s): that job is %s", d->job_id,
                     dependency_type_to_string((DependencyType) d->type), o ? job_state_to_string(o->state) : "gone");
         }
 }
 
 static void explain_limit(const Job *j, json_object *why) {
         if (j->limit_wanted)
-                json_array_add_printf(why, "a limit of its project holds it back: %s, which it would take to %" PRIu64 " (limit %" PRIu64
+                say(why, "a limit of its project holds it back: %s, which it would take to %" PRIu64 " (limit %" PRIu64
                     "); it starts when the limit allows, nothing to do", strempty(j->reason), j->limit_wanted,
                     j->limit_value);
         else
-                json_array_add_printf(why, "a limit of its project holds it back: %s=%" PRIu64 "; it starts when the limit allows",
+                say(why, "a limit of its project holds it back: %s=%" PRIu64 "; it starts when the limit allows",
                     strempty(j->reason), j->limit_value);
         if (reason_is(j, "MaxPSSoft"))
-                json_array_add_printf(why, "processor-seconds: this job's walltime x CPUs plus the remaining walltime x CPUs of your "
+                say(why, "processor-seconds: this job's walltime x CPUs plus the remaining walltime x CPUs of your "
                     "running jobs in the project; between the soft and the hard limit it starts only when no other "
                     "job is eligible");
 }
@@ -160,22 +163,22 @@ static void explain_grant(Manager *m, const Job *j, uint64_t now, json_object *w
         uint64_t begin, end;
         char from[16], to[16], next[16];
 
-        json_array_add_printf(why, "its project %s has spent its grant: %.2f of %" PRIu64
+        say(why, "its project %s has spent its grant: %.2f of %" PRIu64
             " service units used, and its queue %s charges (ChargeFactor=%g)", strna(j->project),
             (double) j->limit_wanted / JOB_GRANT_SCALE,
             j->limit_value / JOB_GRANT_SCALE, strna(j->queue), q ? q->charge_factor : 1.0);
         if (pc && acct_grant_period(pc->grant_start, pc->grant_period, now, &begin, &end)) {
                 if (end == UINT64_MAX)
-                        json_array_add_printf(why, "the grant's period runs since %s and has no end: it starts when an "
+                        say(why, "the grant's period runs since %s and has no end: it starts when an "
                             "administrator raises Grant=", acct_day(from, sizeof from, begin));
                 else
-                        json_array_add_printf(why, "the period runs from %s to %s: it starts when the next one begins, on %s, "
+                        say(why, "the period runs from %s to %s: it starts when the next one begins, on %s, "
                             "or when an administrator raises Grant=", acct_day(from, sizeof from, begin),
                             acct_day(to, sizeof to, end - 1), acct_day(next, sizeof next, end));
         }
         bonus = accounting_grant_bonus_queue(m->acct, j, &stays);
         if (!bonus && stays)
-                json_array_add_printf(why, "it does not go to the bonus queue: %s", stays);
+                say(why, "it does not go to the bonus queue: %s", stays);
 }
 
 json_object *manager_job_why(Manager *m, Job *j) {
@@ -231,7 +234,7 @@ json_object *manager_job_why(Manager *m, Job *j) {
         case _JOB_STATE_INVALID:
                 break;
         case JOB_HELD:
-                json_array_add_printf(why, "it is held %s; corral release %" PRIu64 " lets it go%s",
+                say(why, "it is held %s; corral release %" PRIu64 " lets it go%s",
                     j->held_by_admin ? "by an administrator" : "by its owner", j->id,
                     j->held_by_admin ? " (an administrator's hold only an administrator releases)" : "");
                 break;
@@ -246,9 +249,9 @@ json_object *manager_job_why(Manager *m, Job *j) {
                         explain_dependencies(m, j, why);
                 else if (reason_is(j, "BeginTime")) {
                         say_time(when, sizeof when, j->req.begin_time);
-                        json_array_add_printf(why, "it was submitted to start no earlier than %s", when);
+                        say(why, "it was submitted to start no earlier than %s", when);
                 } else if (reason_is(j, "Resources")) {
-                        json_array_add_printf(why, "it is the first job the scheduler will start, when its resources are free");
+                        say(why, "it is the first job the scheduler will start, when its resources are free");
                         explain_resources(m, j, why);
                         explain_gpus(m, j, why);
                 } else if (reason_is(j, "Priority")) {
@@ -256,53 +259,53 @@ json_object *manager_job_why(Manager *m, Job *j) {
                         explain_resources(m, j, why);
                         explain_gpus(m, j, why);
                 } else if (reason_is(j, "JobArrayTaskLimit"))
-                        json_array_add_printf(why, "its array already runs as many tasks as its %%%u allows", j->req.array.max_concurrent);
+                        say(why, "its array already runs as many tasks as its %%%u allows", j->req.array.max_concurrent);
                 else if (reason_is(j, "TooBig"))
-                        json_array_add_printf(why, "it asks for more CPUs, memory or GPUs (of the kinds it asks for) than this machine has: it can "
+                        say(why, "it asks for more CPUs, memory or GPUs (of the kinds it asks for) than this machine has: it can "
                             "never start");
                 else if (reason_is(j, "TimeLimit"))
-                        json_array_add_printf(why, "it asks for more time than its queue allows");
+                        say(why, "it asks for more time than its queue allows");
                 else
-                        json_array_add_printf(why, "the scheduler has not considered it yet");
+                        say(why, "the scheduler has not considered it yet");
                 break;
         case JOB_RUNNING:
-                json_array_add_printf(why, "it is running");
+                say(why, "it is running");
                 break;
         case JOB_SUSPENDED:
                 if (!j->suspended_by_sched) {
-                        json_array_add_printf(why, "it is suspended %s", j->suspended_by_admin ? "by an administrator" : "by a person");
+                        say(why, "it is suspended %s", j->suspended_by_admin ? "by an administrator" : "by a person");
                         break;
                 }
                 say_time(when, sizeof when, job_run(j)->suspend_start);
                 json_add_u64(o, "suspended_since", job_run(j)->suspend_start);
                 if (job_run(j)->preempted_by) {
                         json_add_u64(o, "preempted_by", job_run(j)->preempted_by);
-                        json_array_add_printf(why, "the scheduler suspended it at %s to let job %" PRIu64 " of a higher priority "
+                        say(why, "the scheduler suspended it at %s to let job %" PRIu64 " of a higher priority "
                             "queue (or a larger job of its own, where ParallelRun=yes) start (preemption)",
                             when, job_run(j)->preempted_by);
                 } else
-                        json_array_add_printf(why, "the scheduler suspended it at %s to let a higher priority job start (preemption)",
+                        say(why, "the scheduler suspended it at %s to let a higher priority job start (preemption)",
                             when);
                 if (j->suspended_by_person) {
                         json_add_bool(o, "suspended_by_person", true);
-                        json_array_add_printf(why, "%s suspended it too: the scheduler does not resume it until they resume it "
+                        say(why, "%s suspended it too: the scheduler does not resume it until they resume it "
                             "(corral resume %" PRIu64 ")", j->suspended_by_admin ? "an administrator" : "a person",
                             j->id);
                 }
-                json_array_add_printf(why, "its walltime clock stands still while it is suspended, and its charge leaves that "
+                say(why, "its walltime clock stands still while it is suspended, and its charge leaves that "
                     "time out; it holds its memory%s and its GPUs but not its CPUs, and resumes by itself as soon as %u CPUs "
                     "are free, on whichever CPUs they are", job_run(j)->reclaimed ? " (what stays resident of it)" : "",
                     j->alloc ? cpu_set_count(&j->alloc->cpus) : j->req.cpus);
                 break;
         default:
-                json_array_add_printf(why, "it has ended: %s%s%s", job_state_to_string(j->state), j->reason ? ", " : "",
+                say(why, "it has ended: %s%s%s", job_state_to_string(j->state), j->reason ? ", " : "",
                     strempty(j->reason));
                 break;
         }
         if (b->scheduled_here && job_state_is_pending(j->state) && j->est_start && j->est_start != SCHED_TIME_INFINITY) {
                 say_time(when, sizeof when, j->est_start);
                 json_add_u64(o, "est_start", j->est_start);
-                json_array_add_printf(why, "estimated start: %s%s", when,
+                say(why, "estimated start: %s%s", when,
                     reason_is(j, "Resources") ? " (a reservation: no job started later delays it)" : "");
         }
         json_add(o, "why", why);
