@@ -1179,27 +1179,45 @@ static int round_keep(Round *rd, SlurmJobStatus **a, size_t *n_a, SlurmJobStatus
         return 0;
 }
 
-static void on_squeue_keys(int error, const char *out, const char *err, void *userdata) {
-        Pending *p = userdata;
+/* One user's squeue of the round answered (keys: of the keys, else of the states): its
+ * lines in *ret_st and *ret_n, the user it was for in *ret_user. The number of lines
+ * skipped, -EIO when that user's squeue failed (the caller says so, the round goes on),
+ * -ECANCELED when the round is over (gone, or the cluster is down: said here). */
+static int squeue_answered(Pending *p, int error, const char *out, const char *err, bool keys,
+                           SlurmJobStatus **ret_st, size_t *ret_n, const char **ret_user) {
         Forwarder *f = p->f;
         Round *rd = f->round;
-        SlurmJobStatus *st = NULL;
-        const char *user;
-        size_t n = 0;
         int r = -EBADMSG;
 
+        *ret_st = NULL, *ret_n = 0, *ret_user = NULL;
         pending_free(p);
         if (!rd)
-                return;
+                return -ECANCELED;
         if (error >= 0)
-                r = slurm_parse_squeue_keys(out, &st, &n);
-        user = rd->key_users[rd->next_key_user++];
-        if (squeue_failed(error, out, err, r)) {
-                slurm_job_status_free_many(st, n);
-                if (squeue_cluster_down(error, err)) {
-                        round_unreachable(f, squeue_error(error, err));
-                        return;
-                }
+                r = keys ? slurm_parse_squeue_keys(out, ret_st, ret_n) : slurm_parse_squeue(out, ret_st, ret_n);
+        *ret_user = keys ? rd->key_users[rd->next_key_user++] : rd->users[rd->next_user++];
+        if (!squeue_failed(error, out, err, r))
+                return r;
+        slurm_job_status_free_many(*ret_st, *ret_n);
+        *ret_st = NULL, *ret_n = 0;
+        if (squeue_cluster_down(error, err)) {
+                round_unreachable(f, squeue_error(error, err));
+                return -ECANCELED;
+        }
+        return -EIO;
+}
+
+static void on_squeue_keys(int error, const char *out, const char *err, void *userdata) {
+        Forwarder *f = ((Pending *) userdata)->f;
+        SlurmJobStatus *st;
+        const char *user;
+        size_t n;
+        int r = squeue_answered(userdata, error, out, err, true, &st, &n, &user);
+        Round *rd = f->round;
+
+        if (r == -ECANCELED)
+                return;
+        if (r < 0) {
                 /* Its jobs left "submitting" wait for the next round: their keys may be
                  * among what did not come. */
                 log_warning("Cannot look for the keys among the Slurm jobs of user %s: %s", user,
@@ -1255,26 +1273,16 @@ static void round_next(Forwarder *f) {
 }
 
 static void on_squeue(int error, const char *out, const char *err, void *userdata) {
-        Pending *p = userdata;
-        Forwarder *f = p->f;
-        Round *rd = f->round;
-        SlurmJobStatus *st = NULL;
+        Forwarder *f = ((Pending *) userdata)->f;
+        SlurmJobStatus *st;
         const char *user;
-        size_t n = 0;
-        int r = -EBADMSG;
+        size_t n;
+        int r = squeue_answered(userdata, error, out, err, false, &st, &n, &user);
+        Round *rd = f->round;
 
-        pending_free(p);
-        if (!rd)
+        if (r == -ECANCELED)
                 return;
-        if (error >= 0)
-                r = slurm_parse_squeue(out, &st, &n);
-        user = rd->users[rd->next_user++];
-        if (squeue_failed(error, out, err, r)) {
-                slurm_job_status_free_many(st, n);
-                if (squeue_cluster_down(error, err)) {
-                        round_unreachable(f, squeue_error(error, err));
-                        return;
-                }
+        if (r < 0) {
                 bool known = strv_contains(f->users_failing, user);
 
                 log_full(known ? LOG_DEBUG : LOG_WARNING, "Cannot poll the Slurm jobs of user %s%s: %s", user,
