@@ -460,7 +460,8 @@ static void test_scontrol_config(void **state) {
         /* Snakemake's executor plugin's patterns (snakemake-executor-plugin-slurm,
          * __init__.py: r"MinJobAge\s*=\s*(\d+)\s*(sec|s|h)?" and utils.py's
          * r"MaxArraySize\s*=?\s*(\d+)"), \s and \d spelled in POSIX classes. */
-        assert_int_equal(regex_number("MinJobAge[[:space:]]*=[[:space:]]*([0-9]+)[[:space:]]*(sec|s|h)?", out), 86400);
+        assert_int_equal(regex_number("MinJobAge[[:space:]]*=[[:space:]]*([0-9]+)[[:space:]]*(sec|s|h)?", out),
+                         86400);
         assert_int_equal(regex_number("MaxArraySize[[:space:]]*=?[[:space:]]*([0-9]+)", out), 10000);
         /* The polling interval another engine derives from these two keys. */
         assert_int_equal(regex_number("SchedulerTimeSlice[[:space:]]*=[[:space:]]*([0-9]+)", out), 30);
