@@ -1,22 +1,36 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* scontrol(1) on corrald: show job, and the job actions of corral(1) (hold, release,
+/* scontrol(1) on corrald: show job, config, partition and node, and the job actions of corral(1) (hold, release,
  * requeue, suspend, resume) under Slurm's names. */
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "config/config.h"
 #include "log.h"
+#include "proto/device-info.h"
 #include "slurm-common.h"
 #include "strv.h"
 
+/* corrald's own constants, which GetInfo does not send: its periodic scheduling pass
+ * (daemon/manager.c, SCHED_INTERVAL_USEC) and how long a final job stays in its memory
+ * (daemon/job-table.c, FINISHED_KEEP_SEC). Keep them equal. */
+#define CORRALD_SCHED_INTERVAL_SEC 30
+#define CORRALD_FINISHED_KEEP_SEC (24 * 3600)
+
+/* Slurm's default MaxArraySize, for a configuration we cannot read. */
+#define SLURM_MAX_ARRAY_SIZE_DEFAULT 1001
+
 static void help(void) {
-        printf("Usage: scontrol [-d] show job[id] [JOBID]\n"
+        printf("Usage: scontrol [-d] [-o] show job[id] [JOBID]\n"
+               "       scontrol [-o] show partition [NAME]\n"
+               "       scontrol [-o] show node [NAME]\n"
+               "       scontrol show config\n"
                "       scontrol hold|release|requeue|requeuehold|suspend|resume JOBID[,JOBID...]...\n\n"
                "corrald's jobs as Slurm's scontrol shows and changes them. See corral-slurm(7).\n");
 }
 
-static int show_jobs(Cli *cli, const char *which) {
+static int show_jobs(Cli *cli, const char *which, bool oneliner) {
         _cleanup_(job_list_done) JobList l = {};
         _cleanup_free_ JobRef *refs = NULL;
         size_t n_refs = 0, shown = 0;
@@ -43,9 +57,9 @@ static int show_jobs(Cli *cli, const char *which) {
                         return cli_exit_status_from_errno(r);
                 if (!reply.error && json_object_object_get_ex(reply.parameters, "job", &job) &&
                     job_entry_from_json(job, &e) >= 0)
-                        r = scontrol_show_job(stdout, &e.info, now);
+                        r = scontrol_show_job(stdout, &e.info, now, oneliner);
                 else
-                        r = scontrol_show_job(stdout, &l.items[i].info, now);
+                        r = scontrol_show_job(stdout, &l.items[i].info, now, oneliner);
                 if (r < 0)
                         return 1;
                 shown++;
@@ -56,6 +70,182 @@ static int show_jobs(Cli *cli, const char *which) {
         }
         if (!which && shown == 0)
                 printf("No jobs in the system\n");
+        return 0;
+}
+
+static uint64_t get_u64(json_object *o, const char *key) {
+        json_object *v;
+        uint64_t u = 0;
+
+        if (json_object_object_get_ex(o, key, &v))
+                (void) json_get_u64(v, 0, (uint64_t) INT64_MAX - 1, &u);
+        return u;
+}
+
+static const char *get_str(json_object *o, const char *key) {
+        json_object *v;
+
+        if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
+                return json_object_get_string(v);
+        return NULL;
+}
+
+static int get_info(Cli *cli, Reply *reply) {
+        int r = cli_call(cli, CORRAL_METHOD_GET_INFO, NULL, reply);
+        if (r < 0)
+                return cli_exit_status_from_errno(r);
+        if (reply->error)
+                return cli_report_error(cli, NULL, reply);
+        return 0;
+}
+
+static int show_config(Cli *cli) {
+        _cleanup_(reply_done) Reply reply = {};
+        _cleanup_free_ char *error = NULL;
+        Config *c = NULL;
+        ShowConfig sc = {
+                .min_job_age_sec = CORRALD_FINISHED_KEEP_SEC,
+                .sched_interval_sec = CORRALD_SCHED_INTERVAL_SEC,
+                .max_array_size = SLURM_MAX_ARRAY_SIZE_DEFAULT,
+        };
+        int r;
+
+        r = get_info(cli, &reply);
+        if (r != 0)
+                return r;
+        sc.hostname = get_str(reply.parameters, "hostname") ?: "localhost";
+        sc.policy = get_str(reply.parameters, "policy");
+        /* MaxArraySize= is corrald's configuration, which GetInfo does not send: read as
+         * sacctmgr does. The file may be newer than what corrald runs until a reload. */
+        if (config_load(CORRAL_CONFDIR, &c, &error) >= 0) {
+                sc.max_array_size = c->max_array_size ?: CORRAL_ARRAY_TASKS_MAX;
+                config_free(c);
+        } else
+                log_debug("Cannot read Corral's configuration (%s), MaxArraySize is Slurm's default.",
+                          strna(error));
+        r = scontrol_show_config(stdout, &sc, time(NULL));
+        if (r < 0)
+                return log_error_errno(r, "error: cannot write: %m"), 1;
+        return 0;
+}
+
+/* The machine as GetInfo and the jobs say: its CPUs in use, its GPUs as sinfo's GRES. */
+static int machine_state(Cli *cli, Reply *reply, unsigned *ret_allocated, char *gres, size_t gres_size) {
+        _cleanup_(job_list_done) JobList l = {};
+        json_object *devices;
+        unsigned allocated = 0;
+        int r;
+
+        r = get_info(cli, reply);
+        if (r != 0)
+                return r;
+        r = slurm_list_jobs(cli, json_object_new_object(), false, &l);
+        if (r != 0)
+                return r;
+        for (size_t i = 0; i < l.n; i++)
+                if (queue_section_of_state(l.items[i].info.state) == QUEUE_SECTION_ACTIVE)
+                        allocated += l.items[i].info.cpus;
+        gres[0] = 0;
+        if (json_object_object_get_ex(reply->parameters, "devices", &devices)) {
+                DeviceInfo *d = NULL;
+                const char *field = NULL;
+                size_t nd = 0;
+
+                if (device_info_array_from_json(devices, &d, &nd, &field) < 0) {
+                        slurm_error("corrald sent an invalid device list (%s)", strna(field));
+                        return 1;
+                }
+                sinfo_format_gres(d, nd, gres, gres_size);
+                device_info_array_free(d, nd);
+        }
+        *ret_allocated = allocated;
+        return 0;
+}
+
+static int show_partitions(Cli *cli, const char *which, bool oneliner) {
+        _cleanup_(reply_done) Reply reply = {};
+        json_object *queues;
+        char gres[512];
+        unsigned allocated;
+        size_t shown = 0;
+        int r;
+
+        r = machine_state(cli, &reply, &allocated, gres, sizeof gres);
+        if (r != 0)
+                return r;
+        if (!json_object_object_get_ex(reply.parameters, "queues", &queues) ||
+            !json_object_is_type(queues, json_type_array)) {
+                slurm_error("corrald sent no queues");
+                return 1;
+        }
+        for (size_t i = 0; i < json_object_array_length(queues); i++) {
+                json_object *q = json_object_array_get_idx(queues, i), *d;
+                const char *name = get_str(q, "name");
+                SinfoPartition p;
+
+                if (!name || (which && !streq(which, name)))
+                        continue;
+                p = (SinfoPartition) {
+                        .name = name,
+                        .is_default = json_object_object_get_ex(q, "default", &d) && json_object_get_boolean(d),
+                        .max_walltime = get_u64(q, "max_walltime"),
+                        .node = get_str(reply.parameters, "hostname") ?: "localhost",
+                        .cpus = (unsigned) get_u64(reply.parameters, "cpus"),
+                        .cpus_allocated = allocated,
+                        .memory = get_u64(reply.parameters, "memory"),
+                        .gres = gres,
+                };
+                r = scontrol_show_partition(stdout, &p, oneliner);
+                if (r < 0)
+                        return log_error_errno(r, "error: cannot write: %m"), 1;
+                shown++;
+        }
+        if (which && shown == 0) {
+                printf("Partition %s not found\n", which);
+                return 1;
+        }
+        if (shown == 0)
+                printf("No partitions in the system\n");
+        return 0;
+}
+
+static int show_node(Cli *cli, const char *which, bool oneliner) {
+        _cleanup_(reply_done) Reply reply = {};
+        _cleanup_free_ char *partitions = NULL;
+        size_t len = 0;
+        FILE *f;
+        json_object *queues;
+        char gres[512];
+        ShowNode n = {};
+        int r;
+
+        r = machine_state(cli, &reply, &n.cpus_allocated, gres, sizeof gres);
+        if (r != 0)
+                return r;
+        n.name = get_str(reply.parameters, "hostname") ?: "localhost";
+        if (which && !streq(which, n.name)) {
+                printf("Node %s not found\n", which);
+                return 1;
+        }
+        f = open_memstream(&partitions, &len);
+        if (!f)
+                return cli_oom();
+        if (json_object_object_get_ex(reply.parameters, "queues", &queues) &&
+            json_object_is_type(queues, json_type_array))
+                for (size_t i = 0; i < json_object_array_length(queues); i++) {
+                        const char *name = get_str(json_object_array_get_idx(queues, i), "name");
+                        if (name)
+                                fprintf(f, "%s%s", len > 0 || ftell(f) > 0 ? "," : "", name);
+                }
+        if (fclose(f) != 0)
+                return cli_oom();
+        n.cpus = (unsigned) get_u64(reply.parameters, "cpus");
+        n.memory = get_u64(reply.parameters, "memory");
+        n.gres = gres;
+        n.partitions = partitions;
+        r = scontrol_show_node(stdout, &n, oneliner);
+        if (r < 0)
+                return log_error_errno(r, "error: cannot write: %m"), 1;
         return 0;
 }
 
@@ -91,18 +281,26 @@ static int job_action(Cli *cli, const char *verb, bool hold, int argc, char **ar
         return verb_job_action(cli, (int) k, args) == 0 ? 0 : 1;
 }
 
+static bool is_oneliner(const char *a) {
+        return streq(a, "-o") || streq(a, "--oneliner");
+}
+
 static int run(int argc, char *argv[]) {
         _cleanup_(cli_done) Cli cli;
+        bool oneliner = false;
+        const char *what;
         int i = 1;
 
         slurm_setup("scontrol", &cli, "error");
-        /* -d, -dd (details: we always show what we have), -o is not supported. */
+        /* -d, -dd (details: we always show what we have), -o/--oneliner. */
         while (i < argc && argv[i][0] == '-') {
                 if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
                         help();
                         return 0;
                 }
-                if (strspn(argv[i] + 1, "d") != strlen(argv[i] + 1) && !streq(argv[i], "--details")) {
+                if (is_oneliner(argv[i]))
+                        oneliner = true;
+                else if (strspn(argv[i] + 1, "d") != strlen(argv[i] + 1) && !streq(argv[i], "--details")) {
                         slurm_error("%s: option not supported", argv[i]);
                         return 1;
                 }
@@ -115,20 +313,30 @@ static int run(int argc, char *argv[]) {
         if (streq(argv[i], "show")) {
                 i++;
                 while (i < argc && argv[i][0] == '-') /* "show jobid -dd 42" */
-                        i++;
-                if (i >= argc || (!streq(argv[i], "job") && !streq(argv[i], "jobid") && !streq(argv[i], "jobs"))) {
-                        slurm_error("show %s: only \"show job\" is supported (see corral info for the machine)",
-                                    i < argc ? argv[i] : "");
+                        oneliner = oneliner || is_oneliner(argv[i++]);
+                if (i >= argc) {
+                        slurm_error("show: an entity is required (job, partition, node, config)");
                         return 1;
                 }
-                i++;
+                what = argv[i++];
                 while (i < argc && argv[i][0] == '-')
-                        i++;
+                        oneliner = oneliner || is_oneliner(argv[i++]);
                 if (i + 1 < argc) {
                         slurm_error("too many arguments");
                         return 1;
                 }
-                return show_jobs(&cli, i < argc ? argv[i] : NULL);
+                if (streq(what, "job") || streq(what, "jobid") || streq(what, "jobs"))
+                        return show_jobs(&cli, i < argc ? argv[i] : NULL, oneliner);
+                if (streq(what, "partition") || streq(what, "partitions"))
+                        return show_partitions(&cli, i < argc ? argv[i] : NULL, oneliner);
+                if (streq(what, "node") || streq(what, "nodes"))
+                        return show_node(&cli, i < argc ? argv[i] : NULL, oneliner);
+                /* Slurm's config has no one-line form: -o is ignored, as there. */
+                if (streq(what, "config"))
+                        return show_config(&cli);
+                slurm_error("show %s: not supported by Corral (job, partition, node, config; see corral-slurm(7))",
+                            what);
+                return 1;
         }
         if (streq(argv[i], "hold") || streq(argv[i], "uhold") || streq(argv[i], "release") ||
             streq(argv[i], "suspend") || streq(argv[i], "resume") || streq(argv[i], "requeue"))

@@ -860,9 +860,43 @@ static void show_line(FILE *out, const char *fmt, ...) {
         fputc('\n', out);
 }
 
-int scontrol_show_job(FILE *out, const JobInfo *j, time_t now) {
+/* A record as scontrol prints it: as written (continuation lines indented by three
+ * spaces, a blank line after it), or, with -o, each line break a space and the record
+ * one line. */
+static int show_record_emit(FILE *out, FILE *mem, char **buf, bool oneliner) {
+        size_t l;
+
+        if (fclose(mem) != 0 || !*buf)
+                return -ENOMEM;
+        if (!oneliner) {
+                fputs(*buf, out);
+                return ferror(out) ? -EIO : 0;
+        }
+        l = strlen(*buf);
+        while (l > 0 && (*buf)[l - 1] == '\n')
+                l--;
+        for (size_t i = 0; i < l; i++) {
+                if ((*buf)[i] != '\n') {
+                        fputc((*buf)[i], out);
+                        continue;
+                }
+                fputc(' ', out);
+                while (i + 1 < l && (*buf)[i + 1] == ' ')
+                        i++;
+        }
+        fputc('\n', out);
+        return ferror(out) ? -EIO : 0;
+}
+
+int scontrol_show_job(FILE *out_final, const JobInfo *j, time_t now, bool oneliner) {
+        _cleanup_free_ char *buf = NULL;
+        size_t buf_size;
+        FILE *out = open_memstream(&buf, &buf_size);
         char a[64], b[64], c[64], d[64];
         bool started = j->start_time > 0;
+
+        if (!out)
+                return -ENOMEM;
 
         show_line(out, "JobId=%" PRIu64 " JobName=%s", j->id, strempty(j->name));
         if (j->array_job_id > 0)
@@ -908,7 +942,108 @@ int scontrol_show_job(FILE *out, const JobInfo *j, time_t now) {
                 show_line(out, "   StdOut=%s", j->stdout_path ?: "(null)");
         }
         fputc('\n', out);
+        return show_record_emit(out_final, out, &buf, oneliner);
+}
+
+static void config_line(FILE *out, const char *key, const char *fmt, ...) _printf_(3, 4);
+static void config_line(FILE *out, const char *key, const char *fmt, ...) {
+        va_list ap;
+
+        fprintf(out, "%-23s = ", key);
+        va_start(ap, fmt);
+        (void) vfprintf_escaped(out, fmt, ap);
+        va_end(ap);
+        fputc('\n', out);
+}
+
+int scontrol_show_config(FILE *out, const ShowConfig *c, time_t now) {
+        char t[64];
+        const char *host = strempty(c->hostname);
+
+        fprintf(out, "Configuration data as of %s\n", slurm_format_time(t, sizeof t, (uint64_t) now));
+        /* Slurm's order (alphabetical, as its list). Where Corral has no equivalent, the
+         * value Slurm prints for its own default, so that a client's expectations hold. */
+        /* Corral keeps every job's accounting and sacct reads it: a client that checks for
+         * a database before calling sacct must find one. */
+        config_line(out, "AccountingStorageType", "accounting_storage/slurmdbd");
+        /* Corral samples no node energy. */
+        config_line(out, "AcctGatherNodeFreq", "0 sec");
+        config_line(out, "ClusterName", "%s", host);
+        /* Slurm's default: Corral reads a job's usage from its cgroup when it ends. */
+        config_line(out, "JobAcctGatherFrequency", "30");
+        config_line(out, "JobAcctGatherType", "jobacct_gather/cgroup");
+        config_line(out, "MaxArraySize", "%" PRIu32, c->max_array_size);
+        /* Slurm's default: corrald bounds jobs per user (MaxJobsPerUser=), not in all. */
+        config_line(out, "MaxJobCount", "10000");
+        config_line(out, "MinJobAge", "%" PRIu64 " sec", c->min_job_age_sec);
+        config_line(out, "SLURM_VERSION", SLURM_EMULATED_VERSION);
+        config_line(out, "SchedulerParameters", "sched_interval=%" PRIu64, c->sched_interval_sec);
+        /* Slurm's gang scheduling slice; corrald's suspensions are not time-sliced, its
+         * periodic pass is the closest (what clients derive a polling interval from). */
+        config_line(out, "SchedulerTimeSlice", "%" PRIu64 " sec", c->sched_interval_sec);
+        config_line(out, "SchedulerType", "%s",
+                    streq_ptr(c->policy, "fcfs") ? "sched/builtin" : "sched/backfill");
+        /* Corral gives each job whole logical CPUs and a memory limit. */
+        config_line(out, "SelectType", "select/cons_tres");
+        config_line(out, "SelectTypeParameters", "CR_CPU_MEMORY");
+        config_line(out, "SlurmctldHost[0]", "%s", host);
+        fprintf(out, "\nSlurmctld(primary) at ");
+        (void) fprintf_escaped(out, "%s", host);
+        fprintf(out, " is UP\n");
         return ferror(out) ? -EIO : 0;
+}
+
+int scontrol_show_partition(FILE *out_final, const SinfoPartition *p, bool oneliner) {
+        _cleanup_free_ char *buf = NULL;
+        size_t buf_size;
+        FILE *out = open_memstream(&buf, &buf_size);
+        char t[64], mem[64];
+
+        if (!out)
+                return -ENOMEM;
+        show_line(out, "PartitionName=%s", strempty(p->name));
+        show_line(out, "   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL");
+        show_line(out, "   AllocNodes=ALL Default=%s QoS=N/A", p->is_default ? "YES" : "NO");
+        show_line(out, "   DefaultTime=NONE DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO");
+        show_line(out, "   MaxNodes=1 MaxTime=%s MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED",
+                  p->max_walltime == 0 ? "UNLIMITED" : slurm_format_elapsed(t, sizeof t, p->max_walltime));
+        show_line(out, "   Nodes=%s", strempty(p->node));
+        show_line(out, "   PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe=NO");
+        show_line(out, "   OverTimeLimit=NONE PreemptMode=OFF");
+        show_line(out, "   State=UP TotalCPUs=%u TotalNodes=1 SelectTypeParameters=NONE", p->cpus);
+        show_line(out, "   JobDefaults=(null)");
+        show_line(out, "   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED");
+        show_line(out, "   TRES=cpu=%u,mem=%s,node=1,billing=%u", p->cpus,
+                  format_megabytes(mem, sizeof mem, p->memory), p->cpus);
+        fputc('\n', out);
+        return show_record_emit(out_final, out, &buf, oneliner);
+}
+
+int scontrol_show_node(FILE *out_final, const ShowNode *n, bool oneliner) {
+        _cleanup_free_ char *buf = NULL;
+        size_t buf_size;
+        FILE *out = open_memstream(&buf, &buf_size);
+        char mem[64];
+        const char *state = n->cpus_allocated == 0 ? "IDLE"
+                          : n->cpus_allocated >= n->cpus ? "ALLOCATED" : "MIXED";
+
+        if (!out)
+                return -ENOMEM;
+        show_line(out, "NodeName=%s CoresPerSocket=1", strempty(n->name));
+        show_line(out, "   CPUAlloc=%u CPUEfctv=%u CPUTot=%u", n->cpus_allocated, n->cpus, n->cpus);
+        show_line(out, "   AvailableFeatures=(null)");
+        show_line(out, "   ActiveFeatures=(null)");
+        show_line(out, "   Gres=%s", isempty(n->gres) ? "(null)" : n->gres);
+        show_line(out, "   NodeAddr=%s NodeHostName=%s Version=%s", strempty(n->name), strempty(n->name),
+                  SLURM_EMULATED_VERSION);
+        show_line(out, "   RealMemory=%" PRIu64 " AllocMem=0 FreeMem=N/A Sockets=%u Boards=1", n->memory >> 20,
+                  n->cpus);
+        show_line(out, "   State=%s ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A", state);
+        show_line(out, "   Partitions=%s", strempty(n->partitions));
+        show_line(out, "   CfgTRES=cpu=%u,mem=%s,billing=%u", n->cpus, format_megabytes(mem, sizeof mem, n->memory),
+                  n->cpus);
+        fputc('\n', out);
+        return show_record_emit(out_final, out, &buf, oneliner);
 }
 
 /* ---- sacct times ---- */

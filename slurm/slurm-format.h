@@ -116,8 +116,35 @@ char *sinfo_format_gres(const struct DeviceInfo *devices, size_t n, char *buf, s
 int sinfo_format_check(const SlurmFormat *f, const char **ret_bad);
 int sinfo_print(FILE *out, const SlurmFormat *f, const SinfoPartition *parts, size_t n, bool header);
 
-/* scontrol show job: Slurm's "Key=Value" lines. */
-int scontrol_show_job(FILE *out, const JobInfo *j, time_t now);
+/* The version of Slurm whose commands and formats Corral's emulate (Debian 12's). */
+#define SLURM_EMULATED_VERSION "22.05.8"
+
+/* scontrol show job: Slurm's "Key=Value" lines; oneliner (-o): the record on one line. */
+int scontrol_show_job(FILE *out, const JobInfo *j, time_t now, bool oneliner);
+
+/* scontrol show config: what corrald and its configuration say, under Slurm's keys. */
+typedef struct ShowConfig {
+        const char *hostname;           /* ClusterName, SlurmctldHost */
+        const char *policy;             /* corrald's: fcfs (sched/builtin) or a backfill */
+        uint32_t max_array_size;        /* tasks in one array */
+        uint64_t min_job_age_sec;       /* how long a final job stays in corrald's memory */
+        uint64_t sched_interval_sec;    /* corrald's periodic scheduling pass */
+} ShowConfig;
+/* "Configuration data as of TIME", then one "Key = Value" line per key, the key
+ * left-justified in 23 columns, as Slurm 22.05's scontrol; it has no one-line form. */
+int scontrol_show_config(FILE *out, const ShowConfig *c, time_t now);
+/* scontrol show partition: one SinfoPartition (a queue on this node). */
+int scontrol_show_partition(FILE *out, const SinfoPartition *p, bool oneliner);
+
+/* scontrol show node: this machine. */
+typedef struct ShowNode {
+        const char *name;
+        unsigned cpus, cpus_allocated;
+        uint64_t memory;                /* bytes */
+        const char *gres;               /* sinfo_format_gres(); NULL or "": none */
+        const char *partitions;         /* comma-separated */
+} ShowNode;
+int scontrol_show_node(FILE *out, const ShowNode *n, bool oneliner);
 
 /* sacct -S/-E, Slurm's forms: "now", "now{+|-}N[seconds|minutes|hours|days|weeks]" (N
  * alone: seconds), "today"/"midnight", "noon", "elevenses", "fika", "teatime",

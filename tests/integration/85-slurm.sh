@@ -1,8 +1,9 @@
 #!/bin/bash
 # The Slurm front ends (corral-slurm(7)) as workflow managers call them, as two users:
 # sbatch --wrap and scripts, squeue -u/-o, scancel -n, sacct -P, sinfo -o %P,
-# scontrol show jobid -dd, sacctmgr list user; the SLURM_* job environment; srun outside
-# a job (submit and follow) and inside one (a step in the job's scope, bound to -c CPUs).
+# scontrol show jobid -dd, show config and show partition, sacctmgr list user; the
+# SLURM_* job environment; srun outside a job (submit and follow) and inside one (a step
+# in the job's scope, bound to -c CPUs).
 # timeout: 600
 . "$CORRAL_TEST_LIB"
 systemctl start corrald.socket
@@ -66,8 +67,21 @@ A sacct -P -n --format=JobIdRaw -S "$(date -d '7 days ago' +%m/%d/%y)" | grep -q
 A sacct -S yesterday-ish >/dev/null 2>&1 && rc=0 || rc=$?
 assert_eq "$rc" 1 "sacct's exit status on a bad time"
 
-log "sinfo, sacctmgr, refusals"
+log "sinfo, scontrol show config and partition, sacctmgr, refusals"
 sinfo -h -o %P | grep -q '\*$' || fail "sinfo -o %P marks no default partition: $(sinfo -o %P)"
+# Snakemake's executor plugin (snakemake-executor-plugin-slurm, __init__.py and utils.py)
+# reads these two with r"MinJobAge\s*=\s*(\d+)\s*(sec|s|h)?" and r"MaxArraySize\s*=?\s*(\d+)".
+conf=$(A scontrol show config) || fail "scontrol show config failed: $conf"
+[[ $conf =~ MinJobAge[[:space:]]*=[[:space:]]*([0-9]+)[[:space:]]*(sec|s|h)? ]] || fail "no MinJobAge: $conf"
+assert_eq "${BASH_REMATCH[1]}" 86400 "scontrol show config's MinJobAge"
+[[ $conf =~ MaxArraySize[[:space:]]*=?[[:space:]]*([0-9]+) ]] || fail "no MaxArraySize: $conf"
+assert_match "$conf" '^Configuration data as of [0-9]{4}-[0-9]{2}-[0-9]{2}T' "scontrol show config's first line"
+def=$(sinfo -h -o %P | sed -n 's/\*$//p')
+A scontrol show partition | grep -qx "PartitionName=$def" || fail "scontrol show partition: $(A scontrol show partition)"
+A scontrol -o show partition "$def" | grep -Eq "^PartitionName=$def .* Default=YES .* TotalNodes=1 " \
+    || fail "scontrol -o show partition $def: $(A scontrol -o show partition "$def")"
+out=$(A scontrol show partition no-such-queue) && fail "scontrol show partition no-such-queue succeeded"
+assert_eq "$out" "Partition no-such-queue not found" "scontrol show partition of an unknown name"
 A sacctmgr -n -s list user "$USER_A" format=account%20 | grep -qw "$PROJECT_A" \
     || fail "sacctmgr: $(A sacctmgr -n -s list user "$USER_A" format=account%20 2>&1)"
 out=$(A sbatch --gres=mps:1 --wrap true 2>&1) && fail "sbatch --gres=mps was accepted"

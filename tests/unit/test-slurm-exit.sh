@@ -30,6 +30,8 @@ check 1 sacct --no-such-option
 check 1 sacct -S not-a-time
 check 1 sinfo --no-such-option
 check 1 scontrol no-such-command
+check 1 scontrol show no-such-entity
+check 1 scontrol show
 check 1 sacctmgr no-such-command
 # corrald unreachable (corral: 3).
 check 1 sbatch --wrap true
@@ -39,7 +41,11 @@ check 1 scancel 1
 check 1 sacct
 check 1 sinfo
 check 1 scontrol show job 1
+check 1 scontrol show config
+check 1 scontrol -o show partition
+check 1 scontrol show node
 # Help is no error.
 check 0 squeue --help
 check 0 sbatch --help
+check 0 scontrol --help
 exit $fail

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <regex.h>
 #include <string.h>
 #include <time.h>
 
@@ -384,7 +385,7 @@ static void test_scontrol(void **state) {
         JobInfo j = running_job();
         char *out = NULL;
 
-        CAPTURE(out, scontrol_show_job(F, &j, NOW));
+        CAPTURE(out, scontrol_show_job(F, &j, NOW, false));
         assert_string_equal(out, "JobId=42 JobName=wrap\n"
                                  "   UserId=alice(1001) Account=physics QOS=normal\n"
                                  "   Priority=0 Nice=0\n"
@@ -409,11 +410,162 @@ static void test_scontrol(void **state) {
         j.gpu_type = (char *) "a100";
         j.constraint = (char *) "a100|h100";
         j.gpus_allocated = (char *) "1,3";
-        CAPTURE(out, scontrol_show_job(F, &j, NOW));
+        CAPTURE(out, scontrol_show_job(F, &j, NOW, false));
         assert_non_null(strstr(out, "   TRES=cpu=4,mem=2G,node=1,billing=4,gres/gpu=2\n"));
         assert_non_null(strstr(out, "   Features=a100|h100\n"));
         assert_non_null(strstr(out, "   TresPerNode=gres/gpu:a100:2\n"));
         assert_non_null(strstr(out, "   GRES=gpu:a100:2(IDX:1,3)\n"));
+        free(out);
+}
+
+/* The first submatch of an extended regular expression in s, as a number; -1: no match. */
+static long regex_number(const char *re, const char *s) {
+        regex_t r;
+        regmatch_t m[2];
+        long v = -1;
+
+        assert_int_equal(regcomp(&r, re, REG_EXTENDED), 0);
+        if (regexec(&r, s, 2, m, 0) == 0 && m[1].rm_so >= 0)
+                v = strtol(s + m[1].rm_so, NULL, 10);
+        regfree(&r);
+        return v;
+}
+
+static void test_scontrol_config(void **state) {
+        ShowConfig c = {
+                .hostname = "node1", .policy = "easy", .max_array_size = 10000,
+                .min_job_age_sec = 86400, .sched_interval_sec = 30,
+        };
+        char *out = NULL;
+
+        CAPTURE(out, scontrol_show_config(F, &c, NOW));
+        assert_string_equal(out, "Configuration data as of 2023-11-14T22:13:20\n"
+                                 "AccountingStorageType   = accounting_storage/slurmdbd\n"
+                                 "AcctGatherNodeFreq      = 0 sec\n"
+                                 "ClusterName             = node1\n"
+                                 "JobAcctGatherFrequency  = 30\n"
+                                 "JobAcctGatherType       = jobacct_gather/cgroup\n"
+                                 "MaxArraySize            = 10000\n"
+                                 "MaxJobCount             = 10000\n"
+                                 "MinJobAge               = 86400 sec\n"
+                                 "SLURM_VERSION           = 22.05.8\n"
+                                 "SchedulerParameters     = sched_interval=30\n"
+                                 "SchedulerTimeSlice      = 30 sec\n"
+                                 "SchedulerType           = sched/backfill\n"
+                                 "SelectType              = select/cons_tres\n"
+                                 "SelectTypeParameters    = CR_CPU_MEMORY\n"
+                                 "SlurmctldHost[0]        = node1\n"
+                                 "\n"
+                                 "Slurmctld(primary) at node1 is UP\n");
+        /* Snakemake's executor plugin's patterns (snakemake-executor-plugin-slurm,
+         * __init__.py: r"MinJobAge\s*=\s*(\d+)\s*(sec|s|h)?" and utils.py's
+         * r"MaxArraySize\s*=?\s*(\d+)"), \s and \d spelled in POSIX classes. */
+        assert_int_equal(regex_number("MinJobAge[[:space:]]*=[[:space:]]*([0-9]+)[[:space:]]*(sec|s|h)?", out),
+                         86400);
+        assert_int_equal(regex_number("MaxArraySize[[:space:]]*=?[[:space:]]*([0-9]+)", out), 10000);
+        /* The polling interval another engine derives from these two keys. */
+        assert_int_equal(regex_number("SchedulerTimeSlice[[:space:]]*=[[:space:]]*([0-9]+)", out), 30);
+        assert_int_equal(regex_number("AcctGatherNodeFreq[[:space:]]*=[[:space:]]*([0-9]+)", out), 0);
+        free(out);
+
+        c.policy = "fcfs";
+        c.hostname = "a-host-name-longer-than-the-key-column";
+        CAPTURE(out, scontrol_show_config(F, &c, NOW));
+        assert_non_null(strstr(out, "\nSchedulerType           = sched/builtin\n"));
+        assert_non_null(strstr(out, "\nClusterName             = a-host-name-longer-than-the-key-column\n"));
+        free(out);
+}
+
+static void test_scontrol_partition(void **state) {
+        SinfoPartition p = {
+                .name = "batch", .is_default = true, .max_walltime = 2 * 86400, .node = "node1",
+                .cpus = 16, .cpus_allocated = 4, .memory = UINT64_C(64) << 30,
+        };
+        char *out = NULL;
+
+        CAPTURE(out, scontrol_show_partition(F, &p, false));
+        assert_string_equal(out, "PartitionName=batch\n"
+                                 "   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL\n"
+                                 "   AllocNodes=ALL Default=YES QoS=N/A\n"
+                                 "   DefaultTime=NONE DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO\n"
+                                 "   MaxNodes=1 MaxTime=2-00:00:00 MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED\n"
+                                 "   Nodes=node1\n"
+                                 "   PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe=NO\n"
+                                 "   OverTimeLimit=NONE PreemptMode=OFF\n"
+                                 "   State=UP TotalCPUs=16 TotalNodes=1 SelectTypeParameters=NONE\n"
+                                 "   JobDefaults=(null)\n"
+                                 "   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED\n"
+                                 "   TRES=cpu=16,mem=64G,node=1,billing=16\n"
+                                 "\n");
+        free(out);
+
+        p.is_default = false;
+        p.max_walltime = 0;
+        p.name = "long";
+        CAPTURE(out, scontrol_show_partition(F, &p, true));
+        assert_string_equal(out, "PartitionName=long AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL "
+                                 "AllocNodes=ALL Default=NO QoS=N/A "
+                                 "DefaultTime=NONE DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO "
+                                 "MaxNodes=1 MaxTime=UNLIMITED MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED "
+                                 "Nodes=node1 "
+                                 "PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe=NO "
+                                 "OverTimeLimit=NONE PreemptMode=OFF "
+                                 "State=UP TotalCPUs=16 TotalNodes=1 SelectTypeParameters=NONE "
+                                 "JobDefaults=(null) "
+                                 "DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED "
+                                 "TRES=cpu=16,mem=64G,node=1,billing=16\n");
+        free(out);
+}
+
+static void test_scontrol_node(void **state) {
+        ShowNode n = {
+                .name = "node1", .cpus = 16, .memory = UINT64_C(64) << 30, .partitions = "batch,long",
+        };
+        char *out = NULL;
+
+        CAPTURE(out, scontrol_show_node(F, &n, false));
+        assert_string_equal(out, "NodeName=node1 CoresPerSocket=1\n"
+                                 "   CPUAlloc=0 CPUEfctv=16 CPUTot=16\n"
+                                 "   AvailableFeatures=(null)\n"
+                                 "   ActiveFeatures=(null)\n"
+                                 "   Gres=(null)\n"
+                                 "   NodeAddr=node1 NodeHostName=node1 Version=22.05.8\n"
+                                 "   RealMemory=65536 AllocMem=0 FreeMem=N/A Sockets=16 Boards=1\n"
+                                 "   State=IDLE ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n"
+                                 "   Partitions=batch,long\n"
+                                 "   CfgTRES=cpu=16,mem=64G,billing=16\n"
+                                 "\n");
+        free(out);
+
+        n.cpus_allocated = 4;
+        n.gres = "gpu:tesla_t4:2";
+        CAPTURE(out, scontrol_show_node(F, &n, true));
+        assert_non_null(strstr(out, "NodeName=node1 CoresPerSocket=1 CPUAlloc=4 CPUEfctv=16 CPUTot=16 "));
+        assert_non_null(strstr(out, " Gres=gpu:tesla_t4:2 "));
+        assert_non_null(strstr(out, " State=MIXED "));
+        assert_non_null(strstr(out, " CfgTRES=cpu=16,mem=64G,billing=16\n"));
+        assert_ptr_equal(strchr(out, '\n'), out + strlen(out) - 1);
+        free(out);
+
+        n.cpus_allocated = 16;
+        CAPTURE(out, scontrol_show_node(F, &n, false));
+        assert_non_null(strstr(out, "\n   State=ALLOCATED "));
+        free(out);
+}
+
+static void test_scontrol_oneliner(void **state) {
+        JobInfo j = running_job();
+        char *out = NULL;
+
+        CAPTURE(out, scontrol_show_job(F, &j, NOW, true));
+        assert_string_equal(out, "JobId=42 JobName=wrap UserId=alice(1001) Account=physics QOS=normal "
+                                 "Priority=0 Nice=0 JobState=RUNNING Reason=None ExitCode=0:0 "
+                                 "RunTime=00:01:05 TimeLimit=01:00:00 "
+                                 "SubmitTime=2023-11-14T22:11:40 StartTime=2023-11-14T22:12:15 EndTime=Unknown "
+                                 "Partition=batch NodeList=node1 BatchHost=node1 "
+                                 "NumNodes=1 NumCPUs=4 NumTasks=1 CPUs/Task=4 "
+                                 "TRES=cpu=4,mem=2G,node=1,billing=4 MinMemoryNode=2G "
+                                 "Features=(null) TresPerNode=(null)\n");
         free(out);
 }
 
@@ -442,7 +594,7 @@ static void test_escaped(void **state) {
         free(out);
         slurm_format_done(&f);
 
-        CAPTURE(out, scontrol_show_job(F, &j, NOW));
+        CAPTURE(out, scontrol_show_job(F, &j, NOW, false));
         assert_non_null(strstr(out, "JobId=42 JobName=x\\u009b31m\\x1b[2J\n"));
         assert_non_null(strstr(out, "   WorkDir=/tmp/\\xe9\n"));
         assert_null(strchr(out, '\x1b'));
@@ -582,6 +734,8 @@ int main(void) {
                 cmocka_unit_test(test_parse_time),      cmocka_unit_test(test_format_parse),
                 cmocka_unit_test(test_squeue_default),  cmocka_unit_test(test_sacct),
                 cmocka_unit_test(test_sinfo),           cmocka_unit_test(test_scontrol),
+                cmocka_unit_test(test_scontrol_config), cmocka_unit_test(test_scontrol_partition),
+                cmocka_unit_test(test_scontrol_node), cmocka_unit_test(test_scontrol_oneliner),
                 cmocka_unit_test(test_escaped),
                 cmocka_unit_test(test_option_parity),   cmocka_unit_test(test_sbatch_client_flags),
         };
