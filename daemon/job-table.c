@@ -15,8 +15,6 @@
 #include "manager.h"
 #include "usage.h"
 
-/* Final jobs stay in memory (for show/wait/dependencies) this long. */
-#define FINISHED_KEEP_SEC (24 * 3600)
 
 
 size_t job_array_index(Job *const *jobs, size_t n, uint64_t id) {
@@ -128,7 +126,7 @@ void manager_purge_finished(Manager *m, uint64_t now) {
 
         for (size_t i = 0; i < m->n_jobs; i++) {
                 Job *j = m->jobs[i];
-                if (job_state_is_final(j->state) && j->end_time + FINISHED_KEEP_SEC < now)
+                if (job_state_is_final(j->state) && j->end_time + CORRAL_FINISHED_KEEP_SEC < now)
                         job_free(j);
                 else
                         m->jobs[k++] = j;

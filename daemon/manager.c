@@ -36,7 +36,7 @@
 #include "usage.h"
 
 
-#define SCHED_INTERVAL_USEC (30 * UINT64_C(1000000))
+#define SCHED_INTERVAL_USEC (CORRAL_SCHED_INTERVAL_SEC * UINT64_C(1000000))
 
 static uint64_t now_sec(void) {
         return (uint64_t) time(NULL);

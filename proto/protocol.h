@@ -24,6 +24,12 @@
  * request to have the server check it. */
 #define CORRAL_PROTOCOL_VERSION 1
 
+/* What clients may count on of corrald's timing (scontrol show config says them in
+ * Slurm's words): a scheduling pass at least this often, and a final job kept in its
+ * memory (corral queue, Wait, dependencies) this long after it ended. */
+#define CORRAL_SCHED_INTERVAL_SEC 30U
+#define CORRAL_FINISHED_KEEP_SEC (24U * 3600U)
+
 /* Methods. Parameters are documented next to each; "job_id" is always an integer >= 1. */
 typedef enum CorralMethod {
         CORRAL_METHOD_SUBMIT,   /* SubmitRequest (job-request.h) -> {"job_id", "job_ids"?: every task's id, for arrays,

@@ -12,12 +12,6 @@
 #include "slurm-common.h"
 #include "strv.h"
 
-/* corrald's own constants, which GetInfo does not send: its periodic scheduling pass
- * (daemon/manager.c, SCHED_INTERVAL_USEC) and how long a final job stays in its memory
- * (daemon/job-table.c, FINISHED_KEEP_SEC). Keep them equal. */
-#define CORRALD_SCHED_INTERVAL_SEC 30
-#define CORRALD_FINISHED_KEEP_SEC (24 * 3600)
-
 /* Slurm's default MaxArraySize, for a configuration we cannot read. */
 #define SLURM_MAX_ARRAY_SIZE_DEFAULT 1001
 
@@ -104,8 +98,9 @@ static int show_config(Cli *cli) {
         _cleanup_free_ char *error = NULL;
         Config *c = NULL;
         ShowConfig sc = {
-                .min_job_age_sec = CORRALD_FINISHED_KEEP_SEC,
-                .sched_interval_sec = CORRALD_SCHED_INTERVAL_SEC,
+                /* corrald's own, from the contract (protocol.h). */
+                .min_job_age_sec = CORRAL_FINISHED_KEEP_SEC,
+                .sched_interval_sec = CORRAL_SCHED_INTERVAL_SEC,
                 .max_array_size = SLURM_MAX_ARRAY_SIZE_DEFAULT,
         };
         int r;
