@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* scontrol(1) on corrald: show job, config, partition and node, and the job actions of corral(1) (hold, release,
- * requeue, suspend, resume) under Slurm's names. */
+/* scontrol(1) on corrald: show job, config, partition and node, and the job actions of
+ * corral(1) (hold, release, requeue, suspend, resume) under Slurm's names. */
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -8,7 +8,6 @@
 
 #include "config/config.h"
 #include "log.h"
-#include "proto/device-info.h"
 #include "slurm-common.h"
 #include "strv.h"
 
@@ -67,32 +66,6 @@ static int show_jobs(Cli *cli, const char *which, bool oneliner) {
         return 0;
 }
 
-static uint64_t get_u64(json_object *o, const char *key) {
-        json_object *v;
-        uint64_t u = 0;
-
-        if (json_object_object_get_ex(o, key, &v))
-                (void) json_get_u64(v, 0, (uint64_t) INT64_MAX - 1, &u);
-        return u;
-}
-
-static const char *get_str(json_object *o, const char *key) {
-        json_object *v;
-
-        if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
-                return json_object_get_string(v);
-        return NULL;
-}
-
-static int get_info(Cli *cli, Reply *reply) {
-        int r = cli_call(cli, CORRAL_METHOD_GET_INFO, NULL, reply);
-        if (r < 0)
-                return cli_exit_status_from_errno(r);
-        if (reply->error)
-                return cli_report_error(cli, NULL, reply);
-        return 0;
-}
-
 static int show_config(Cli *cli) {
         _cleanup_(reply_done) Reply reply = {};
         _cleanup_free_ char *error = NULL;
@@ -105,11 +78,11 @@ static int show_config(Cli *cli) {
         };
         int r;
 
-        r = get_info(cli, &reply);
+        r = slurm_get_info(cli, &reply);
         if (r != 0)
                 return r;
-        sc.hostname = get_str(reply.parameters, "hostname") ?: "localhost";
-        sc.policy = get_str(reply.parameters, "policy");
+        sc.hostname = slurm_json_str(reply.parameters, "hostname") ?: "localhost";
+        sc.policy = slurm_json_str(reply.parameters, "policy");
         /* MaxArraySize= is corrald's configuration, which GetInfo does not send: read as
          * sacctmgr does. The file may be newer than what corrald runs until a reload. */
         if (config_load(CORRAL_CONFDIR, &c, &error) >= 0) {
@@ -124,39 +97,6 @@ static int show_config(Cli *cli) {
         return 0;
 }
 
-/* The machine as GetInfo and the jobs say: its CPUs in use, its GPUs as sinfo's GRES. */
-static int machine_state(Cli *cli, Reply *reply, unsigned *ret_allocated, char *gres, size_t gres_size) {
-        _cleanup_(job_list_done) JobList l = {};
-        json_object *devices;
-        unsigned allocated = 0;
-        int r;
-
-        r = get_info(cli, reply);
-        if (r != 0)
-                return r;
-        r = slurm_list_jobs(cli, json_object_new_object(), false, &l);
-        if (r != 0)
-                return r;
-        for (size_t i = 0; i < l.n; i++)
-                if (queue_section_of_state(l.items[i].info.state) == QUEUE_SECTION_ACTIVE)
-                        allocated += l.items[i].info.cpus;
-        gres[0] = 0;
-        if (json_object_object_get_ex(reply->parameters, "devices", &devices)) {
-                DeviceInfo *d = NULL;
-                const char *field = NULL;
-                size_t nd = 0;
-
-                if (device_info_array_from_json(devices, &d, &nd, &field) < 0) {
-                        slurm_error("corrald sent an invalid device list (%s)", strna(field));
-                        return 1;
-                }
-                sinfo_format_gres(d, nd, gres, gres_size);
-                device_info_array_free(d, nd);
-        }
-        *ret_allocated = allocated;
-        return 0;
-}
-
 static int show_partitions(Cli *cli, const char *which, bool oneliner) {
         _cleanup_(reply_done) Reply reply = {};
         json_object *queues;
@@ -165,7 +105,7 @@ static int show_partitions(Cli *cli, const char *which, bool oneliner) {
         size_t shown = 0;
         int r;
 
-        r = machine_state(cli, &reply, &allocated, gres, sizeof gres);
+        r = slurm_machine_state(cli, &reply, &allocated, gres, sizeof gres);
         if (r != 0)
                 return r;
         if (!json_object_object_get_ex(reply.parameters, "queues", &queues) ||
@@ -175,7 +115,7 @@ static int show_partitions(Cli *cli, const char *which, bool oneliner) {
         }
         for (size_t i = 0; i < json_object_array_length(queues); i++) {
                 json_object *q = json_object_array_get_idx(queues, i), *d;
-                const char *name = get_str(q, "name");
+                const char *name = slurm_json_str(q, "name");
                 SinfoPartition p;
 
                 if (!name || (which && !streq(which, name)))
@@ -183,11 +123,11 @@ static int show_partitions(Cli *cli, const char *which, bool oneliner) {
                 p = (SinfoPartition) {
                         .name = name,
                         .is_default = json_object_object_get_ex(q, "default", &d) && json_object_get_boolean(d),
-                        .max_walltime = get_u64(q, "max_walltime"),
-                        .node = get_str(reply.parameters, "hostname") ?: "localhost",
-                        .cpus = (unsigned) get_u64(reply.parameters, "cpus"),
+                        .max_walltime = slurm_json_u64(q, "max_walltime"),
+                        .node = slurm_json_str(reply.parameters, "hostname") ?: "localhost",
+                        .cpus = (unsigned) slurm_json_u64(reply.parameters, "cpus"),
                         .cpus_allocated = allocated,
-                        .memory = get_u64(reply.parameters, "memory"),
+                        .memory = slurm_json_u64(reply.parameters, "memory"),
                         .gres = gres,
                 };
                 r = scontrol_show_partition(stdout, &p, oneliner);
@@ -214,10 +154,10 @@ static int show_node(Cli *cli, const char *which, bool oneliner) {
         ShowNode n = {};
         int r;
 
-        r = machine_state(cli, &reply, &n.cpus_allocated, gres, sizeof gres);
+        r = slurm_machine_state(cli, &reply, &n.cpus_allocated, gres, sizeof gres);
         if (r != 0)
                 return r;
-        n.name = get_str(reply.parameters, "hostname") ?: "localhost";
+        n.name = slurm_json_str(reply.parameters, "hostname") ?: "localhost";
         if (which && !streq(which, n.name)) {
                 printf("Node %s not found\n", which);
                 return 1;
@@ -228,14 +168,14 @@ static int show_node(Cli *cli, const char *which, bool oneliner) {
         if (json_object_object_get_ex(reply.parameters, "queues", &queues) &&
             json_object_is_type(queues, json_type_array))
                 for (size_t i = 0; i < json_object_array_length(queues); i++) {
-                        const char *name = get_str(json_object_array_get_idx(queues, i), "name");
+                        const char *name = slurm_json_str(json_object_array_get_idx(queues, i), "name");
                         if (name)
                                 fprintf(f, "%s%s", len > 0 || ftell(f) > 0 ? "," : "", name);
                 }
         if (fclose(f) != 0)
                 return cli_oom();
-        n.cpus = (unsigned) get_u64(reply.parameters, "cpus");
-        n.memory = get_u64(reply.parameters, "memory");
+        n.cpus = (unsigned) slurm_json_u64(reply.parameters, "cpus");
+        n.memory = slurm_json_u64(reply.parameters, "memory");
         n.gres = gres;
         n.partitions = partitions;
         r = scontrol_show_node(stdout, &n, oneliner);

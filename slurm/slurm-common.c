@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "proto/device-info.h"
 #include "slurm-common.h"
 #include "strv.h"
 
@@ -116,4 +117,63 @@ char *slurm_my_name(void) {
         if (!name)
                 slurm_error("cannot find the name of uid %u", (unsigned) getuid());
         return name;
+}
+
+uint64_t slurm_json_u64(json_object *o, const char *key) {
+        json_object *v;
+        uint64_t u = 0;
+
+        if (json_object_object_get_ex(o, key, &v))
+                (void) json_get_u64(v, 0, (uint64_t) INT64_MAX - 1, &u);
+        return u;
+}
+
+const char *slurm_json_str(json_object *o, const char *key) {
+        json_object *v;
+
+        if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
+                return json_object_get_string(v);
+        return NULL;
+}
+
+int slurm_get_info(Cli *cli, Reply *reply) {
+        int r = cli_call(cli, CORRAL_METHOD_GET_INFO, NULL, reply);
+        if (r < 0)
+                return cli_exit_status_from_errno(r);
+        if (reply->error)
+                return cli_report_error(cli, NULL, reply);
+        return 0;
+}
+
+/* The machine as GetInfo and the jobs say: its CPUs in use, its GPUs as sinfo's GRES. */
+int slurm_machine_state(Cli *cli, Reply *reply, unsigned *ret_allocated, char *gres, size_t gres_size) {
+        _cleanup_(job_list_done) JobList l = {};
+        json_object *devices;
+        unsigned allocated = 0;
+        int r;
+
+        r = slurm_get_info(cli, reply);
+        if (r != 0)
+                return r;
+        r = slurm_list_jobs(cli, json_object_new_object(), false, &l);
+        if (r != 0)
+                return r;
+        for (size_t i = 0; i < l.n; i++)
+                if (queue_section_of_state(l.items[i].info.state) == QUEUE_SECTION_ACTIVE)
+                        allocated += l.items[i].info.cpus;
+        gres[0] = 0;
+        if (json_object_object_get_ex(reply->parameters, "devices", &devices)) {
+                DeviceInfo *d = NULL;
+                const char *field = NULL;
+                size_t nd = 0;
+
+                if (device_info_array_from_json(devices, &d, &nd, &field) < 0) {
+                        slurm_error("corrald sent an invalid device list (%s)", strna(field));
+                        return 1;
+                }
+                sinfo_format_gres(d, nd, gres, gres_size);
+                device_info_array_free(d, nd);
+        }
+        *ret_allocated = allocated;
+        return 0;
 }

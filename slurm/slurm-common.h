@@ -40,3 +40,13 @@ bool slurm_list_contains(const char *list, const char *s);
 /* The job ids of a comma list ("4,5_2"): their JobRef. -EINVAL for a bad one. */
 int slurm_parse_job_list(const char *list, JobRef **ret, size_t *ret_n);
 bool slurm_job_matches_refs(const JobInfo *j, const JobRef *refs, size_t n);
+
+/* A field of a GetInfo reply (or of one of its queues): 0 or NULL when it is missing or of
+ * another type. */
+uint64_t slurm_json_u64(json_object *o, const char *key);
+const char *slurm_json_str(json_object *o, const char *key);
+/* corrald's GetInfo in *reply: 0, or the exit status (the error said). */
+int slurm_get_info(Cli *cli, Reply *reply);
+/* GetInfo in *reply, the CPUs its active jobs hold, its GPUs as sinfo's GRES ("" for none):
+ * 0, or the exit status (the error said). */
+int slurm_machine_state(Cli *cli, Reply *reply, unsigned *ret_allocated, char *gres, size_t gres_size);
