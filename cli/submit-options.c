@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "parse-util.h"
 #include "proto/constraint.h"
@@ -466,6 +467,41 @@ static int set_single_machine(SubmitOptions *o, const char *arg, char **ret_erro
         return fail(ret_error, "not supported on a single machine");
 }
 
+static int set_clusters(SubmitOptions *o, const char *arg, char **ret_error) {
+        if (cluster_list_is_here(arg))
+                return 0;
+        return fail(ret_error, "not supported on a single machine (its cluster is its host name, or all)");
+}
+
+static int set_comment(SubmitOptions *o, const char *arg, char **ret_error) {
+        if (!job_comment_is_valid(arg))
+                return fail(ret_error, "invalid comment (1-%u characters on one line, no control characters)",
+                            CORRAL_COMMENT_LENGTH_MAX);
+        return replace_string(&o->req.comment, arg);
+}
+
+static int set_open_mode(SubmitOptions *o, const char *arg, char **ret_error) {
+        if (strcasecmp(arg, "append") == 0 || strcasecmp(arg, "a") == 0)
+                o->req.output_append = true;
+        else if (strcasecmp(arg, "truncate") == 0 || strcasecmp(arg, "t") == 0)
+                o->req.output_append = false;
+        else
+                return fail(ret_error, "expected append or truncate");
+        return 0;
+}
+
+/* Accepted and without effect here, as under Slurm in the same case: --get-user-env
+ * loads a login environment only when root submits for another user (--uid, which
+ * Corral does not have), --wckey without TrackWCKey. */
+static int set_no_effect(SubmitOptions *o, const char *arg, char **ret_error) {
+        return 0;
+}
+
+static int set_priority(SubmitOptions *o, const char *arg, char **ret_error) {
+        return fail(ret_error, "a job's priority is computed by corrald's policy, not set (--nice lowers "
+                    "your own)");
+}
+
 static int set_qos(SubmitOptions *o, const char *arg, char **ret_error) {
         if (o->source == SUBMIT_SOURCE_DIRECTIVE && o->qos_by_command_line)
                 return 0;
@@ -794,12 +830,19 @@ static const SubmitOption options[] = {
           "features the GPUs must have, e.g. a100|h100" },
         { "gres-flags", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_GRES_FLAGS, set_gres_flags,
           "enforce-binding: CPUs only on the GPUs' NUMA nodes" },
+        { "comment", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_COMMENT, set_comment,
+          "a comment shown with the job (squeue %k, sacct Comment)" },
+        { "open-mode", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_OPEN_MODE, set_open_mode,
+          "append or truncate (default) the output files" },
 
         /* Known to Slurm users, meaningless or not implemented here: say so rather than
          * "unknown option". Scripts carry --qos often: accepted, with a warning. */
         { "qos", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_qos, NULL },
-        { "clusters", 'M', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
-        { "cluster", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
+        { "clusters", 'M', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_clusters, NULL },
+        { "cluster", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_clusters, NULL },
+        { "get-user-env", 0, SUBMIT_ARG_OPTIONAL, SUBMIT_FIELD_UNSUPPORTED, set_no_effect, NULL },
+        { "wckey", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_no_effect, NULL },
+        { "priority", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_priority, NULL },
         { "nodelist", 'w', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
         { "exclude", 'x', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
         { "distribution", 'm', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
@@ -1263,4 +1306,27 @@ int submit_options_resolve_output_dirs(SubmitOptions *o, int root_fd) {
                 }
         }
         return 0;
+}
+
+bool cluster_list_is_here(const char *list) {
+        char host[256] = "";
+        size_t short_len;
+
+        if (isempty(list))
+                return false;
+        if (gethostname(host, sizeof host - 1) < 0)
+                host[0] = 0;
+        short_len = strcspn(host, ".");
+        for (const char *p = list; *p;) {
+                size_t n = strcspn(p, ",");
+                bool here = (n == 3 && strncasecmp(p, "all", 3) == 0) ||
+                            (n > 0 && n == strlen(host) && strncmp(p, host, n) == 0) ||
+                            (n > 0 && n == short_len && strncmp(p, host, n) == 0);
+                if (!here)
+                        return false;
+                p += n;
+                if (*p == ',')
+                        p++;
+        }
+        return true;
 }

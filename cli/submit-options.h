@@ -61,6 +61,8 @@ typedef enum SubmitField {
         SUBMIT_FIELD_GPUS,              /* --gpus, --gpus-per-task, --gpus-per-node, --gres, PBS ngpus/gpus */
         SUBMIT_FIELD_CONSTRAINT,        /* -C/--constraint, Torque node properties */
         SUBMIT_FIELD_GRES_FLAGS,        /* --gres-flags */
+        SUBMIT_FIELD_COMMENT,           /* --comment */
+        SUBMIT_FIELD_OPEN_MODE,         /* --open-mode */
         /* Options Slurm users carry that Corral does not honour as such: refused with the
          * reason ("not supported on a single machine", "not supported yet"), or accepted
          * with a warning (--qos). Completion does not offer them. Their setters see
@@ -195,3 +197,8 @@ int submit_options_resolve_output_dirs(SubmitOptions *o, int root_fd);
 /* Shared parsers, exposed for tests and PBS translation. */
 int parse_dependency_list(const char *s, SubmitRequest *req, char **ret_error);
 int parse_begin_time(const char *s, time_t now, uint64_t *ret);
+
+/* Whether a Slurm cluster list (-M/--clusters) names this machine alone: each item "all"
+ * or its host name, whole or up to the first dot (scontrol show config's ClusterName).
+ * Workflow engines pass --clusters=all to every command. */
+bool cluster_list_is_here(const char *list);

@@ -269,8 +269,26 @@ int verb_submit(Cli *cli, int argc, char **argv) {
 /* Messages: "submit: ..." for corral, "sbatch: error: ..." as Slurm's tools write them. */
 #define SUBMIT_ERROR(fmt, ...) log_error("%s" fmt, sbatch ? "error: " : "submit: ", ##__VA_ARGS__)
 
+/* The warnings of accepted options (--qos, mail) come after the job id line: clients
+ * read the first line of sbatch's merged output as "Submitted batch job N" (batchtools),
+ * so nothing may come before it. On an error they follow the error. */
+typedef struct SubmitWarnings {
+        SubmitOptions *o;
+        bool sbatch, quiet;
+} SubmitWarnings;
+
+static void submit_warnings_flush(SubmitWarnings *w) {
+        if (!w->o)
+                return;
+        if (!w->quiet)
+                STRV_FOREACH(s, w->o->warnings)
+                        log_warning("%s%s", w->sbatch ? "warning: " : "submit: warning: ", *s);
+        w->o = NULL;
+}
+
 static int submit_run_one(Cli *cli, int argc, char **argv, bool sbatch, bool *ret_waited) {
         _cleanup_(submit_options_done) SubmitOptions o;
+        _cleanup_(submit_warnings_flush) SubmitWarnings warnings = { .o = &o, .sbatch = sbatch };
         _cleanup_(directive_errors_done) DirectiveErrors errs = {};
         _cleanup_(reply_done) Reply reply = {};
         _cleanup_json_ json_object *params = NULL;
@@ -312,9 +330,7 @@ static int submit_run_one(Cli *cli, int argc, char **argv, bool sbatch, bool *re
                         log_error("submit: %s (see corral submit --help)", strna(error));
                 return CLI_EXIT_USAGE;
         }
-        STRV_FOREACH(w, o.warnings) /* accepted, not honoured: --qos, mail */
-                if (!flags.quiet)
-                        log_warning("%s%s", sbatch ? "warning: " : "submit: warning: ", *w);
+        warnings.quiet = flags.quiet;
         n_pos = n - first;
 
         if (flags.wrap) {
@@ -508,20 +524,21 @@ static int submit_run_one(Cli *cli, int argc, char **argv, bool sbatch, bool *re
                 return CLI_EXIT_FAILURE;
         }
 
-        /* What corrald changed on the way (a spent grant's bonus queue). */
-        if (!cli->json && json_object_object_get_ex(reply.parameters, "notice", &v) &&
-            json_object_is_type(v, json_type_string))
-                log_notice("%s", json_object_get_string(v));
         if (cli->json)
                 (void) cli_print_json(reply.parameters);
         else if (flags.parsable)
                 printf("%" PRIu64 "\n", ids[0]);
-        else if (n_ids == 1)
+        else if (n_ids == 1 || sbatch) /* Slurm's line for an array too */
                 printf("Submitted batch job %" PRIu64 "\n", ids[0]);
         else
                 printf("Submitted batch job %" PRIu64 " (array of %zu jobs: %" PRIu64 " to %" PRIu64 ")\n",
                        ids[0], n_ids, ids[0], ids[n_ids - 1]);
         fflush(stdout);
+        submit_warnings_flush(&warnings);
+        /* What corrald changed on the way (a spent grant's bonus queue). */
+        if (!cli->json && json_object_object_get_ex(reply.parameters, "notice", &v) &&
+            json_object_is_type(v, json_type_string))
+                log_notice("%s", json_object_get_string(v));
 
         if (o.wait) {
                 *ret_waited = true;

@@ -166,6 +166,7 @@ int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
         s->warn_signal = (int) full.warn_signal;
         s->warn_sec = full.warn_sec;
         s->warn_batch_only = full.warn_batch_only;
+        s->output_append = full.output_append;
 
         /* io limits: one entry per device, merging the four lists. */
         IoDeviceLimits *lists[4] = { &full.io_read_bw, &full.io_write_bw, &full.io_read_iops,

@@ -339,6 +339,7 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
                 r |= dup_or_null(job_str(j, JOB_STDIN_PATH), &i.stdin_path);
                 r |= dup_or_null(job_str(j, JOB_STDOUT_PATH), &i.stdout_path);
                 r |= dup_or_null(job_str(j, JOB_STDERR_PATH), &i.stderr_path);
+                r |= dup_or_null(full ? full->comment : NULL, &i.comment);
                 i.usage = job_run(j)->usage;
         }
         if (r < 0) {

@@ -80,6 +80,8 @@ typedef struct JobSpec {
         int warn_signal;
         uint64_t warn_sec;
         bool warn_batch_only;
+        /* --open-mode=append: stdout_path and stderr_path are appended to, not truncated. */
+        bool output_append;
         uint64_t array_job_id; /* 0: not part of an array */
         uint32_t array_task_id;
 } JobSpec;

@@ -58,6 +58,8 @@ int job_spec_to_json(const JobSpec *s, char **ret) {
                 r |= json_add_u64(o, "warn_sec", s->warn_sec);
                 r |= json_add_bool(o, "warn_batch_only", s->warn_batch_only);
         }
+        if (s->output_append)
+                r |= json_add_bool(o, "output_append", true);
         r |= json_add_u64(o, "array_job_id", s->array_job_id);
         r |= json_add_u64(o, "array_task_id", s->array_task_id);
         if (s->device_fence) {
@@ -196,7 +198,8 @@ int job_spec_from_json(const char *text, JobSpec **ret) {
         s->array_task_id = (uint32_t) u;
         u = 0;
         if ((r = get_u64(o, "warn_signal", &u)) < 0 || (r = get_u64(o, "warn_sec", &s->warn_sec)) < 0 ||
-            (r = get_bool(o, "warn_batch_only", &s->warn_batch_only)) < 0)
+            (r = get_bool(o, "warn_batch_only", &s->warn_batch_only)) < 0 ||
+            (r = get_bool(o, "output_append", &s->output_append)) < 0)
                 return r;
         if (u > 64)
                 return -ERANGE;

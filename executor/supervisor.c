@@ -414,6 +414,8 @@ _noreturn_ static void run_child(const JobSpec *s, ChildPrep *prep, int job_proc
         char *sh_argv[3];
         char fdpath[64];
         int in_fd, out_fd, errout_fd, r;
+        /* A requeued job's second run appends to the first's output with --open-mode=append. */
+        int open_mode = s->output_append ? O_APPEND : O_TRUNC;
         char *con = NULL;
         const char *step = NULL;
         cap_t caps, empty;
@@ -509,7 +511,7 @@ _noreturn_ static void run_child(const JobSpec *s, ChildPrep *prep, int job_proc
                 child_fail_open(err_fd, in_fd, "cannot open the input file", s->stdin_path ?: "/dev/null",
                                 false);
         if (s->stdout_path) {
-                out_fd = open_as_user(s->stdout_path, O_WRONLY | O_CREAT | O_TRUNC);
+                out_fd = open_as_user(s->stdout_path, O_WRONLY | O_CREAT | open_mode);
                 if (out_fd < 0)
                         child_fail_open(err_fd, out_fd, "cannot open the output file", s->stdout_path, true);
         } else
@@ -517,7 +519,7 @@ _noreturn_ static void run_child(const JobSpec *s, ChildPrep *prep, int job_proc
         if (s->stderr_path && s->stdout_path && streq(s->stderr_path, s->stdout_path))
                 errout_fd = out_fd;
         else if (s->stderr_path) {
-                errout_fd = open_as_user(s->stderr_path, O_WRONLY | O_CREAT | O_TRUNC);
+                errout_fd = open_as_user(s->stderr_path, O_WRONLY | O_CREAT | open_mode);
                 if (errout_fd < 0)
                         child_fail_open(err_fd, errout_fd, "cannot open the error file", s->stderr_path,
                                         true);

@@ -296,6 +296,12 @@ bool job_name_is_valid(const char *s) {
         return job_name_row_valid(s) && text_check(s, strlen(s), 0, NULL) == TEXT_OK;
 }
 
+/* A comment is printed in listings as a name is: one line, no control characters. */
+bool job_comment_is_valid(const char *s) {
+        return !isempty(s) && strlen(s) <= CORRAL_COMMENT_LENGTH_MAX &&
+               text_check(s, strlen(s), 0, NULL) == TEXT_OK;
+}
+
 static bool path_is_valid(const char *s, bool absolute) {
         size_t n;
 
@@ -658,6 +664,8 @@ static const JsonField submit_request_fields[] = {
         JSON_U32(SubmitRequest, "warn_sec", warn_sec, 1, CORRAL_WARN_SEC_MAX, OMIT, 0),
         JSON_BOOL(SubmitRequest, "warn_batch_only", warn_batch_only, OMIT),
         JSON_U32(SubmitRequest, "mail_events", mail_events, 1, MAIL_ALL | MAIL_ARRAY_TASKS | MAIL_TIME_LIMITS, OMIT, 0),
+        JSON_STRING(SubmitRequest, "comment", comment, 1, CORRAL_COMMENT_LENGTH_MAX, 0, job_comment_is_valid),
+        JSON_BOOL(SubmitRequest, "output_append", output_append, OMIT),
         JSON_STRING(SubmitRequest, "mail_user", mail_user, 1, CORRAL_MAIL_USER_LENGTH_MAX, 0, mail_user_is_valid),
         JSON_BOOL(SubmitRequest, "interactive", interactive, OMIT),
         JSON_END,
@@ -924,6 +932,7 @@ static const JsonField job_info_fields[] = {
         JSON_STRING(JobInfo, "stdin_path", stdin_path, 0, CORRAL_PATH_LENGTH_MAX, DETAILS, NULL),
         JSON_STRING(JobInfo, "stdout_path", stdout_path, 0, CORRAL_PATH_LENGTH_MAX, DETAILS, NULL),
         JSON_STRING(JobInfo, "stderr_path", stderr_path, 0, CORRAL_PATH_LENGTH_MAX, DETAILS, NULL),
+        JSON_STRING(JobInfo, "comment", comment, 0, CORRAL_COMMENT_LENGTH_MAX, DETAILS, NULL),
         JSON_OBJECT(JobInfo, "usage", usage, job_usage_fields, DETAILS),
         /* Display only: a bad value is dropped rather than failing a whole listing. */
         JSON_U64(JobInfo, "est_start", est_start, 0, CORRAL_TIME_MAX, OMIT | JSON_FIELD_LENIENT, 0),

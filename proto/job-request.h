@@ -175,6 +175,11 @@ typedef struct SubmitRequest {
         unsigned mail_events;
         char *mail_user;
 
+        /* sbatch --comment: kept and shown (squeue %k, sacct Comment), never interpreted. */
+        char *comment;
+        /* --open-mode=append: the output files are appended to, not truncated. */
+        bool output_append;
+
         /* corral run, srun --pty, salloc, qsub -I: the job runs on descriptors its client
          * passed with the Run method (SCM_RIGHTS), not on files; not preemptable. */
         bool interactive;
@@ -222,6 +227,7 @@ bool env_assignment_is_valid(const char *s) _pure_;
 bool env_name_is_valid(const char *s, size_t n) _pure_;
 bool ident_is_valid(const char *s) _pure_;          /* queue/project: [A-Za-z0-9_.-]{1,64} */
 bool job_name_is_valid(const char *s) _pure_;     /* one line of UTF-8, no control characters */
+bool job_comment_is_valid(const char *s) _pure_;  /* the same, up to CORRAL_COMMENT_LENGTH_MAX */
 bool mail_user_is_valid(const char *s) _pure_;   /* user or user@host, no spaces or quotes */
 
 typedef struct JobUsage {
@@ -264,6 +270,7 @@ typedef struct JobInfo {
         bool has_script;        /* the text itself is not sent back: it can be 512K */
         char **env;
         char *workdir, *stdin_path, *stdout_path, *stderr_path;
+        char *comment;          /* sbatch --comment */
         JobUsage usage;
 
         /* The scheduler's view of a pending job (List and Show only, not Wait): */

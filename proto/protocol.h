@@ -173,6 +173,7 @@ DECLARE_STRING_TABLE_LOOKUP(corral_error, CorralError);
 #define CORRAL_ARG_LENGTH_MAX (128U << 10)              /* one argv or env entry (MAX_ARG_STRLEN) */
 #define CORRAL_PATH_LENGTH_MAX 4095U                    /* PATH_MAX without the NUL */
 #define CORRAL_NAME_LENGTH_MAX 255U                     /* job names */
+#define CORRAL_COMMENT_LENGTH_MAX 1024U                 /* sbatch --comment */
 #define CORRAL_IDENT_LENGTH_MAX 64U                     /* queue, project, user names */
 #define CORRAL_DEPENDENCIES_MAX 1024U
 #define CORRAL_IO_DEVICES_MAX 64U                       /* entries per io limit list */

@@ -3,6 +3,8 @@
  * job (there are no job steps), in Slurm's window: since midnight unless -S, any time
  * when jobs are named with -j. */
 
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <pwd.h>
@@ -13,6 +15,7 @@
 #include "log.h"
 #include "slurm-common.h"
 #include "strv.h"
+#include "submit-options.h"
 
 static void help(void) {
         printf("Usage: sacct [OPTIONS]\n\n"
@@ -42,8 +45,16 @@ static const char *const all_fields =
         "NCPUS NNodes NodeList Partition Priority QOS Reason ReqCPUS ReqMem Start State Submit Timelimit\n"
         "TotalCPU UID User WorkDir\n";
 
+static const char *group_of(uid_t uid) {
+        const char *name;
+        uint32_t gid;
+
+        slurm_owner_group(uid, &gid, &name);
+        return name;
+}
+
 static int run(int argc, char *argv[]) {
-        enum { ARG_NAME = 0x100 };
+        enum { ARG_NAME = 0x100, ARG_DELIMITER, ARG_UNITS, ARG_NOCONVERT };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },         { "jobs", required_argument, NULL, 'j' },
                 { "user", required_argument, NULL, 'u' },   { "allusers", no_argument, NULL, 'a' },
@@ -55,7 +66,11 @@ static int run(int argc, char *argv[]) {
                 { "brief", no_argument, NULL, 'b' },        { "format", required_argument, NULL, 'o' },
                 { "helpformat", no_argument, NULL, 'e' },   { "allclusters", no_argument, NULL, 'L' },
                 { "duplicates", no_argument, NULL, 'D' },   { "clusters", required_argument, NULL, 'M' },
-                { "nodelist", required_argument, NULL, 'N' },
+                { "nodelist", required_argument, NULL, 'N' }, { "cluster", required_argument, NULL, 'M' },
+                { "delimiter", required_argument, NULL, ARG_DELIMITER }, { "units", required_argument, NULL, ARG_UNITS },
+                { "noconvert", no_argument, NULL, ARG_NOCONVERT }, { "job", required_argument, NULL, 'j' },
+                { "fields", required_argument, NULL, 'o' }, { "users", required_argument, NULL, 'u' },
+                { "account", required_argument, NULL, 'A' }, { "partitions", required_argument, NULL, 'r' },
                 {},
         };
         _cleanup_(cli_done) Cli cli;
@@ -72,7 +87,9 @@ static int run(int argc, char *argv[]) {
         time_t now = time(NULL);
         uint64_t start = 0, end = (uint64_t) now;
         bool have_start = false;
-        size_t n_refs = 0, n = 0;
+        const char *delimiter = NULL;
+        char units = 0;
+        size_t n_refs = 0, n_steps = 0, n = 0;
         int c, r;
 
         slurm_setup("sacct", &cli, "error");
@@ -82,13 +99,27 @@ static int run(int argc, char *argv[]) {
                         help();
                         return 0;
                 case 'j':
-                        free(refs);
-                        refs = NULL;
-                        if (slurm_parse_job_list(optarg, &refs, &n_refs) < 0) {
+                        /* -j adds, as Slurm's (submitit passes one -j per job). */
+                        r = slurm_add_job_list(optarg, &refs, &n_refs, &n_steps);
+                        if (r == -ENOMEM)
+                                return cli_oom();
+                        if (r < 0) {
                                 slurm_error("Invalid job id: %s", optarg);
                                 return 1;
                         }
                         break;
+                case ARG_DELIMITER:
+                        delimiter = optarg;
+                        break;
+                case ARG_UNITS:
+                        units = (char) toupper((unsigned char) optarg[0]);
+                        if (!strchr("KMGTP", units) || units == 0 || optarg[1]) {
+                                slurm_error("Invalid unit type");
+                                return 1;
+                        }
+                        break;
+                case ARG_NOCONVERT:
+                        break; /* sizes are printed in one unit each already */
                 case 'u':
                         user = optarg;
                         break;
@@ -147,6 +178,13 @@ static int run(int argc, char *argv[]) {
                         fputs(all_fields, stdout);
                         return 0;
                 case 'M':
+                        /* Snakemake passes --clusters all to every query. */
+                        if (!cluster_list_is_here(optarg)) {
+                                slurm_error("-M %s: not supported on a single machine (its cluster is its "
+                                            "host name, or all)", optarg);
+                                return 1;
+                        }
+                        break;
                 case 'N':
                         slurm_error("-%c: not supported on a single machine", c);
                         return 1;
@@ -165,9 +203,13 @@ static int run(int argc, char *argv[]) {
                 slurm_error("Invalid field requested: \"%s\"", bad);
                 return 1;
         }
+        fmt.delimiter = delimiter;
+        fmt.units = units;
+        fmt.group_of = group_of;
         for (size_t i = 0; i < fmt.n; i++)
                 details = details || strcaseeq(fmt.items[i].name, "TotalCPU") ||
-                          strcaseeq(fmt.items[i].name, "MaxRSS") || strcaseeq(fmt.items[i].name, "WorkDir");
+                          strcaseeq(fmt.items[i].name, "MaxRSS") || strcaseeq(fmt.items[i].name, "WorkDir") ||
+                          strcaseeq(fmt.items[i].name, "Comment");
 
         /* As sacct: one's own jobs unless -u or -a (root: everyone's); since midnight
          * unless -S, or any time when jobs are named. */
@@ -179,7 +221,7 @@ static int run(int argc, char *argv[]) {
                 }
                 user = me;
         }
-        if (!have_start && n_refs == 0 && slurm_parse_time("today", now, &start) < 0)
+        if (!have_start && n_refs + n_steps == 0 && slurm_parse_time("today", now, &start) < 0)
                 start = 0;
 
         /* The whole history the store keeps, not only the day corrald has in memory; the
@@ -199,7 +241,8 @@ static int run(int argc, char *argv[]) {
         for (size_t i = 0; i < l.n; i++) {
                 const JobInfo *j = &l.items[i].info;
 
-                if ((n_refs > 0 && !slurm_job_matches_refs(j, refs, n_refs)) || !slurm_list_contains(user, j->user) ||
+                /* Only steps asked for: none here. */
+                if ((n_refs + n_steps > 0 && !slurm_job_matches_refs(j, refs, n_refs)) || !slurm_list_contains(user, j->user) ||
                     !slurm_list_contains(accounts, j->project) || !slurm_list_contains(partitions, j->queue) ||
                     !slurm_list_contains(names, j->name))
                         continue;

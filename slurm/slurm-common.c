@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <grp.h>
 #include <pwd.h>
 #include <unistd.h>
 #include <errno.h>
@@ -54,6 +55,26 @@ int slurm_list_jobs(Cli *cli, json_object *filter, bool details, JobList *ret) {
         return 0;
 }
 
+void slurm_owner_group(uid_t uid, uint32_t *ret_gid, const char **ret_name) {
+        static uid_t last_uid = (uid_t) -1;
+        static uint32_t last_gid;
+        static char name[256];
+        static bool have_name;
+
+        if (uid != last_uid) {
+                struct passwd *pw = getpwuid(uid);
+                struct group *gr = pw ? getgrgid(pw->pw_gid) : NULL;
+
+                last_uid = uid;
+                last_gid = pw ? (uint32_t) pw->pw_gid : 0;
+                have_name = gr && gr->gr_name[0] && strlen(gr->gr_name) < sizeof name;
+                if (have_name)
+                        strcpy(name, gr->gr_name);
+        }
+        *ret_gid = last_gid;
+        *ret_name = have_name ? name : NULL;
+}
+
 bool slurm_list_contains(const char *list, const char *s) {
         size_t n;
 
@@ -97,6 +118,57 @@ int slurm_parse_job_list(const char *list, JobRef **ret, size_t *ret_n) {
         *ret = TAKE_PTR(refs);
         *ret_n = n;
         return 0;
+}
+
+/* "batch", "extern", "interactive" or a number: Slurm's step names. */
+static bool step_name_is_valid(const char *s) {
+        if (streq(s, "batch") || streq(s, "extern") || streq(s, "interactive"))
+                return true;
+        if (!*s)
+                return false;
+        for (; *s; s++)
+                if (*s < '0' || *s > '9')
+                        return false;
+        return true;
+}
+
+int slurm_add_job_list(const char *list, JobRef **refs, size_t *n, size_t *n_steps) {
+        _cleanup_strv_free_ char **l = NULL;
+        JobRef *grown;
+        size_t added = 0;
+        int r;
+
+        r = strv_split(list, ",", &l);
+        if (r < 0)
+                return r;
+        if (strv_length(l) > SIZE_MAX / sizeof(JobRef) - *n - 1)
+                return -ENOMEM;
+        grown = reallocarray(*refs, *n + strv_length(l) + 1, sizeof(JobRef));
+        if (!grown)
+                return -ENOMEM;
+        *refs = grown;
+        STRV_FOREACH(s, l) {
+                char *dot = strchr(*s, '.');
+
+                if (isempty(*s))
+                        continue;
+                if (dot) {
+                        JobRef unused;
+                        /* A step: valid, and nothing here has steps. */
+                        *dot = 0;
+                        if (!step_name_is_valid(dot + 1) || job_ref_parse(*s, &unused) < 0)
+                                return -EINVAL;
+                        (*n_steps)++;
+                        added++;
+                        continue;
+                }
+                r = job_ref_parse(*s, &(*refs)[*n]);
+                if (r < 0)
+                        return r;
+                (*n)++;
+                added++;
+        }
+        return added > 0 ? 0 : -EINVAL;
 }
 
 bool slurm_job_matches_refs(const JobInfo *j, const JobRef *refs, size_t n) {

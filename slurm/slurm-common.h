@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "commands.h"
 #include "slurm-format.h"
@@ -35,10 +36,17 @@ static inline int slurm_exit_status(int status) {
  * not send). Returns 0, or an exit status (already reported). */
 int slurm_list_jobs(Cli *cli, json_object *filter, bool details, JobList *ret);
 
+/* The primary group of uid, as Slurm's job records hold the submitter's: its gid, and its
+ * name in a static buffer (NULL when unknown). The last uid is remembered. */
+void slurm_owner_group(uid_t uid, uint32_t *ret_gid, const char **ret_name);
+
 /* Whether a comma list (as "-u alice,bob", "-j 4,5", "-t R,PD") contains s. NULL: all. */
 bool slurm_list_contains(const char *list, const char *s);
 /* The job ids of a comma list ("4,5_2"): their JobRef. -EINVAL for a bad one. */
 int slurm_parse_job_list(const char *list, JobRef **ret, size_t *ret_n);
+/* sacct -j: adds the ids of list to *refs (grown); a step ("42.batch", "42.0") is valid
+ * and only counted in *n_steps, there being no steps here. -EINVAL for a bad one. */
+int slurm_add_job_list(const char *list, JobRef **refs, size_t *n, size_t *n_steps);
 bool slurm_job_matches_refs(const JobInfo *j, const JobRef *refs, size_t n);
 
 /* A field of a GetInfo reply (or of one of its queues): 0 or NULL when it is missing or of

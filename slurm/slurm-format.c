@@ -54,6 +54,28 @@ bool slurm_state_matches(const char *slurm_name, const char *corral_state) {
                strcaseeq(slurm_name, slurm_state_compact(corral_state));
 }
 
+/* Every job state Slurm 22.05's job_state_num() takes, long and compact: clients list
+ * states Corral never has (batchtools' "-t PD,CF,RF,RH,RQ,SE"), and Slurm accepts them. */
+static const char *const slurm_known_states[] = {
+        "PENDING", "PD", "RUNNING", "R", "SUSPENDED", "S", "COMPLETED", "CD", "CANCELLED", "CA",
+        "FAILED", "F", "TIMEOUT", "TO", "NODE_FAIL", "NF", "PREEMPTED", "PR", "BOOT_FAIL", "BF",
+        "DEADLINE", "DL", "OUT_OF_MEMORY", "OOM", "COMPLETING", "CG", "CONFIGURING", "CF",
+        "RESIZING", "RS", "REQUEUED", "RQ", "REQUEUE_FED", "RF", "REQUEUE_HOLD", "RH",
+        "SPECIAL_EXIT", "SE", "STOPPED", "ST", "REVOKED", "RV", "RESV_DEL_HOLD", "RD",
+        "SIGNALING", "SI", "STAGE_OUT", "SO", "UPDATE_DB", "UD", "POWER_UP_NODE", "PU",
+};
+
+bool slurm_state_is_known(const char *name) {
+        if (!name)
+                return false;
+        if (strcaseeq(name, "all"))
+                return true;
+        for (size_t i = 0; i < ELEMENTSOF(slurm_known_states); i++)
+                if (strcaseeq(name, slurm_known_states[i]))
+                        return true;
+        return false;
+}
+
 /* ---- Times ---- */
 
 char *slurm_format_secs(char *buf, size_t size, uint64_t sec) {
@@ -220,6 +242,8 @@ static int parse_named(const char *s, char sep, int default_width, SlurmFormat *
                 size_t n = strcspn(p, ",");
                 size_t name_len = strcspn(p, sep == ':' ? ":," : "%,");
                 SlurmFormatItem it = { .width = default_width };
+                const char *suffix = NULL;
+                size_t suffix_len = 0;
 
                 if (name_len > n)
                         name_len = n;
@@ -236,11 +260,16 @@ static int parse_named(const char *s, char sep, int default_width, SlurmFormat *
                                 neg = true;
                                 w++;
                         }
-                        if (parse_width(&w, &it.width, &it.right) < 0 || w != p + n ||
+                        if (parse_width(&w, &it.width, &it.right) < 0 || (sep == '%' && w != p + n) ||
                             (sep == '%' && it.right)) {
                                 free(it.name);
                                 return -EINVAL;
                         }
+                        /* squeue -O "JobID:\x1F": what follows the width is printed after
+                         * the field, as Slurm's suffix (Open OnDemand separates its fields
+                         * so). */
+                        suffix = w;
+                        suffix_len = (size_t) (p + n - w);
                         /* sacct: a given width is right justified, "%-N" left. */
                         if (sep == '%') {
                                 it.right = !neg;
@@ -249,6 +278,9 @@ static int parse_named(const char *s, char sep, int default_width, SlurmFormat *
                 } else if (sep == '%')
                         it.width = 0; /* the field's own default, chosen when printing */
                 r = format_add(&f, it);
+                if (r < 0)
+                        return r;
+                r = add_text(&f, suffix, suffix_len);
                 if (r < 0)
                         return r;
                 p += n;
@@ -323,6 +355,33 @@ static const struct {
         { 'y', "NICE", "Nice" },
         { 'q', "QOS", "QOS" },
         { 'b', "TRES_PER_NODE", "tres-per-node" },
+        { 'B', "EXEC_HOST", "BatchHost" },
+        { 'd', "MIN_TMP_DISK", "MinTmpDisk" },
+        { 'E', "DEPENDENCY", "Dependency" },
+        { 'f', "FEATURES", "Feature" },
+        { 'g', "GROUP", "GroupName" },
+        { 'G', "GROUP", "GroupID" },
+        { 'h', "OVER_SUBSCRIBE", "OverSubscribe" },
+        { 'H', "SOCKETS_PER_NODE", "Sockets" },
+        { 'I', "CORES_PER_SOCKET", "Cores" },
+        { 'J', "THREADS_PER_CORE", "Threads" },
+        { 'k', "COMMENT", "Comment" },
+        { 'n', "REQ_NODES", "ReqNodes" },
+        { 'o', "COMMAND", "Command" },
+        { 'O', "CONTIGUOUS", "Contiguous" },
+        { 'v', "RESERVATION", "Reservation" },
+        { 'w', "WCKEY", "WCKey" },
+        { 'W', "LICENSES", "Licenses" },
+        { 'x', "EXC_NODES", "ExcNodes" },
+        { 'X', "CORE_SPEC", "CoreSpec" },
+        { 'Y', "SCHEDNODES", "SchedNodes" },
+        { 'z', "S:C:T", "SCT" },
+        { 'Z', "WORK_DIR", "WorkDir" },
+        /* -O names without a letter of their own (the digits cannot come from -o). */
+        { 'i', "JOBID", "JobArrayID" },
+        { 'U', "UID", "UserID" },
+        { '1', "TRES_ALLOC", "tres-alloc" },
+        { '1', "TRES_ALLOC", "tres" },
 };
 
 static int squeue_field_index(const SlurmFormatItem *it) {
@@ -346,6 +405,15 @@ int squeue_format_check(const SlurmFormat *f, const char **ret_bad) {
                 return -EINVAL;
         }
         return 0;
+}
+
+bool squeue_format_needs_details(const SlurmFormat *f) {
+        for (size_t i = 0; i < f->n; i++) {
+                int k = f->items[i].text ? -1 : squeue_field_index(&f->items[i]);
+                if (k >= 0 && strchr("koZ", squeue_fields[k].letter))
+                        return true;
+        }
+        return false;
 }
 
 /* Memory as Slurm's convert_num_unit() writes megabytes: "500M", "4G". */
@@ -444,6 +512,10 @@ static const char *squeue_value(char letter, const SqueueJob *sj, time_t now, ch
         case 'm':
                 if (j->memory == 0)
                         return "0";
+                if (sj->noconvert) { /* --noconvert: megabytes as they are, "2048M" */
+                        snprintf(buf, size, "%" PRIu64 "M", j->memory >> 20);
+                        return buf;
+                }
                 return format_megabytes(buf, size, j->memory);
         case 'R':
                 if (active)
@@ -476,6 +548,48 @@ static const char *squeue_value(char letter, const SqueueJob *sj, time_t now, ch
                 return "normal";
         case 'b':
                 return format_tres_per_node(j, buf, size) ?: "N/A";
+        case 'B':
+                return active && j->node ? j->node : "n/a";
+        case 'd':
+                return "0";
+        case 'E':
+        case 'w':
+        case 'W':
+        case 'v':
+        case 'Y':
+                return "(null)"; /* no dependency once it is met, WCKey, license, reservation */
+        case 'f':
+                return j->constraint ?: "(null)";
+        case 'g':
+                return sj->group ?: "(null)";
+        case 'G':
+                snprintf(buf, size, "%u", (unsigned) sj->gid);
+                return buf;
+        case 'h':
+                return "OK";
+        case 'H':
+        case 'I':
+        case 'J':
+                return "*";
+        case 'z':
+                return "*:*:*";
+        case 'k':
+                return j->comment ?: "(null)";
+        case 'n':
+        case 'x':
+                return "";
+        case 'o':
+                /* The script's path is not kept: a script is "(null)", as Slurm has it
+                 * for one read from standard input. */
+                return j->has_details && !j->has_script && j->argv && j->argv[0] ? j->argv[0] : "(null)";
+        case 'O':
+                return "0";
+        case 'X':
+                return "N/A";
+        case 'Z':
+                return j->workdir ?: "(null)";
+        case '1':
+                return format_tres(j, false, buf, size);
         }
         return NULL;
 }
@@ -522,7 +636,7 @@ static const struct {
         { "NCPUS", 10 },      { "ReqCPUS", 8 },     { "CPUTime", 10 },  { "CPUTimeRAW", 10 }, { "TotalCPU", 10 },
         { "MaxRSS", 10 },     { "ReqMem", 10 },     { "NodeList", 15 }, { "NNodes", 8 },     { "Timelimit", 10 },
         { "Reason", 20 },     { "Priority", 10 },   { "QOS", 10 },      { "WorkDir", 30 },
-        { "AllocTRES", 10 },  { "ReqTRES", 10 },
+        { "AllocTRES", 10 },  { "ReqTRES", 10 },    { "Group", 9 },     { "Comment", 15 },
 };
 
 static int sacct_field_index(const char *name) {
@@ -546,7 +660,37 @@ static unsigned alloc_cpus(const JobInfo *j) {
         return j->start_time > 0 ? j->cpus : 0;
 }
 
+/* Slurm's convert_num_unit2() with a unit asked for (--units): the value in that unit,
+ * whole or with two decimals; 0 is "0". from is the unit of v ('K', 'M'). */
+static char *format_in_units(char *buf, size_t size, uint64_t v, char from, char to) {
+        static const char order[] = "KMGTP";
+        const char *a = strchr(order, from), *b = strchr(order, to);
+        double x = (double) v;
+
+        if (v == 0) {
+                snprintf(buf, size, "0");
+                return buf;
+        }
+        for (; a && b && a < b; a++)
+                x /= 1024;
+        for (; a && b && a > b; a--)
+                x *= 1024;
+        if ((double) (uint64_t) x == x)
+                snprintf(buf, size, "%" PRIu64 "%c", (uint64_t) x, to);
+        else
+                snprintf(buf, size, "%.2f%c", x, to);
+        return buf;
+}
+
+static const char *sacct_value(const SlurmFormat *f, const char *name, const JobInfo *j, time_t now, char *buf,
+                               size_t size);
+
 const char *sacct_field_value(const char *name, const JobInfo *j, time_t now, char *buf, size_t size) {
+        return sacct_value(&(SlurmFormat) {}, name, j, now, buf, size);
+}
+
+static const char *sacct_value(const SlurmFormat *f, const char *name, const JobInfo *j, time_t now, char *buf,
+                               size_t size) {
         uint64_t elapsed = job_elapsed(j, now);
 
         if (strcaseeq(name, "JobID")) {
@@ -594,10 +738,14 @@ const char *sacct_field_value(const char *name, const JobInfo *j, time_t now, ch
                 /* Slurm has it on the steps; there are none here, so on the job's line. */
                 if (j->usage.memory_peak == 0)
                         return "";
+                if (f->units)
+                        return format_in_units(buf, size, j->usage.memory_peak >> 10, 'K', f->units);
                 snprintf(buf, size, "%" PRIu64 "K", j->usage.memory_peak >> 10);
         } else if (strcaseeq(name, "ReqMem")) {
                 if (j->memory == 0)
                         return "0";
+                if (f->units)
+                        return format_in_units(buf, size, j->memory >> 20, 'M', f->units);
                 return format_megabytes(buf, size, j->memory);
         } else if (strcaseeq(name, "NodeList"))
                 return j->start_time > 0 && !isempty(j->node) ? j->node : "None assigned";
@@ -617,6 +765,10 @@ const char *sacct_field_value(const char *name, const JobInfo *j, time_t now, ch
                 return strempty(j->workdir);
         else if (strcaseeq(name, "ReqTRES"))
                 return format_tres(j, true, buf, size);
+        else if (strcaseeq(name, "Group"))
+                return f->group_of ? strempty(f->group_of(j->uid)) : "";
+        else if (strcaseeq(name, "Comment"))
+                return strempty(j->comment);
         else if (strcaseeq(name, "AllocTRES")) {
                 /* Nothing is allocated to a job that never started, as sacct shows it. */
                 if (j->start_time == 0)
@@ -680,7 +832,7 @@ int slurm_fields_print(FILE *out, const SlurmFormat *f, const char *const *value
                         } else {
                                 fputs(v, out);
                                 if (style == SACCT_PARSABLE || i + 1 < f->n)
-                                        fputc('|', out);
+                                        fputs(f->delimiter ?: "|", out);
                         }
                 }
                 fputc('\n', out);
@@ -716,7 +868,7 @@ int sacct_print(FILE *out, const SlurmFormat *f, const JobInfo *const *jobs, siz
         for (size_t k = 0; k < n; k++)
                 for (size_t i = 0; i < f->n; i++) {
                         char *b = bufs + (k * f->n + i) * bsize;
-                        values[k * f->n + i] = sacct_field_value(f->items[i].name, jobs[k], now, b, bsize);
+                        values[k * f->n + i] = sacct_value(f, f->items[i].name, jobs[k], now, b, bsize);
                 }
         r = slurm_fields_print(out, f, values, n, style, header);
         return r;

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "macro.h"
@@ -23,6 +24,9 @@ const char *slurm_state_name(const char *corral_state) _pure_;
 const char *slurm_state_compact(const char *corral_state) _pure_;
 /* Whether a Slurm state name or code (squeue -t, sacct -s) matches a Corral state. */
 bool slurm_state_matches(const char *slurm_name, const char *corral_state) _pure_;
+/* Whether Slurm takes name as a job state (squeue -t, sacct -s): its long names and
+ * codes, those Corral never has included, and "all". */
+bool slurm_state_is_known(const char *name) _pure_;
 
 /* squeue's TIME and TIME_LIMIT: "M:SS", "H:MM:SS", "D-HH:MM:SS". */
 char *slurm_format_secs(char *buf, size_t size, uint64_t sec);
@@ -46,6 +50,12 @@ typedef struct SlurmFormatItem {
 typedef struct SlurmFormat {
         SlurmFormatItem *items;
         size_t n;
+
+        /* sacct's rendering options, set by the caller after parsing. */
+        const char *delimiter;  /* --delimiter: between -p/-P fields; NULL: "|" */
+        char units;             /* --units: K, M, G, T or P for memory sizes; 0: as they come */
+        /* The group name of a uid (Group); NULL: the field is empty. */
+        const char *(*group_of)(uid_t uid);
 } SlurmFormat;
 
 void slurm_format_done(SlurmFormat *f);
@@ -53,8 +63,9 @@ void slurm_format_done(SlurmFormat *f);
 /* "%.18i %.9P %8j text %%": -EINVAL for a '%' without a field letter. The letters are
  * not checked here: the renderers do (an unknown letter is an error there, as Slurm). */
 int slurm_format_parse(const char *s, SlurmFormat *ret);
-/* squeue -O: "JobID,Name:30,State:.10,..."; default width 20, left justified, with
- * one space after each field (Slurm's default suffix). */
+/* squeue -O: "JobID,Name:30,State:.10,Account:\x1F,..."; default width 20, left
+ * justified; what follows a width (or the colon) is printed after the field, as Slurm's
+ * suffix. */
 int slurm_format_parse_long(const char *s, SlurmFormat *ret);
 /* sacct -o/--format and sacctmgr format=: "JobIDRaw,State,Account%20". */
 int slurm_fields_parse(const char *s, SlurmFormat *ret);
@@ -73,10 +84,16 @@ typedef struct SqueueJob {
         const JobInfo *info;
         double priority;
         bool has_priority;
+        const char *group;      /* %g: the owner's primary group; NULL: "(null)" */
+        uint32_t gid;           /* %G */
+        bool noconvert;         /* --noconvert: %m in megabytes, never converted to G */
 } SqueueJob;
 
 /* Checks a parsed squeue format: -EINVAL with *ret_bad set to the unknown letter or name. */
 int squeue_format_check(const SlurmFormat *f, const char **ret_bad);
+/* Whether a format shows what only a job's details hold (its comment, command, working
+ * directory): the caller fetches them (Show) for those formats alone. */
+bool squeue_format_needs_details(const SlurmFormat *f) _pure_;
 /* Prints the header line (when header) and one line per job. */
 int squeue_print(FILE *out, const SlurmFormat *f, const SqueueJob *jobs, size_t n, bool header, time_t now);
 

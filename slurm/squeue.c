@@ -11,6 +11,7 @@
 #include "log.h"
 #include "slurm-common.h"
 #include "strv.h"
+#include "submit-options.h"
 
 static void help(void) {
         printf("Usage: squeue [OPTIONS]\n\n"
@@ -31,7 +32,7 @@ static void help(void) {
 }
 
 static int run(int argc, char *argv[]) {
-        enum { ARG_ME = 0x100, ARG_HELP };
+        enum { ARG_ME = 0x100, ARG_HELP, ARG_NOCONVERT, ARG_ONLY_JOB_STATE };
         static const struct option options[] = {
                 { "help", no_argument, NULL, ARG_HELP }, { "user", required_argument, NULL, 'u' },
                 { "me", no_argument, NULL, ARG_ME },     { "jobs", optional_argument, NULL, 'j' },
@@ -42,7 +43,12 @@ static int run(int argc, char *argv[]) {
                 { "long", no_argument, NULL, 'l' },      { "array", no_argument, NULL, 'r' },
                 { "all", no_argument, NULL, 'a' },       { "sort", required_argument, NULL, 'S' },
                 { "iterate", required_argument, NULL, 'i' }, { "nodelist", required_argument, NULL, 'w' },
-                { "clusters", required_argument, NULL, 'M' }, { "qos", required_argument, NULL, 'q' },
+                { "clusters", required_argument, NULL, 'M' }, { "cluster", required_argument, NULL, 'M' },
+                { "qos", required_argument, NULL, 'q' },
+                { "noconvert", no_argument, NULL, ARG_NOCONVERT },
+                { "only-job-state", no_argument, NULL, ARG_ONLY_JOB_STATE },
+                { "users", required_argument, NULL, 'u' }, { "partitions", required_argument, NULL, 'p' },
+                { "accounts", required_argument, NULL, 'A' },
                 {},
         };
         _cleanup_(cli_done) Cli cli;
@@ -53,7 +59,7 @@ static int run(int argc, char *argv[]) {
         _cleanup_free_ char *me = NULL;
         _cleanup_strv_free_ char **states = NULL;
         const char *user = NULL, *partition = NULL, *account = NULL, *names = NULL, *format = NULL, *bad = NULL;
-        bool header = true, long_format = false;
+        bool header = true, long_format = false, noconvert = false, cluster_line = false;
         size_t n_refs = 0, n = 0;
         int c, r;
 
@@ -93,7 +99,7 @@ static int run(int argc, char *argv[]) {
                         if (strv_split(optarg, ",", &states) < 0)
                                 return cli_oom();
                         STRV_FOREACH(s, states) {
-                                bool known = strcaseeq(*s, "all");
+                                bool known = slurm_state_is_known(*s);
                                 for (const char *const *k = cli_job_states; *k && !known; k++)
                                         known = slurm_state_matches(*s, *k);
                                 if (!known) {
@@ -137,9 +143,21 @@ static int run(int argc, char *argv[]) {
                 case 'a':
                 case 'i':
                 case 'S':
+                case ARG_ONLY_JOB_STATE: /* every field is cheap here */
                         break; /* array tasks are one line each already; one machine: no hidden partitions */
-                case 'w':
+                case ARG_NOCONVERT:
+                        noconvert = true;
+                        break;
                 case 'M':
+                        /* Slurm names the cluster first; clients that pass -M skip the line. */
+                        if (!cluster_list_is_here(optarg)) {
+                                slurm_error("-M %s: not supported on a single machine (its cluster is its "
+                                            "host name, or all)", optarg);
+                                return 1;
+                        }
+                        cluster_line = true;
+                        break;
+                case 'w':
                         slurm_error("-%c: not supported on a single machine", c);
                         return 1;
                 case 'q':
@@ -159,7 +177,7 @@ static int run(int argc, char *argv[]) {
                 return 1;
         }
 
-        r = slurm_list_jobs(&cli, NULL, false, &l);
+        r = slurm_list_jobs(&cli, NULL, squeue_format_needs_details(&fmt), &l);
         if (r != 0)
                 return r;
         queue_sort(l.items, l.n);
@@ -183,11 +201,20 @@ static int run(int argc, char *argv[]) {
                     !slurm_list_contains(account, j->project) || !slurm_list_contains(names, j->name))
                         continue;
                 rows[n++] = (SqueueJob) { .info = j, .priority = l.items[i].priority,
-                                          .has_priority = l.items[i].has_priority };
+                                          .has_priority = l.items[i].has_priority, .noconvert = noconvert };
+                slurm_owner_group(j->uid, &rows[n - 1].gid, &rows[n - 1].group);
         }
-        if (n_refs > 0 && n == 0) {
-                slurm_error("Invalid job id specified");
+        /* Slurm loads one job by its id and fails so when it is unknown; a list of ids is
+         * a filter, and none found is an empty listing (Cylc reads it so). */
+        if (n_refs == 1 && n == 0) {
+                fputs("slurm_load_jobs error: Invalid job id specified\n", stderr);
                 return 1;
+        }
+        if (cluster_line) {
+                char host[256] = "";
+                (void) gethostname(host, sizeof host - 1);
+                host[strcspn(host, ".")] = 0;
+                printf("CLUSTER: %s\n", host);
         }
         r = squeue_print(stdout, &fmt, rows, n, header, time(NULL));
         if (r < 0)
