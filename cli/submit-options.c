@@ -473,6 +473,13 @@ static int set_clusters(SubmitOptions *o, const char *arg, char **ret_error) {
         return fail(ret_error, "not supported on a single machine (its cluster is its host name, or all)");
 }
 
+/* -w: Parsl's MPI launcher names the job's node, this machine. */
+static int set_nodelist(SubmitOptions *o, const char *arg, char **ret_error) {
+        if (node_list_is_here(arg))
+                return 0;
+        return fail(ret_error, "not supported on a single machine (its one node is its host name)");
+}
+
 static int set_comment(SubmitOptions *o, const char *arg, char **ret_error) {
         if (!job_comment_is_valid(arg))
                 return fail(ret_error, "invalid comment (1-%u characters on one line, no control characters)",
@@ -843,7 +850,7 @@ static const SubmitOption options[] = {
         { "get-user-env", 0, SUBMIT_ARG_OPTIONAL, SUBMIT_FIELD_UNSUPPORTED, set_no_effect, NULL },
         { "wckey", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_no_effect, NULL },
         { "priority", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_priority, NULL },
-        { "nodelist", 'w', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
+        { "nodelist", 'w', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_nodelist, NULL },
         { "exclude", 'x', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
         { "distribution", 'm', SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
         { "switches", 0, SUBMIT_ARG_REQUIRED, SUBMIT_FIELD_UNSUPPORTED, set_single_machine, NULL },
@@ -1308,7 +1315,7 @@ int submit_options_resolve_output_dirs(SubmitOptions *o, int root_fd) {
         return 0;
 }
 
-bool cluster_list_is_here(const char *list) {
+static bool names_are_here(const char *list, const char *also) {
         char host[256] = "";
         size_t short_len;
 
@@ -1319,7 +1326,7 @@ bool cluster_list_is_here(const char *list) {
         short_len = strcspn(host, ".");
         for (const char *p = list; *p;) {
                 size_t n = strcspn(p, ",");
-                bool here = (n == 3 && strncasecmp(p, "all", 3) == 0) ||
+                bool here = (n == strlen(also) && strncasecmp(p, also, n) == 0) ||
                             (n > 0 && n == strlen(host) && strncmp(p, host, n) == 0) ||
                             (n > 0 && n == short_len && strncmp(p, host, n) == 0);
                 if (!here)
@@ -1329,4 +1336,12 @@ bool cluster_list_is_here(const char *list) {
                         p++;
         }
         return true;
+}
+
+bool cluster_list_is_here(const char *list) {
+        return names_are_here(list, "all");
+}
+
+bool node_list_is_here(const char *list) {
+        return names_are_here(list, "localhost");
 }

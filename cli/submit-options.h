@@ -202,3 +202,5 @@ int parse_begin_time(const char *s, time_t now, uint64_t *ret);
  * or its host name, whole or up to the first dot (scontrol show config's ClusterName).
  * Workflow engines pass --clusters=all to every command. */
 bool cluster_list_is_here(const char *list);
+/* The same for a node list (-w): this machine's host name, or localhost. */
+bool node_list_is_here(const char *list);

@@ -156,6 +156,7 @@ static bool slurm_variable_is_ours(const char *assignment) {
                 "SLURM_JOB_PARTITION", "SLURM_CPUS_ON_NODE", "SLURM_JOB_CPUS_PER_NODE", "SLURM_JOB_NUM_NODES",
                 "SLURM_NNODES", "SLURM_MEM_PER_NODE", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID",
                 "SLURMD_NODENAME", "SLURM_JOB_NODELIST", "SLURM_STEP_ID", "SLURM_PROCID", "SLURM_LOCALID",
+                "SLURM_NODELIST", "SLURM_NODEID", "SLURM_CLUSTER_NAME", "SLURM_SUBMIT_HOST",
         };
         size_t n = strcspn(assignment, "=");
 
@@ -253,10 +254,19 @@ static char **build_environment(const JobSpec *s, const struct passwd *pw) {
         }
         if (!strv_env_get(env, "SLURM_SUBMIT_DIR") && s->working_directory)
                 SETENV("SLURM_SUBMIT_DIR=%s", s->working_directory);
+        /* The batch step's own numbers, which tools read outside srun too (submitit:
+         * SLURM_PROCID, SLURM_LOCALID, SLURM_NODEID; Parsl: SLURM_NODELIST). */
+        SETENV("SLURM_PROCID=%u", 0U);
+        SETENV("SLURM_LOCALID=%u", 0U);
+        SETENV("SLURM_NODEID=%u", 0U);
         if (gethostname(buf, sizeof buf) >= 0) {
                 buf[sizeof buf - 1] = 0;
                 SETENV("SLURMD_NODENAME=%s", buf);
                 SETENV("SLURM_JOB_NODELIST=%s", buf);
+                SETENV("SLURM_NODELIST=%s", buf);
+                SETENV("SLURM_SUBMIT_HOST=%s", buf);
+                buf[strcspn(buf, ".")] = 0;
+                SETENV("SLURM_CLUSTER_NAME=%s", buf);
         }
         STRV_FOREACH(e, s->device_environment)
                 if (strv_extend(&env, *e) < 0)

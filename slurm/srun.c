@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -39,6 +40,7 @@ typedef struct SrunFlags {
         bool help;
         bool pty;
         bool no_bind;
+        bool label;             /* -l: each line of a task's output behind "TASK: " */
         const char *bad;        /* refused client option, with its reason in bad_why */
         const char *bad_why;
 } SrunFlags;
@@ -56,10 +58,9 @@ static int srun_flag(const char *a, SrunFlags *f) {
                 ;
         else if (streq(a, "--pty"))
                 f->pty = true;
-        else if (streq(a, "-l") || streq(a, "--label")) {
-                f->bad = a;
-                f->bad_why = "not supported";
-        } else if (strneq(a, "--jobid", 7) || strneq(a, "--mpi", 5)) {
+        else if (streq(a, "-l") || streq(a, "--label"))
+                f->label = true;
+        else if (strneq(a, "--jobid", 7) || strneq(a, "--mpi", 5)) {
                 f->bad = a;
                 f->bad_why = "not supported";
         } else
@@ -124,17 +125,177 @@ static bool in_job_scope(uint64_t id) {
         return false;
 }
 
+/* A step's --output/--error pattern for one task: Slurm's %j job, %J job.step, %s step,
+ * %t task, %n node (0), %N host, %u user, %x job name, %A array job, %a array task, %%. */
+static char *step_path_expand(const char *pattern, uint64_t job_id, unsigned task) {
+        _cleanup_free_ char *buf = NULL;
+        const char *e;
+        char host[256] = "";
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        if (!f)
+                return NULL;
+        (void) gethostname(host, sizeof host - 1);
+        for (const char *p = pattern; *p; p++) {
+                if (*p != '%' || !p[1]) {
+                        fputc(*p, f);
+                        continue;
+                }
+                switch (*++p) {
+                case 'j':
+                        fprintf(f, "%" PRIu64, job_id);
+                        break;
+                case 'J':
+                        fprintf(f, "%" PRIu64 ".0", job_id);
+                        break;
+                case 's':
+                case 'n':
+                        fputc('0', f);
+                        break;
+                case 't':
+                        fprintf(f, "%u", task);
+                        break;
+                case 'N':
+                        fputs(host, f);
+                        break;
+                case 'u':
+                        fputs(strempty(getenv("USER")), f);
+                        break;
+                case 'x':
+                        fputs(strempty(getenv("SLURM_JOB_NAME")), f);
+                        break;
+                case 'A':
+                        e = getenv("SLURM_ARRAY_JOB_ID");
+                        if (e)
+                                fputs(e, f);
+                        else
+                                fprintf(f, "%" PRIu64, job_id);
+                        break;
+                case 'a':
+                        fputs(getenv("SLURM_ARRAY_TASK_ID") ?: "4294967294", f);
+                        break;
+                case '%':
+                        fputc('%', f);
+                        break;
+                default:
+                        fputc('%', f);
+                        fputc(*p, f);
+                        break;
+                }
+        }
+        if (fclose(f) != 0)
+                return NULL;
+        return TAKE_PTR(buf);
+}
+
+/* In a task, before exec: its --output and --error files (stderr to the output file when
+ * only --output is given, as srun does). Exits the task on failure. */
+static void task_redirect(const SubmitOptions *o, uint64_t job_id, unsigned task) {
+        _cleanup_free_ char *out = NULL, *err = NULL;
+        int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (o->req.output_append ? O_APPEND : O_TRUNC);
+        int fd;
+
+        if (o->req.stdout_path && !(out = step_path_expand(o->req.stdout_path, job_id, task)))
+                _exit(1);
+        if (o->req.stderr_path && !(err = step_path_expand(o->req.stderr_path, job_id, task)))
+                _exit(1);
+        if (out) {
+                fd = open(out, flags, 0666);
+                if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+                        fprintf(stderr, "srun: error: cannot open %s: %m\n", out);
+                        _exit(1);
+                }
+                if (!err || streq(err, out))
+                        (void) dup2(fd, STDERR_FILENO);
+                close(fd);
+        }
+        if (err && !(out && streq(err, out))) {
+                fd = open(err, flags, 0666);
+                if (fd < 0 || dup2(fd, STDERR_FILENO) < 0) {
+                        fprintf(stderr, "srun: error: cannot open %s: %m\n", err);
+                        _exit(1);
+                }
+                close(fd);
+        }
+}
+
+/* -l: a task's output comes through a pipe; each whole line is written behind its task's
+ * number, as srun labels them ("0: ", padded to the widest number). */
+typedef struct LabelPipe {
+        int fd;                 /* read end; -1 once closed */
+        int to;                 /* STDOUT_FILENO or STDERR_FILENO */
+        unsigned task;
+        size_t n;
+        char buf[4096];
+} LabelPipe;
+
+static void label_flush(LabelPipe *p, unsigned width, bool all) {
+        size_t start = 0;
+
+        for (size_t i = 0; i < p->n; i++)
+                if (p->buf[i] == '\n' || (all && i + 1 == p->n)) {
+                        dprintf(p->to, "%*u: %.*s%s", (int) width, p->task, (int) (i + 1 - start), p->buf + start,
+                                p->buf[i] == '\n' ? "" : "\n");
+                        start = i + 1;
+                }
+        memmove(p->buf, p->buf + start, p->n - start);
+        p->n -= start;
+}
+
+static void label_pump(LabelPipe *pipes, size_t n, unsigned width) {
+        _cleanup_free_ struct pollfd *pfd = new0(struct pollfd, n);
+        size_t open_fds = n;
+
+        if (!pfd)
+                return;
+        while (open_fds > 0) {
+                for (size_t i = 0; i < n; i++)
+                        pfd[i] = (struct pollfd) { .fd = pipes[i].fd, .events = POLLIN };
+                if (poll(pfd, n, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return;
+                }
+                for (size_t i = 0; i < n; i++) {
+                        LabelPipe *p = &pipes[i];
+                        ssize_t k;
+
+                        if (p->fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                                continue;
+                        k = read(p->fd, p->buf + p->n, sizeof p->buf - p->n);
+                        if (k > 0) {
+                                p->n += (size_t) k;
+                                /* A line longer than the buffer goes out in pieces. */
+                                label_flush(p, width, p->n == sizeof p->buf);
+                                continue;
+                        }
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        label_flush(p, width, true);
+                        close(p->fd);
+                        p->fd = -1;
+                        open_fds--;
+                }
+        }
+}
+
 static volatile sig_atomic_t got_signal;
 
 static void on_signal(int sig) {
         got_signal = sig;
 }
 
-static int run_step(SubmitOptions *o, char **command, bool bind, uint64_t job_id) {
+static int run_step(SubmitOptions *o, char **command, bool bind, bool label, uint64_t job_id) {
+        /* --exclusive: a step's tasks each have CPUs of their own already. */
         static const SubmitField allowed[] = {
                 SUBMIT_FIELD_NTASKS, SUBMIT_FIELD_CPUS_PER_TASK, SUBMIT_FIELD_NAME, SUBMIT_FIELD_NODES,
-                SUBMIT_FIELD_WORKDIR, SUBMIT_FIELD_ENV, SUBMIT_FIELD_EXPORT,
+                SUBMIT_FIELD_WORKDIR, SUBMIT_FIELD_ENV, SUBMIT_FIELD_EXPORT, SUBMIT_FIELD_OUTPUT,
+                SUBMIT_FIELD_ERROR, SUBMIT_FIELD_EXCLUSIVE, SUBMIT_FIELD_OPEN_MODE,
         };
+        _cleanup_free_ LabelPipe *pipes = NULL;
+        size_t n_pipes = 0;
+        unsigned width = 1;
         const char *e = getenv("SLURM_CPUS_PER_TASK");
         unsigned ntasks = MAX(o->ntasks, 1U), cpt = o->cpus_per_task, have, worst = 0;
         _cleanup_free_ pid_t *pids = NULL;
@@ -146,8 +307,8 @@ static int run_step(SubmitOptions *o, char **command, bool bind, uint64_t job_id
                 for (size_t k = 0; k < ELEMENTSOF(allowed); k++)
                         ok = ok || allowed[k] == f;
                 if (o->set_by_command_line[f] && !ok) {
-                        slurm_error("inside job %" PRIu64 " srun takes only -n, -c, -J, -D, --export and "
-                                    "--cpu-bind: a step shares the job's limits", job_id);
+                        slurm_error("inside job %" PRIu64 " srun takes only -n, -c, -J, -D, -o, -e, --export, "
+                                    "--exclusive and --cpu-bind: a step shares the job's limits", job_id);
                         return 1;
                 }
         }
@@ -167,15 +328,30 @@ static int run_step(SubmitOptions *o, char **command, bool bind, uint64_t job_id
         pids = new0(pid_t, ntasks);
         if (!pids)
                 return cli_oom();
+        if (label) {
+                pipes = new0(LabelPipe, 2 * (size_t) ntasks);
+                if (!pipes)
+                        return cli_oom();
+                for (unsigned t = ntasks - 1; t >= 10; t /= 10)
+                        width++;
+        }
         (void) signal(SIGINT, on_signal);
         (void) signal(SIGTERM, on_signal);
         fflush(NULL);
         for (unsigned t = 0; t < ntasks; t++) {
-                pid_t pid = fork();
+                int out[2] = { -1, -1 }, err[2] = { -1, -1 };
+                pid_t pid;
+
+                if (label && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0))
+                        return log_error_errno(errno, "error: pipe: %m"), 1;
+                pid = fork();
                 if (pid < 0)
                         return log_error_errno(errno, "error: fork: %m"), 1;
                 if (pid == 0) {
                         char v[32];
+                        if (label && (dup2(out[1], STDOUT_FILENO) < 0 || dup2(err[1], STDERR_FILENO) < 0))
+                                _exit(127);
+                        task_redirect(o, job_id, t);
                         (void) signal(SIGINT, SIG_DFL);
                         (void) signal(SIGTERM, SIG_DFL);
                         if (bind) {
@@ -207,7 +383,15 @@ static int run_step(SubmitOptions *o, char **command, bool bind, uint64_t job_id
                         _exit(errno == ENOENT ? 127 : 126);
                 }
                 pids[t] = pid;
+                if (label) {
+                        close(out[1]);
+                        close(err[1]);
+                        pipes[n_pipes++] = (LabelPipe) { .fd = out[0], .to = STDOUT_FILENO, .task = t };
+                        pipes[n_pipes++] = (LabelPipe) { .fd = err[0], .to = STDERR_FILENO, .task = t };
+                }
         }
+        if (label)
+                label_pump(pipes, n_pipes, width);
         for (unsigned left = ntasks; left > 0;) {
                 int status;
                 pid_t pid = waitpid(-1, &status, 0);
@@ -415,7 +599,7 @@ int main(int argc, char *argv[]) {
                                     "(corral-job-%s.scope); unset SLURM_JOB_ID to submit a new job", job, job);
                         return 1;
                 }
-                return run_step(&o, argv + cmd, !flags.no_bind, id);
+                return run_step(&o, argv + cmd, !flags.no_bind, flags.label, id);
         }
         if (flags.pty)
                 return run_interactive(&cli, &o, argv + cmd, "", false);
