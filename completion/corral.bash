@@ -83,7 +83,7 @@ _corral() {
                 case ${words[i]} in
                     --) ((i + 1 <= cword)) && { _corral_command_at $((COMP_CWORD - cword + i + 1)); return; } ;;
                     --*=*) ;;
-                    -n|-c|-t|-D|-o|-e|-i|-d|-q|-p|-A|-J|-a|-b|-N|-G|-C|--gpus|--gpus-per-task|--gpus-per-node|--gres|--gres-flags|--constraint|--cpus|--ntasks|--ntasks-per-node|--cpus-per-task|--mem|--mem-per-cpu|--time|--io-read-bw|--io-write-bw|--io-read-iops|--io-write-iops|--io-weight|--tasks-max|--workdir|--chdir|--output|--error|--input|--env|--export|--dependency|--depend|--queue|--partition|--project|--account|--name|--job-name|--array|--begin|--nodes|--signal|--mail-type|--mail-user)
+                    -n|-c|-t|-D|-o|-e|-i|-d|-q|-p|-A|-J|-a|-b|-N|-G|-C|--gpus|--gpus-per-task|--gpus-per-node|--gres|--gres-flags|--comment|--open-mode|--constraint|--cpus|--ntasks|--ntasks-per-node|--cpus-per-task|--mem|--mem-per-cpu|--time|--io-read-bw|--io-write-bw|--io-read-iops|--io-write-iops|--io-weight|--tasks-max|--workdir|--chdir|--output|--error|--input|--env|--export|--dependency|--depend|--queue|--partition|--project|--account|--name|--job-name|--array|--begin|--nodes|--signal|--mail-type|--mail-user)
                         skip=1 ;;
                     -*) ;;
                     *) _corral_command_at $((COMP_CWORD - cword + i)); return ;;
@@ -131,7 +131,7 @@ _corral() {
                       -D --workdir --chdir -o --output -e --error -i --input --env --export
                       -d --dependency --depend -H --hold -q --queue -p --partition -A --project --account
                       --exclusive --rerunnable --requeue --no-rerunnable --no-requeue -J --name --job-name
-                      --nice -a --array -W --wait -b --begin -N --nodes --signal --mail-type --mail-user -G --gpus --gpus-per-task --gpus-per-node --gres --gres-flags -C --constraint --parsable --test-only --json -h --help --'
+                      --nice -a --array -W --wait -b --begin -N --nodes --signal --mail-type --mail-user -G --gpus --gpus-per-task --gpus-per-node --gres --gres-flags --comment --open-mode -C --constraint --parsable --test-only --json -h --help --'
                 if [[ $verb == run ]]; then
                     opts=${opts/--parsable --test-only --json/-Q --quiet}
                 else
