@@ -236,6 +236,106 @@ static void test_squeue_default(void **state) {
         slurm_format_done(&f);
 }
 
+/* What the clients of issue 38 read: Open OnDemand's -O fields with their \x1F suffix,
+ * batchspawner's %T %B, --noconvert, Slurm's state names in -t. */
+static void test_squeue_clients(void **state) {
+        JobInfo run = running_job(), pend = running_job();
+        SqueueJob jobs[2] = { { .info = &run, .group = "physics", .gid = 2001 }, { .info = &pend, .gid = 2001 } };
+        SlurmFormat f = {};
+        char *out = NULL;
+
+        pend.id = 43;
+        pend.state = (char *) "PENDING";
+        pend.start_time = 0;
+        pend.node = NULL;
+        run.comment = (char *) "rule_a";
+        run.constraint = (char *) "a100";
+
+        /* "JobID:\x1F": width 0, the suffix after each field, a trailing comma. */
+        assert_int_equal(slurm_format_parse_long("JobID:\x1f,StateCompact:\x1f,BatchHost:\x1f,", &f), 0);
+        CAPTURE(out, squeue_print(F, &f, jobs, 2, true, NOW));
+        assert_string_equal(out, "JOBID\x1fST\x1f" "EXEC_HOST\x1f\n42\x1fR\x1fnode1\x1f\n43\x1fPD\x1fn/a\x1f\n");
+        free(out);
+        slurm_format_done(&f);
+        /* A suffix after a width, right justified. */
+        assert_int_equal(slurm_format_parse_long("JobID:.4|,Name:3", &f), 0);
+        CAPTURE(out, squeue_print(F, &f, jobs, 1, false, NOW));
+        assert_string_equal(out, "  42|wra\n");
+        free(out);
+        slurm_format_done(&f);
+
+        assert_int_equal(slurm_format_parse("%T %B", &f), 0);
+        CAPTURE(out, squeue_print(F, &f, jobs, 2, false, NOW));
+        assert_string_equal(out, "RUNNING node1\nPENDING n/a\n");
+        free(out);
+        slurm_format_done(&f);
+
+        assert_int_equal(slurm_format_parse("%k|%f|%g|%G|%d|%E|%h|%z|%O|%X|%m", &f), 0);
+        CAPTURE(out, squeue_print(F, &f, jobs, 2, false, NOW));
+        assert_string_equal(out, "rule_a|a100|physics|2001|0|(null)|OK|*:*:*|0|N/A|2G\n"
+                                 "(null)|(null)|(null)|2001|0|(null)|OK|*:*:*|0|N/A|2G\n");
+        free(out);
+        jobs[0].noconvert = true;
+        CAPTURE(out, squeue_print(F, &f, jobs, 1, false, NOW));
+        assert_string_equal(out, "rule_a|a100|physics|2001|0|(null)|OK|*:*:*|0|N/A|2048M\n");
+        free(out);
+        assert_true(squeue_format_needs_details(&f)); /* %k */
+        slurm_format_done(&f);
+        assert_int_equal(slurm_format_parse("%i %T %B", &f), 0);
+        assert_false(squeue_format_needs_details(&f));
+        slurm_format_done(&f);
+
+        assert_int_equal(slurm_format_parse_long("JobArrayID,UserID:5,tres-alloc:40,WorkDir:4,Comment", &f), 0);
+        assert_true(squeue_format_needs_details(&f));
+        CAPTURE(out, squeue_print(F, &f, jobs, 1, true, NOW));
+        assert_string_equal(out, "JOBID               UID  TRES_ALLOC                              WORK" "COMMENT             \n"
+                                 "42                  1001 cpu=4,mem=2G,node=1,billing=4           (nul" "rule_a              \n");
+        free(out);
+        slurm_format_done(&f);
+
+        /* Every state Slurm takes, those Corral never has included; not made-up ones. */
+        static const char *const known[] = { "CF", "CG", "RF", "RH", "RQ", "SE", "RS", "SI", "SO", "ST",
+                                             "PR", "BF", "DL", "REQUEUED", "COMPLETING", "SPECIAL_EXIT", "pd",
+                                             "all" };
+        static const char *const unknown[] = { "XX", "DONE", "", "PEND" };
+        for (size_t i = 0; i < ELEMENTSOF(known); i++)
+                assert_true(slurm_state_is_known(known[i]));
+        for (size_t i = 0; i < ELEMENTSOF(unknown); i++)
+                assert_false(slurm_state_is_known(unknown[i]));
+}
+
+/* Open OnDemand's history query and Snakemake's efficiency report. */
+static void test_sacct_clients(void **state) {
+        JobInfo j = running_job();
+        const JobInfo *jobs[] = { &j };
+        SlurmFormat f = {};
+        char *out = NULL;
+
+        j.state = (char *) "OUT_OF_MEMORY";
+        j.end_time = NOW;
+        j.memory = UINT64_C(64) << 20;
+        j.usage.memory_peak = UINT64_C(512000) << 10;
+        j.comment = (char *) "rule_a";
+
+        assert_int_equal(slurm_fields_parse("JobID,Group,State,ReqMem,MaxRSS,Comment", &f), 0);
+        f.delimiter = "\x1f";
+        f.units = 'G';
+        f.group_of = NULL;
+        CAPTURE(out, sacct_print(F, &f, jobs, 1, SACCT_PARSABLE2, false, NOW));
+        assert_string_equal(out, "42\x1f\x1fOUT_OF_MEMORY\x1f" "0.06G\x1f" "0.49G\x1frule_a\n");
+        free(out);
+        f.units = 'M';
+        CAPTURE(out, sacct_print(F, &f, jobs, 1, SACCT_PARSABLE, false, NOW));
+        assert_string_equal(out, "42\x1f\x1fOUT_OF_MEMORY\x1f" "64M\x1f" "500M\x1frule_a\x1f\n");
+        free(out);
+        f.units = 'K';
+        f.delimiter = NULL;
+        CAPTURE(out, sacct_print(F, &f, jobs, 1, SACCT_PARSABLE2, false, NOW));
+        assert_string_equal(out, "42||OUT_OF_MEMORY|65536K|512000K|rule_a\n");
+        free(out);
+        slurm_format_done(&f);
+}
+
 static void test_sacct(void **state) {
         JobInfo done = running_job(), fail = running_job(), pend = running_job();
         const JobInfo *jobs[] = { &done, &fail, &pend };
@@ -733,6 +833,7 @@ int main(void) {
                 cmocka_unit_test(test_states),          cmocka_unit_test(test_times),
                 cmocka_unit_test(test_parse_time),      cmocka_unit_test(test_format_parse),
                 cmocka_unit_test(test_squeue_default),  cmocka_unit_test(test_sacct),
+                cmocka_unit_test(test_squeue_clients),  cmocka_unit_test(test_sacct_clients),
                 cmocka_unit_test(test_sinfo),           cmocka_unit_test(test_scontrol),
                 cmocka_unit_test(test_scontrol_config), cmocka_unit_test(test_scontrol_partition),
                 cmocka_unit_test(test_scontrol_node), cmocka_unit_test(test_scontrol_oneliner),
