@@ -274,12 +274,23 @@ int verb_submit(Cli *cli, int argc, char **argv) {
  * so nothing may come before it. On an error they follow the error. */
 typedef struct SubmitWarnings {
         SubmitOptions *o;
+        const DirectiveErrors *directives;      /* a script's, all of them warnings */
+        const char *directives_prefix;
         bool sbatch, quiet;
 } SubmitWarnings;
+
+static void print_directive_errors(const DirectiveErrors *errs, const char *prefix) {
+        for (size_t i = 0; i < errs->n; i++) {
+                _cleanup_free_ char *m = directive_error_format(&errs->items[i]);
+                fprintf(stderr, "%s%s\n", prefix, m ?: "out of memory");
+        }
+}
 
 static void submit_warnings_flush(SubmitWarnings *w) {
         if (!w->o)
                 return;
+        if (w->directives)
+                print_directive_errors(w->directives, w->directives_prefix);
         if (!w->quiet)
                 STRV_FOREACH(s, w->o->warnings)
                         log_warning("%s%s", w->sbatch ? "warning: " : "submit: warning: ", *s);
@@ -288,8 +299,9 @@ static void submit_warnings_flush(SubmitWarnings *w) {
 
 static int submit_run_one(Cli *cli, int argc, char **argv, bool sbatch, bool *ret_waited) {
         _cleanup_(submit_options_done) SubmitOptions o;
-        _cleanup_(submit_warnings_flush) SubmitWarnings warnings = { .o = &o, .sbatch = sbatch };
         _cleanup_(directive_errors_done) DirectiveErrors errs = {};
+        /* After o and errs: flushed before they are freed. */
+        _cleanup_(submit_warnings_flush) SubmitWarnings warnings = { .o = &o, .sbatch = sbatch };
         _cleanup_(reply_done) Reply reply = {};
         _cleanup_json_ json_object *params = NULL;
         _cleanup_free_ char **args = NULL;
@@ -363,12 +375,11 @@ static int submit_run_one(Cli *cli, int argc, char **argv, bool sbatch, bool *re
                 r = directives_parse(text, args[first], &o, &errs);
                 if (r == -ENOMEM)
                         return cli_oom();
-                for (size_t i = 0; i < errs.n; i++) {
-                        _cleanup_free_ char *m = directive_error_format(&errs.items[i]);
-                        if (!m)
-                                return cli_oom();
-                        fprintf(stderr, "sbatch: %s\n", m);
-                }
+                /* Errors now; warnings alone after the job id line. */
+                if (r < 0)
+                        print_directive_errors(&errs, "sbatch: ");
+                else
+                        warnings.directives = &errs, warnings.directives_prefix = "sbatch: ";
                 if (r < 0) {
                         SUBMIT_ERROR("not submitted: fix the directives above or override them on the command line");
                         return CLI_EXIT_USAGE;
@@ -430,12 +441,10 @@ static int submit_run_one(Cli *cli, int argc, char **argv, bool sbatch, bool *re
                 r = directives_parse(text, script_name, &o, &errs);
                 if (r == -ENOMEM)
                         return cli_oom();
-                for (size_t i = 0; i < errs.n; i++) {
-                        _cleanup_free_ char *s = directive_error_format(&errs.items[i]);
-                        if (!s)
-                                return cli_oom();
-                        fprintf(stderr, "%s\n", s);
-                }
+                if (r < 0)
+                        print_directive_errors(&errs, "");
+                else
+                        warnings.directives = &errs, warnings.directives_prefix = "";
                 if (r < 0) {
                         SUBMIT_ERROR("not submitted: fix the directives above or override them on the "
                                   "command line");

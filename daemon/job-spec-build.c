@@ -167,6 +167,25 @@ int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
         s->warn_sec = full.warn_sec;
         s->warn_batch_only = full.warn_batch_only;
         s->output_append = full.output_append;
+        if (j->array_job_id && full.array.set) {
+                /* Tasks share their array's request: its spec gives Slurm's bounds. */
+                const ArraySpec *a = &full.array;
+                if (a->n_ranges == 0) {
+                        s->array_task_min = a->start;
+                        s->array_task_max = a->end;
+                        s->array_task_step = MAX(a->step, 1U);
+                        s->array_task_count = (a->end - a->start) / s->array_task_step + 1;
+                } else {
+                        s->array_task_min = UINT32_MAX;
+                        s->array_task_step = 1;
+                        for (uint32_t k = 0; k < a->n_ranges; k++) {
+                                const ArrayRange *g = &a->ranges[k];
+                                s->array_task_min = MIN(s->array_task_min, g->start);
+                                s->array_task_max = MAX(s->array_task_max, g->end);
+                                s->array_task_count += (g->end - g->start) / MAX(g->step, 1U) + 1;
+                        }
+                }
+        }
 
         /* io limits: one entry per device, merging the four lists. */
         IoDeviceLimits *lists[4] = { &full.io_read_bw, &full.io_write_bw, &full.io_read_iops,

@@ -84,6 +84,8 @@ typedef struct JobSpec {
         bool output_append;
         uint64_t array_job_id; /* 0: not part of an array */
         uint32_t array_task_id;
+        /* The whole array, as Slurm's SLURM_ARRAY_TASK_{MIN,MAX,COUNT,STEP} give it. */
+        uint32_t array_task_min, array_task_max, array_task_count, array_task_step;
 } JobSpec;
 
 static inline JobSpec *job_spec_free(JobSpec *s) {

@@ -62,6 +62,12 @@ int job_spec_to_json(const JobSpec *s, char **ret) {
                 r |= json_add_bool(o, "output_append", true);
         r |= json_add_u64(o, "array_job_id", s->array_job_id);
         r |= json_add_u64(o, "array_task_id", s->array_task_id);
+        if (s->array_task_count > 0) {
+                r |= json_add_u64(o, "array_task_min", s->array_task_min);
+                r |= json_add_u64(o, "array_task_max", s->array_task_max);
+                r |= json_add_u64(o, "array_task_count", s->array_task_count);
+                r |= json_add_u64(o, "array_task_step", s->array_task_step);
+        }
         if (s->device_fence) {
                 r |= json_add_bool(o, "device_fence", true);
                 r |= json_add_strv(o, "device_allow", s->device_allow);
@@ -196,6 +202,20 @@ int job_spec_from_json(const char *text, JobSpec **ret) {
         if ((r = get_u64(o, "array_task_id", &u)) < 0)
                 return r;
         s->array_task_id = (uint32_t) u;
+        {
+                static const char *const keys[] = { "array_task_min", "array_task_max", "array_task_count",
+                                                    "array_task_step" };
+                uint32_t *fields[] = { &s->array_task_min, &s->array_task_max, &s->array_task_count,
+                                       &s->array_task_step };
+                for (size_t k = 0; k < ELEMENTSOF(keys); k++) {
+                        u = 0;
+                        if ((r = get_u64(o, keys[k], &u)) < 0)
+                                return r;
+                        if (u > UINT32_MAX)
+                                return -ERANGE;
+                        *fields[k] = (uint32_t) u;
+                }
+        }
         u = 0;
         if ((r = get_u64(o, "warn_signal", &u)) < 0 || (r = get_u64(o, "warn_sec", &s->warn_sec)) < 0 ||
             (r = get_bool(o, "warn_batch_only", &s->warn_batch_only)) < 0 ||

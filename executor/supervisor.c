@@ -157,6 +157,7 @@ static bool slurm_variable_is_ours(const char *assignment) {
                 "SLURM_NNODES", "SLURM_MEM_PER_NODE", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID",
                 "SLURMD_NODENAME", "SLURM_JOB_NODELIST", "SLURM_STEP_ID", "SLURM_PROCID", "SLURM_LOCALID",
                 "SLURM_NODELIST", "SLURM_NODEID", "SLURM_CLUSTER_NAME", "SLURM_SUBMIT_HOST",
+                "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_STEP",
         };
         size_t n = strcspn(assignment, "=");
 
@@ -251,6 +252,12 @@ static char **build_environment(const JobSpec *s, const struct passwd *pw) {
         if (s->array_job_id) {
                 SETENV("SLURM_ARRAY_JOB_ID=%" PRIu64, s->array_job_id);
                 SETENV("SLURM_ARRAY_TASK_ID=%" PRIu32, s->array_task_id);
+        }
+        if (s->array_job_id && s->array_task_count > 0) {
+                SETENV("SLURM_ARRAY_TASK_MIN=%" PRIu32, s->array_task_min);
+                SETENV("SLURM_ARRAY_TASK_MAX=%" PRIu32, s->array_task_max);
+                SETENV("SLURM_ARRAY_TASK_COUNT=%" PRIu32, s->array_task_count);
+                SETENV("SLURM_ARRAY_TASK_STEP=%" PRIu32, s->array_task_step);
         }
         if (!strv_env_get(env, "SLURM_SUBMIT_DIR") && s->working_directory)
                 SETENV("SLURM_SUBMIT_DIR=%s", s->working_directory);

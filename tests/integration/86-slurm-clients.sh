@@ -12,14 +12,14 @@ command -v sbatch >/dev/null || skip "the Slurm commands are not installed (corr
 command -v python3 >/dev/null || skip "python3 is not installed"
 A() { as_user "$USER_A" "$@"; }
 
+work=/tmp/slurm-clients
+rm -rf "$work"
+install -d -o "$USER_A" -m 0755 "$work"
+A python3 "$(dirname "$0")/slurm-clients.py" "$work" "$@"
 log "an unknown job id: Slurm's message and exit status"
 out=$(A squeue -j 999999 2>&1) && fail "squeue -j of an unknown job succeeded: $out"
 assert_eq "$out" "slurm_load_jobs error: Invalid job id specified" "squeue -j 999999"
 out=$(A scontrol show job 999999 2>&1) && fail "scontrol show job of an unknown job succeeded: $out"
 assert_eq "$out" "slurm_load_jobs error: Invalid job id specified" "scontrol show job 999999"
 
-work=/tmp/slurm-clients
-rm -rf "$work"
-install -d -o "$USER_A" -m 0755 "$work"
-A python3 "$(dirname "$0")/slurm-clients.py" "$work" "$@"
 log "ok"

@@ -127,7 +127,7 @@ def submit_shared():
                "python3 -c 'import time\nb=[]\nwhile True:\n b.append(bytearray(4<<20)); time.sleep(0.05)'")
     s.held = sb("-J", "shared-held", "-H", "--wrap", "true")
     s.array = sb("-J", "shared-array", "--array", "0-1", "--wrap", "echo $SLURM_ARRAY_TASK_ID")
-    s.run = sb("-J", "shared-run", "--wrap", "sleep 600")
+    s.run = sb("-J", "shared-run", "-t", "60", "--wrap", "sleep 3600")
     wait_running(s.run)
     wait_final([s.ok, s.fail, s.oom])
     wait_until(lambda: (sacct_state(s.array) or "") in TERMINAL_SLURM)
@@ -161,7 +161,7 @@ def nextflow(s):
         check(m is not None, c, "the job id in sbatch's output", out)
         return m.group(1) if m else None
     jid = submit(f'env > {wd}/env.$SLURM_JOB_ID; echo 0 > {wd}/.exitcode')
-    arr = submit(f'echo $SLURM_ARRAY_TASK_ID > {wd}/task.$SLURM_ARRAY_TASK_ID', array="0-1")
+    arr = submit(f'env | grep ^SLURM_ARRAY_ > {wd}/task.$SLURM_ARRAY_TASK_ID', array="0-1")
     long = submit("sleep 600")
     # getKillCommand(): scancel <id> [<id> ...]
     wait_running(long)
@@ -192,6 +192,12 @@ def nextflow(s):
     # OOM is none of Nextflow's codes: unknown (null), and it reads its .exitcode file.
     check(s.oom in st, c, "the job that ran out of memory is listed", st)
     check(os.path.exists(f"{wd}/task.0") and os.path.exists(f"{wd}/task.1"), c, "SLURM_ARRAY_TASK_ID in tasks")
+    # Snakemake's jobstep plugin reads SLURM_ARRAY_TASK_MIN beside the task id.
+    t1 = env_of(f"{wd}/task.1")
+    check(t1.get("SLURM_ARRAY_TASK_ID") == "1" and t1.get("SLURM_ARRAY_TASK_MIN") == "0" and
+          t1.get("SLURM_ARRAY_TASK_MAX") == "1" and t1.get("SLURM_ARRAY_TASK_COUNT") == "2" and
+          t1.get("SLURM_ARRAY_TASK_STEP") == "1" and t1.get("SLURM_ARRAY_JOB_ID") == arr, c,
+          "SLURM_ARRAY_TASK_{ID,MIN,MAX,COUNT,STEP} and SLURM_ARRAY_JOB_ID", t1)
     env = env_of(f"{wd}/env.{jid}")
     check(env.get("SLURM_JOB_ID") == jid, c, "SLURM_JOB_ID in the job", env.get("SLURM_JOB_ID"))
 
@@ -384,7 +390,7 @@ def snakemake(s):
         jid = out.strip().split(";")[0]  # __init__.run_job()
         check(jid.isdigit(), c, "--parsable's ID[;cluster]", out)
         return jid
-    ok = submit("a", "echo $SLURM_JOB_ID > slurm_job_id.txt")
+    ok = submit("a", "echo \\$SLURM_JOB_ID > slurm_job_id.txt")
     fail = submit("b", "exit 3")
     oom = submit("c", "python3 -c 'b=[]\nwhile True: b.append(bytearray(4<<20))'", "--mem 64M")
     arr = submit("d", "echo $SLURM_ARRAY_TASK_ID", "--array=1-2")
@@ -595,7 +601,7 @@ def cromwell(s):
     os.makedirs(d, exist_ok=True)
     script = write(os.path.join(d, "script"), f"#!/bin/bash\necho $SLURM_JOB_ID\necho 0 > {d}/rc\n")
     # submit: a templated bash line run with /bin/bash.
-    line = (f"sbatch -J cromwell_x_say -D {d} -o {d}/stdout -e {d}/stderr -t 5 -p $(sinfo -h -o %P | tr -d '*' | head -1) "
+    line = (f"sbatch -J cromwell_x_say -D {d} -o {d}/stdout -e {d}/stderr -t 5 -p $(sinfo -h -o %P | sed -n 's/[*]$//p') "
             f"-c 1 --mem-per-cpu 64 --wrap \"/bin/bash {script}\"")
     rc, out, err = run(["/bin/bash", "-c", line])
     check(rc == 0, c, "sbatch", err)
@@ -683,7 +689,7 @@ def batchtools(s):
     c = "batchtools"
     d = os.path.join(WORK, "bt")
     os.makedirs(d, exist_ok=True)
-    part = run("sinfo -h -o %P | tr -d '*' | head -1", shell=True)[1].strip()
+    part = run("sinfo -h -o %P | sed -n 's/[*]$//p'", shell=True)[1].strip()
     # slurm-simple.tmpl, with an array; a QOS option too, whose warning must not come first.
     script = "\n".join(["#!/bin/bash", "#SBATCH --job-name=bt-job", f"#SBATCH --output={d}/log_%a",
                         f"#SBATCH --error={d}/log_%a", "#SBATCH --time=5", "#SBATCH --ntasks=1",

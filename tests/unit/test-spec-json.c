@@ -36,6 +36,13 @@ static void test_spec_round_trip(void **state) {
         s->warn_signal = 10;
         s->warn_sec = 300;
         s->warn_batch_only = true;
+        s->output_append = true;
+        s->array_job_id = 40;
+        s->array_task_id = 3;
+        s->array_task_min = 1;
+        s->array_task_max = 9;
+        s->array_task_count = 5;
+        s->array_task_step = 2;
         s->io_limits = new0(JobIoLimit, 1);
         s->io_limits[0].device = strdup("/dev/vdb");
         s->io_limits[0].write_bps = 1 << 20;
@@ -63,6 +70,12 @@ static void test_spec_round_trip(void **state) {
         assert_int_equal(t->warn_signal, 10);
         assert_int_equal(t->warn_sec, 300);
         assert_true(t->warn_batch_only);
+        assert_true(t->output_append);
+        assert_int_equal(t->array_task_id, 3);
+        assert_int_equal(t->array_task_min, 1);
+        assert_int_equal(t->array_task_max, 9);
+        assert_int_equal(t->array_task_count, 5);
+        assert_int_equal(t->array_task_step, 2);
         assert_null(t->argv);
         assert_null(t->stderr_path);
         /* A spec without a umask (an older daemon's) says so: the supervisor then uses
