@@ -36,14 +36,16 @@ static void help(void) {
                "  -p, --parsable          fields followed by '|'\n"
                "  -b, --brief             JobID,State,ExitCode\n"
                "  -o, --format=FIELDS     e.g. JobIDRaw,State,Account%%20\n"
+               "      --delimiter=TEXT    between -p/-P fields instead of '|'\n"
+               "      --units=K|M|G|T|P   MaxRSS and ReqMem in that unit\n"
                "  -e, --helpformat        list the fields\n"
                "See corral-slurm(7).\n");
 }
 
 static const char *const all_fields =
-        "Account AllocCPUS CPUTime CPUTimeRAW Elapsed ElapsedRaw End ExitCode JobID JobIDRaw JobName MaxRSS\n"
-        "NCPUS NNodes NodeList Partition Priority QOS Reason ReqCPUS ReqMem Start State Submit Timelimit\n"
-        "TotalCPU UID User WorkDir\n";
+        "Account AllocCPUS AllocTRES Comment CPUTime CPUTimeRAW Elapsed ElapsedRaw End ExitCode Group JobID\n"
+        "JobIDRaw JobName MaxRSS NCPUS NNodes NodeList Partition Priority QOS Reason ReqCPUS ReqMem ReqTRES\n"
+        "Start State Submit Timelimit TotalCPU UID User WorkDir\n";
 
 static const char *group_of(uid_t uid) {
         const char *name;

@@ -27,6 +27,8 @@ static void help(void) {
                "  -o, --format=FORMAT     %%.18i %%.9P %%.8j %%.8u %%.2t %%.10M %%.6D %%R and more\n"
                "  -O, --Format=FIELDS     JobID,Name:30,State,...\n"
                "  -l, --long              the long layout\n"
+               "      --noconvert         %%m in megabytes, never converted\n"
+               "  -M, --clusters=all      this machine (all, or its host name)\n"
                "      --help              this help\n"
                "See corral-slurm(7) for the fields.\n");
 }
