@@ -61,7 +61,7 @@ static void job_changed(Manager *m, Job *j) {
         /* An interactive job that has ended needs neither its client nor its grace timer:
          * let go of them before its Run call gets its last reply (and is freed). */
         if (job_state_is_final(j->state))
-                j->interactive = interactive_free(j->interactive);
+                (void) job_set_interactive(j, NULL);
 
         if (m->server)
                 server_foreach_waiting(m->server, j->id, wait_notify, &w);

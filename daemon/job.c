@@ -15,8 +15,10 @@
 
 /* Jobs come from slabs: a long queue's records sit together instead of between the
  * short-lived allocations of request parsing, which otherwise leave the heap half holes
- * (measured: 955 bytes of RSS per loaded job for 550 in use). */
-#define JOB_SLAB 1024
+ * (measured: 955 bytes of RSS per loaded job for 550 in use). A slab and malloc's header
+ * fill 256 KiB, no more: a slab malloc maps on its own takes whole pages, and one of
+ * exactly 256 KiB would take a page more for its header (4 bytes a job). */
+#define JOB_SLAB ((256U * 1024U - 64U) / sizeof(Job))
 static Job *job_free_list;
 
 /* The packed string blocks come from 64 KiB chunks too, each freed when the last job
@@ -130,6 +132,58 @@ bool job_run_is_empty(const JobRun *r) {
                 r->exit_signal == 0);
 }
 
+/* The interactive jobs' Interactive, by job (jobs do not move: they live in the slabs).
+ * A handful at most: a walk finds one. */
+typedef struct JobInteractive {
+        const Job *job;
+        Interactive *it;
+} JobInteractive;
+static JobInteractive *job_interactives;
+static size_t n_job_interactives, allocated_job_interactives;
+
+static JobInteractive *job_interactive_slot(const Job *j) {
+        for (size_t i = 0; i < n_job_interactives; i++)
+                if (job_interactives[i].job == j)
+                        return &job_interactives[i];
+        return NULL;
+}
+
+Interactive *job_interactive_find(const Job *j) {
+        JobInteractive *s = job_interactive_slot(j);
+
+        return s ? s->it : NULL;
+}
+
+int job_set_interactive(Job *j, Interactive *it) {
+        JobInteractive *s = j->has_interactive ? job_interactive_slot(j) : NULL;
+
+        if (s) {
+                if (s->it == it)
+                        return 0;
+                interactive_free(s->it);
+                if (it) {
+                        s->it = it;
+                        return 0;
+                }
+                *s = job_interactives[--n_job_interactives];
+                if (n_job_interactives == 0) {
+                        job_interactives = mfree(job_interactives);
+                        allocated_job_interactives = 0;
+                }
+                j->has_interactive = false;
+                return 0;
+        }
+        if (!it)
+                return 0;
+        if (!GREEDY_REALLOC(job_interactives, allocated_job_interactives, n_job_interactives + 1)) {
+                interactive_free(it);
+                return -ENOMEM;
+        }
+        job_interactives[n_job_interactives++] = (JobInteractive) { .job = j, .it = it };
+        j->has_interactive = true;
+        return 0;
+}
+
 Job *job_new(void) {
         Job *j;
 
@@ -161,7 +215,7 @@ Job *job_free(Job *j) {
         if (!j)
                 return NULL;
         free(j->alloc);
-        interactive_free(j->interactive);
+        (void) job_set_interactive(j, NULL);
         job_run_forget(j);
         job_request_done(j);
         *(Job **) j = job_free_list;
@@ -206,6 +260,7 @@ int job_set_request(Job *j, const SubmitRequest *req) {
                 [JOB_MAIL_USER] = req->mail_user,
         };
         size_t total = 0, len[_JOB_STRING_MAX];
+        bool alone;
         char *p;
 
         _Static_assert((int) DEPENDENCY_AFTER == (int) SCHED_DEP_AFTER &&
@@ -218,16 +273,25 @@ int job_set_request(Job *j, const SubmitRequest *req) {
                                        CORRAL_CONSTRAINT_LENGTH_MAX + CORRAL_MAIL_USER_LENGTH_MAX + 8 <=
                                JOB_PACKED_MAX,
                        "the packed block's offsets are 16 bits");
+        /* What the decoder lets through fits JobRequest's narrow members. */
+        _Static_assert(CORRAL_CPUS_MAX <= UINT16_MAX && CORRAL_GPUS_MAX <= UINT8_MAX &&
+                               CORRAL_NICE_MIN >= INT16_MIN && CORRAL_NICE_MAX <= INT16_MAX &&
+                               (MAIL_ALL | MAIL_ARRAY_TASKS | MAIL_TIME_LIMITS) <= UINT16_MAX,
+                       "JobRequest's members hold what the decoder lets through");
         job_request_done(j);
+        /* Never truncated: only what bypassed the decoder could be beyond them. */
+        if (req->cpus > CORRAL_CPUS_MAX || req->gpus > CORRAL_GPUS_MAX || req->nice < CORRAL_NICE_MIN ||
+            req->nice > CORRAL_NICE_MAX || req->mail_events > UINT16_MAX)
+                return -ERANGE;
         j->has_script = j->has_script || req->script;
         j->req = (JobRequest) {
                 .memory = req->memory,
                 .walltime_sec = req->walltime_sec,
                 .begin_time = req->begin_time,
-                .cpus = req->cpus,
-                .gpus = req->gpus,
-                .nice = req->nice,
-                .mail_events = req->mail_events,
+                .cpus = (uint16_t) req->cpus,
+                .gpus = (uint8_t) req->gpus,
+                .nice = (int16_t) req->nice,
+                .mail_events = (uint16_t) req->mail_events,
                 .array.max_concurrent = req->array.max_concurrent,
                 .gpu_binding = req->gpu_binding,
                 .exclusive = req->exclusive,
@@ -253,9 +317,10 @@ int job_set_request(Job *j, const SubmitRequest *req) {
                 job_request_done(j);
                 return -E2BIG;
         }
-        j->packed = p = str_chunk_alloc(total, &j->packed_alone);
+        j->packed = p = str_chunk_alloc(total, &alone);
         if (!p)
                 goto fail;
+        j->packed_alone = alone;
         for (size_t i = 0; i < _JOB_STRING_MAX; i++)
                 if (from[i]) {
                         memcpy(p, from[i], len[i]);
