@@ -8,13 +8,17 @@
  * resident set at each step (right after a pass, and once idle: corrald gives the pass's
  * memory back when passes stop, manager_sched_trim()), and the sizes of the structures
  * per job. The heap leaves out the request strings' chunks (mapped apart, job.c): the
- * resident set is the figure that counts.
+ * resident set is the figure that counts. Ends with the figure issue 39 asks for: bytes of
+ * RSS per queued job once idle (loaded back, as corrald holds a queue after a restart and
+ * after its passes stop), what the manager held before any job, and SQLite's share of it
+ * all (its page cache fills to its cap as the store grows: a base, not a cost per job).
  * Prints figures; never pass/fail. Not run by `meson test`.
  * Usage: bench-memory [N] [DIR] (N default 100000; DIR default a new directory under
  * /tmp, removed afterwards). */
 #include <errno.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,11 +87,12 @@ static Mark mark(void) {
         return (Mark) { heap_in_use(), rss_bytes() };
 }
 
-static void report(const char *what, Mark from, size_t n) {
+static double report(const char *what, Mark from, size_t n) {
         Mark now = mark();
         printf("%-44s heap %6.0f B/job, RSS %6.0f B/job (RSS %.1f MB in all)\n", what,
                ((double) now.heap - (double) from.heap) / (double) n,
                ((double) now.rss - (double) from.rss) / (double) n, (double) now.rss / 1e6);
+        return ((double) now.rss - (double) from.rss) / (double) n;
 }
 
 static int submit_all(const char *dir, size_t n) {
@@ -143,6 +148,7 @@ int main(int argc, char **argv) {
         char tmpl[] = "/tmp/bench-memory.XXXXXX", *dir = argc > 2 ? argv[2] : NULL;
         Manager *m2;
         Mark after_load;
+        int64_t sqlite_before;
         int r;
 
         if (n == 0)
@@ -169,6 +175,7 @@ int main(int argc, char **argv) {
         if (!m2)
                 return EXIT_FAILURE;
         after_load = mark();
+        sqlite_before = sqlite3_memory_used();
         if (manager_load_jobs(m2) < 0) {
                 fprintf(stderr, "load failed\n");
                 return EXIT_FAILURE;
@@ -178,7 +185,14 @@ int main(int argc, char **argv) {
                 return EXIT_FAILURE;
         report("after a scheduling pass:", after_load, n);
         manager_sched_trim(m2);
-        report("idle (passes stopped):", after_load, n);
+        double per_job = report("idle (passes stopped):", after_load, n);
+        Mark idle = mark();
+        printf("bytes per queued job, idle: %.0f (sizeof(Job) %zu, the job table's two pointers %zu); "
+               "%zu queued: RSS %.1f MB, of which %.1f MB before any job; SQLite's heap grew %.1f MB of it "
+               "(%.0f B/job: its page cache, up to its cap)\n",
+               per_job, sizeof(Job), 2 * sizeof(Job *), n, (double) idle.rss / 1e6, (double) after_load.rss / 1e6,
+               (double) (sqlite3_memory_used() - sqlite_before) / 1e6,
+               (double) (sqlite3_memory_used() - sqlite_before) / (double) n);
         manager_free(m2);
 
         if (argc <= 2) {
