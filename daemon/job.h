@@ -190,6 +190,15 @@ static inline struct Interactive *job_interactive(const Job *j) {
  * short: it is freed, and the job has none. */
 int job_set_interactive(Job *j, struct Interactive *it);
 
+/* A finished job's allocation, kept for the record (show lists its CPUs), is never written
+ * again: finished jobs with equal ones share one (a day of short jobs on a small machine
+ * holds a handful of distinct ones, each 1.5 KB). Takes a (malloc'ed) and returns the
+ * shared one equal to it, a itself when memory is short for sharing it. */
+SchedAllocation *job_alloc_share(SchedAllocation *a);
+/* Frees an allocation of the job's own, or lets go of a shared one. Returns NULL. */
+SchedAllocation *job_alloc_free(SchedAllocation *a);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SchedAllocation *, job_alloc_free);
+
 /* One of the request's strings kept in memory (JobString), or NULL. */
 static inline const char *job_str(const Job *j, JobString s) {
         return j->req.str[s] ? j->packed + j->req.str[s] - 1 : NULL;
