@@ -11,7 +11,8 @@
  * resident set is the figure that counts. Ends with the figure issue 39 asks for: bytes of
  * RSS per queued job once idle (loaded back, as corrald holds a queue after a restart and
  * after its passes stop), what the manager held before any job, and SQLite's share of it
- * all (its page cache fills to its cap as the store grows: a base, not a cost per job).
+ * all (its page cache fills to its cap as the store grows: a base, not a cost per job);
+ * then what 2,000 of them cost more once run and ended, as corrald keeps them a day.
  * Prints figures; never pass/fail. Not run by `meson test`.
  * Usage: bench-memory [N] [DIR] (N default 100000; DIR default a new directory under
  * /tmp, removed afterwards). */
@@ -28,6 +29,7 @@
 
 #include "bench-util.h"
 #include "accounting/accounting.h"
+#include "daemon/job-transition.h"
 #include "daemon/manager.h"
 #include "daemon/methods.h"
 #include "daemon/sched-driver.h"
@@ -187,6 +189,32 @@ int main(int argc, char **argv) {
         manager_sched_trim(m2);
         double per_job = report("idle (passes stopped):", after_load, n);
         Mark idle = mark();
+
+        /* Finished jobs: corrald keeps them a day, each with its run and, for the record,
+         * its allocation. bench/daemon's queue is filled after 2,000 jobs have run (its
+         * end-to-end phases): their cost is in its figure too. Each ran on one CPU of 8
+         * as a pass would have put it. */
+        size_t n_done = n < 2000 ? n : 2000;
+        for (size_t i = 0; i < n_done; i++) {
+                Job *j = m2->jobs[i];
+                unsigned cpu = (unsigned) (i % 8);
+
+                if (manager_job_transition(m2, j, JOB_EVENT_START, JOB_RUNNING, NULL) < 0 ||
+                    !(j->alloc = calloc(1, sizeof(SchedAllocation))))
+                        return EXIT_FAILURE;
+                cpu_set_add(&j->alloc->cpus, cpu);
+                j->alloc->node_mask = UINT64_C(1) << (cpu / 4);
+                j->alloc->mem[cpu / 4] = UINT64_C(1) << 20;
+                job_run_ensure(j)->exit_code = 0;
+                if (manager_job_transition(m2, j, JOB_EVENT_END, JOB_COMPLETED, NULL) < 0)
+                        return EXIT_FAILURE;
+        }
+        if (store_commit(m2->store) < 0)
+                return EXIT_FAILURE;
+        printf("%-44s heap %6.0f B/job, RSS %6.0f B/job more than queued (RSS %.1f MB in all)\n",
+               "of them run and ended (kept a day):", ((double) heap_in_use() - (double) idle.heap) / (double) n_done,
+               ((double) rss_bytes() - (double) idle.rss) / (double) n_done, (double) rss_bytes() / 1e6);
+
         printf("bytes per queued job, idle: %.0f (sizeof(Job) %zu, the job table's two pointers %zu); "
                "%zu queued: RSS %.1f MB, of which %.1f MB before any job; SQLite's heap grew %.1f MB of it "
                "(%.0f B/job: its page cache, up to its cap)\n",
