@@ -41,7 +41,8 @@ void manager_launch_pending(Manager *m) {
                 }
                 if (!j || j->state != JOB_RUNNING)
                         continue;
-                if (j->req.interactive && (!j->interactive || j->interactive->n_fds != CORRAL_RUN_FDS)) {
+                Interactive *it = job_interactive(j);
+                if (j->req.interactive && (!it || it->n_fds != CORRAL_RUN_FDS)) {
                         /* Its descriptors lived in the corrald that took it (interactive.h). */
                         (void) manager_job_mark(m, j, JOB_MARK_LAUNCHED, JOB_BY_CORRALD);
                         if (manager_job_launch_failed(m, j, JOB_CANCELLED,
@@ -51,12 +52,11 @@ void manager_launch_pending(Manager *m) {
                 }
                 r = manager_build_spec(m, j, &spec);
                 if (r >= 0)
-                        r = executor_start_fds(m->executor, spec, j->interactive ? j->interactive->fds : NULL,
-                                               j->interactive ? j->interactive->n_fds : 0);
+                        r = executor_start_fds(m->executor, spec, it ? it->fds : NULL, it ? it->n_fds : 0);
                 /* The supervisor has its copies: corrald's would keep the terminal open
                  * after the job has let go of it. */
-                if (j->interactive)
-                        interactive_close_fds(j->interactive);
+                if (it)
+                        interactive_close_fds(it);
                 if (r < 0) {
                         (void) manager_job_mark(m, j, JOB_MARK_LAUNCHED, JOB_BY_CORRALD);
                         log_error_errno(r, "Cannot launch job %" PRIu64 ": %m", j->id);

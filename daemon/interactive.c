@@ -29,7 +29,8 @@ static json_object *check_waiting(Manager *m, uid_t uid) {
 
         for (size_t i = 0; i < m->n_jobs; i++) {
                 const Job *j = m->jobs[i];
-                if (!j->interactive || j->interactive->n_fds == 0)
+                const Interactive *it = job_interactive(j);
+                if (!it || it->n_fds == 0)
                         continue;
                 all++;
                 if (j->uid == uid)
@@ -85,29 +86,6 @@ json_object *manager_interactive_take(Manager *m, Call *call, const Peer *peer, 
         return NULL;
 }
 
-json_object *manager_interactive_attach(Manager *m, Call *call, Interactive *it, json_object *reply) {
-        _cleanup_(interactive_freep) Interactive *owned = it;
-        json_object *p, *v;
-        Job *j;
-
-        if (!reply || !json_object_object_get_ex(reply, "parameters", &p) ||
-            !json_object_object_get_ex(p, "job_id", &v))
-                return reply; /* an error reply, or out of memory */
-        j = manager_find_job(m, (uint64_t) json_object_get_uint64(v));
-        if (!j) {
-                json_object_put(reply);
-                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
-        }
-        it->job_id = j->id;
-        it->call = call;
-        j->interactive = TAKE_PTR(owned);
-        /* The id first, then every change of the job, as Wait streams them. */
-        server_call_set_job_id(call, j->id);
-        (void) server_call_reply(call, reply_new(json_object_get(p), true), true);
-        json_object_put(reply);
-        return NULL;
-}
-
 static void interactive_cancel(Manager *m, Job *j, const char *why) {
         if (job_state_is_final(j->state))
                 return;
@@ -119,6 +97,32 @@ static void interactive_cancel(Manager *m, Job *j, const char *why) {
         (void) manager_job_mark(m, j, JOB_MARK_CANCEL, JOB_BY_CORRALD);
         if (!j->launching)
                 (void) executor_cancel(m->executor, j->id, NULL, NULL);
+}
+
+json_object *manager_interactive_attach(Manager *m, Call *call, Interactive *it, json_object *reply) {
+        _cleanup_(interactive_freep) Interactive *owned = it;
+        json_object *p, *v;
+        Job *j;
+        int r;
+
+        if (!reply || !json_object_object_get_ex(reply, "parameters", &p) ||
+            !json_object_object_get_ex(p, "job_id", &v))
+                return reply; /* an error reply, or out of memory */
+        j = manager_find_job(m, (uint64_t) json_object_get_uint64(v));
+        if (!j) {
+                json_object_put(reply);
+                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+        }
+        it->job_id = j->id;
+        it->call = call;
+        r = job_set_interactive(j, TAKE_PTR(owned));
+        /* The id first, then every change of the job, as Wait streams them. */
+        server_call_set_job_id(call, j->id);
+        (void) server_call_reply(call, reply_new(json_object_get(p), true), true);
+        json_object_put(reply);
+        if (r < 0) /* its client hears of it as of any change */
+                interactive_cancel(m, j, "out of memory for its descriptors");
+        return NULL;
 }
 
 static int on_hangup_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -141,20 +145,20 @@ static int arm_hangup(Manager *m, Interactive *it) {
 void manager_interactive_startup(Manager *m) {
         for (size_t i = 0; i < m->n_jobs; i++) {
                 Job *j = m->jobs[i];
+                Interactive *it;
 
-                if (!j->req.interactive || j->interactive || job_state_is_final(j->state))
+                if (!j->req.interactive || job_interactive(j) || job_state_is_final(j->state))
                         continue;
                 if (job_state_is_pending(j->state)) {
                         interactive_cancel(m, j, "its client went away when corrald stopped");
                         continue;
                 }
-                j->interactive = new0(Interactive, 1);
-                if (!j->interactive) {
+                it = new0(Interactive, 1);
+                if (!it || (*it = (Interactive) { .manager = m, .job_id = j->id }, job_set_interactive(j, it) < 0)) {
                         interactive_cancel(m, j, "out of memory");
                         continue;
                 }
-                *j->interactive = (Interactive) { .manager = m, .job_id = j->id };
-                if (m->config->interactive_hangup_sec == 0 || arm_hangup(m, j->interactive) < 0)
+                if (m->config->interactive_hangup_sec == 0 || arm_hangup(m, it) < 0)
                         interactive_cancel(m, j, "its client went away when corrald stopped");
                 else
                         log_info("Job %" PRIu64 ": its interactive client went away when corrald stopped; "
@@ -164,7 +168,7 @@ void manager_interactive_startup(Manager *m) {
 
 void manager_interactive_call_gone(Manager *m, Call *call) {
         Job *j = manager_find_job(m, server_call_job_id(call));
-        Interactive *it = j ? j->interactive : NULL;
+        Interactive *it = j ? job_interactive(j) : NULL;
         uint64_t grace = m->config->interactive_hangup_sec;
 
         if (!it || it->call != call)

@@ -61,7 +61,7 @@ static void job_changed(Manager *m, Job *j) {
         /* An interactive job that has ended needs neither its client nor its grace timer:
          * let go of them before its Run call gets its last reply (and is freed). */
         if (job_state_is_final(j->state))
-                j->interactive = interactive_free(j->interactive);
+                (void) job_set_interactive(j, NULL);
 
         if (m->server)
                 server_foreach_waiting(m->server, j->id, wait_notify, &w);
@@ -118,7 +118,7 @@ int manager_job_transition_by(Manager *m, Job *j, JobEvent event, JobState to, c
                               JobActor by) {
         uint64_t now = (uint64_t) time(NULL);
         JobState from = event == JOB_EVENT_SUBMIT ? _JOB_STATE_INVALID : j->state;
-        _cleanup_free_ SchedAllocation *old_alloc = NULL;
+        _cleanup_(job_alloc_freep) SchedAllocation *old_alloc = NULL;
         _cleanup_free_ JobRun *old_run = NULL;
         unsigned n_running;
         JobRun run_before;
@@ -231,6 +231,9 @@ int manager_job_transition_by(Manager *m, Job *j, JobEvent event, JobState to, c
         }
         if (old_run)
                 free(old_run->launch_error);
+        /* What a finished job holds of its allocation is shared with the others' equal ones. */
+        if (job_state_is_final(to) && j->alloc)
+                j->alloc = job_alloc_share(j->alloc);
         /* Queued, not sent: manager_commit() sends it once the store has this state. */
         manager_job_mail(m, j, event);
         return 0;

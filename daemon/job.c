@@ -15,8 +15,10 @@
 
 /* Jobs come from slabs: a long queue's records sit together instead of between the
  * short-lived allocations of request parsing, which otherwise leave the heap half holes
- * (measured: 955 bytes of RSS per loaded job for 550 in use). */
-#define JOB_SLAB 1024
+ * (measured: 955 bytes of RSS per loaded job for 550 in use). A slab and malloc's header
+ * fill 256 KiB, no more: a slab malloc maps on its own takes whole pages, and one of
+ * exactly 256 KiB would take a page more for its header (4 bytes a job). */
+#define JOB_SLAB ((256U * 1024U - 64U) / sizeof(Job))
 static Job *job_free_list;
 
 /* The packed string blocks come from 64 KiB chunks too, each freed when the last job
@@ -130,6 +132,188 @@ bool job_run_is_empty(const JobRun *r) {
                 r->exit_signal == 0);
 }
 
+/* The shared allocations (job_alloc_share()): an open-addressing table of them by their
+ * content's hash, the allocation the first member, so that an entry's address is its
+ * allocation's. An allocation is shared if the entry its content leads to is at its
+ * address: nothing writes one, so its content still leads there. */
+typedef struct SharedAlloc {
+        SchedAllocation a;
+        uint64_t hash;
+        size_t refs;
+} SharedAlloc;
+static SharedAlloc **shared_allocs;
+static size_t n_shared_allocs, shared_allocs_size; /* a power of two, or 0 */
+
+static uint64_t alloc_hash(const SchedAllocation *a) {
+        /* Field by field, as alloc_equal() compares: CpuSet has padding, and its bounds
+         * may hold zero words (cpu_set_del() leaves them). */
+        uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+#define MIX(v) (h = (h ^ (v)) * UINT64_C(0x100000001b3), h ^= h >> 29)
+        for (unsigned w = a->cpus.lo; w < a->cpus.hi; w++)
+                if (a->cpus.bits[w]) {
+                        MIX(w);
+                        MIX(a->cpus.bits[w]);
+                }
+        MIX(a->node_mask);
+        for (size_t k = 0; k < ELEMENTSOF(a->mem); k++)
+                MIX(a->mem[k]);
+        MIX(a->gpu_mask);
+#undef MIX
+        return h;
+}
+
+static bool alloc_equal(const SchedAllocation *a, const SchedAllocation *b) {
+        return cpu_set_equal(&a->cpus, &b->cpus) && a->node_mask == b->node_mask && a->gpu_mask == b->gpu_mask &&
+               memcmp(a->mem, b->mem, sizeof a->mem) == 0;
+}
+
+/* The slot of the entry equal to a (hash h), or the empty slot where it would go. */
+static size_t shared_alloc_slot(const SchedAllocation *a, uint64_t h) {
+        size_t mask = shared_allocs_size - 1, i = (size_t) h & mask;
+
+        while (shared_allocs[i] && (shared_allocs[i]->hash != h || !alloc_equal(&shared_allocs[i]->a, a)))
+                i = (i + 1) & mask;
+        return i;
+}
+
+static int shared_allocs_grow(void) {
+        size_t size = shared_allocs_size ? 2 * shared_allocs_size : 64;
+        SharedAlloc **old = shared_allocs;
+        size_t old_size = shared_allocs_size;
+
+        shared_allocs = new0(SharedAlloc *, size);
+        if (!shared_allocs) {
+                shared_allocs = old;
+                return -ENOMEM;
+        }
+        shared_allocs_size = size;
+        for (size_t i = 0; i < old_size; i++)
+                if (old[i])
+                        shared_allocs[shared_alloc_slot(&old[i]->a, old[i]->hash)] = old[i];
+        free(old);
+        return 0;
+}
+
+SchedAllocation *job_alloc_share(SchedAllocation *a) {
+        uint64_t h = alloc_hash(a);
+        SharedAlloc *e;
+        size_t i;
+
+        if ((n_shared_allocs + 1) * 2 > shared_allocs_size && shared_allocs_grow() < 0)
+                return a;
+        i = shared_alloc_slot(a, h);
+        e = shared_allocs[i];
+        if (e) {
+                if (&e->a == a)
+                        return a; /* shared already */
+                e->refs++;
+                free(a);
+                return &e->a;
+        }
+        e = new0(SharedAlloc, 1);
+        if (!e)
+                return a;
+        /* A copy of each field (not of the padding, which alloc_equal() skips anyway). */
+        e->a.cpus = a->cpus;
+        e->a.node_mask = a->node_mask;
+        memcpy(e->a.mem, a->mem, sizeof a->mem);
+        e->a.gpu_mask = a->gpu_mask;
+        e->hash = h;
+        e->refs = 1;
+        shared_allocs[i] = e;
+        n_shared_allocs++;
+        free(a);
+        return &e->a;
+}
+
+SchedAllocation *job_alloc_free(SchedAllocation *a) {
+        size_t i, j, mask;
+        SharedAlloc *e;
+
+        if (!a)
+                return NULL;
+        if (n_shared_allocs == 0)
+                return mfree(a);
+        i = shared_alloc_slot(a, alloc_hash(a));
+        e = shared_allocs[i];
+        if (!e || &e->a != a)
+                return mfree(a); /* the job's own */
+        if (--e->refs > 0)
+                return NULL;
+        free(e);
+        n_shared_allocs--;
+        /* Linear probing's deletion: the entries after it that it displaced move back. */
+        mask = shared_allocs_size - 1;
+        shared_allocs[i] = NULL;
+        for (j = (i + 1) & mask; shared_allocs[j]; j = (j + 1) & mask) {
+                size_t home = (size_t) shared_allocs[j]->hash & mask;
+                /* Moves back unless its home lies cyclically in (i, j]. */
+                if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+                        shared_allocs[i] = shared_allocs[j];
+                        shared_allocs[j] = NULL;
+                        i = j;
+                }
+        }
+        if (n_shared_allocs == 0) {
+                shared_allocs = mfree(shared_allocs);
+                shared_allocs_size = 0;
+        }
+        return NULL;
+}
+
+/* The interactive jobs' Interactive, by job (jobs do not move: they live in the slabs).
+ * A handful at most: a walk finds one. */
+typedef struct JobInteractive {
+        const Job *job;
+        Interactive *it;
+} JobInteractive;
+static JobInteractive *job_interactives;
+static size_t n_job_interactives, allocated_job_interactives;
+
+static JobInteractive *job_interactive_slot(const Job *j) {
+        for (size_t i = 0; i < n_job_interactives; i++)
+                if (job_interactives[i].job == j)
+                        return &job_interactives[i];
+        return NULL;
+}
+
+Interactive *job_interactive_find(const Job *j) {
+        JobInteractive *s = job_interactive_slot(j);
+
+        return s ? s->it : NULL;
+}
+
+int job_set_interactive(Job *j, Interactive *it) {
+        JobInteractive *s = j->has_interactive ? job_interactive_slot(j) : NULL;
+
+        if (s) {
+                if (s->it == it)
+                        return 0;
+                interactive_free(s->it);
+                if (it) {
+                        s->it = it;
+                        return 0;
+                }
+                *s = job_interactives[--n_job_interactives];
+                if (n_job_interactives == 0) {
+                        job_interactives = mfree(job_interactives);
+                        allocated_job_interactives = 0;
+                }
+                j->has_interactive = false;
+                return 0;
+        }
+        if (!it)
+                return 0;
+        if (!GREEDY_REALLOC(job_interactives, allocated_job_interactives, n_job_interactives + 1)) {
+                interactive_free(it);
+                return -ENOMEM;
+        }
+        job_interactives[n_job_interactives++] = (JobInteractive) { .job = j, .it = it };
+        j->has_interactive = true;
+        return 0;
+}
+
 Job *job_new(void) {
         Job *j;
 
@@ -160,8 +344,8 @@ static void job_request_done(Job *j) {
 Job *job_free(Job *j) {
         if (!j)
                 return NULL;
-        free(j->alloc);
-        interactive_free(j->interactive);
+        job_alloc_free(j->alloc);
+        (void) job_set_interactive(j, NULL);
         job_run_forget(j);
         job_request_done(j);
         *(Job **) j = job_free_list;
@@ -206,6 +390,7 @@ int job_set_request(Job *j, const SubmitRequest *req) {
                 [JOB_MAIL_USER] = req->mail_user,
         };
         size_t total = 0, len[_JOB_STRING_MAX];
+        bool alone;
         char *p;
 
         _Static_assert((int) DEPENDENCY_AFTER == (int) SCHED_DEP_AFTER &&
@@ -218,16 +403,25 @@ int job_set_request(Job *j, const SubmitRequest *req) {
                                        CORRAL_CONSTRAINT_LENGTH_MAX + CORRAL_MAIL_USER_LENGTH_MAX + 8 <=
                                JOB_PACKED_MAX,
                        "the packed block's offsets are 16 bits");
+        /* What the decoder lets through fits JobRequest's narrow members. */
+        _Static_assert(CORRAL_CPUS_MAX <= UINT16_MAX && CORRAL_GPUS_MAX <= UINT8_MAX &&
+                               CORRAL_NICE_MIN >= INT16_MIN && CORRAL_NICE_MAX <= INT16_MAX &&
+                               (MAIL_ALL | MAIL_ARRAY_TASKS | MAIL_TIME_LIMITS) <= UINT16_MAX,
+                       "JobRequest's members hold what the decoder lets through");
         job_request_done(j);
+        /* Never truncated: only what bypassed the decoder could be beyond them. */
+        if (req->cpus > CORRAL_CPUS_MAX || req->gpus > CORRAL_GPUS_MAX || req->nice < CORRAL_NICE_MIN ||
+            req->nice > CORRAL_NICE_MAX || req->mail_events > UINT16_MAX)
+                return -ERANGE;
         j->has_script = j->has_script || req->script;
         j->req = (JobRequest) {
                 .memory = req->memory,
                 .walltime_sec = req->walltime_sec,
                 .begin_time = req->begin_time,
-                .cpus = req->cpus,
-                .gpus = req->gpus,
-                .nice = req->nice,
-                .mail_events = req->mail_events,
+                .cpus = (uint16_t) req->cpus,
+                .gpus = (uint8_t) req->gpus,
+                .nice = (int16_t) req->nice,
+                .mail_events = (uint16_t) req->mail_events,
                 .array.max_concurrent = req->array.max_concurrent,
                 .gpu_binding = req->gpu_binding,
                 .exclusive = req->exclusive,
@@ -253,9 +447,10 @@ int job_set_request(Job *j, const SubmitRequest *req) {
                 job_request_done(j);
                 return -E2BIG;
         }
-        j->packed = p = str_chunk_alloc(total, &j->packed_alone);
+        j->packed = p = str_chunk_alloc(total, &alone);
         if (!p)
                 goto fail;
+        j->packed_alone = alone;
         for (size_t i = 0; i < _JOB_STRING_MAX; i++)
                 if (from[i]) {
                         memcpy(p, from[i], len[i]);

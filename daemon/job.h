@@ -51,14 +51,17 @@ typedef struct JobRequest {
         SchedDep *dependencies;
         uint64_t memory, walltime_sec, begin_time;
         uint32_t n_dependencies;
-        unsigned cpus, gpus;
-        int nice;
-        unsigned mail_events;
         struct {
                 uint32_t max_concurrent;
         } array;
         uint16_t str[_JOB_STRING_MAX];
-        bool gpu_binding, exclusive, interactive;
+        /* As narrow as the decoder's bounds allow (job_set_request() asserts them): with
+         * 100,000 queued jobs every 8 bytes are 800 KB. */
+        uint16_t cpus;        /* CORRAL_CPUS_MAX */
+        int16_t nice;         /* CORRAL_NICE_MIN..CORRAL_NICE_MAX */
+        uint16_t mail_events; /* MailEvent */
+        uint8_t gpus;         /* CORRAL_GPUS_MAX */
+        bool gpu_binding : 1, exclusive : 1, interactive : 1;
 } JobRequest;
 
 /* The largest packed block job_set_request() takes: what the decoder lets through
@@ -92,18 +95,14 @@ typedef struct JobRun {
         int exit_signal;
 } JobRun;
 
-/* Members are ordered to leave little padding: with 100,000 queued jobs every 8 bytes
- * are 800 KB. */
+/* Members are ordered to leave little padding, the flags are bits, and the enum a byte:
+ * with 100,000 queued jobs every 8 bytes are 800 KB. */
 typedef struct Job {
         uint64_t id;
-        uid_t uid;
-        gid_t gid;
         /* Interned (intern.h): shared by all jobs, never freed. */
         const char *user;
         const char *project;
         const char *queue;
-        JobState state;
-        uint32_t requeue_count;
         const char *reason; /* why it waits, or how it ended; interned too */
         /* What memory keeps of the request (JobRequest): with 100,000 queued jobs the whole
          * of it would dominate corrald's memory, and the rest is only needed to launch the
@@ -117,26 +116,7 @@ typedef struct Job {
          * (0: the job's own). request_bytes is its stored size, counted once per array
          * against MaxStoredBytesPerUser=. */
         uint64_t request_id;
-        uint32_t request_bytes;
-        bool packed_alone; /* packed is big and allocated on its own (job.c) */
-        bool has_script;
-        bool rerunnable;
-        bool held_by_admin;
-        bool suspended_by_admin;
-        /* Suspended by a scheduling pass to let another job run (preemption): it holds
-         * its memory, not its CPUs, nobody but a pass resumes it. Stored with
-         * suspended_by_admin, as bit 2 (admin 1, person 4). */
-        bool suspended_by_sched;
-        /* A person suspended it too (the pass's suspension and theirs raced, or they
-         * suspended it while the pass held it): a pass's resume then leaves it suspended,
-         * on the CPUs the pass gave it, and their resume only lifts their hold. */
-        bool suspended_by_person;
-        bool launching;         /* not stored */
-        bool scope_empty_seen;  /* not stored: the last sweep found its scope empty */
-        bool cancel_requested;  /* not stored: a cancel is under way, the outcome says Cancelled */
         uint64_t array_job_id;
-        uint32_t array_task_id;
-        uint32_t bypass_count; /* not stored */
 
         uint64_t submit_time, eligible_time, start_time, end_time; /* seconds since the epoch */
         SchedAllocation *alloc; /* once started; NULL before (most jobs of a long queue) */
@@ -147,9 +127,31 @@ typedef struct Job {
         uint64_t limit_value, limit_wanted;
         uint64_t est_start;
         double priority;
-        /* An interactive job's client and descriptors (interactive.h); NULL for the rest,
-         * and for an interactive job once it has ended or after a restart. */
-        struct Interactive *interactive;
+
+        uid_t uid;
+        gid_t gid;
+        uint32_t requeue_count;
+        uint32_t request_bytes;
+        uint32_t array_task_id;
+        uint32_t bypass_count; /* not stored */
+        JobState state : 8;
+        bool packed_alone : 1; /* packed is big and allocated on its own (job.c) */
+        bool has_script : 1;
+        bool rerunnable : 1;
+        bool held_by_admin : 1;
+        bool suspended_by_admin : 1;
+        /* Suspended by a scheduling pass to let another job run (preemption): it holds
+         * its memory, not its CPUs, nobody but a pass resumes it. Stored with
+         * suspended_by_admin, as bit 2 (admin 1, person 4). */
+        bool suspended_by_sched : 1;
+        /* A person suspended it too (the pass's suspension and theirs raced, or they
+         * suspended it while the pass held it): a pass's resume then leaves it suspended,
+         * on the CPUs the pass gave it, and their resume only lifts their hold. */
+        bool suspended_by_person : 1;
+        bool launching : 1;         /* not stored */
+        bool scope_empty_seen : 1;  /* not stored: the last sweep found its scope empty */
+        bool cancel_requested : 1;  /* not stored: a cancel is under way, the outcome says Cancelled */
+        bool has_interactive : 1;   /* see job_interactive() */
 } Job;
 
 /* A zeroed job (queued, an empty request, no run) from the job slabs. */
@@ -176,6 +178,27 @@ void job_run_forget(Job *j);
  * the run a job that never started reads back from the store. */
 bool job_run_is_empty(const JobRun *r) _pure_;
 
+/* An interactive job's client and descriptors (interactive-job.h); NULL for the rest, and
+ * for an interactive job once it has ended or after a restart. Kept beside the jobs, not
+ * in each: few have one (corrald bounds the waiting ones, and the running ones by its
+ * connections), and in each of 100,000 queued jobs a pointer is 800 KB of NULLs. */
+struct Interactive *job_interactive_find(const Job *j) _pure_;
+static inline struct Interactive *job_interactive(const Job *j) {
+        return j->has_interactive ? job_interactive_find(j) : NULL;
+}
+/* Takes it as the job's (NULL: none), freeing what the job had. -ENOMEM when memory is
+ * short: it is freed, and the job has none. */
+int job_set_interactive(Job *j, struct Interactive *it);
+
+/* A finished job's allocation, kept for the record (show lists its CPUs), is never written
+ * again: finished jobs with equal ones share one (a day of short jobs on a small machine
+ * holds a handful of distinct ones, each 1.5 KB). Takes a (malloc'ed) and returns the
+ * shared one equal to it, a itself when memory is short for sharing it. */
+SchedAllocation *job_alloc_share(SchedAllocation *a);
+/* Frees an allocation of the job's own, or lets go of a shared one. Returns NULL. */
+SchedAllocation *job_alloc_free(SchedAllocation *a);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SchedAllocation *, job_alloc_free);
+
 /* One of the request's strings kept in memory (JobString), or NULL. */
 static inline const char *job_str(const Job *j, JobString s) {
         return j->req.str[s] ? j->packed + j->req.str[s] - 1 : NULL;
@@ -184,7 +207,8 @@ static inline const char *job_str(const Job *j, JobString s) {
 int job_set_reason(Job *j, const char *reason);
 /* Keeps in j->req what memory holds of req (copied: req stays the caller's), its strings
  * in one packed block; replaces what j->req held. -ENOMEM, or -E2BIG for strings beyond
- * JOB_PACKED_MAX (more than the decoder lets through), leaves j->req empty. */
+ * JOB_PACKED_MAX (more than the decoder lets through), or -ERANGE for numbers beyond
+ * the decoder's bounds (CORRAL_CPUS_MAX, ...), leaves j->req empty. */
 int job_set_request(Job *j, const SubmitRequest *req);
 /* An output path with Slurm's patterns expanded (%j %x %u %A %a %%). *ret is malloc'ed, or
  * NULL for a NULL pattern. -ENAMETOOLONG when the expansion would not fit in PATH_MAX. */

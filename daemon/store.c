@@ -1187,6 +1187,8 @@ static int load_jobs(Store *s, StmtId id, const SqlArg *args, size_t n, int (*cb
                         }
                         parse_alloc_gpus(s, j->id, (const char *) sqlite3_column_text(st, 33),
                                          job_state_is_active(j->state), j->alloc);
+                        if (job_state_is_final(j->state)) /* never written again: shared (job.c) */
+                                j->alloc = job_alloc_share(j->alloc);
                 }
                 if (j->request_id != 0) {
                         if (j->request_id != shared_id) {

@@ -1707,6 +1707,51 @@ static void test_gpu_reload(void **state) {
         manager_for_test_free(m);
 }
 
+/* Finished jobs keep their allocation for the record, and never write it again: equal ones
+ * are one in memory (a day of short jobs would otherwise hold 1.5 KB each), also as a
+ * restart loads them, and each job lets go of its own reference. */
+static void test_finished_alloc_shared(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir), *m2;
+        uint64_t first = submit_ok(m, "{" SUBMIT_TRUE ",\"array\":\"1-3\"}");
+        Job *j[3];
+
+        assert_int_equal(manager_commit(m), 0);
+        for (unsigned k = 0; k < 3; k++) {
+                j[k] = manager_find_job(m, first + k);
+                assert_int_equal(manager_job_transition(m, j[k], JOB_EVENT_START, JOB_RUNNING, NULL), 0);
+                j[k]->alloc = new0(SchedAllocation, 1);
+                assert_non_null(j[k]->alloc);
+                cpu_set_add(&j[k]->alloc->cpus, k == 2 ? 1 : 0); /* the third on another CPU */
+                j[k]->alloc->node_mask = 1;
+                j[k]->alloc->mem[0] = UINT64_C(1) << 20;
+        }
+        for (unsigned k = 0; k < 3; k++) {
+                job_run_ensure(j[k])->exit_code = 0;
+                assert_int_equal(manager_job_transition(m, j[k], JOB_EVENT_END, JOB_COMPLETED, NULL), 0);
+        }
+        assert_int_equal(manager_commit(m), 0);
+        assert_ptr_equal(j[0]->alloc, j[1]->alloc);
+        assert_ptr_not_equal(j[0]->alloc, j[2]->alloc);
+        assert_int_equal(cpu_set_count(&j[0]->alloc->cpus), 1);
+        assert_int_equal(cpu_set_next(&j[0]->alloc->cpus, 0), 0);
+        assert_int_equal(cpu_set_count(&j[2]->alloc->cpus), 1);
+        assert_int_equal(cpu_set_next(&j[2]->alloc->cpus, 0), 1);
+        assert_int_equal(j[2]->alloc->mem[0], UINT64_C(1) << 20);
+
+        /* A restart's: the same, shared with what the first manager still holds. */
+        m2 = manager_for_test(t->dir);
+        assert_int_equal(manager_load_jobs(m2), 0);
+        assert_ptr_equal(manager_find_job(m2, first)->alloc, j[0]->alloc);
+        assert_ptr_equal(manager_find_job(m2, first + 1)->alloc, j[0]->alloc);
+        assert_ptr_equal(manager_find_job(m2, first + 2)->alloc, j[2]->alloc);
+        manager_for_test_free(m2);
+        /* Still there for the jobs of the first. */
+        assert_int_equal(cpu_set_next(&j[1]->alloc->cpus, 0), 0);
+        assert_int_equal(j[1]->alloc->mem[0], UINT64_C(1) << 20);
+        manager_for_test_free(m);
+}
+
 static int setup(void **state) {
         return tree_setup_prefix(state, "corral-methods");
 }
@@ -2046,6 +2091,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_test_submit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_gpu_submit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_interactive_rules, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_finished_alloc_shared, setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

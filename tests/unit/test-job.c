@@ -246,6 +246,59 @@ static void test_request_strings(void **state) {
 
 /* A job that never started has no run and reads zeros; its run is made on first write,
  * and forgotten (a requeue) it reads zeros again. */
+/* A queued job is kept as narrow as the decoder's bounds allow (100,000 of them are
+ * corrald's memory): what the decoder lets through is kept exactly, at both ends of each
+ * bound, and what only a caller bypassing the decoder could give is refused, never
+ * truncated. */
+static void test_request_narrow(void **state) {
+        SubmitRequest req = SUBMIT_REQUEST_INIT;
+        Job *j = job_new();
+
+        assert_non_null(j);
+        /* The budget: 100,000 queued jobs in 25 MB (issue 39). */
+        assert_true(sizeof(Job) <= 256);
+        req.cpus = CORRAL_CPUS_MAX;
+        req.gpus = CORRAL_GPUS_MAX;
+        req.nice = CORRAL_NICE_MIN;
+        req.mail_events = MAIL_ALL | MAIL_ARRAY_TASKS | MAIL_TIME_LIMITS;
+        assert_int_equal(job_set_request(j, &req), 0);
+        assert_int_equal(j->req.cpus, CORRAL_CPUS_MAX);
+        assert_int_equal(j->req.gpus, CORRAL_GPUS_MAX);
+        assert_int_equal(j->req.nice, CORRAL_NICE_MIN);
+        assert_int_equal(j->req.mail_events, MAIL_ALL | MAIL_ARRAY_TASKS | MAIL_TIME_LIMITS);
+        req.nice = CORRAL_NICE_MAX;
+        assert_int_equal(job_set_request(j, &req), 0);
+        assert_int_equal(j->req.nice, CORRAL_NICE_MAX);
+
+        req.cpus = CORRAL_CPUS_MAX + 1;
+        assert_int_equal(job_set_request(j, &req), -ERANGE);
+        assert_int_equal(j->req.cpus, 0);
+        req.cpus = 1;
+        req.gpus = CORRAL_GPUS_MAX + 1;
+        assert_int_equal(job_set_request(j, &req), -ERANGE);
+        req.gpus = 0;
+        req.nice = CORRAL_NICE_MIN - 1;
+        assert_int_equal(job_set_request(j, &req), -ERANGE);
+        req.nice = CORRAL_NICE_MAX + 1;
+        assert_int_equal(job_set_request(j, &req), -ERANGE);
+        req.nice = 0;
+        assert_int_equal(job_set_request(j, &req), 0);
+        assert_int_equal(j->req.cpus, 1);
+
+        /* The flags are bits of one word: each set alone leaves the others and the state. */
+        j->state = JOB_RUNNING;
+        j->launching = true;
+        j->held_by_admin = 7; /* a bool: any non-zero is true */
+        assert_true(j->held_by_admin);
+        assert_true(j->launching);
+        assert_false(j->rerunnable || j->suspended_by_admin || j->suspended_by_sched || j->suspended_by_person ||
+                     j->has_script || j->scope_empty_seen || j->cancel_requested);
+        assert_int_equal(j->state, JOB_RUNNING);
+        j->launching = false;
+        assert_true(j->held_by_admin);
+        job_free(j);
+}
+
 static void test_run(void **state) {
         Job *j = job_new();
         JobRun *run;
@@ -333,6 +386,7 @@ int main(void) {
                 cmocka_unit_test(test_request_strings),
                 cmocka_unit_test(test_run),
                 cmocka_unit_test(test_run_is_empty),
+                cmocka_unit_test(test_request_narrow),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
