@@ -8,6 +8,8 @@
  *   bench-sched preempt    the preemption figures only
  *   bench-sched easy [N]   EASY alone at 10,000, 100,000 and 1,000,000 waiting (or N):
  *                          how the pass grows with the queue
+ *   bench-sched pass [N]   the full pass's figures at 100,000 waiting (or N): EASY, FCFS,
+ *                          EASY with preemption and without, EASY with 8 GPUs
  * The full run ends with the first model again with 8 GPUs (GPU jobs among the waiting).
  * BENCH_CPU=1 times each pass in the thread's CPU time instead of the wall clock: steadier
  * on a shared machine, blind to waits (the pass has none). */
@@ -26,7 +28,9 @@ static uint64_t rnd(uint64_t n) {
 }
 
 #define GIB (UINT64_C(1) << 30)
+#ifndef REPEAT
 #define REPEAT 9
+#endif
 
 static int cmp_double(const void *a, const void *b) {
         double x = *(const double *) a, y = *(const double *) b;
@@ -259,6 +263,26 @@ int main(int argc, char **argv) {
         /* "preempt": only the preemption figures; "easy": only EASY in priority order, at
          * 10,000, 100,000 and 1,000,000 waiting jobs (is the pass still n log n?). */
         bool only_preempt = argc > 1 && streq(argv[1], "preempt");
+
+        if (argc > 1 && streq(argv[1], "pass")) {
+                SchedConfig easy = SCHED_CONFIG_DEFAULT, fcfs = SCHED_CONFIG_DEFAULT;
+                size_t n = argc > 2 ? (size_t) strtoull(argv[2], NULL, 10) : 100000;
+                /* "pass N WHICH": that one alone (easy, fcfs, nopreempt, preempt, gpus), to profile. */
+                const char *which = argc > 3 ? argv[3] : NULL;
+#define WANT(x) (!which || streq(which, x))
+
+                fcfs.policy = &sched_policy_fcfs;
+                if ((WANT("easy") && bench("easy, priority order", &easy, n) < 0) ||
+                    (WANT("fcfs") && bench("fcfs", &fcfs, n) < 0) ||
+                    (WANT("nopreempt") && bench_preempt("easy, no preemption", false, n) < 0) ||
+                    (WANT("preempt") && bench_preempt("easy, preemption", true, n) < 0))
+                        return EXIT_FAILURE;
+                bench_n_gpus = 8;
+                if (WANT("gpus") && bench("easy, 8 GPUs", &easy, n) < 0)
+                        return EXIT_FAILURE;
+#undef WANT
+                return EXIT_SUCCESS;
+        }
 
         if (argc > 1 && streq(argv[1], "easy")) {
                 SchedConfig cfg = SCHED_CONFIG_DEFAULT, limited = SCHED_CONFIG_DEFAULT;

@@ -90,11 +90,22 @@ typedef struct OrderEntry {
         size_t pos;
 } OrderEntry;
 
-/* Sorting moves these, not the wider Cand. */
+/* Sorting moves these, not the wider Cand. Equal priorities are common (a queue's jobs
+ * submitted in the same second, or with the age term alone apart): the first tie-break,
+ * submission, is in the key (in what was padding), so that a tie does not read two
+ * candidates from all over memory. */
 typedef struct SortKey {
         double prio;
         uint32_t cand;
+        uint32_t age;   /* now - submit: a later submission has less; SORT_AGE_UNKNOWN:
+                         * submitted after now or too long ago, compare the candidates */
 } SortKey;
+
+#define SORT_AGE_UNKNOWN UINT32_MAX
+
+static inline uint32_t sort_age(uint64_t now, uint64_t submit) {
+        return submit <= now && now - submit < SORT_AGE_UNKNOWN ? (uint32_t) (now - submit) : SORT_AGE_UNKNOWN;
+}
 
 /* A conservative reservation remembered between passes: its start, and what it takes
  * from each node it touches (n_parts entries of SchedContext.resv_parts from parts). */
@@ -283,6 +294,16 @@ static inline SchedReason cand_reason(const SchedPass *p, const Cand *c) {
 /* GREEDY_REALLOC gives NULL for an empty never-allocated array: ask for one at least. */
 #define GROW(array, allocated, need) GREEDY_REALLOC(array, allocated, MAX((size_t) (need), (size_t) 1))
 
+/* Bits set. The tree is built for any x86-64, without the popcnt instruction, where
+ * __builtin_popcountll() is a call into libgcc's table: a few GPU tests a job made it a
+ * tenth of a pass with GPUs. */
+static inline unsigned popcount64(uint64_t x) {
+        x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+        x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+        x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+        return (unsigned) ((x * UINT64_C(0x0101010101010101)) >> 56);
+}
+
 static inline uint64_t time_add(uint64_t a, uint64_t b) {
         return b > UINT64_MAX - a ? UINT64_MAX : a + b;
 }
@@ -433,7 +454,7 @@ static inline bool seg_may_fit(const Profile *pr, size_t i, const SchedJob *j) {
 
 /* And for a job with GPUs: of those it may have, are enough free in segment i? */
 static inline bool seg_may_fit_gpus(const Profile *pr, size_t i, uint64_t allowed, unsigned need) {
-        return (unsigned) __builtin_popcountll(pr->p->ctx->seg_gpus[i] & allowed) >= need;
+        return popcount64(pr->p->ctx->seg_gpus[i] & allowed) >= need;
 }
 
 void seg_sum(const Profile *pr, size_t i);

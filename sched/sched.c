@@ -208,7 +208,7 @@ static SchedReason deps_reason(const SchedJob *j) {
  * for any node), so at most j->gpus nodes, the largest first. */
 static bool bindable(const SchedPass *p, const SchedJob *j) {
         uint64_t allowed = job_gpu_allowed(p, j), cpus = 0, mem = 0;
-        unsigned loose = (unsigned) __builtin_popcountll(allowed & p->loose_gpus), left = j->gpus;
+        unsigned loose = popcount64(allowed & p->loose_gpus), left = j->gpus;
         bool used[SCHED_NODES_MAX] = {};
 
         /* The nodes with the most CPUs first: those with an allowed GPU of their own,
@@ -244,7 +244,7 @@ static inline SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, 
                 return SCHED_REASON_TOO_BIG;
         /* More GPUs than the machine has, or than of the kinds it may have; under binding,
          * more CPUs or memory than the nodes its GPUs could be on have. */
-        if (_unlikely_(j->gpus > 0) && (j->gpus > (unsigned) __builtin_popcountll(job_gpu_allowed(p, j)) ||
+        if (_unlikely_(j->gpus > 0) && (j->gpus > popcount64(job_gpu_allowed(p, j)) ||
                                         (j->gpu_binding && !bindable(p, j))))
                 return SCHED_REASON_TOO_BIG;
         if (max_walltime > 0 && sched_job_walltime(j) != SCHED_TIME_INFINITY && sched_job_walltime(j) > max_walltime)
@@ -265,13 +265,30 @@ static inline SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, 
         return SCHED_REASON_NONE;
 }
 
-static inline bool key_less(const void *ctx, const SortKey *x, const SortKey *y) {
+/* What the sort compares with: the candidates, in the order the keys' cand fields index;
+ * by_id: their ids ascend with that index (jobs came by ascending id). */
+typedef struct SortCtx {
+        const Cand *cands;
+        bool by_id;
+} SortCtx;
+
+static inline bool key_less(const void *userdata, const SortKey *x, const SortKey *y) {
+        const SortCtx *s = userdata;
         const Cand *a, *b;
 
         if (x->prio != y->prio)
                 return x->prio > y->prio;
-        a = (const Cand *) ctx + x->cand;
-        b = (const Cand *) ctx + y->cand;
+        /* Both ages known: apart, the earlier submission first; equal, so are the
+         * submissions, and by id the candidates' order is their ids' order. Only what
+         * the key cannot tell reads the candidates, from all over memory. */
+        if (x->age != SORT_AGE_UNKNOWN && y->age != SORT_AGE_UNKNOWN) {
+                if (x->age != y->age)
+                        return x->age > y->age;
+                if (s->by_id)
+                        return x->cand < y->cand;
+        }
+        a = s->cands + x->cand;
+        b = s->cands + y->cand;
         if (a->submit != b->submit)
                 return a->submit < b->submit;
         if (a->id != b->id)
@@ -459,15 +476,17 @@ static int keys_remember_order(SchedContext *ctx, size_t n, bool by_id) {
 
 #define GATHER_AHEAD 16
 
-static SortKey cand_key(const SchedPass *p, const Cand *c, uint32_t n) {
+/* shuffle: the config's ordering is SCHED_ORDERING_SHUFFLE, passed down so that the
+ * scan does not read the config again after every store. */
+static inline SortKey cand_key(const SchedPass *p, const Cand *c, uint32_t n, bool shuffle, uint64_t now) {
         /* Shuffled: the queue's priority first, then the lightest score; the priority
          * reported stays the policy's. */
         return (SortKey) {
-                .prio = p->config->ordering == SCHED_ORDERING_SHUFFLE
-                                ? (double) p->jobs[c->idx].queue_priority * 1e15 -
+                .prio = shuffle ? (double) p->jobs[c->idx].queue_priority * 1e15 -
                                           (double) p->ctx->shuffle_score[c->idx]
                                 : c->prio,
                 .cand = n,
+                .age = sort_age(now, c->submit),
         };
 }
 
@@ -482,6 +501,7 @@ static int pass_collect(SchedPass *p) {
         const SchedWeights weights = p->config->weights;
         const uint64_t now = p->now, max_walltime = p->config->max_walltime;
         const bool projects = p->config->n_projects > 0 && p->config->projects;
+        const bool shuffle = p->config->ordering == SCHED_ORDERING_SHUFFLE;
 
         p->n_preemptors = 0;
         p->top_preemptor_queue = INT64_MIN;
@@ -540,9 +560,9 @@ static int pass_collect(SchedPass *p) {
                 ctx->next_ids[n] = j->id;
                 rank = by_id ? last_rank_of(ctx, &k, j->id) : UINT32_MAX;
                 if (rank != UINT32_MAX)
-                        ctx->keys_tmp[rank] = cand_key(p, c, (uint32_t) n);
+                        ctx->keys_tmp[rank] = cand_key(p, c, (uint32_t) n, shuffle, now);
                 else
-                        ctx->keys[n_new++] = cand_key(p, c, (uint32_t) n);
+                        ctx->keys[n_new++] = cand_key(p, c, (uint32_t) n, shuffle, now);
                 n++;
         }
 
@@ -551,8 +571,8 @@ static int pass_collect(SchedPass *p) {
         else
                 /* Not by id: no last order to start from, the keys in job order. */
                 for (size_t i = 0; i < n; i++)
-                        ctx->keys[i] = cand_key(p, &ctx->cands[i], (uint32_t) i);
-        (void) sort_keys(ctx->keys, ctx->keys_tmp, n, ctx->cands);
+                        ctx->keys[i] = cand_key(p, &ctx->cands[i], (uint32_t) i, shuffle, now);
+        (void) sort_keys(ctx->keys, ctx->keys_tmp, n, &(SortCtx) { .cands = ctx->cands, .by_id = by_id });
         r = keys_remember_order(ctx, n, by_id);
         if (r < 0)
                 return r;
