@@ -29,11 +29,11 @@ typedef struct Plan {
 } Plan;
 
 /* A pending job as the pass sees it. Sorted by priority; every pass writes one per
- * waiting job and moves them into priority order, so it is kept small (56 bytes): what
- * only a job held back by a limit needs is in SchedContext.cand_limits. */
+ * waiting job and moves them into priority order, so it is kept small (48 bytes): what
+ * only a job held back by a limit needs is in SchedContext.cand_limits, and its
+ * submission (a tie-break, in SortKey.age) is read from the job where needed. */
 typedef struct Cand {
         double prio;
-        uint64_t submit;
         uint64_t id;
         uint64_t est;
         uint32_t idx;        /* into jobs[] */

@@ -269,6 +269,7 @@ static inline SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, 
  * by_id: their ids ascend with that index (jobs came by ascending id). */
 typedef struct SortCtx {
         const Cand *cands;
+        const SchedJob *jobs;
         bool by_id;
 } SortCtx;
 
@@ -289,8 +290,8 @@ static inline bool key_less(const void *userdata, const SortKey *x, const SortKe
         }
         a = s->cands + x->cand;
         b = s->cands + y->cand;
-        if (a->submit != b->submit)
-                return a->submit < b->submit;
+        if (s->jobs[a->idx].submit_time != s->jobs[b->idx].submit_time)
+                return s->jobs[a->idx].submit_time < s->jobs[b->idx].submit_time;
         if (a->id != b->id)
                 return a->id < b->id;
         return a->idx < b->idx;
@@ -478,7 +479,8 @@ static int keys_remember_order(SchedContext *ctx, size_t n, bool by_id) {
 
 /* shuffle: the config's ordering is SCHED_ORDERING_SHUFFLE, passed down so that the
  * scan does not read the config again after every store. */
-static inline SortKey cand_key(const SchedPass *p, const Cand *c, uint32_t n, bool shuffle, uint64_t now) {
+static inline SortKey cand_key(const SchedPass *p, const Cand *c, uint32_t n, bool shuffle, uint64_t now,
+                               uint64_t submit) {
         /* Shuffled: the queue's priority first, then the lightest score; the priority
          * reported stays the policy's. */
         return (SortKey) {
@@ -486,7 +488,7 @@ static inline SortKey cand_key(const SchedPass *p, const Cand *c, uint32_t n, bo
                                           (double) p->ctx->shuffle_score[c->idx]
                                 : c->prio,
                 .cand = n,
-                .age = sort_age(now, c->submit),
+                .age = sort_age(now, submit),
         };
 }
 
@@ -542,7 +544,6 @@ static int pass_collect(SchedPass *p) {
                 *c = (Cand) {
                         .prio = multifactor ? job_priority_weights(&weights, j, now)
                                             : p->config->priority->priority(p->config, j, now),
-                        .submit = j->submit_time,
                         .id = j->id,
                         .idx = (uint32_t) i,
                         .proj = projects ? project_index(p->config, j->project_id) : -1,
@@ -560,9 +561,9 @@ static int pass_collect(SchedPass *p) {
                 ctx->next_ids[n] = j->id;
                 rank = by_id ? last_rank_of(ctx, &k, j->id) : UINT32_MAX;
                 if (rank != UINT32_MAX)
-                        ctx->keys_tmp[rank] = cand_key(p, c, (uint32_t) n, shuffle, now);
+                        ctx->keys_tmp[rank] = cand_key(p, c, (uint32_t) n, shuffle, now, j->submit_time);
                 else
-                        ctx->keys[n_new++] = cand_key(p, c, (uint32_t) n, shuffle, now);
+                        ctx->keys[n_new++] = cand_key(p, c, (uint32_t) n, shuffle, now, j->submit_time);
                 n++;
         }
 
@@ -571,8 +572,9 @@ static int pass_collect(SchedPass *p) {
         else
                 /* Not by id: no last order to start from, the keys in job order. */
                 for (size_t i = 0; i < n; i++)
-                        ctx->keys[i] = cand_key(p, &ctx->cands[i], (uint32_t) i, shuffle, now);
-        (void) sort_keys(ctx->keys, ctx->keys_tmp, n, &(SortCtx) { .cands = ctx->cands, .by_id = by_id });
+                        ctx->keys[i] = cand_key(p, &ctx->cands[i], (uint32_t) i, shuffle, now,
+                                          p->jobs[ctx->cands[i].idx].submit_time);
+        (void) sort_keys(ctx->keys, ctx->keys_tmp, n, &(SortCtx) { .cands = ctx->cands, .jobs = p->jobs, .by_id = by_id });
         r = keys_remember_order(ctx, n, by_id);
         if (r < 0)
                 return r;
@@ -602,22 +604,32 @@ static int pass_result(SchedPass *p, SchedResult *ret) {
         if (!GROW(ctx->waiting, ctx->n_waiting_alloc, p->n_cands))
                 return -ENOMEM;
 
-        for (size_t i = 0; i < p->n_cands; i++) {
-                const Cand *c = &p->cands[i];
+        /* Read once: the stores into waiting might otherwise alias them (the tree is
+         * built without strict aliasing), and this walks every waiting job. */
+        const Cand *cands = p->cands;
+        const CandLimit *limits = p->limits ? ctx->cand_limits : NULL;
+        const size_t n_cands = p->n_cands, wait_from = p->wait_from;
+        SchedWait *waiting = ctx->waiting;
+
+        for (size_t i = 0; i < n_cands; i++) {
+                const Cand *c = &cands[i];
                 SchedReason why;
+                bool limited;
 
                 if (c->started)
                         continue;
-                why = cand_reason(p, c);
-                ctx->waiting[n++] = (SchedWait) {
+                /* cand_reason(), with what it reads of p in locals */
+                why = c->reason == SCHED_REASON_NONE && i >= wait_from ? SCHED_REASON_PRIORITY : c->reason;
+                limited = limits && sched_reason_is_limit(why);
+                waiting[n++] = (SchedWait) {
                         .job_index = c->idx,
                         .job_id = c->id,
                         .reason = why,
                         .est_start = c->est,
                         .priority = c->prio,
                         .bypassed = c->bypassed,
-                        .limit = p->limits && sched_reason_is_limit(why) ? ctx->cand_limits[i].limit : 0,
-                        .wanted = p->limits && sched_reason_is_limit(why) ? ctx->cand_limits[i].wanted : 0,
+                        .limit = limited ? limits[i].limit : 0,
+                        .wanted = limited ? limits[i].wanted : 0,
                 };
         }
 
