@@ -203,12 +203,17 @@ static SchedReason deps_reason(const SchedJob *j) {
         return waiting ? SCHED_REASON_DEPENDENCY : SCHED_REASON_NONE;
 }
 
-/* Whether j's CPUs and memory could ever come from nodes its GPUs are on, on an idle
- * machine: each node that gives CPUs holds one of its GPUs (one of no known node counts
- * for any node), so at most j->gpus nodes, the largest first. */
-static bool bindable(const SchedPass *p, const SchedJob *j) {
-        uint64_t allowed = job_gpu_allowed(p, j), cpus = 0, mem = 0;
-        unsigned loose = popcount64(allowed & p->loose_gpus), left = j->gpus;
+/* What the nodes j's GPUs could be on give, on an idle machine, for a job asking for
+ * gpus of allowed: each node that gives CPUs holds one of its GPUs (one of no known node
+ * counts for any node), so at most gpus nodes, the largest first. */
+typedef struct BindRoom {
+        uint64_t cpus, mem;
+        bool known;
+} BindRoom;
+
+static void bind_room(const SchedPass *p, uint64_t allowed, unsigned gpus, BindRoom *ret) {
+        uint64_t cpus = 0, mem = 0;
+        unsigned loose = popcount64(allowed & p->loose_gpus), left = gpus;
         bool used[SCHED_NODES_MAX] = {};
 
         /* The nodes with the most CPUs first: those with an allowed GPU of their own,
@@ -228,24 +233,48 @@ static bool bindable(const SchedPass *p, const SchedJob *j) {
                         cpus += p->node_cpus[best];
                         mem = time_add(mem, p->node_mem[best]);
                 }
-        return MAX(j->cpus, 1u) <= cpus && j->memory <= mem;
+        *ret = (BindRoom) { .cpus = cpus, .mem = mem, .known = true };
+}
+
+/* The GPU tests of a job that may have any of the machine's GPUs (most: gpu_allowed 0)
+ * depend on how many it asks for alone: worked out once a pass for each count met,
+ * not for every job. */
+typedef struct GpuTests {
+        unsigned n_all;                         /* GPUs given to anyone: popcount(all_gpus) */
+        BindRoom any[SCHED_GPUS_MAX + 1];       /* bind_room(all_gpus, g) by g */
+} GpuTests;
+
+/* Whether j asks for more GPUs than the machine has, or than of the kinds it may have;
+ * or, under binding, for more CPUs or memory than the nodes its GPUs could be on have. */
+static bool gpus_too_big(const SchedPass *p, GpuTests *gt, const SchedJob *j) {
+        uint64_t allowed = job_gpu_allowed(p, j);
+        bool any = allowed == p->all_gpus;
+        BindRoom other, *room;
+
+        if (j->gpus > (any ? gt->n_all : popcount64(allowed)))
+                return true;
+        if (!j->gpu_binding)
+                return false;
+        /* j->gpus <= 64 here: no more than the bits of allowed. */
+        room = any ? &gt->any[j->gpus] : &other;
+        if (!any || !room->known)
+                bind_room(p, allowed, j->gpus, room);
+        return MAX(j->cpus, 1u) > room->cpus || j->memory > room->mem;
 }
 
 /* The config's and the pass's figures come as arguments: in pass_collect()'s scan they
  * stay in registers, where every store to a candidate would make it read them again
  * (the tree is built without strict aliasing). */
-static inline SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, uint64_t now, uint64_t max_walltime,
-                                         uint64_t *ret_est, uint32_t machine_cpus, uint64_t machine_mem) {
+static inline SchedReason job_ineligible(const SchedPass *p, GpuTests *gt, const SchedJob *j, uint64_t now,
+                                         uint64_t max_walltime, uint64_t *ret_est, uint32_t machine_cpus,
+                                         uint64_t machine_mem) {
         SchedReason r;
 
         *ret_est = SCHED_TIME_INFINITY;
 
         if (MAX(j->cpus, 1u) > machine_cpus || j->memory > machine_mem)
                 return SCHED_REASON_TOO_BIG;
-        /* More GPUs than the machine has, or than of the kinds it may have; under binding,
-         * more CPUs or memory than the nodes its GPUs could be on have. */
-        if (_unlikely_(j->gpus > 0) && (j->gpus > popcount64(job_gpu_allowed(p, j)) ||
-                                        (j->gpu_binding && !bindable(p, j))))
+        if (_unlikely_(j->gpus > 0) && gpus_too_big(p, gt, j))
                 return SCHED_REASON_TOO_BIG;
         if (max_walltime > 0 && sched_job_walltime(j) != SCHED_TIME_INFINITY && sched_job_walltime(j) > max_walltime)
                 return SCHED_REASON_TIME_LIMIT;
@@ -504,6 +533,7 @@ static int pass_collect(SchedPass *p) {
         const uint64_t now = p->now, max_walltime = p->config->max_walltime;
         const bool projects = p->config->n_projects > 0 && p->config->projects;
         const bool shuffle = p->config->ordering == SCHED_ORDERING_SHUFFLE;
+        GpuTests gpu_tests = { .n_all = popcount64(p->all_gpus) };
 
         p->n_preemptors = 0;
         p->top_preemptor_queue = INT64_MIN;
@@ -552,7 +582,7 @@ static int pass_collect(SchedPass *p) {
                         .was_blocked = j->blocked,
                         .preemptor = j->preempts != 0 || j->parallel_run,
                 };
-                c->reason = job_ineligible(p, j, now, max_walltime, &c->est, machine_cpus, machine_mem);
+                c->reason = job_ineligible(p, &gpu_tests, j, now, max_walltime, &c->est, machine_cpus, machine_mem);
                 if (c->preemptor) {
                         p->n_preemptors++;
                         p->top_preemptor_queue = MAX(p->top_preemptor_queue, (int64_t) j->queue_priority);
