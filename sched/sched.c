@@ -489,8 +489,10 @@ static void keys_in_last_order(SchedContext *ctx, size_t k, size_t n, size_t n_n
 }
 
 /* Remembers this pass's order for the next: next_ids holds the candidates' ids in job
- * order (ascending), keys[r].cand is the candidate placed r-th. */
-static int keys_remember_order(SchedContext *ctx, size_t n, bool by_id) {
+ * order (ascending); the caller then sets last_rank[keys[r].cand] = r for each rank r
+ * (in the gather's walk of the keys). Returns last_rank, NULL when not by id. */
+static int keys_remember_order(SchedContext *ctx, size_t n, bool by_id, uint32_t **ret) {
+        *ret = NULL;
         ctx->n_last = 0;
         if (!by_id)
                 return 0;
@@ -498,9 +500,8 @@ static int keys_remember_order(SchedContext *ctx, size_t n, bool by_id) {
                 return -ENOMEM;
         SWAP_TWO(ctx->last_ids, ctx->next_ids);
         SWAP_TWO(ctx->n_last_ids_alloc, ctx->n_next_ids_alloc);
-        for (size_t r = 0; r < n; r++)
-                ctx->last_rank[ctx->keys[r].cand] = (uint32_t) r;
         ctx->n_last = n;
+        *ret = ctx->last_rank;
         return 0;
 }
 
@@ -534,6 +535,7 @@ static int pass_collect(SchedPass *p) {
         const bool projects = p->config->n_projects > 0 && p->config->projects;
         const bool shuffle = p->config->ordering == SCHED_ORDERING_SHUFFLE;
         GpuTests gpu_tests = { .n_all = popcount64(p->all_gpus) };
+        uint32_t *last_rank;
 
         p->n_preemptors = 0;
         p->top_preemptor_queue = INT64_MIN;
@@ -605,15 +607,23 @@ static int pass_collect(SchedPass *p) {
                         ctx->keys[i] = cand_key(p, &ctx->cands[i], (uint32_t) i, shuffle, now,
                                           p->jobs[ctx->cands[i].idx].submit_time);
         (void) sort_keys(ctx->keys, ctx->keys_tmp, n, &(SortCtx) { .cands = ctx->cands, .jobs = p->jobs, .by_id = by_id });
-        r = keys_remember_order(ctx, n, by_id);
+        r = keys_remember_order(ctx, n, by_id, &last_rank);
         if (r < 0)
                 return r;
         /* A gather from all over the candidates: asked for some way ahead, the loads
-         * overlap instead of waiting one by one (the keys are read in order anyway). */
+         * overlap instead of waiting one by one (the keys are read in order anyway). The
+         * same walk of the keys remembers the order. */
+        const SortKey *keys = ctx->keys;
+        const Cand *from = ctx->cands;
+        Cand *to = ctx->cands_tmp;
         for (size_t i = 0; i < n; i++) {
+                uint32_t cand = keys[i].cand;
+
                 if (i + GATHER_AHEAD < n)
-                        __builtin_prefetch(&ctx->cands[ctx->keys[i + GATHER_AHEAD].cand]);
-                ctx->cands_tmp[i] = ctx->cands[ctx->keys[i].cand];
+                        __builtin_prefetch(&from[keys[i + GATHER_AHEAD].cand]);
+                to[i] = from[cand];
+                if (last_rank)
+                        last_rank[cand] = (uint32_t) i;
         }
         SWAP_TWO(ctx->cands, ctx->cands_tmp);
         SWAP_TWO(ctx->n_cands_alloc, ctx->n_cands_tmp_alloc);
