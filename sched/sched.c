@@ -274,7 +274,11 @@ static inline SchedReason job_ineligible(const SchedPass *p, GpuTests *gt, const
 
         if (MAX(j->cpus, 1u) > machine_cpus || j->memory > machine_mem)
                 return SCHED_REASON_TOO_BIG;
-        if (_unlikely_(j->gpus > 0) && gpus_too_big(p, gt, j))
+        /* A job asking for any of the machine's GPUs without binding (the most common
+         * GPU job) is too big only for more than there are: tested without a branch on
+         * whether it asks for GPUs, which a queue of some GPU jobs mispredicts often. */
+        if (_unlikely_((j->gpus > gt->n_all) | ((j->gpus > 0) & ((j->gpu_allowed != 0) | j->gpu_binding))) &&
+            gpus_too_big(p, gt, j))
                 return SCHED_REASON_TOO_BIG;
         if (max_walltime > 0 && sched_job_walltime(j) != SCHED_TIME_INFINITY && sched_job_walltime(j) > max_walltime)
                 return SCHED_REASON_TIME_LIMIT;
