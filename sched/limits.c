@@ -226,7 +226,7 @@ static int idle_partition(SchedPass *p) {
                 const Cand *c = &p->cands[i];
                 if (c->proj >= 0 && c->reason == SCHED_REASON_NONE)
                         ctx->idle[ctx->group_count[c->group]++] =
-                                (IdleEntry) { .group = c->group, .submit = cand_job(p, c)->submit_time, .id = c->id, .cand = (uint32_t) i };
+                                (IdleEntry) { .group = c->group, .submit = cand_submit(p, i), .id = c->id, .cand = (uint32_t) i };
         }
         (void) sort_idle(ctx->idle, ctx->idle_tmp, n, NULL);
 

@@ -284,6 +284,16 @@ static inline const SchedJob *cand_job(const SchedPass *p, const Cand *c) {
         return &p->jobs[c->idx];
 }
 
+/* The submission of the i-th candidate (priority order): from its sort key, which holds
+ * it as the age (ctx->keys[i], in the candidates' order once they are gathered), else
+ * from its job. The limits' idle order reads it for every limited job: the job read from
+ * all over memory made that a tenth of such a pass. */
+static inline uint64_t cand_submit(const SchedPass *p, size_t i) {
+        uint32_t age = p->ctx->keys[i].age;
+
+        return age != SORT_AGE_UNKNOWN ? p->now - age : p->jobs[p->cands[i].idx].submit_time;
+}
+
 /* c's reason once the policy has planned (c one of p->cands). */
 static inline SchedReason cand_reason(const SchedPass *p, const Cand *c) {
         if (c->reason == SCHED_REASON_NONE && !c->started && (size_t) (c - p->cands) >= p->wait_from)
