@@ -504,7 +504,7 @@ static bool plan_fit_cpus(const SchedPass *p, const Avail *st, const SchedJob *j
 }
 
 const CpuSet *cand_allowed_cpus(const SchedPass *p, const Cand *c) {
-        return p->limits && c->proj >= 0 ? p->config->projects[c->proj].allowed_cpus : NULL;
+        return p->limits && cand_group(p, c)->proj >= 0 ? p->config->projects[cand_group(p, c)->proj].allowed_cpus : NULL;
 }
 
 bool plan_fit_now(const SchedPass *p, const Avail *st, const Cand *c, Plan *ret) {

@@ -29,24 +29,30 @@ typedef struct Plan {
 } Plan;
 
 /* A pending job as the pass sees it. Sorted by priority; every pass writes one per
- * waiting job and moves them into priority order, so it is kept small (48 bytes): what
- * only a job held back by a limit needs is in SchedContext.cand_limits, and its
- * submission (a tie-break, in SortKey.age) is read from the job where needed. */
+ * waiting job and moves them into priority order, so it is kept small (40 bytes): what
+ * only limits read is in SchedContext.cand_groups (when some project has limits) and
+ * cand_limits, and its submission (a tie-break, in SortKey.age) is read from the job
+ * where needed. */
 typedef struct Cand {
         double prio;
         uint64_t id;
         uint64_t est;
         uint32_t idx;        /* into jobs[] */
         uint32_t cpus;       /* its job's, at least 1: what the backfill and preemption scans test first */
-        int32_t proj;        /* index into config->projects, -1: not limited */
-        uint32_t group;      /* its (project, user) in the pass's limit groups */
-        uint32_t user;       /* its job's user_id: limits read it without the job */
         uint8_t reason;      /* SchedReason: preset for ineligible jobs; set by the policy otherwise */
         bool started:1;
         bool bypassed:1;
         bool was_blocked:1;  /* its job's blocked: limits read it without the job */
         bool preemptor:1;    /* its job may preempt (SchedJob.preempts or parallel_run) */
 } Cand;
+
+/* A candidate among the limits, in SchedContext.cand_groups (priority order, as the
+ * candidates) when some project has limits. */
+typedef struct CandGroup {
+        int32_t proj;        /* index into config->projects, -1: not limited */
+        uint32_t group;      /* its (project, user) in the pass's limit groups */
+        uint32_t user;       /* its job's user_id: limits read it without the job */
+} CandGroup;
 
 /* For a candidate held back by a limit: the limit and what it would have made of it. */
 typedef struct CandLimit {
@@ -177,6 +183,8 @@ typedef struct SchedContext {
         size_t n_resv_parts, n_resv_parts_alloc, n_resv_parts_next, n_resv_parts_next_alloc;
         bool *resv_held;       /* per candidate: its remembered reservation is in the profile */
         CandLimit *cand_limits; /* per candidate in priority order, when projects have limits */
+        CandGroup *cand_groups, *cand_groups_tmp; /* the same; _tmp: by job order, in pass_collect() */
+        size_t n_cand_groups_alloc, n_cand_groups_tmp_alloc;
         size_t n_cand_limits_alloc;
         LimitGroup *groups;    /* this pass's (project, user) pairs, in the order first met */
         size_t n_groups_alloc;
@@ -292,6 +300,11 @@ static inline uint64_t cand_submit(const SchedPass *p, size_t i) {
         uint32_t age = p->ctx->keys[i].age;
 
         return age != SORT_AGE_UNKNOWN ? p->now - age : p->jobs[p->cands[i].idx].submit_time;
+}
+
+/* c's place among the limits (c one of p->cands; only while p->limits). */
+static inline CandGroup *cand_group(const SchedPass *p, const Cand *c) {
+        return &p->ctx->cand_groups[c - p->cands];
 }
 
 /* c's reason once the policy has planned (c one of p->cands). */

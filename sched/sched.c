@@ -77,6 +77,8 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->last_rank);
         free(ctx->next_ids);
         free(ctx->cand_limits);
+        free(ctx->cand_groups);
+        free(ctx->cand_groups_tmp);
         free(ctx->active);
         free(ctx->decisions);
         free(ctx->waiting);
@@ -148,6 +150,8 @@ void sched_context_trim(SchedContext *ctx) {
         TRIM(ctx->array_count, ctx->n_array_count_alloc);
         TRIM(ctx->resv_held, ctx->n_resv_held_alloc);
         TRIM(ctx->cand_limits, ctx->n_cand_limits_alloc);
+        TRIM(ctx->cand_groups, ctx->n_cand_groups_alloc);
+        TRIM(ctx->cand_groups_tmp, ctx->n_cand_groups_tmp_alloc);
         TRIM(ctx->resv_of, ctx->n_resv_of_alloc);
         TRIM(ctx->events, ctx->n_events_alloc);
         TRIM(ctx->events_tmp, ctx->n_events_tmp_alloc);
@@ -556,6 +560,9 @@ static int pass_collect(SchedPass *p) {
             !GROW(ctx->next_ids, ctx->n_next_ids_alloc, p->n_jobs) ||
             !GROW(ctx->active, ctx->n_active_alloc, p->n_jobs))
                 return -ENOMEM;
+        if (projects && (!GROW(ctx->cand_groups, ctx->n_cand_groups_alloc, p->n_jobs) ||
+                         !GROW(ctx->cand_groups_tmp, ctx->n_cand_groups_tmp_alloc, p->n_jobs)))
+                return -ENOMEM;
 
         if (p->config->ordering == SCHED_ORDERING_SHUFFLE) {
                 r = pass_shuffle_scores(p);
@@ -582,9 +589,7 @@ static int pass_collect(SchedPass *p) {
                                             : p->config->priority->priority(p->config, j, now),
                         .id = j->id,
                         .idx = (uint32_t) i,
-                        .proj = projects ? project_index(p->config, j->project_id) : -1,
                         .cpus = MAX(j->cpus, 1u),
-                        .user = j->user_id,
                         .was_blocked = j->blocked,
                         .preemptor = j->preempts != 0 || j->parallel_run,
                 };
@@ -593,6 +598,11 @@ static int pass_collect(SchedPass *p) {
                         p->n_preemptors++;
                         p->top_preemptor_queue = MAX(p->top_preemptor_queue, (int64_t) j->queue_priority);
                 }
+                if (projects)
+                        ctx->cand_groups_tmp[n] = (CandGroup) {
+                                .proj = project_index(p->config, j->project_id),
+                                .user = j->user_id,
+                        };
                 /* Where it was in the last order, or with the new ones. */
                 ctx->next_ids[n] = j->id;
                 rank = by_id ? last_rank_of(ctx, &k, j->id) : UINT32_MAX;
@@ -620,6 +630,8 @@ static int pass_collect(SchedPass *p) {
         const SortKey *keys = ctx->keys;
         const Cand *from = ctx->cands;
         Cand *to = ctx->cands_tmp;
+        const CandGroup *groups_from = projects ? ctx->cand_groups_tmp : NULL;
+        CandGroup *groups_to = projects ? ctx->cand_groups : NULL;
         for (size_t i = 0; i < n; i++) {
                 uint32_t cand = keys[i].cand;
 
@@ -628,6 +640,9 @@ static int pass_collect(SchedPass *p) {
                 to[i] = from[cand];
                 if (last_rank)
                         last_rank[cand] = (uint32_t) i;
+                /* Where some project has limits, their fields the same way. */
+                if (groups_to)
+                        groups_to[i] = groups_from[cand];
         }
         SWAP_TWO(ctx->cands, ctx->cands_tmp);
         SWAP_TWO(ctx->n_cands_alloc, ctx->n_cands_tmp_alloc);
