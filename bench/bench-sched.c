@@ -8,6 +8,9 @@
  *   bench-sched preempt    the preemption figures only
  *   bench-sched easy [N]   EASY alone at 10,000, 100,000 and 1,000,000 waiting (or N):
  *                          how the pass grows with the queue
+ *   bench-sched pass [N [WHICH]]  the full pass's figures at 100,000 waiting (or N): EASY,
+ *                          FCFS, EASY with preemption and without, EASY with 8 GPUs; or
+ *                          WHICH alone (see main())
  * The full run ends with the first model again with 8 GPUs (GPU jobs among the waiting).
  * BENCH_CPU=1 times each pass in the thread's CPU time instead of the wall clock: steadier
  * on a shared machine, blind to waits (the pass has none). */
@@ -26,7 +29,9 @@ static uint64_t rnd(uint64_t n) {
 }
 
 #define GIB (UINT64_C(1) << 30)
+#ifndef REPEAT
 #define REPEAT 9
+#endif
 
 static int cmp_double(const void *a, const void *b) {
         double x = *(const double *) a, y = *(const double *) b;
@@ -37,6 +42,9 @@ static int cmp_double(const void *a, const void *b) {
  * the waiting jobs asking for 1 to 4 GPUs (a tenth of those with enforce-binding), and
  * the running jobs holding one GPU each while there are GPUs. */
 static unsigned bench_n_gpus;
+/* false: the machine has its GPUs (and the running jobs theirs), no waiting job asks for
+ * any: the same jobs as without GPUs, what the GPUs alone cost a pass. */
+static bool bench_gpu_jobs = true;
 
 static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
         SchedNode nodes[2] = {};
@@ -110,7 +118,7 @@ static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
                         .exclusive = exclusive,
                 };
         }
-        if (bench_n_gpus > 0)
+        if (bench_n_gpus > 0 && bench_gpu_jobs)
                 for (size_t i = n_running; i < n; i++)
                         if (rnd(3) == 0) {
                                 jobs[i].gpus = 1 + (unsigned) rnd(4);
@@ -259,6 +267,31 @@ int main(int argc, char **argv) {
         /* "preempt": only the preemption figures; "easy": only EASY in priority order, at
          * 10,000, 100,000 and 1,000,000 waiting jobs (is the pass still n log n?). */
         bool only_preempt = argc > 1 && streq(argv[1], "preempt");
+
+        if (argc > 1 && streq(argv[1], "pass")) {
+                SchedConfig easy = SCHED_CONFIG_DEFAULT, fcfs = SCHED_CONFIG_DEFAULT;
+                size_t n = argc > 2 ? (size_t) strtoull(argv[2], NULL, 10) : 100000;
+                /* "pass N WHICH": that one alone (easy, fcfs, nopreempt, preempt, gpus), to
+                 * profile; "gpus0": the 8 GPUs and the jobs of "easy" (each alone draws
+                 * the same jobs), none asking for GPUs. */
+                const char *which = argc > 3 ? argv[3] : NULL;
+#define WANT(x) (!which || streq(which, x))
+
+                fcfs.policy = &sched_policy_fcfs;
+                if ((WANT("easy") && bench("easy, priority order", &easy, n) < 0) ||
+                    (WANT("fcfs") && bench("fcfs", &fcfs, n) < 0) ||
+                    (WANT("nopreempt") && bench_preempt("easy, no preemption", false, n) < 0) ||
+                    (WANT("preempt") && bench_preempt("easy, preemption", true, n) < 0))
+                        return EXIT_FAILURE;
+                bench_n_gpus = 8;
+                if (WANT("gpus") && bench("easy, 8 GPUs", &easy, n) < 0)
+                        return EXIT_FAILURE;
+                bench_gpu_jobs = false;
+                if (which && streq(which, "gpus0") && bench("easy, 8 GPUs, no GPU jobs", &easy, n) < 0)
+                        return EXIT_FAILURE;
+#undef WANT
+                return EXIT_SUCCESS;
+        }
 
         if (argc > 1 && streq(argv[1], "easy")) {
                 SchedConfig cfg = SCHED_CONFIG_DEFAULT, limited = SCHED_CONFIG_DEFAULT;

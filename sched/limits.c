@@ -155,13 +155,14 @@ static bool scope_blocks(const SchedLimits *l, const LimitUse *u, const SchedJob
                (soft && over(l->max_ps_soft, u->ps, job_ps(j), c, why, SCHED_REASON_MAX_PS_SOFT));
 }
 
-/* c may be a copy (a trial): the limit's numbers go to why, not to c's place. */
-static bool blocks(SchedPass *p, Cand *c, CandLimit *why, bool soft) {
-        const SchedProject *pr = &p->config->projects[c->proj];
+/* c may be a copy (a trial), g its place among the limits: the limit's numbers go to
+ * why, not to c's place. */
+static bool blocks(SchedPass *p, Cand *c, const CandGroup *g, CandLimit *why, bool soft) {
+        const SchedProject *pr = &p->config->projects[g->proj];
         const SchedJob *j = cand_job(p, c);
 
-        return scope_blocks(user_limits(pr, c->user), &p->ctx->group_use[c->group], j, soft, c, why) ||
-               scope_blocks(&pr->total, &p->ctx->proj_use[c->proj], j, soft, c, why);
+        return scope_blocks(user_limits(pr, g->user), &p->ctx->group_use[g->group], j, soft, c, why) ||
+               scope_blocks(&pr->total, &p->ctx->proj_use[g->proj], j, soft, c, why);
 }
 
 static CandLimit *cand_limit(SchedPass *p, const Cand *c) {
@@ -170,9 +171,9 @@ static CandLimit *cand_limit(SchedPass *p, const Cand *c) {
 }
 
 bool limits_block(SchedPass *p, Cand *c) {
-        if (!p->limits || c->proj < 0)
+        if (!p->limits || cand_group(p, c)->proj < 0)
                 return false;
-        if (!blocks(p, c, cand_limit(p, c), !p->ps_hard_only))
+        if (!blocks(p, c, cand_group(p, c), cand_limit(p, c), !p->ps_hard_only))
                 return false;
         c->est = SCHED_TIME_INFINITY;
         return true;
@@ -180,11 +181,13 @@ bool limits_block(SchedPass *p, Cand *c) {
 
 void limits_charge(SchedPass *p, const Cand *c) {
         const SchedJob *j = cand_job(p, c);
+        const CandGroup *g;
 
-        if (!p->limits || c->proj < 0)
+        if (!p->limits || cand_group(p, c)->proj < 0)
                 return;
-        use_add(&p->ctx->group_use[c->group], MAX(j->cpus, 1u), j->memory, j->gpus, job_ps(j));
-        use_add(&p->ctx->proj_use[c->proj], MAX(j->cpus, 1u), j->memory, j->gpus, job_ps(j));
+        g = cand_group(p, c);
+        use_add(&p->ctx->group_use[g->group], MAX(j->cpus, 1u), j->memory, j->gpus, job_ps(j));
+        use_add(&p->ctx->proj_use[g->proj], MAX(j->cpus, 1u), j->memory, j->gpus, job_ps(j));
 }
 
 static inline bool idle_less(const void *ctx, const IdleEntry *a, const IdleEntry *b) {
@@ -212,8 +215,9 @@ static int idle_partition(SchedPass *p) {
         memset(ctx->group_count, 0, MAX(p->n_groups, (size_t) 1) * sizeof(uint32_t));
         for (size_t i = 0; i < p->n_cands; i++) {
                 const Cand *c = &p->cands[i];
-                if (c->proj >= 0 && c->reason == SCHED_REASON_NONE) {
-                        ctx->group_count[c->group]++;
+                const CandGroup *g = &ctx->cand_groups[i];
+                if (g->proj >= 0 && c->reason == SCHED_REASON_NONE) {
+                        ctx->group_count[g->group]++;
                         n++;
                 }
         }
@@ -224,14 +228,15 @@ static int idle_partition(SchedPass *p) {
         }
         for (size_t i = 0; i < p->n_cands; i++) {
                 const Cand *c = &p->cands[i];
-                if (c->proj >= 0 && c->reason == SCHED_REASON_NONE)
-                        ctx->idle[ctx->group_count[c->group]++] =
-                                (IdleEntry) { .group = c->group, .submit = c->submit, .id = c->id, .cand = (uint32_t) i };
+                const CandGroup *g = &ctx->cand_groups[i];
+                if (g->proj >= 0 && c->reason == SCHED_REASON_NONE)
+                        ctx->idle[ctx->group_count[g->group]++] =
+                                (IdleEntry) { .group = g->group, .submit = cand_submit(p, i), .id = c->id, .cand = (uint32_t) i };
         }
         (void) sort_idle(ctx->idle, ctx->idle_tmp, n, NULL);
 
         for (size_t a = 0, b; a < n; a = b) {
-                const Cand *first = &p->cands[ctx->idle[a].cand];
+                const CandGroup *first = &ctx->cand_groups[ctx->idle[a].cand];
                 const SchedLimits *l = user_limits(&p->config->projects[first->proj], first->user);
                 uint64_t running = ctx->group_use[first->group].running, allowed = UINT64_MAX, idle = 0;
                 SchedReason why = SCHED_REASON_MAX_IDLE_JOBS_PER_USER;
@@ -284,9 +289,9 @@ static void grant_block(SchedPass *p) {
                 Cand *c = &p->cands[i];
                 const SchedProject *pr;
 
-                if (c->proj < 0 || c->reason != SCHED_REASON_NONE)
+                if (p->ctx->cand_groups[i].proj < 0 || c->reason != SCHED_REASON_NONE)
                         continue;
-                pr = &p->config->projects[c->proj];
+                pr = &p->config->projects[p->ctx->cand_groups[i].proj];
                 if (!pr->grant_spent || !cand_job(p, c)->charged)
                         continue;
                 c->reason = SCHED_REASON_GRANT;
@@ -320,9 +325,9 @@ int pass_limits_setup(SchedPass *p) {
 
         /* The groups of the waiting jobs (a job DONE is neither waiting nor active). */
         for (size_t i = 0; i < p->n_cands; i++) {
-                Cand *c = &p->cands[i];
-                if (c->proj >= 0) {
-                        r = group_add(p, (uint32_t) c->proj, c->user, &c->group);
+                CandGroup *g = &ctx->cand_groups[i];
+                if (g->proj >= 0) {
+                        r = group_add(p, (uint32_t) g->proj, g->user, &g->group);
                         if (r < 0)
                                 return r;
                 }
@@ -363,8 +368,9 @@ int pass_limits_setup(SchedPass *p) {
          * eligible (HPC2N). Decided once, on what runs now. */
         for (size_t i = 0; i < p->n_cands && !soft_ok; i++) {
                 Cand c = p->cands[i];
+                const CandGroup *g = &ctx->cand_groups[i];
                 CandLimit why;
-                if (c.reason == SCHED_REASON_NONE && (c.proj < 0 || !blocks(p, &c, &why, true)))
+                if (c.reason == SCHED_REASON_NONE && (g->proj < 0 || !blocks(p, &c, g, &why, true)))
                         soft_ok = true;
         }
         p->ps_hard_only = !soft_ok;

@@ -50,7 +50,7 @@ static void resv_plan(const SchedContext *ctx, const Resv *rv, Plan *ret) {
 /* Appends pl's per-node holdings to a parts pool; *ret_off: where they start. */
 static int parts_append(ResvPart **parts, size_t *n_used, size_t *n_alloc, size_t n_nodes,
                         const Plan *pl, uint32_t *ret_off, uint32_t *ret_n) {
-        unsigned n = (unsigned) __builtin_popcountll(pl->node_mask);
+        unsigned n = popcount64(pl->node_mask);
 
         if (!GROW(*parts, *n_alloc, *n_used + n))
                 return -ENOMEM;

@@ -156,7 +156,7 @@ static int try_resume(SchedPass *p, size_t idx) {
                 want = *j;
                 want.cpus = cpu_set_count(&a->cpus);
                 want.memory = mem;
-                want.gpus = (unsigned) __builtin_popcountll(a->gpu_mask);
+                want.gpus = popcount64(a->gpu_mask);
                 want.gpu_allowed = a->gpu_mask;
                 memcpy(capped, st, sizeof(Avail) * p->n_nodes);
                 avail_add_gpus(p, capped, a->gpu_mask);
@@ -450,7 +450,7 @@ int pass_preempt(SchedPass *p) {
                  * waits for GPUs waits until they are free. */
                 if (n_victims == 0 || c->cpus > p->now_cpus + victim_cpus)
                         continue;
-                if (j->gpus > 0 && (unsigned) __builtin_popcountll(avail_gpus(p, p->avail_now) & job_gpu_allowed(p, j)) < j->gpus)
+                if (j->gpus > 0 && popcount64(avail_gpus(p, p->avail_now) & job_gpu_allowed(p, j)) < j->gpus)
                         continue;
                 tries++;
                 r = try_preempt(p, c, n_victims, n_run);

@@ -91,14 +91,14 @@ int pass_setup_machine(SchedPass *p) {
         for (uint64_t x = p->loose_gpus; x; x &= x - 1) {
                 size_t best = 0;
                 for (size_t k = 1; k < m->n_nodes; k++)
-                        if (__builtin_popcountll(p->home_gpus[k]) < __builtin_popcountll(p->home_gpus[best]))
+                        if (popcount64(p->home_gpus[k]) < popcount64(p->home_gpus[best]))
                                 best = k;
                 p->home_gpus[best] |= x & -x;
         }
         for (size_t k = 0; k < m->n_nodes && p->n_gpus > 0; k++) {
                 uint8_t slot = 0;
 
-                if (__builtin_popcountll(p->home_gpus[k]) > SCHED_GPUS_NODE_MAX)
+                if (popcount64(p->home_gpus[k]) > SCHED_GPUS_NODE_MAX)
                         return -EINVAL;
                 for (uint64_t x = p->home_gpus[k]; x; x &= x - 1)
                         p->gpu_slot[__builtin_ctzll(x)] = slot++;
@@ -232,10 +232,6 @@ static unsigned job_cpus(const SchedJob *j) {
 static bool node_idle(const SchedPass *p, const Avail *st, size_t k) {
         return st[k].cpus == p->node_cpus[k] && st[k].mem == p->node_mem[k] &&
                (st[k].gpus & p->node_slots[k]) == p->node_slots[k];
-}
-
-static inline unsigned popcount64(uint64_t x) {
-        return (unsigned) __builtin_popcountll(x);
 }
 
 /* The n lowest GPUs of mask (all of them if fewer). */
@@ -508,7 +504,7 @@ static bool plan_fit_cpus(const SchedPass *p, const Avail *st, const SchedJob *j
 }
 
 const CpuSet *cand_allowed_cpus(const SchedPass *p, const Cand *c) {
-        return p->limits && c->proj >= 0 ? p->config->projects[c->proj].allowed_cpus : NULL;
+        return p->limits && cand_group(p, c)->proj >= 0 ? p->config->projects[cand_group(p, c)->proj].allowed_cpus : NULL;
 }
 
 bool plan_fit_now(const SchedPass *p, const Avail *st, const Cand *c, Plan *ret) {

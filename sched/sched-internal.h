@@ -29,24 +29,30 @@ typedef struct Plan {
 } Plan;
 
 /* A pending job as the pass sees it. Sorted by priority; every pass writes one per
- * waiting job and moves them into priority order, so it is kept small (56 bytes): what
- * only a job held back by a limit needs is in SchedContext.cand_limits. */
+ * waiting job and moves them into priority order, so it is kept small (40 bytes): what
+ * only limits read is in SchedContext.cand_groups (when some project has limits) and
+ * cand_limits, and its submission (a tie-break, in SortKey.age) is read from the job
+ * where needed. */
 typedef struct Cand {
         double prio;
-        uint64_t submit;
         uint64_t id;
         uint64_t est;
         uint32_t idx;        /* into jobs[] */
         uint32_t cpus;       /* its job's, at least 1: what the backfill and preemption scans test first */
-        int32_t proj;        /* index into config->projects, -1: not limited */
-        uint32_t group;      /* its (project, user) in the pass's limit groups */
-        uint32_t user;       /* its job's user_id: limits read it without the job */
         uint8_t reason;      /* SchedReason: preset for ineligible jobs; set by the policy otherwise */
         bool started:1;
         bool bypassed:1;
         bool was_blocked:1;  /* its job's blocked: limits read it without the job */
         bool preemptor:1;    /* its job may preempt (SchedJob.preempts or parallel_run) */
 } Cand;
+
+/* A candidate among the limits, in SchedContext.cand_groups (priority order, as the
+ * candidates) when some project has limits. */
+typedef struct CandGroup {
+        int32_t proj;        /* index into config->projects, -1: not limited */
+        uint32_t group;      /* its (project, user) in the pass's limit groups */
+        uint32_t user;       /* its job's user_id: limits read it without the job */
+} CandGroup;
 
 /* For a candidate held back by a limit: the limit and what it would have made of it. */
 typedef struct CandLimit {
@@ -90,11 +96,22 @@ typedef struct OrderEntry {
         size_t pos;
 } OrderEntry;
 
-/* Sorting moves these, not the wider Cand. */
+/* Sorting moves these, not the wider Cand. Equal priorities are common (a queue's jobs
+ * submitted in the same second, or with the age term alone apart): the first tie-break,
+ * submission, is in the key (in what was padding), so that a tie does not read two
+ * candidates from all over memory. */
 typedef struct SortKey {
         double prio;
         uint32_t cand;
+        uint32_t age;   /* now - submit: a later submission has less; SORT_AGE_UNKNOWN:
+                         * submitted after now or too long ago, compare the candidates */
 } SortKey;
+
+#define SORT_AGE_UNKNOWN UINT32_MAX
+
+static inline uint32_t sort_age(uint64_t now, uint64_t submit) {
+        return submit <= now && now - submit < SORT_AGE_UNKNOWN ? (uint32_t) (now - submit) : SORT_AGE_UNKNOWN;
+}
 
 /* A conservative reservation remembered between passes: its start, and what it takes
  * from each node it touches (n_parts entries of SchedContext.resv_parts from parts). */
@@ -166,6 +183,8 @@ typedef struct SchedContext {
         size_t n_resv_parts, n_resv_parts_alloc, n_resv_parts_next, n_resv_parts_next_alloc;
         bool *resv_held;       /* per candidate: its remembered reservation is in the profile */
         CandLimit *cand_limits; /* per candidate in priority order, when projects have limits */
+        CandGroup *cand_groups, *cand_groups_tmp; /* the same; _tmp: by job order, in pass_collect() */
+        size_t n_cand_groups_alloc, n_cand_groups_tmp_alloc;
         size_t n_cand_limits_alloc;
         LimitGroup *groups;    /* this pass's (project, user) pairs, in the order first met */
         size_t n_groups_alloc;
@@ -273,6 +292,21 @@ static inline const SchedJob *cand_job(const SchedPass *p, const Cand *c) {
         return &p->jobs[c->idx];
 }
 
+/* The submission of the i-th candidate (priority order): from its sort key, which holds
+ * it as the age (ctx->keys[i], in the candidates' order once they are gathered), else
+ * from its job. The limits' idle order reads it for every limited job: the job read from
+ * all over memory made that a tenth of such a pass. */
+static inline uint64_t cand_submit(const SchedPass *p, size_t i) {
+        uint32_t age = p->ctx->keys[i].age;
+
+        return age != SORT_AGE_UNKNOWN ? p->now - age : p->jobs[p->cands[i].idx].submit_time;
+}
+
+/* c's place among the limits (c one of p->cands; only while p->limits). */
+static inline CandGroup *cand_group(const SchedPass *p, const Cand *c) {
+        return &p->ctx->cand_groups[c - p->cands];
+}
+
 /* c's reason once the policy has planned (c one of p->cands). */
 static inline SchedReason cand_reason(const SchedPass *p, const Cand *c) {
         if (c->reason == SCHED_REASON_NONE && !c->started && (size_t) (c - p->cands) >= p->wait_from)
@@ -282,6 +316,16 @@ static inline SchedReason cand_reason(const SchedPass *p, const Cand *c) {
 
 /* GREEDY_REALLOC gives NULL for an empty never-allocated array: ask for one at least. */
 #define GROW(array, allocated, need) GREEDY_REALLOC(array, allocated, MAX((size_t) (need), (size_t) 1))
+
+/* Bits set. The tree is built for any x86-64, without the popcnt instruction, where
+ * __builtin_popcountll() is a call into libgcc's table: a few GPU tests a job made it a
+ * tenth of a pass with GPUs. */
+static inline unsigned popcount64(uint64_t x) {
+        x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+        x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+        x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+        return (unsigned) ((x * UINT64_C(0x0101010101010101)) >> 56);
+}
 
 static inline uint64_t time_add(uint64_t a, uint64_t b) {
         return b > UINT64_MAX - a ? UINT64_MAX : a + b;
@@ -433,7 +477,7 @@ static inline bool seg_may_fit(const Profile *pr, size_t i, const SchedJob *j) {
 
 /* And for a job with GPUs: of those it may have, are enough free in segment i? */
 static inline bool seg_may_fit_gpus(const Profile *pr, size_t i, uint64_t allowed, unsigned need) {
-        return (unsigned) __builtin_popcountll(pr->p->ctx->seg_gpus[i] & allowed) >= need;
+        return popcount64(pr->p->ctx->seg_gpus[i] & allowed) >= need;
 }
 
 void seg_sum(const Profile *pr, size_t i);

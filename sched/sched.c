@@ -77,6 +77,8 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->last_rank);
         free(ctx->next_ids);
         free(ctx->cand_limits);
+        free(ctx->cand_groups);
+        free(ctx->cand_groups_tmp);
         free(ctx->active);
         free(ctx->decisions);
         free(ctx->waiting);
@@ -148,6 +150,8 @@ void sched_context_trim(SchedContext *ctx) {
         TRIM(ctx->array_count, ctx->n_array_count_alloc);
         TRIM(ctx->resv_held, ctx->n_resv_held_alloc);
         TRIM(ctx->cand_limits, ctx->n_cand_limits_alloc);
+        TRIM(ctx->cand_groups, ctx->n_cand_groups_alloc);
+        TRIM(ctx->cand_groups_tmp, ctx->n_cand_groups_tmp_alloc);
         TRIM(ctx->resv_of, ctx->n_resv_of_alloc);
         TRIM(ctx->events, ctx->n_events_alloc);
         TRIM(ctx->events_tmp, ctx->n_events_tmp_alloc);
@@ -203,12 +207,17 @@ static SchedReason deps_reason(const SchedJob *j) {
         return waiting ? SCHED_REASON_DEPENDENCY : SCHED_REASON_NONE;
 }
 
-/* Whether j's CPUs and memory could ever come from nodes its GPUs are on, on an idle
- * machine: each node that gives CPUs holds one of its GPUs (one of no known node counts
- * for any node), so at most j->gpus nodes, the largest first. */
-static bool bindable(const SchedPass *p, const SchedJob *j) {
-        uint64_t allowed = job_gpu_allowed(p, j), cpus = 0, mem = 0;
-        unsigned loose = (unsigned) __builtin_popcountll(allowed & p->loose_gpus), left = j->gpus;
+/* What the nodes j's GPUs could be on give, on an idle machine, for a job asking for
+ * gpus of allowed: each node that gives CPUs holds one of its GPUs (one of no known node
+ * counts for any node), so at most gpus nodes, the largest first. */
+typedef struct BindRoom {
+        uint64_t cpus, mem;
+        bool known;
+} BindRoom;
+
+static void bind_room(const SchedPass *p, uint64_t allowed, unsigned gpus, BindRoom *ret) {
+        uint64_t cpus = 0, mem = 0;
+        unsigned loose = popcount64(allowed & p->loose_gpus), left = gpus;
         bool used[SCHED_NODES_MAX] = {};
 
         /* The nodes with the most CPUs first: those with an allowed GPU of their own,
@@ -228,24 +237,52 @@ static bool bindable(const SchedPass *p, const SchedJob *j) {
                         cpus += p->node_cpus[best];
                         mem = time_add(mem, p->node_mem[best]);
                 }
-        return MAX(j->cpus, 1u) <= cpus && j->memory <= mem;
+        *ret = (BindRoom) { .cpus = cpus, .mem = mem, .known = true };
+}
+
+/* The GPU tests of a job that may have any of the machine's GPUs (most: gpu_allowed 0)
+ * depend on how many it asks for alone: worked out once a pass for each count met,
+ * not for every job. */
+typedef struct GpuTests {
+        unsigned n_all;                         /* GPUs given to anyone: popcount(all_gpus) */
+        BindRoom any[SCHED_GPUS_MAX + 1];       /* bind_room(all_gpus, g) by g */
+} GpuTests;
+
+/* Whether j asks for more GPUs than the machine has, or than of the kinds it may have;
+ * or, under binding, for more CPUs or memory than the nodes its GPUs could be on have. */
+static bool gpus_too_big(const SchedPass *p, GpuTests *gt, const SchedJob *j) {
+        uint64_t allowed = job_gpu_allowed(p, j);
+        bool any = allowed == p->all_gpus;
+        BindRoom other, *room;
+
+        if (j->gpus > (any ? gt->n_all : popcount64(allowed)))
+                return true;
+        if (!j->gpu_binding)
+                return false;
+        /* j->gpus <= 64 here: no more than the bits of allowed. */
+        room = any ? &gt->any[j->gpus] : &other;
+        if (!any || !room->known)
+                bind_room(p, allowed, j->gpus, room);
+        return MAX(j->cpus, 1u) > room->cpus || j->memory > room->mem;
 }
 
 /* The config's and the pass's figures come as arguments: in pass_collect()'s scan they
  * stay in registers, where every store to a candidate would make it read them again
  * (the tree is built without strict aliasing). */
-static inline SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, uint64_t now, uint64_t max_walltime,
-                                         uint64_t *ret_est, uint32_t machine_cpus, uint64_t machine_mem) {
+static inline SchedReason job_ineligible(const SchedPass *p, GpuTests *gt, const SchedJob *j, uint64_t now,
+                                         uint64_t max_walltime, uint64_t *ret_est, uint32_t machine_cpus,
+                                         uint64_t machine_mem) {
         SchedReason r;
 
         *ret_est = SCHED_TIME_INFINITY;
 
         if (MAX(j->cpus, 1u) > machine_cpus || j->memory > machine_mem)
                 return SCHED_REASON_TOO_BIG;
-        /* More GPUs than the machine has, or than of the kinds it may have; under binding,
-         * more CPUs or memory than the nodes its GPUs could be on have. */
-        if (_unlikely_(j->gpus > 0) && (j->gpus > (unsigned) __builtin_popcountll(job_gpu_allowed(p, j)) ||
-                                        (j->gpu_binding && !bindable(p, j))))
+        /* A job asking for any of the machine's GPUs without binding (the most common
+         * GPU job) is too big only for more than there are: tested without a branch on
+         * whether it asks for GPUs, which a queue of some GPU jobs mispredicts often. */
+        if (_unlikely_((j->gpus > gt->n_all) | ((j->gpus > 0) & ((j->gpu_allowed != 0) | j->gpu_binding))) &&
+            gpus_too_big(p, gt, j))
                 return SCHED_REASON_TOO_BIG;
         if (max_walltime > 0 && sched_job_walltime(j) != SCHED_TIME_INFINITY && sched_job_walltime(j) > max_walltime)
                 return SCHED_REASON_TIME_LIMIT;
@@ -265,15 +302,33 @@ static inline SchedReason job_ineligible(const SchedPass *p, const SchedJob *j, 
         return SCHED_REASON_NONE;
 }
 
-static inline bool key_less(const void *ctx, const SortKey *x, const SortKey *y) {
+/* What the sort compares with: the candidates, in the order the keys' cand fields index;
+ * by_id: their ids ascend with that index (jobs came by ascending id). */
+typedef struct SortCtx {
+        const Cand *cands;
+        const SchedJob *jobs;
+        bool by_id;
+} SortCtx;
+
+static inline bool key_less(const void *userdata, const SortKey *x, const SortKey *y) {
+        const SortCtx *s = userdata;
         const Cand *a, *b;
 
         if (x->prio != y->prio)
                 return x->prio > y->prio;
-        a = (const Cand *) ctx + x->cand;
-        b = (const Cand *) ctx + y->cand;
-        if (a->submit != b->submit)
-                return a->submit < b->submit;
+        /* Both ages known: apart, the earlier submission first; equal, so are the
+         * submissions, and by id the candidates' order is their ids' order. Only what
+         * the key cannot tell reads the candidates, from all over memory. */
+        if (x->age != SORT_AGE_UNKNOWN && y->age != SORT_AGE_UNKNOWN) {
+                if (x->age != y->age)
+                        return x->age > y->age;
+                if (s->by_id)
+                        return x->cand < y->cand;
+        }
+        a = s->cands + x->cand;
+        b = s->cands + y->cand;
+        if (s->jobs[a->idx].submit_time != s->jobs[b->idx].submit_time)
+                return s->jobs[a->idx].submit_time < s->jobs[b->idx].submit_time;
         if (a->id != b->id)
                 return a->id < b->id;
         return a->idx < b->idx;
@@ -442,8 +497,10 @@ static void keys_in_last_order(SchedContext *ctx, size_t k, size_t n, size_t n_n
 }
 
 /* Remembers this pass's order for the next: next_ids holds the candidates' ids in job
- * order (ascending), keys[r].cand is the candidate placed r-th. */
-static int keys_remember_order(SchedContext *ctx, size_t n, bool by_id) {
+ * order (ascending); the caller then sets last_rank[keys[r].cand] = r for each rank r
+ * (in the gather's walk of the keys). Returns last_rank, NULL when not by id. */
+static int keys_remember_order(SchedContext *ctx, size_t n, bool by_id, uint32_t **ret) {
+        *ret = NULL;
         ctx->n_last = 0;
         if (!by_id)
                 return 0;
@@ -451,23 +508,25 @@ static int keys_remember_order(SchedContext *ctx, size_t n, bool by_id) {
                 return -ENOMEM;
         SWAP_TWO(ctx->last_ids, ctx->next_ids);
         SWAP_TWO(ctx->n_last_ids_alloc, ctx->n_next_ids_alloc);
-        for (size_t r = 0; r < n; r++)
-                ctx->last_rank[ctx->keys[r].cand] = (uint32_t) r;
         ctx->n_last = n;
+        *ret = ctx->last_rank;
         return 0;
 }
 
 #define GATHER_AHEAD 16
 
-static SortKey cand_key(const SchedPass *p, const Cand *c, uint32_t n) {
+/* shuffle: the config's ordering is SCHED_ORDERING_SHUFFLE, passed down so that the
+ * scan does not read the config again after every store. */
+static inline SortKey cand_key(const SchedPass *p, const Cand *c, uint32_t n, bool shuffle, uint64_t now,
+                               uint64_t submit) {
         /* Shuffled: the queue's priority first, then the lightest score; the priority
          * reported stays the policy's. */
         return (SortKey) {
-                .prio = p->config->ordering == SCHED_ORDERING_SHUFFLE
-                                ? (double) p->jobs[c->idx].queue_priority * 1e15 -
+                .prio = shuffle ? (double) p->jobs[c->idx].queue_priority * 1e15 -
                                           (double) p->ctx->shuffle_score[c->idx]
                                 : c->prio,
                 .cand = n,
+                .age = sort_age(now, submit),
         };
 }
 
@@ -482,6 +541,9 @@ static int pass_collect(SchedPass *p) {
         const SchedWeights weights = p->config->weights;
         const uint64_t now = p->now, max_walltime = p->config->max_walltime;
         const bool projects = p->config->n_projects > 0 && p->config->projects;
+        const bool shuffle = p->config->ordering == SCHED_ORDERING_SHUFFLE;
+        GpuTests gpu_tests = { .n_all = popcount64(p->all_gpus) };
+        uint32_t *last_rank;
 
         p->n_preemptors = 0;
         p->top_preemptor_queue = INT64_MIN;
@@ -497,6 +559,9 @@ static int pass_collect(SchedPass *p) {
             !GROW(ctx->keys_tmp, ctx->n_keys_tmp_alloc, MAX(p->n_jobs, ctx->n_last)) ||
             !GROW(ctx->next_ids, ctx->n_next_ids_alloc, p->n_jobs) ||
             !GROW(ctx->active, ctx->n_active_alloc, p->n_jobs))
+                return -ENOMEM;
+        if (projects && (!GROW(ctx->cand_groups, ctx->n_cand_groups_alloc, p->n_jobs) ||
+                         !GROW(ctx->cand_groups_tmp, ctx->n_cand_groups_tmp_alloc, p->n_jobs)))
                 return -ENOMEM;
 
         if (p->config->ordering == SCHED_ORDERING_SHUFFLE) {
@@ -522,27 +587,29 @@ static int pass_collect(SchedPass *p) {
                 *c = (Cand) {
                         .prio = multifactor ? job_priority_weights(&weights, j, now)
                                             : p->config->priority->priority(p->config, j, now),
-                        .submit = j->submit_time,
                         .id = j->id,
                         .idx = (uint32_t) i,
-                        .proj = projects ? project_index(p->config, j->project_id) : -1,
                         .cpus = MAX(j->cpus, 1u),
-                        .user = j->user_id,
                         .was_blocked = j->blocked,
                         .preemptor = j->preempts != 0 || j->parallel_run,
                 };
-                c->reason = job_ineligible(p, j, now, max_walltime, &c->est, machine_cpus, machine_mem);
+                c->reason = job_ineligible(p, &gpu_tests, j, now, max_walltime, &c->est, machine_cpus, machine_mem);
                 if (c->preemptor) {
                         p->n_preemptors++;
                         p->top_preemptor_queue = MAX(p->top_preemptor_queue, (int64_t) j->queue_priority);
                 }
+                if (projects)
+                        ctx->cand_groups_tmp[n] = (CandGroup) {
+                                .proj = project_index(p->config, j->project_id),
+                                .user = j->user_id,
+                        };
                 /* Where it was in the last order, or with the new ones. */
                 ctx->next_ids[n] = j->id;
                 rank = by_id ? last_rank_of(ctx, &k, j->id) : UINT32_MAX;
                 if (rank != UINT32_MAX)
-                        ctx->keys_tmp[rank] = cand_key(p, c, (uint32_t) n);
+                        ctx->keys_tmp[rank] = cand_key(p, c, (uint32_t) n, shuffle, now, j->submit_time);
                 else
-                        ctx->keys[n_new++] = cand_key(p, c, (uint32_t) n);
+                        ctx->keys[n_new++] = cand_key(p, c, (uint32_t) n, shuffle, now, j->submit_time);
                 n++;
         }
 
@@ -551,17 +618,31 @@ static int pass_collect(SchedPass *p) {
         else
                 /* Not by id: no last order to start from, the keys in job order. */
                 for (size_t i = 0; i < n; i++)
-                        ctx->keys[i] = cand_key(p, &ctx->cands[i], (uint32_t) i);
-        (void) sort_keys(ctx->keys, ctx->keys_tmp, n, ctx->cands);
-        r = keys_remember_order(ctx, n, by_id);
+                        ctx->keys[i] = cand_key(p, &ctx->cands[i], (uint32_t) i, shuffle, now,
+                                          p->jobs[ctx->cands[i].idx].submit_time);
+        (void) sort_keys(ctx->keys, ctx->keys_tmp, n, &(SortCtx) { .cands = ctx->cands, .jobs = p->jobs, .by_id = by_id });
+        r = keys_remember_order(ctx, n, by_id, &last_rank);
         if (r < 0)
                 return r;
         /* A gather from all over the candidates: asked for some way ahead, the loads
-         * overlap instead of waiting one by one (the keys are read in order anyway). */
+         * overlap instead of waiting one by one (the keys are read in order anyway). The
+         * same walk of the keys remembers the order. */
+        const SortKey *keys = ctx->keys;
+        const Cand *from = ctx->cands;
+        Cand *to = ctx->cands_tmp;
+        const CandGroup *groups_from = projects ? ctx->cand_groups_tmp : NULL;
+        CandGroup *groups_to = projects ? ctx->cand_groups : NULL;
         for (size_t i = 0; i < n; i++) {
+                uint32_t cand = keys[i].cand;
+
                 if (i + GATHER_AHEAD < n)
-                        __builtin_prefetch(&ctx->cands[ctx->keys[i + GATHER_AHEAD].cand]);
-                ctx->cands_tmp[i] = ctx->cands[ctx->keys[i].cand];
+                        __builtin_prefetch(&from[keys[i + GATHER_AHEAD].cand]);
+                to[i] = from[cand];
+                if (last_rank)
+                        last_rank[cand] = (uint32_t) i;
+                /* Where some project has limits, their fields the same way. */
+                if (groups_to)
+                        groups_to[i] = groups_from[cand];
         }
         SWAP_TWO(ctx->cands, ctx->cands_tmp);
         SWAP_TWO(ctx->n_cands_alloc, ctx->n_cands_tmp_alloc);
@@ -582,22 +663,32 @@ static int pass_result(SchedPass *p, SchedResult *ret) {
         if (!GROW(ctx->waiting, ctx->n_waiting_alloc, p->n_cands))
                 return -ENOMEM;
 
-        for (size_t i = 0; i < p->n_cands; i++) {
-                const Cand *c = &p->cands[i];
+        /* Read once: the stores into waiting might otherwise alias them (the tree is
+         * built without strict aliasing), and this walks every waiting job. */
+        const Cand *cands = p->cands;
+        const CandLimit *limits = p->limits ? ctx->cand_limits : NULL;
+        const size_t n_cands = p->n_cands, wait_from = p->wait_from;
+        SchedWait *waiting = ctx->waiting;
+
+        for (size_t i = 0; i < n_cands; i++) {
+                const Cand *c = &cands[i];
                 SchedReason why;
+                bool limited;
 
                 if (c->started)
                         continue;
-                why = cand_reason(p, c);
-                ctx->waiting[n++] = (SchedWait) {
+                /* cand_reason(), with what it reads of p in locals */
+                why = c->reason == SCHED_REASON_NONE && i >= wait_from ? SCHED_REASON_PRIORITY : c->reason;
+                limited = limits && sched_reason_is_limit(why);
+                waiting[n++] = (SchedWait) {
                         .job_index = c->idx,
                         .job_id = c->id,
                         .reason = why,
                         .est_start = c->est,
                         .priority = c->prio,
                         .bypassed = c->bypassed,
-                        .limit = p->limits && sched_reason_is_limit(why) ? ctx->cand_limits[i].limit : 0,
-                        .wanted = p->limits && sched_reason_is_limit(why) ? ctx->cand_limits[i].wanted : 0,
+                        .limit = limited ? limits[i].limit : 0,
+                        .wanted = limited ? limits[i].wanted : 0,
                 };
         }
 

@@ -333,6 +333,58 @@ static void test_too_big(void **state) {
         assert_int_equal(waiting(&r, 3)->reason, SCHED_REASON_TOO_BIG);
 }
 
+/* TooBig's GPU tests, for a job that may have any GPU, are worked out once a pass per GPU
+ * count: in one pass, jobs that differ only in their count, their CPUs, their memory or
+ * the GPUs they may have must each get their own answer. */
+static SchedReason reason_of(const SchedResult *r, uint64_t id) {
+        const SchedWait *w = waiting(r, id);
+
+        return w ? w->reason : SCHED_REASON_NONE;
+}
+
+static void test_too_big_by_count(void **state) {
+        SchedMachine m = machine_2x2();
+        SchedConfig c = SCHED_CONFIG_DEFAULT;
+        SchedJob jobs[9];
+        SchedResult r;
+
+        /* Bound: one GPU gives one node (8 CPUs, 64G), two give both. */
+        jobs[0] = gpu_job(1, 8, 1, 600);
+        jobs[1] = gpu_job(2, 9, 1, 600);                 /* more CPUs than one node */
+        jobs[2] = gpu_job(3, 9, 2, 600);                 /* two nodes: fits */
+        jobs[3] = gpu_job(4, 9, 2, 600);
+        jobs[3].gpu_allowed = UINT64_C(0x3);             /* both on node 0: one node */
+        jobs[4] = gpu_job(5, 9, 2, 600);
+        jobs[4].gpu_allowed = UINT64_C(0xf);             /* all of them: as any */
+        jobs[5] = gpu_job(6, 1, 1, 600);
+        jobs[5].memory = 100 * GIB;                      /* more memory than one node */
+        jobs[6] = gpu_job(7, 1, 2, 600);
+        jobs[6].memory = 100 * GIB;
+        jobs[7] = gpu_job(8, 1, 4, 600);                 /* every GPU */
+        jobs[8] = gpu_job(9, 1, 5, 600);                 /* one more than there are */
+        for (size_t i = 0; i < 8; i++)
+                jobs[i].gpu_binding = true;
+        assert_int_equal(pass(&c, &m, jobs, ELEMENTSOF(jobs), NOW, &r), 0);
+        assert_int_not_equal(reason_of(&r, 1), SCHED_REASON_TOO_BIG);
+        assert_int_equal(reason_of(&r, 2), SCHED_REASON_TOO_BIG);
+        assert_int_not_equal(reason_of(&r, 3), SCHED_REASON_TOO_BIG);
+        assert_int_equal(reason_of(&r, 4), SCHED_REASON_TOO_BIG);
+        assert_int_not_equal(reason_of(&r, 5), SCHED_REASON_TOO_BIG);
+        assert_int_equal(reason_of(&r, 6), SCHED_REASON_TOO_BIG);
+        assert_int_not_equal(reason_of(&r, 7), SCHED_REASON_TOO_BIG);
+        assert_int_not_equal(reason_of(&r, 8), SCHED_REASON_TOO_BIG);
+        assert_int_equal(reason_of(&r, 9), SCHED_REASON_TOO_BIG);
+
+        /* The counts met in the other order. */
+        SWAP_TWO(jobs[0], jobs[2]);
+        SWAP_TWO(jobs[1], jobs[3]);
+        assert_int_equal(pass(&c, &m, jobs, ELEMENTSOF(jobs), NOW, &r), 0);
+        assert_int_not_equal(reason_of(&r, 1), SCHED_REASON_TOO_BIG);
+        assert_int_equal(reason_of(&r, 2), SCHED_REASON_TOO_BIG);
+        assert_int_not_equal(reason_of(&r, 3), SCHED_REASON_TOO_BIG);
+        assert_int_equal(reason_of(&r, 4), SCHED_REASON_TOO_BIG);
+}
+
 /* The top job waits for all 4 GPUs; two are held until NOW + 990. */
 static size_t easy_queue(const SchedMachine *m, SchedJob *jobs) {
         jobs[0] = job_pending(1, 0, 1, 1000);
@@ -638,6 +690,7 @@ int main(void) {
                 cmocka_unit_test(test_loose_gpus),
                 cmocka_unit_test(test_exclusive),
                 cmocka_unit_test(test_too_big),
+                cmocka_unit_test(test_too_big_by_count),
                 cmocka_unit_test(test_easy_reserves_gpus),
                 cmocka_unit_test(test_conservative_reserves_gpus),
                 cmocka_unit_test(test_max_gpus),

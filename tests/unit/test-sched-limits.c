@@ -138,6 +138,47 @@ static void test_idle_blocked(void **state) {
         sched_context_free(ctx);
 }
 
+/* The idle part is a member's oldest submissions, the sort key's age giving most of them:
+ * two submitted more than 2^32 s before now (an age the key cannot hold) keep their
+ * order, which their ids do not follow. */
+static void test_idle_order_old_submissions(void **state) {
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedProject proj = { .id = 7, .per_user = { .max_idle_jobs = 1 } };
+        SchedContext *ctx = sched_context_new();
+        SchedNode nodes[1];
+        SchedMachine m;
+        SchedJob jobs[5];
+        const uint64_t now = UINT64_C(10) << 32;
+        SchedResult r;
+
+        cfg.projects = &proj;
+        cfg.n_projects = 1;
+        cfg.priority = &sched_priority_fcfs;
+        machine_uniform(nodes, 1, 5, 16 * GIB, &m);
+        jobs[0] = job_pending(1, 0, 4, 1000);
+        run_on_cpus(&jobs[0], &m, 0, now - 10, 0, 4);
+        jobs[1] = job_pending(101, now - 100, 2, 100);
+        jobs[2] = job_pending(102, now - (UINT64_C(1) << 32) - 5, 2, 100);
+        jobs[3] = job_pending(103, 0, 2, 100);          /* the oldest */
+        jobs[4] = job_pending(104, now - (UINT64_C(1) << 32) + 2, 2, 100);
+        for (int i = 1; i <= 4; i++)
+                jobs[i].user_id = 1001, jobs[i].project_id = 7;
+        r = pass(ctx, &cfg, &m, jobs, 5, now);
+        assert_int_equal(r.n_decisions, 0);
+        assert_false(sched_reason_is_limit(waiting(&r, 103)->reason));
+        assert_int_equal(waiting(&r, 102)->reason, SCHED_REASON_MAX_IDLE_JOBS_PER_USER);
+        assert_int_equal(waiting(&r, 104)->reason, SCHED_REASON_MAX_IDLE_JOBS_PER_USER);
+        assert_int_equal(waiting(&r, 101)->reason, SCHED_REASON_MAX_IDLE_JOBS_PER_USER);
+
+        /* Two idle: the next oldest joins it. */
+        proj.per_user.max_idle_jobs = 2;
+        r = pass(ctx, &cfg, &m, jobs, 5, now + 1);
+        assert_false(sched_reason_is_limit(waiting(&r, 103)->reason));
+        assert_false(sched_reason_is_limit(waiting(&r, 102)->reason));
+        assert_int_equal(waiting(&r, 104)->reason, SCHED_REASON_MAX_IDLE_JOBS_PER_USER);
+        sched_context_free(ctx);
+}
+
 /* A project's CPUs, memory and running jobs, under every policy; a per-user override. */
 static void test_project_limits(void **state) {
         const SchedPolicyOps *policies[] = { &sched_policy_fcfs, &sched_policy_easy, &sched_policy_conservative };
@@ -348,6 +389,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_maxps_hpc2n),
                 cmocka_unit_test(test_idle_blocked),
+                cmocka_unit_test(test_idle_order_old_submissions),
                 cmocka_unit_test(test_project_limits),
                 cmocka_unit_test(test_walltime_limit),
                 cmocka_unit_test(test_allowed_cpus),

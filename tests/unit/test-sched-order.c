@@ -248,10 +248,98 @@ static void test_kept_order_decides_as_fresh(void **state) {
         }
 }
 
+/* Ties of priority go by submission, then id, whatever the sort's key keeps of them: the
+ * key carries the age (now - submit), so a submission after now or more than 2^32 s
+ * before it must be compared in full, and a tie of submission goes by id only where
+ * the jobs came by ascending id (elsewhere the candidates' order is not the ids'). The
+ * waiting list is checked against a plain sort of (queue priority, submission, id). */
+#define NOW_TIES (UINT64_C(10) << 32)
+#define N_TIES 400
+
+static const SchedJob *ties_jobs;
+
+static int cmp_ties(const void *x, const void *y) {
+        const SchedJob *a = &ties_jobs[*(const size_t *) x], *b = &ties_jobs[*(const size_t *) y];
+
+        if (a->queue_priority != b->queue_priority)
+                return a->queue_priority > b->queue_priority ? -1 : 1;
+        if (a->submit_time != b->submit_time)
+                return a->submit_time < b->submit_time ? -1 : 1;
+        return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static void check_tie_order(SchedContext *ctx, const SchedConfig *cfg, const SchedMachine *m, SchedJob *jobs,
+                            size_t n, uint64_t now) {
+        size_t order[N_TIES], k = 0;
+        SchedResult r;
+
+        assert_true(n <= N_TIES);
+        assert_int_equal(sched_pass(ctx, cfg, m, jobs, n, now, &r), 0);
+        assert_int_equal(r.n_decisions, 0);
+        for (size_t i = 0; i < n; i++)
+                if (jobs[i].state == SCHED_JOB_PENDING)
+                        order[k++] = i;
+        ties_jobs = jobs;
+        qsort(order, k, sizeof(size_t), cmp_ties);
+        assert_int_equal(r.n_waiting, k);
+        for (size_t i = 0; i < k; i++)
+                assert_int_equal(r.waiting[i].job_id, jobs[order[i]].id);
+}
+
+static void test_tie_order(void **state) {
+        /* Submissions: many alike, some after now (BeginTime: still ordered), two more
+         * than 2^32 s before now, one 2^32 - 1 before it (the widest age the key holds). */
+        static const uint64_t submits[] = {
+                NOW_TIES - 100, NOW_TIES - 100, NOW_TIES - 7, NOW_TIES, NOW_TIES + 5, NOW_TIES + 6,
+                NOW_TIES - (UINT64_C(1) << 32) - 3, NOW_TIES - (UINT64_C(1) << 32) - 9,
+                NOW_TIES - (UINT64_C(1) << 32) + 1, 0,
+        };
+        SchedConfig cfg = SCHED_CONFIG_DEFAULT;
+        SchedNode nodes[1];
+        SchedMachine m;
+        SchedAllocation alloc = {};
+        SchedJob jobs[N_TIES];
+        Rng r = { 7 };
+
+        /* The fcfs priority is the queue's alone: every job of a queue ties. */
+        cfg.priority = &sched_priority_fcfs;
+        machine_uniform(nodes, 1, 1, 64 * GIB, &m);
+        cpu_set_add(&alloc.cpus, 0);
+        alloc.node_mask = 1;
+        for (int shuffled = 0; shuffled < 2; shuffled++) {
+                SchedContext *ctx = sched_context_new();
+
+                assert_non_null(ctx);
+                /* One running job holds the only CPU: no job starts, all wait in order. */
+                jobs[0] = job_pending(1, 0, 1, 3600);
+                jobs[0].state = SCHED_JOB_RUNNING;
+                jobs[0].start_time = NOW_TIES - 10;
+                jobs[0].alloc = &alloc;
+                for (size_t i = 1; i < N_TIES; i++) {
+                        jobs[i] = job_pending(10 + 3 * i + rng(&r, 3), submits[rng(&r, ELEMENTSOF(submits))], 1, 600);
+                        jobs[i].queue_priority = (int32_t) rng(&r, 2);
+                }
+                /* Not by ascending id: the id decides a tie, not where the job is. */
+                if (shuffled)
+                        for (size_t i = 1; i < N_TIES; i++)
+                                SWAP_TWO(jobs[i], jobs[1 + rng(&r, N_TIES - 1)]);
+                check_tie_order(ctx, &cfg, &m, jobs, N_TIES, NOW_TIES);
+                /* Again from the kept order, a second later, with some jobs gone and some
+                 * submissions moved. */
+                for (size_t i = 1; i < N_TIES; i++)
+                        if (rng(&r, 8) == 0)
+                                jobs[i].submit_time = submits[rng(&r, ELEMENTSOF(submits))];
+                jobs[5].state = SCHED_JOB_DONE;
+                check_tie_order(ctx, &cfg, &m, jobs, N_TIES, NOW_TIES + 1);
+                sched_context_free(ctx);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_sort_against_reference),
                 cmocka_unit_test(test_kept_order_decides_as_fresh),
+                cmocka_unit_test(test_tie_order),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
