@@ -5,7 +5,8 @@
  * jobs run (write a new file and rename it over the old). Lines:
  *
  *   init-error CODE        nvmlInit_v2 returns CODE (an nvmlReturn_t)
- *   wedge                  every device call blocks forever, as a wedged driver's does
+ *   wedge                  every device call blocks, as a wedged driver's does, until the
+ *                          file no longer says so
  *   gpu KEY=VALUE...       the next GPU (index 0, 1, ...): uuid=, pci= (NVML's bus id),
  *                          memory= (total bytes), used= (bytes), util=, memutil= (percent),
  *                          energy= (mJ), power= (mW), temp=, numa=, mig=, and name=,
@@ -135,9 +136,10 @@ static nvmlReturn_t device(nvmlDevice_t d, Fake *f, FakeGpu **ret) {
         unsigned long index = (unsigned long) d;
 
         load(f);
-        if (f->wedge)
-                for (;;)
-                        sleep(3600);
+        while (f->wedge) {
+                usleep(10000);
+                load(f);
+        }
         if (!initialized)
                 return NVML_ERROR_UNINITIALIZED;
         if (index == 0 || index > f->n_gpus)
@@ -187,9 +189,10 @@ EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count) {
         Fake f;
 
         load(&f);
-        if (f.wedge)
-                for (;;)
-                        sleep(3600);
+        while (f.wedge) {
+                usleep(10000);
+                load(&f);
+        }
         if (!initialized)
                 return NVML_ERROR_UNINITIALIZED;
         *count = f.n_gpus;
@@ -200,9 +203,10 @@ EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice
         Fake f;
 
         load(&f);
-        if (f.wedge)
-                for (;;)
-                        sleep(3600);
+        while (f.wedge) {
+                usleep(10000);
+                load(&f);
+        }
         if (!initialized)
                 return NVML_ERROR_UNINITIALIZED;
         if (index >= f.n_gpus)
