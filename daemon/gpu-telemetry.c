@@ -37,7 +37,7 @@ struct GpuTelemetry {
         Shared *shared;
         bool thread_started;
         bool in_flight;
-        GpuTelemetryState state;
+        GpuTelemetryState status;
         char *reason;
         uint64_t timeout_usec;
         sd_event *event;
@@ -150,7 +150,7 @@ static void *thread_main(void *userdata) {
 static void set_state(GpuTelemetry *t, GpuTelemetryState state, const char *reason) {
         char *copy = reason ? strdup(reason) : NULL;
 
-        t->state = state;
+        t->status = state;
         free(t->reason);
         t->reason = copy;
 }
@@ -177,7 +177,7 @@ static int on_answer(sd_event_source *s, int fd, uint32_t revents, void *userdat
         if (!answered)
                 return 0;
 
-        bool was_stalled = t->state == GPU_TELEMETRY_STALLED;
+        bool was_stalled = t->status == GPU_TELEMETRY_STALLED;
         t->in_flight = false;
         (void) sd_event_source_set_enabled(t->timer, SD_EVENT_OFF);
         if (off) {
@@ -198,7 +198,7 @@ static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         GpuTelemetry *t = userdata;
         char buf[96];
 
-        if (!t->in_flight || t->state == GPU_TELEMETRY_STALLED)
+        if (!t->in_flight || t->status == GPU_TELEMETRY_STALLED)
                 return 0;
         if (t->timeout_usec % USEC_PER_SEC == 0)
                 snprintf(buf, sizeof buf, "an NVML call has not returned in %llu s",
@@ -225,7 +225,7 @@ int gpu_telemetry_new(sd_event *event, const char *library, uint64_t timeout_use
         t->timeout_usec = timeout_usec;
         t->done = done;
         t->userdata = userdata;
-        t->state = GPU_TELEMETRY_STARTING;
+        t->status = GPU_TELEMETRY_STARTING;
 
         sh = t->shared = calloc(1, sizeof *sh);
         if (!sh)
@@ -257,7 +257,7 @@ int gpu_telemetry_request(GpuTelemetry *t) {
         Shared *sh = t->shared;
         int r;
 
-        if (t->state == GPU_TELEMETRY_OFF)
+        if (t->status == GPU_TELEMETRY_OFF)
                 return -ENODEV;
         if (t->in_flight)
                 return -EBUSY;
@@ -328,7 +328,7 @@ GpuTelemetry *gpu_telemetry_free(GpuTelemetry *t) {
 GpuTelemetryState gpu_telemetry_state(const GpuTelemetry *t, const char **ret_reason) {
         if (ret_reason)
                 *ret_reason = t->reason;
-        return t->state;
+        return t->status;
 }
 
 const char *gpu_telemetry_state_to_string(GpuTelemetryState s) {
