@@ -318,6 +318,17 @@ void manager_gpu_jobs_free(Manager *m) {
         free(g);
 }
 
+const GpuSnapshot *manager_gpu_jobs_last(Manager *m, GpuTelemetryState *ret_state) {
+        GpuJobs *g = m->gpu_jobs;
+
+        if (!g || m->config->gpu_sample_sec == 0) {
+                *ret_state = GPU_TELEMETRY_OFF;
+                return NULL;
+        }
+        *ret_state = gpu_telemetry_state(g->telemetry, NULL);
+        return g->last.n_gpus > 0 ? &g->last : NULL;
+}
+
 json_object *manager_gpu_jobs_info_json(Manager *m) {
         GpuJobs *g = m->gpu_jobs;
         json_object *o = json_object_new_object(), *a;

@@ -19,6 +19,7 @@
 #include "daemon/gpu-jobs.h"
 #include "daemon/job-table.h"
 #include "daemon/manager.h"
+#include "daemon/metrics.h"
 #include "daemon/sched-driver.h"
 #include "daemon/store.h"
 #include "daemon/usage.h"
@@ -172,7 +173,7 @@ static void test_job_figures(void **state) {
         snprintf(conf, sizeof conf, "%s/corral.conf", t->dir);
         f = fopen(conf, "we");
         assert_non_null(f);
-        fputs("[Manager]\nGPUSampleSec=1s\n", f);
+        fprintf(f, "[Manager]\nGPUSampleSec=1s\nMetricsFile=%s/corral.prom\n", t->dir);
         assert_int_equal(fclose(f), 0);
 
         assert_non_null(m);
@@ -217,6 +218,30 @@ static void test_job_figures(void **state) {
         wait_for_round(m, 30);
         write_fake("util=70 used=300 energy=5000");
         wait_for_round(m, 70);
+        /* The metrics file: NVML's readings of each GPU, the job and user holding it. */
+        {
+                char prom[200], *text = NULL;
+                size_t len = 0;
+                FILE *pf;
+
+                assert_int_equal(manager_write_metrics(m), 0);
+                snprintf(prom, sizeof prom, "%s/corral.prom", t->dir);
+                pf = fopen(prom, "re");
+                assert_non_null(pf);
+                assert_true(getdelim(&text, &len, '\0', pf) > 0);
+                fclose(pf);
+                assert_non_null(strstr(text, "corral_gpu_telemetry_up 1\n"));
+                assert_non_null(strstr(text, "# TYPE corral_gpu_utilization_ratio gauge\n"));
+                assert_non_null(strstr(text, "corral_gpu_utilization_ratio{gpu=\"gpu0\",uuid=\"GPU-aaaa\"} 0.05\n"));
+                snprintf(prom, sizeof prom,
+                         "corral_gpu_utilization_ratio{gpu=\"gpu1\",uuid=\"GPU-bbbb\",job=\"%" PRIu64 "\",user=\"nobody\"} 0.70\n", id);
+                assert_non_null(strstr(text, prom));
+                assert_non_null(strstr(text, "corral_gpu_memory_used_bytes{gpu=\"gpu0\",uuid=\"GPU-aaaa\"} 1\n"));
+                assert_non_null(strstr(text, "corral_gpu_energy_joules_total{gpu=\"gpu0\",uuid=\"GPU-aaaa\"} 0.001\n"));
+                assert_null(strstr(text, "corral_gpu_power_watts{"));
+                free(text);
+        }
+
         /* Suspended: not sampled. */
         j->state = JOB_SUSPENDED;
         write_fake("util=100 used=999 energy=90000");
