@@ -181,6 +181,11 @@ int verb_info(Cli *cli, int argc, char **argv) {
                 if (get_u64(telemetry, "sample_sec", &u) && state && strcmp(state, "on") == 0)
                         printf(" (NVML, every %" PRIu64 " s)", u);
                 printf("%s%s\n", why ? ": " : "", strempty(why));
+                if (json_object_object_get_ex(telemetry, "disagreements", &devices) &&
+                    json_object_is_type(devices, json_type_array))
+                        for (size_t i = 0; i < json_object_array_length(devices); i++)
+                                printf("              NVML and discovery differ: %s\n",
+                                       strna(json_object_get_string(json_object_array_get_idx(devices, i))));
         }
         printf("      Socket: %s\n", client_path(cli->client));
         if (json_object_object_get_ex(reply.parameters, "queues", &queues) &&

@@ -346,6 +346,9 @@ json_object *manager_gpu_jobs_info_json(Manager *m) {
         json_add_string(o, "state", gpu_telemetry_state_to_string(state));
         json_add_string(o, "reason", reason);
         json_add_u64(o, "sample_sec", m->config->gpu_sample_sec);
+        /* What NVML and discovery disagree on, as logged (at most GPU_LOGGED_MAX). */
+        if (g->logged)
+                json_add_strv(o, "disagreements", g->logged);
         if (g->last.n_gpus == 0)
                 return o;
         json_add_u64(o, "sampled", g->last_realtime);

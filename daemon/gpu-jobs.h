@@ -54,7 +54,8 @@ void manager_gpu_jobs_free(Manager *m);
 /* The last snapshot (NULL: none yet, or telemetry not started) and telemetry's state now,
  * for the metrics file. */
 const GpuSnapshot *manager_gpu_jobs_last(Manager *m, GpuTelemetryState *ret_state);
-/* GetInfo's "gpu_telemetry": its state, why, and the last snapshot's figures per GPU. */
+/* GetInfo's "gpu_telemetry": its state, why, what NVML and discovery disagree on, and
+ * the last snapshot's figures per GPU. */
 json_object *manager_gpu_jobs_info_json(Manager *m);
 /* Show's "gpu_usage" for job: the stored rows of its latest run, else the figures so far
  * of a running job. NULL: none (or -ENOMEM). */

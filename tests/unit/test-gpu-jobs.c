@@ -202,6 +202,9 @@ static void test_job_figures(void **state) {
         assert_true(json_object_object_get_ex(p, "gpu_telemetry", &v));
         assert_string_equal(json_object_get_string(json_object_object_get(v, "state")), "on");
         assert_int_equal(json_object_array_length(json_object_object_get(v, "gpus")), 2);
+
+        /* Discovery and NVML agree: nothing to report. */
+        assert_false(json_object_object_get_ex(v, "disagreements", NULL));
         json_object_put(r);
 
         r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":1}");
@@ -278,6 +281,34 @@ static void test_job_figures(void **state) {
         assert_int_equal(json_object_get_int(json_object_object_get(e, "memory_max")), 300);
         assert_true(json_object_get_double(json_object_object_get(e, "energy_j")) == 3.0);
         assert_int_equal(json_object_get_int(json_object_object_get(e, "held_sec")), 100);
+        json_object_put(r);
+
+        /* NVML sees another model on gpu1's bus than discovery, and a GPU discovery did not
+         * find: reported, each once however many rounds see it. */
+        for (int util = 9; util <= 10; util++) {
+                char tmp[160];
+                FILE *ff;
+
+                snprintf(tmp, sizeof tmp, "%s.new", config_path);
+                ff = fopen(tmp, "we");
+                assert_non_null(ff);
+                fprintf(ff, "gpu uuid=GPU-aaaa pci=00000000:3B:00.0 util=5 name=NVIDIA A100-SXM4-40GB\n"
+                            "gpu uuid=GPU-bbbb pci=00000000:5E:00.0 util=%d numa=1 name=NVIDIA H100 80GB HBM3\n"
+                            "gpu uuid=GPU-cccc pci=00000000:AF:00.0 util=0 name=NVIDIA H100 80GB HBM3\n", util);
+                assert_int_equal(fclose(ff), 0);
+                assert_int_equal(rename(tmp, config_path), 0);
+                wait_for_round(m, util);
+        }
+        r = call(m, 0, CORRAL_METHOD_GET_INFO, "{}");
+        assert_true(json_object_object_get_ex(r, "parameters", &p));
+        assert_true(json_object_object_get_ex(p, "gpu_telemetry", &v));
+        assert_true(json_object_object_get_ex(v, "disagreements", &v));
+        assert_int_equal(json_object_array_length(v), 2);
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 0)),
+                            "gpu1: model: discovery says \"NVIDIA A100-SXM4-40GB\", NVML \"NVIDIA H100 80GB HBM3\"; "
+                            "NUMA node: discovery says 0, NVML 1");
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 1)),
+                            "NVML sees GPU-cccc (0000:af:00.0, NVIDIA H100 80GB HBM3) that discovery does not schedule");
         json_object_put(r);
 
         unsetenv(NVML_LIBRARY_ENV);
