@@ -116,6 +116,7 @@ int devices_print(FILE *f, const DeviceInfo *devices, size_t n) {
 /* NVML's figures per GPU, as the last snapshot read them. */
 static void gpu_telemetry_print(FILE *f, json_object *gpus) {
         size_t n = json_object_array_length(gpus);
+        json_object *v;
         char a[32], b[32];
         uint64_t u;
 
@@ -138,6 +139,10 @@ static void gpu_telemetry_print(FILE *f, json_object *gpus) {
                         fprintf(f, "  %.0f W", (double) u / 1000.0);
                 if (get_u64(g, "temperature", &u))
                         fprintf(f, "  %" PRIu64 " C", u);
+                if (get_string(g, "cpus"))
+                        fprintf(f, "  near CPUs %s", get_string(g, "cpus"));
+                if (json_object_object_get_ex(g, "mig", &v) && json_object_get_boolean(v))
+                        fprintf(f, "  MIG on");
                 if (get_u64(g, "processes", &u))
                         fprintf(f, "  %" PRIu64 " process%s", u, u == 1 ? "" : "es");
                 fprintf(f, "\n");

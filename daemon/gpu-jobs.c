@@ -367,6 +367,12 @@ json_object *manager_gpu_jobs_info_json(Manager *m) {
                         json_add_u64(e, "memory_total", gi->memory_total);
                 if (gi->mig_mode >= 0)
                         json_add_bool(e, "mig", gi->mig_mode > 0);
+                if (gi->numa_node >= 0)
+                        json_add_u64(e, "numa_node", (uint64_t) gi->numa_node);
+                if (!cpu_set_is_empty(&gi->cpus)) {
+                        _cleanup_free_ char *cpus = cpu_set_format(&gi->cpus);
+                        json_add_string(e, "cpus", cpus);
+                }
                 if (s->utilization >= 0)
                         json_add_u64(e, "utilization", (uint64_t) s->utilization);
                 if (s->memory_used != UINT64_MAX)

@@ -52,6 +52,7 @@ typedef struct nvmlProcessInfo_st {
         X(false, nvmlDeviceGetPciInfo_v3, nvmlReturn_t, (nvmlDevice_t, nvmlPciInfo_t *))           \
         X(false, nvmlDeviceGetNumaNodeId, nvmlReturn_t, (nvmlDevice_t, unsigned int *))            \
         X(false, nvmlDeviceGetMigMode, nvmlReturn_t, (nvmlDevice_t, unsigned int *, unsigned int *)) \
+        X(false, nvmlDeviceGetCpuAffinity, nvmlReturn_t, (nvmlDevice_t, unsigned int, unsigned long *)) \
         X(false, nvmlDeviceGetUtilizationRates, nvmlReturn_t, (nvmlDevice_t, nvmlUtilization_t *)) \
         X(false, nvmlDeviceGetTotalEnergyConsumption, nvmlReturn_t, (nvmlDevice_t, unsigned long long *)) \
         X(false, nvmlDeviceGetPowerUsage, nvmlReturn_t, (nvmlDevice_t, unsigned int *))            \
@@ -271,6 +272,16 @@ int nvml_gpu_info(Nvml *n, unsigned index, NvmlGpuInfo *ret, char **ret_error) {
         unsigned current, pending;
         if (n->nvmlDeviceGetMigMode && n->nvmlDeviceGetMigMode(d, &current, &pending) == NVML_SUCCESS)
                 info.mig_mode = current != 0;
+
+        /* As many words as a CpuSet has room for: a larger machine's extra CPUs are not
+         * asked about. */
+        unsigned long mask[CPU_SET_MAX / (8 * sizeof(unsigned long))] = {};
+        if (n->nvmlDeviceGetCpuAffinity &&
+            n->nvmlDeviceGetCpuAffinity(d, ELEMENTSOF(mask), mask) == NVML_SUCCESS)
+                for (size_t w = 0; w < ELEMENTSOF(mask); w++)
+                        for (unsigned b = 0; mask[w] >> b && b < 8 * sizeof(unsigned long); b++)
+                                if ((mask[w] >> b) & 1)
+                                        cpu_set_add(&info.cpus, (unsigned) (w * 8 * sizeof(unsigned long) + b));
 
         *ret = info;
         return 0;

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpuset.h"
 #include "macro.h"
 
 /* The library dlopen()ed when neither the caller nor $CORRAL_NVML_LIBRARY names one. */
@@ -37,6 +38,7 @@ typedef struct NvmlGpuInfo {
         uint64_t memory_total;               /* bytes; 0: unknown */
         int numa_node;                       /* -1: unknown or none */
         int mig_mode;                        /* 1: MIG on, 0: off, -1: not supported */
+        CpuSet cpus;                         /* the CPUs near it (its affinity); empty: unknown */
 } NvmlGpuInfo;
 
 typedef struct NvmlProcess {

@@ -9,7 +9,8 @@
  *                          file no longer says so
  *   gpu KEY=VALUE...       the next GPU (index 0, 1, ...): uuid=, pci= (NVML's bus id),
  *                          memory= (total bytes), used= (bytes), util=, memutil= (percent),
- *                          energy= (mJ), power= (mW), temp=, numa=, mig=, and name=,
+ *                          energy= (mJ), power= (mW), temp=, numa=, mig=, cpus= (a
+ *                          cpulist: the CPUs near it), and name=,
  *                          which takes the rest of the line; a key left out: NOT_SUPPORTED
  *   proc GPU PID BYTES     a compute process on GPU (its index)
  *
@@ -55,7 +56,7 @@ typedef struct {
 #define UNSET (~0ULL)
 
 typedef struct FakeGpu {
-        char uuid[96], pci[32], name[96];
+        char uuid[96], pci[32], name[96], cpus[256];
         unsigned long long memory, used, util, memutil, energy, power, temp, numa, mig;
 } FakeGpu;
 
@@ -122,6 +123,8 @@ static void load(Fake *f) {
                                         snprintf(g->uuid, sizeof g->uuid, "%s", eq);
                                 else if (strcmp(key, "pci") == 0)
                                         snprintf(g->pci, sizeof g->pci, "%s", eq);
+                                else if (strcmp(key, "cpus") == 0)
+                                        snprintf(g->cpus, sizeof g->cpus, "%s", eq);
                                 NUM(memory); NUM(used); NUM(util); NUM(memutil); NUM(energy);
                                 NUM(power); NUM(temp); NUM(numa); NUM(mig);
 #undef NUM
@@ -317,5 +320,29 @@ EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsi
                                 .pid = _f.procs[i].pid,
                                 .usedGpuMemory = _f.procs[i].memory,
                         };
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t d, unsigned int size, unsigned long *set) {
+        const unsigned bits = 8 * sizeof(unsigned long);
+        char *p;
+
+        DEVICE(d);
+        if (!g->cpus[0])
+                return NVML_ERROR_NOT_SUPPORTED;
+        memset(set, 0, size * sizeof *set);
+        p = g->cpus;
+        while (*p) {
+                unsigned long a = strtoul(p, &p, 10), b = a;
+
+                if (*p == '-')
+                        b = strtoul(p + 1, &p, 10);
+                for (unsigned long c = a; c <= b && c < (unsigned long) size * bits; c++)
+                        set[c / bits] |= 1UL << (c % bits);
+                if (*p == ',')
+                        p++;
+                else if (*p)
+                        return NVML_ERROR_UNKNOWN;
+        }
         return NVML_SUCCESS;
 }

@@ -38,10 +38,12 @@ int main(int argc, char **argv) {
                         error = NULL;
                         continue;
                 }
-                /* Key=value, the name last (it has blanks); unknown: -1. */
-                printf("nvml %u uuid=%s pci=%s memory_total=%" PRIu64 " numa=%d mig=%d util=%d memory_used=%" PRIi64
+                _cleanup_free_ char *cpus = cpu_set_format(&g.cpus);
+                /* Key=value, the name last (it has blanks); unknown: -1 ("-" for cpus). */
+                printf("nvml %u uuid=%s pci=%s memory_total=%" PRIu64 " numa=%d cpus=%s mig=%d util=%d memory_used=%" PRIi64
                        " energy_mj=%" PRIi64 " power_mw=%" PRIi64 " temp=%d processes=%zd name=%s\n",
-                       i, g.uuid, g.pci_address[0] ? g.pci_address : "-", g.memory_total, g.numa_node, g.mig_mode,
+                       i, g.uuid, g.pci_address[0] ? g.pci_address : "-", g.memory_total, g.numa_node,
+                       cpus && *cpus ? cpus : "-", g.mig_mode,
                        s.utilization, s.memory_used == UINT64_MAX ? -1 : (int64_t) s.memory_used,
                        s.energy_mj == UINT64_MAX ? -1 : (int64_t) s.energy_mj, s.power_mw, s.temperature,
                        s.n_processes_total == SIZE_MAX ? (ssize_t) -1 : (ssize_t) s.n_processes_total, g.name);

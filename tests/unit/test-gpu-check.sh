@@ -11,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 cat >"$tmp/nvml.conf" <<'CONF'
-gpu uuid=GPU-11111111-2222-3333-4444-555555555555 pci=00000000:3B:00.0 memory=85520809984 used=1048576000 util=57 numa=0 name=NVIDIA H100 80GB HBM3
+gpu uuid=GPU-11111111-2222-3333-4444-555555555555 pci=00000000:3B:00.0 memory=85520809984 used=1048576000 util=57 numa=0 cpus=0-15,32-47 name=NVIDIA H100 80GB HBM3
 gpu uuid=GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee pci=00000000:5E:00.0 memory=85520809984 used=0 util=0 numa=1 name=NVIDIA H100 80GB HBM3
 CONF
 mkdir "$tmp/bin"
@@ -40,7 +40,7 @@ echo "$out"
 [ $rc = 0 ] || fail "gpu-check failed where NVML and nvidia-smi agree (rc $rc)"
 grep -q '^FAIL' <<<"$out" && fail "a check failed where they agree"
 [ "$(grep -c '^PASS' <<<"$out")" = 14 ] || fail "not every check ran"
-grep -q '^nvml 0 uuid=GPU-11111111-2222-3333-4444-555555555555 pci=0000:3b:00.0 ' <<<"$out" ||
+grep -q '^nvml 0 uuid=GPU-11111111-2222-3333-4444-555555555555 pci=0000:3b:00.0 .* numa=0 cpus=0-15,32-47 ' <<<"$out" ||
     fail "NVML's view is not printed"
 
 # Another model, memory size, PCI address, and utilisation 60 points away.

@@ -55,7 +55,7 @@ static int teardown(void **state) {
 
 #define TWO_GPUS                                                                                   \
         "gpu uuid=GPU-11111111-2222-3333-4444-555555555555 pci=00000000:3B:00.0 memory=42949672960 " \
-        "used=1048576 util=57 memutil=12 energy=123456789 power=251000 temp=41 numa=1 mig=0 "       \
+        "used=1048576 util=57 memutil=12 energy=123456789 power=251000 temp=41 numa=1 mig=0 cpus=0-3,64,130-131 "       \
         "name=NVIDIA A100-SXM4-40GB\n"                                                             \
         "gpu uuid=GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee name=Tesla T4\n"                       \
         "proc 0 4242 1048576\n"                                                                    \
@@ -82,6 +82,10 @@ static void test_info_and_sample(void **state) {
         assert_true(info.memory_total == 42949672960ULL);
         assert_int_equal(info.numa_node, 1);
         assert_int_equal(info.mig_mode, 0);
+        {
+                _cleanup_free_ char *cpus = cpu_set_format(&info.cpus);
+                assert_string_equal(cpus, "0-3,64,130-131");
+        }
 
         assert_int_equal(nvml_gpu_sample(n, 0, &s, &error), 0);
         assert_int_equal(s.utilization, 57);
@@ -102,6 +106,7 @@ static void test_info_and_sample(void **state) {
         assert_true(info.memory_total == 0);
         assert_int_equal(info.numa_node, -1);
         assert_int_equal(info.mig_mode, -1);
+        assert_true(cpu_set_is_empty(&info.cpus));
         assert_int_equal(nvml_gpu_sample(n, 1, &s, &error), 0);
         assert_int_equal(s.utilization, -1);
         assert_true(s.memory_used == UINT64_MAX);
