@@ -277,7 +277,9 @@ int gpu_telemetry_request(GpuTelemetry *t) {
                 }
                 t->thread_started = true;
         }
-        r = sd_event_source_set_time_relative(t->timer, t->timeout_usec);
+        /* From the clock now, not the loop's cached time of its last wakeup: a request made
+         * long after it would otherwise time out early. */
+        r = sd_event_source_set_time(t->timer, now_usec(CLOCK_MONOTONIC) + t->timeout_usec);
         if (r < 0)
                 return r;
         r = sd_event_source_set_enabled(t->timer, SD_EVENT_ONESHOT);
