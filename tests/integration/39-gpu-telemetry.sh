@@ -5,6 +5,8 @@
 # telemetry is on, a job's figures in corral show are the counters the fake served while it
 # ran, and a wedged fake (every call blocks) makes telemetry "stalled" while jobs are still
 # scheduled and corral info still answers; once the fake answers again it is back on.
+# The card's identity (its PCI address) stays in the store, at whatever index was free,
+# as 38-gpu's cards do.
 # timeout: 600
 . "$CORRAL_TEST_LIB"
 dropin=/etc/corral/corral.conf.d/39-gpu-telemetry.conf
@@ -62,7 +64,8 @@ mean=$(jq -r .util_mean <<<"$usage")
 awk -v m="$mean" 'BEGIN { exit !(m > 40 && m < 80) }' || fail "mean utilisation $mean not between the two readings"
 held=$(jq -r .held_sec <<<"$usage")
 [ "$held" -ge 10 ] && [ "$held" -le 60 ] || fail "held $held s for a 12 s job"
-assert_match "$(corral show "$id")" 'GPU0Usage: [0-9]+% busy on average, 80% at most; 3G memory at most; 4000 J; held' \
+idx=$(jq -r .gpu <<<"$usage")
+assert_match "$(corral show "$id")" "GPU${idx}Usage: [0-9]+% busy on average, 80% at most; 3G memory at most; 4000 J; held" \
     "corral show's GPU line"
 
 # The driver wedges: telemetry stalls within its 5 s timeout; jobs are still scheduled.
