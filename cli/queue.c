@@ -455,6 +455,39 @@ int job_show_print(FILE *f, const JobEntry *e, time_t now) {
         return ferror(f) ? -EIO : 0;
 }
 
+/* What the job did with each GPU it held, from NVML's readings (corrald's gpu_usage). */
+void job_gpu_usage_print(FILE *f, json_object *job) {
+        json_object *usage, *v;
+        char a[32], b[32];
+
+        if (!json_object_object_get_ex(job, "gpu_usage", &usage) || !json_object_is_type(usage, json_type_array))
+                return;
+        for (size_t i = 0; i < json_object_array_length(usage); i++) {
+                json_object *e = json_object_array_get_idx(usage, i);
+                bool running = json_object_object_get_ex(e, "running", &v) && json_object_get_boolean(v);
+                int64_t gpu = json_object_object_get_ex(e, "gpu", &v) ? json_object_get_int64(v) : -1;
+                uint64_t held = json_object_object_get_ex(e, "held_sec", &v) ? (uint64_t) json_object_get_int64(v) : 0;
+                char key[32], energy[48];
+
+                snprintf(key, sizeof key, "GPU%" PRIi64 "Usage", gpu);
+                if (!json_object_object_get_ex(e, "util_mean", &v)) {
+                        field(f, key, "held %s%s, not read (no GPU telemetry)", format_elapsed(a, sizeof a, held),
+                              running ? " so far" : "");
+                        continue;
+                }
+                if (json_object_object_get_ex(e, "energy_j", &v))
+                        snprintf(energy, sizeof energy, "; %.0f J", json_object_get_double(v));
+                else
+                        energy[0] = '\0';
+                double mean = json_object_object_get_ex(e, "util_mean", &v) ? json_object_get_double(v) : 0;
+                int64_t max = json_object_object_get_ex(e, "util_max", &v) ? json_object_get_int64(v) : 0;
+                uint64_t mem = json_object_object_get_ex(e, "memory_max", &v) ? (uint64_t) json_object_get_int64(v) : 0;
+                field(f, key, "%.0f%% busy on average, %" PRIi64 "%% at most; %s memory at most%s; held %s%s", mean,
+                      max, format_size(b, sizeof b, mem), energy, format_elapsed(a, sizeof a, held),
+                      running ? " so far" : "");
+        }
+}
+
 int verb_show(Cli *cli, int argc, char **argv) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -514,6 +547,7 @@ int verb_show(Cli *cli, int argc, char **argv) {
                 r = job_show_print(stdout, &e, time(NULL));
                 if (r == -ENOMEM)
                         return cli_oom();
+                job_gpu_usage_print(stdout, job);
         }
         return status;
 }

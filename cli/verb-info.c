@@ -113,9 +113,45 @@ int devices_print(FILE *f, const DeviceInfo *devices, size_t n) {
         return ferror(f) ? -EIO : 0;
 }
 
+/* NVML's figures per GPU, as the last snapshot read them. */
+static void gpu_telemetry_print(FILE *f, json_object *gpus) {
+        size_t n = json_object_array_length(gpus);
+        json_object *v;
+        char a[32], b[32];
+        uint64_t u;
+
+        if (n == 0)
+                return;
+        fprintf(f, "\nNVML:\n");
+        for (size_t i = 0; i < n; i++) {
+                json_object *g = json_object_array_get_idx(gpus, i);
+
+                fprintf(f, "  %s", strna(get_string(g, "uuid")));
+                if (get_string(g, "pci_address"))
+                        fprintf(f, " %s", get_string(g, "pci_address"));
+                if (get_u64(g, "utilization", &u))
+                        fprintf(f, "  %" PRIu64 "%% busy", u);
+                if (get_u64(g, "memory_used", &u))
+                        fprintf(f, "  %s used", format_size(a, sizeof a, u));
+                if (get_u64(g, "memory_total", &u))
+                        fprintf(f, " of %s", format_size(b, sizeof b, u));
+                if (get_u64(g, "power_mw", &u))
+                        fprintf(f, "  %.0f W", (double) u / 1000.0);
+                if (get_u64(g, "temperature", &u))
+                        fprintf(f, "  %" PRIu64 " C", u);
+                if (get_string(g, "cpus"))
+                        fprintf(f, "  near CPUs %s", get_string(g, "cpus"));
+                if (json_object_object_get_ex(g, "mig", &v) && json_object_get_boolean(v))
+                        fprintf(f, "  MIG on");
+                if (get_u64(g, "processes", &u))
+                        fprintf(f, "  %" PRIu64 " process%s", u, u == 1 ? "" : "es");
+                fprintf(f, "\n");
+        }
+}
+
 int verb_info(Cli *cli, int argc, char **argv) {
         _cleanup_(reply_done) Reply reply = {};
-        json_object *queues, *devices;
+        json_object *queues, *devices, *telemetry = NULL;
         uint64_t u;
         char buf[32];
         int r;
@@ -143,6 +179,19 @@ int verb_info(Cli *cli, int argc, char **argv) {
                 printf("      Memory: %s\n", format_size(buf, sizeof(buf), u));
         printf("        GPUs: %" PRIu64 "%s\n", get_u64(reply.parameters, "gpus", &u) ? u : 0,
                get_u64(reply.parameters, "gpus", &u) ? " (below)" : " (none found or declared)");
+        if (json_object_object_get_ex(reply.parameters, "gpu_telemetry", &telemetry)) {
+                const char *state = get_string(telemetry, "state"), *why = get_string(telemetry, "reason");
+
+                printf("   Telemetry: %s", strna(state));
+                if (get_u64(telemetry, "sample_sec", &u) && state && strcmp(state, "on") == 0)
+                        printf(" (NVML, every %" PRIu64 " s)", u);
+                printf("%s%s\n", why ? ": " : "", strempty(why));
+                if (json_object_object_get_ex(telemetry, "disagreements", &devices) &&
+                    json_object_is_type(devices, json_type_array))
+                        for (size_t i = 0; i < json_object_array_length(devices); i++)
+                                printf("              NVML and discovery differ: %s\n",
+                                       strna(json_object_get_string(json_object_array_get_idx(devices, i))));
+        }
         printf("      Socket: %s\n", client_path(cli->client));
         if (json_object_object_get_ex(reply.parameters, "queues", &queues) &&
             json_object_is_type(queues, json_type_array)) {
@@ -191,6 +240,9 @@ int verb_info(Cli *cli, int argc, char **argv) {
                 if (r < 0)
                         return log_error_errno(r, "info: %m"), CLI_EXIT_FAILURE;
         }
+        if (telemetry && json_object_object_get_ex(telemetry, "gpus", &devices) &&
+            json_object_is_type(devices, json_type_array))
+                gpu_telemetry_print(stdout, devices);
         if (json_object_object_get_ex(reply.parameters, "unscheduled_gpus", &devices) &&
             json_object_is_type(devices, json_type_array))
                 for (size_t i = 0; i < json_object_array_length(devices); i++)

@@ -290,6 +290,18 @@ static int parse_poll_sec(const char *v, void *data) {
         return 0;
 }
 
+static int parse_gpu_sample_sec(const char *v, void *data) {
+        uint64_t u;
+        int r = ini_parse_sec(v, &u);
+
+        if (r < 0)
+                return r;
+        if (u > CONFIG_GPU_SAMPLE_SEC_MAX)
+                return -ERANGE;
+        *(uint64_t *) data = u;
+        return 0;
+}
+
 static int parse_max_forwarded(const char *v, void *data) {
         uint32_t u;
         int r = ini_parse_u32(v, &u);
@@ -334,6 +346,7 @@ static const IniItem items[] = {
         MGR("ChargePerGPUHour", ini_parse_double, charge_per_gpu_hour,
             "a number of core-hours one GPU-hour is charged as, 0 or more, such as 8"),
         MGR("MetricsFile", parse_absolute_path, metrics_file, "an absolute path"),
+        MGR("GPUSampleSec", parse_gpu_sample_sec, gpu_sample_sec, "a duration up to 1h (0: no GPU telemetry)"),
         MGR("SlurmBinDir", parse_absolute_path, slurm_bin_dir, "an absolute path"),
         MGR("SlurmPollSec", parse_poll_sec, slurm_poll_sec, "a duration from 5s to 1h"),
         MGR("MailProg", parse_absolute_path, mail_prog, "an absolute path"),
@@ -714,6 +727,7 @@ int config_load_paths(const char *main_path, const char *dropdir, const char *pd
         c->max_xfactor = 1.25;                /* NCI */
         c->suspend_window_sec = 600;
         c->slurm_poll_sec = CONFIG_SLURM_POLL_SEC_DEFAULT;
+        c->gpu_sample_sec = CONFIG_GPU_SAMPLE_SEC_DEFAULT;
         r = add_builtin_queues(c);
         if (r < 0)
                 return r;

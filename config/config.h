@@ -30,6 +30,9 @@ DECLARE_STRING_TABLE_LOOKUP(queue_backend, QueueBackend);
 #define CONFIG_MAX_FORWARDED_DEFAULT 1000U
 #define CONFIG_SLURM_POLL_SEC_DEFAULT 30U
 #define CONFIG_SLURM_POLL_SEC_MIN 5U
+/* GPUSampleSec=: how often a running job's GPUs are read through NVML (0: never). */
+#define CONFIG_GPU_SAMPLE_SEC_DEFAULT 10U
+#define CONFIG_GPU_SAMPLE_SEC_MAX 3600U
 /* Where corral-slurm-compat's dpkg-divert puts the real Slurm client's commands. */
 #define CONFIG_SLURM_DIVERTED_BINDIR "/usr/lib/corral/slurm-client/bin"
 
@@ -126,6 +129,7 @@ typedef struct Config {
         char **fairshare_exclude_queues;
         double charge_per_gpu_hour; /* ChargePerGPUHour=: core-hours a GPU-hour counts as */
         char *metrics_file;     /* NULL: the node exporter's directory, when it exists */
+        uint64_t gpu_sample_sec; /* GPUSampleSec=; 0: no GPU telemetry */
         char *slurm_bin_dir;    /* the real Slurm client; NULL: config_slurm_bin_dir() decides */
         uint64_t slurm_poll_sec;
         char *mail_prog;        /* job mail, as Slurm's MailProg; NULL: CORRAL_SENDMAIL_PATH */

@@ -26,6 +26,7 @@
 #include "manager.h"
 #include "message.h"
 #include "methods.h"
+#include "gpu-jobs.h"
 #include "metrics.h"
 #include "project-slices.h"
 #include "sched-driver.h"
@@ -659,6 +660,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->sched_defer);
         sd_event_source_disable_unref(m->sched_trim);
         sd_event_source_disable_unref(m->metrics_timer);
+        manager_gpu_jobs_free(m);
         m->mail = job_mail_free(m->mail);
         manager_backends_free(m);
         executor_free(m->executor);
@@ -745,6 +747,10 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Cannot commit recovered state: %s", store_error(m->store));
         log_info("Loaded %zu jobs.", m->n_jobs);
+        /* GPU telemetry is a report, never a condition of scheduling: without it, on. */
+        r = manager_gpu_jobs_start(m);
+        if (r < 0)
+                log_warning_errno(r, "Cannot start GPU telemetry, going on without it: %m");
         m->sched_needed = true;
         return 0;
 }

@@ -105,6 +105,7 @@ typedef struct Manager {
         /* Each queue's backend, by its Backend= (job-backend.h), picked at start-up. */
         const struct JobBackendOps *backends[_QUEUE_BACKEND_MAX];
         struct Forwarder *forward;      /* the Slurm backend's links and poll (backend-slurm.c) */
+        struct GpuJobs *gpu_jobs;       /* GPU telemetry and each running job's figures (gpu-jobs.c) */
 } Manager;
 
 int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *statedir, const char *rundir,

@@ -16,6 +16,7 @@
 #include "commit.h"
 #include "constraint.h"
 #include "device-info.h"
+#include "gpu-jobs.h"
 #include "intern.h"
 #include "interactive.h"
 #include "job-backend.h"
@@ -905,9 +906,10 @@ static int take_one(Job *j, void *userdata) {
 
 static json_object *method_show(Manager *m, Call *call, const Peer *peer, json_object *params) {
         _cleanup_(job_freep) Job *stored = NULL;
-        json_object *err = NULL, *p, *v;
+        json_object *err = NULL, *p, *v, *o;
         AuthzPeer ap = authz_peer(peer);
         Job *j = get_job(m, params, &err);
+        bool details;
         AuthzJob aj;
         uint64_t id;
 
@@ -922,7 +924,12 @@ static json_object *method_show(Manager *m, Call *call, const Peer *peer, json_o
                 return err;
         aj = authz_job(j);
         p = json_object_new_object();
-        json_add(p, "job", manager_job_json(m, j, authz_check(&ap, AUTHZ_SHOW_DETAILS, &aj, &m->authz) >= 0));
+        details = authz_check(&ap, AUTHZ_SHOW_DETAILS, &aj, &m->authz) >= 0;
+        o = manager_job_json(m, j, details);
+        /* What it did with its GPUs, beside its charge: for those who see its details. */
+        if (o && details)
+                (void) json_add(o, "gpu_usage", manager_gpu_jobs_usage_json(m, j->id));
+        json_add(p, "job", o);
         return ok_reply(p);
 }
 
@@ -1320,6 +1327,8 @@ static json_object *method_get_info(Manager *m, Call *call, const Peer *peer, js
                 json_add_u64(p, "gpus", n);
                 json_add(p, "devices", devices_to_json(m));
         }
+        if (m->gpu_jobs)
+                json_add(p, "gpu_telemetry", manager_gpu_jobs_info_json(m));
         if (m->devices && m->devices->unscheduled) {
                 json_object *u = json_object_new_array();
                 STRV_FOREACH(x, m->devices->unscheduled)

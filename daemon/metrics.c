@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "gpu-jobs.h"
 #include "manager.h"
 #include "metrics.h"
 #include "usage.h"
@@ -45,6 +46,76 @@ static void put_label(FILE *f, const char *s) {
 
 static void header(FILE *f, const char *name, const char *type, const char *help) {
         fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A GPU's labels: its name and UUID, and the job and user holding it (none: free). */
+static void gpu_labels(FILE *f, const Device *d, const Job *holder) {
+        fputs("{gpu=", f);
+        put_label(f, d->name);
+        fputs(",uuid=", f);
+        put_label(f, d->uuid);
+        if (holder) {
+                fprintf(f, ",job=\"%llu\",user=", (unsigned long long) holder->id);
+                put_label(f, holder->user);
+        }
+        fputc('}', f);
+}
+
+/* NVML's last reading of each GPU corrald schedules (GPUSampleSec=, gpu-jobs.c). */
+static void gpu_metrics(Manager *m, FILE *f) {
+        const Job *holder[64] = {};
+        GpuTelemetryState state;
+        const GpuSnapshot *s = manager_gpu_jobs_last(m, &state);
+        static const struct {
+                const char *name, *type, *help;
+        } gauges[] = {
+                { "corral_gpu_utilization_ratio", "gauge", "Share of the last sample period a kernel ran on the GPU (NVML)." },
+                { "corral_gpu_memory_used_bytes", "gauge", "GPU memory in use (NVML)." },
+                { "corral_gpu_power_watts", "gauge", "GPU power draw (NVML)." },
+                { "corral_gpu_temperature_celsius", "gauge", "GPU temperature (NVML)." },
+                { "corral_gpu_energy_joules_total", "counter", "Energy the GPU used since its driver loaded (NVML)." },
+        };
+
+        header(f, "corral_gpu_telemetry_up", "gauge", "1 while NVML answers (GPU telemetry on), else 0.");
+        fprintf(f, "corral_gpu_telemetry_up %d\n", state == GPU_TELEMETRY_ON);
+        if (!s || !m->devices)
+                return;
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                const Job *j = m->jobs[i];
+
+                if ((j->state == JOB_RUNNING || j->state == JOB_SUSPENDED) && j->alloc)
+                        for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1)
+                                holder[__builtin_ctzll(mask)] = j;
+        }
+        for (size_t k = 0; k < ELEMENTSOF(gauges); k++) {
+                header(f, gauges[k].name, gauges[k].type, gauges[k].help);
+                for (size_t g = 0; g < m->devices->n_devices && g < ELEMENTSOF(holder); g++) {
+                        const Device *d = &m->devices->devices[g];
+                        ssize_t x = device_is_schedulable(d) ? gpu_snapshot_find(s, d) : -1;
+                        const NvmlGpuSample *v;
+                        double value;
+
+                        if (x < 0)
+                                continue;
+                        v = &s->samples[x];
+                        if (k == 0 && v->utilization >= 0)
+                                value = v->utilization / 100.0;
+                        else if (k == 1 && v->memory_used != UINT64_MAX)
+                                value = (double) v->memory_used;
+                        else if (k == 2 && v->power_mw >= 0)
+                                value = (double) v->power_mw / 1000.0;
+                        else if (k == 3 && v->temperature >= 0)
+                                value = v->temperature;
+                        else if (k == 4 && v->energy_mj != UINT64_MAX)
+                                value = (double) v->energy_mj / 1000.0;
+                        else
+                                continue;
+                        fputs(gauges[k].name, f);
+                        gpu_labels(f, d, holder[g]);
+                        /* Bytes and degrees whole, watts and joules to the milli-unit NVML gives. */
+                        fprintf(f, k == 2 || k == 4 ? " %.3f\n" : k == 0 ? " %.2f\n" : " %.0f\n", value);
+                }
+        }
 }
 
 static int metrics_format(Manager *m, FILE *f) {
@@ -87,6 +158,8 @@ static int metrics_format(Manager *m, FILE *f) {
         fprintf(f, "corral_gpus %zu\n", n_gpus);
         header(f, "corral_last_pass_seconds", "gauge", "How long the last scheduling pass took.");
         fprintf(f, "corral_last_pass_seconds %.6f\n", (double) m->last_pass_usec / 1e6);
+
+        gpu_metrics(m, f);
 
         header(f, "corral_project_usage_core_hours", "gauge",
                "Decayed usage per project (core-hours, GPU-hours counted at ChargePerGPUHour=; the "

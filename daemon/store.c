@@ -54,6 +54,8 @@ typedef enum StmtId {
         STMT_USAGE_BY_PROJECT,
         STMT_USAGE_BY_QUEUE,
         STMT_USAGE_BY_DAY,
+        STMT_RECORD_GPU_USAGE,
+        STMT_LOAD_GPU_USAGE,
         _STMT_MAX,
 } StmtId;
 
@@ -172,6 +174,13 @@ static const char *const migrations[] = {
         "CREATE TABLE gpus (idx INTEGER PRIMARY KEY, uuid TEXT, pci_address TEXT, vendor TEXT NOT NULL, name TEXT);"
         "INSERT INTO meta (key, value) SELECT 'gpus_by_name', '1'"
         "  WHERE EXISTS (SELECT 1 FROM jobs WHERE alloc_gpus IS NOT NULL);",
+        /* 8: GPU telemetry. Each run's figures per GPU it held, from NVML's readings
+         * (gpu-jobs.c): mean and highest utilisation (NULL: never read), highest memory,
+         * energy in joules (NULL: no counter), seconds held. */
+        "CREATE TABLE IF NOT EXISTS job_gpu_usage (job_id INTEGER NOT NULL, run INTEGER NOT NULL, gpu INTEGER NOT NULL,"
+        "  uuid TEXT, samples INTEGER NOT NULL, util_mean REAL, util_max INTEGER NOT NULL,"
+        "  memory_max INTEGER NOT NULL, energy_j REAL, held_sec INTEGER NOT NULL,"
+        "  PRIMARY KEY (job_id, run, gpu));",
 };
 /* A GPU an allocation holds by the name it had when the allocation was stored, not by
  * identity: rows written before schema 7 hold names by position ("gpu3"), and a card that
@@ -250,6 +259,13 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_SET_JOB_GPUS] = "UPDATE jobs SET alloc_gpus=?2 WHERE id=?1",
         [STMT_DELETE_GPUS] = "DELETE FROM gpus",
         [STMT_INSERT_GPU] = "INSERT INTO gpus (idx, uuid, pci_address, vendor, name) VALUES (?1, ?2, ?3, ?4, ?5)",
+        [STMT_RECORD_GPU_USAGE] =
+                "INSERT OR REPLACE INTO job_gpu_usage (job_id, run, gpu, uuid, samples, util_mean, util_max,"
+                " memory_max, energy_j, held_sec) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [STMT_LOAD_GPU_USAGE] =
+                "SELECT gpu, uuid, samples, util_mean, util_max, memory_max, energy_j, held_sec, run"
+                " FROM job_gpu_usage WHERE job_id=?1"
+                " AND run=(SELECT MAX(run) FROM job_gpu_usage WHERE job_id=?1) ORDER BY gpu",
         [STMT_LOAD_GPUS] = "SELECT idx, uuid, pci_address, vendor, name FROM gpus ORDER BY idx",
         [STMT_INSERT_CHARGE] =
                 "INSERT INTO job_usage (job_id, run, uid, user, project, queue, start_time, end_time, cpus,"
@@ -1337,6 +1353,67 @@ int store_record_charge(Store *s, const JobCharge *c) {
         if (r < 0)
                 store_fail(s, r);
         return r;
+}
+
+int store_record_gpu_usage(Store *s, const StoreGpuUsage *u) {
+        SqlArg mean = u->util_mean >= 0 ? SQL_REAL(u->util_mean) : SQL_TEXT(NULL),
+               energy = u->energy_j >= 0 ? SQL_REAL(u->energy_j) : SQL_TEXT(NULL);
+        int r;
+
+        if ((r = begin(s)) < 0)
+                return r;
+        return stmt_exec(s, STMT_RECORD_GPU_USAGE,
+                         SQL_ARGS(SQL_INT(u->job_id), SQL_INT(u->run), SQL_INT(u->gpu), SQL_TEXT(u->uuid),
+                                  SQL_INT(u->samples), mean, SQL_INT(u->util_max),
+                                  SQL_INT(MIN(u->memory_max, (uint64_t) INT64_MAX)), energy,
+                                  SQL_INT(MIN(u->held_sec, (uint64_t) INT64_MAX))));
+}
+
+void store_gpu_usage_free(StoreGpuUsage *rows, size_t n) {
+        for (size_t i = 0; rows && i < n; i++)
+                free(rows[i].uuid);
+        free(rows);
+}
+
+int store_load_gpu_usage(Store *s, uint64_t job_id, StoreGpuUsage **ret, size_t *ret_n) {
+        _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
+        StoreGpuUsage *rows = NULL;
+        size_t n = 0;
+        int r;
+
+        STMT_FOREACH_ROW(s, st, r, STMT_LOAD_GPU_USAGE, SQL_ARGS(SQL_INT(job_id))) {
+                StoreGpuUsage *a = reallocarray(rows, n + 1, sizeof *rows);
+                const char *uuid = (const char *) sqlite3_column_text(st, 1);
+
+                if (!a) {
+                        r = -ENOMEM;
+                        break;
+                }
+                rows = a;
+                rows[n] = (StoreGpuUsage) {
+                        .job_id = job_id,
+                        .gpu = (unsigned) sqlite3_column_int64(st, 0),
+                        .samples = (uint32_t) sqlite3_column_int64(st, 2),
+                        .util_mean = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 3),
+                        .util_max = (unsigned) sqlite3_column_int64(st, 4),
+                        .memory_max = (uint64_t) sqlite3_column_int64(st, 5),
+                        .energy_j = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 6),
+                        .held_sec = (uint64_t) sqlite3_column_int64(st, 7),
+                        .run = (uint32_t) sqlite3_column_int64(st, 8),
+                };
+                if (uuid && !(rows[n].uuid = strdup(uuid))) {
+                        r = -ENOMEM;
+                        break;
+                }
+                n++;
+        }
+        if (r < 0) {
+                store_gpu_usage_free(rows, n);
+                return r;
+        }
+        *ret = rows;
+        *ret_n = n;
+        return 0;
 }
 
 int store_load_charge(Store *s, uint64_t job_id, JobCharge *ret) {

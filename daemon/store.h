@@ -116,6 +116,26 @@ int store_record_charge(Store *s, const JobCharge *c);
 /* The charge of the job's latest run (strings left NULL); -ENOENT if none. */
 int store_load_charge(Store *s, uint64_t job_id, JobCharge *ret);
 
+/* A job's figures for one GPU over one run, from GPU telemetry (migration 8). */
+typedef struct StoreGpuUsage {
+        uint64_t job_id;
+        uint32_t run;           /* its requeue count, as JobCharge's */
+        unsigned gpu;           /* the GPU's index on this machine */
+        char *uuid;             /* NULL: unknown */
+        uint32_t samples;       /* readings taken; 0: the figures below are unknown */
+        double util_mean;       /* percent; < 0: unknown */
+        unsigned util_max;
+        uint64_t memory_max;    /* bytes */
+        double energy_j;        /* the energy counter's difference; < 0: unknown */
+        uint64_t held_sec;      /* seconds the job held the GPU (suspended included) */
+} StoreGpuUsage;
+
+/* In the open transaction; a run and GPU recorded again replaces its row. */
+int store_record_gpu_usage(Store *s, const StoreGpuUsage *u);
+/* The rows of the job's latest run, by GPU index (uuid malloc'ed); 0 rows: none. */
+int store_load_gpu_usage(Store *s, uint64_t job_id, StoreGpuUsage **ret, size_t *ret_n);
+void store_gpu_usage_free(StoreGpuUsage *rows, size_t n);
+
 typedef enum StoreUsageKind {
         STORE_USAGE_PROJECT,
         STORE_USAGE_USER,

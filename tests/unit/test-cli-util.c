@@ -496,6 +496,22 @@ static void test_show_print(void **state) {
         assert_non_null(strstr(buf, "          GPUs: 2 of type a100 (GPU 1,3)\n"));
         free(buf);
         job_entry_done(&e);
+
+        /* The figures GPU telemetry recorded, and a GPU it never read. */
+        json_object *job = json_tokener_parse(
+                "{\"gpu_usage\":[{\"gpu\":1,\"samples\":2,\"util_mean\":50.0,\"util_max\":70,"
+                "\"memory_max\":3221225472,\"energy_j\":1234.4,\"held_sec\":100,\"running\":false},"
+                "{\"gpu\":3,\"samples\":0,\"held_sec\":60,\"running\":true}]}");
+        assert_non_null(job);
+        buf = NULL;
+        f = open_memstream(&buf, &size);
+        assert_non_null(f);
+        job_gpu_usage_print(f, job);
+        assert_int_equal(fclose(f), 0);
+        assert_string_equal(buf, "     GPU1Usage: 50% busy on average, 70% at most; 3G memory at most; 1234 J; held 1:40\n"
+                                 "     GPU3Usage: held 1:00 so far, not read (no GPU telemetry)\n");
+        free(buf);
+        json_object_put(job);
 }
 
 /* corral info's GPU table: every device, its NUMA node and who holds it. */

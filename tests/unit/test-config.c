@@ -143,6 +143,32 @@ static void test_request_budget(void **state) {
         config_free(c);
 }
 
+/* GPUSampleSec=: how often a running job's GPUs are read through NVML; 0 turns GPU
+ * telemetry off; more than an hour is refused. */
+static void test_gpu_sample_sec(void **state) {
+        Config *c = NULL;
+        char *err = NULL;
+
+        put("corral.conf", "");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_int_equal(c->gpu_sample_sec, CONFIG_GPU_SAMPLE_SEC_DEFAULT);
+        assert_int_equal(CONFIG_GPU_SAMPLE_SEC_DEFAULT, 10);
+        config_free(c);
+        put("corral.conf", "[Manager]\nGPUSampleSec=30s\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_int_equal(c->gpu_sample_sec, 30);
+        config_free(c);
+        put("corral.conf", "[Manager]\nGPUSampleSec=0\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_int_equal(c->gpu_sample_sec, 0);
+        config_free(c);
+        put("corral.conf", "[Manager]\nGPUSampleSec=2h\n");
+        assert_int_equal(config_load(dir, &c, &err), -EINVAL);
+        assert_non_null(strstr(err, "GPUSampleSec"));
+        free(err);
+        put("corral.conf", "");
+}
+
 /* Interactive jobs: the hangup grace, and each queue's AllowInteractive= (on by default,
  * built-ins too) and MaxInteractiveWalltime=, merged key by key as any queue key. */
 static void test_interactive(void **state) {
@@ -505,6 +531,7 @@ int main(void) {
                 cmocka_unit_test(test_devices),
                 cmocka_unit_test(test_queue_access),
                 cmocka_unit_test(test_request_budget),
+                cmocka_unit_test(test_gpu_sample_sec),
                 cmocka_unit_test(test_interactive),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -87,7 +87,7 @@ static void test_round_trip(void **state) {
         char *v = NULL;
 
         assert_int_equal(store_open(dir, &s), 0);
-        assert_int_equal(store_schema_version(s), 7);
+        assert_int_equal(store_schema_version(s), 8);
         assert_int_equal(store_insert_job(s, a, NULL), 0);
         assert_int_equal(store_insert_job(s, b, NULL), 0);
         assert_true(store_in_transaction(s));
@@ -357,7 +357,7 @@ static void test_alloc_gpus(void **state) {
         sqlite3_close(db);
 
         assert_int_equal(store_open(gdir, &s), 0);
-        assert_int_equal(store_schema_version(s), 7);
+        assert_int_equal(store_schema_version(s), 8);
         assert_int_equal(store_load_gpus(s, &known), 0);
         assert_int_equal(known->n_devices, 0);
         set = cards(four, 4, known);
@@ -571,7 +571,7 @@ static void test_gpu_accounting_migration(void **state) {
         sqlite3_close(db);
 
         assert_int_equal(store_open(old, &s), 0);
-        assert_int_equal(store_schema_version(s), 7);
+        assert_int_equal(store_schema_version(s), 8);
         assert_int_equal(store_load_charge(s, 7, &c), 0);
         assert_int_equal(c.cpus, 2);
         assert_int_equal(c.gpus, 0);
@@ -618,6 +618,65 @@ static int count_rows(const char *path, const char *sql) {
 /* Schema 6 drops the jobs table's two indexes, which nothing read and every submission
  * wrote: a store of schema 5 loses them and keeps its jobs, and the next id still comes
  * past both its highest row and the last_job_id that version wrote with every submit. */
+/* A job's GPU figures (migration 8): one row per run and GPU, kept across a reopen; a
+ * run recorded again replaces its row; only the latest run is read back. */
+static void test_gpu_usage(void **state) {
+        _cleanup_free_ StoreGpuUsage *rows = NULL;
+        char udir[64] = "/tmp/corral-store-gpu-usage-XXXXXX", cmd[160];
+        Store *s = NULL;
+        size_t n = 0;
+        StoreGpuUsage a = {
+                .job_id = 7, .run = 0, .gpu = 1, .uuid = (char *) "GPU-1", .samples = 30, .util_mean = 57.5,
+                .util_max = 90, .memory_max = UINT64_C(3) << 30, .energy_j = 1234.5, .held_sec = 300,
+        }, b = a;
+
+        assert_non_null(mkdtemp(udir));
+        assert_int_equal(store_open(udir, &s), 0);
+        assert_int_equal(store_load_gpu_usage(s, 7, &rows, &n), 0);
+        assert_int_equal(n, 0);
+        assert_int_equal(store_record_gpu_usage(s, &a), 0);
+        b.gpu = 0;
+        b.uuid = NULL;
+        b.util_mean = -1; /* no sample: unknown */
+        b.energy_j = -1;
+        b.samples = 0;
+        assert_int_equal(store_record_gpu_usage(s, &b), 0);
+        assert_int_equal(store_commit(s), 0);
+        store_close(s);
+
+        assert_int_equal(store_open(udir, &s), 0);
+        assert_int_equal(store_load_gpu_usage(s, 7, &rows, &n), 0);
+        assert_int_equal(n, 2);
+        assert_int_equal(rows[0].gpu, 0);
+        assert_null(rows[0].uuid);
+        assert_true(rows[0].util_mean < 0 && rows[0].energy_j < 0);
+        assert_int_equal(rows[1].gpu, 1);
+        assert_string_equal(rows[1].uuid, "GPU-1");
+        assert_int_equal(rows[1].samples, 30);
+        assert_true(rows[1].util_mean == 57.5);
+        assert_int_equal(rows[1].util_max, 90);
+        assert_true(rows[1].memory_max == UINT64_C(3) << 30);
+        assert_true(rows[1].energy_j == 1234.5);
+        assert_int_equal(rows[1].held_sec, 300);
+        store_gpu_usage_free(rows, n);
+        rows = NULL;
+
+        /* A requeued job's next run: only it is read back. */
+        a.run = 1;
+        a.util_max = 12;
+        assert_int_equal(store_record_gpu_usage(s, &a), 0);
+        assert_int_equal(store_record_gpu_usage(s, &a), 0);
+        assert_int_equal(store_load_gpu_usage(s, 7, &rows, &n), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(rows[0].util_max, 12);
+        store_gpu_usage_free(rows, n);
+        rows = NULL;
+        assert_int_equal(store_commit(s), 0);
+        store_close(s);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", udir);
+        assert_int_equal(system(cmd), 0);
+}
+
 static void test_no_job_indexes(void **state) {
         static const char *const indexes =
                 "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'jobs' AND sql IS NOT NULL";
@@ -647,7 +706,7 @@ static void test_no_job_indexes(void **state) {
         assert_int_equal(count_rows(path, indexes), 2);
 
         assert_int_equal(store_open(sub, &s), 0);
-        assert_int_equal(store_schema_version(s), 7);
+        assert_int_equal(store_schema_version(s), 8);
         assert_int_equal(store_load_jobs(s, collect, &l), 0);
         assert_non_null(loaded[1]);
         assert_int_equal(loaded[1]->id, 2);
@@ -819,6 +878,7 @@ int main(void) {
                 cmocka_unit_test(test_alloc_gpus_card_missing),
                 cmocka_unit_test(test_refuses_newer_schema),
                 cmocka_unit_test(test_gpu_accounting_migration),
+                cmocka_unit_test(test_gpu_usage),
                 cmocka_unit_test(test_reader),
                 cmocka_unit_test(test_no_job_indexes),
                 cmocka_unit_test(test_sync),

@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu-jobs.h"
+#include "job-table.h"
+#include "json-util.h"
+#include "log.h"
+#include "strv.h"
+#include "time-util.h"
+
+/* How long one snapshot (a few calls per GPU) may take before telemetry is stalled. */
+#define GPU_TELEMETRY_TIMEOUT_USEC (5 * USEC_PER_SEC)
+/* While GPUSampleSec=0: how often the setting is looked at again (a reload may set it). */
+#define GPU_IDLE_RECHECK_USEC (60 * USEC_PER_SEC)
+/* Disagreements remembered so that each is logged once; past that, no more are logged. */
+#define GPU_LOGGED_MAX 256U
+
+typedef struct GpuJobs {
+        GpuTelemetry *telemetry;
+        sd_event_source *timer;
+        GpuJobFigures *figures;  /* by job id, then GPU */
+        size_t n_figures;
+        GpuSnapshot last;        /* copied from the last snapshot, for GetInfo */
+        uint64_t last_realtime;  /* seconds since the epoch, of last */
+        char **logged;
+        bool stall_logged;
+} GpuJobs;
+
+void gpu_job_figures_add(GpuJobFigures *f, const NvmlGpuSample *s, uint64_t now) {
+        f->last_sample = now;
+        if (s->utilization >= 0) {
+                f->samples++;
+                f->util_sum += (unsigned) s->utilization;
+                f->util_max = MAX(f->util_max, (unsigned) s->utilization);
+        }
+        if (s->memory_used != UINT64_MAX)
+                f->memory_max = MAX(f->memory_max, s->memory_used);
+        if (s->energy_mj != UINT64_MAX) {
+                if (f->energy_prev_mj != UINT64_MAX && s->energy_mj >= f->energy_prev_mj) {
+                        f->energy_mj += s->energy_mj - f->energy_prev_mj;
+                        f->energy_known = true;
+                }
+                f->energy_prev_mj = s->energy_mj;
+        }
+}
+
+void gpu_job_figures_to_store(const GpuJobFigures *f, uint64_t end_time, StoreGpuUsage *ret) {
+        *ret = (StoreGpuUsage) {
+                .job_id = f->job_id,
+                .run = f->run,
+                .gpu = f->gpu,
+                .samples = f->samples,
+                .util_mean = f->samples > 0 ? (double) f->util_sum / f->samples : -1,
+                .util_max = f->util_max,
+                .memory_max = f->memory_max,
+                .energy_j = f->energy_known ? (double) f->energy_mj / 1000.0 : -1,
+                .held_sec = end_time > f->start_time && f->start_time > 0 ? end_time - f->start_time : 0,
+        };
+}
+
+ssize_t gpu_snapshot_find(const GpuSnapshot *s, const Device *d) {
+        if (!s)
+                return -1;
+        if (d->uuid)
+                for (size_t i = 0; i < s->n_gpus; i++)
+                        if (strcmp(s->gpus[i].uuid, d->uuid) == 0)
+                                return (ssize_t) i;
+        if (d->pci_address)
+                for (size_t i = 0; i < s->n_gpus; i++)
+                        if (strcasecmp(s->gpus[i].pci_address, d->pci_address) == 0)
+                                return (ssize_t) i;
+        return -1;
+}
+
+int gpu_cross_check(const Device *d, const NvmlGpuInfo *g, char **ret) {
+        _cleanup_free_ char *s = NULL;
+        char buf[512];
+        size_t len = 0;
+
+        buf[0] = '\0';
+#define DIFFER(...) len += (size_t) snprintf(buf + MIN(len, sizeof buf), sizeof buf - MIN(len, sizeof buf), __VA_ARGS__)
+        if (d->uuid && g->uuid[0] && strcmp(d->uuid, g->uuid) != 0)
+                DIFFER("; UUID: discovery says %s, NVML %s", d->uuid, g->uuid);
+        if (d->model && g->name[0] && strcmp(d->model, g->name) != 0)
+                DIFFER("; model: discovery says \"%s\", NVML \"%s\"", d->model, g->name);
+        if (d->pci_address && g->pci_address[0] && strcasecmp(d->pci_address, g->pci_address) != 0)
+                DIFFER("; PCI address: discovery says %s, NVML %s", d->pci_address, g->pci_address);
+        if (d->numa_node >= 0 && g->numa_node >= 0 && d->numa_node != g->numa_node)
+                DIFFER("; NUMA node: discovery says %d, NVML %d", d->numa_node, g->numa_node);
+#undef DIFFER
+        if (buf[0] == '\0') {
+                *ret = NULL;
+                return 0;
+        }
+        if (asprintf(&s, "%s: %s", d->name, buf + 2) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(s);
+        return 1;
+}
+
+static void log_once(GpuJobs *g, int level, const char *msg) {
+        if (strv_contains(g->logged, msg))
+                return;
+        if (strv_length(g->logged) < GPU_LOGGED_MAX)
+                (void) strv_extend(&g->logged, msg);
+        log_full(level, "GPU telemetry: %s", msg);
+}
+
+static void cross_check(Manager *m, GpuJobs *g, const GpuSnapshot *s) {
+        const DeviceSet *ds = m->devices;
+        bool seen[64] = {};
+
+        for (size_t i = 0; ds && i < ds->n_devices; i++) {
+                const Device *d = &ds->devices[i];
+                _cleanup_free_ char *msg = NULL;
+                ssize_t k;
+
+                if (!device_is_schedulable(d) || d->vendor != DEVICE_VENDOR_NVIDIA)
+                        continue;
+                k = gpu_snapshot_find(s, d);
+                if (k < 0) {
+                        if (asprintf(&msg, "%s (%s): NVML does not see it", d->name,
+                                     d->uuid ?: d->pci_address ?: "no UUID or PCI address") >= 0)
+                                log_once(g, LOG_WARNING, msg);
+                        continue;
+                }
+                if ((size_t) k < ELEMENTSOF(seen))
+                        seen[k] = true;
+                if (gpu_cross_check(d, &s->gpus[k], &msg) > 0)
+                        log_once(g, LOG_WARNING, msg);
+        }
+        for (size_t k = 0; k < s->n_gpus && k < ELEMENTSOF(seen); k++) {
+                _cleanup_free_ char *msg = NULL;
+
+                if (!seen[k] && asprintf(&msg, "NVML sees %s (%s, %s) that discovery does not schedule",
+                                         s->gpus[k].uuid, s->gpus[k].pci_address[0] ? s->gpus[k].pci_address : "no PCI address",
+                                         s->gpus[k].name[0] ? s->gpus[k].name : "unknown model") >= 0)
+                        log_once(g, LOG_WARNING, msg);
+        }
+}
+
+static GpuJobFigures *figures_get(GpuJobs *g, const Job *j, unsigned gpu, bool create) {
+        GpuJobFigures *a;
+
+        for (size_t i = 0; i < g->n_figures; i++)
+                if (g->figures[i].job_id == j->id && g->figures[i].gpu == gpu)
+                        return &g->figures[i];
+        if (!create)
+                return NULL;
+        a = reallocarray(g->figures, g->n_figures + 1, sizeof *a);
+        if (!a)
+                return NULL;
+        g->figures = a;
+        a[g->n_figures] = (GpuJobFigures) GPU_JOB_FIGURES_INIT;
+        a[g->n_figures].job_id = j->id;
+        a[g->n_figures].run = j->requeue_count;
+        a[g->n_figures].gpu = gpu;
+        a[g->n_figures].start_time = j->start_time;
+        return &a[g->n_figures++];
+}
+
+/* Figures of jobs that no longer hold their GPUs (ended, requeued, purged) to the store. */
+static void settle(Manager *m, GpuJobs *g, uint64_t now) {
+        size_t kept = 0;
+
+        for (size_t i = 0; i < g->n_figures; i++) {
+                GpuJobFigures *f = &g->figures[i];
+                Job *j = manager_find_job(m, f->job_id);
+                StoreGpuUsage u;
+                int r;
+
+                if (j && (j->state == JOB_RUNNING || j->state == JOB_SUSPENDED) && j->requeue_count == f->run) {
+                        g->figures[kept++] = *f;
+                        continue;
+                }
+                gpu_job_figures_to_store(f, j && j->end_time > 0 && j->requeue_count == f->run ? j->end_time
+                                                                                                 : f->last_sample ?: now, &u);
+                if (m->devices && f->gpu < m->devices->n_devices)
+                        u.uuid = m->devices->devices[f->gpu].uuid;
+                r = store_record_gpu_usage(m->store, &u);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot record job %" PRIu64 "'s GPU figures: %m", f->job_id);
+        }
+        g->n_figures = kept;
+}
+
+static void sample_jobs(Manager *m, GpuJobs *g, const GpuSnapshot *s, uint64_t now) {
+        const DeviceSet *ds = m->devices;
+
+        for (size_t i = 0; ds && i < m->n_jobs; i++) {
+                const Job *j = m->jobs[i];
+
+                /* A suspended job keeps its GPUs but is not sampled: its figures are of its runs. */
+                if (j->state != JOB_RUNNING || !j->alloc || j->alloc->gpu_mask == 0)
+                        continue;
+                for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                        unsigned gpu = (unsigned) __builtin_ctzll(mask);
+                        GpuJobFigures *f;
+                        ssize_t k;
+
+                        if (gpu >= ds->n_devices)
+                                continue;
+                        f = figures_get(g, j, gpu, true);
+                        if (!f)
+                                continue;
+                        k = gpu_snapshot_find(s, &ds->devices[gpu]);
+                        if (k >= 0)
+                                gpu_job_figures_add(f, &s->samples[k], now);
+                }
+        }
+}
+
+static int snapshot_copy(const GpuSnapshot *s, GpuSnapshot *ret) {
+        GpuSnapshot c = { .n_gpus = s->n_gpus, .taken_usec = s->taken_usec };
+
+        c.gpus = malloc(MAX(s->n_gpus, 1U) * sizeof *c.gpus);
+        c.samples = malloc(MAX(s->n_gpus, 1U) * sizeof *c.samples);
+        if (!c.gpus || !c.samples) {
+                free(c.gpus);
+                free(c.samples);
+                return -ENOMEM;
+        }
+        memcpy(c.gpus, s->gpus, s->n_gpus * sizeof *c.gpus);
+        memcpy(c.samples, s->samples, s->n_gpus * sizeof *c.samples);
+        *ret = c;
+        return 0;
+}
+
+static void on_snapshot(GpuTelemetry *t, int r, const GpuSnapshot *s, void *userdata) {
+        Manager *m = userdata;
+        GpuJobs *g = m->gpu_jobs;
+        uint64_t now = now_usec(CLOCK_REALTIME) / USEC_PER_SEC;
+        const char *reason;
+
+        if (r == -ETIMEDOUT) {
+                if (!g->stall_logged)
+                        log_warning("GPU telemetry stalled: %s; scheduling goes on without it.",
+                                    gpu_telemetry_state(t, &reason) == GPU_TELEMETRY_STALLED ? strna(reason) : "timeout");
+                g->stall_logged = true;
+        } else if (r < 0) {
+                if (gpu_telemetry_state(t, &reason) == GPU_TELEMETRY_OFF)
+                        log_info("GPU telemetry off: %s", strna(reason));
+                else
+                        log_debug_errno(r, "GPU telemetry: no snapshot: %s", strna(reason));
+        } else {
+                GpuSnapshot c;
+
+                g->stall_logged = false;
+                cross_check(m, g, s);
+                sample_jobs(m, g, s, now);
+                if (snapshot_copy(s, &c) >= 0) {
+                        free(g->last.gpus);
+                        free(g->last.samples);
+                        g->last = c;
+                        g->last_realtime = now;
+                }
+        }
+        /* Jobs that ended since are settled whatever this round read. */
+        settle(m, g, now);
+}
+
+static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        GpuJobs *g = m->gpu_jobs;
+        uint64_t every = m->config->gpu_sample_sec;
+        int r;
+
+        if (every == 0) {
+                settle(m, g, now_usec(CLOCK_REALTIME) / USEC_PER_SEC);
+                return sd_event_source_set_time_relative(source, GPU_IDLE_RECHECK_USEC);
+        }
+        r = gpu_telemetry_request(g->telemetry);
+        if (r == -ENODEV) {
+                /* Off for good (no library, no driver): only the ended jobs' figures move. */
+                settle(m, g, now_usec(CLOCK_REALTIME) / USEC_PER_SEC);
+                return sd_event_source_set_time_relative(source, GPU_IDLE_RECHECK_USEC);
+        }
+        if (r < 0 && r != -EBUSY)
+                log_debug_errno(r, "GPU telemetry: cannot ask for a snapshot: %m");
+        return sd_event_source_set_time_relative(source, every * USEC_PER_SEC);
+}
+
+int manager_gpu_jobs_start(Manager *m) {
+        GpuJobs *g;
+        int r;
+
+        g = calloc(1, sizeof *g);
+        if (!g)
+                return -ENOMEM;
+        m->gpu_jobs = g;
+        r = gpu_telemetry_new(m->event, NULL, GPU_TELEMETRY_TIMEOUT_USEC, on_snapshot, m, &g->telemetry);
+        if (r < 0)
+                return r;
+        /* The first snapshot soon after start-up: discovery's cross-check, and the state
+         * corral info shows. */
+        r = sd_event_add_time_relative(m->event, &g->timer, CLOCK_MONOTONIC, USEC_PER_SEC, USEC_PER_SEC / 10,
+                                       on_timer, m);
+        if (r < 0)
+                return r;
+        return sd_event_source_set_enabled(g->timer, SD_EVENT_ON);
+}
+
+void manager_gpu_jobs_free(Manager *m) {
+        GpuJobs *g = TAKE_PTR(m->gpu_jobs);
+
+        if (!g)
+                return;
+        sd_event_source_disable_unref(g->timer);
+        gpu_telemetry_free(g->telemetry);
+        free(g->figures);
+        free(g->last.gpus);
+        free(g->last.samples);
+        strv_free(g->logged);
+        free(g);
+}
+
+const GpuSnapshot *manager_gpu_jobs_last(Manager *m, GpuTelemetryState *ret_state) {
+        GpuJobs *g = m->gpu_jobs;
+
+        if (!g || m->config->gpu_sample_sec == 0) {
+                *ret_state = GPU_TELEMETRY_OFF;
+                return NULL;
+        }
+        *ret_state = gpu_telemetry_state(g->telemetry, NULL);
+        return g->last.n_gpus > 0 ? &g->last : NULL;
+}
+
+json_object *manager_gpu_jobs_info_json(Manager *m) {
+        GpuJobs *g = m->gpu_jobs;
+        json_object *o = json_object_new_object(), *a;
+        GpuTelemetryState state;
+        const char *reason = NULL;
+
+        if (!o)
+                return NULL;
+        if (!g || m->config->gpu_sample_sec == 0) {
+                json_add_string(o, "state", "off");
+                json_add_string(o, "reason", g ? "GPUSampleSec=0" : "not started");
+                return o;
+        }
+        state = gpu_telemetry_state(g->telemetry, &reason);
+        json_add_string(o, "state", gpu_telemetry_state_to_string(state));
+        json_add_string(o, "reason", reason);
+        json_add_u64(o, "sample_sec", m->config->gpu_sample_sec);
+        /* What NVML and discovery disagree on, as logged (at most GPU_LOGGED_MAX). */
+        if (g->logged)
+                json_add_strv(o, "disagreements", g->logged);
+        if (g->last.n_gpus == 0)
+                return o;
+        json_add_u64(o, "sampled", g->last_realtime);
+        a = json_object_new_array();
+        for (size_t i = 0; i < g->last.n_gpus; i++) {
+                const NvmlGpuInfo *gi = &g->last.gpus[i];
+                const NvmlGpuSample *s = &g->last.samples[i];
+                json_object *e = json_object_new_object();
+
+                json_add_string(e, "uuid", gi->uuid);
+                if (gi->name[0])
+                        json_add_string(e, "model", gi->name);
+                if (gi->pci_address[0])
+                        json_add_string(e, "pci_address", gi->pci_address);
+                if (gi->memory_total > 0)
+                        json_add_u64(e, "memory_total", gi->memory_total);
+                if (gi->mig_mode >= 0)
+                        json_add_bool(e, "mig", gi->mig_mode > 0);
+                if (gi->numa_node >= 0)
+                        json_add_u64(e, "numa_node", (uint64_t) gi->numa_node);
+                if (!cpu_set_is_empty(&gi->cpus)) {
+                        _cleanup_free_ char *cpus = cpu_set_format(&gi->cpus);
+                        json_add_string(e, "cpus", cpus);
+                }
+                if (s->utilization >= 0)
+                        json_add_u64(e, "utilization", (uint64_t) s->utilization);
+                if (s->memory_used != UINT64_MAX)
+                        json_add_u64(e, "memory_used", s->memory_used);
+                if (s->power_mw >= 0)
+                        json_add_u64(e, "power_mw", (uint64_t) s->power_mw);
+                if (s->temperature >= 0)
+                        json_add_u64(e, "temperature", (uint64_t) s->temperature);
+                if (s->energy_mj != UINT64_MAX)
+                        json_add_u64(e, "energy_mj", s->energy_mj);
+                if (s->n_processes_total != SIZE_MAX)
+                        json_add_u64(e, "processes", s->n_processes_total);
+                json_object_array_add(a, e);
+        }
+        json_add(o, "gpus", a);
+        return o;
+}
+
+static json_object *usage_to_json(const StoreGpuUsage *u, bool running) {
+        json_object *e = json_object_new_object();
+
+        json_add_u64(e, "gpu", u->gpu);
+        json_add_string(e, "uuid", u->uuid);
+        json_add_u64(e, "samples", u->samples);
+        if (u->util_mean >= 0) {
+                json_add(e, "util_mean", json_object_new_double(u->util_mean));
+                json_add_u64(e, "util_max", u->util_max);
+                json_add_u64(e, "memory_max", u->memory_max);
+        }
+        if (u->energy_j >= 0)
+                json_add(e, "energy_j", json_object_new_double(u->energy_j));
+        json_add_u64(e, "held_sec", u->held_sec);
+        json_add_bool(e, "running", running);
+        return e;
+}
+
+json_object *manager_gpu_jobs_usage_json(Manager *m, uint64_t job_id) {
+        StoreGpuUsage *rows = NULL;
+        GpuJobs *g = m->gpu_jobs;
+        json_object *a = NULL;
+        size_t n = 0;
+        uint64_t now = now_usec(CLOCK_REALTIME) / USEC_PER_SEC;
+
+        /* A running job's figures so far come first: its stored ones are of an earlier run. */
+        for (size_t i = 0; g && i < g->n_figures; i++) {
+                StoreGpuUsage u;
+
+                if (g->figures[i].job_id != job_id)
+                        continue;
+                gpu_job_figures_to_store(&g->figures[i], now, &u);
+                if (m->devices && u.gpu < m->devices->n_devices)
+                        u.uuid = m->devices->devices[u.gpu].uuid;
+                if (!a && !(a = json_object_new_array()))
+                        return NULL;
+                json_object_array_add(a, usage_to_json(&u, true));
+        }
+        if (a)
+                return a;
+        if (store_load_gpu_usage(m->store, job_id, &rows, &n) < 0 || n == 0) {
+                store_gpu_usage_free(rows, n);
+                return NULL;
+        }
+        a = json_object_new_array();
+        for (size_t i = 0; a && i < n; i++)
+                json_object_array_add(a, usage_to_json(&rows[i], false));
+        store_gpu_usage_free(rows, n);
+        return a;
+}

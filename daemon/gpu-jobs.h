@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* What running jobs do with their GPUs: every GPUSampleSec= a snapshot of NVML's figures
+ * (gpu-telemetry.c, off the loop), each GPU a RUNNING job holds sampled (a suspended job's
+ * are not), its figures kept in a table of their own by job id and written to the store
+ * (job_gpu_usage) once the job no longer holds the GPU. Discovery's view of each NVIDIA
+ * GPU (procfs/sysfs, which stays what scheduling uses) is compared with NVML's, each
+ * disagreement logged once. */
+
+#include <json-c/json.h>
+#include <sys/types.h>
+
+#include "devices.h"
+#include "gpu-telemetry.h"
+#include "manager.h"
+#include "nvml.h"
+#include "store.h"
+
+/* One job's figures for one GPU over one run, while it runs. */
+typedef struct GpuJobFigures {
+        uint64_t job_id;
+        uint32_t run;            /* the job's requeue count when first sampled */
+        unsigned gpu;            /* Corral's index */
+        uint64_t start_time;     /* the job's, seconds since the epoch */
+        uint64_t last_sample;    /* seconds since the epoch */
+        uint32_t samples;        /* readings with a utilisation */
+        uint64_t util_sum;
+        unsigned util_max;
+        uint64_t memory_max;
+        uint64_t energy_mj;      /* the counter's increase across readings */
+        uint64_t energy_prev_mj; /* the last reading; UINT64_MAX: none yet */
+        bool energy_known;
+} GpuJobFigures;
+
+#define GPU_JOB_FIGURES_INIT { .energy_prev_mj = UINT64_MAX }
+
+/* Adds one reading. A counter that went back (the driver reloaded) restarts the sum from
+ * the new reading. */
+void gpu_job_figures_add(GpuJobFigures *f, const NvmlGpuSample *s, uint64_t now);
+/* The row to store, with end_time (seconds since the epoch) the end of its hold. */
+void gpu_job_figures_to_store(const GpuJobFigures *f, uint64_t end_time, StoreGpuUsage *ret);
+
+/* Whether discovery's d and NVML's g disagree (model, PCI address, NUMA node, UUID, where
+ * both say): 1 with what differs in *ret ("gpu0: model: procfs says ..., NVML says ..."),
+ * 0 when they agree, -ENOMEM. */
+int gpu_cross_check(const Device *d, const NvmlGpuInfo *g, char **ret);
+/* The reading in s of d, by UUID, else PCI address; -1: NVML does not see it. */
+ssize_t gpu_snapshot_find(const GpuSnapshot *s, const Device *d);
+
+/* Starts the sampling (GPUSampleSec=, read at each round so a reload takes effect). */
+int manager_gpu_jobs_start(Manager *m);
+void manager_gpu_jobs_free(Manager *m);
+/* The last snapshot (NULL: none yet, or telemetry not started) and telemetry's state now,
+ * for the metrics file. */
+const GpuSnapshot *manager_gpu_jobs_last(Manager *m, GpuTelemetryState *ret_state);
+/* GetInfo's "gpu_telemetry": its state, why, what NVML and discovery disagree on, and
+ * the last snapshot's figures per GPU. */
+json_object *manager_gpu_jobs_info_json(Manager *m);
+/* Show's "gpu_usage" for job: the stored rows of its latest run, else the figures so far
+ * of a running job. NULL: none (or -ENOMEM). */
+json_object *manager_gpu_jobs_usage_json(Manager *m, uint64_t job_id);

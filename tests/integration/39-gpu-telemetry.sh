@@ -1,0 +1,84 @@
+#!/bin/bash
+# GPU telemetry through NVML, with the fake libnvidia-ml.so.1 of the build tree
+# (tests/fake-nvml/) loaded by corrald through CORRAL_NVML_LIBRARY, serving one GPU that a
+# [Device] section declares by PCI address over a fake node (major 195): corral info says
+# telemetry is on, a job's figures in corral show are the counters the fake served while it
+# ran, and a wedged fake (every call blocks) makes telemetry "stalled" while jobs are still
+# scheduled and corral info still answers; once the fake answers again it is back on.
+# The card's identity (its PCI address) stays in the store, at whatever index was free,
+# as 38-gpu's cards do.
+# timeout: 600
+. "$CORRAL_TEST_LIB"
+dropin=/etc/corral/corral.conf.d/39-gpu-telemetry.conf
+unitdrop=/run/systemd/system/corrald.service.d/39-fake-nvml.conf
+lib=/usr/local/lib/corral-test/libfake-nvml.so
+conf=/run/corral-fake-nvml.conf
+cleanup() {
+    echo "gpu uuid=GPU-39 pci=00000000:3B:00.0" > "$conf.new" 2>/dev/null && mv "$conf.new" "$conf"
+    corral cancel -u "$USER_A" >/dev/null 2>&1 || true
+    rm -f "$dropin" "$unitdrop" /dev/nvidia0 /dev/nvidiactl
+    systemctl daemon-reload
+    systemctl restart corrald >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+grep -qE '^ *195 ' /proc/devices && skip "a driver serves major 195 here: the fake GPU would be real"
+[ -f "$CORRAL_BUILDDIR/tests/fake-nvml/libfake-nvml.so" ] || fail "no fake NVML in the build tree"
+install -D -m 0644 "$CORRAL_BUILDDIR/tests/fake-nvml/libfake-nvml.so" "$lib"
+
+# Written whole and renamed: the fake reads the file on every call.
+fake() { printf '%s\n' "$@" > "$conf.new" && mv "$conf.new" "$conf"; }
+fake "gpu uuid=GPU-39 pci=00000000:3B:00.0 memory=42949672960 used=1073741824 util=40 energy=1000000 power=100000 temp=40 name=NVIDIA A100-SXM4-40GB"
+rm -f /dev/nvidia0 /dev/nvidiactl
+mknod -m 0666 /dev/nvidia0 c 195 0
+mknod -m 0666 /dev/nvidiactl c 195 255
+mkdir -p /etc/corral/corral.conf.d "$(dirname "$unitdrop")"
+printf '[Manager]\nGPUSampleSec=1s\n\n[Device]\nName=gpu0\nVendor=nvidia\nNodes=/dev/nvidia0\nPCIAddress=0000:3b:00.0\nModel=NVIDIA A100-SXM4-40GB\n' > "$dropin"
+printf '[Service]\nEnvironment=CORRAL_NVML_LIBRARY=%s FAKE_NVML_CONFIG=%s\n' "$lib" "$conf" > "$unitdrop"
+systemctl daemon-reload
+systemctl restart corrald
+
+telemetry() { corral info --json | jq -r '.gpu_telemetry.state // "none"'; }
+wait_for 60 sh -c '[ "$(corral info --json | jq -r .gpu_telemetry.state)" = on ]' \
+    || fail "telemetry not on: $(corral info --json | jq -c .gpu_telemetry)"
+info=$(corral info)
+log "$(grep -A2 -E 'Telemetry|NVML' <<<"$info")"
+assert_match "$info" 'Telemetry: on \(NVML, every 1 s\)' "corral info's telemetry line"
+assert_match "$info" 'GPU-39 0000:3b:00.0  40% busy  1G used of 40G  100 W  40 C' "corral info's NVML reading"
+
+# A job on the GPU: two readings of the counters while it runs, then it ends.
+work=$(as_user "$USER_A" mktemp -d /tmp/gputel.XXXXXX)
+id=$(cd "$work" && as_user "$USER_A" corral submit --parsable --gpus 1 -o "$work/out" -- sleep 12)
+[ -n "$id" ] || fail "the GPU job was refused"
+wait_for 60 sh -c "[ \"\$(corral show --json $id | jq -r .job.state)\" = RUNNING ]" || fail "job $id does not run"
+wait_for 30 sh -c "corral show --json $id | jq -e '.job.gpu_usage[0].samples >= 2' >/dev/null" \
+    || fail "no readings of job $id's GPU: $(corral show --json "$id" | jq -c .job.gpu_usage)"
+fake "gpu uuid=GPU-39 pci=00000000:3B:00.0 memory=42949672960 used=3221225472 util=80 energy=5000000 name=NVIDIA A100-SXM4-40GB"
+wait_for 60 sh -c "corral show --json $id | jq -e '.job.gpu_usage[0].running == false' >/dev/null" \
+    || fail "job $id's GPU figures not stored at its end: $(corral show --json "$id" | jq -c '.job.state, .job.gpu_usage')"
+usage=$(corral show --json "$id" | jq -c '.job.gpu_usage[0]')
+log "job $id: $usage"
+assert_eq "$(jq -r .util_max <<<"$usage")" 80 "the highest utilisation the fake served"
+assert_eq "$(jq -r .memory_max <<<"$usage")" 3221225472 "the highest memory the fake served"
+assert_eq "$(jq -r .energy_j <<<"$usage")" 4000 "the energy counter's increase (5000000 - 1000000 mJ)"
+mean=$(jq -r .util_mean <<<"$usage")
+awk -v m="$mean" 'BEGIN { exit !(m > 40 && m < 80) }' || fail "mean utilisation $mean not between the two readings"
+held=$(jq -r .held_sec <<<"$usage")
+[ "$held" -ge 10 ] && [ "$held" -le 60 ] || fail "held $held s for a 12 s job"
+idx=$(jq -r .gpu <<<"$usage")
+assert_match "$(corral show "$id")" "GPU${idx}Usage: [0-9]+% busy on average, 80% at most; 3G memory at most; 4000 J; held" \
+    "corral show's GPU line"
+
+# The driver wedges: telemetry stalls within its 5 s timeout; jobs are still scheduled.
+fake wedge "gpu uuid=GPU-39 pci=00000000:3B:00.0"
+wait_for 60 sh -c '[ "$(corral info --json | jq -r .gpu_telemetry.state)" = stalled ]' \
+    || fail "telemetry not stalled with the driver wedged: $(corral info --json | jq -c .gpu_telemetry)"
+log "wedged: $(corral info --json | jq -c .gpu_telemetry)"
+start=$(date +%s)
+out=$(as_user "$USER_A" corral submit --wait -- /bin/true 2>&1) || fail "a job with the driver wedged: $out"
+log "a job ran in $(( $(date +%s) - start )) s with the driver wedged"
+journalctl -u corrald --since -2min --no-pager | grep -q 'GPU telemetry stalled' || fail "the stall was not logged"
+
+# It answers again: back on.
+fake "gpu uuid=GPU-39 pci=00000000:3B:00.0 util=5 name=NVIDIA A100-SXM4-40GB"
+wait_for 60 sh -c '[ "$(corral info --json | jq -r .gpu_telemetry.state)" = on ]' \
+    || fail "telemetry not back on: $(corral info --json | jq -c .gpu_telemetry)"

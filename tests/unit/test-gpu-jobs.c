@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* daemon/gpu-jobs.c: a running job's GPU figures from NVML, through the fake
+ * libnvidia-ml.so.1 ($FAKE_NVML_LIBRARY) and a Manager with no executor: what is stored at
+ * its end is what the fake served while it ran (a suspended job not sampled), corral show
+ * and corral info carry it; and the pure parts: the sums, the energy counter going back,
+ * the cross-check of discovery with NVML. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "accounting/accounting.h"
+#include "daemon/gpu-jobs.h"
+#include "daemon/job-table.h"
+#include "daemon/manager.h"
+#include "daemon/metrics.h"
+#include "daemon/sched-driver.h"
+#include "daemon/store.h"
+#include "daemon/usage.h"
+#include "json-util.h"
+#include "time-util.h"
+#include "tmp-tree.h"
+#include "test-manager-call.h"
+
+#define NOBODY 65534
+#define SUBMIT_TRUE "\"argv\":[\"/bin/true\"],\"workdir\":\"/tmp\""
+
+static NvmlGpuSample sample(int util, uint64_t mem, uint64_t energy) {
+        return (NvmlGpuSample) { .utilization = util, .memory_utilization = -1, .memory_used = mem,
+                                 .energy_mj = energy, .power_mw = -1, .temperature = -1 };
+}
+
+static void test_figures(void **state) {
+        GpuJobFigures f = GPU_JOB_FIGURES_INIT;
+        NvmlGpuSample s;
+        StoreGpuUsage u;
+
+        f.start_time = 1000;
+        s = sample(20, 100, 5000);
+        gpu_job_figures_add(&f, &s, 1010);
+        s = sample(60, 300, 8000);
+        gpu_job_figures_add(&f, &s, 1020);
+        /* Unknown figures count for nothing. */
+        s = sample(-1, UINT64_MAX, UINT64_MAX);
+        gpu_job_figures_add(&f, &s, 1030);
+        /* The counter went back (the driver reloaded): the sum goes on from there. */
+        s = sample(40, 200, 1000);
+        gpu_job_figures_add(&f, &s, 1040);
+        s = sample(40, 200, 1500);
+        gpu_job_figures_add(&f, &s, 1050);
+        gpu_job_figures_to_store(&f, 1100, &u);
+        assert_int_equal(u.samples, 4);
+        assert_true(u.util_mean == 40.0);
+        assert_int_equal(u.util_max, 60);
+        assert_true(u.memory_max == 300);
+        assert_true(u.energy_j == 3.5);
+        assert_int_equal(u.held_sec, 100);
+
+        /* Never read: unknown, not zero. */
+        f = (GpuJobFigures) GPU_JOB_FIGURES_INIT;
+        f.start_time = 1000;
+        gpu_job_figures_to_store(&f, 1060, &u);
+        assert_int_equal(u.samples, 0);
+        assert_true(u.util_mean < 0);
+        assert_true(u.energy_j < 0);
+        assert_int_equal(u.held_sec, 60);
+}
+
+static void test_cross_check(void **state) {
+        Device d = { .name = (char *) "gpu0", .vendor = DEVICE_VENDOR_NVIDIA, .model = (char *) "NVIDIA A100-SXM4-40GB",
+                     .uuid = (char *) "GPU-0", .pci_address = (char *) "0000:3b:00.0", .numa_node = 0 };
+        NvmlGpuInfo g = { .uuid = "GPU-0", .name = "NVIDIA A100-SXM4-40GB", .pci_address = "0000:3b:00.0",
+                          .numa_node = 0, .mig_mode = -1 };
+        NvmlGpuInfo other = { .uuid = "GPU-9", .pci_address = "0000:3b:00.0", .numa_node = -1 };
+        GpuSnapshot s = { .gpus = &other, .n_gpus = 1 };
+        char *msg = NULL;
+
+        assert_int_equal(gpu_cross_check(&d, &g, &msg), 0);
+        assert_null(msg);
+        /* What one side does not say is no disagreement. */
+        g.numa_node = -1;
+        g.name[0] = '\0';
+        assert_int_equal(gpu_cross_check(&d, &g, &msg), 0);
+        strcpy(g.name, "NVIDIA H100 80GB HBM3");
+        g.numa_node = 1;
+        assert_int_equal(gpu_cross_check(&d, &g, &msg), 1);
+        assert_string_equal(msg, "gpu0: model: discovery says \"NVIDIA A100-SXM4-40GB\", NVML \"NVIDIA H100 80GB "
+                                 "HBM3\"; NUMA node: discovery says 0, NVML 1");
+        free(msg);
+
+        /* Found by UUID first, else by PCI address. */
+        assert_int_equal(gpu_snapshot_find(&s, &d), 0);
+        d.pci_address = (char *) "0000:5e:00.0";
+        assert_int_equal(gpu_snapshot_find(&s, &d), -1);
+        d.uuid = (char *) "GPU-9";
+        assert_int_equal(gpu_snapshot_find(&s, &d), 0);
+}
+
+/* ---- through a Manager ---- */
+
+static SchedNode nodes[1];
+static char config_path[128];
+
+static Device test_devices[] = {
+        { .name = (char *) "gpu0", .vendor = DEVICE_VENDOR_NVIDIA, .model = (char *) "NVIDIA A100-SXM4-40GB",
+          .uuid = (char *) "GPU-aaaa", .pci_address = (char *) "0000:3b:00.0", .numa_node = 0 },
+        { .name = (char *) "gpu1", .vendor = DEVICE_VENDOR_NVIDIA, .model = (char *) "NVIDIA A100-SXM4-40GB",
+          .uuid = (char *) "GPU-bbbb", .pci_address = (char *) "0000:5e:00.0", .numa_node = 0 },
+};
+
+static void write_fake(const char *gpu1) {
+        char tmp[160];
+        FILE *f;
+
+        snprintf(tmp, sizeof tmp, "%s.new", config_path);
+        f = fopen(tmp, "we");
+        assert_non_null(f);
+        fprintf(f, "gpu uuid=GPU-aaaa pci=00000000:3B:00.0 util=5 used=1 energy=1 memory=42949672960 "
+                   "name=NVIDIA A100-SXM4-40GB\n"
+                   "gpu uuid=GPU-bbbb pci=00000000:5E:00.0 memory=42949672960 %s name=NVIDIA A100-SXM4-40GB\n", gpu1);
+        assert_int_equal(fclose(f), 0);
+        assert_int_equal(rename(tmp, config_path), 0);
+}
+
+static json_object *info_gpu(Manager *m, size_t i, const char *key) {
+        json_object *r = call(m, 0, CORRAL_METHOD_GET_INFO, "{}"), *p, *t, *g, *v = NULL;
+
+        if (json_object_object_get_ex(r, "parameters", &p) && json_object_object_get_ex(p, "gpu_telemetry", &t) &&
+            json_object_object_get_ex(t, "gpus", &g) && i < json_object_array_length(g))
+                json_object_object_get_ex(json_object_array_get_idx(g, i), key, &v);
+        v = v ? json_object_get(v) : NULL;
+        json_object_put(r);
+        return v;
+}
+
+/* Runs the loop until GPU 1's utilisation in corral info is util: the round that read the
+ * fake as last written has been taken in. */
+static void wait_for_round(Manager *m, int util) {
+        uint64_t until = now_usec(CLOCK_MONOTONIC) + 20 * USEC_PER_SEC;
+
+        for (;;) {
+                json_object *v = info_gpu(m, 1, "utilization");
+                int got = v ? json_object_get_int(v) : -1;
+
+                json_object_put(v);
+                if (got == util)
+                        return;
+                if (now_usec(CLOCK_MONOTONIC) > until)
+                        fail_msg("no snapshot with utilisation %d (last %d)", util, got);
+                assert_true(sd_event_run(m->event, 200 * 1000) >= 0);
+        }
+}
+
+static void test_job_figures(void **state) {
+        Tree *t = *state;
+        DeviceSet ds = { .devices = test_devices, .n_devices = ELEMENTSOF(test_devices) };
+        Manager *m = calloc(1, sizeof *m);
+        json_object *r, *p, *job, *usage, *e, *v;
+        char *err = NULL, params[64], conf[160];
+        uint64_t id;
+        Job *j;
+        FILE *f;
+
+        snprintf(config_path, sizeof config_path, "%s/fake-nvml.conf", t->dir);
+        assert_int_equal(setenv("FAKE_NVML_CONFIG", config_path, 1), 0);
+        assert_int_equal(setenv(NVML_LIBRARY_ENV, getenv("FAKE_NVML_LIBRARY"), 1), 0);
+        snprintf(conf, sizeof conf, "%s/corral.conf", t->dir);
+        f = fopen(conf, "we");
+        assert_non_null(f);
+        fprintf(f, "[Manager]\nGPUSampleSec=1s\nMetricsFile=%s/corral.prom\n", t->dir);
+        assert_int_equal(fclose(f), 0);
+
+        assert_non_null(m);
+        assert_int_equal(sd_event_new(&m->event), 0);
+        manager_pick_backends(m);
+        m->confdir = strdup(t->dir);
+        if (manager_reload(m, &err) < 0)
+                fail_msg("configuration: %s", err);
+        assert_int_equal(m->config->gpu_sample_sec, 1);
+        assert_int_equal(store_open(t->dir, &m->store), 0);
+        assert_int_equal(accounting_new(m->store, NULL, m->config, &m->acct), 0);
+        m->sched = sched_context_new();
+        nodes[0] = (SchedNode) { .memory = UINT64_C(8) << 30, .speed = 1 };
+        for (unsigned c = 0; c < 4; c++)
+                cpu_set_add(&nodes[0].cpus, c);
+        m->machine = (SchedMachine) { .nodes = nodes, .n_nodes = 1 };
+        m->next_id = 1;
+        strcpy(m->hostname, "testhost");
+        m->devices = &ds;
+
+        write_fake("util=20 used=100 energy=1000");
+        assert_int_equal(manager_gpu_jobs_start(m), 0);
+        wait_for_round(m, 20);
+        r = call(m, 0, CORRAL_METHOD_GET_INFO, "{}");
+        assert_true(json_object_object_get_ex(r, "parameters", &p));
+        assert_true(json_object_object_get_ex(p, "gpu_telemetry", &v));
+        assert_string_equal(json_object_get_string(json_object_object_get(v, "state")), "on");
+        assert_int_equal(json_object_array_length(json_object_object_get(v, "gpus")), 2);
+
+        /* Discovery and NVML agree: nothing to report. */
+        assert_false(json_object_object_get_ex(v, "disagreements", NULL));
+        json_object_put(r);
+
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":1}");
+        assert_true(json_object_object_get_ex(r, "parameters", &p));
+        id = (uint64_t) json_object_get_int64(json_object_object_get(p, "job_id"));
+        json_object_put(r);
+        assert_int_equal(manager_schedule(m), 0);
+        j = manager_find_job(m, id);
+        assert_int_equal(j->state, JOB_RUNNING);
+        j->alloc->gpu_mask = 0x2; /* as if it held gpu1 */
+
+        /* Two rounds while it runs. */
+        write_fake("util=30 used=100 energy=2000");
+        wait_for_round(m, 30);
+        write_fake("util=70 used=300 energy=5000");
+        wait_for_round(m, 70);
+        /* The metrics file: NVML's readings of each GPU, the job and user holding it. */
+        {
+                char prom[200], *text = NULL;
+                size_t len = 0;
+                FILE *pf;
+
+                assert_int_equal(manager_write_metrics(m), 0);
+                snprintf(prom, sizeof prom, "%s/corral.prom", t->dir);
+                pf = fopen(prom, "re");
+                assert_non_null(pf);
+                assert_true(getdelim(&text, &len, '\0', pf) > 0);
+                fclose(pf);
+                assert_non_null(strstr(text, "corral_gpu_telemetry_up 1\n"));
+                assert_non_null(strstr(text, "# TYPE corral_gpu_utilization_ratio gauge\n"));
+                assert_non_null(strstr(text, "corral_gpu_utilization_ratio{gpu=\"gpu0\",uuid=\"GPU-aaaa\"} 0.05\n"));
+                snprintf(prom, sizeof prom,
+                         "corral_gpu_utilization_ratio{gpu=\"gpu1\",uuid=\"GPU-bbbb\",job=\"%" PRIu64 "\",user=\"nobody\"} 0.70\n", id);
+                assert_non_null(strstr(text, prom));
+                assert_non_null(strstr(text, "corral_gpu_memory_used_bytes{gpu=\"gpu0\",uuid=\"GPU-aaaa\"} 1\n"));
+                assert_non_null(strstr(text, "corral_gpu_energy_joules_total{gpu=\"gpu0\",uuid=\"GPU-aaaa\"} 0.001\n"));
+                assert_null(strstr(text, "corral_gpu_power_watts{"));
+                free(text);
+        }
+
+        /* Suspended: not sampled. */
+        j->state = JOB_SUSPENDED;
+        write_fake("util=100 used=999 energy=90000");
+        wait_for_round(m, 100);
+        /* The figures so far, while it holds the GPU. */
+        snprintf(params, sizeof params, "{\"job_id\":%" PRIu64 "}", id);
+        r = call(m, NOBODY, CORRAL_METHOD_SHOW, params);
+        assert_true(json_object_object_get_ex(r, "parameters", &p));
+        assert_true(json_object_object_get_ex(p, "job", &job));
+        assert_true(json_object_object_get_ex(job, "gpu_usage", &usage));
+        e = json_object_array_get_idx(usage, 0);
+        assert_true(json_object_get_boolean(json_object_object_get(e, "running")));
+        assert_int_equal(json_object_get_int(json_object_object_get(e, "util_max")), 70);
+        json_object_put(r);
+
+        /* It ends: the next round stores its figures. */
+        j->state = JOB_COMPLETED;
+        j->end_time = j->start_time + 100;
+        write_fake("util=0 used=0 energy=90000");
+        wait_for_round(m, 0);
+
+        r = call(m, NOBODY, CORRAL_METHOD_SHOW, params);
+        assert_true(json_object_object_get_ex(r, "parameters", &p));
+        assert_true(json_object_object_get_ex(p, "job", &job));
+        assert_true(json_object_object_get_ex(job, "gpu_usage", &usage));
+        assert_int_equal(json_object_array_length(usage), 1);
+        e = json_object_array_get_idx(usage, 0);
+        assert_false(json_object_get_boolean(json_object_object_get(e, "running")));
+        assert_int_equal(json_object_get_int(json_object_object_get(e, "gpu")), 1);
+        assert_string_equal(json_object_get_string(json_object_object_get(e, "uuid")), "GPU-bbbb");
+        assert_int_equal(json_object_get_int(json_object_object_get(e, "samples")), 2);
+        assert_true(json_object_get_double(json_object_object_get(e, "util_mean")) == 50.0);
+        assert_int_equal(json_object_get_int(json_object_object_get(e, "util_max")), 70);
+        assert_int_equal(json_object_get_int(json_object_object_get(e, "memory_max")), 300);
+        assert_true(json_object_get_double(json_object_object_get(e, "energy_j")) == 3.0);
+        assert_int_equal(json_object_get_int(json_object_object_get(e, "held_sec")), 100);
+        json_object_put(r);
+
+        /* NVML sees another model on gpu1's bus than discovery, and a GPU discovery did not
+         * find: reported, each once however many rounds see it. */
+        for (int util = 9; util <= 10; util++) {
+                char tmp[160];
+                FILE *ff;
+
+                snprintf(tmp, sizeof tmp, "%s.new", config_path);
+                ff = fopen(tmp, "we");
+                assert_non_null(ff);
+                fprintf(ff, "gpu uuid=GPU-aaaa pci=00000000:3B:00.0 util=5 name=NVIDIA A100-SXM4-40GB\n"
+                            "gpu uuid=GPU-bbbb pci=00000000:5E:00.0 util=%d numa=1 name=NVIDIA H100 80GB HBM3\n"
+                            "gpu uuid=GPU-cccc pci=00000000:AF:00.0 util=0 name=NVIDIA H100 80GB HBM3\n", util);
+                assert_int_equal(fclose(ff), 0);
+                assert_int_equal(rename(tmp, config_path), 0);
+                wait_for_round(m, util);
+        }
+        r = call(m, 0, CORRAL_METHOD_GET_INFO, "{}");
+        assert_true(json_object_object_get_ex(r, "parameters", &p));
+        assert_true(json_object_object_get_ex(p, "gpu_telemetry", &v));
+        assert_true(json_object_object_get_ex(v, "disagreements", &v));
+        assert_int_equal(json_object_array_length(v), 2);
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 0)),
+                            "gpu1: model: discovery says \"NVIDIA A100-SXM4-40GB\", NVML \"NVIDIA H100 80GB HBM3\"; "
+                            "NUMA node: discovery says 0, NVML 1");
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 1)),
+                            "NVML sees GPU-cccc (0000:af:00.0, NVIDIA H100 80GB HBM3) that discovery does not schedule");
+        json_object_put(r);
+
+        unsetenv(NVML_LIBRARY_ENV);
+        m->devices = NULL; /* not the manager's to free */
+        m->nodes = NULL;
+        manager_free(m);
+}
+
+/* No library: telemetry is off, with why, in corral info; everything else works. */
+static void test_off(void **state) {
+        Tree *t = *state;
+        Manager *m = calloc(1, sizeof *m);
+        json_object *r, *p, *v;
+        char *err = NULL;
+        uint64_t until;
+
+        assert_int_equal(setenv(NVML_LIBRARY_ENV, "/nonexistent/libnvidia-ml.so.1", 1), 0);
+        assert_non_null(m);
+        assert_int_equal(sd_event_new(&m->event), 0);
+        manager_pick_backends(m);
+        m->confdir = strdup(t->dir);
+        if (manager_reload(m, &err) < 0)
+                fail_msg("configuration: %s", err);
+        assert_int_equal(store_open(t->dir, &m->store), 0);
+        assert_int_equal(manager_gpu_jobs_start(m), 0);
+        until = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
+        for (;;) {
+                const char *state_s;
+
+                r = call(m, 0, CORRAL_METHOD_GET_INFO, "{}");
+                assert_true(json_object_object_get_ex(r, "parameters", &p));
+                assert_true(json_object_object_get_ex(p, "gpu_telemetry", &v));
+                state_s = json_object_get_string(json_object_object_get(v, "state"));
+                if (strcmp(state_s, "off") == 0) {
+                        assert_true(strncmp(json_object_get_string(json_object_object_get(v, "reason")),
+                                            "/nonexistent/libnvidia-ml.so.1 not found", 40) == 0);
+                        json_object_put(r);
+                        break;
+                }
+                json_object_put(r);
+                assert_true(now_usec(CLOCK_MONOTONIC) < until);
+                assert_true(sd_event_run(m->event, 200 * 1000) >= 0);
+        }
+        unsetenv(NVML_LIBRARY_ENV);
+        manager_free(m);
+}
+
+static int setup(void **state) {
+        return tree_setup_prefix(state, "corral-gpu-jobs");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_figures),
+                cmocka_unit_test(test_cross_check),
+                cmocka_unit_test_setup_teardown(test_job_figures, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_off, setup, tree_teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
