@@ -253,7 +253,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *p) {
                 return NVML_ERROR_NOT_SUPPORTED;
         memset(p, 0, sizeof *p);
         snprintf(p->busId, sizeof p->busId, "%s", g->pci);
-        snprintf(p->busIdLegacy, sizeof p->busIdLegacy, "%s", g->pci);
+        /* The legacy field holds 16 bytes: cut, as the driver does. */
+        snprintf(p->busIdLegacy, sizeof p->busIdLegacy, "%.15s", g->pci);
         return NVML_SUCCESS;
 }
 
