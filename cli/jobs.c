@@ -55,6 +55,25 @@ int job_entry_from_json(json_object *o, JobEntry *ret) {
         ret->priority = ret->info.priority;
         if (json_object_object_get_ex(o, "charge", &v))
                 charge_view_from_json(v, &ret->charge);
+        if (json_object_object_get_ex(o, "gpu_usage", &v) && json_object_is_type(v, json_type_array))
+                for (size_t i = 0; i < json_object_array_length(v) && i < CORRAL_GPUS_MAX; i++) {
+                        json_object *e = json_object_array_get_idx(v, i), *x;
+                        JobGpuTotals *t = &ret->info.gpu_totals;
+
+                        if (!json_object_is_type(e, json_type_object) ||
+                            !json_object_object_get_ex(e, "util_mean", &x))
+                                continue;
+                        t->n++;
+                        t->util_mean += json_object_get_double(x);
+                        if (json_object_object_get_ex(e, "util_max", &x))
+                                t->util_max += (unsigned) MIN(MAX(json_object_get_int64(x), 0), 100);
+                        if (json_object_object_get_ex(e, "memory_max", &x))
+                                t->memory_max += (uint64_t) MAX(json_object_get_int64(x), 0);
+                        if (json_object_object_get_ex(e, "energy_j", &x)) {
+                                t->has_energy = true;
+                                t->energy_j += MAX(json_object_get_double(x), 0.0);
+                        }
+                }
         return 0;
 }
 

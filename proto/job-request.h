@@ -240,6 +240,17 @@ typedef struct JobUsage {
 /* What List shows to everyone (the public queue view), plus, when has_details, what only
  * the owner and admins may see. The state is its display name (see daemon/job-state.h),
  * carried as a string so clients need not share the daemon's enum. */
+/* A job's GPU figures summed over its GPUs, from Show's gpu_usage (corrald's NVML
+ * readings): filled by the client, not a field of the wire's job object. */
+typedef struct JobGpuTotals {
+        unsigned n;             /* GPUs read; 0: none */
+        double util_mean;       /* percent, summed */
+        unsigned util_max;      /* percent, summed */
+        uint64_t memory_max;    /* bytes, summed */
+        bool has_energy;
+        double energy_j;
+} JobGpuTotals;
+
 typedef struct JobInfo {
         uint64_t id;
         char *name;
@@ -272,6 +283,7 @@ typedef struct JobInfo {
         char *workdir, *stdin_path, *stdout_path, *stderr_path;
         char *comment;          /* sbatch --comment */
         JobUsage usage;
+        JobGpuTotals gpu_totals;
 
         /* The scheduler's view of a pending job (List and Show only, not Wait): */
         uint64_t est_start;     /* when it is expected to start; 0: no estimate, not sent */

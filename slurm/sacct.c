@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pwd.h>
+#include <strings.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,7 +46,8 @@ static void help(void) {
 static const char *const all_fields =
         "Account AllocCPUS AllocTRES Comment CPUTime CPUTimeRAW Elapsed ElapsedRaw End ExitCode Group JobID\n"
         "JobIDRaw JobName MaxRSS NCPUS NNodes NodeList Partition Priority QOS Reason ReqCPUS ReqMem ReqTRES\n"
-        "Start State Submit Timelimit TotalCPU UID User WorkDir\n";
+        "Start State Submit Timelimit TotalCPU UID User WorkDir TRESUsageInAve TRESUsageInMax\n"
+        "ConsumedEnergy ConsumedEnergyRaw\n";
 
 static const char *group_of(uid_t uid) {
         const char *name;
@@ -211,7 +213,9 @@ static int run(int argc, char *argv[]) {
         for (size_t i = 0; i < fmt.n; i++)
                 details = details || strcaseeq(fmt.items[i].name, "TotalCPU") ||
                           strcaseeq(fmt.items[i].name, "MaxRSS") || strcaseeq(fmt.items[i].name, "WorkDir") ||
-                          strcaseeq(fmt.items[i].name, "Comment");
+                          strcaseeq(fmt.items[i].name, "Comment") ||
+                          strncasecmp(fmt.items[i].name, "TRESUsageIn", 11) == 0 ||
+                          strncasecmp(fmt.items[i].name, "ConsumedEnergy", 14) == 0;
 
         /* As sacct: one's own jobs unless -u or -a (root: everyone's); since midnight
          * unless -S, or any time when jobs are named. */

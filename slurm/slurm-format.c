@@ -637,6 +637,8 @@ static const struct {
         { "MaxRSS", 10 },     { "ReqMem", 10 },     { "NodeList", 15 }, { "NNodes", 8 },     { "Timelimit", 10 },
         { "Reason", 20 },     { "Priority", 10 },   { "QOS", 10 },      { "WorkDir", 30 },
         { "AllocTRES", 10 },  { "ReqTRES", 10 },    { "Group", 9 },     { "Comment", 15 },
+        { "TRESUsageInAve", 14 }, { "TRESUsageInMax", 14 }, { "ConsumedEnergy", 14 },
+        { "ConsumedEnergyRaw", 17 },
 };
 
 static int sacct_field_index(const char *name) {
@@ -765,7 +767,47 @@ static const char *sacct_value(const SlurmFormat *f, const char *name, const Job
                 return strempty(j->workdir);
         else if (strcaseeq(name, "ReqTRES"))
                 return format_tres(j, true, buf, size);
-        else if (strcaseeq(name, "Group"))
+        else if (strcaseeq(name, "TRESUsageInAve") || strcaseeq(name, "TRESUsageInMax")) {
+                /* On the job's line, as MaxRSS (no steps here): cpu, Slurm's gres/gpumem and
+                 * gres/gpuutil (the GPUs summed, from NVML), mem; sorted by name. The
+                 * average has no GPU memory: only its peak is kept. */
+                bool max = strcaseeq(name, "TRESUsageInMax");
+                const JobGpuTotals *g = &j->gpu_totals;
+                char cpu[32], mem[32] = "", gpu[64] = "";
+
+                if (!j->has_details)
+                        return "";
+                slurm_format_elapsed(cpu, sizeof cpu, j->usage.cpu_usec / 1000000);
+                if (j->usage.memory_peak > 0)
+                        snprintf(mem, sizeof mem, ",mem=%" PRIu64 "K", j->usage.memory_peak >> 10);
+                if (g->n > 0 && max)
+                        snprintf(gpu, sizeof gpu, ",gres/gpumem=%" PRIu64 "M,gres/gpuutil=%u", g->memory_max >> 20,
+                                 g->util_max);
+                else if (g->n > 0)
+                        snprintf(gpu, sizeof gpu, ",gres/gpuutil=%.0f", g->util_mean);
+                snprintf(buf, size, "cpu=%s%s%s", cpu, gpu, mem);
+        } else if (strcaseeq(name, "ConsumedEnergyRaw")) {
+                if (!j->gpu_totals.has_energy)
+                        return "0";
+                snprintf(buf, size, "%.0f", j->gpu_totals.energy_j);
+        } else if (strcaseeq(name, "ConsumedEnergy")) {
+                /* Slurm's: its GPUs' energy here, in units of 1000, converted as far as
+                 * they go ("4K", "4.50K"). */
+                static const char unit[] = "\0KMGTP";
+                double e = j->gpu_totals.has_energy ? j->gpu_totals.energy_j : 0;
+                size_t u = 0;
+
+                if ((uint64_t) e == 0)
+                        return "0";
+                while (e >= 1000 && u + 2 < sizeof unit) {
+                        e /= 1000;
+                        u++;
+                }
+                if ((double) (uint64_t) e == e)
+                        snprintf(buf, size, "%" PRIu64 "%.1s", (uint64_t) e, unit + u);
+                else
+                        snprintf(buf, size, "%.2f%.1s", e, unit + u);
+        } else if (strcaseeq(name, "Group"))
                 return f->group_of ? strempty(f->group_of(j->uid)) : "";
         else if (strcaseeq(name, "Comment"))
                 return strempty(j->comment);

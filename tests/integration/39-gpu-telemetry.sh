@@ -67,6 +67,11 @@ held=$(jq -r .held_sec <<<"$usage")
 idx=$(jq -r .gpu <<<"$usage")
 assert_match "$(corral show "$id")" "GPU${idx}Usage: [0-9]+% busy on average, 80% at most; 3G memory at most; 4000 J; held" \
     "corral show's GPU line"
+# sacct gives the same figures under Slurm's names (corral-slurm(7)).
+if command -v sacct >/dev/null; then
+    assert_match "$(sacct -P -n -X -o TRESUsageInMax,ConsumedEnergyRaw -j "$id")" \
+        '^cpu=[0-9:]+,gres/gpumem=3072M,gres/gpuutil=80(,mem=[0-9]+K)?\|4000$' "sacct's TRESUsageInMax and ConsumedEnergyRaw"
+fi
 
 # The driver wedges: telemetry stalls within its 5 s timeout; jobs are still scheduled.
 fake wedge "gpu uuid=GPU-39 pci=00000000:3B:00.0"

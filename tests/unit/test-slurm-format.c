@@ -328,6 +328,23 @@ static void test_sacct_clients(void **state) {
         CAPTURE(out, sacct_print(F, &f, jobs, 1, SACCT_PARSABLE, false, NOW));
         assert_string_equal(out, "42\x1f\x1fOUT_OF_MEMORY\x1f" "64M\x1f" "500M\x1frule_a\x1f\n");
         free(out);
+        /* GPU telemetry's figures as Slurm's TRES usage and energy. */
+        slurm_format_done(&f);
+        j.has_details = true;
+        j.usage.cpu_usec = 61500000;
+        j.gpu_totals = (JobGpuTotals) { .n = 2, .util_mean = 75.4, .util_max = 180, .memory_max = UINT64_C(6) << 30,
+                                        .has_energy = true, .energy_j = 4500 };
+        assert_int_equal(slurm_fields_parse("TRESUsageInAve,TRESUsageInMax,ConsumedEnergy,ConsumedEnergyRaw", &f), 0);
+        CAPTURE(out, sacct_print(F, &f, jobs, 1, SACCT_PARSABLE2, false, NOW));
+        assert_string_equal(out, "cpu=00:01:01,gres/gpuutil=75,mem=512000K|"
+                                 "cpu=00:01:01,gres/gpumem=6144M,gres/gpuutil=180,mem=512000K|4.50K|4500\n");
+        free(out);
+        j.gpu_totals = (JobGpuTotals) {};
+        CAPTURE(out, sacct_print(F, &f, jobs, 1, SACCT_PARSABLE2, false, NOW));
+        assert_string_equal(out, "cpu=00:01:01,mem=512000K|cpu=00:01:01,mem=512000K|0|0\n");
+        free(out);
+        slurm_format_done(&f);
+        assert_int_equal(slurm_fields_parse("JobID,Group,State,ReqMem,MaxRSS,Comment", &f), 0);
         f.units = 'K';
         f.delimiter = NULL;
         CAPTURE(out, sacct_print(F, &f, jobs, 1, SACCT_PARSABLE2, false, NOW));
