@@ -280,6 +280,10 @@ const char *signal_to_string(int sig) {
 }
 
 char *output_path_expand(const char *pattern, const JobInfo *info) {
+        return output_path_expand_step(pattern, info, -1, NULL);
+}
+
+char *output_path_expand_step(const char *pattern, const JobInfo *info, int task, const char *host) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0;
         FILE *f;
@@ -310,6 +314,24 @@ char *output_path_expand(const char *pattern, const JobInfo *info) {
                         break;
                 case '%':
                         fputc('%', f);
+                        break;
+                case 'J':
+                case 's':
+                case 't':
+                case 'n':
+                case 'N':
+                        /* A step's: the one step, its task, the one node. */
+                        if (task < 0) {
+                                fputc('%', f);
+                                fputc(*p, f);
+                        } else if (*p == 'J')
+                                fprintf(f, "%" PRIu64 ".0", info->id);
+                        else if (*p == 't')
+                                fprintf(f, "%d", task);
+                        else if (*p == 'N')
+                                fputs(strempty(host), f);
+                        else
+                                fputc('0', f);
                         break;
                 default:
                         fputc('%', f);

@@ -103,6 +103,9 @@ const char *signal_to_string(int sig) _const_;
  * %x name, %u user, %A array job id (the job's own id outside arrays), %a task index,
  * %% a percent sign; any other %c stays as written. NULL on OOM. */
 char *output_path_expand(const char *pattern, const JobInfo *info);
+/* The same for a step's task (srun -o inside a job, task >= 0): also %J (id.0), %s and %n
+ * (0), %t the task, %N host. */
+char *output_path_expand_step(const char *pattern, const JobInfo *info, int task, const char *host);
 
 /* Shell-quotes argv into one line for display ("echo 'a b'"). NULL on OOM. */
 char *argv_to_display(char *const *argv);

@@ -125,68 +125,22 @@ static bool in_job_scope(uint64_t id) {
         return false;
 }
 
-/* A step's --output/--error pattern for one task: Slurm's %j job, %J job.step, %s step,
- * %t task, %n node (0), %N host, %u user, %x job name, %A array job, %a array task, %%. */
+/* A step's --output/--error pattern for one task, with the job's own numbers from the
+ * environment the job was given. */
 static char *step_path_expand(const char *pattern, uint64_t job_id, unsigned task) {
-        _cleanup_free_ char *buf = NULL;
         const char *e;
         char host[256] = "";
-        size_t size = 0;
-        FILE *f = open_memstream(&buf, &size);
+        JobInfo info = { .id = job_id, .name = getenv("SLURM_JOB_NAME"), .user = getenv("USER") };
 
-        if (!f)
-                return NULL;
         (void) gethostname(host, sizeof host - 1);
-        for (const char *p = pattern; *p; p++) {
-                if (*p != '%' || !p[1]) {
-                        fputc(*p, f);
-                        continue;
-                }
-                switch (*++p) {
-                case 'j':
-                        fprintf(f, "%" PRIu64, job_id);
-                        break;
-                case 'J':
-                        fprintf(f, "%" PRIu64 ".0", job_id);
-                        break;
-                case 's':
-                case 'n':
-                        fputc('0', f);
-                        break;
-                case 't':
-                        fprintf(f, "%u", task);
-                        break;
-                case 'N':
-                        fputs(host, f);
-                        break;
-                case 'u':
-                        fputs(strempty(getenv("USER")), f);
-                        break;
-                case 'x':
-                        fputs(strempty(getenv("SLURM_JOB_NAME")), f);
-                        break;
-                case 'A':
-                        e = getenv("SLURM_ARRAY_JOB_ID");
-                        if (e)
-                                fputs(e, f);
-                        else
-                                fprintf(f, "%" PRIu64, job_id);
-                        break;
-                case 'a':
-                        fputs(getenv("SLURM_ARRAY_TASK_ID") ?: "4294967294", f);
-                        break;
-                case '%':
-                        fputc('%', f);
-                        break;
-                default:
-                        fputc('%', f);
-                        fputc(*p, f);
-                        break;
-                }
+        if ((e = getenv("SLURM_ARRAY_JOB_ID")))
+                (void) safe_atou64(e, &info.array_job_id);
+        if ((e = getenv("SLURM_ARRAY_TASK_ID"))) {
+                unsigned t = 0;
+                (void) safe_atou(e, &t);
+                info.array_task_id = t;
         }
-        if (fclose(f) != 0)
-                return NULL;
-        return TAKE_PTR(buf);
+        return output_path_expand_step(pattern, &info, (int) task, host);
 }
 
 /* In a task, before exec: its --output and --error files (stderr to the output file when

@@ -251,6 +251,13 @@ static void test_output_path_expand(void **state) {
         p = output_path_expand("/d/%A_%a.out", &j);
         assert_string_equal(p, "/d/40_3.out");
         free(p);
+        /* A step's task (submitit's "srun --output %j_%t_log.out"); not outside one. */
+        p = output_path_expand_step("%j_%t_%s_%n_%N_%J.out", &j, 2, "node1");
+        assert_string_equal(p, "42_2_0_0_node1_42.0.out");
+        free(p);
+        p = output_path_expand("%j_%t_%N.out", &j);
+        assert_string_equal(p, "42_%t_%N.out");
+        free(p);
 }
 
 /* Runs print and returns what it wrote. */
