@@ -105,7 +105,7 @@ static int show_partitions(Cli *cli, const char *which, bool oneliner) {
         size_t shown = 0;
         int r;
 
-        r = slurm_machine_state(cli, &reply, &allocated, gres, sizeof gres);
+        r = slurm_machine_state(cli, &reply, &allocated, gres, sizeof gres, NULL, 0);
         if (r != 0)
                 return r;
         if (!json_object_object_get_ex(reply.parameters, "queues", &queues) ||
@@ -154,7 +154,7 @@ static int show_node(Cli *cli, const char *which, bool oneliner) {
         ShowNode n = {};
         int r;
 
-        r = slurm_machine_state(cli, &reply, &n.cpus_allocated, gres, sizeof gres);
+        r = slurm_machine_state(cli, &reply, &n.cpus_allocated, gres, sizeof gres, NULL, 0);
         if (r != 0)
                 return r;
         n.name = slurm_json_str(reply.parameters, "hostname") ?: "localhost";
