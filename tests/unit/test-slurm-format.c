@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/submit-options.h"
 #include "proto/device-info.h"
+#include "slurm/hostlist.h"
 #include "slurm/slurm-format.h"
 #include "strv.h"
 
@@ -451,6 +452,43 @@ static void test_sinfo_clients(void **state) {
         assert_string_equal(sinfo_format_gres_used(d, 0, used, sizeof used), "");
 }
 
+static void check_hosts(const char *list, const char *joined) {
+        char **v = NULL, j[256] = "";
+        size_t n = 99;
+
+        assert_int_equal(slurm_hostlist_expand(list, &v, &n), 0);
+        STRV_FOREACH(s, v)
+                snprintf(j + strlen(j), sizeof j - strlen(j), "%s%s", s == v ? "" : " ", *s);
+        assert_string_equal(j, joined);
+        assert_int_equal(n, strv_length(v));
+        strv_free(v);
+}
+
+/* scontrol show hostnames (Parsl: "scontrol show hostname $SLURM_NODELIST"). */
+static void test_hostlist(void **state) {
+        char **v = NULL;
+
+        check_hosts("node1", "node1");
+        check_hosts("node[1-3,5]", "node1 node2 node3 node5");
+        check_hosts("n[08-11],login", "n08 n09 n10 n11 login");
+        check_hosts("n[8-10]", "n8 n9 n10");
+        check_hosts("r[1-2]n[1-2]-ib", "r1n1-ib r1n2-ib r2n1-ib r2n2-ib");
+        check_hosts("a b\tc,,d", "a b c d");
+        check_hosts("a,a", "a a");
+        check_hosts("", "");
+        assert_int_equal(slurm_hostlist_expand("node[1-3", &v, NULL), -EINVAL);
+        assert_int_equal(slurm_hostlist_expand("node[]", &v, NULL), -EINVAL);
+        assert_int_equal(slurm_hostlist_expand("node[3-1]", &v, NULL), -EINVAL);
+        assert_int_equal(slurm_hostlist_expand("node[a-b]", &v, NULL), -EINVAL);
+        assert_int_equal(slurm_hostlist_expand("node[1-2]]", &v, NULL), -EINVAL);
+        assert_int_equal(slurm_hostlist_expand("node[1-[2]]", &v, NULL), -EINVAL);
+        assert_int_equal(slurm_hostlist_expand("node[1--2]", &v, NULL), -EINVAL);
+        assert_int_equal(slurm_hostlist_expand("n[1-999999999]", &v, NULL), -E2BIG);
+        assert_int_equal(slurm_hostlist_expand("n[1-300]m[1-300]", &v, NULL), -E2BIG);
+        assert_int_equal(slurm_hostlist_expand("n[1-1000000000]", &v, NULL), -EINVAL);
+        assert_null(v);
+}
+
 static void test_scontrol(void **state) {
         JobInfo j = running_job();
         char *out = NULL;
@@ -803,7 +841,7 @@ int main(void) {
                 cmocka_unit_test(test_states),          cmocka_unit_test(test_times),
                 cmocka_unit_test(test_parse_time),      cmocka_unit_test(test_format_parse),
                 cmocka_unit_test(test_squeue_default),  cmocka_unit_test(test_sacct),
-                cmocka_unit_test(test_sinfo), cmocka_unit_test(test_sinfo_clients),           cmocka_unit_test(test_scontrol),
+                cmocka_unit_test(test_sinfo), cmocka_unit_test(test_sinfo_clients), cmocka_unit_test(test_hostlist),           cmocka_unit_test(test_scontrol),
                 cmocka_unit_test(test_scontrol_config), cmocka_unit_test(test_scontrol_partition),
                 cmocka_unit_test(test_scontrol_node), cmocka_unit_test(test_scontrol_oneliner),
                 cmocka_unit_test(test_escaped),
