@@ -239,7 +239,10 @@ static int run(int argc, char *argv[]) {
                                 continue;
                 }
                 if (sig > 0 && job_state_name_is_final(j->state)) {
-                        status = 1; /* Slurm says nothing of it unless -v, and fails */
+                        /* Named by id: Slurm says nothing of it unless -v, and fails; matched
+                         * by a filter: not a job to signal. */
+                        if (n_refs > 0)
+                                status = 1;
                         continue;
                 }
                 if (sig > 0) {

@@ -125,6 +125,9 @@ A scancel --signal=USR1 "$id" || fail "scancel --signal=USR1 failed"
 wait_for 30 test -s "/tmp/slurm-sig-$id.trap" || fail "the job did not get USR1: $(cat "/tmp/slurm-sig-$id.out")"
 A scancel -b -s SIGUSR1 "$id" || fail "scancel -b -s SIGUSR1 failed"
 wait_for 30 sh -c "[ \$(wc -l <'/tmp/slurm-sig-$id.trap') = 2 ]" || fail "the batch script did not get -b's USR1"
+B corral signal USR1 "$id" 2>/dev/null && fail "$USER_B signalled $USER_A's job with corral signal"
+A corral signal USR1 "$id" || fail "corral signal USR1 failed"
+wait_for 30 sh -c "[ \$(wc -l <'/tmp/slurm-sig-$id.trap') = 3 ]" || fail "the job did not get corral signal's USR1"
 sleep 2
 assert_eq "$(A squeue -h -j "$id" -o %T)" RUNNING "the job after its signals"
 hid=$(A sbatch --parsable -H --wrap true)
