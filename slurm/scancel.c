@@ -14,34 +14,6 @@
 #include "slurm-common.h"
 #include "strv.h"
 
-/* -M/--clusters: "all" or this machine's cluster, the name scontrol show config gives
- * (corrald's host name); 0, or an exit status (the error said). */
-static int check_clusters(Cli *cli, const char *clusters) {
-        _cleanup_(reply_done) Reply reply = {};
-        _cleanup_strv_free_ char **l = NULL;
-        const char *name = NULL;
-        int r;
-
-        if (strv_split(clusters, ",", &l) < 0)
-                return cli_oom();
-        STRV_FOREACH(c, l) {
-                if (strcaseeq(*c, "all"))
-                        continue;
-                if (!name) {
-                        r = slurm_get_info(cli, &reply);
-                        if (r != 0)
-                                return r;
-                        name = slurm_json_str(reply.parameters, "hostname") ?: "localhost";
-                }
-                if (!strcaseeq(*c, name)) {
-                        slurm_error("--clusters=%s: not supported on a single machine (its cluster is %s)", *c,
-                                    name);
-                        return 1;
-                }
-        }
-        return 0;
-}
-
 /* Slurm's words for corrald's refusal of a signal. */
 static const char *signal_error(const Reply *reply, const JobInfo *j) {
         if (streq(reply->error, CORRAL_ERROR_NAME("PermissionDenied")))
@@ -197,7 +169,7 @@ static int run(int argc, char *argv[]) {
                 slurm_error("No job identification provided");
                 return 1;
         }
-        if (clusters && (r = check_clusters(&cli, clusters)) != 0)
+        if (clusters && (r = slurm_check_clusters(&cli, clusters, NULL)) != 0)
                 return r;
         /* As Slurm's: --batch alone signals SIGKILL, and SIGKILL to the whole job cancels it. */
         if (batch && sig == 0)

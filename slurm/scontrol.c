@@ -18,7 +18,7 @@
 #define SLURM_MAX_ARRAY_SIZE_DEFAULT 1001
 
 static void help(void) {
-        printf("Usage: scontrol [-d] [-o] show job[id] [JOBID]\n"
+        printf("Usage: scontrol [-d] [-o] [-M CLUSTER] show job[id] [JOBID]\n"
                "       scontrol [-o] show partition [NAME]\n"
                "       scontrol [-o] show node [NAME]\n"
                "       scontrol show config\n"
@@ -323,9 +323,34 @@ static int run(int argc, char *argv[]) {
         bool oneliner = false;
         const char *what, *tag;
         size_t tag_len, what_len;
-        int i = 1;
+        int i = 1, r;
 
         slurm_setup("scontrol", &cli, "error");
+        /* -M/--clusters anywhere (Open OnDemand appends "-M CLUSTER" to its commands): taken
+         * out of the words, the name checked. */
+        for (int k = 1, w = 1; k <= argc; k++) {
+                const char *v = NULL;
+
+                if (k == argc) {
+                        argc = w;
+                        argv[argc] = NULL;
+                        break;
+                }
+                if ((streq(argv[k], "-M") || streq(argv[k], "--clusters") || streq(argv[k], "--cluster")) &&
+                    k + 1 < argc)
+                        v = argv[++k];
+                else if (strncmp(argv[k], "--clusters=", 11) == 0 || strncmp(argv[k], "--cluster=", 10) == 0)
+                        v = strchr(argv[k], '=') + 1;
+                else if (strncmp(argv[k], "-M", 2) == 0 && argv[k][2])
+                        v = argv[k] + 2;
+                if (v) {
+                        r = slurm_check_clusters(&cli, v, NULL);
+                        if (r != 0)
+                                return r;
+                        continue;
+                }
+                argv[w++] = argv[k];
+        }
         /* -d, -dd (details: we always show what we have), -o/--oneliner. */
         while (i < argc && argv[i][0] == '-') {
                 if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
@@ -351,14 +376,17 @@ static int run(int argc, char *argv[]) {
 
                 i++;
                 while (i < argc && argv[i][0] == '-') /* "show jobid -dd 42" */
-                        oneliner = oneliner || is_oneliner(argv[i++]);
+                        /* Not "oneliner || is_oneliner(argv[i++])": i must move on. */
+                        if (is_oneliner(argv[i++]))
+                                oneliner = true;
                 if (i >= argc) {
                         fprintf(stderr, "too few arguments for keyword:%s\n", tag);
                         return 1;
                 }
                 what = argv[i++];
                 while (i < argc && argv[i][0] == '-')
-                        oneliner = oneliner || is_oneliner(argv[i++]);
+                        if (is_oneliner(argv[i++]))
+                                oneliner = true;
                 if (i + 1 < argc) {
                         fprintf(stderr, "too many arguments for keyword:%s\n", tag);
                         return 1;

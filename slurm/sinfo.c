@@ -22,7 +22,9 @@ static int run(int argc, char *argv[]) {
         _cleanup_(reply_done) Reply reply = {};
         _cleanup_(slurm_format_done) SlurmFormat fmt = {};
         _cleanup_free_ SinfoPartition *parts = NULL;
-        const char *format = SINFO_FORMAT_DEFAULT, *format_long = NULL, *partitions = NULL, *bad = NULL, *node;
+        const char *format = SINFO_FORMAT_DEFAULT, *format_long = NULL, *partitions = NULL, *bad = NULL, *node,
+                   *clusters = NULL;
+        _cleanup_free_ char *cluster = NULL;
         json_object *queues;
         char gres[512] = "", gres_used[1024] = "";
         bool header = true;
@@ -39,7 +41,8 @@ static int run(int argc, char *argv[]) {
                                "%%P %%R %%a %%l %%D %%t %%T %%N %%n %%c %%m %%C %%F %%f %%G; -O names:\n"
                                "Partition PartitionName Available Time Nodes StateCompact StateLong\n"
                                "NodeList NodeHost CPUs Memory CPUsState NodeAIOT Features Gres GresUsed,\n"
-                               "each NAME[:[.]WIDTH]. See corral-slurm(7).\n");
+                               "each NAME[:[.]WIDTH]. -M takes all or this machine's cluster.\n"
+                               "See corral-slurm(7).\n");
                         return 0;
                 case 'h':
                         header = false;
@@ -60,6 +63,8 @@ static int run(int argc, char *argv[]) {
                 case 'a':
                         break; /* one node: the same lines */
                 case 'M':
+                        clusters = optarg;
+                        break;
                 case 'n':
                         slurm_error("-%c: not supported on a single machine", c);
                         return 1;
@@ -83,6 +88,8 @@ static int run(int argc, char *argv[]) {
                 return 1;
         }
 
+        if (clusters && (r = slurm_check_clusters(&cli, clusters, &cluster)) != 0)
+                return r;
         r = slurm_machine_state(&cli, &reply, &allocated, gres, sizeof gres, gres_used, sizeof gres_used);
         if (r != 0)
                 return r;
@@ -116,6 +123,9 @@ static int run(int argc, char *argv[]) {
                         .gres_used = gres_used,
                 };
         }
+        /* As Slurm's with -M: the cluster's name first, unless -h. */
+        if (cluster && header)
+                printf("CLUSTER: %s\n", cluster);
         r = sinfo_print(stdout, &fmt, parts, n, header);
         if (r < 0)
                 return log_error_errno(r, "error: cannot write: %m"), 1;

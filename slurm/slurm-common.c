@@ -146,6 +146,29 @@ int slurm_get_info(Cli *cli, Reply *reply) {
 }
 
 /* The machine as GetInfo and the jobs say: its CPUs in use, its GPUs as sinfo's GRES. */
+int slurm_check_clusters(Cli *cli, const char *clusters, char **ret_name) {
+        _cleanup_(reply_done) Reply reply = {};
+        _cleanup_strv_free_ char **l = NULL;
+        const char *name;
+        int r;
+
+        r = slurm_get_info(cli, &reply);
+        if (r != 0)
+                return r;
+        name = slurm_json_str(reply.parameters, "hostname") ?: "localhost";
+        if (strv_split(clusters, ",", &l) < 0)
+                return cli_oom();
+        STRV_FOREACH(c, l)
+                if (!strcaseeq(*c, "all") && !strcaseeq(*c, name)) {
+                        slurm_error("--clusters=%s: not supported on a single machine (its cluster is %s)", *c,
+                                    name);
+                        return 1;
+                }
+        if (ret_name && !(*ret_name = strdup(name)))
+                return cli_oom();
+        return 0;
+}
+
 int slurm_machine_state(Cli *cli, Reply *reply, unsigned *ret_allocated, char *gres, size_t gres_size,
                         char *gres_used, size_t gres_used_size) {
         _cleanup_(job_list_done) JobList l = {};

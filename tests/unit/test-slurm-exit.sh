@@ -11,7 +11,7 @@ trap 'rm -rf "$PWD"' EXIT
 fail=0
 check() { # WANT CMD ARGS...
     local want=$1; shift
-    "$build/$1" "${@:2}" >/dev/null 2>&1 </dev/null
+    timeout 20 "$build/$1" "${@:2}" >/dev/null 2>&1 </dev/null
     local rc=$?
     if [ "$rc" != "$want" ]; then
         echo "FAIL: $* exited $rc, expected $want" >&2
@@ -49,6 +49,9 @@ check 1 scontrol show job 1
 check 1 scontrol show config
 check 1 scontrol -o show partition
 check 1 scontrol show node
+# Two options after show, -o first: once looped for ever (timeout's 124 here).
+check 1 scontrol show -o -d job 1
+check 1 scontrol show part -o -M somewhere
 # Help is no error.
 check 0 squeue --help
 check 0 sbatch --help
