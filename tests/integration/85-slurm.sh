@@ -104,6 +104,9 @@ assert_match "$(sinfo -ahNO nodehost:100,gres:512,gresused:512,statelong)" "^$(h
 assert_match "$(sinfo -ho $'\x1E%c\x1F%n\x1F%f')" "^"$'\x1E'"[0-9]+"$'\x1F'"$(hostname)"$'\x1F'"\(null\)$" \
     "sinfo -ho \\x1E%c\\x1F%n\\x1F%f"
 A scontrol show part -o | grep -q "^PartitionName=$def " || fail "scontrol show part -o: $(A scontrol show part -o 2>&1)"
+A scontrol show part -o -M "$(hostname)" | grep -q "^PartitionName=$def " \
+    || fail "scontrol show part -o -M $(hostname): $(A scontrol show part -o -M "$(hostname)" 2>&1)"
+assert_eq "$(sinfo -M all -o %P | head -1)" "CLUSTER: $(hostname)" "sinfo -M all's first line"
 assert_eq "$(A scontrol show hostname 'node[1-2,5]' | tr '\n' ' ')" "node1 node2 node5 " "scontrol show hostname"
 out=$(A scontrol show job 999999 2>&1) && fail "scontrol show job of an unknown job succeeded"
 assert_eq "$out" "slurm_load_jobs error: Invalid job id specified" "scontrol show job of an unknown job"
