@@ -34,6 +34,31 @@ int job_ref_parse(const char *s, JobRef *ret) {
         return 0;
 }
 
+int signal_parse(const char *s, int *ret) {
+        unsigned v;
+
+        assert(ret);
+        if (isempty(s))
+                return -EINVAL;
+        if (isdigit((unsigned char) s[0])) {
+                if (safe_atou(s, &v) < 0 || v < 1 || v >= _NSIG)
+                        return -EINVAL;
+                *ret = (int) v;
+                return 0;
+        }
+        if (strncasecmp(s, "SIG", 3) == 0)
+                s += 3;
+        /* The standard signals' names; real-time ones go by number. */
+        for (int k = 1; k < SIGRTMIN; k++) {
+                const char *a = sigabbrev_np(k);
+                if (a && strcasecmp(a, s) == 0) {
+                        *ret = k;
+                        return 0;
+                }
+        }
+        return -EINVAL;
+}
+
 static const struct {
         const char *name;
         const char *short_name;

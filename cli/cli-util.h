@@ -39,6 +39,10 @@ typedef struct JobRef {
 /* -EINVAL for anything but those two forms with ids in range. */
 int job_ref_parse(const char *s, JobRef *ret);
 
+/* A signal as Slurm's commands take it: a number (1 to 64) or a name, with or without
+ * "SIG", in any case (USR1, SIGUSR1, term). -EINVAL otherwise. */
+int signal_parse(const char *s, int *ret);
+
 /* The sections of `corral queue`, after Maui's showq. */
 typedef enum QueueSection {
         QUEUE_SECTION_ACTIVE,   /* RUNNING, SUSPENDED: hold resources */

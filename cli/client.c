@@ -405,6 +405,7 @@ static const char *verb_state_hint(const char *verb) {
                 { "release", "only held jobs can be released" },
                 { "suspend", "only running jobs can be suspended" },
                 { "resume", "only suspended jobs can be resumed" },
+                { "signal", "only running jobs can be signalled" },
                 { "requeue", "only running, suspended or finished jobs can be requeued" },
         };
 

@@ -23,6 +23,7 @@ int verb_queue(Cli *cli, int argc, char **argv);
 int verb_show(Cli *cli, int argc, char **argv);
 int verb_cancel(Cli *cli, int argc, char **argv);
 int verb_job_action(Cli *cli, int argc, char **argv); /* hold, release, suspend, resume, requeue */
+int verb_signal(Cli *cli, int argc, char **argv);
 int verb_wait(Cli *cli, int argc, char **argv);
 int verb_logs(Cli *cli, int argc, char **argv);
 int verb_info(Cli *cli, int argc, char **argv);

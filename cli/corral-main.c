@@ -26,6 +26,7 @@ static const Verb verbs[] = {
         { "suspend", verb_job_action, "JOBID...", "freeze running jobs" },
         { "resume", verb_job_action, "JOBID...", "thaw suspended jobs" },
         { "requeue", verb_job_action, "[--hold] JOBID...", "put jobs back in the queue" },
+        { "signal", verb_signal, "[-b] SIGNAL JOBID...", "send running jobs' processes a signal" },
         { "wait", verb_wait, "JOBID...", "wait for jobs to end, exit with their status" },
         { "logs", verb_logs, "[-f] JOBID", "print a job's output" },
         { "why", verb_why, "JOBID", "explain why a job waits and what its priority is made of" },

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* corral cancel, hold, release, suspend, resume, requeue: one request per job, by id
- * or by filter (cancel). */
+/* corral cancel, hold, release, suspend, resume, requeue, signal: one request per job, by
+ * id or by filter (cancel). */
 
 #include <errno.h>
 #include <getopt.h>
@@ -125,6 +125,79 @@ int verb_job_action(Cli *cli, int argc, char **argv) {
         if (r != 0)
                 return r;
         return act_on_jobs(cli, ids, n, hold, status);
+}
+
+static void signal_help(void) {
+        printf("Usage: corral signal [OPTIONS] SIGNAL JOBID...\n\n"
+               "Send the processes of running jobs a signal, which does not end a job unless its\n"
+               "processes die of it. SIGNAL is a name (USR1, SIGUSR1, TERM) or a number (1-64).\n\n"
+               "Options:\n"
+               "  -b, --batch    the job's main process (its script) alone\n"
+               "      --json     print the replies as JSON\n"
+               "  -h, --help     show this help\n");
+}
+
+int verb_signal(Cli *cli, int argc, char **argv) {
+        enum { ARG_JSON = 0x100 };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "json", no_argument, NULL, ARG_JSON },
+                { "batch", no_argument, NULL, 'b' },
+                {},
+        };
+        _cleanup_free_ uint64_t *ids = NULL;
+        bool batch = false;
+        size_t n = 0;
+        int c, r, sig, status;
+
+        cli_reset_getopt();
+        /* "+": a negative signal number is no option (and is refused below). */
+        while ((c = getopt_long(argc, argv, "+hb", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        signal_help();
+                        return CLI_EXIT_SUCCESS;
+                case ARG_JSON:
+                        cli->json = true;
+                        break;
+                case 'b':
+                        batch = true;
+                        break;
+                default:
+                        log_error("signal: see corral signal --help");
+                        return CLI_EXIT_USAGE;
+                }
+        if (optind >= argc) {
+                log_error("signal: no signal given (corral signal SIGNAL JOBID...)");
+                return CLI_EXIT_USAGE;
+        }
+        if (signal_parse(argv[optind], &sig) < 0) {
+                log_error("signal: unknown signal '%s' (a name such as USR1 or TERM, or a number from 1 to 64)",
+                          argv[optind]);
+                return CLI_EXIT_USAGE;
+        }
+        optind++;
+        r = cli_args_to_jobs(cli, argc, argv, "corral signal SIGNAL JOBID...", &ids, &n, &status);
+        if (r != 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_(reply_done) Reply reply = {};
+                _cleanup_json_ json_object *p = json_job_id(ids[i]);
+                char subject[64];
+
+                if (!p || json_add_i64(p, "signal", sig) < 0 || (batch && json_add_bool(p, "batch", true) < 0))
+                        return cli_oom();
+                r = cli_call(cli, CORRAL_METHOD_SIGNAL, TAKE_PTR(p), &reply);
+                if (r < 0)
+                        return cli_exit_status_from_errno(r);
+                if (reply.error) {
+                        snprintf(subject, sizeof(subject), "job %" PRIu64, ids[i]);
+                        r = cli_report_error(cli, subject, &reply);
+                        status = MAX(status, r);
+                } else if (cli->json)
+                        (void) cli_print_json(reply.parameters);
+        }
+        return status;
 }
 
 static void cancel_help(void) {

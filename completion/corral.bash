@@ -51,7 +51,7 @@ _corral() {
         words=("${COMP_WORDS[@]}") cword=$COMP_CWORD
     fi
 
-    local verbs="submit run queue jobs show cancel hold release suspend resume requeue wait logs why info reload config usage share"
+    local verbs="submit run queue jobs show cancel hold release suspend resume requeue signal wait logs why info reload config usage share"
     local states="PENDING HELD BLOCKED RUNNING SUSPENDED COMPLETED FAILED CANCELLED TIMEOUT OUT_OF_MEMORY NODE_FAIL PD R S CD F CA TO OOM NF all"
 
     # The verb: the first word that is not a global option.
@@ -156,6 +156,7 @@ _corral() {
         suspend) opts='--json -h --help' job_states=RUNNING ;;
         resume)  opts='--json -h --help' job_states=SUSPENDED ;;
         requeue) opts='-H --hold --json -h --help' job_states=RUNNING,SUSPENDED,COMPLETED,FAILED,CANCELLED,TIMEOUT,OUT_OF_MEMORY,NODE_FAIL ;;
+        signal)  opts='-b --batch --json -h --help' job_states=RUNNING ;;
         wait)    opts='--json -h --help' ;;
         why)     opts='--json -h --help' job_states=PENDING,HELD,BLOCKED ;;
         info|reload|share) opts='--json -h --help' takes_jobs=0 ;;

@@ -6,6 +6,7 @@ static const char *const authz_action_table[_AUTHZ_ACTION_MAX] = {
         [AUTHZ_LIST] = "list",
         [AUTHZ_SHOW_DETAILS] = "show-details",
         [AUTHZ_CANCEL] = "cancel",
+        [AUTHZ_SIGNAL] = "signal",
         [AUTHZ_HOLD] = "hold",
         [AUTHZ_RELEASE] = "release",
         [AUTHZ_SUSPEND] = "suspend",
@@ -103,6 +104,7 @@ int authz_check(const AuthzPeer *peer, AuthzAction action, const AuthzJob *job, 
                 return policy && policy->users_may_suspend && !job->suspended_by_admin ? 0 : -EPERM;
         case AUTHZ_SHOW_DETAILS:
         case AUTHZ_CANCEL:
+        case AUTHZ_SIGNAL:
         case AUTHZ_HOLD:
         case AUTHZ_REQUEUE:
         case AUTHZ_WAIT:

@@ -14,8 +14,8 @@
  *   - a queue with AllowGroups=/AllowProjects= takes only the jobs they let in, and admins'
  *     (the built-in express queue has AllowGroups=corral-express: config.c);
  *   - a job's priority may be raised (negative nice) only by admins;
- *   - a job's owner may show its details, cancel, hold, release, requeue, wait for it,
- *     see its logs and lower its priority;
+ *   - a job's owner may show its details, cancel, signal, hold, release, requeue, wait
+ *     for it, see its logs and lower its priority;
  *   - suspend/resume: admins, and owners only where policy->users_may_suspend (a
  *     suspended job keeps its CPUs and memory, which others may be waiting for);
  *   - a suspension by an admin is resumed only by an admin;
@@ -70,6 +70,7 @@ typedef enum AuthzAction {
         AUTHZ_LIST,             /* the public queue view */
         AUTHZ_SHOW_DETAILS,     /* argv, environment, paths, usage */
         AUTHZ_CANCEL,
+        AUTHZ_SIGNAL,           /* send its processes a signal (scancel --signal): as cancel */
         AUTHZ_HOLD,
         AUTHZ_RELEASE,
         AUTHZ_SUSPEND,

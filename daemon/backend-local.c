@@ -202,6 +202,17 @@ static int local_requeue(Manager *m, Job *j, bool hold, JobActor by, char **ret_
         return 0;
 }
 
+static int local_signal(Manager *m, Job *j, int sig, bool batch_only, char **ret_refusal) {
+        int r = executor_signal(m->executor, j->id, j->project, sig, batch_only);
+
+        if (r == -EOPNOTSUPP) {
+                *ret_refusal = strdup("the job started before corrald could signal jobs: its supervisor does not "
+                                      "relay signals");
+                return *ret_refusal ? -EOPNOTSUPP : -ENOMEM;
+        }
+        return r;
+}
+
 static int local_freeze(Manager *m, Job *j, bool freeze, executor_done_t done, void *userdata) {
         return executor_freeze(m->executor, j->id, j->project, freeze, done, userdata);
 }
@@ -223,6 +234,7 @@ const JobBackendOps job_backend_local = {
         .tick = local_tick,
         .cancel = local_cancel,
         .requeue = local_requeue,
+        .signal = local_signal,
         .freeze = local_freeze,
         .output = local_output,
 };

@@ -243,7 +243,7 @@ static void on_user_command(int error, const char *out, const char *err, void *u
         pending_free(p);
 }
 
-static int user_command(Forwarder *f, const Job *j, const char *tool, const char *verb) {
+static int user_command(Forwarder *f, const Job *j, const char *tool, const char *verb, const char *option) {
         _cleanup_free_ char *path = client_path(f->m, tool);
         char id[48];
         Link *l = link_get(f, j->id, false);
@@ -259,8 +259,13 @@ static int user_command(Forwarder *f, const Job *j, const char *tool, const char
         p = pending_new(f, j->id);
         if (!p)
                 return -ENOMEM;
-        r = run(f, j->uid, verb ? (char *[]) { path, (char *) verb, id, NULL } : (char *[]) { path, id, NULL }, NULL,
-                NULL, 0022, on_user_command, p);
+        char *argv[5] = { path }, **a = argv + 1;
+        if (verb)
+                *a++ = (char *) verb;
+        if (option)
+                *a++ = (char *) option;
+        *a = id;
+        r = run(f, j->uid, argv, NULL, NULL, 0022, on_user_command, p);
         if (r < 0)
                 pending_free(p);
         return r;
@@ -382,7 +387,7 @@ static void on_sbatch(int error, const char *out, const char *err, void *userdat
                 log_info("Job %" PRIu64 " is Slurm job %" PRIu64 ".", j->id, sid);
                 (void) set_reason(m, j, "Slurm:Submitted");
                 if (j->cancel_requested)
-                        (void) user_command(f, j, "scancel", NULL);
+                        (void) user_command(f, j, "scancel", NULL, NULL);
                 m->sched_needed = true;
                 return;
         }
@@ -1360,7 +1365,7 @@ int manager_forward_cancel(Manager *m, Job *j) {
                 return 0; /* only here: cancelled here */
         (void) manager_job_mark(m, j, JOB_MARK_CANCEL, JOB_BY_CORRALD);
         if (l->phase == LINK_LINKED)
-                (void) user_command(f, j, "scancel", NULL);
+                (void) user_command(f, j, "scancel", NULL, NULL);
         if (job_state_is_pending(j->state))
                 /* Slurm's answer cannot undo it: the poll ignores ended jobs. */
                 return manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled") < 0 ? -EIO : 1;
@@ -1376,7 +1381,7 @@ int manager_forward_requeue(Manager *m, Job *j, bool hold) {
 
         if (!l || l->phase != LINK_LINKED || !l->confirmed)
                 return -EAGAIN;
-        r = user_command(f, j, "scontrol", hold ? "requeuehold" : "requeue");
+        r = user_command(f, j, "scontrol", hold ? "requeuehold" : "requeue", NULL);
         if (r < 0)
                 return r;
         (void) job_set_reason(j, hold ? "RequeueHold" : "Requeue");
@@ -1388,7 +1393,7 @@ void manager_forward_hold(Manager *m, Job *j, bool hold) {
         Link *l = f ? link_get(f, j->id, false) : NULL;
 
         if (l && l->phase == LINK_LINKED)
-                (void) user_command(f, j, "scontrol", hold ? "hold" : "release");
+                (void) user_command(f, j, "scontrol", hold ? "hold" : "release", NULL);
 }
 
 /* ---- life cycle ---- */
@@ -1533,6 +1538,21 @@ static int slurm_requeue(Manager *m, Job *j, bool hold, JobActor by, char **ret_
         return *ret_refusal ? -EINVAL : -ENOMEM;
 }
 
+/* scancel --signal on the cluster, as the user; best effort as cancel's: what scancel says
+ * is logged. */
+static int slurm_signal(Manager *m, Job *j, int sig, bool batch_only, char **ret_refusal) {
+        Forwarder *f = m->forward;
+        Link *l = f ? link_get(f, j->id, false) : NULL;
+        char option[32];
+
+        if (!l || l->phase != LINK_LINKED) {
+                *ret_refusal = strdup("its Slurm job is not submitted yet: try again after the next poll");
+                return *ret_refusal ? -EOPNOTSUPP : -ENOMEM;
+        }
+        snprintf(option, sizeof option, "--signal=%d", sig);
+        return user_command(f, j, "scancel", batch_only ? "--batch" : NULL, option);
+}
+
 static int slurm_freeze(Manager *m, Job *j, bool freeze, executor_done_t done, void *userdata) {
         return -EOPNOTSUPP; /* the cluster's administrators' (scontrol suspend) */
 }
@@ -1609,6 +1629,7 @@ const JobBackendOps job_backend_slurm = {
         .committed = slurm_committed,
         .free = manager_forward_free,
         .cancel = slurm_cancel,
+        .signal = slurm_signal,
         .held = slurm_held,
         .requeue = slurm_requeue,
         .freeze = slurm_freeze,

@@ -45,6 +45,11 @@ typedef struct JobBackendOps {
         /* A person's actions on an unfinished job, after authorization. cancel: the job is
          * not final; 0 or -errno. */
         int (*cancel)(Manager *m, Job *j, JobActor by);
+        /* Sends a running job's processes sig (batch_only: its main process alone), which
+         * does not end the job by itself: 0 once sent (or passed on), -ESRCH when its
+         * processes are gone, -EOPNOTSUPP with why (allocated, or NULL) in *ret_refusal where
+         * the backend cannot (NULL: none can), -errno. */
+        int (*signal)(Manager *m, Job *j, int sig, bool batch_only, char **ret_refusal);
         /* After the transition to or from held (NULL: nothing to pass on). */
         void (*held)(Manager *m, Job *j, bool hold);
         /* A requeue of a job that is neither pending nor being cancelled (final: back to

@@ -946,13 +946,52 @@ static json_object *method_cancel(Manager *m, Call *call, const Peer *peer, json
         if (json_object_object_get_ex(params, "signal", NULL))
                 /* Refused rather than ignored: a caller asking for a signal must not get a
                  * cancellation instead. */
-                return reply_invalid_parameter("signal", "sending a signal without cancelling is not supported yet");
+                return reply_invalid_parameter("signal", "a signal that does not cancel is the Signal method");
         if ((err = check(m, peer, AUTHZ_CANCEL, j, "you can only cancel your own jobs")))
                 return err;
         if (job_state_is_final(j->state))
                 return invalid_state(j);
         if (manager_job_backend(m, j)->cancel(m, j, job_actor(m, peer, j)) < 0)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+        return ok_reply(NULL);
+}
+
+/* scancel --signal: the signal goes to a running job's processes, which decide what to do
+ * with it; the job's state is not touched here (an exit it causes is the outcome's). */
+static json_object *method_signal(Manager *m, Call *call, const Peer *peer, json_object *params) {
+        _cleanup_free_ char *refusal = NULL;
+        json_object *err = NULL, *v;
+        Job *j = get_job(m, params, &err);
+        const JobBackendOps *b;
+        bool batch = false;
+        uint64_t sig;
+        int r;
+
+        if (!j)
+                return err;
+        if (!json_object_object_get_ex(params, "signal", &v) || json_get_u64(v, 1, _NSIG - 1, &sig) < 0)
+                return reply_invalid_parameter("signal", "a signal number, 1 to 64");
+        if (json_object_object_get_ex(params, "batch", &v) && json_get_bool(v, &batch) < 0)
+                return reply_invalid_parameter("batch", "a boolean");
+        if ((err = check(m, peer, AUTHZ_SIGNAL, j, "you can only signal your own jobs")))
+                return err;
+        /* As Slurm: neither a pending job nor a suspended one (its processes are frozen). */
+        if (j->state != JOB_RUNNING || j->launching || j->cancel_requested)
+                return invalid_state(j);
+        b = manager_job_backend(m, j);
+        if (!b->signal)
+                return reply_invalid_parameter("job_id", "its queue's backend does not signal jobs");
+        r = b->signal(m, j, (int) sig, batch, &refusal);
+        if (r == -ESRCH)
+                return invalid_state(j); /* its processes are gone: it is ending */
+        if (r == -EOPNOTSUPP)
+                return reply_invalid_parameter("job_id", refusal ?: "its queue's backend does not signal jobs");
+        if (r < 0) {
+                log_warning_errno(r, "Cannot signal job %" PRIu64 ": %m", j->id);
+                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+        }
+        log_info("Job %" PRIu64 ": signal %d sent to %s by uid %u.", j->id, (int) sig,
+                 batch ? "its main process" : "its processes", (unsigned) peer->uid);
         return ok_reply(NULL);
 }
 
@@ -1401,6 +1440,7 @@ static const struct {
         [CORRAL_METHOD_LIST] = { method_list, .reply_only = true },
         [CORRAL_METHOD_SHOW] = { method_show, .reply_only = true },
         [CORRAL_METHOD_CANCEL] = { method_cancel },
+        [CORRAL_METHOD_SIGNAL] = { method_signal },
         [CORRAL_METHOD_HOLD] = { method_hold },
         [CORRAL_METHOD_RELEASE] = { method_release },
         [CORRAL_METHOD_SUSPEND] = { method_suspend, true },

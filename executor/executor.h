@@ -125,6 +125,12 @@ int executor_job_memory_current(Executor *e, uint64_t job_id, const char *projec
  * read now, and the job's id; the rest is zero. */
 int executor_job_usage(Executor *e, uint64_t job_id, const char *project, JobOutcome *ret);
 
+/* Sends sig (1.._NSIG-1) to the job's processes, or with batch_only to its main process
+ * alone, through its supervisor (JOB_SIGNAL_RELAY): 0 once queued, -ESRCH when the scope
+ * or its supervisor is gone, -EOPNOTSUPP for a supervisor from before the relay (a job
+ * started before an upgrade), -ENOTCONN without an executor. */
+int executor_signal(Executor *e, uint64_t job_id, const char *project, int sig, bool batch_only);
+
 /* A project slice's caps (slice-caps.c); each at 0 (allowed_cpus NULL) is none: systemd's
  * default, which lifts the cap if it was set before. allowed_cpus is borrowed for the call. */
 typedef struct ExecutorSliceCaps {

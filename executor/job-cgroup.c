@@ -6,13 +6,20 @@
  * executor_job_usage() while it runs, so that a charge reads the same either way. */
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "cgroup-stat.h"
 #include "cgroup-usage.h"
 #include "cgroup-util.h"
 #include "executor-internal.h"
 #include "fd-util.h"
+#include "parse-util.h"
+#include "spec-json.h"
 #include "unit-name.h"
 
 int executor_job_cgroup(uint64_t job_id, const char *project, char **ret) {
@@ -137,5 +144,90 @@ int executor_job_memory_current(Executor *e, uint64_t job_id, const char *projec
         if (sscanf(v, "%llu", &u) != 1)
                 return -EBADMSG;
         *ret = u;
+        return 0;
+}
+
+/* The supervisor: the one process in the scope's own cgroup (the job is in its leaf). */
+static int scope_supervisor(int scope_fd, pid_t *ret) {
+        _cleanup_free_ char *procs = NULL;
+        unsigned v;
+        int r;
+
+        r = cg_read_attr(scope_fd, "cgroup.procs", &procs);
+        if (r == -ENOENT)
+                return -ESRCH;
+        if (r < 0)
+                return r;
+        procs[strcspn(procs, "\n")] = 0;
+        if (isempty(procs))
+                return -ESRCH;
+        if (safe_atou(procs, &v) < 0 || v == 0 || v > INT32_MAX)
+                return -EBADMSG;
+        *ret = (pid_t) v;
+        return 0;
+}
+
+/* Whether pid blocks sig (its SigBlk:): a supervisor that knows the relay takes it through
+ * its signalfd, one from before would die of it. */
+static int blocks_signal(pid_t pid, int sig) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char path[64], line[256];
+
+        snprintf(path, sizeof path, "/proc/%d/status", (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return errno == ENOENT ? -ESRCH : -errno;
+        while (fgets(line, sizeof line, f)) {
+                unsigned long long mask;
+
+                if (strncmp(line, "SigBlk:", 7) != 0)
+                        continue;
+                if (sscanf(line + 7, "%llx", &mask) != 1)
+                        return -EBADMSG;
+                return sig <= 64 && (mask >> (sig - 1)) & 1;
+        }
+        return -EBADMSG;
+}
+
+int executor_signal(Executor *e, uint64_t job_id, const char *project, int sig, bool batch_only) {
+        _cleanup_close_ int fd = -EBADF, pidfd = -EBADF;
+        siginfo_t si = {};
+        pid_t pid, again;
+        int r;
+
+        if (!e)
+                return -ENOTCONN;
+        if (sig <= 0 || sig >= _NSIG)
+                return -EINVAL;
+        fd = job_cgroup_open(e, job_id, project);
+        if (fd == -ENOENT)
+                return -ESRCH;
+        if (fd < 0)
+                return fd;
+        r = scope_supervisor(fd, &pid);
+        if (r < 0)
+                return r;
+        /* Pinned, then checked again: a pid the supervisor left behind, reused meanwhile,
+         * is not in the scope any more. */
+        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (pidfd < 0)
+                return errno == ESRCH ? -ESRCH : -errno;
+        r = scope_supervisor(fd, &again);
+        if (r < 0)
+                return r;
+        if (again != pid)
+                return -ESRCH;
+        r = blocks_signal(pid, JOB_SIGNAL_RELAY);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -EOPNOTSUPP;
+        si.si_signo = JOB_SIGNAL_RELAY;
+        si.si_code = SI_QUEUE;
+        si.si_pid = getpid();
+        si.si_uid = getuid();
+        si.si_value.sival_int = sig | (batch_only ? JOB_SIGNAL_RELAY_BATCH : 0);
+        if (syscall(SYS_pidfd_send_signal, pidfd, JOB_SIGNAL_RELAY, &si, 0) < 0)
+                return -errno;
         return 0;
 }

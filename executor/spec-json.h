@@ -1,7 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <signal.h>
+
 #include "job-spec.h"
+
+/* A signal for a job's processes (scancel --signal), relayed by its supervisor: corrald
+ * queues JOB_SIGNAL_RELAY to the supervisor with the signal as its value, ORed with
+ * JOB_SIGNAL_RELAY_BATCH for the job's main process alone. Not systemd's KillUnit: that
+ * reaches the supervisor too, which a SIGTERM stops and a SIGUSR1 would end. */
+#define JOB_SIGNAL_RELAY (SIGRTMIN + 2)
+#define JOB_SIGNAL_RELAY_BATCH 0x10000
 
 /* The job spec as the daemon hands it to the per-job supervisor (a root-only file in the
  * run directory): JSON, so a daemon and a supervisor of different versions can still read

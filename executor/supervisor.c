@@ -864,6 +864,7 @@ static int setup_signals(Supervisor *s) {
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, JOB_SIGNAL_RELAY);
         (void) sigprocmask(SIG_BLOCK, &mask, NULL);
         s->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -959,6 +960,21 @@ static int supervisor_start_job(Supervisor *s) {
         return 0;
 }
 
+/* corrald's JOB_SIGNAL_RELAY (executor_signal()): the signal for the job's processes, as
+ * --signal's warning goes; queued by root alone, anything else is ignored. */
+static void relay_signal(Supervisor *s, const struct signalfd_siginfo *si) {
+        int sig = si->ssi_int & ~JOB_SIGNAL_RELAY_BATCH;
+        bool batch = si->ssi_int & JOB_SIGNAL_RELAY_BATCH;
+
+        if (si->ssi_code != SI_QUEUE || si->ssi_uid != 0 || sig <= 0 || sig >= _NSIG || s->child_done)
+                return;
+        log_info("Sending signal %d to %s, as asked.", sig, batch ? "the job script" : "the job");
+        if (batch)
+                (void) kill(s->child, sig);
+        else
+                (void) cg_kill_fallback(s->root_fd, s->leaf, sig);
+}
+
 static void on_signals(Supervisor *s) {
         struct signalfd_siginfo si;
 
@@ -972,6 +988,8 @@ static void on_signals(Supervisor *s) {
                                 if (cg_kill(s->root_fd, s->leaf) < 0)
                                         (void) cg_kill_fallback(s->root_fd, s->leaf, SIGKILL);
                         }
+                } else if ((int) si.ssi_signo == JOB_SIGNAL_RELAY) {
+                        relay_signal(s, &si);
                 } else if (!s->killing && !s->child_done) {
                         /* Stop requested: the job gets SIGTERM and a grace period. */
                         s->outcome.cancelled = true;

@@ -20,6 +20,7 @@ static const char *const corral_method_table[_CORRAL_METHOD_MAX] = {
         [CORRAL_METHOD_WHY] = CORRAL_METHOD_NAME("Why"),
         [CORRAL_METHOD_TEST_SUBMIT] = CORRAL_METHOD_NAME("TestSubmit"),
         [CORRAL_METHOD_RUN] = CORRAL_METHOD_NAME("Run"),
+        [CORRAL_METHOD_SIGNAL] = CORRAL_METHOD_NAME("Signal"),
 };
 
 DEFINE_STRING_TABLE_LOOKUP(corral_method, CorralMethod);

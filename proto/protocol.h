@@ -87,6 +87,9 @@ typedef enum CorralMethod {
                                  * the job as Wait streams it, until a final state. The job is
                                  * withdrawn or cancelled when the connection closes before it ends
                                  * (InteractiveHangupSec= once it runs) */
+        CORRAL_METHOD_SIGNAL,   /* {"job_id", "signal": 1..64, "batch"?: true: its main process alone}
+                                 * -> {}: sends a running job's processes the signal, which does
+                                 * not end it by itself (scancel --signal) */
         _CORRAL_METHOD_MAX,
         _CORRAL_METHOD_INVALID = -EINVAL,
 } CorralMethod;

@@ -16,11 +16,15 @@
 #include "slurm-common.h"
 #include "strv.h"
 
+/* Corral has no QOS: every association has Slurm's default one, which its database
+ * creates. */
+#define SLURM_QOS_DEFAULT "normal"
+
 static void help(void) {
         printf("Usage: sacctmgr [-n] [-P|-p] [-s] list|show user [NAME...] [format=FIELDS]\n"
                "       sacctmgr [-n] [-P|-p] list|show account\n\n"
                "Read-only: Corral's projects as Slurm accounts. FIELDS: User, Account,\n"
-               "DefaultAccount. See corral-slurm(7).\n");
+               "DefaultAccount, QOS (Slurm's default, normal). See corral-slurm(7).\n");
 }
 
 /* The names of the unix groups user is in. */
@@ -52,30 +56,48 @@ static int user_groups(const struct passwd *pw, char ***ret) {
         return 0;
 }
 
-/* The projects user may use, the default first when the configuration names one. */
+/* The projects user may use (Members=, DefaultFor=), the default first: the one corrald
+ * charges a job that names none (DefaultFor=, else their only project, else the one
+ * named as their primary group), as Snakemake takes the first line for its account. */
 static int user_projects(const Config *c, const struct passwd *pw, char ***ret, char **ret_default) {
         _cleanup_strv_free_ char **groups = NULL, **out = NULL;
         _cleanup_free_ char *def = NULL;
+        struct group *gr;
+        const ProjectConfig *chosen = NULL;
+        size_t n_member = 0;
         int r;
 
         r = user_groups(pw, &groups);
         if (r < 0)
                 return r;
+        gr = getgrgid(pw->pw_gid);
         if (c->n_projects == 0) {
-                struct group *gr = getgrgid(pw->pw_gid);
                 if (gr && !(def = strdup(gr->gr_name)))
                         return -ENOMEM;
+                /* getgrouplist() puts the primary group first. */
                 *ret = TAKE_PTR(groups);
                 *ret_default = TAKE_PTR(def);
                 return 0;
         }
+        for (size_t i = 0; i < c->n_projects && !chosen; i++)
+                if (strv_contains(c->projects[i].default_for, pw->pw_name))
+                        chosen = &c->projects[i];
+        for (size_t i = 0; i < c->n_projects; i++)
+                n_member += project_has_member(&c->projects[i], pw->pw_name, (const char *const *) groups);
+        for (size_t i = 0; i < c->n_projects && !chosen; i++) {
+                const ProjectConfig *p = &c->projects[i];
+                if (project_has_member(p, pw->pw_name, (const char *const *) groups) &&
+                    (n_member == 1 || (gr && streq(p->name, gr->gr_name))))
+                        chosen = p;
+        }
+        if (chosen && (strv_extend(&out, chosen->name) < 0 || !(def = strdup(chosen->name))))
+                return -ENOMEM;
         for (size_t i = 0; i < c->n_projects; i++) {
                 const ProjectConfig *p = &c->projects[i];
-                if (!project_has_member(p, pw->pw_name, (const char *const *) groups))
+                if (p == chosen || (!project_has_member(p, pw->pw_name, (const char *const *) groups) &&
+                                    !strv_contains(p->default_for, pw->pw_name)))
                         continue;
                 if (strv_extend(&out, p->name) < 0)
-                        return -ENOMEM;
-                if (!def && (strv_contains(p->default_for, pw->pw_name)) && !(def = strdup(p->name)))
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(out);
@@ -157,7 +179,11 @@ static int run(int argc, char *argv[]) {
                         STRV_FOREACH(s, l)
                                 if (strv_extend(&users, *s) < 0)
                                         return cli_oom();
-                } else if (strcaseeq(a, "where") || strcaseeq(a, "withassoc"))
+                } else if (strcaseeq(a, "where") || strcaseeq(a, "withassoc") || strcaseeq(a, "withassocs"))
+                        continue;
+                else if (strncasecmp(a, "cluster=", 8) == 0 || strncasecmp(a, "clusters=", 9) == 0)
+                        /* One machine is one cluster: whatever its name in the caller's
+                         * configuration (Open OnDemand passes its own cluster id). */
                         continue;
                 else if (strchr(a, '=')) {
                         slurm_error("Unknown condition: %s", a);
@@ -171,9 +197,9 @@ static int run(int argc, char *argv[]) {
         }
         for (size_t k = 0; k < fmt.n; k++)
                 if (!strcaseeq(fmt.items[k].name, "User") && !strcaseeq(fmt.items[k].name, "Account") &&
-                    !strcaseeq(fmt.items[k].name, "DefaultAccount")) {
+                    !strcaseeq(fmt.items[k].name, "DefaultAccount") && !strcaseeq(fmt.items[k].name, "QOS")) {
                         bad = fmt.items[k].name;
-                        slurm_error("Unknown field '%s' (User, Account, DefaultAccount)", bad);
+                        slurm_error("Unknown field '%s' (User, Account, DefaultAccount, QOS)", bad);
                         return 1;
                 }
 
@@ -191,8 +217,9 @@ static int run(int argc, char *argv[]) {
                 }
                 for (size_t k = 0; k < c->n_projects; k++)
                         for (size_t f = 0; f < fmt.n; f++)
-                                if (strv_extend(&cells, strcaseeq(fmt.items[f].name, "Account")
-                                                                ? c->projects[k].name : "") < 0)
+                                if (strv_extend(&cells, strcaseeq(fmt.items[f].name, "Account") ? c->projects[k].name
+                                                        : strcaseeq(fmt.items[f].name, "QOS")   ? SLURM_QOS_DEFAULT
+                                                                                                : "") < 0)
                                         return cli_oom();
                 n_rows = c->n_projects;
         } else {
@@ -217,8 +244,9 @@ static int run(int argc, char *argv[]) {
                         STRV_FOREACH(p, projects) {
                                 for (size_t f = 0; f < fmt.n; f++) {
                                         const char *name = fmt.items[f].name;
-                                        const char *v = strcaseeq(name, "User") ? pw->pw_name
+                                        const char *v = strcaseeq(name, "User")      ? pw->pw_name
                                                         : strcaseeq(name, "Account") ? *p
+                                                        : strcaseeq(name, "QOS")     ? SLURM_QOS_DEFAULT
                                                                                      : strempty(def);
                                         if (strv_extend(&cells, v) < 0)
                                                 return cli_oom();

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* scancel(1) on corrald: ids (42, 42_3), or every job matching -u, -n, -t, -p, -A;
- * --signal is refused by corrald (no signal without cancelling yet). */
+ * --signal sends the running jobs' processes a signal (corrald's Signal) instead. */
 
 #include <getopt.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -13,6 +14,43 @@
 #include "slurm-common.h"
 #include "strv.h"
 
+/* Slurm's words for corrald's refusal of a signal. */
+static const char *signal_error(const Reply *reply, const JobInfo *j) {
+        if (streq(reply->error, CORRAL_ERROR_NAME("PermissionDenied")))
+                return "Access/permission denied";
+        if (streq(reply->error, CORRAL_ERROR_NAME("NoSuchJob")))
+                return "Invalid job id specified";
+        if (streq(reply->error, CORRAL_ERROR_NAME("InvalidState")))
+                /* Pending, suspended, starting or ending: Slurm's answer (after retrying). */
+                return "Job can not be altered now, try again later";
+        return NULL;
+}
+
+/* Sends sig to j's processes (batch: its main process alone): 0 or 1 (said), or an exit
+ * status for corrald's failure. */
+static int signal_job(Cli *cli, const JobInfo *j, int sig, bool batch) {
+        _cleanup_(reply_done) Reply reply = {};
+        _cleanup_json_ json_object *p = json_job_id(j->id);
+        const char *msg;
+        int r;
+
+        if (!p || json_add_i64(p, "signal", sig) < 0 || (batch && json_add_bool(p, "batch", true) < 0))
+                return cli_oom();
+        r = cli_call(cli, CORRAL_METHOD_SIGNAL, TAKE_PTR(p), &reply);
+        if (r < 0)
+                return cli_exit_status_from_errno(r);
+        if (!reply.error)
+                return 0;
+        msg = signal_error(&reply, j);
+        if (msg)
+                log_error("error: Kill job error on job id %" PRIu64 ": %s", j->id, msg);
+        else {
+                _cleanup_free_ char *m = cli_error_message(NULL, NULL, &reply);
+                log_error("error: Kill job error on job id %" PRIu64 ": %s", j->id, m ?: reply.error);
+        }
+        return 1;
+}
+
 static void help(void) {
         printf("Usage: scancel [OPTIONS] [JOBID[_TASK]...]\n\n"
                "Cancel jobs of corrald by id, or all jobs matching the filters.\n\n"
@@ -22,7 +60,11 @@ static void help(void) {
                "  -t, --state=STATES      jobs in these states (PENDING, RUNNING, SUSPENDED)\n"
                "  -p, --partition=P       jobs in partition (queue) P\n"
                "  -A, --account=A         jobs of account (project) A\n"
-               "  -s, --signal=SIG        refused: corrald cannot signal a job without cancelling it\n"
+               "  -s, --signal=SIG        send the running jobs' processes SIG (USR1, SIGUSR1, 10)\n"
+               "                          instead of cancelling them\n"
+               "  -b, --batch             with --signal: the job's main process (batch script) alone\n"
+               "  -f, --full              with --signal: all its processes (the default here)\n"
+               "  -M, --clusters=C        all, or this machine's cluster (scontrol show config)\n"
                "  -Q, --quiet             no message for jobs already finished\n"
                "See corral-slurm(7).\n");
 }
@@ -38,19 +80,21 @@ static int run(int argc, char *argv[]) {
                 { "batch", no_argument, NULL, 'b' },       { "full", no_argument, NULL, 'f' },
                 { "interactive", no_argument, NULL, 'i' }, { "nodelist", required_argument, NULL, 'w' },
                 { "reservation", required_argument, NULL, 'R' }, { "qos", required_argument, NULL, 'q' },
-                { "verbose", no_argument, NULL, 'v' },     {},
+                { "verbose", no_argument, NULL, 'v' },     { "clusters", required_argument, NULL, 'M' },
+                { "cluster", required_argument, NULL, 'M' }, {},
         };
         _cleanup_(cli_done) Cli cli;
         _cleanup_(job_list_done) JobList l = {};
         _cleanup_free_ JobRef *refs = NULL;
         _cleanup_free_ char *me = NULL;
-        const char *user = NULL, *name = NULL, *states = NULL, *partition = NULL, *account = NULL;
+        const char *user = NULL, *name = NULL, *states = NULL, *partition = NULL, *account = NULL,
+                   *clusters = NULL;
         size_t n_refs = 0;
-        bool quiet = false;
-        int status = 0, c, r;
+        bool quiet = false, batch = false;
+        int status = 0, sig = 0, c, r;
 
         slurm_setup("scancel", &cli, "error");
-        while ((c = getopt_long(argc, argv, "hu:n:t:p:A:s:Qbfiw:R:q:v", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "hu:n:t:p:A:s:Qbfiw:R:q:vM:", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         help();
@@ -77,18 +121,27 @@ static int run(int argc, char *argv[]) {
                         account = optarg;
                         break;
                 case 's':
-                        slurm_error("--signal=%s: sending a signal without cancelling the job is not supported by "
-                                    "corrald (plain scancel cancels)", optarg);
-                        return 1;
+                        if (signal_parse(optarg, &sig) < 0) {
+                                /* Slurm's words, without its prefix. */
+                                fprintf(stderr, "Unknown job signal: %s\n", optarg);
+                                return 1;
+                        }
+                        break;
+                case 'M':
+                        clusters = optarg;
+                        break;
                 case 'Q':
                         quiet = true;
                         break;
                 case 'v':
                         break;
                 case 'b':
+                        batch = true;
+                        break;
                 case 'f':
+                        break; /* every process of the job: what --signal does here */
                 case 'i':
-                        slurm_error("--batch, --full and --interactive are not supported: scancel sends no signals");
+                        slurm_error("--interactive is not supported: scancel asks no questions here");
                         return 1;
                 case 'w':
                         slurm_error("--nodelist: not supported on a single machine");
@@ -116,6 +169,13 @@ static int run(int argc, char *argv[]) {
                 slurm_error("No job identification provided");
                 return 1;
         }
+        if (clusters && (r = slurm_check_clusters(&cli, clusters, NULL)) != 0)
+                return r;
+        /* As Slurm's: --batch alone signals SIGKILL, and SIGKILL to the whole job cancels it. */
+        if (batch && sig == 0)
+                sig = SIGKILL;
+        if (sig == SIGKILL && !batch)
+                sig = 0;
 
         /* As Slurm's: filters without -u select one's own jobs (root: everyone's); others'
          * jobs are named by id or -u, and corrald says whether one may cancel them. */
@@ -149,6 +209,20 @@ static int run(int argc, char *argv[]) {
                                 ok = ok || slurm_state_matches(*s, j->state);
                         if (!ok)
                                 continue;
+                }
+                if (sig > 0 && job_state_name_is_final(j->state)) {
+                        /* Named by id: Slurm says nothing of it unless -v, and fails; matched
+                         * by a filter: not a job to signal. */
+                        if (n_refs > 0)
+                                status = 1;
+                        continue;
+                }
+                if (sig > 0) {
+                        r = signal_job(&cli, j, sig, batch);
+                        if (r > 1)
+                                return r;
+                        status = MAX(status, r);
+                        continue;
                 }
                 if (job_state_name_is_final(j->state)) {
                         /* Named by id: scancel says so; matched by a filter: nothing to do. */

@@ -4,9 +4,12 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config/config.h"
+#include "hostlist.h"
 #include "log.h"
 #include "slurm-common.h"
 #include "strv.h"
@@ -15,12 +18,28 @@
 #define SLURM_MAX_ARRAY_SIZE_DEFAULT 1001
 
 static void help(void) {
-        printf("Usage: scontrol [-d] [-o] show job[id] [JOBID]\n"
+        printf("Usage: scontrol [-d] [-o] [-M CLUSTER] show job[id] [JOBID]\n"
                "       scontrol [-o] show partition [NAME]\n"
                "       scontrol [-o] show node [NAME]\n"
                "       scontrol show config\n"
+               "       scontrol show hostnames [HOSTLIST]\n"
                "       scontrol hold|release|requeue|requeuehold|suspend|resume JOBID[,JOBID...]...\n\n"
-               "corrald's jobs as Slurm's scontrol shows and changes them. See corral-slurm(7).\n");
+               "corrald's jobs as Slurm's scontrol shows and changes them; words may be abbreviated\n"
+               "as Slurm's (show part, show conf). See corral-slurm(7).\n");
+}
+
+/* Slurm's matching of scontrol's words: tag is word, or its beginning at least min
+ * characters long, in any case (Slurm's xstrncasecmp(tag, word, MAX(len, min))). */
+static bool word_is(const char *tag, size_t tag_len, const char *word, size_t min) {
+        size_t n = strlen(word);
+
+        return tag_len >= MIN(min, n) && tag_len <= n && strncasecmp(tag, word, tag_len) == 0;
+}
+
+/* As Slurm's: an unknown or malformed id is the same message with the exit status 1. */
+static int invalid_job_id(const char *subject) {
+        fprintf(stderr, "%s error: Invalid job id specified\n", subject);
+        return 1;
 }
 
 static int show_jobs(Cli *cli, const char *which, bool oneliner) {
@@ -30,10 +49,8 @@ static int show_jobs(Cli *cli, const char *which, bool oneliner) {
         time_t now = time(NULL);
         int r;
 
-        if (which && slurm_parse_job_list(which, &refs, &n_refs) < 0) {
-                slurm_error("Invalid job id specified");
-                return 1;
-        }
+        if (which && slurm_parse_job_list(which, &refs, &n_refs) < 0)
+                return invalid_job_id("scontrol_print_job");
         r = slurm_list_jobs(cli, which ? NULL : json_object_new_object(), false, &l);
         if (r != 0)
                 return r;
@@ -57,10 +74,8 @@ static int show_jobs(Cli *cli, const char *which, bool oneliner) {
                         return 1;
                 shown++;
         }
-        if (n_refs > 0 && shown == 0) {
-                slurm_error("Invalid job id specified");
-                return 1;
-        }
+        if (n_refs > 0 && shown == 0)
+                return invalid_job_id("slurm_load_jobs");
         if (!which && shown == 0)
                 printf("No jobs in the system\n");
         return 0;
@@ -105,7 +120,7 @@ static int show_partitions(Cli *cli, const char *which, bool oneliner) {
         size_t shown = 0;
         int r;
 
-        r = slurm_machine_state(cli, &reply, &allocated, gres, sizeof gres);
+        r = slurm_machine_state(cli, &reply, &allocated, gres, sizeof gres, NULL, 0);
         if (r != 0)
                 return r;
         if (!json_object_object_get_ex(reply.parameters, "queues", &queues) ||
@@ -154,7 +169,7 @@ static int show_node(Cli *cli, const char *which, bool oneliner) {
         ShowNode n = {};
         int r;
 
-        r = slurm_machine_state(cli, &reply, &n.cpus_allocated, gres, sizeof gres);
+        r = slurm_machine_state(cli, &reply, &n.cpus_allocated, gres, sizeof gres, NULL, 0);
         if (r != 0)
                 return r;
         n.name = slurm_json_str(reply.parameters, "hostname") ?: "localhost";
@@ -184,36 +199,119 @@ static int show_node(Cli *cli, const char *which, bool oneliner) {
         return 0;
 }
 
+static int show_hostnames(const char *list) {
+        _cleanup_strv_free_ char **hosts = NULL;
+        int r;
+
+        /* Slurm's exit status is 0 for both errors too. */
+        list = list ?: getenv("SLURM_NODELIST");
+        if (!list) {
+                slurm_error("host list is empty");
+                return 0;
+        }
+        r = slurm_hostlist_expand(list, &hosts, NULL);
+        if (r == -ENOMEM)
+                return cli_oom();
+        if (r == -E2BIG) {
+                slurm_error("Host list %s has more than %u names or a name longer than %u characters", list,
+                            SLURM_HOSTLIST_HOSTS_MAX, SLURM_HOSTLIST_NAME_MAX);
+                return 1;
+        }
+        if (r < 0) {
+                fprintf(stderr, "Invalid hostlist: %s\n", list);
+                return 0;
+        }
+        STRV_FOREACH(h, hosts)
+                puts(*h);
+        return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* Slurm's words for corrald's refusals of a job action: "%s for job %s". */
+static const char *slurm_action_error(const Reply *reply, const JobInfo *j) {
+        if (streq(reply->error, CORRAL_ERROR_NAME("NoSuchJob")))
+                return "Invalid job id specified";
+        if (streq(reply->error, CORRAL_ERROR_NAME("PermissionDenied")))
+                return "Access/permission denied";
+        if (streq(reply->error, CORRAL_ERROR_NAME("InvalidState")) && job_state_name_is_final(j->state))
+                return "Job/step already completing or completed";
+        return NULL;
+}
+
 static int job_action(Cli *cli, const char *verb, bool hold, int argc, char **argv) {
+        _cleanup_(job_list_done) JobList l = {};
         _cleanup_strv_free_ char **ids = NULL;
-        _cleanup_free_ char **args = NULL;
-        size_t n;
+        CorralMethod method = streq(verb, "hold")      ? CORRAL_METHOD_HOLD
+                              : streq(verb, "release") ? CORRAL_METHOD_RELEASE
+                              : streq(verb, "suspend") ? CORRAL_METHOD_SUSPEND
+                              : streq(verb, "resume")  ? CORRAL_METHOD_RESUME
+                                                       : CORRAL_METHOD_REQUEUE;
+        int status = 0, r;
 
         for (int i = 0; i < argc; i++) {
-                _cleanup_strv_free_ char **l = NULL;
-                if (strv_split(argv[i], ",", &l) < 0)
+                _cleanup_strv_free_ char **parts = NULL;
+                if (strv_split(argv[i], ",", &parts) < 0)
                         return cli_oom();
-                STRV_FOREACH(s, l)
-                        if (!isempty(*s) && strv_extend(&ids, *s) < 0)
+                STRV_FOREACH(s, parts) {
+                        const char *id = *s;
+                        /* "JobId=42", "Job=42", as Slurm takes them. */
+                        if (strncasecmp(id, "jobid=", 6) == 0)
+                                id += 6;
+                        else if (strncasecmp(id, "job=", 4) == 0)
+                                id += 4;
+                        if (!isempty(id) && strv_extend(&ids, id) < 0)
                                 return cli_oom();
+                }
         }
-        n = strv_length(ids);
-        if (n == 0) {
+        if (strv_length(ids) == 0) {
                 slurm_error("Invalid job id specified");
                 return 1;
         }
-        /* corral's own verb, whose argv[0] is its name. */
-        args = new0(char *, n + 3);
-        if (!args)
-                return cli_oom();
-        args[0] = (char *) verb;
-        size_t k = 1;
-        if (hold)
-                args[k++] = (char *) "--hold";
-        for (size_t i = 0; i < n; i++)
-                args[k++] = ids[i];
+        r = slurm_list_jobs(cli, NULL, false, &l);
+        if (r != 0)
+                return r;
         cli->verb = verb;
-        return verb_job_action(cli, (int) k, args) == 0 ? 0 : 1;
+        STRV_FOREACH(s, ids) {
+                JobRef ref;
+                bool found = false;
+
+                if (job_ref_parse(*s, &ref) < 0) {
+                        fprintf(stderr, "Invalid job id specified for job %s\n", *s);
+                        status = 1;
+                        continue;
+                }
+                for (size_t i = 0; i < l.n; i++) {
+                        const JobInfo *j = &l.items[i].info;
+                        _cleanup_(reply_done) Reply reply = {};
+                        _cleanup_json_ json_object *p = NULL;
+                        const char *msg;
+
+                        if (!slurm_job_matches_refs(j, &ref, 1))
+                                continue;
+                        found = true;
+                        p = json_job_id(j->id);
+                        if (!p || (hold && json_add_bool(p, "hold", true) < 0))
+                                return cli_oom();
+                        r = cli_call(cli, method, TAKE_PTR(p), &reply);
+                        if (r < 0)
+                                return cli_exit_status_from_errno(r);
+                        if (!reply.error)
+                                continue;
+                        status = 1;
+                        msg = slurm_action_error(&reply, j);
+                        if (msg)
+                                fprintf(stderr, "%s for job %s\n", msg, *s);
+                        else {
+                                /* Corral's own reason, in Slurm's form. */
+                                _cleanup_free_ char *m = cli_error_message(NULL, NULL, &reply);
+                                fprintf(stderr, "%s for job %" PRIu64 "\n", m ?: reply.error, j->id);
+                        }
+                }
+                if (!found) {
+                        fprintf(stderr, "Invalid job id specified for job %s\n", *s);
+                        status = 1;
+                }
+        }
+        return status;
 }
 
 static bool is_oneliner(const char *a) {
@@ -223,10 +321,36 @@ static bool is_oneliner(const char *a) {
 static int run(int argc, char *argv[]) {
         _cleanup_(cli_done) Cli cli;
         bool oneliner = false;
-        const char *what;
-        int i = 1;
+        const char *what, *tag;
+        size_t tag_len, what_len;
+        int i = 1, r;
 
         slurm_setup("scontrol", &cli, "error");
+        /* -M/--clusters anywhere (Open OnDemand appends "-M CLUSTER" to its commands): taken
+         * out of the words, the name checked. */
+        for (int k = 1, w = 1; k <= argc; k++) {
+                const char *v = NULL;
+
+                if (k == argc) {
+                        argc = w;
+                        argv[argc] = NULL;
+                        break;
+                }
+                if ((streq(argv[k], "-M") || streq(argv[k], "--clusters") || streq(argv[k], "--cluster")) &&
+                    k + 1 < argc)
+                        v = argv[++k];
+                else if (strncmp(argv[k], "--clusters=", 11) == 0 || strncmp(argv[k], "--cluster=", 10) == 0)
+                        v = strchr(argv[k], '=') + 1;
+                else if (strncmp(argv[k], "-M", 2) == 0 && argv[k][2])
+                        v = argv[k] + 2;
+                if (v) {
+                        r = slurm_check_clusters(&cli, v, NULL);
+                        if (r != 0)
+                                return r;
+                        continue;
+                }
+                argv[w++] = argv[k];
+        }
         /* -d, -dd (details: we always show what we have), -o/--oneliner. */
         while (i < argc && argv[i][0] == '-') {
                 if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
@@ -245,40 +369,64 @@ static int run(int argc, char *argv[]) {
                 help();
                 return 1;
         }
-        if (streq(argv[i], "show")) {
+        tag = argv[i];
+        tag_len = strlen(tag);
+        if (word_is(tag, tag_len, "show", 3)) {
+                const char *val = NULL;
+
                 i++;
                 while (i < argc && argv[i][0] == '-') /* "show jobid -dd 42" */
-                        oneliner = oneliner || is_oneliner(argv[i++]);
+                        /* Not "oneliner || is_oneliner(argv[i++])": i must move on. */
+                        if (is_oneliner(argv[i++]))
+                                oneliner = true;
                 if (i >= argc) {
-                        slurm_error("show: an entity is required (job, partition, node, config)");
+                        fprintf(stderr, "too few arguments for keyword:%s\n", tag);
                         return 1;
                 }
                 what = argv[i++];
                 while (i < argc && argv[i][0] == '-')
-                        oneliner = oneliner || is_oneliner(argv[i++]);
+                        if (is_oneliner(argv[i++]))
+                                oneliner = true;
                 if (i + 1 < argc) {
-                        slurm_error("too many arguments");
+                        fprintf(stderr, "too many arguments for keyword:%s\n", tag);
                         return 1;
                 }
-                if (streq(what, "job") || streq(what, "jobid") || streq(what, "jobs"))
-                        return show_jobs(&cli, i < argc ? argv[i] : NULL, oneliner);
-                if (streq(what, "partition") || streq(what, "partitions"))
-                        return show_partitions(&cli, i < argc ? argv[i] : NULL, oneliner);
-                if (streq(what, "node") || streq(what, "nodes"))
-                        return show_node(&cli, i < argc ? argv[i] : NULL, oneliner);
+                /* "show job=42" as "show job 42". */
+                what_len = strcspn(what, "=");
+                if (what[what_len] == '=')
+                        val = what + what_len + 1;
+                else if (i < argc)
+                        val = argv[i];
+                if (word_is(what, what_len, "hostnames", 5))
+                        return show_hostnames(val);
+                if (word_is(what, what_len, "jobs", 1) || word_is(what, what_len, "jobid", 1))
+                        return show_jobs(&cli, val, oneliner);
+                if (word_is(what, what_len, "nodes", 1))
+                        return show_node(&cli, val, oneliner);
+                if (word_is(what, what_len, "partitions", 2) || word_is(what, what_len, "partitionname", 2))
+                        return show_partitions(&cli, val, oneliner);
                 /* Slurm's config has no one-line form: -o is ignored, as there. */
-                if (streq(what, "config"))
+                if (word_is(what, what_len, "config", 1))
                         return show_config(&cli);
-                slurm_error("show %s: not supported by Corral (job, partition, node, config; see corral-slurm(7))",
+                slurm_error("show %s: not supported by Corral (job, partition, node, config, hostnames; see "
+                            "corral-slurm(7))",
                             what);
                 return 1;
         }
-        if (streq(argv[i], "hold") || streq(argv[i], "uhold") || streq(argv[i], "release") ||
-            streq(argv[i], "suspend") || streq(argv[i], "resume") || streq(argv[i], "requeue"))
-                return job_action(&cli, streq(argv[i], "uhold") ? "hold" : argv[i], false, argc - i - 1, argv + i + 1);
-        if (streq(argv[i], "requeuehold"))
+        /* In Slurm's order: "res" is resume, "requeueh" requeuehold. */
+        if (word_is(tag, tag_len, "requeue", 3))
+                return job_action(&cli, "requeue", false, argc - i - 1, argv + i + 1);
+        if (strcaseeq(tag, "requeuehold"))
                 return job_action(&cli, "requeue", true, argc - i - 1, argv + i + 1);
-        slurm_error("%s: command not supported by Corral (see corral-slurm(7))", argv[i]);
+        if (strcaseeq(tag, "hold") || strcaseeq(tag, "holdu") || strcaseeq(tag, "uhold"))
+                return job_action(&cli, "hold", false, argc - i - 1, argv + i + 1);
+        if (word_is(tag, tag_len, "release", 3))
+                return job_action(&cli, "release", false, argc - i - 1, argv + i + 1);
+        if (word_is(tag, tag_len, "suspend", 2))
+                return job_action(&cli, "suspend", false, argc - i - 1, argv + i + 1);
+        if (word_is(tag, tag_len, "resume", 3))
+                return job_action(&cli, "resume", false, argc - i - 1, argv + i + 1);
+        slurm_error("%s: command not supported by Corral (see corral-slurm(7))", tag);
         return 1;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sinfo(1) on corrald: one partition per queue, all on this one node. */
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,33 +16,43 @@ static int run(int argc, char *argv[]) {
                 { "summarize", no_argument, NULL, 's' }, { "long", no_argument, NULL, 'l' },
                 { "Node", no_argument, NULL, 'N' },      { "all", no_argument, NULL, 'a' },
                 { "clusters", required_argument, NULL, 'M' }, { "nodes", required_argument, NULL, 'n' },
-                {},
+                { "Format", required_argument, NULL, 'O' }, {},
         };
         _cleanup_(cli_done) Cli cli;
         _cleanup_(reply_done) Reply reply = {};
         _cleanup_(slurm_format_done) SlurmFormat fmt = {};
         _cleanup_free_ SinfoPartition *parts = NULL;
-        const char *format = SINFO_FORMAT_DEFAULT, *partitions = NULL, *bad = NULL, *node;
+        const char *format = SINFO_FORMAT_DEFAULT, *format_long = NULL, *partitions = NULL, *bad = NULL, *node,
+                   *clusters = NULL;
+        _cleanup_free_ char *cluster = NULL;
         json_object *queues;
-        char gres[512] = "";
+        char gres[512] = "", gres_used[1024] = "";
         bool header = true;
         unsigned cpus, allocated = 0;
         size_t n = 0, nq;
         int c, r;
 
         slurm_setup("sinfo", &cli, "error");
-        while ((c = getopt_long(argc, argv, "ho:p:slNaM:n:", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "ho:O:p:slNaM:n:", options, NULL)) >= 0)
                 switch (c) {
                 case 'H':
-                        printf("Usage: sinfo [-h] [-o FORMAT] [-p PARTITIONS]\n\n"
+                        printf("Usage: sinfo [-aNh] [-o FORMAT | -O FIELDS] [-p PARTITIONS]\n\n"
                                "corrald's queues as Slurm partitions on this one node. FORMAT fields:\n"
-                               "%%P %%R %%a %%l %%D %%t %%T %%N %%n %%c %%m %%C. See corral-slurm(7).\n");
+                               "%%P %%R %%a %%l %%D %%t %%T %%N %%n %%c %%m %%C %%F %%f %%G; -O names:\n"
+                               "Partition PartitionName Available Time Nodes StateCompact StateLong\n"
+                               "NodeList NodeHost CPUs Memory CPUsState NodeAIOT Features Gres GresUsed,\n"
+                               "each NAME[:[.]WIDTH]. -M takes all or this machine's cluster.\n"
+                               "See corral-slurm(7).\n");
                         return 0;
                 case 'h':
                         header = false;
                         break;
                 case 'o':
                         format = optarg;
+                        format_long = NULL;
+                        break;
+                case 'O':
+                        format_long = optarg;
                         break;
                 case 'p':
                         partitions = optarg;
@@ -52,13 +63,23 @@ static int run(int argc, char *argv[]) {
                 case 'a':
                         break; /* one node: the same lines */
                 case 'M':
+                        clusters = optarg;
+                        break;
                 case 'n':
                         slurm_error("-%c: not supported on a single machine", c);
                         return 1;
                 default:
                         return 1;
                 }
-        if (slurm_format_parse(format, &fmt) < 0) {
+        if (format_long) {
+                r = sinfo_format_parse_long(format_long, &fmt, &bad);
+                if (r == -ENOMEM)
+                        return cli_oom();
+                if (r < 0) {
+                        slurm_error("Invalid node format specification: %s", bad ?: format_long);
+                        return 1;
+                }
+        } else if (slurm_format_parse(format, &fmt) < 0) {
                 slurm_error("Invalid format specification: %s", format);
                 return 1;
         }
@@ -67,7 +88,9 @@ static int run(int argc, char *argv[]) {
                 return 1;
         }
 
-        r = slurm_machine_state(&cli, &reply, &allocated, gres, sizeof gres);
+        if (clusters && (r = slurm_check_clusters(&cli, clusters, &cluster)) != 0)
+                return r;
+        r = slurm_machine_state(&cli, &reply, &allocated, gres, sizeof gres, gres_used, sizeof gres_used);
         if (r != 0)
                 return r;
 
@@ -97,8 +120,12 @@ static int run(int argc, char *argv[]) {
                         .cpus_allocated = allocated,
                         .memory = slurm_json_u64(reply.parameters, "memory"),
                         .gres = gres,
+                        .gres_used = gres_used,
                 };
         }
+        /* As Slurm's with -M: the cluster's name first, unless -h. */
+        if (cluster && header)
+                printf("CLUSTER: %s\n", cluster);
         r = sinfo_print(stdout, &fmt, parts, n, header);
         if (r < 0)
                 return log_error_errno(r, "error: cannot write: %m"), 1;

@@ -218,7 +218,31 @@ int slurm_get_info(Cli *cli, Reply *reply) {
 }
 
 /* The machine as GetInfo and the jobs say: its CPUs in use, its GPUs as sinfo's GRES. */
-int slurm_machine_state(Cli *cli, Reply *reply, unsigned *ret_allocated, char *gres, size_t gres_size) {
+int slurm_check_clusters(Cli *cli, const char *clusters, char **ret_name) {
+        _cleanup_(reply_done) Reply reply = {};
+        _cleanup_strv_free_ char **l = NULL;
+        const char *name;
+        int r;
+
+        r = slurm_get_info(cli, &reply);
+        if (r != 0)
+                return r;
+        name = slurm_json_str(reply.parameters, "hostname") ?: "localhost";
+        if (strv_split(clusters, ",", &l) < 0)
+                return cli_oom();
+        STRV_FOREACH(c, l)
+                if (!strcaseeq(*c, "all") && !strcaseeq(*c, name)) {
+                        slurm_error("--clusters=%s: not supported on a single machine (its cluster is %s)", *c,
+                                    name);
+                        return 1;
+                }
+        if (ret_name && !(*ret_name = strdup(name)))
+                return cli_oom();
+        return 0;
+}
+
+int slurm_machine_state(Cli *cli, Reply *reply, unsigned *ret_allocated, char *gres, size_t gres_size,
+                        char *gres_used, size_t gres_used_size) {
         _cleanup_(job_list_done) JobList l = {};
         json_object *devices;
         unsigned allocated = 0;
@@ -234,6 +258,8 @@ int slurm_machine_state(Cli *cli, Reply *reply, unsigned *ret_allocated, char *g
                 if (queue_section_of_state(l.items[i].info.state) == QUEUE_SECTION_ACTIVE)
                         allocated += l.items[i].info.cpus;
         gres[0] = 0;
+        if (gres_used)
+                gres_used[0] = 0;
         if (json_object_object_get_ex(reply->parameters, "devices", &devices)) {
                 DeviceInfo *d = NULL;
                 const char *field = NULL;
@@ -244,6 +270,8 @@ int slurm_machine_state(Cli *cli, Reply *reply, unsigned *ret_allocated, char *g
                         return 1;
                 }
                 sinfo_format_gres(d, nd, gres, gres_size);
+                if (gres_used)
+                        sinfo_format_gres_used(d, nd, gres_used, gres_used_size);
                 device_info_array_free(d, nd);
         }
         *ret_allocated = allocated;

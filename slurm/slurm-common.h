@@ -55,6 +55,13 @@ uint64_t slurm_json_u64(json_object *o, const char *key);
 const char *slurm_json_str(json_object *o, const char *key);
 /* corrald's GetInfo in *reply: 0, or the exit status (the error said). */
 int slurm_get_info(Cli *cli, Reply *reply);
-/* GetInfo in *reply, the CPUs its active jobs hold, its GPUs as sinfo's GRES ("" for none):
- * 0, or the exit status (the error said). */
-int slurm_machine_state(Cli *cli, Reply *reply, unsigned *ret_allocated, char *gres, size_t gres_size);
+/* -M/--clusters NAMES: each "all" or this machine's cluster, the ClusterName of scontrol
+ * show config (corrald's host name, in any case); another is refused as not on a single
+ * machine. 0 with the name in *ret_name (allocated; NULL: not wanted), or the exit status
+ * (the error said). */
+int slurm_check_clusters(Cli *cli, const char *clusters, char **ret_name);
+
+/* GetInfo in *reply, the CPUs its active jobs hold, its GPUs as sinfo's GRES ("" for none)
+ * and, where gres_used is not NULL, as its GresUsed: 0, or the exit status (the error said). */
+int slurm_machine_state(Cli *cli, Reply *reply, unsigned *ret_allocated, char *gres, size_t gres_size,
+                        char *gres_used, size_t gres_used_size);

@@ -918,14 +918,31 @@ int sacct_print(FILE *out, const SlurmFormat *f, const JobInfo *const *jobs, siz
 
 /* ---- sinfo ---- */
 
+/* -O's GresUsed has no letter of -o: a character slurm_format_parse() never takes. */
+#define SINFO_GRES_USED '#'
+
 static const struct {
         char letter;
         const char *header;
+        const char *long_name; /* -O; NULL: none */
+        bool per_partition;    /* differs between partitions: one line each (else one line) */
 } sinfo_fields[] = {
-        { 'P', "PARTITION" }, { 'R', "PARTITION" }, { 'a', "AVAIL" },    { 'l', "TIMELIMIT" },
-        { 'D', "NODES" },     { 't', "STATE" },     { 'T', "STATE" },    { 'N', "NODELIST" },
-        { 'n', "HOSTNAMES" }, { 'c', "CPUS" },      { 'm', "MEMORY" },   { 'C', "CPUS(A/I/O/T)" },
-        { 'G', "GRES" },
+        { 'P', "PARTITION", "Partition", true },
+        { 'R', "PARTITION", "PartitionName", true },
+        { 'a', "AVAIL", "Available", true },
+        { 'l', "TIMELIMIT", "Time", true },
+        { 'D', "NODES", "Nodes" },
+        { 't', "STATE", "StateCompact" },
+        { 'T', "STATE", "StateLong" },
+        { 'N', "NODELIST", "NodeList" },
+        { 'n', "HOSTNAMES", "NodeHost" },
+        { 'c', "CPUS", "CPUs" },
+        { 'm', "MEMORY", "Memory" },
+        { 'C', "CPUS(A/I/O/T)", "CPUsState" },
+        { 'F', "NODES(A/I/O/T)", "NodeAIOT" },
+        { 'f', "AVAIL_FEATURES", "Features" },
+        { 'G', "GRES", "Gres" },
+        { SINFO_GRES_USED, "GRES_USED", "GresUsed" },
 };
 
 static int sinfo_field_index(char c) {
@@ -933,6 +950,32 @@ static int sinfo_field_index(char c) {
                 if (sinfo_fields[i].letter == c)
                         return (int) i;
         return -1;
+}
+
+int sinfo_format_parse_long(const char *s, SlurmFormat *ret, const char **ret_bad) {
+        _cleanup_(slurm_format_done) SlurmFormat f = {};
+        int r;
+
+        r = slurm_format_parse_long(s, &f);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < f.n; i++) {
+                SlurmFormatItem *it = &f.items[i];
+
+                for (size_t k = 0; k < ELEMENTSOF(sinfo_fields) && !it->field; k++)
+                        if (sinfo_fields[k].long_name && strcaseeq(sinfo_fields[k].long_name, it->name))
+                                it->field = sinfo_fields[k].letter;
+                if (!it->field) {
+                        if (ret_bad)
+                                *ret_bad = it->name;
+                        *ret = f;
+                        f = (SlurmFormat) {};
+                        return -EINVAL;
+                }
+        }
+        *ret = f;
+        f = (SlurmFormat) {};
+        return 0;
 }
 
 int sinfo_format_check(const SlurmFormat *f, const char **ret_bad) {
@@ -983,8 +1026,15 @@ static const char *sinfo_value(char c, const SinfoPartition *p, char *buf, size_
                 snprintf(buf, size, "%u/%u/0/%u", MIN(p->cpus_allocated, p->cpus),
                          p->cpus - MIN(p->cpus_allocated, p->cpus), p->cpus);
                 return buf;
+        case 'F':
+                /* Slurm counts a mixed node as allocated. */
+                return idle ? "0/1/0/1" : "1/0/0/1";
+        case 'f':
+                return "(null)";
         case 'G':
                 return isempty(p->gres) ? "(null)" : p->gres;
+        case SINFO_GRES_USED:
+                return isempty(p->gres_used) ? "(null)" : p->gres_used;
         }
         return "";
 }
@@ -1017,11 +1067,86 @@ char *sinfo_format_gres(const DeviceInfo *devices, size_t n, char *buf, size_t s
         return buf;
 }
 
+/* "0,2-3" of the indices of the devices of type whose job_id is set. */
+static void gres_used_indices(const DeviceInfo *devices, size_t n, const char *type, char *buf, size_t size) {
+        size_t k = 0;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < n; i++) {
+                char other[256];
+                uint32_t last;
+                size_t j;
+                int w;
+
+                if (!devices[i].job_id || !streq(device_model_type_name(devices[i].model, other, sizeof other), type) ||
+                    (i > 0 && devices[i - 1].job_id && devices[i - 1].index + 1 == devices[i].index &&
+                     streq(device_model_type_name(devices[i - 1].model, other, sizeof other), type)))
+                        continue;
+                /* A run of consecutive held indices of this type. */
+                for (j = i + 1; j < n && devices[j].job_id && devices[j].index == devices[j - 1].index + 1 &&
+                                streq(device_model_type_name(devices[j].model, other, sizeof other), type);
+                     j++)
+                        ;
+                last = devices[j - 1].index;
+                if (last == devices[i].index)
+                        w = snprintf(buf + k, size - k, "%s%" PRIu32, k > 0 ? "," : "", devices[i].index);
+                else
+                        w = snprintf(buf + k, size - k, "%s%" PRIu32 "-%" PRIu32, k > 0 ? "," : "",
+                                     devices[i].index, last);
+                if (w < 0 || (size_t) w >= size - k) {
+                        buf[k] = '\0';
+                        return;
+                }
+                k += (size_t) w;
+        }
+        if (k == 0)
+                snprintf(buf, size, "N/A");
+}
+
+char *sinfo_format_gres_used(const DeviceInfo *devices, size_t n, char *buf, size_t size) {
+        size_t k = 0;
+
+        assert(size > 0);
+        buf[0] = '\0';
+        for (size_t i = 0; i < n; i++) {
+                char type[256], other[256], idx[256];
+                unsigned used = 0;
+                bool seen = false;
+                int w;
+
+                device_model_type_name(devices[i].model, type, sizeof type);
+                for (size_t p = 0; p < i && !seen; p++)
+                        seen = streq(device_model_type_name(devices[p].model, other, sizeof other), type);
+                if (seen)
+                        continue;
+                for (size_t p = i; p < n; p++)
+                        used += devices[p].job_id != 0 &&
+                                streq(device_model_type_name(devices[p].model, other, sizeof other), type);
+                gres_used_indices(devices, n, type, idx, sizeof idx);
+                w = snprintf(buf + k, size - k, "%sgpu:%s%s%u(IDX:%s)", k > 0 ? "," : "", type, type[0] ? ":" : "",
+                             used, idx);
+                if (w < 0 || (size_t) w >= size - k) {
+                        buf[k] = '\0';
+                        break;
+                }
+                k += (size_t) w;
+        }
+        return buf;
+}
+
 int sinfo_print(FILE *out, const SlurmFormat *f, const SinfoPartition *parts, size_t n, bool header) {
+        bool per_partition = false;
         char buf[256];
 
         if (sinfo_format_check(f, NULL) < 0)
                 return -EINVAL;
+        /* Slurm merges the lines that print the same: without a field that differs between
+         * partitions, this one node's partitions are one line. */
+        for (size_t i = 0; i < f->n; i++)
+                per_partition = per_partition ||
+                                (!f->items[i].text && sinfo_fields[sinfo_field_index(f->items[i].field)].per_partition);
+        if (!per_partition)
+                n = MIN(n, (size_t) 1);
         for (size_t row = 0; row < n + (header ? 1 : 0); row++) {
                 bool is_header = header && row == 0;
                 const SinfoPartition *p = is_header ? NULL : &parts[header ? row - 1 : row];

@@ -121,6 +121,7 @@ typedef struct SinfoPartition {
         unsigned cpus, cpus_allocated;
         uint64_t memory;        /* bytes */
         const char *gres;       /* %G: sinfo_format_gres(); NULL: "(null)", no GPUs */
+        const char *gres_used;  /* -O GresUsed: sinfo_format_gres_used(); NULL: "(null)" */
 } SinfoPartition;
 
 struct DeviceInfo;
@@ -130,7 +131,14 @@ struct DeviceInfo;
  * empty string for no devices. */
 char *sinfo_format_gres(const struct DeviceInfo *devices, size_t n, char *buf, size_t size);
 
+/* The node's GRES in use as sinfo's GresUsed prints them: "gpu:TYPE:N(IDX:0,2-3)" for each
+ * type, N the devices a job holds and IDX their indices ("N/A" for none). "" for no devices. */
+char *sinfo_format_gres_used(const struct DeviceInfo *devices, size_t n, char *buf, size_t size);
+
 int sinfo_format_check(const SlurmFormat *f, const char **ret_bad);
+/* sinfo -O: "NodeHost:100,Gres:.20,StateLong", names as Slurm's (any case), default width
+ * 20, no separator. -EINVAL with *ret_bad the unknown name (valid until f is freed). */
+int sinfo_format_parse_long(const char *s, SlurmFormat *ret, const char **ret_bad);
 int sinfo_print(FILE *out, const SlurmFormat *f, const SinfoPartition *parts, size_t n, bool header);
 
 /* The version of Slurm whose commands and formats Corral's emulate (Debian 12's). */

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The Slurm front ends' format parsers, with what users (and workflow managers) pass to
- * squeue -o/-O, sinfo -o, sacct -o and sacct -S. Input: one selector byte ('o' squeue -o,
- * 'O' squeue -O, 'i' sinfo -o, 'f' sacct -o, 't' sacct -S), then the text. A format that
+ * squeue -o/-O, sinfo -o/-O, sacct -o, sacct -S and scontrol show hostnames. Input: one
+ * selector byte ('o' squeue -o, 'O' squeue -O, 'i' sinfo -o, 'N' sinfo -O, 'f' sacct -o,
+ * 't' sacct -S, 'h' a host list), then the text. A host list expands to bounded names
+ * that hold no delimiter or bracket. A format that
  * parses and checks prints a header and one line per job, no more lines than its
  * literal newlines allow; sacct -P prints each line with one '|' less than fields. */
 
 #include <errno.h>
 
 #include "fuzz.h"
+#include "slurm/hostlist.h"
 #include "slurm/slurm-format.h"
+#include "strv.h"
 
 #define NOW ((time_t) 1700000000)
 
@@ -47,7 +51,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 return 0;
         }
 
+        if (data[0] == 'h') {
+                char **hosts = NULL;
+                size_t n = 0;
+
+                r = slurm_hostlist_expand(text, &hosts, &n);
+                if (r < 0)
+                        fuzz_check(r == -EINVAL || r == -E2BIG || r == -ENOMEM);
+                else {
+                        fuzz_check(n <= SLURM_HOSTLIST_HOSTS_MAX && strv_length(hosts) == n);
+                        STRV_FOREACH(h, hosts)
+                                fuzz_check(**h && strlen(*h) <= SLURM_HOSTLIST_NAME_MAX &&
+                                           !strpbrk(*h, ", \t\n[]"));
+                        strv_free(hosts);
+                }
+                free(text);
+                return 0;
+        }
+
         switch (data[0]) {
+        case 'N':
+                r = sinfo_format_parse_long(text, &f, NULL);
+                if (r == -EINVAL && f.n > 0) {
+                        /* An unknown name: the parse is handed back for the message. */
+                        slurm_format_done(&f);
+                        free(text);
+                        return 0;
+                }
+                break;
         case 'o':
         case 'i':
                 r = slurm_format_parse(text, &f);
@@ -70,7 +101,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         fuzz_check(f.n > 0);
         for (size_t i = 0; i < f.n; i++) {
-                fuzz_check((f.items[i].text != NULL) + (f.items[i].name != NULL) + (f.items[i].field != 0) == 1);
+                /* sinfo -O: the name and the field it resolved to. */
+                fuzz_check((f.items[i].text != NULL) + (f.items[i].name != NULL) + (f.items[i].field != 0) ==
+                           (data[0] == 'N' ? 2 : 1));
                 literal_newlines += count(f.items[i].text, '\n');
         }
 
@@ -78,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_check(m);
         if (data[0] == 'o' || data[0] == 'O')
                 r = squeue_format_check(&f, NULL) >= 0 ? squeue_print(m, &f, &sj, 1, true, NOW) : 1;
-        else if (data[0] == 'i')
+        else if (data[0] == 'i' || data[0] == 'N')
                 r = sinfo_format_check(&f, NULL) >= 0 ? sinfo_print(m, &f, &part, 1, true) : 1;
         else
                 r = sacct_fields_check(&f, NULL) >= 0 ? sacct_print(m, &f, &jp, 1, SACCT_PARSABLE2, true, NOW) : 1;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The Slurm front ends (corral-slurm(7)) as workflow managers call them, as two users:
 # sbatch --wrap and scripts, squeue -u/-o, scancel -n, sacct -P, sinfo -o %P,
-# scontrol show jobid -dd, show config and show partition, sacctmgr list user; the
+# scontrol show jobid -dd, show config, partition and hostnames, sacctmgr list user,
+# Open OnDemand's sinfo and sacctmgr queries, scancel --signal and -M; the
 # SLURM_* job environment; srun outside a job (submit and follow) and inside one (a step
 # in the job's scope, bound to -c CPUs).
 # timeout: 600
@@ -94,6 +95,53 @@ if ! corral info | grep -q 'GPUs: [1-9]'; then
 fi
 out=$(A sbatch -N 2 --wrap true 2>&1) && fail "sbatch -N 2 was accepted"
 assert_match "$out" 'not supported on a single machine' "sbatch -N 2"
+
+log "Open OnDemand's, Parsl's and Snakemake's cluster queries"
+assert_match "$(sinfo -aho %F/%C)" '^[01]/[01]/0/1/[0-9]+/[0-9]+/0/[0-9]+$' "sinfo -aho %F/%C"
+assert_eq "$(sinfo -aho %F/%C | wc -l)" 1 "sinfo -aho %F/%C's lines"
+assert_match "$(sinfo -ahNO nodehost:100,gres:512,gresused:512,statelong)" "^$(hostname) +[^ ]+ +[^ ]+ +(idle|mixed|allocated) *$" \
+    "sinfo -ahNO nodehost:100,gres:512,gresused:512,statelong"
+assert_match "$(sinfo -ho $'\x1E%c\x1F%n\x1F%f')" "^"$'\x1E'"[0-9]+"$'\x1F'"$(hostname)"$'\x1F'"\(null\)$" \
+    "sinfo -ho \\x1E%c\\x1F%n\\x1F%f"
+A scontrol show part -o | grep -q "^PartitionName=$def " || fail "scontrol show part -o: $(A scontrol show part -o 2>&1)"
+A scontrol show part -o -M "$(hostname)" | grep -q "^PartitionName=$def " \
+    || fail "scontrol show part -o -M $(hostname): $(A scontrol show part -o -M "$(hostname)" 2>&1)"
+assert_eq "$(sinfo -M all -o %P | head -1)" "CLUSTER: $(hostname)" "sinfo -M all's first line"
+assert_eq "$(A scontrol show hostname 'node[1-2,5]' | tr '\n' ' ')" "node1 node2 node5 " "scontrol show hostname"
+out=$(A scontrol show job 999999 2>&1) && fail "scontrol show job of an unknown job succeeded"
+assert_eq "$out" "slurm_load_jobs error: Invalid job id specified" "scontrol show job of an unknown job"
+out=$(A scontrol hold 999999 2>&1) && fail "scontrol hold of an unknown job succeeded"
+assert_eq "$out" "Invalid job id specified for job 999999" "scontrol hold of an unknown job"
+assert_eq "$(A sacctmgr -nP show users withassoc format=account,qos where user="$USER_A" cluster=anything)" \
+    "$PROJECT_A|normal" "sacctmgr show users withassoc format=account,qos"
+assert_eq "$(A sacctmgr -n -s list user "$USER_A" format=account%256 | head -1 | tr -d ' ')" "$PROJECT_A" \
+    "sacctmgr -n -s list user format=account%256"
+
+log "scancel --signal: the job traps it and runs on; not another user's; not a pending job"
+id=$(A sbatch --parsable -t 5 -o '/tmp/slurm-sig-%j.out' --wrap \
+        'trap "echo got >>/tmp/slurm-sig-\$SLURM_JOB_ID.trap" USR1; echo started; while :; do sleep 1; done')
+wait_for 90 grep -qs started "/tmp/slurm-sig-$id.out" || fail "the job to signal did not start: $(squeue)"
+out=$(B scancel --signal=USR1 "$id" 2>&1) && fail "$USER_B signalled $USER_A's job"
+assert_eq "$out" "scancel: error: Kill job error on job id $id: Access/permission denied" "scancel --signal as another user"
+[ ! -e "/tmp/slurm-sig-$id.trap" ] || fail "$USER_B's signal reached the job"
+A scancel --signal=USR1 "$id" || fail "scancel --signal=USR1 failed"
+wait_for 30 test -s "/tmp/slurm-sig-$id.trap" || fail "the job did not get USR1: $(cat "/tmp/slurm-sig-$id.out")"
+A scancel -b -s SIGUSR1 "$id" || fail "scancel -b -s SIGUSR1 failed"
+wait_for 30 sh -c "[ \$(wc -l <'/tmp/slurm-sig-$id.trap') = 2 ]" || fail "the batch script did not get -b's USR1"
+B corral signal USR1 "$id" 2>/dev/null && fail "$USER_B signalled $USER_A's job with corral signal"
+A corral signal USR1 "$id" || fail "corral signal USR1 failed"
+wait_for 30 sh -c "[ \$(wc -l <'/tmp/slurm-sig-$id.trap') = 3 ]" || fail "the job did not get corral signal's USR1"
+sleep 2
+assert_eq "$(A squeue -h -j "$id" -o %T)" RUNNING "the job after its signals"
+hid=$(A sbatch --parsable -H --wrap true)
+out=$(A scancel -s USR1 "$hid" 2>&1) && fail "scancel --signal of a pending job succeeded"
+assert_eq "$out" "scancel: error: Kill job error on job id $hid: Job can not be altered now, try again later" \
+    "scancel --signal of a pending job"
+out=$(A scancel -M no-such-cluster "$hid" 2>&1) && fail "scancel -M no-such-cluster succeeded"
+assert_match "$out" "not supported on a single machine" "scancel -M of another cluster"
+A scancel --clusters=all "$id" "$hid" || fail "scancel --clusters=all failed"
+wait_for 60 sh -c "[ \"\$(setpriv --reuid=$USER_A --regid=\$(id -g $USER_A) --init-groups --reset-env sacct -P -n --format=State -j $id)\" = CANCELLED ]" \
+    || fail "scancel --clusters=all: $(sacct_state "$id")"
 
 log "srun outside a job: submit, follow the output, its exit status"
 out=$(A srun -c 1 --mem 64 -t 5 sh -c 'echo "out $SLURM_JOB_ID"; echo err >&2; exit 5' 2>/tmp/srun-err) && rc=0 || rc=$?

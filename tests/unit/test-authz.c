@@ -42,6 +42,7 @@ static const struct {
         { AUTHZ_LIST, false, 0, 0, 0, 0 },
         { AUTHZ_SHOW_DETAILS, false, 0, 0, -EPERM, 0 },
         { AUTHZ_CANCEL, false, 0, 0, -EPERM, 0 },
+        { AUTHZ_SIGNAL, false, 0, 0, -EPERM, 0 },
         { AUTHZ_HOLD, false, 0, 0, -EPERM, 0 },
         { AUTHZ_RELEASE, false, 0, 0, -EPERM, 0 },
         { AUTHZ_RELEASE, ADMIN_HELD, -EPERM, -EPERM, -EPERM, 0 },

@@ -27,6 +27,33 @@ static int setup_tz(void **state) {
         return 0;
 }
 
+/* scancel --signal and corral signal: Slurm's forms. */
+static void test_signal_parse(void **state) {
+        int sig = 0;
+
+        assert_int_equal(signal_parse("USR1", &sig), 0);
+        assert_int_equal(sig, SIGUSR1);
+        assert_int_equal(signal_parse("SIGUSR2", &sig), 0);
+        assert_int_equal(sig, SIGUSR2);
+        assert_int_equal(signal_parse("sigterm", &sig), 0);
+        assert_int_equal(sig, SIGTERM);
+        assert_int_equal(signal_parse("kill", &sig), 0);
+        assert_int_equal(sig, SIGKILL);
+        assert_int_equal(signal_parse("10", &sig), 0);
+        assert_int_equal(sig, 10);
+        assert_int_equal(signal_parse("64", &sig), 0);
+        assert_int_equal(sig, 64);
+        assert_int_equal(signal_parse("0", &sig), -EINVAL);
+        assert_int_equal(signal_parse("65", &sig), -EINVAL);
+        assert_int_equal(signal_parse("-1", &sig), -EINVAL);
+        assert_int_equal(signal_parse("99999999999999999999", &sig), -EINVAL);
+        assert_int_equal(signal_parse("10x", &sig), -EINVAL);
+        assert_int_equal(signal_parse("USR", &sig), -EINVAL);
+        assert_int_equal(signal_parse("SIG", &sig), -EINVAL);
+        assert_int_equal(signal_parse("", &sig), -EINVAL);
+        assert_int_equal(signal_parse(NULL, &sig), -EINVAL);
+}
+
 static void test_job_ref_parse(void **state) {
         static const struct {
                 const char *s;
@@ -632,6 +659,7 @@ static void test_error_messages(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_job_ref_parse),
+                cmocka_unit_test(test_signal_parse),
                 cmocka_unit_test(test_queue_sections),
                 cmocka_unit_test(test_job_states_parse),
                 cmocka_unit_test(test_script_detection),

@@ -20,6 +20,7 @@
 #include <inttypes.h>
 
 #include "accounting/accounting.h"
+#include "daemon/backend-local.h"
 #include "daemon/commit.h"
 #include "daemon/job-mail.h"
 #include "daemon/job-spec-build.h"
@@ -653,6 +654,89 @@ static void test_hold_requeue_rules(void **state) {
         /* Another user may neither cancel nor hold it. */
         expect_error(call(m, NOBODY - 1, CORRAL_METHOD_CANCEL, params), "PermissionDenied", NULL);
         expect_error(call(m, NOBODY - 1, CORRAL_METHOD_HOLD, params), "PermissionDenied", NULL);
+        manager_for_test_free(m);
+}
+
+static struct {
+        int calls, sig, result;
+        bool batch;
+} signalled;
+
+static int fake_signal(Manager *m, Job *j, int sig, bool batch_only, char **ret_refusal) {
+        signalled.calls++;
+        signalled.sig = sig;
+        signalled.batch = batch_only;
+        if (signalled.result == -EOPNOTSUPP)
+                *ret_refusal = strdup("cannot here");
+        return signalled.result;
+}
+
+/* scancel --signal: a running job's owner or an administrator, a signal in range; the job
+ * goes on running (its state is not the method's to change). */
+static void test_signal(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        JobBackendOps local = job_backend_local;
+        json_object *r;
+        uint64_t id;
+        char params[128];
+        Job *j;
+
+        local.signal = fake_signal;
+        m->backends[QUEUE_BACKEND_LOCAL] = &local;
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}");
+        id = job_id_of(r);
+        json_object_put(r);
+        j = manager_find_job(m, id);
+
+#define SIGNAL(uid, fmt, ...)                                                  \
+        (snprintf(params, sizeof params, "{\"job_id\":%" PRIu64 "," fmt "}", id, ##__VA_ARGS__), \
+         call(m, uid, CORRAL_METHOD_SIGNAL, params))
+
+        /* Pending: nothing to signal, as Slurm refuses. */
+        expect_error(SIGNAL(NOBODY, "\"signal\":10"), "InvalidState", NULL);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_START, JOB_RUNNING, NULL), 0);
+        /* Its scope not started yet: nothing to signal either. */
+        expect_error(SIGNAL(NOBODY, "\"signal\":10"), "InvalidState", NULL);
+        assert_int_equal(manager_job_mark(m, j, JOB_MARK_LAUNCHED, JOB_BY_CORRALD), 0);
+        expect_error(SIGNAL(NOBODY, "\"signal\":0"), "InvalidParameter", NULL);
+        expect_error(SIGNAL(NOBODY, "\"signal\":65"), "InvalidParameter", NULL);
+        expect_error(SIGNAL(NOBODY, "\"signal\":\"USR1\""), "InvalidParameter", NULL);
+        expect_error(SIGNAL(NOBODY, "\"batch\":true"), "InvalidParameter", NULL);
+        expect_error(SIGNAL(NOBODY, "\"signal\":10,\"batch\":1"), "InvalidParameter", NULL);
+        /* Another user's job: refused before the backend hears of it. */
+        expect_error(SIGNAL(NOBODY - 1, "\"signal\":10"), "PermissionDenied", NULL);
+        assert_int_equal(signalled.calls, 0);
+
+        r = SIGNAL(NOBODY, "\"signal\":10");
+        assert_null(error_of(r));
+        json_object_put(r);
+        assert_int_equal(signalled.calls, 1);
+        assert_int_equal(signalled.sig, 10);
+        assert_false(signalled.batch);
+        assert_int_equal(j->state, JOB_RUNNING);
+        assert_false(j->cancel_requested);
+        r = SIGNAL(0, "\"signal\":15,\"batch\":true"); /* an administrator */
+        assert_null(error_of(r));
+        json_object_put(r);
+        assert_int_equal(signalled.sig, 15);
+        assert_true(signalled.batch);
+
+        /* Its processes gone meanwhile; a backend that cannot. */
+        signalled.result = -ESRCH;
+        expect_error(SIGNAL(NOBODY, "\"signal\":10"), "InvalidState", NULL);
+        signalled.result = -EOPNOTSUPP;
+        expect_error(SIGNAL(NOBODY, "\"signal\":10"), "InvalidParameter", "cannot here");
+        signalled.result = 0;
+
+        /* Suspended (frozen: Slurm refuses too), and ended. */
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_SUSPEND, JOB_SUSPENDED, "Suspended"), 0);
+        expect_error(SIGNAL(NOBODY, "\"signal\":10"), "InvalidState", NULL);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL), 0);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled"), 0);
+        expect_error(SIGNAL(NOBODY, "\"signal\":10"), "InvalidState", NULL);
+        assert_int_equal(signalled.calls, 4);
+#undef SIGNAL
         manager_for_test_free(m);
 }
 
@@ -2079,6 +2163,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_pass_spacing, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_transitions, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_hold_requeue_rules, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_signal, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_projects_submit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_release_requeue_recheck, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_blocked_by_limit, setup, tree_teardown),

@@ -12,10 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "executor/executor.h"
+#include "executor/spec-json.h"
 #include "fd-util.h"
 #include "tmp-tree.h"
 
@@ -172,6 +177,99 @@ static void test_no_bus(void **state) {
         assert_int_equal(executor_list_running(e, &ids, &n), -ENOTCONN);
 }
 
+/* A stand-in for the supervisor: takes JOB_SIGNAL_RELAY through a signalfd as the real one
+ * does, and writes what it got (value, code, sender's uid) to out. */
+static pid_t fake_supervisor(int out) {
+        sigset_t mask;
+        int ready[2];
+        char c;
+        pid_t pid;
+
+        assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct signalfd_siginfo si;
+                struct pollfd p;
+                int fd;
+
+                sigemptyset(&mask);
+                sigaddset(&mask, JOB_SIGNAL_RELAY);
+                (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+                fd = signalfd(-1, &mask, SFD_CLOEXEC);
+                (void) !write(ready[1], "r", 1);
+                for (int n = 0; n < 2; n++) {
+                        int got[3];
+                        p = (struct pollfd) { .fd = fd, .events = POLLIN };
+                        if (fd < 0 || poll(&p, 1, 10000) != 1 || read(fd, &si, sizeof si) != sizeof si)
+                                _exit(1);
+                        got[0] = si.ssi_int;
+                        got[1] = si.ssi_code;
+                        got[2] = (int) si.ssi_uid;
+                        (void) !write(out, got, sizeof got);
+                }
+                _exit(0);
+        }
+        safe_close(ready[1]);
+        assert_int_equal(read(ready[0], &c, 1), 1);
+        safe_close(ready[0]);
+        return pid;
+}
+
+/* scancel --signal: the signal goes to the supervisor in the scope's own cgroup, as the
+ * relay's value, never to a process that would not take it. */
+static void test_signal(void **state) {
+        Tree *t = *state;
+        _cleanup_(executor_freep) Executor *e = executor_for_test(t);
+        int out[2], got[3], status;
+        pid_t sup, plain;
+        char pids[32];
+
+        assert_int_equal(executor_signal(NULL, 7, "geo", SIGUSR1, false), -ENOTCONN);
+        assert_int_equal(executor_signal(e, 7, "geo", SIGUSR1, false), -ESRCH); /* no scope */
+        mkdirs(t->fd, GEO_JOB);
+        put(t->fd, GEO_JOB, "cgroup.procs", "");
+        assert_int_equal(executor_signal(e, 7, "geo", SIGUSR1, false), -ESRCH); /* no supervisor */
+        assert_int_equal(executor_signal(e, 7, "geo", 0, false), -EINVAL);
+        assert_int_equal(executor_signal(e, 7, "geo", _NSIG, false), -EINVAL);
+
+        assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+        sup = fake_supervisor(out[1]);
+        snprintf(pids, sizeof pids, "%d\n", (int) sup);
+        put(t->fd, GEO_JOB, "cgroup.procs", pids);
+        assert_int_equal(executor_signal(e, 7, "geo", SIGUSR1, false), 0);
+        assert_int_equal(read(out[0], got, sizeof got), (ssize_t) sizeof got);
+        assert_int_equal(got[0], SIGUSR1);
+        assert_int_equal(got[1], SI_QUEUE);
+        assert_int_equal(got[2], (int) getuid());
+        assert_int_equal(executor_signal(e, 7, "geo", SIGTERM, true), 0);
+        assert_int_equal(read(out[0], got, sizeof got), (ssize_t) sizeof got);
+        assert_int_equal(got[0], SIGTERM | JOB_SIGNAL_RELAY_BATCH);
+        assert_int_equal(waitpid(sup, &status, 0), sup);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        safe_close(out[0]);
+        safe_close(out[1]);
+
+        /* A process that does not block the relay (a supervisor from before it): refused,
+         * and it lives on. */
+        plain = fork();
+        assert_true(plain >= 0);
+        if (plain == 0) {
+                sigset_t none;
+                sigemptyset(&none);
+                (void) sigprocmask(SIG_SETMASK, &none, NULL);
+                (void) signal(JOB_SIGNAL_RELAY, SIG_DFL);
+                pause();
+                _exit(0);
+        }
+        snprintf(pids, sizeof pids, "%d\n", (int) plain);
+        put(t->fd, GEO_JOB, "cgroup.procs", pids);
+        assert_int_equal(executor_signal(e, 7, "geo", SIGUSR1, false), -EOPNOTSUPP);
+        assert_int_equal(waitpid(plain, &status, WNOHANG), 0);
+        (void) kill(plain, SIGKILL);
+        assert_int_equal(waitpid(plain, &status, 0), plain);
+}
+
 static int setup(void **state) {
         return tree_setup_prefix(state, "test-executor-cgroup");
 }
@@ -182,6 +280,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_usage, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_read_into_outcome, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_no_bus, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_signal, setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

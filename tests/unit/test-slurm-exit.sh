@@ -11,7 +11,7 @@ trap 'rm -rf "$PWD"' EXIT
 fail=0
 check() { # WANT CMD ARGS...
     local want=$1; shift
-    "$build/$1" "${@:2}" >/dev/null 2>&1 </dev/null
+    timeout 20 "$build/$1" "${@:2}" >/dev/null 2>&1 </dev/null
     local rc=$?
     if [ "$rc" != "$want" ]; then
         echo "FAIL: $* exited $rc, expected $want" >&2
@@ -26,9 +26,12 @@ check 1 sbatch --no-such-option --wrap true
 check 1 srun --no-such-option true
 check 1 squeue --no-such-option
 check 1 scancel --no-such-option 1
+check 1 scancel --signal=NOSUCHSIG 1
+check 1 scancel -s 65 1
 check 1 sacct --no-such-option
 check 1 sacct -S not-a-time
 check 1 sinfo --no-such-option
+check 1 sinfo -O nosuchfield
 check 1 scontrol no-such-command
 check 1 scontrol show no-such-entity
 check 1 scontrol show
@@ -38,14 +41,22 @@ check 1 sbatch --wrap true
 check 1 srun -n 1 true
 check 1 squeue
 check 1 scancel 1
+check 1 scancel -s USR1 1
+check 1 scancel -M all 1
 check 1 sacct
 check 1 sinfo
 check 1 scontrol show job 1
 check 1 scontrol show config
 check 1 scontrol -o show partition
 check 1 scontrol show node
+# Two options after show, -o first: once looped for ever (timeout's 124 here).
+check 1 scontrol show -o -d job 1
+check 1 scontrol show part -o -M somewhere
 # Help is no error.
 check 0 squeue --help
 check 0 sbatch --help
 check 0 scontrol --help
+# No corrald needed: a host list is expanded here.
+check 0 scontrol show hostnames 'node[1-3]'
+check 0 scontrol show hostn 'node[1-'
 exit $fail

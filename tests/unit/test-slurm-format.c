@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/submit-options.h"
 #include "proto/device-info.h"
+#include "slurm/hostlist.h"
 #include "slurm/slurm-format.h"
 #include "strv.h"
 
@@ -498,6 +499,113 @@ static void test_sinfo(void **state) {
         slurm_format_done(&f);
 }
 
+/* Open OnDemand's sinfo calls: a node's counts and CPUs as one line (no partition
+ * field: Slurm merges the partitions' lines), -O long names with widths and no separator,
+ * and records of control characters. */
+static void test_sinfo_clients(void **state) {
+        SinfoPartition p[] = {
+                { .name = "batch", .is_default = true, .node = "node1", .cpus = 4, .cpus_allocated = 2,
+                  .memory = UINT64_C(8192) << 20 },
+                { .name = "express", .max_walltime = 3600, .node = "node1", .cpus = 4, .cpus_allocated = 2 },
+        };
+        SlurmFormat f = {};
+        const char *bad = NULL;
+        char *out = NULL;
+
+        assert_int_equal(slurm_format_parse("%F/%C", &f), 0);
+        assert_int_equal(sinfo_format_check(&f, &bad), 0);
+        CAPTURE(out, sinfo_print(F, &f, p, 2, false));
+        assert_string_equal(out, "1/0/0/1/2/2/0/4\n");
+        free(out);
+        CAPTURE(out, sinfo_print(F, &f, p, 2, true));
+        assert_string_equal(out, "NODES(A/I/O/T)/CPUS(A/I/O/T)\n1/0/0/1/2/2/0/4\n");
+        free(out);
+        p[0].cpus_allocated = p[1].cpus_allocated = 0;
+        CAPTURE(out, sinfo_print(F, &f, p, 2, false));
+        assert_string_equal(out, "0/1/0/1/0/4/0/4\n");
+        free(out);
+        slurm_format_done(&f);
+
+        /* A partition's field keeps one line per partition. */
+        assert_int_equal(slurm_format_parse("%R %F", &f), 0);
+        CAPTURE(out, sinfo_print(F, &f, p, 2, false));
+        assert_string_equal(out, "batch 0/1/0/1\nexpress 0/1/0/1\n");
+        free(out);
+        slurm_format_done(&f);
+
+        assert_int_equal(slurm_format_parse("\x1E%c\x1F%n\x1F%f", &f), 0);
+        CAPTURE(out, sinfo_print(F, &f, p, 2, false));
+        assert_string_equal(out, "\x1E" "4\x1F" "node1\x1F(null)\n");
+        free(out);
+        slurm_format_done(&f);
+
+        assert_int_equal(sinfo_format_parse_long("nodehost:10,gres:8,GresUsed:.12,statelong", &f, &bad), 0);
+        CAPTURE(out, sinfo_print(F, &f, p, 2, true));
+        assert_string_equal(out, "HOSTNAMES GRES       GRES_USEDSTATE               \n"
+                                 "node1     (null)        (null)idle                \n");
+        free(out);
+        p[0].cpus_allocated = 2;
+        p[0].gres = "gpu:tesla_t4:2";
+        p[0].gres_used = "gpu:tesla_t4:1(IDX:1)";
+        CAPTURE(out, sinfo_print(F, &f, p, 2, false));
+        assert_string_equal(out, "node1     gpu:teslgpu:tesla_t4mixed               \n");
+        free(out);
+        slurm_format_done(&f);
+        assert_int_equal(sinfo_format_parse_long("nodehost,bogus", &f, &bad), -EINVAL);
+        assert_string_equal(bad, "bogus");
+        slurm_format_done(&f);
+
+        /* GresUsed: per type, the count held and the indices, "N/A" for none. */
+        DeviceInfo d[] = {
+                { .index = 0, .model = (char *) "Tesla T4", .job_id = 7 },
+                { .index = 1, .model = (char *) "Tesla T4" },
+                { .index = 2, .model = (char *) "Tesla T4", .job_id = 8 },
+                { .index = 3, .model = (char *) "Tesla T4", .job_id = 8 },
+                { .index = 4, .model = (char *) "NVIDIA A100-SXM4-40GB" },
+        };
+        char used[128];
+        assert_string_equal(sinfo_format_gres_used(d, 5, used, sizeof used),
+                            "gpu:tesla_t4:3(IDX:0,2-3),gpu:nvidia_a100-sxm4-40gb:0(IDX:N/A)");
+        assert_string_equal(sinfo_format_gres_used(d, 0, used, sizeof used), "");
+}
+
+static void check_hosts(const char *list, const char *joined) {
+        char **v = NULL, j[256] = "";
+        size_t n = 99;
+
+        assert_int_equal(slurm_hostlist_expand(list, &v, &n), 0);
+        STRV_FOREACH(s, v)
+                snprintf(j + strlen(j), sizeof j - strlen(j), "%s%s", s == v ? "" : " ", *s);
+        assert_string_equal(j, joined);
+        assert_int_equal(n, strv_length(v));
+        strv_free(v);
+}
+
+/* scontrol show hostnames (Parsl: "scontrol show hostname $SLURM_NODELIST"). */
+static void test_hostlist(void **state) {
+        char **v = NULL;
+
+        check_hosts("node1", "node1");
+        check_hosts("node[1-3,5]", "node1 node2 node3 node5");
+        check_hosts("n[08-11],login", "n08 n09 n10 n11 login");
+        check_hosts("n[8-10]", "n8 n9 n10");
+        check_hosts("r[1-2]n[1-2]-ib", "r1n1-ib r1n2-ib r2n1-ib r2n2-ib");
+        check_hosts("a b\tc,,d", "a b c d");
+        check_hosts("a,a", "a a");
+        check_hosts("", "");
+        assert_int_equal(slurm_hostlist_expand("node[1-3", &v, NULL), -EINVAL);
+        assert_int_equal(slurm_hostlist_expand("node[]", &v, NULL), -EINVAL);
+        assert_int_equal(slurm_hostlist_expand("node[3-1]", &v, NULL), -EINVAL);
+        assert_int_equal(slurm_hostlist_expand("node[a-b]", &v, NULL), -EINVAL);
+        assert_int_equal(slurm_hostlist_expand("node[1-2]]", &v, NULL), -EINVAL);
+        assert_int_equal(slurm_hostlist_expand("node[1-[2]]", &v, NULL), -EINVAL);
+        assert_int_equal(slurm_hostlist_expand("node[1--2]", &v, NULL), -EINVAL);
+        assert_int_equal(slurm_hostlist_expand("n[1-999999999]", &v, NULL), -E2BIG);
+        assert_int_equal(slurm_hostlist_expand("n[1-300]m[1-300]", &v, NULL), -E2BIG);
+        assert_int_equal(slurm_hostlist_expand("n[1-1000000000]", &v, NULL), -EINVAL);
+        assert_null(v);
+}
+
 static void test_scontrol(void **state) {
         JobInfo j = running_job();
         char *out = NULL;
@@ -851,7 +959,8 @@ int main(void) {
                 cmocka_unit_test(test_parse_time),      cmocka_unit_test(test_format_parse),
                 cmocka_unit_test(test_squeue_default),  cmocka_unit_test(test_sacct),
                 cmocka_unit_test(test_squeue_clients),  cmocka_unit_test(test_sacct_clients),
-                cmocka_unit_test(test_sinfo),           cmocka_unit_test(test_scontrol),
+                cmocka_unit_test(test_sinfo),           cmocka_unit_test(test_sinfo_clients),
+                cmocka_unit_test(test_hostlist),        cmocka_unit_test(test_scontrol),
                 cmocka_unit_test(test_scontrol_config), cmocka_unit_test(test_scontrol_partition),
                 cmocka_unit_test(test_scontrol_node), cmocka_unit_test(test_scontrol_oneliner),
                 cmocka_unit_test(test_escaped),
