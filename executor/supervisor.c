@@ -272,8 +272,7 @@ static char **build_environment(const JobSpec *s, const struct passwd *pw) {
                 SETENV("SLURM_JOB_NODELIST=%s", buf);
                 SETENV("SLURM_NODELIST=%s", buf);
                 SETENV("SLURM_SUBMIT_HOST=%s", buf);
-                buf[strcspn(buf, ".")] = 0;
-                SETENV("SLURM_CLUSTER_NAME=%s", buf);
+                SETENV("SLURM_CLUSTER_NAME=%s", buf); /* scontrol show config's ClusterName */
         }
         STRV_FOREACH(e, s->device_environment)
                 if (strv_extend(&env, *e) < 0)

@@ -183,11 +183,9 @@ static int run(int argc, char *argv[]) {
                         return 0;
                 case 'M':
                         /* Snakemake passes --clusters all to every query. */
-                        if (!cluster_list_is_here(optarg)) {
-                                slurm_error("-M %s: not supported on a single machine (its cluster is its "
-                                            "host name, or all)", optarg);
-                                return 1;
-                        }
+                        r = slurm_check_clusters(&cli, optarg, NULL);
+                        if (r != 0)
+                                return r;
                         break;
                 case 'N':
                         slurm_error("-%c: not supported on a single machine", c);

@@ -10,6 +10,7 @@
 #include "proto/device-info.h"
 #include "slurm-common.h"
 #include "strv.h"
+#include "submit-options.h"
 
 void slurm_setup(const char *tool, Cli *cli, const char *verb) {
         (void) setlocale(LC_CTYPE, "");
@@ -219,23 +220,16 @@ int slurm_get_info(Cli *cli, Reply *reply) {
 
 /* The machine as GetInfo and the jobs say: its CPUs in use, its GPUs as sinfo's GRES. */
 int slurm_check_clusters(Cli *cli, const char *clusters, char **ret_name) {
-        _cleanup_(reply_done) Reply reply = {};
-        _cleanup_strv_free_ char **l = NULL;
-        const char *name;
-        int r;
+        char name[256] = "";
 
-        r = slurm_get_info(cli, &reply);
-        if (r != 0)
-                return r;
-        name = slurm_json_str(reply.parameters, "hostname") ?: "localhost";
-        if (strv_split(clusters, ",", &l) < 0)
-                return cli_oom();
-        STRV_FOREACH(c, l)
-                if (!strcaseeq(*c, "all") && !strcaseeq(*c, name)) {
-                        slurm_error("--clusters=%s: not supported on a single machine (its cluster is %s)", *c,
-                                    name);
-                        return 1;
-                }
+        /* corrald's ClusterName is this host's name: the same rule as sbatch's -M. */
+        if (gethostname(name, sizeof name - 1) < 0 || !name[0])
+                strcpy(name, "localhost");
+        if (!cluster_list_is_here(clusters)) {
+                slurm_error("--clusters=%s: not supported on a single machine (its cluster is %s, or all)", clusters,
+                            name);
+                return 1;
+        }
         if (ret_name && !(*ret_name = strdup(name)))
                 return cli_oom();
         return 0;

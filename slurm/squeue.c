@@ -61,7 +61,8 @@ static int run(int argc, char *argv[]) {
         _cleanup_free_ char *me = NULL;
         _cleanup_strv_free_ char **states = NULL;
         const char *user = NULL, *partition = NULL, *account = NULL, *names = NULL, *format = NULL, *bad = NULL;
-        bool header = true, long_format = false, noconvert = false, cluster_line = false;
+        _cleanup_free_ char *cluster = NULL;
+        bool header = true, long_format = false, noconvert = false;
         size_t n_refs = 0, n = 0;
         int c, r;
 
@@ -152,12 +153,11 @@ static int run(int argc, char *argv[]) {
                         break;
                 case 'M':
                         /* Slurm names the cluster first; clients that pass -M skip the line. */
-                        if (!cluster_list_is_here(optarg)) {
-                                slurm_error("-M %s: not supported on a single machine (its cluster is its "
-                                            "host name, or all)", optarg);
-                                return 1;
-                        }
-                        cluster_line = true;
+                        free(cluster);
+                        cluster = NULL;
+                        r = slurm_check_clusters(&cli, optarg, &cluster);
+                        if (r != 0)
+                                return r;
                         break;
                 case 'w':
                         slurm_error("-%c: not supported on a single machine", c);
@@ -212,12 +212,8 @@ static int run(int argc, char *argv[]) {
                 fputs("slurm_load_jobs error: Invalid job id specified\n", stderr);
                 return 1;
         }
-        if (cluster_line) {
-                char host[256] = "";
-                (void) gethostname(host, sizeof host - 1);
-                host[strcspn(host, ".")] = 0;
-                printf("CLUSTER: %s\n", host);
-        }
+        if (cluster)
+                printf("CLUSTER: %s\n", cluster);
         r = squeue_print(stdout, &fmt, rows, n, header, time(NULL));
         if (r < 0)
                 return log_error_errno(r, "error: cannot write: %m"), 1;
