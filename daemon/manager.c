@@ -86,8 +86,13 @@ static int on_post(sd_event_source *s, void *userdata) {
         /* An outcome file goes once the end it reports is on disk. */
         if (m->n_outcomes_done > 0 && (r = manager_sync(m)) < 0)
                 return manager_sync_failed(m, r);
-        for (size_t i = 0; i < m->n_outcomes_done; i++)
-                (void) executor_outcome_consumed(m->executor, m->outcomes_done[i]);
+        for (size_t i = 0; i < m->n_outcomes_done; i++) {
+                /* A requeued job this iteration's pass started again has a new spec under
+                 * the same name, which its supervisor has yet to read. */
+                const Job *j = manager_find_job(m, m->outcomes_done[i]);
+                bool again = j && (j->launching || j->state == JOB_RUNNING || j->state == JOB_SUSPENDED);
+                (void) executor_outcome_consumed(m->executor, m->outcomes_done[i], !again);
+        }
         m->n_outcomes_done = 0;
         if (m->server) {
                 if (store_durable(m->store))

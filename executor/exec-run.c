@@ -65,7 +65,7 @@ static void on_finished(Executor *e, const JobOutcome *o, void *userdata) {
                 lat[i] = now_usec(CLOCK_MONOTONIC) - t_start[i];
         if (!arg_latency && job_outcome_to_json(o, &json) >= 0)
                 printf("%s\n", json);
-        (void) executor_outcome_consumed(e, o->id);
+        (void) executor_outcome_consumed(e, o->id, true);
         last_status = o->launch_errno ? 127 : o->signal ? 128 + o->signal : o->exit_code;
         finished_n++;
         if (finished_n >= arg_repeat)

@@ -79,7 +79,9 @@ int executor_scan_outcomes(Executor *e);
 /* Whether an outcome was left unread since the last call (short of memory while reading
  * it): the caller scans again before it takes a job with no process left for lost. */
 bool executor_outcomes_unread(Executor *e);
-int executor_outcome_consumed(Executor *e, uint64_t job_id);
+/* Removes a recorded outcome and, with remove_spec, the job's spec file: not when the
+ * job has been launched again under the same id (a requeue), whose spec it now is. */
+int executor_outcome_consumed(Executor *e, uint64_t job_id, bool remove_spec);
 
 /* The ids of all corral-job-*.scope units systemd has loaded and active, synchronously:
  * for start-up only, before the daemon serves anyone. */

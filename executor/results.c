@@ -135,11 +135,13 @@ int executor_scan_outcomes(Executor *e) {
         return 0;
 }
 
-int executor_outcome_consumed(Executor *e, uint64_t job_id) {
+int executor_outcome_consumed(Executor *e, uint64_t job_id, bool remove_spec) {
         char path[PATH_MAX];
 
-        snprintf(path, sizeof path, "%s/jobs/%" PRIu64 ".json", e->run_dir, job_id);
-        (void) unlink(path);
+        if (remove_spec) {
+                snprintf(path, sizeof path, "%s/jobs/%" PRIu64 ".json", e->run_dir, job_id);
+                (void) unlink(path);
+        }
         snprintf(path, sizeof path, "%s/results/%" PRIu64 ".json", e->run_dir, job_id);
         if (unlink(path) < 0 && errno != ENOENT)
                 return negative_errno();

@@ -320,7 +320,7 @@ static bool post(Manager *m) {
         if (manager_commit(m) < 0)
                 return false;
         for (size_t i = 0; i < m->n_outcomes_done; i++)
-                (void) executor_outcome_consumed(m->executor, m->outcomes_done[i]);
+                (void) executor_outcome_consumed(m->executor, m->outcomes_done[i], true);
         m->n_outcomes_done = 0;
         return true;
 }
