@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gpu-jobs.h"
+#include "job-backend.h"
 #include "job-table.h"
 #include "json-util.h"
 #include "log.h"
@@ -46,6 +47,24 @@ void gpu_job_figures_add(GpuJobFigures *f, const NvmlGpuSample *s, uint64_t now)
                 }
                 f->energy_prev_mj = s->energy_mj;
         }
+}
+
+void gpu_job_figures_idle(GpuJobFigures *f, int utilization, uint64_t now, unsigned below_percent) {
+        if (utilization < 0) {
+                f->idle_last = 0;
+                return;
+        }
+        if ((unsigned) utilization >= below_percent) {
+                f->idle_sec = f->idle_last = 0;
+                return;
+        }
+        if (f->idle_last > 0 && now > f->idle_last)
+                f->idle_sec += now - f->idle_last;
+        f->idle_last = now;
+}
+
+void gpu_job_figures_idle_pause(GpuJobFigures *f) {
+        f->idle_last = 0;
 }
 
 void gpu_job_figures_to_store(const GpuJobFigures *f, uint64_t end_time, StoreGpuUsage *ret) {
@@ -194,6 +213,13 @@ static void sample_jobs(Manager *m, GpuJobs *g, const GpuSnapshot *s, uint64_t n
         for (size_t i = 0; ds && i < m->n_jobs; i++) {
                 const Job *j = m->jobs[i];
 
+                if (j->state == JOB_SUSPENDED && j->alloc)
+                        /* Its idle clock stops: the time suspended is not the job's idling. */
+                        for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                                GpuJobFigures *f = figures_get(g, j, (unsigned) __builtin_ctzll(mask), false);
+                                if (f)
+                                        gpu_job_figures_idle_pause(f);
+                        }
                 /* A suspended job keeps its GPUs but is not sampled: its figures are of its runs. */
                 if (j->state != JOB_RUNNING || !j->alloc || j->alloc->gpu_mask == 0)
                         continue;
@@ -208,9 +234,126 @@ static void sample_jobs(Manager *m, GpuJobs *g, const GpuSnapshot *s, uint64_t n
                         if (!f)
                                 continue;
                         k = gpu_snapshot_find(s, &ds->devices[gpu]);
-                        if (k >= 0)
+                        if (k >= 0) {
                                 gpu_job_figures_add(f, &s->samples[k], now);
+                                gpu_job_figures_idle(f, s->samples[k].utilization, now, m->config->gpu_idle_percent);
+                        } else
+                                gpu_job_figures_idle_pause(f);
                 }
+        }
+}
+
+uint64_t manager_gpu_jobs_idle_sec(Manager *m, const Job *j, unsigned *ret_gpus) {
+        GpuJobs *g = m->gpu_jobs;
+        uint64_t least = UINT64_MAX;
+        unsigned n = 0;
+
+        if (ret_gpus)
+                *ret_gpus = 0;
+        if (!g || m->config->gpu_sample_sec == 0 || m->config->gpu_idle_percent == 0 || m->config->gpu_idle_sec == 0 ||
+            j->state != JOB_RUNNING ||
+            !j->alloc || j->alloc->gpu_mask == 0)
+                return 0;
+        /* Every GPU it holds, each read idle for long enough: one busy GPU of several makes
+         * the job busy. */
+        for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                const GpuJobFigures *f = figures_get(g, j, (unsigned) __builtin_ctzll(mask), false);
+
+                if (!f || f->run != j->requeue_count || f->idle_sec < m->config->gpu_idle_sec)
+                        return 0;
+                least = MIN(least, f->idle_sec);
+                n++;
+        }
+        if (ret_gpus)
+                *ret_gpus = n;
+        return least;
+}
+
+char *manager_gpu_jobs_idle_text(Manager *m, const Job *j) {
+        _cleanup_free_ char *names = NULL, *s = NULL;
+        unsigned n;
+        uint64_t sec = manager_gpu_jobs_idle_sec(m, j, &n);
+        char dur[32];
+        int r;
+
+        if (sec == 0)
+                return NULL;
+        for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                unsigned gpu = (unsigned) __builtin_ctzll(mask);
+                const char *name = m->devices && gpu < m->devices->n_devices ? m->devices->devices[gpu].name : NULL;
+                char buf[32], *t;
+
+                if (!name) {
+                        snprintf(buf, sizeof buf, "gpu%u", gpu);
+                        name = buf;
+                }
+                if (asprintf(&t, "%s%s%s", strempty(names), names ? ", " : "", name) < 0)
+                        return NULL;
+                free(names);
+                names = t;
+        }
+        if (sec >= 3600)
+                snprintf(dur, sizeof dur, "%" PRIu64 " h %" PRIu64 " min", sec / 3600, sec % 3600 / 60);
+        else if (sec >= 60)
+                snprintf(dur, sizeof dur, "%" PRIu64 " min", sec / 60);
+        else
+                snprintf(dur, sizeof dur, "%" PRIu64 " s", sec);
+        r = n == 1 ? asprintf(&s, "its GPU (%s) has been below %u %% for %s", names, m->config->gpu_idle_percent, dur)
+                   : asprintf(&s, "its %u GPUs (%s) have been below %u %% for %s", n, names,
+                              m->config->gpu_idle_percent, dur);
+        if (r < 0)
+                return NULL;
+        return TAKE_PTR(s);
+}
+
+/* GPUIdleAction=cancel: each idle job once (a cancel not taken is not tried again). */
+static void act_on_idle(Manager *m, GpuJobs *g) {
+        if (m->config->gpu_idle_action != GPU_IDLE_ACTION_CANCEL)
+                return;
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                Job *j = m->jobs[i];
+                _cleanup_free_ char *text = NULL, *reason = NULL;
+                bool acted = false;
+                uint64_t mask;
+
+                if (j->state != JOB_RUNNING || j->cancel_requested || !j->alloc || j->alloc->gpu_mask == 0)
+                        continue;
+                for (mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                        GpuJobFigures *f = figures_get(g, j, (unsigned) __builtin_ctzll(mask), false);
+                        acted = acted || (f && f->idle_acted);
+                }
+                if (acted || !(text = manager_gpu_jobs_idle_text(m, j)))
+                        continue;
+                for (mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                        GpuJobFigures *f = figures_get(g, j, (unsigned) __builtin_ctzll(mask), false);
+                        if (f)
+                                f->idle_acted = true;
+                }
+                log_info("Job %" PRIu64 ": %s; cancelling it (GPUIdleAction=cancel).", j->id, text);
+                if (manager_job_backend(m, j)->cancel(m, j, JOB_BY_CORRALD) < 0) {
+                        log_warning("Job %" PRIu64 ": cannot cancel it for its idle GPUs.", j->id);
+                        continue;
+                }
+                /* The outcome keeps a reason that starts with GPUIdle (job-outcome.c); the GPUs'
+                 * names and not the time, since reasons are interned for good. */
+                reason = strdup("GPUIdle");
+                for (mask = j->alloc->gpu_mask; reason && mask; mask &= mask - 1) {
+                        unsigned gpu = (unsigned) __builtin_ctzll(mask);
+                        char buf[32], *t;
+                        const char *name = m->devices && gpu < m->devices->n_devices ? m->devices->devices[gpu].name
+                                                                                     : NULL;
+
+                        if (!name) {
+                                snprintf(buf, sizeof buf, "gpu%u", gpu);
+                                name = buf;
+                        }
+                        if (asprintf(&t, "%s%s%s", reason, mask == j->alloc->gpu_mask ? " " : ",", name) < 0)
+                                t = NULL;
+                        free(reason);
+                        reason = t;
+                }
+                if (reason)
+                        (void) job_set_reason(j, reason);
         }
 }
 
@@ -252,6 +395,7 @@ static void on_snapshot(GpuTelemetry *t, int r, const GpuSnapshot *s, void *user
                 g->stall_logged = false;
                 cross_check(m, g, s);
                 sample_jobs(m, g, s, now);
+                act_on_idle(m, g);
                 if (snapshot_copy(s, &c) >= 0) {
                         free(g->last.gpus);
                         free(g->last.samples);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpu-jobs.h"
 #include "job-backend.h"
 #include "job-table.h"
 #include "job-why.h"
@@ -268,9 +269,15 @@ json_object *manager_job_why(Manager *m, Job *j) {
                 else
                         say(why, "the scheduler has not considered it yet");
                 break;
-        case JOB_RUNNING:
+        case JOB_RUNNING: {
+                _cleanup_free_ char *idle = manager_gpu_jobs_idle_text(m, j);
+
                 say(why, "it is running");
+                if (idle)
+                        say(why, "%s (GPUIdlePercent=, GPUIdleSec=)%s", idle,
+                            m->config->gpu_idle_action == GPU_IDLE_ACTION_CANCEL ? "; corrald cancels it" : "");
                 break;
+        }
         case JOB_SUSPENDED:
                 if (!j->suspended_by_sched) {
                         say(why, "it is suspended %s", j->suspended_by_admin ? "by an administrator" : "by a person");

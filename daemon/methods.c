@@ -929,6 +929,11 @@ static json_object *method_show(Manager *m, Call *call, const Peer *peer, json_o
         /* What it did with its GPUs, beside its charge: for those who see its details. */
         if (o && details)
                 (void) json_add(o, "gpu_usage", manager_gpu_jobs_usage_json(m, j->id));
+        if (o) {
+                _cleanup_free_ char *idle = manager_gpu_jobs_idle_text(m, j);
+                if (idle)
+                        (void) json_add_string(o, "gpu_idle", idle);
+        }
         json_add(p, "job", o);
         return ok_reply(p);
 }
