@@ -142,6 +142,7 @@ typedef struct Config {
         uint32_t gpu_idle_percent; /* GPUIdlePercent=; 0: no job is ever idle */
         uint64_t gpu_idle_sec;     /* GPUIdleSec= */
         GpuIdleAction gpu_idle_action;
+        bool unmanaged_gpu_avoid;  /* UnmanagedGPU=avoid: no new job on a GPU used outside Corral */
         char *slurm_bin_dir;    /* the real Slurm client; NULL: config_slurm_bin_dir() decides */
         uint64_t slurm_poll_sec;
         char *mail_prog;        /* job mail, as Slurm's MailProg; NULL: CORRAL_SENDMAIL_PATH */

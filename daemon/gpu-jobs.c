@@ -29,6 +29,7 @@ typedef struct GpuJobs {
         uint64_t last_realtime;  /* seconds since the epoch, of last */
         char **logged;
         bool stall_logged;
+        uint64_t unmanaged;      /* bit g: Corral's GPU g runs a process of no job (last snapshot) */
 } GpuJobs;
 
 void gpu_job_figures_add(GpuJobFigures *f, const NvmlGpuSample *s, uint64_t now) {
@@ -306,6 +307,54 @@ char *manager_gpu_jobs_idle_text(Manager *m, const Job *j) {
         return TAKE_PTR(s);
 }
 
+uint64_t gpu_unmanaged_mask(const DeviceSet *ds, const GpuSnapshot *s) {
+        uint64_t mask = 0;
+
+        for (size_t g = 0; ds && s && g < ds->n_devices && g < 64; g++) {
+                ssize_t k = device_is_schedulable(&ds->devices[g]) ? gpu_snapshot_find(s, &ds->devices[g]) : -1;
+
+                if (k >= 0 && gpu_sample_unmanaged(&s->samples[k]) > 0)
+                        mask |= UINT64_C(1) << g;
+        }
+        return mask;
+}
+
+size_t gpu_sample_unmanaged(const NvmlGpuSample *s) {
+        size_t n = 0;
+
+        /* A process /proc no longer has (it ended since NVML listed it) is nobody's. */
+        for (size_t i = 0; i < s->n_processes; i++)
+                n += s->processes[i].owner_known && s->processes[i].job_id == 0;
+        return n;
+}
+
+/* A GPU that starts or stops running work outside Corral: logged, and a pass asked for
+ * (UnmanagedGPU=avoid takes it from, or gives it back to, the jobs that wait). */
+static void unmanaged_update(Manager *m, GpuJobs *g, const GpuSnapshot *s) {
+        uint64_t mask = gpu_unmanaged_mask(m->devices, s);
+
+        if (mask == g->unmanaged)
+                return;
+        for (uint64_t x = mask & ~g->unmanaged; x; x &= x - 1)
+                log_info("GPU %s is in use outside Corral (a process in no job's cgroup)%s.",
+                         m->devices->devices[__builtin_ctzll(x)].name,
+                         m->config->unmanaged_gpu_avoid ? "; no new job is given it while it lasts" : "");
+        for (uint64_t x = g->unmanaged & ~mask; x; x &= x - 1)
+                log_info("GPU %s is no longer in use outside Corral.", m->devices->devices[__builtin_ctzll(x)].name);
+        g->unmanaged = mask;
+        m->sched_needed = true;
+}
+
+uint64_t manager_gpu_jobs_unmanaged(Manager *m) {
+        GpuJobs *g = m->gpu_jobs;
+
+        /* Only what a live telemetry says: a stalled one's last word would keep a GPU from
+         * jobs for good. */
+        if (!g || m->config->gpu_sample_sec == 0 || gpu_telemetry_state(g->telemetry, NULL) != GPU_TELEMETRY_ON)
+                return 0;
+        return g->unmanaged;
+}
+
 /* GPUIdleAction=cancel: each idle job once (a cancel not taken is not tried again). */
 static void act_on_idle(Manager *m, GpuJobs *g) {
         if (m->config->gpu_idle_action != GPU_IDLE_ACTION_CANCEL)
@@ -396,6 +445,7 @@ static void on_snapshot(GpuTelemetry *t, int r, const GpuSnapshot *s, void *user
                 cross_check(m, g, s);
                 sample_jobs(m, g, s, now);
                 act_on_idle(m, g);
+                unmanaged_update(m, g, s);
                 if (snapshot_copy(s, &c) >= 0) {
                         free(g->last.gpus);
                         free(g->last.samples);
@@ -429,6 +479,10 @@ static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
 }
 
 int manager_gpu_jobs_start(Manager *m) {
+        return manager_gpu_jobs_start_at(m, NULL);
+}
+
+int manager_gpu_jobs_start_at(Manager *m, const char *proc_root) {
         GpuJobs *g;
         int r;
 
@@ -437,6 +491,9 @@ int manager_gpu_jobs_start(Manager *m) {
                 return -ENOMEM;
         m->gpu_jobs = g;
         r = gpu_telemetry_new(m->event, NULL, GPU_TELEMETRY_TIMEOUT_USEC, on_snapshot, m, &g->telemetry);
+        if (r < 0)
+                return r;
+        r = gpu_telemetry_set_proc_root(g->telemetry, proc_root);
         if (r < 0)
                 return r;
         /* The first snapshot soon after start-up: discovery's cross-check, and the state
@@ -529,6 +586,28 @@ json_object *manager_gpu_jobs_info_json(Manager *m) {
                         json_add_u64(e, "energy_mj", s->energy_mj);
                 if (s->n_processes_total != SIZE_MAX)
                         json_add_u64(e, "processes", s->n_processes_total);
+                if (gpu_sample_unmanaged(s) > 0) {
+                        json_object *outside = json_object_new_array();
+
+                        for (size_t k = 0; outside && k < s->n_processes; k++) {
+                                const NvmlProcess *p = &s->processes[k];
+                                const struct passwd *pw;
+                                json_object *po;
+
+                                if (!p->owner_known || p->job_id != 0 || !(po = json_object_new_object()))
+                                        continue;
+                                json_add_u64(po, "pid", p->pid);
+                                json_add_u64(po, "uid", p->uid);
+                                pw = nss_cache_getpwuid(m->nss, p->uid, now_usec(CLOCK_MONOTONIC));
+                                if (pw)
+                                        json_add_string(po, "user", pw->pw_name);
+                                if (p->memory_used != UINT64_MAX)
+                                        json_add_u64(po, "memory_used", p->memory_used);
+                                json_object_array_add(outside, po);
+                        }
+                        json_add(e, "outside_corral", outside);
+                        json_add_bool(e, "avoided", m->config->unmanaged_gpu_avoid);
+                }
                 json_object_array_add(a, e);
         }
         json_add(o, "gpus", a);

@@ -59,8 +59,17 @@ int gpu_cross_check(const Device *d, const NvmlGpuInfo *g, char **ret);
 /* The reading in s of d, by UUID, else PCI address; -1: NVML does not see it. */
 ssize_t gpu_snapshot_find(const GpuSnapshot *s, const Device *d);
 
-/* Starts the sampling (GPUSampleSec=, read at each round so a reload takes effect). */
+/* How many of the processes NVML listed on a GPU belong to no Corral job (by /proc). */
+size_t gpu_sample_unmanaged(const NvmlGpuSample *s) _pure_;
+/* Bit g: Corral's GPU g (ds) runs a process of no job in s. */
+uint64_t gpu_unmanaged_mask(const DeviceSet *ds, const GpuSnapshot *s) _pure_;
+
+/* Starts the sampling (GPUSampleSec=, read at each round so a reload takes effect);
+ * _at with procfs elsewhere (tests' fake tree; NULL: /proc). */
 int manager_gpu_jobs_start(Manager *m);
+int manager_gpu_jobs_start_at(Manager *m, const char *proc_root);
+/* The GPUs in use outside Corral by the last snapshot (0 while telemetry is not on). */
+uint64_t manager_gpu_jobs_unmanaged(Manager *m);
 void manager_gpu_jobs_free(Manager *m);
 /* The last snapshot (NULL: none yet, or telemetry not started) and telemetry's state now,
  * for the metrics file. */

@@ -154,7 +154,16 @@ static void test_gpu_idle(void **state) {
         assert_int_equal(c->gpu_idle_percent, 5);
         assert_int_equal(c->gpu_idle_sec, 1800);
         assert_int_equal(c->gpu_idle_action, GPU_IDLE_ACTION_NONE);
+        assert_true(c->unmanaged_gpu_avoid);
         config_free(c);
+        put("corral.conf", "[Manager]\nUnmanagedGPU=ignore\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_false(c->unmanaged_gpu_avoid);
+        config_free(c);
+        put("corral.conf", "[Manager]\nUnmanagedGPU=kill\n");
+        assert_int_equal(config_load(dir, &c, &err), -EINVAL);
+        assert_non_null(strstr(err, "UnmanagedGPU"));
+        free(err);
         put("corral.conf", "[Manager]\nGPUIdlePercent=10%\nGPUIdleSec=1h\nGPUIdleAction=cancel\n");
         assert_int_equal(config_load(dir, &c, &err), 0);
         assert_int_equal(c->gpu_idle_percent, 10);
