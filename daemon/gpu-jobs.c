@@ -237,7 +237,9 @@ static void sample_jobs(Manager *m, GpuJobs *g, const GpuSnapshot *s, uint64_t n
                         k = gpu_snapshot_find(s, &ds->devices[gpu]);
                         if (k >= 0) {
                                 gpu_job_figures_add(f, &s->samples[k], now);
-                                gpu_job_figures_idle(f, s->samples[k].utilization, now, m->config->gpu_idle_percent);
+                                /* The snapshot's own clock: a wall clock set back or forward is no idling. */
+                                gpu_job_figures_idle(f, s->samples[k].utilization, s->taken_usec / USEC_PER_SEC,
+                                                     m->config->gpu_idle_percent);
                         } else
                                 gpu_job_figures_idle_pause(f);
                 }

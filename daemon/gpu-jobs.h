@@ -31,7 +31,8 @@ typedef struct GpuJobFigures {
         uint64_t energy_mj;      /* the counter's increase across readings */
         uint64_t energy_prev_mj; /* the last reading; UINT64_MAX: none yet */
         bool energy_known;
-        /* Idle (GPUIdlePercent=, GPUIdleSec=): how long by the samples' clock it has read
+        /* Idle (GPUIdlePercent=, GPUIdleSec=): how long by the samples' clock (the snapshot's
+         * CLOCK_MONOTONIC, in seconds) it has read
          * below the threshold without a break; the stretch's last sample (0: none open). */
         uint64_t idle_sec;
         uint64_t idle_last;
