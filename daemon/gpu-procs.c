@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cgroup-pid.h"
+#include "fd-util.h"
 #include "gpu-procs.h"
 #include "parse-util.h"
 
@@ -40,10 +40,33 @@ uint64_t gpu_cgroup_job_id(const char *path) {
         return 0;
 }
 
-void gpu_snapshot_owners(int proc_fd, GpuSnapshot *s) {
-        for (size_t i = 0; i < s->n_gpus; i++)
-                for (size_t k = 0; k < s->samples[i].n_processes; k++) {
-                        NvmlProcess *p = &s->samples[i].processes[k];
+/* The cgroup v2 path of pid, from the "0::" line of <proc>/PID/cgroup (cgroup/cgroup-pid.c
+ * reads it the same way; daemon/ does not use cgroup/). */
+static int cgroup_of(int proc_fd, uint32_t pid, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        char fn[32];
+        int r;
+
+        (void) snprintf(fn, sizeof fn, "%" PRIu32 "/cgroup", pid);
+        r = read_file_at(proc_fd, fn, 64 * 1024, &buf, NULL);
+        if (r < 0)
+                return r;
+        for (char *p = buf; *p;) {
+                char *e = strchrnul(p, '\n');
+
+                if (strneq(p, "0::/", 4)) {
+                        *ret = strndup(p + 3, (size_t) (e - p - 3));
+                        return *ret ? 0 : -ENOMEM;
+                }
+                p = *e ? e + 1 : e;
+        }
+        return -ENODATA;
+}
+
+void gpu_samples_owners(int proc_fd, NvmlGpuSample *samples, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                for (size_t k = 0; k < samples[i].n_processes; k++) {
+                        NvmlProcess *p = &samples[i].processes[k];
                         _cleanup_free_ char *path = NULL;
                         char name[16];
                         struct stat st;
@@ -54,7 +77,7 @@ void gpu_snapshot_owners(int proc_fd, GpuSnapshot *s) {
                                 continue;
                         (void) snprintf(name, sizeof name, "%" PRIu32, p->pid);
                         if (fstatat(proc_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-                            cg_path_of_pid_at(proc_fd, (pid_t) p->pid, &path) < 0)
+                            cgroup_of(proc_fd, p->pid, &path) < 0)
                                 continue;
                         /* A zombie whose cgroup was removed: the kernel's suffix. */
                         size_t len = strlen(path), del = strlen(" (deleted)");

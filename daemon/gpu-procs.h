@@ -8,12 +8,13 @@
 
 #include <stdint.h>
 
-#include "gpu-telemetry.h"
+#include "macro.h"
+#include "nvml.h"
 
 /* The job whose corral-job-N.scope the cgroup path is in, at any depth ("/corral.slice/
  * corral-p.slice/corral-job-12.scope/payload" -> 12); 0 when none. */
 uint64_t gpu_cgroup_job_id(const char *path) _pure_;
 
-/* Fills each listed process's owner_known, uid and job_id in s from proc_fd. A process
- * gone since NVML listed it is left unknown. */
-void gpu_snapshot_owners(int proc_fd, GpuSnapshot *s);
+/* Fills each listed process's owner_known, uid and job_id in the n samples from proc_fd.
+ * A process gone since NVML listed it is left unknown. */
+void gpu_samples_owners(int proc_fd, NvmlGpuSample *samples, size_t n);

@@ -142,7 +142,7 @@ static void *thread_main(void *userdata) {
                         _cleanup_close_ int proc_fd = open(sh->proc_root ?: "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
                         if (proc_fd >= 0)
-                                gpu_snapshot_owners(proc_fd, &s);
+                                gpu_samples_owners(proc_fd, s.samples, s.n_gpus);
                 }
                 answer(sh, r, error, r >= 0 ? &s : NULL, false);
                 pthread_mutex_lock(&sh->lock);

@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "gpu-jobs.h"
 #include "intern.h"
 #include "job-backend.h"
 #include "job-table.h"
@@ -183,7 +182,6 @@ json_object *manager_job_json(Manager *m, const Job *j, bool details) {
                 info.has_priority = true;
                 info.priority = j->priority;
         }
-        info.gpu_idle_sec = manager_gpu_jobs_idle_sec(m, j, NULL);
         /* Its reason in its backend's words (a forwarded job's: its Slurm job's). */
         b = manager_job_backend(m, j);
         if (b->reason && b->reason(m, j, &reason) > 0) {

@@ -159,7 +159,7 @@ static void test_owners(void **state) {
         gs[0].n_processes = 4;
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(fd >= 0);
-        gpu_snapshot_owners(fd, &s);
+        gpu_samples_owners(fd, s.samples, s.n_gpus);
         close(fd);
         assert_true(gs[0].processes[0].owner_known);
         assert_int_equal(gs[0].processes[0].uid, getuid());
