@@ -74,7 +74,7 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
         const char *headers[_COL_MAX + 1];
         int column[_COL_MAX];
         size_t n_columns = 0;
-        bool any_interactive = false;
+        bool any_interactive = false, any_gpu_idle = false;
         int r;
 
         for (size_t i = 0; i < n; i++)
@@ -115,6 +115,7 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
                  * under the tables. */
                 snprintf(state, sizeof(state), "%s%s", strempty(j->state), j->interactive ? "*" : "");
                 any_interactive = any_interactive || j->interactive;
+                any_gpu_idle = any_gpu_idle || j->gpu_idle_sec > 0;
                 format_elapsed(elapsed, sizeof(elapsed), job_elapsed(j, now));
                 snprintf(ncpus, sizeof(ncpus), "%u", j->cpus);
                 snprintf(ngpus, sizeof(ngpus), "%u", j->gpus);
@@ -129,7 +130,7 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
                 else
                         start[0] = 0;
                 if (s == QUEUE_SECTION_ACTIVE)
-                        snprintf(where, sizeof(where), "%s", strempty(j->node));
+                        snprintf(where, sizeof(where), "%s%s", strempty(j->node), j->gpu_idle_sec > 0 ? " IDLE-GPU" : "");
                 else if (!isempty(j->reason))
                         snprintf(where, sizeof(where), "(%s)", j->reason);
                 else
@@ -185,6 +186,8 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
         }
         if (any_interactive)
                 fputs("*: an interactive job (corral run, srun --pty, salloc)\n\n", f);
+        if (any_gpu_idle)
+                fputs("IDLE-GPU: every GPU the job holds has been idle for GPUIdleSec= (corral why JOBID)\n\n", f);
         fprintf(f, "Total jobs: %zu\n", n);
         return ferror(f) ? -EIO : 0;
 }
@@ -520,7 +523,7 @@ int verb_show(Cli *cli, int argc, char **argv) {
         for (size_t i = 0; i < n; i++) {
                 _cleanup_(reply_done) Reply reply = {};
                 _cleanup_(job_entry_done) JobEntry e = { .info = JOB_INFO_INIT };
-                json_object *job;
+                json_object *job, *v;
                 char subject[64];
 
                 snprintf(subject, sizeof(subject), "job %" PRIu64, ids[i]);
@@ -548,6 +551,8 @@ int verb_show(Cli *cli, int argc, char **argv) {
                 if (r == -ENOMEM)
                         return cli_oom();
                 job_gpu_usage_print(stdout, job);
+                if (json_object_object_get_ex(job, "gpu_idle", &v) && json_object_is_type(v, json_type_string))
+                        field(stdout, "GPUIdle", "%s", json_object_get_string(v));
         }
         return status;
 }

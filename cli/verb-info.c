@@ -146,6 +146,25 @@ static void gpu_telemetry_print(FILE *f, json_object *gpus) {
                 if (get_u64(g, "processes", &u))
                         fprintf(f, "  %" PRIu64 " process%s", u, u == 1 ? "" : "es");
                 fprintf(f, "\n");
+                /* Work on it that is no job's (UnmanagedGPU=): whose. */
+                if (json_object_object_get_ex(g, "outside_corral", &v) && json_object_is_type(v, json_type_array)) {
+                        json_object *avoided;
+                        bool avoid = json_object_object_get_ex(g, "avoided", &avoided) && json_object_get_boolean(avoided);
+
+                        fprintf(f, "    in use outside Corral%s:", avoid ? " (no new job is given it)" : "");
+                        for (size_t k = 0; k < json_object_array_length(v); k++) {
+                                json_object *p = json_object_array_get_idx(v, k);
+                                uint64_t pid = 0, uid = 0;
+
+                                (void) get_u64(p, "pid", &pid);
+                                (void) get_u64(p, "uid", &uid);
+                                if (get_string(p, "user"))
+                                        fprintf(f, "%s pid %" PRIu64 " (%s)", k ? "," : "", pid, get_string(p, "user"));
+                                else
+                                        fprintf(f, "%s pid %" PRIu64 " (uid %" PRIu64 ")", k ? "," : "", pid, uid);
+                        }
+                        fprintf(f, "\n");
+                }
         }
 }
 

@@ -302,6 +302,27 @@ static int parse_gpu_sample_sec(const char *v, void *data) {
         return 0;
 }
 
+static int parse_gpu_idle_action(const char *v, void *data) {
+        /* Mail is named in the issue but not made yet: refused, not taken for none. */
+        if (streq(v, "none"))
+                *(GpuIdleAction *) data = GPU_IDLE_ACTION_NONE;
+        else if (streq(v, "cancel"))
+                *(GpuIdleAction *) data = GPU_IDLE_ACTION_CANCEL;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+static int parse_unmanaged_gpu(const char *v, void *data) {
+        if (streq(v, "avoid"))
+                *(bool *) data = true;
+        else if (streq(v, "ignore"))
+                *(bool *) data = false;
+        else
+                return -EINVAL;
+        return 0;
+}
+
 static int parse_max_forwarded(const char *v, void *data) {
         uint32_t u;
         int r = ini_parse_u32(v, &u);
@@ -347,6 +368,11 @@ static const IniItem items[] = {
             "a number of core-hours one GPU-hour is charged as, 0 or more, such as 8"),
         MGR("MetricsFile", parse_absolute_path, metrics_file, "an absolute path"),
         MGR("GPUSampleSec", parse_gpu_sample_sec, gpu_sample_sec, "a duration up to 1h (0: no GPU telemetry)"),
+        MGR("GPUIdlePercent", parse_percent, gpu_idle_percent, "a percentage, 0 to 100 (0: no job is ever idle)"),
+        MGR("GPUIdleSec", ini_parse_sec, gpu_idle_sec, "a duration such as 30min"),
+        MGR("GPUIdleAction", parse_gpu_idle_action, gpu_idle_action,
+            "none or cancel (mail is not supported yet)"),
+        MGR("UnmanagedGPU", parse_unmanaged_gpu, unmanaged_gpu_avoid, "avoid or ignore"),
         MGR("SlurmBinDir", parse_absolute_path, slurm_bin_dir, "an absolute path"),
         MGR("SlurmPollSec", parse_poll_sec, slurm_poll_sec, "a duration from 5s to 1h"),
         MGR("MailProg", parse_absolute_path, mail_prog, "an absolute path"),
@@ -728,6 +754,9 @@ int config_load_paths(const char *main_path, const char *dropdir, const char *pd
         c->suspend_window_sec = 600;
         c->slurm_poll_sec = CONFIG_SLURM_POLL_SEC_DEFAULT;
         c->gpu_sample_sec = CONFIG_GPU_SAMPLE_SEC_DEFAULT;
+        c->gpu_idle_percent = CONFIG_GPU_IDLE_PERCENT_DEFAULT;
+        c->gpu_idle_sec = CONFIG_GPU_IDLE_SEC_DEFAULT;
+        c->unmanaged_gpu_avoid = true;
         r = add_builtin_queues(c);
         if (r < 0)
                 return r;

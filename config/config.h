@@ -33,6 +33,15 @@ DECLARE_STRING_TABLE_LOOKUP(queue_backend, QueueBackend);
 /* GPUSampleSec=: how often a running job's GPUs are read through NVML (0: never). */
 #define CONFIG_GPU_SAMPLE_SEC_DEFAULT 10U
 #define CONFIG_GPU_SAMPLE_SEC_MAX 3600U
+/* A running job whose every GPU has been below GPUIdlePercent= for GPUIdleSec= is idle. */
+#define CONFIG_GPU_IDLE_PERCENT_DEFAULT 5U
+#define CONFIG_GPU_IDLE_SEC_DEFAULT 1800U
+
+/* GPUIdleAction=: what corrald does to a job once it is idle, beyond showing it. */
+typedef enum GpuIdleAction {
+        GPU_IDLE_ACTION_NONE,
+        GPU_IDLE_ACTION_CANCEL,
+} GpuIdleAction;
 /* Where corral-slurm-compat's dpkg-divert puts the real Slurm client's commands. */
 #define CONFIG_SLURM_DIVERTED_BINDIR "/usr/lib/corral/slurm-client/bin"
 
@@ -130,6 +139,10 @@ typedef struct Config {
         double charge_per_gpu_hour; /* ChargePerGPUHour=: core-hours a GPU-hour counts as */
         char *metrics_file;     /* NULL: the node exporter's directory, when it exists */
         uint64_t gpu_sample_sec; /* GPUSampleSec=; 0: no GPU telemetry */
+        uint32_t gpu_idle_percent; /* GPUIdlePercent=; 0: no job is ever idle */
+        uint64_t gpu_idle_sec;     /* GPUIdleSec= */
+        GpuIdleAction gpu_idle_action;
+        bool unmanaged_gpu_avoid;  /* UnmanagedGPU=avoid: no new job on a GPU used outside Corral */
         char *slurm_bin_dir;    /* the real Slurm client; NULL: config_slurm_bin_dir() decides */
         uint64_t slurm_poll_sec;
         char *mail_prog;        /* job mail, as Slurm's MailProg; NULL: CORRAL_SENDMAIL_PATH */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gpu-jobs.h"
+#include "job-backend.h"
 #include "job-table.h"
 #include "json-util.h"
 #include "log.h"
@@ -28,6 +29,7 @@ typedef struct GpuJobs {
         uint64_t last_realtime;  /* seconds since the epoch, of last */
         char **logged;
         bool stall_logged;
+        uint64_t unmanaged;      /* bit g: Corral's GPU g runs a process of no job (last snapshot) */
 } GpuJobs;
 
 void gpu_job_figures_add(GpuJobFigures *f, const NvmlGpuSample *s, uint64_t now) {
@@ -46,6 +48,24 @@ void gpu_job_figures_add(GpuJobFigures *f, const NvmlGpuSample *s, uint64_t now)
                 }
                 f->energy_prev_mj = s->energy_mj;
         }
+}
+
+void gpu_job_figures_idle(GpuJobFigures *f, int utilization, uint64_t now, unsigned below_percent) {
+        if (utilization < 0) {
+                f->idle_last = 0;
+                return;
+        }
+        if ((unsigned) utilization >= below_percent) {
+                f->idle_sec = f->idle_last = 0;
+                return;
+        }
+        if (f->idle_last > 0 && now > f->idle_last)
+                f->idle_sec += now - f->idle_last;
+        f->idle_last = now;
+}
+
+void gpu_job_figures_idle_pause(GpuJobFigures *f) {
+        f->idle_last = 0;
 }
 
 void gpu_job_figures_to_store(const GpuJobFigures *f, uint64_t end_time, StoreGpuUsage *ret) {
@@ -194,6 +214,13 @@ static void sample_jobs(Manager *m, GpuJobs *g, const GpuSnapshot *s, uint64_t n
         for (size_t i = 0; ds && i < m->n_jobs; i++) {
                 const Job *j = m->jobs[i];
 
+                if (j->state == JOB_SUSPENDED && j->alloc)
+                        /* Its idle clock stops: the time suspended is not the job's idling. */
+                        for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                                GpuJobFigures *f = figures_get(g, j, (unsigned) __builtin_ctzll(mask), false);
+                                if (f)
+                                        gpu_job_figures_idle_pause(f);
+                        }
                 /* A suspended job keeps its GPUs but is not sampled: its figures are of its runs. */
                 if (j->state != JOB_RUNNING || !j->alloc || j->alloc->gpu_mask == 0)
                         continue;
@@ -208,9 +235,176 @@ static void sample_jobs(Manager *m, GpuJobs *g, const GpuSnapshot *s, uint64_t n
                         if (!f)
                                 continue;
                         k = gpu_snapshot_find(s, &ds->devices[gpu]);
-                        if (k >= 0)
+                        if (k >= 0) {
                                 gpu_job_figures_add(f, &s->samples[k], now);
+                                /* The snapshot's own clock: a wall clock set back or forward is no idling. */
+                                gpu_job_figures_idle(f, s->samples[k].utilization, s->taken_usec / USEC_PER_SEC,
+                                                     m->config->gpu_idle_percent);
+                        } else
+                                gpu_job_figures_idle_pause(f);
                 }
+        }
+}
+
+uint64_t manager_gpu_jobs_idle_sec(Manager *m, const Job *j, unsigned *ret_gpus) {
+        GpuJobs *g = m->gpu_jobs;
+        uint64_t least = UINT64_MAX;
+        unsigned n = 0;
+
+        if (ret_gpus)
+                *ret_gpus = 0;
+        if (!g || m->config->gpu_sample_sec == 0 || m->config->gpu_idle_percent == 0 || m->config->gpu_idle_sec == 0 ||
+            j->state != JOB_RUNNING ||
+            !j->alloc || j->alloc->gpu_mask == 0)
+                return 0;
+        /* Every GPU it holds, each read idle for long enough: one busy GPU of several makes
+         * the job busy. */
+        for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                const GpuJobFigures *f = figures_get(g, j, (unsigned) __builtin_ctzll(mask), false);
+
+                if (!f || f->run != j->requeue_count || f->idle_sec < m->config->gpu_idle_sec)
+                        return 0;
+                least = MIN(least, f->idle_sec);
+                n++;
+        }
+        if (ret_gpus)
+                *ret_gpus = n;
+        return least;
+}
+
+char *manager_gpu_jobs_idle_text(Manager *m, const Job *j) {
+        _cleanup_free_ char *names = NULL, *s = NULL;
+        unsigned n;
+        uint64_t sec = manager_gpu_jobs_idle_sec(m, j, &n);
+        char dur[32];
+        int r;
+
+        if (sec == 0)
+                return NULL;
+        for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                unsigned gpu = (unsigned) __builtin_ctzll(mask);
+                const char *name = m->devices && gpu < m->devices->n_devices ? m->devices->devices[gpu].name : NULL;
+                char buf[32], *t;
+
+                if (!name) {
+                        snprintf(buf, sizeof buf, "gpu%u", gpu);
+                        name = buf;
+                }
+                if (asprintf(&t, "%s%s%s", strempty(names), names ? ", " : "", name) < 0)
+                        return NULL;
+                free(names);
+                names = t;
+        }
+        if (sec >= 3600)
+                snprintf(dur, sizeof dur, "%" PRIu64 " h %" PRIu64 " min", sec / 3600, sec % 3600 / 60);
+        else if (sec >= 60)
+                snprintf(dur, sizeof dur, "%" PRIu64 " min", sec / 60);
+        else
+                snprintf(dur, sizeof dur, "%" PRIu64 " s", sec);
+        r = n == 1 ? asprintf(&s, "its GPU (%s) has been below %u %% for %s", names, m->config->gpu_idle_percent, dur)
+                   : asprintf(&s, "its %u GPUs (%s) have been below %u %% for %s", n, names,
+                              m->config->gpu_idle_percent, dur);
+        if (r < 0)
+                return NULL;
+        return TAKE_PTR(s);
+}
+
+uint64_t gpu_unmanaged_mask(const DeviceSet *ds, const GpuSnapshot *s) {
+        uint64_t mask = 0;
+
+        for (size_t g = 0; ds && s && g < ds->n_devices && g < 64; g++) {
+                ssize_t k = device_is_schedulable(&ds->devices[g]) ? gpu_snapshot_find(s, &ds->devices[g]) : -1;
+
+                if (k >= 0 && gpu_sample_unmanaged(&s->samples[k]) > 0)
+                        mask |= UINT64_C(1) << g;
+        }
+        return mask;
+}
+
+size_t gpu_sample_unmanaged(const NvmlGpuSample *s) {
+        size_t n = 0;
+
+        /* A process /proc no longer has (it ended since NVML listed it) is nobody's. */
+        for (size_t i = 0; i < s->n_processes; i++)
+                n += s->processes[i].owner_known && s->processes[i].job_id == 0;
+        return n;
+}
+
+/* A GPU that starts or stops running work outside Corral: logged, and a pass asked for
+ * (UnmanagedGPU=avoid takes it from, or gives it back to, the jobs that wait). */
+static void unmanaged_update(Manager *m, GpuJobs *g, const GpuSnapshot *s) {
+        uint64_t mask = gpu_unmanaged_mask(m->devices, s);
+
+        if (mask == g->unmanaged)
+                return;
+        for (uint64_t x = mask & ~g->unmanaged; x; x &= x - 1)
+                log_info("GPU %s is in use outside Corral (a process in no job's cgroup)%s.",
+                         m->devices->devices[__builtin_ctzll(x)].name,
+                         m->config->unmanaged_gpu_avoid ? "; no new job is given it while it lasts" : "");
+        for (uint64_t x = g->unmanaged & ~mask; x; x &= x - 1)
+                log_info("GPU %s is no longer in use outside Corral.", m->devices->devices[__builtin_ctzll(x)].name);
+        g->unmanaged = mask;
+        m->sched_needed = true;
+}
+
+uint64_t manager_gpu_jobs_unmanaged(Manager *m) {
+        GpuJobs *g = m->gpu_jobs;
+
+        /* Only what a live telemetry says: a stalled one's last word would keep a GPU from
+         * jobs for good. */
+        if (!g || m->config->gpu_sample_sec == 0 || gpu_telemetry_state(g->telemetry, NULL) != GPU_TELEMETRY_ON)
+                return 0;
+        return g->unmanaged;
+}
+
+/* GPUIdleAction=cancel: each idle job once (a cancel not taken is not tried again). */
+static void act_on_idle(Manager *m, GpuJobs *g) {
+        if (m->config->gpu_idle_action != GPU_IDLE_ACTION_CANCEL)
+                return;
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                Job *j = m->jobs[i];
+                _cleanup_free_ char *text = NULL, *reason = NULL;
+                bool acted = false;
+                uint64_t mask;
+
+                if (j->state != JOB_RUNNING || j->cancel_requested || !j->alloc || j->alloc->gpu_mask == 0)
+                        continue;
+                for (mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                        GpuJobFigures *f = figures_get(g, j, (unsigned) __builtin_ctzll(mask), false);
+                        acted = acted || (f && f->idle_acted);
+                }
+                if (acted || !(text = manager_gpu_jobs_idle_text(m, j)))
+                        continue;
+                for (mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                        GpuJobFigures *f = figures_get(g, j, (unsigned) __builtin_ctzll(mask), false);
+                        if (f)
+                                f->idle_acted = true;
+                }
+                log_info("Job %" PRIu64 ": %s; cancelling it (GPUIdleAction=cancel).", j->id, text);
+                if (manager_job_backend(m, j)->cancel(m, j, JOB_BY_CORRALD) < 0) {
+                        log_warning("Job %" PRIu64 ": cannot cancel it for its idle GPUs.", j->id);
+                        continue;
+                }
+                /* The outcome keeps a reason that starts with GPUIdle (job-outcome.c); the GPUs'
+                 * names and not the time, since reasons are interned for good. */
+                reason = strdup("GPUIdle");
+                for (mask = j->alloc->gpu_mask; reason && mask; mask &= mask - 1) {
+                        unsigned gpu = (unsigned) __builtin_ctzll(mask);
+                        char buf[32], *t;
+                        const char *name = m->devices && gpu < m->devices->n_devices ? m->devices->devices[gpu].name
+                                                                                     : NULL;
+
+                        if (!name) {
+                                snprintf(buf, sizeof buf, "gpu%u", gpu);
+                                name = buf;
+                        }
+                        if (asprintf(&t, "%s%s%s", reason, mask == j->alloc->gpu_mask ? " " : ",", name) < 0)
+                                t = NULL;
+                        free(reason);
+                        reason = t;
+                }
+                if (reason)
+                        (void) job_set_reason(j, reason);
         }
 }
 
@@ -252,6 +446,8 @@ static void on_snapshot(GpuTelemetry *t, int r, const GpuSnapshot *s, void *user
                 g->stall_logged = false;
                 cross_check(m, g, s);
                 sample_jobs(m, g, s, now);
+                act_on_idle(m, g);
+                unmanaged_update(m, g, s);
                 if (snapshot_copy(s, &c) >= 0) {
                         free(g->last.gpus);
                         free(g->last.samples);
@@ -285,6 +481,10 @@ static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
 }
 
 int manager_gpu_jobs_start(Manager *m) {
+        return manager_gpu_jobs_start_at(m, NULL);
+}
+
+int manager_gpu_jobs_start_at(Manager *m, const char *proc_root) {
         GpuJobs *g;
         int r;
 
@@ -293,6 +493,9 @@ int manager_gpu_jobs_start(Manager *m) {
                 return -ENOMEM;
         m->gpu_jobs = g;
         r = gpu_telemetry_new(m->event, NULL, GPU_TELEMETRY_TIMEOUT_USEC, on_snapshot, m, &g->telemetry);
+        if (r < 0)
+                return r;
+        r = gpu_telemetry_set_proc_root(g->telemetry, proc_root);
         if (r < 0)
                 return r;
         /* The first snapshot soon after start-up: discovery's cross-check, and the state
@@ -385,6 +588,28 @@ json_object *manager_gpu_jobs_info_json(Manager *m) {
                         json_add_u64(e, "energy_mj", s->energy_mj);
                 if (s->n_processes_total != SIZE_MAX)
                         json_add_u64(e, "processes", s->n_processes_total);
+                if (gpu_sample_unmanaged(s) > 0) {
+                        json_object *outside = json_object_new_array();
+
+                        for (size_t k = 0; outside && k < s->n_processes; k++) {
+                                const NvmlProcess *p = &s->processes[k];
+                                const struct passwd *pw;
+                                json_object *po;
+
+                                if (!p->owner_known || p->job_id != 0 || !(po = json_object_new_object()))
+                                        continue;
+                                json_add_u64(po, "pid", p->pid);
+                                json_add_u64(po, "uid", p->uid);
+                                pw = nss_cache_getpwuid(m->nss, p->uid, now_usec(CLOCK_MONOTONIC));
+                                if (pw)
+                                        json_add_string(po, "user", pw->pw_name);
+                                if (p->memory_used != UINT64_MAX)
+                                        json_add_u64(po, "memory_used", p->memory_used);
+                                json_object_array_add(outside, po);
+                        }
+                        json_add(e, "outside_corral", outside);
+                        json_add_bool(e, "avoided", m->config->unmanaged_gpu_avoid);
+                }
                 json_object_array_add(a, e);
         }
         json_add(o, "gpus", a);

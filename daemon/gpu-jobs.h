@@ -31,6 +31,12 @@ typedef struct GpuJobFigures {
         uint64_t energy_mj;      /* the counter's increase across readings */
         uint64_t energy_prev_mj; /* the last reading; UINT64_MAX: none yet */
         bool energy_known;
+        /* Idle (GPUIdlePercent=, GPUIdleSec=): how long by the samples' clock (the snapshot's
+         * CLOCK_MONOTONIC, in seconds) it has read
+         * below the threshold without a break; the stretch's last sample (0: none open). */
+        uint64_t idle_sec;
+        uint64_t idle_last;
+        bool idle_acted;         /* GPUIdleAction= done for the job (kept on each of its GPUs) */
 } GpuJobFigures;
 
 #define GPU_JOB_FIGURES_INIT { .energy_prev_mj = UINT64_MAX }
@@ -38,6 +44,12 @@ typedef struct GpuJobFigures {
 /* Adds one reading. A counter that went back (the driver reloaded) restarts the sum from
  * the new reading. */
 void gpu_job_figures_add(GpuJobFigures *f, const NvmlGpuSample *s, uint64_t now);
+/* The idle clock: a reading below below_percent adds the time since the stretch's last
+ * one (none on the stretch's first reading), one at or above it ends the stretch and
+ * zeroes the count, an unknown one or a suspension (gpu_job_figures_idle_pause) keeps
+ * the count but opens a new stretch, so a pause's time never counts. */
+void gpu_job_figures_idle(GpuJobFigures *f, int utilization, uint64_t now, unsigned below_percent);
+void gpu_job_figures_idle_pause(GpuJobFigures *f);
 /* The row to store, with end_time (seconds since the epoch) the end of its hold. */
 void gpu_job_figures_to_store(const GpuJobFigures *f, uint64_t end_time, StoreGpuUsage *ret);
 
@@ -48,8 +60,17 @@ int gpu_cross_check(const Device *d, const NvmlGpuInfo *g, char **ret);
 /* The reading in s of d, by UUID, else PCI address; -1: NVML does not see it. */
 ssize_t gpu_snapshot_find(const GpuSnapshot *s, const Device *d);
 
-/* Starts the sampling (GPUSampleSec=, read at each round so a reload takes effect). */
+/* How many of the processes NVML listed on a GPU belong to no Corral job (by /proc). */
+size_t gpu_sample_unmanaged(const NvmlGpuSample *s) _pure_;
+/* Bit g: Corral's GPU g (ds) runs a process of no job in s. */
+uint64_t gpu_unmanaged_mask(const DeviceSet *ds, const GpuSnapshot *s) _pure_;
+
+/* Starts the sampling (GPUSampleSec=, read at each round so a reload takes effect);
+ * _at with procfs elsewhere (tests' fake tree; NULL: /proc). */
 int manager_gpu_jobs_start(Manager *m);
+int manager_gpu_jobs_start_at(Manager *m, const char *proc_root);
+/* The GPUs in use outside Corral by the last snapshot (0 while telemetry is not on). */
+uint64_t manager_gpu_jobs_unmanaged(Manager *m);
 void manager_gpu_jobs_free(Manager *m);
 /* The last snapshot (NULL: none yet, or telemetry not started) and telemetry's state now,
  * for the metrics file. */
@@ -57,6 +78,13 @@ const GpuSnapshot *manager_gpu_jobs_last(Manager *m, GpuTelemetryState *ret_stat
 /* GetInfo's "gpu_telemetry": its state, why, what NVML and discovery disagree on, and
  * the last snapshot's figures per GPU. */
 json_object *manager_gpu_jobs_info_json(Manager *m);
+/* Whether running job j holds GPUs that have all been idle (below GPUIdlePercent=) for
+ * GPUIdleSec= at least: the shortest of their idle times, in seconds, with how many GPUs
+ * in *ret_gpus; 0 when not. */
+uint64_t manager_gpu_jobs_idle_sec(Manager *m, const Job *j, unsigned *ret_gpus);
+/* The sentence corral why and show say of an idle job ("its 2 GPUs (gpu0, gpu1) have been
+ * below 5 % for 42 min"), NULL when it is not idle (or -ENOMEM). */
+char *manager_gpu_jobs_idle_text(Manager *m, const Job *j);
 /* Show's "gpu_usage" for job: the stored rows of its latest run, else the figures so far
  * of a running job. NULL: none (or -ENOMEM). */
 json_object *manager_gpu_jobs_usage_json(Manager *m, uint64_t job_id);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "gpu-procs.h"
 #include "gpu-telemetry.h"
 #include "time-util.h"
 
@@ -30,6 +32,7 @@ typedef struct Shared {
         GpuSnapshot snapshot;
         bool off;                /* the answer is that NVML could not start: the thread is gone */
         char *library;           /* NULL: nvml_open()'s default */
+        char *proc_root;         /* NULL: /proc; read-only once the thread runs */
         int efd;                 /* the thread writes, the loop reads */
 } Shared;
 
@@ -61,6 +64,7 @@ static void shared_unref(Shared *s) {
         free(s->error);
         snapshot_done(&s->snapshot);
         free(s->library);
+        free(s->proc_root);
         safe_close(s->efd);
         free(s);
 }
@@ -133,6 +137,13 @@ static void *thread_main(void *userdata) {
                         }
                 }
                 r = take_snapshot(n, &s, &error);
+                if (r >= 0) {
+                        /* Whose each GPU's processes are, here off the loop: procfs may be slow. */
+                        _cleanup_close_ int proc_fd = open(sh->proc_root ?: "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                        if (proc_fd >= 0)
+                                gpu_samples_owners(proc_fd, s.samples, s.n_gpus);
+                }
                 answer(sh, r, error, r >= 0 ? &s : NULL, false);
                 pthread_mutex_lock(&sh->lock);
         }
@@ -208,6 +219,19 @@ static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
                          (unsigned long long) (t->timeout_usec / 1000));
         set_state(t, GPU_TELEMETRY_STALLED, buf);
         t->done(t, -ETIMEDOUT, NULL, t->userdata);
+        return 0;
+}
+
+int gpu_telemetry_set_proc_root(GpuTelemetry *t, const char *path) {
+        char *copy;
+
+        if (t->thread_started)
+                return -EBUSY;
+        copy = path ? strdup(path) : NULL;
+        if (path && !copy)
+                return -ENOMEM;
+        free(t->shared->proc_root);
+        t->shared->proc_root = copy;
         return 0;
 }
 

@@ -39,6 +39,9 @@ typedef void (*gpu_telemetry_done_t)(GpuTelemetry *t, int r, const GpuSnapshot *
  * The thread starts, and loads NVML, on the first request. */
 int gpu_telemetry_new(sd_event *event, const char *library, uint64_t timeout_usec,
                       gpu_telemetry_done_t done, void *userdata, GpuTelemetry **ret);
+/* Where procfs is for the processes' owners (NULL: /proc; a fake tree in tests). Before the
+ * first request only: -EBUSY after. */
+int gpu_telemetry_set_proc_root(GpuTelemetry *t, const char *path);
 GpuTelemetry *gpu_telemetry_free(GpuTelemetry *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(GpuTelemetry *, gpu_telemetry_free);
 

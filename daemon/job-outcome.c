@@ -119,7 +119,8 @@ void manager_on_job_finished(Executor *e, const JobOutcome *o, void *userdata) {
                 r = manager_job_transition(m, j, JOB_EVENT_REQUEUE, hold ? JOB_HELD : JOB_QUEUED, "Requeued");
                 goto done;
         } else if (j->cancel_requested)
-                state = JOB_CANCELLED, reason = "Cancelled";
+                /* GPUIdleAction=cancel names the idle GPUs (gpu-jobs.c). */
+                state = JOB_CANCELLED, reason = strneq(strempty(j->reason), "GPUIdle", 7) ? j->reason : "Cancelled";
         else if (o->cancelled && !o->timed_out && !o->oom_killed)
                 /* Its scope was stopped from outside (systemctl stop, KillUnit). */
                 state = JOB_CANCELLED, reason = "StoppedBySystemd";

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpu-jobs.h"
 #include "job-backend.h"
 #include "job-table.h"
 #include "job-why.h"
@@ -78,9 +79,12 @@ static void explain_gpus(Manager *m, Job *j, json_object *why) {
                 return;
         manager_sched_job(m, j, &s);
         allowed = (s.gpu_allowed ?: UINT64_MAX) & all;
+        uint64_t outside = m->config->unmanaged_gpu_avoid ? manager_gpu_jobs_unmanaged(m) & allowed : 0;
+
         for (size_t g = 0; g < mc->n_gpus; g++)
                 if (mc->gpus[g].offline)
                         allowed &= ~(UINT64_C(1) << g);
+        held |= outside;
         for (size_t i = 0; i < m->n_jobs; i++) {
                 const Job *r = m->jobs[i];
                 if (!job_state_is_active(r->state) || !r->alloc || !(r->alloc->gpu_mask & allowed))
@@ -110,7 +114,17 @@ static void explain_gpus(Manager *m, Job *j, json_object *why) {
         if (n < sizeof line && (allowed & ~held))
                 n += (size_t) snprintf(line + n, sizeof line - n, ")");
         if (n < sizeof line && h > 0)
-                (void) snprintf(line + n, sizeof line - n, "; held by job%s %s", strchr(holders, ',') ? "s" : "", holders);
+                n += (size_t) snprintf(line + n, sizeof line - n, "; held by job%s %s", strchr(holders, ',') ? "s" : "",
+                                       holders);
+        /* UnmanagedGPU=avoid: the ones work outside Corral uses (corral info says whose). */
+        for (size_t g = 0, first = 1; outside && g < mc->n_gpus && n < sizeof line; g++)
+                if (outside >> g & 1) {
+                        n += (size_t) snprintf(line + n, sizeof line - n, "%s%s", first ? "; in use outside Corral: " : ", ",
+                                               m->devices && g < m->devices->n_devices ? m->devices->devices[g].name : "?");
+                        first = 0;
+                }
+        if (outside && n < sizeof line)
+                (void) snprintf(line + n, sizeof line - n, " (a process in no job; corral info)");
         say(why, "%s", line);
 }
 
@@ -268,9 +282,15 @@ json_object *manager_job_why(Manager *m, Job *j) {
                 else
                         say(why, "the scheduler has not considered it yet");
                 break;
-        case JOB_RUNNING:
+        case JOB_RUNNING: {
+                _cleanup_free_ char *idle = manager_gpu_jobs_idle_text(m, j);
+
                 say(why, "it is running");
+                if (idle)
+                        say(why, "%s (GPUIdlePercent=, GPUIdleSec=)%s", idle,
+                            m->config->gpu_idle_action == GPU_IDLE_ACTION_CANCEL ? "; corrald cancels it" : "");
                 break;
+        }
         case JOB_SUSPENDED:
                 if (!j->suspended_by_sched) {
                         say(why, "it is suspended %s", j->suspended_by_admin ? "by an administrator" : "by a person");

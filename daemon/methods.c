@@ -870,6 +870,10 @@ static json_object *method_list(Manager *m, Call *call, const Peer *peer, json_o
                         json_object_put(jobs);
                         return NULL;
                 }
+                /* corral queue's IDLE-GPU: gpu-jobs.c's own table, not the job's. */
+                uint64_t idle = manager_gpu_jobs_idle_sec(m, j, NULL);
+                if (idle > 0)
+                        json_add_u64(o, "gpu_idle_sec", idle);
                 /* corral queue --long: the charge, only where Show would give it. */
                 if (charges) {
                         AuthzJob aj = authz_job(j);
@@ -929,6 +933,15 @@ static json_object *method_show(Manager *m, Call *call, const Peer *peer, json_o
         /* What it did with its GPUs, beside its charge: for those who see its details. */
         if (o && details)
                 (void) json_add(o, "gpu_usage", manager_gpu_jobs_usage_json(m, j->id));
+        if (o) {
+                _cleanup_free_ char *idle = manager_gpu_jobs_idle_text(m, j);
+                uint64_t sec = manager_gpu_jobs_idle_sec(m, j, NULL);
+
+                if (idle)
+                        (void) json_add_string(o, "gpu_idle", idle);
+                if (sec > 0)
+                        json_add_u64(o, "gpu_idle_sec", sec);
+        }
         json_add(p, "job", o);
         return ok_reply(p);
 }

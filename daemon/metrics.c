@@ -74,6 +74,8 @@ static void gpu_metrics(Manager *m, FILE *f) {
                 { "corral_gpu_power_watts", "gauge", "GPU power draw (NVML)." },
                 { "corral_gpu_temperature_celsius", "gauge", "GPU temperature (NVML)." },
                 { "corral_gpu_energy_joules_total", "counter", "Energy the GPU used since its driver loaded (NVML)." },
+                { "corral_gpu_unmanaged_processes", "gauge",
+                  "Processes using the GPU that belong to no Corral job (NVML, their cgroups)." },
         };
 
         header(f, "corral_gpu_telemetry_up", "gauge", "1 while NVML answers (GPU telemetry on), else 0.");
@@ -108,6 +110,8 @@ static void gpu_metrics(Manager *m, FILE *f) {
                                 value = v->temperature;
                         else if (k == 4 && v->energy_mj != UINT64_MAX)
                                 value = (double) v->energy_mj / 1000.0;
+                        else if (k == 5)
+                                value = (double) gpu_sample_unmanaged(v);
                         else
                                 continue;
                         fputs(gauges[k].name, f);

@@ -17,6 +17,7 @@
 #include "job-transition.h"
 #include "log.h"
 #include "manager.h"
+#include "gpu-jobs.h"
 #include "sched-driver.h"
 #include "time-util.h"
 #include "usage.h"
@@ -274,6 +275,8 @@ int manager_schedule(Manager *m) {
         if (r < 0)
                 return r;
 
+        /* UnmanagedGPU=avoid: a GPU running work outside Corral is nobody's this pass. */
+        m->machine.gpus_busy = m->config->unmanaged_gpu_avoid ? manager_gpu_jobs_unmanaged(m) : 0;
         uint64_t t0 = now_usec(CLOCK_MONOTONIC);
         r = sched_pass(m->sched, &m->sched_config, &m->machine, m->sched_jobs, n, now, &res);
         if (r < 0)
@@ -400,6 +403,7 @@ int manager_estimate_start(Manager *m, Job *probe, uint64_t *ret_est, const char
         r = sched_job_for_pass(m, probe, job_queue(m, probe), now, &m->sched_jobs[n++]);
         if (r < 0)
                 return r;
+        m->machine.gpus_busy = m->config->unmanaged_gpu_avoid ? manager_gpu_jobs_unmanaged(m) : 0;
         t0 = now_usec(CLOCK_MONOTONIC);
         r = sched_pass(ctx, &m->sched_config, &m->machine, m->sched_jobs, n, now, &res);
         m->last_estimate_end = now_usec(CLOCK_MONOTONIC);

@@ -44,6 +44,11 @@ typedef struct NvmlGpuInfo {
 typedef struct NvmlProcess {
         uint32_t pid;
         uint64_t memory_used;                /* bytes; UINT64_MAX: NVML does not say */
+        /* Not NVML's: what /proc says of the pid, filled on the telemetry thread
+         * (daemon/gpu-procs.c). owner_known false: not read, or the process was gone. */
+        bool owner_known;
+        uint32_t uid;                        /* the owner of /proc/PID */
+        uint64_t job_id;                     /* its cgroup's corral-job-N.scope; 0: none */
 } NvmlProcess;
 
 /* One reading of a GPU's counters. A figure NVML does not give is -1 or UINT64_MAX. */

@@ -275,6 +275,9 @@ typedef struct JobInfo {
         uint64_t array_job_id;  /* 0 unless part of an array */
         uint32_t array_task_id;
         bool interactive;       /* run on its client's terminal or pipes (corral run) */
+        /* Running with every GPU it holds below GPUIdlePercent= for GPUIdleSec= at least:
+         * for how long (seconds); 0: not idle. */
+        uint64_t gpu_idle_sec;
 
         bool has_details;
         char **argv;

@@ -159,7 +159,7 @@ int pass_build_now(SchedPass *p) {
         const SchedMachine *m = p->machine;
         CpuSet free_all = {};
 
-        uint64_t gpus_held = 0;
+        uint64_t gpus_held = m->gpus_busy;
 
         for (size_t k = 0; k < p->n_nodes; k++) {
                 cpu_set_or(&free_all, &m->nodes[k].cpus);

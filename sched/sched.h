@@ -80,6 +80,10 @@ typedef struct SchedMachine {
         size_t n_nodes; /* 1..SCHED_NODES_MAX; node CPU sets must not overlap */
         const SchedGpu *gpus;
         size_t n_gpus;  /* 0..SCHED_GPUS_MAX; each node -1..n_nodes-1, else -EINVAL */
+        /* Bit g: gpus[g] is in use outside the scheduler (a process in no job): given to no
+         * job this pass and never released in its plans, but still the machine's, so a job
+         * that needs it waits rather than being too big. */
+        uint64_t gpus_busy;
 } SchedMachine;
 
 /* How GPUs are scheduled:

@@ -4,7 +4,10 @@
 # [Device] section declares by PCI address over a fake node (major 195): corral info says
 # telemetry is on, a job's figures in corral show are the counters the fake served while it
 # ran, and a wedged fake (every call blocks) makes telemetry "stalled" while jobs are still
-# scheduled and corral info still answers; once the fake answers again it is back on.
+# scheduled and corral info still answers; once the fake answers again it is back on. A
+# job whose GPU reads 0 % is marked IDLE-GPU (GPUIdleSec=3s); a process outside any job
+# on the GPU (a real one: the fake lists its pid) makes it "in use outside Corral" and a
+# GPU job waits for it (UnmanagedGPU=avoid) until it is gone.
 # The card's identity (its PCI address) stays in the store, at whatever index was free,
 # as 38-gpu's cards do.
 # timeout: 600
@@ -16,6 +19,7 @@ conf=/run/corral-fake-nvml.conf
 cleanup() {
     echo "gpu uuid=GPU-39 pci=00000000:3B:00.0" > "$conf.new" 2>/dev/null && mv "$conf.new" "$conf"
     corral cancel -u "$USER_A" >/dev/null 2>&1 || true
+    [ -n "${outside:-}" ] && kill "$outside" 2>/dev/null
     rm -f "$dropin" "$unitdrop" /dev/nvidia0 /dev/nvidiactl
     systemctl daemon-reload
     systemctl restart corrald >/dev/null 2>&1 || true
@@ -32,7 +36,7 @@ rm -f /dev/nvidia0 /dev/nvidiactl
 mknod -m 0666 /dev/nvidia0 c 195 0
 mknod -m 0666 /dev/nvidiactl c 195 255
 mkdir -p /etc/corral/corral.conf.d "$(dirname "$unitdrop")"
-printf '[Manager]\nGPUSampleSec=1s\n\n[Device]\nName=gpu0\nVendor=nvidia\nNodes=/dev/nvidia0\nPCIAddress=0000:3b:00.0\nModel=NVIDIA A100-SXM4-40GB\n' > "$dropin"
+printf '[Manager]\nGPUSampleSec=1s\nGPUIdleSec=3s\n\n[Device]\nName=gpu0\nVendor=nvidia\nNodes=/dev/nvidia0\nPCIAddress=0000:3b:00.0\nModel=NVIDIA A100-SXM4-40GB\n' > "$dropin"
 printf '[Service]\nEnvironment=CORRAL_NVML_LIBRARY=%s FAKE_NVML_CONFIG=%s\n' "$lib" "$conf" > "$unitdrop"
 systemctl daemon-reload
 systemctl restart corrald
@@ -87,3 +91,32 @@ journalctl -u corrald --since -2min --no-pager | grep -q 'GPU telemetry stalled'
 fake "gpu uuid=GPU-39 pci=00000000:3B:00.0 util=5 name=NVIDIA A100-SXM4-40GB"
 wait_for 60 sh -c '[ "$(corral info --json | jq -r .gpu_telemetry.state)" = on ]' \
     || fail "telemetry not back on: $(corral info --json | jq -c .gpu_telemetry)"
+
+# Idle (GPUIdleSec=3s, above): a job on a GPU that reads 0 % for 3 s is marked, and why and show say so.
+fake "gpu uuid=GPU-39 pci=00000000:3B:00.0 util=0 name=NVIDIA A100-SXM4-40GB"
+id=$(cd "$work" && as_user "$USER_A" corral submit --parsable --gpus 1 -o "$work/out" -- sleep 120)
+wait_for 60 sh -c "corral queue | grep -E '^ *$id .* IDLE-GPU\$' >/dev/null" \
+    || fail "job $id not marked idle: $(corral queue; corral show --json "$id" | jq -c .job.gpu_idle)"
+log "$(corral queue | grep -E "^ *$id ")"
+assert_match "$(corral why "$id")" "its GPU \(gpu0\) has been below 5 % for [0-9]+ s" "corral why of an idle job"
+assert_match "$(corral show "$id")" "GPUIdle: its GPU \(gpu0\) has been below 5 %" "corral show of an idle job"
+corral cancel "$id" >/dev/null
+wait_for 60 sh -c "[ \"\$(corral show --json $id | jq -r .job.state)\" = CANCELLED ]" || fail "job $id not cancelled"
+
+# Outside Corral: a process of root's, in no job's scope, on the GPU.
+sleep 300 &
+outside=$!
+fake "gpu uuid=GPU-39 pci=00000000:3B:00.0 util=50 name=NVIDIA A100-SXM4-40GB" "proc 0 $outside 1048576"
+wait_for 60 sh -c "corral info --json | jq -e '.gpu_telemetry.gpus[0].outside_corral[0].pid == $outside' >/dev/null" \
+    || fail "pid $outside not outside Corral: $(corral info --json | jq -c .gpu_telemetry.gpus)"
+assert_match "$(corral info)" "in use outside Corral \(no new job is given it\): pid $outside \(root\)" \
+    "corral info's line for the GPU used outside Corral"
+id=$(cd "$work" && as_user "$USER_A" corral submit --parsable --gpus 1 -o "$work/out" -- /bin/true)
+sleep 3
+assert_eq "$(corral show --json "$id" | jq -r .job.state)" PENDING "a GPU job while its GPU is used outside Corral"
+assert_match "$(corral why "$id")" "in use outside Corral: gpu0" "corral why of the job that waits for it"
+kill "$outside"
+outside=
+fake "gpu uuid=GPU-39 pci=00000000:3B:00.0 util=50 name=NVIDIA A100-SXM4-40GB"
+wait_for 60 sh -c "[ \"\$(corral show --json $id | jq -r .job.state)\" = COMPLETED ]" \
+    || fail "job $id did not run once the GPU was free: $(corral why "$id")"

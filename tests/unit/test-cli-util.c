@@ -482,6 +482,25 @@ static void test_queue_print(void **state) {
                         "\n"
                         "Total jobs: 2\n");
                 free(buf);
+
+                /* Its GPUs idle (List's gpu_idle_sec): marked beside its host, explained below. */
+                g[0].info.gpu_idle_sec = 2520;
+                buf = NULL;
+                f = open_memstream(&buf, &size);
+                assert_non_null(f);
+                assert_int_equal(queue_print(f, g, 1, NOW, 0, 0), 0);
+                assert_int_equal(fclose(f), 0);
+                assert_string_equal(buf,
+                        "active jobs-----------------------------\n"
+                        "JOBID  NAME   USER  PROJECT  QUEUE  STATE    TIME  CPUS  GPUS  MEM  START  NODELIST(REASON)\n"
+                        "    8  train  ann   -        batch  RUNNING  1:00     4     2    -  22:12  n1 IDLE-GPU\n"
+                        "\n"
+                        "1 active job using 4 CPUs and 2 GPUs\n"
+                        "\n"
+                        "IDLE-GPU: every GPU the job holds has been idle for GPUIdleSec= (corral why JOBID)\n"
+                        "\n"
+                        "Total jobs: 1\n");
+                free(buf);
                 job_entry_done(&g[0]);
                 job_entry_done(&g[1]);
         }

@@ -143,6 +143,45 @@ static void test_request_budget(void **state) {
         config_free(c);
 }
 
+/* GPUIdlePercent=, GPUIdleSec=, GPUIdleAction=: 5 %, 30 min and none by default; mail,
+ * not made yet, is refused with what is taken rather than read as none. */
+static void test_gpu_idle(void **state) {
+        Config *c = NULL;
+        char *err = NULL;
+
+        put("corral.conf", "");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_int_equal(c->gpu_idle_percent, 5);
+        assert_int_equal(c->gpu_idle_sec, 1800);
+        assert_int_equal(c->gpu_idle_action, GPU_IDLE_ACTION_NONE);
+        assert_true(c->unmanaged_gpu_avoid);
+        config_free(c);
+        put("corral.conf", "[Manager]\nUnmanagedGPU=ignore\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_false(c->unmanaged_gpu_avoid);
+        config_free(c);
+        put("corral.conf", "[Manager]\nUnmanagedGPU=kill\n");
+        assert_int_equal(config_load(dir, &c, &err), -EINVAL);
+        assert_non_null(strstr(err, "UnmanagedGPU"));
+        free(err);
+        put("corral.conf", "[Manager]\nGPUIdlePercent=10%\nGPUIdleSec=1h\nGPUIdleAction=cancel\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_int_equal(c->gpu_idle_percent, 10);
+        assert_int_equal(c->gpu_idle_sec, 3600);
+        assert_int_equal(c->gpu_idle_action, GPU_IDLE_ACTION_CANCEL);
+        config_free(c);
+        put("corral.conf", "[Manager]\nGPUIdleAction=mail\n");
+        assert_int_equal(config_load(dir, &c, &err), -EINVAL);
+        assert_non_null(strstr(err, "GPUIdleAction"));
+        assert_non_null(strstr(err, "none or cancel"));
+        free(err);
+        put("corral.conf", "[Manager]\nGPUIdlePercent=101\n");
+        assert_int_equal(config_load(dir, &c, &err), -EINVAL);
+        assert_non_null(strstr(err, "GPUIdlePercent"));
+        free(err);
+        put("corral.conf", "");
+}
+
 /* GPUSampleSec=: how often a running job's GPUs are read through NVML; 0 turns GPU
  * telemetry off; more than an hour is refused. */
 static void test_gpu_sample_sec(void **state) {
@@ -532,6 +571,7 @@ int main(void) {
                 cmocka_unit_test(test_queue_access),
                 cmocka_unit_test(test_request_budget),
                 cmocka_unit_test(test_gpu_sample_sec),
+                cmocka_unit_test(test_gpu_idle),
                 cmocka_unit_test(test_interactive),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -13,10 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "accounting/accounting.h"
 #include "daemon/gpu-jobs.h"
+#include "daemon/gpu-procs.h"
+#include "daemon/job-why.h"
+#include "daemon/job-outcome.h"
 #include "daemon/job-table.h"
 #include "daemon/manager.h"
 #include "daemon/metrics.h"
@@ -70,6 +75,99 @@ static void test_figures(void **state) {
         assert_true(u.util_mean < 0);
         assert_true(u.energy_j < 0);
         assert_int_equal(u.held_sec, 60);
+}
+
+/* The idle clock: the samples' own times, a busy reading starts it over, an unknown one or
+ * a suspension opens a new stretch without counting the gap. */
+static void test_idle_clock(void **state) {
+        GpuJobFigures f = GPU_JOB_FIGURES_INIT;
+
+        gpu_job_figures_idle(&f, 0, 1000, 5);
+        assert_int_equal(f.idle_sec, 0);
+        gpu_job_figures_idle(&f, 4, 1010, 5);
+        gpu_job_figures_idle(&f, 1, 1030, 5);
+        assert_int_equal(f.idle_sec, 30);
+        /* At the threshold is not below it. */
+        gpu_job_figures_idle(&f, 5, 1040, 5);
+        assert_int_equal(f.idle_sec, 0);
+        gpu_job_figures_idle(&f, 0, 1050, 5);
+        gpu_job_figures_idle(&f, 0, 1060, 5);
+        assert_int_equal(f.idle_sec, 10);
+        /* Suspended from 1060 to 5000: those seconds are not the job's idling. */
+        gpu_job_figures_idle_pause(&f);
+        gpu_job_figures_idle(&f, 0, 5000, 5);
+        assert_int_equal(f.idle_sec, 10);
+        gpu_job_figures_idle(&f, 0, 5010, 5);
+        assert_int_equal(f.idle_sec, 20);
+        /* No utilisation read: the same, no reset, no gap counted. */
+        gpu_job_figures_idle(&f, -1, 5020, 5);
+        gpu_job_figures_idle(&f, 0, 9000, 5);
+        assert_int_equal(f.idle_sec, 20);
+        /* A clock that went back counts nothing. */
+        gpu_job_figures_idle(&f, 0, 8000, 5);
+        assert_int_equal(f.idle_sec, 20);
+}
+
+/* Which job's scope a cgroup path is in, at any depth; none for anything else. */
+static void test_cgroup_job_id(void **state) {
+        assert_int_equal(gpu_cgroup_job_id("/corral.slice/corral-bio.slice/corral-job-12.scope"), 12);
+        assert_int_equal(gpu_cgroup_job_id("/corral.slice/corral-job-7.scope/payload/x"), 7);
+        assert_int_equal(gpu_cgroup_job_id("/user.slice/user-1000.slice/session-3.scope"), 0);
+        assert_int_equal(gpu_cgroup_job_id("/"), 0);
+        assert_int_equal(gpu_cgroup_job_id(""), 0);
+        assert_int_equal(gpu_cgroup_job_id("/corral-job-.scope"), 0);
+        assert_int_equal(gpu_cgroup_job_id("/corral-job-0.scope"), 0);
+        assert_int_equal(gpu_cgroup_job_id("/corral-job-012.scope"), 0);
+        assert_int_equal(gpu_cgroup_job_id("/corral-job-1x.scope"), 0);
+        assert_int_equal(gpu_cgroup_job_id("/corral-job-99999999999999999999999.scope"), 0);
+        assert_int_equal(gpu_cgroup_job_id("/not-corral-job-5.scope"), 0);
+        assert_int_equal(gpu_cgroup_job_id("/corral-job-5.scope.d"), 0);
+}
+
+/* A fake <proc>/PID/cgroup. */
+static void fake_proc(const char *root, unsigned pid, const char *cgroup) {
+        char path[256];
+        FILE *f;
+
+        snprintf(path, sizeof path, "%s/%u", root, pid);
+        assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+        snprintf(path, sizeof path, "%s/%u/cgroup", root, pid);
+        f = fopen(path, "we");
+        assert_non_null(f);
+        fprintf(f, "0::%s\n", cgroup);
+        assert_int_equal(fclose(f), 0);
+}
+
+/* Each process's owner and job from the fake procfs; one gone since is nobody's. */
+static void test_owners(void **state) {
+        Tree *t = *state;
+        NvmlGpuInfo gi[1] = {};
+        NvmlGpuSample gs[1] = {};
+        GpuSnapshot s = { .gpus = gi, .samples = gs, .n_gpus = 1 };
+        char root[128];
+        int fd;
+
+        snprintf(root, sizeof root, "%s/proc", t->dir);
+        assert_int_equal(mkdir(root, 0755), 0);
+        fake_proc(root, 100, "/user.slice/user-1000.slice/session-1.scope");
+        fake_proc(root, 200, "/corral.slice/corral-job-12.scope/payload");
+        fake_proc(root, 300, "/corral.slice/corral-job-13.scope (deleted)");
+        gs[0].processes[0].pid = 100;
+        gs[0].processes[1].pid = 200;
+        gs[0].processes[2].pid = 300;
+        gs[0].processes[3].pid = 400; /* ended since */
+        gs[0].n_processes = 4;
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        gpu_samples_owners(fd, s.samples, s.n_gpus);
+        close(fd);
+        assert_true(gs[0].processes[0].owner_known);
+        assert_int_equal(gs[0].processes[0].uid, getuid());
+        assert_int_equal(gs[0].processes[0].job_id, 0);
+        assert_int_equal(gs[0].processes[1].job_id, 12);
+        assert_int_equal(gs[0].processes[2].job_id, 13);
+        assert_false(gs[0].processes[3].owner_known);
+        assert_int_equal(gpu_sample_unmanaged(&gs[0]), 1);
 }
 
 static void test_cross_check(void **state) {
@@ -317,6 +415,345 @@ static void test_job_figures(void **state) {
         manager_free(m);
 }
 
+static void write_fake2(int util0, int util1) {
+        char tmp[160];
+        FILE *f;
+
+        snprintf(tmp, sizeof tmp, "%s.new", config_path);
+        f = fopen(tmp, "we");
+        assert_non_null(f);
+        fprintf(f, "gpu uuid=GPU-aaaa pci=00000000:3B:00.0 util=%d name=NVIDIA A100-SXM4-40GB\n"
+                   "gpu uuid=GPU-bbbb pci=00000000:5E:00.0 util=%d name=NVIDIA A100-SXM4-40GB\n", util0, util1);
+        assert_int_equal(fclose(f), 0);
+        assert_int_equal(rename(tmp, config_path), 0);
+}
+
+/* Rounds with gpu0 at util0 and gpu1 at each of util1s in turn. */
+static void idle_rounds(Manager *m, int util0, const int *util1s, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                write_fake2(util0, util1s[i]);
+                wait_for_round(m, util1s[i]);
+        }
+}
+
+/* List's gpu_idle_sec for the job (0: absent). */
+static uint64_t listed_idle(Manager *m, uint64_t id) {
+        json_object *r = call(m, NOBODY, CORRAL_METHOD_LIST, "{}"), *p, *jobs, *v;
+        uint64_t sec = 0;
+
+        assert_true(json_object_object_get_ex(r, "parameters", &p));
+        assert_true(json_object_object_get_ex(p, "jobs", &jobs));
+        for (size_t i = 0; i < json_object_array_length(jobs); i++) {
+                json_object *e = json_object_array_get_idx(jobs, i);
+                if ((uint64_t) json_object_get_int64(json_object_object_get(e, "id")) == id &&
+                    json_object_object_get_ex(e, "gpu_idle_sec", &v))
+                        sec = (uint64_t) json_object_get_int64(v);
+        }
+        json_object_put(r);
+        return sec;
+}
+
+/* corral why's sentences, joined. */
+static char *why_text(Manager *m, uint64_t id) {
+        char params[64], *s = NULL;
+        json_object *r, *p, *why;
+        size_t len = 0;
+        FILE *f = open_memstream(&s, &len);
+
+        snprintf(params, sizeof params, "{\"job_id\":%" PRIu64 "}", id);
+        r = call(m, NOBODY, CORRAL_METHOD_WHY, params);
+        assert_true(json_object_object_get_ex(r, "parameters", &p));
+        assert_true(json_object_object_get_ex(p, "why", &why));
+        for (size_t i = 0; i < json_object_array_length(why); i++)
+                fprintf(f, "%s\n", json_object_get_string(json_object_array_get_idx(why, i)));
+        fclose(f);
+        json_object_put(r);
+        return s;
+}
+
+static const char *show_idle(Manager *m, uint64_t id, json_object **keep) {
+        char params[64];
+        json_object *p, *job, *v;
+
+        snprintf(params, sizeof params, "{\"job_id\":%" PRIu64 "}", id);
+        *keep = call(m, NOBODY, CORRAL_METHOD_SHOW, params);
+        assert_true(json_object_object_get_ex(*keep, "parameters", &p));
+        assert_true(json_object_object_get_ex(p, "job", &job));
+        return json_object_object_get_ex(job, "gpu_idle", &v) ? json_object_get_string(v) : NULL;
+}
+
+/* GPUIdlePercent=, GPUIdleSec=, GPUIdleAction=: a running job whose every GPU reads below
+ * the threshold for long enough is marked (List, Why, Show), by the samples' clock; one busy
+ * GPU, a busy reading or a suspension's time keep it from being marked; with
+ * GPUIdleAction=cancel it is cancelled, the reason naming its GPUs. */
+static void test_idle_job(void **state) {
+        static const int idle4[] = { 1, 2, 3, 4 }, idle1[] = { 1 }, busy[] = { 50 }, idle3[] = { 2, 3, 4 };
+        Tree *t = *state;
+        DeviceSet ds = { .devices = test_devices, .n_devices = ELEMENTSOF(test_devices) };
+        Manager *m = calloc(1, sizeof *m);
+        json_object *r, *p, *keep;
+        char *err = NULL, conf[160], *why;
+        const char *idle;
+        uint64_t id;
+        Job *j;
+        FILE *f;
+
+        snprintf(config_path, sizeof config_path, "%s/fake-nvml.conf", t->dir);
+        assert_int_equal(setenv("FAKE_NVML_CONFIG", config_path, 1), 0);
+        assert_int_equal(setenv(NVML_LIBRARY_ENV, getenv("FAKE_NVML_LIBRARY"), 1), 0);
+        snprintf(conf, sizeof conf, "%s/corral.conf", t->dir);
+        f = fopen(conf, "we");
+        assert_non_null(f);
+        fprintf(f, "[Manager]\nGPUSampleSec=1s\nGPUIdleSec=2s\nMetricsFile=%s/corral.prom\n", t->dir);
+        assert_int_equal(fclose(f), 0);
+
+        assert_non_null(m);
+        assert_int_equal(sd_event_new(&m->event), 0);
+        manager_pick_backends(m);
+        m->confdir = strdup(t->dir);
+        if (manager_reload(m, &err) < 0)
+                fail_msg("configuration: %s", err);
+        assert_int_equal(m->config->gpu_idle_percent, 5);
+        assert_int_equal(store_open(t->dir, &m->store), 0);
+        assert_int_equal(accounting_new(m->store, NULL, m->config, &m->acct), 0);
+        m->sched = sched_context_new();
+        nodes[0] = (SchedNode) { .memory = UINT64_C(8) << 30, .speed = 1 };
+        for (unsigned c = 0; c < 4; c++)
+                cpu_set_add(&nodes[0].cpus, c);
+        m->machine = (SchedMachine) { .nodes = nodes, .n_nodes = 1 };
+        m->next_id = 1;
+        strcpy(m->hostname, "testhost");
+        m->devices = &ds;
+
+        write_fake2(0, 0);
+        assert_int_equal(manager_gpu_jobs_start(m), 0);
+        wait_for_round(m, 0);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":1}");
+        assert_true(json_object_object_get_ex(r, "parameters", &p));
+        id = (uint64_t) json_object_get_int64(json_object_object_get(p, "job_id"));
+        json_object_put(r);
+        assert_int_equal(manager_schedule(m), 0);
+        j = manager_find_job(m, id);
+        assert_int_equal(j->state, JOB_RUNNING);
+        j->alloc->gpu_mask = 0x3; /* as if it held both */
+        /* No executor here: a cancel waits for the launch, as a launching job's does. */
+        j->launching = true;
+
+        /* gpu0 at the threshold (not below it), gpu1 idle: the job is busy. */
+        idle_rounds(m, 5, idle4, ELEMENTSOF(idle4));
+        assert_int_equal(listed_idle(m, id), 0);
+        assert_null(show_idle(m, id, &keep));
+        json_object_put(keep);
+        why = why_text(m, id);
+        assert_null(strstr(why, "below"));
+        free(why);
+
+        /* Both below 5 % for 3 rounds, 1 s apart: idle, and said so. */
+        idle_rounds(m, 0, idle4, ELEMENTSOF(idle4));
+        assert_true(listed_idle(m, id) >= 2);
+        idle = show_idle(m, id, &keep);
+        assert_non_null(idle);
+        assert_true(strncmp(idle, "its 2 GPUs (gpu0, gpu1) have been below 5 % for ", 48) == 0);
+        json_object_put(keep);
+        why = why_text(m, id);
+        assert_non_null(strstr(why, "its 2 GPUs (gpu0, gpu1) have been below 5 % for "));
+        free(why);
+        /* Not cancelled by default. */
+        assert_false(j->cancel_requested);
+
+        /* One busy reading starts the clock over. */
+        idle_rounds(m, 0, busy, ELEMENTSOF(busy));
+        assert_int_equal(listed_idle(m, id), 0);
+
+        /* Suspended for 3 rounds between two idle readings: the time does not count. */
+        idle_rounds(m, 0, idle1, ELEMENTSOF(idle1));
+        j->state = JOB_SUSPENDED;
+        idle_rounds(m, 0, idle3, ELEMENTSOF(idle3));
+        j->state = JOB_RUNNING;
+        idle_rounds(m, 0, idle1, ELEMENTSOF(idle1));
+        assert_int_equal(listed_idle(m, id), 0);
+
+        /* GPUIdleAction=cancel: cancelled once idle, its reason naming the GPUs. */
+        f = fopen(conf, "we");
+        assert_non_null(f);
+        fprintf(f, "[Manager]\nGPUSampleSec=1s\nGPUIdleSec=2s\nGPUIdleAction=cancel\n");
+        assert_int_equal(fclose(f), 0);
+        if (manager_reload(m, &err) < 0)
+                fail_msg("configuration: %s", err);
+        idle_rounds(m, 0, idle4, ELEMENTSOF(idle4));
+        assert_true(j->cancel_requested);
+        assert_string_equal(j->reason, "GPUIdle gpu0,gpu1");
+        /* Its end keeps that reason. */
+        {
+                JobOutcome o = { .id = id, .cancelled = true, .exit_code = -1 };
+
+                j->launching = false;
+                manager_on_job_finished(NULL, &o, m);
+                assert_int_equal(j->state, JOB_CANCELLED);
+                assert_string_equal(j->reason, "GPUIdle gpu0,gpu1");
+        }
+
+        unsetenv(NVML_LIBRARY_ENV);
+        m->devices = NULL; /* not the manager's to free */
+        m->nodes = NULL;
+        manager_free(m);
+}
+
+static json_object *submit_gpus(Manager *m, unsigned gpus, uint64_t *ret_id) {
+        char params[160];
+        json_object *r, *p;
+
+        snprintf(params, sizeof params, "{" SUBMIT_TRUE ",\"cpus\":1,\"gpus\":%u}", gpus);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, params);
+        assert_true(json_object_object_get_ex(r, "parameters", &p));
+        *ret_id = (uint64_t) json_object_get_int64(json_object_object_get(p, "job_id"));
+        return r;
+}
+
+/* A process on gpu0 in no job's cgroup: corral info names it (pid, user), the metrics
+ * count it, UnmanagedGPU=avoid keeps new jobs off gpu0 while it lasts (corral why says
+ * so), and once it is gone, or with UnmanagedGPU=ignore, gpu0 is given again. */
+static void test_unmanaged(void **state) {
+        Tree *t = *state;
+        DeviceSet ds = { .devices = test_devices, .n_devices = ELEMENTSOF(test_devices) };
+        SchedGpu sgpus[2] = { { .node = 0 }, { .node = 0 } };
+        Manager *m = calloc(1, sizeof *m);
+        json_object *r, *v, *o;
+        char *err = NULL, conf[160], root[128], *why;
+        uint64_t one, two;
+        FILE *f;
+        Job *j;
+
+        snprintf(config_path, sizeof config_path, "%s/fake-nvml.conf", t->dir);
+        assert_int_equal(setenv("FAKE_NVML_CONFIG", config_path, 1), 0);
+        assert_int_equal(setenv(NVML_LIBRARY_ENV, getenv("FAKE_NVML_LIBRARY"), 1), 0);
+        snprintf(conf, sizeof conf, "%s/corral.conf", t->dir);
+        f = fopen(conf, "we");
+        assert_non_null(f);
+        fprintf(f, "[Manager]\nGPUSampleSec=1s\nMetricsFile=%s/corral.prom\n", t->dir);
+        assert_int_equal(fclose(f), 0);
+        snprintf(root, sizeof root, "%s/proc", t->dir);
+        assert_int_equal(mkdir(root, 0755), 0);
+        fake_proc(root, 4242, "/user.slice/user-1000.slice/session-1.scope");
+        fake_proc(root, 777, "/corral.slice/corral-job-99.scope");
+
+        assert_non_null(m);
+        assert_int_equal(sd_event_new(&m->event), 0);
+        manager_pick_backends(m);
+        m->confdir = strdup(t->dir);
+        if (manager_reload(m, &err) < 0)
+                fail_msg("configuration: %s", err);
+        assert_true(m->config->unmanaged_gpu_avoid);
+        assert_int_equal(store_open(t->dir, &m->store), 0);
+        assert_int_equal(accounting_new(m->store, NULL, m->config, &m->acct), 0);
+        m->sched = sched_context_new();
+        nodes[0] = (SchedNode) { .memory = UINT64_C(8) << 30, .speed = 1 };
+        for (unsigned c = 0; c < 4; c++)
+                cpu_set_add(&nodes[0].cpus, c);
+        m->machine = (SchedMachine) { .nodes = nodes, .n_nodes = 1, .gpus = sgpus, .n_gpus = 2 };
+        m->next_id = 1;
+        strcpy(m->hostname, "testhost");
+        m->devices = &ds;
+
+        /* gpu0 runs pid 4242, in a login session, and pid 777, in a job's scope. */
+        f = fopen(config_path, "we");
+        assert_non_null(f);
+        fprintf(f, "gpu uuid=GPU-aaaa pci=00000000:3B:00.0 util=90 name=NVIDIA A100-SXM4-40GB\n"
+                   "gpu uuid=GPU-bbbb pci=00000000:5E:00.0 util=11 name=NVIDIA A100-SXM4-40GB\n"
+                   "proc 0 4242 1048576\nproc 0 777 1024\n");
+        assert_int_equal(fclose(f), 0);
+        assert_int_equal(manager_gpu_jobs_start_at(m, root), 0);
+        wait_for_round(m, 11);
+        assert_int_equal(manager_gpu_jobs_unmanaged(m), 0x1);
+
+        /* corral info: gpu0's outside process, with its pid and owner; not the job's. */
+        v = info_gpu(m, 0, "outside_corral");
+        assert_non_null(v);
+        assert_int_equal(json_object_array_length(v), 1);
+        o = json_object_array_get_idx(v, 0);
+        assert_int_equal(json_object_get_int(json_object_object_get(o, "pid")), 4242);
+        assert_int_equal(json_object_get_int64(json_object_object_get(o, "uid")), getuid());
+        json_object_put(v);
+        assert_null(info_gpu(m, 1, "outside_corral"));
+
+        /* The metrics: a gauge per GPU. */
+        {
+                char prom[200], *text = NULL;
+                size_t len = 0;
+                FILE *pf;
+
+                assert_int_equal(manager_write_metrics(m), 0);
+                snprintf(prom, sizeof prom, "%s/corral.prom", t->dir);
+                pf = fopen(prom, "re");
+                assert_non_null(pf);
+                assert_true(getdelim(&text, &len, '\0', pf) > 0);
+                fclose(pf);
+                assert_non_null(strstr(text, "# TYPE corral_gpu_unmanaged_processes gauge\n"));
+                assert_non_null(strstr(text, "corral_gpu_unmanaged_processes{gpu=\"gpu0\",uuid=\"GPU-aaaa\"} 1\n"));
+                assert_non_null(strstr(text, "corral_gpu_unmanaged_processes{gpu=\"gpu1\",uuid=\"GPU-bbbb\"} 0\n"));
+                free(text);
+        }
+
+        /* avoid: a 1-GPU job gets gpu1, a 2-GPU one waits, and why says for what. */
+        json_object_put(submit_gpus(m, 1, &one));
+        json_object_put(submit_gpus(m, 2, &two));
+        assert_int_equal(manager_schedule(m), 0);
+        j = manager_find_job(m, one);
+        assert_int_equal(j->state, JOB_RUNNING);
+        assert_int_equal(j->alloc->gpu_mask, 0x2);
+        j->state = JOB_COMPLETED; /* as if it ended: gpu1 is free again */
+        j->alloc = NULL;
+        assert_int_equal(manager_schedule(m), 0);
+        j = manager_find_job(m, two);
+        assert_int_equal(j->state, JOB_QUEUED);
+        r = manager_job_why(m, j);
+        why = strdup(json_object_to_json_string(r));
+        json_object_put(r);
+        if (!strstr(why, "in use outside Corral: gpu0"))
+                fail_msg("why: %s", why);
+        free(why);
+
+        /* ignore: reported, not avoided. */
+        f = fopen(conf, "we");
+        assert_non_null(f);
+        fprintf(f, "[Manager]\nGPUSampleSec=1s\nUnmanagedGPU=ignore\n");
+        assert_int_equal(fclose(f), 0);
+        if (manager_reload(m, &err) < 0)
+                fail_msg("configuration: %s", err);
+        assert_int_equal(manager_schedule(m), 0);
+        j = manager_find_job(m, two);
+        assert_int_equal(j->state, JOB_RUNNING);
+        assert_int_equal(j->alloc->gpu_mask, 0x3);
+        j->state = JOB_COMPLETED;
+        j->alloc = NULL;
+
+        /* avoid again; the process ends: the next round gives gpu0 back, a pass asked for. */
+        f = fopen(conf, "we");
+        assert_non_null(f);
+        fprintf(f, "[Manager]\nGPUSampleSec=1s\n");
+        assert_int_equal(fclose(f), 0);
+        if (manager_reload(m, &err) < 0)
+                fail_msg("configuration: %s", err);
+        json_object_put(submit_gpus(m, 2, &two));
+        assert_int_equal(manager_schedule(m), 0);
+        j = manager_find_job(m, two);
+        assert_int_equal(j->state, JOB_QUEUED);
+        write_fake2(90, 12);
+        m->sched_needed = false;
+        wait_for_round(m, 12);
+        assert_int_equal(manager_gpu_jobs_unmanaged(m), 0);
+        assert_true(m->sched_needed);
+        assert_null(info_gpu(m, 0, "outside_corral"));
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(j->state, JOB_RUNNING);
+        assert_int_equal(j->alloc->gpu_mask, 0x3);
+
+        unsetenv(NVML_LIBRARY_ENV);
+        m->devices = NULL; /* not the manager's to free */
+        m->nodes = NULL;
+        manager_free(m);
+}
+
 /* No library: telemetry is off, with why, in corral info; everything else works. */
 static void test_off(void **state) {
         Tree *t = *state;
@@ -364,6 +801,11 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_figures),
                 cmocka_unit_test(test_cross_check),
+                cmocka_unit_test(test_idle_clock),
+                cmocka_unit_test(test_cgroup_job_id),
+                cmocka_unit_test_setup_teardown(test_owners, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_unmanaged, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_idle_job, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_figures, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_off, setup, tree_teardown),
         };

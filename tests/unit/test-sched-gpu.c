@@ -204,6 +204,31 @@ static void test_offline(void **state) {
         gpus[0].offline = false;
 }
 
+/* A GPU in use outside the scheduler (SchedMachine.gpus_busy): given to nobody, and a job
+ * that needs it waits for Resources, not TooBig. */
+static void test_busy(void **state) {
+        SchedMachine m = machine_2x2();
+        SchedConfig c = SCHED_CONFIG_DEFAULT;
+        SchedJob jobs[2];
+        SchedResult r;
+        const SchedDecision *d;
+
+        m.gpus_busy = UINT64_C(1) << 0;
+        jobs[0] = gpu_job(1, 1, 3, 600);
+        assert_int_equal(pass(&c, &m, jobs, 1, NOW, &r), 0);
+        assert_non_null(d = started(&r, 1));
+        assert_int_equal(d->alloc.gpu_mask, UINT64_C(0xe));
+        jobs[0] = gpu_job(1, 1, 4, 600);
+        assert_int_equal(pass(&c, &m, jobs, 1, NOW, &r), 0);
+        assert_null(started(&r, 1));
+        assert_int_equal(waiting(&r, 1)->reason, SCHED_REASON_RESOURCES);
+        /* Free again: the next pass gives it. */
+        m.gpus_busy = 0;
+        assert_int_equal(pass(&c, &m, jobs, 1, NOW, &r), 0);
+        assert_non_null(d = started(&r, 1));
+        assert_int_equal(d->alloc.gpu_mask, UINT64_C(0xf));
+}
+
 static void test_binding(void **state) {
         SchedMachine m = machine_2x2();
         SchedConfig c = SCHED_CONFIG_DEFAULT;
@@ -686,6 +711,7 @@ int main(void) {
                 cmocka_unit_test(test_local_and_best_fit),
                 cmocka_unit_test(test_never_twice),
                 cmocka_unit_test(test_offline),
+                cmocka_unit_test(test_busy),
                 cmocka_unit_test(test_binding),
                 cmocka_unit_test(test_loose_gpus),
                 cmocka_unit_test(test_exclusive),
