@@ -962,6 +962,8 @@ int sinfo_format_parse_long(const char *s, SlurmFormat *ret, const char **ret_ba
         for (size_t i = 0; i < f.n; i++) {
                 SlurmFormatItem *it = &f.items[i];
 
+                if (it->text) /* a field's suffix ("NodeHost:20|") */
+                        continue;
                 for (size_t k = 0; k < ELEMENTSOF(sinfo_fields) && !it->field; k++)
                         if (sinfo_fields[k].long_name && strcaseeq(sinfo_fields[k].long_name, it->name))
                                 it->field = sinfo_fields[k].letter;

@@ -101,9 +101,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         fuzz_check(f.n > 0);
         for (size_t i = 0; i < f.n; i++) {
-                /* sinfo -O: the name and the field it resolved to. */
+                /* sinfo -O: the name and the field it resolved to; a suffix is text. */
                 fuzz_check((f.items[i].text != NULL) + (f.items[i].name != NULL) + (f.items[i].field != 0) ==
-                           (data[0] == 'N' ? 2 : 1));
+                           (data[0] == 'N' && !f.items[i].text ? 2 : 1));
                 literal_newlines += count(f.items[i].text, '\n');
         }
 

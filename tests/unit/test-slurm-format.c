@@ -551,6 +551,12 @@ static void test_sinfo_clients(void **state) {
         assert_string_equal(out, "node1     gpu:teslgpu:tesla_t4mixed               \n");
         free(out);
         slurm_format_done(&f);
+        /* A suffix after a width (Slurm's, as squeue -O has it) is printed after the field. */
+        assert_int_equal(sinfo_format_parse_long("nodehost:5|,statelong:4", &f, &bad), 0);
+        CAPTURE(out, sinfo_print(F, &f, p, 2, false));
+        assert_string_equal(out, "node1|mixe\n");
+        free(out);
+        slurm_format_done(&f);
         assert_int_equal(sinfo_format_parse_long("nodehost,bogus", &f, &bad), -EINVAL);
         assert_string_equal(bad, "bogus");
         slurm_format_done(&f);
