@@ -1041,6 +1041,18 @@ static const char *sinfo_value(char c, const SinfoPartition *p, char *buf, size_
         return "";
 }
 
+/* Whether devices[i] is the first of its model's type name (in *type, sizeof type >= 256):
+ * sinfo's GRES strings name each type once, in the order they come. */
+static bool first_of_type(const DeviceInfo *devices, size_t i, char *type, size_t size) {
+        char other[256];
+
+        device_model_type_name(devices[i].model, type, size);
+        for (size_t p = 0; p < i; p++)
+                if (streq(device_model_type_name(devices[p].model, other, sizeof other), type))
+                        return false;
+        return true;
+}
+
 char *sinfo_format_gres(const DeviceInfo *devices, size_t n, char *buf, size_t size) {
         size_t k = 0;
 
@@ -1049,13 +1061,9 @@ char *sinfo_format_gres(const DeviceInfo *devices, size_t n, char *buf, size_t s
         for (size_t i = 0; i < n; i++) {
                 char type[256], other[256];
                 unsigned count = 0;
-                bool seen = false;
                 int w;
 
-                device_model_type_name(devices[i].model, type, sizeof type);
-                for (size_t p = 0; p < i && !seen; p++)
-                        seen = streq(device_model_type_name(devices[p].model, other, sizeof other), type);
-                if (seen)
+                if (!first_of_type(devices, i, type, sizeof type))
                         continue;
                 for (size_t p = i; p < n; p++)
                         count += streq(device_model_type_name(devices[p].model, other, sizeof other), type);
@@ -1113,13 +1121,9 @@ char *sinfo_format_gres_used(const DeviceInfo *devices, size_t n, char *buf, siz
         for (size_t i = 0; i < n; i++) {
                 char type[256], other[256], idx[256];
                 unsigned used = 0;
-                bool seen = false;
                 int w;
 
-                device_model_type_name(devices[i].model, type, sizeof type);
-                for (size_t p = 0; p < i && !seen; p++)
-                        seen = streq(device_model_type_name(devices[p].model, other, sizeof other), type);
-                if (seen)
+                if (!first_of_type(devices, i, type, sizeof type))
                         continue;
                 for (size_t p = i; p < n; p++)
                         used += devices[p].job_id != 0 &&
