@@ -67,7 +67,10 @@ int job_entry_from_json(json_object *o, JobEntry *ret) {
                         t->util_mean += json_object_get_double(x);
                         if (json_object_object_get_ex(e, "util_max", &x))
                                 t->util_max += (unsigned) MIN(MAX(json_object_get_int64(x), 0), 100);
-                        if (json_object_object_get_ex(e, "memory_max", &x))
+                        /* Slurm's gres/gpumem is the job's processes' memory: the
+                                 * whole GPU's only where NVML listed none of them. */
+                        if (json_object_object_get_ex(e, "own_memory_max", &x) ||
+                            json_object_object_get_ex(e, "memory_max", &x))
                                 t->memory_max += (uint64_t) MAX(json_object_get_int64(x), 0);
                         if (json_object_object_get_ex(e, "energy_j", &x)) {
                                 t->has_energy = true;

@@ -485,8 +485,13 @@ void job_gpu_usage_print(FILE *f, json_object *job) {
                 double mean = json_object_object_get_ex(e, "util_mean", &v) ? json_object_get_double(v) : 0;
                 int64_t max = json_object_object_get_ex(e, "util_max", &v) ? json_object_get_int64(v) : 0;
                 uint64_t mem = json_object_object_get_ex(e, "memory_max", &v) ? (uint64_t) json_object_get_int64(v) : 0;
-                field(f, key, "%.0f%% busy on average, %" PRIi64 "%% at most; %s memory at most%s; held %s%s", mean,
-                      max, format_size(b, sizeof b, mem), energy, format_elapsed(a, sizeof a, held),
+                char own[64] = "", c[32];
+                /* The GPU's memory is everyone's on it; its own processes' is the job's. */
+                if (json_object_object_get_ex(e, "own_memory_max", &v))
+                        snprintf(own, sizeof own, " (its own processes: %s)",
+                                 format_size(c, sizeof c, (uint64_t) json_object_get_int64(v)));
+                field(f, key, "%.0f%% busy on average, %" PRIi64 "%% at most; %s memory at most%s%s; held %s%s", mean,
+                      max, format_size(b, sizeof b, mem), own, energy, format_elapsed(a, sizeof a, held),
                       running ? " so far" : "");
         }
 }

@@ -32,6 +32,22 @@ typedef struct GpuJobs {
         uint64_t unmanaged;      /* bit g: Corral's GPU g runs a process of no job (last snapshot) */
 } GpuJobs;
 
+static void own_memory_add(GpuJobFigures *f, const NvmlGpuSample *s) {
+        uint64_t sum = 0;
+        bool any = false;
+
+        for (size_t i = 0; i < s->n_processes; i++) {
+                const NvmlProcess *p = &s->processes[i];
+
+                if (!p->owner_known || p->job_id != f->job_id || p->memory_used == UINT64_MAX)
+                        continue;
+                sum += p->memory_used;
+                any = true;
+        }
+        if (any)
+                f->own_memory_max = f->own_memory_max == UINT64_MAX ? sum : MAX(f->own_memory_max, sum);
+}
+
 void gpu_job_figures_add(GpuJobFigures *f, const NvmlGpuSample *s, uint64_t now) {
         f->last_sample = now;
         if (s->utilization >= 0) {
@@ -41,6 +57,7 @@ void gpu_job_figures_add(GpuJobFigures *f, const NvmlGpuSample *s, uint64_t now)
         }
         if (s->memory_used != UINT64_MAX)
                 f->memory_max = MAX(f->memory_max, s->memory_used);
+        own_memory_add(f, s);
         if (s->energy_mj != UINT64_MAX) {
                 if (f->energy_prev_mj != UINT64_MAX && s->energy_mj >= f->energy_prev_mj) {
                         f->energy_mj += s->energy_mj - f->energy_prev_mj;
@@ -79,6 +96,7 @@ void gpu_job_figures_to_store(const GpuJobFigures *f, uint64_t end_time, StoreGp
                 .memory_max = f->memory_max,
                 .energy_j = f->energy_known ? (double) f->energy_mj / 1000.0 : -1,
                 .held_sec = end_time > f->start_time && f->start_time > 0 ? end_time - f->start_time : 0,
+                .own_memory_max = f->own_memory_max,
         };
 }
 
@@ -627,6 +645,8 @@ static json_object *usage_to_json(const StoreGpuUsage *u, bool running) {
                 json_add_u64(e, "util_max", u->util_max);
                 json_add_u64(e, "memory_max", u->memory_max);
         }
+        if (u->own_memory_max != UINT64_MAX)
+                json_add_u64(e, "own_memory_max", u->own_memory_max);
         if (u->energy_j >= 0)
                 json_add(e, "energy_j", json_object_new_double(u->energy_j));
         json_add_u64(e, "held_sec", u->held_sec);

@@ -28,6 +28,9 @@ typedef struct GpuJobFigures {
         uint64_t util_sum;
         unsigned util_max;
         uint64_t memory_max;
+        /* The job's own processes' memory on the GPU (NVML's per-process figures of the
+         * processes in its cgroup, summed) at its highest; UINT64_MAX: none listed yet. */
+        uint64_t own_memory_max;
         uint64_t energy_mj;      /* the counter's increase across readings */
         uint64_t energy_prev_mj; /* the last reading; UINT64_MAX: none yet */
         bool energy_known;
@@ -39,10 +42,10 @@ typedef struct GpuJobFigures {
         bool idle_acted;         /* GPUIdleAction= done for the job (kept on each of its GPUs) */
 } GpuJobFigures;
 
-#define GPU_JOB_FIGURES_INIT { .energy_prev_mj = UINT64_MAX }
+#define GPU_JOB_FIGURES_INIT { .energy_prev_mj = UINT64_MAX, .own_memory_max = UINT64_MAX }
 
 /* Adds one reading. A counter that went back (the driver reloaded) restarts the sum from
- * the new reading. */
+ * the new reading. The processes NVML lists that /proc puts in f's job count as its own. */
 void gpu_job_figures_add(GpuJobFigures *f, const NvmlGpuSample *s, uint64_t now);
 /* The idle clock: a reading below below_percent adds the time since the stretch's last
  * one (none on the stretch's first reading), one at or above it ends the stretch and

@@ -181,6 +181,10 @@ static const char *const migrations[] = {
         "  uuid TEXT, samples INTEGER NOT NULL, util_mean REAL, util_max INTEGER NOT NULL,"
         "  memory_max INTEGER NOT NULL, energy_j REAL, held_sec INTEGER NOT NULL,"
         "  PRIMARY KEY (job_id, run, gpu));",
+        /* 9: the job's own processes' GPU memory at its highest (their per-process figures
+         * summed, by cgroup; NULL: NVML listed none of them), beside the whole GPU's: on a
+         * GPU others share, the job's own share. */
+        "ALTER TABLE job_gpu_usage ADD COLUMN own_memory_max INTEGER;",
 };
 /* A GPU an allocation holds by the name it had when the allocation was stored, not by
  * identity: rows written before schema 7 hold names by position ("gpu3"), and a card that
@@ -261,9 +265,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_INSERT_GPU] = "INSERT INTO gpus (idx, uuid, pci_address, vendor, name) VALUES (?1, ?2, ?3, ?4, ?5)",
         [STMT_RECORD_GPU_USAGE] =
                 "INSERT OR REPLACE INTO job_gpu_usage (job_id, run, gpu, uuid, samples, util_mean, util_max,"
-                " memory_max, energy_j, held_sec) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " memory_max, energy_j, held_sec, own_memory_max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [STMT_LOAD_GPU_USAGE] =
-                "SELECT gpu, uuid, samples, util_mean, util_max, memory_max, energy_j, held_sec, run"
+                "SELECT gpu, uuid, samples, util_mean, util_max, memory_max, energy_j, held_sec, run, own_memory_max"
                 " FROM job_gpu_usage WHERE job_id=?1"
                 " AND run=(SELECT MAX(run) FROM job_gpu_usage WHERE job_id=?1) ORDER BY gpu",
         [STMT_LOAD_GPUS] = "SELECT idx, uuid, pci_address, vendor, name FROM gpus ORDER BY idx",
@@ -1357,7 +1361,9 @@ int store_record_charge(Store *s, const JobCharge *c) {
 
 int store_record_gpu_usage(Store *s, const StoreGpuUsage *u) {
         SqlArg mean = u->util_mean >= 0 ? SQL_REAL(u->util_mean) : SQL_TEXT(NULL),
-               energy = u->energy_j >= 0 ? SQL_REAL(u->energy_j) : SQL_TEXT(NULL);
+               energy = u->energy_j >= 0 ? SQL_REAL(u->energy_j) : SQL_TEXT(NULL),
+               own = u->own_memory_max != UINT64_MAX ? SQL_INT(MIN(u->own_memory_max, (uint64_t) INT64_MAX))
+                                                     : SQL_TEXT(NULL);
         int r;
 
         if ((r = begin(s)) < 0)
@@ -1366,7 +1372,7 @@ int store_record_gpu_usage(Store *s, const StoreGpuUsage *u) {
                          SQL_ARGS(SQL_INT(u->job_id), SQL_INT(u->run), SQL_INT(u->gpu), SQL_TEXT(u->uuid),
                                   SQL_INT(u->samples), mean, SQL_INT(u->util_max),
                                   SQL_INT(MIN(u->memory_max, (uint64_t) INT64_MAX)), energy,
-                                  SQL_INT(MIN(u->held_sec, (uint64_t) INT64_MAX))));
+                                  SQL_INT(MIN(u->held_sec, (uint64_t) INT64_MAX)), own));
 }
 
 void store_gpu_usage_free(StoreGpuUsage *rows, size_t n) {
@@ -1400,6 +1406,9 @@ int store_load_gpu_usage(Store *s, uint64_t job_id, StoreGpuUsage **ret, size_t 
                         .energy_j = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 6),
                         .held_sec = (uint64_t) sqlite3_column_int64(st, 7),
                         .run = (uint32_t) sqlite3_column_int64(st, 8),
+                        .own_memory_max = sqlite3_column_type(st, 9) == SQLITE_NULL
+                                                  ? UINT64_MAX
+                                                  : (uint64_t) sqlite3_column_int64(st, 9),
                 };
                 if (uuid && !(rows[n].uuid = strdup(uuid))) {
                         r = -ENOMEM;

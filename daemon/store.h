@@ -128,6 +128,8 @@ typedef struct StoreGpuUsage {
         uint64_t memory_max;    /* bytes */
         double energy_j;        /* the energy counter's difference; < 0: unknown */
         uint64_t held_sec;      /* seconds the job held the GPU (suspended included) */
+        uint64_t own_memory_max; /* bytes, the job's own processes' (NVML's per-process
+                                  * figures); UINT64_MAX: none listed */
 } StoreGpuUsage;
 
 /* In the open transaction; a run and GPU recorded again replaces its row. */

@@ -66,6 +66,26 @@ static void test_figures(void **state) {
         assert_true(u.memory_max == 300);
         assert_true(u.energy_j == 3.5);
         assert_int_equal(u.held_sec, 100);
+        /* NVML listed none of its processes: its own share is unknown, not zero. */
+        assert_true(u.own_memory_max == UINT64_MAX);
+
+        /* The job's own processes (by cgroup) on a GPU another job's share: theirs summed,
+         * at its highest; a process /proc no longer had counts for nobody. */
+        f = (GpuJobFigures) GPU_JOB_FIGURES_INIT;
+        f.job_id = 12;
+        s = sample(50, 5000, UINT64_MAX);
+        s.processes[0] = (NvmlProcess) { .pid = 1, .memory_used = 100, .owner_known = true, .job_id = 12 };
+        s.processes[1] = (NvmlProcess) { .pid = 2, .memory_used = 50, .owner_known = true, .job_id = 12 };
+        s.processes[2] = (NvmlProcess) { .pid = 3, .memory_used = 4000, .owner_known = true, .job_id = 13 };
+        s.processes[3] = (NvmlProcess) { .pid = 4, .memory_used = 700, .owner_known = false, .job_id = 12 };
+        s.processes[4] = (NvmlProcess) { .pid = 5, .memory_used = UINT64_MAX, .owner_known = true, .job_id = 12 };
+        s.n_processes = 5;
+        gpu_job_figures_add(&f, &s, 1010);
+        s.processes[1].memory_used = 20;
+        gpu_job_figures_add(&f, &s, 1020);
+        gpu_job_figures_to_store(&f, 1030, &u);
+        assert_true(u.memory_max == 5000);
+        assert_true(u.own_memory_max == 150);
 
         /* Never read: unknown, not zero. */
         f = (GpuJobFigures) GPU_JOB_FIGURES_INIT;
@@ -74,6 +94,7 @@ static void test_figures(void **state) {
         assert_int_equal(u.samples, 0);
         assert_true(u.util_mean < 0);
         assert_true(u.energy_j < 0);
+        assert_true(u.own_memory_max == UINT64_MAX);
         assert_int_equal(u.held_sec, 60);
 }
 

@@ -87,7 +87,7 @@ static void test_round_trip(void **state) {
         char *v = NULL;
 
         assert_int_equal(store_open(dir, &s), 0);
-        assert_int_equal(store_schema_version(s), 8);
+        assert_int_equal(store_schema_version(s), 9);
         assert_int_equal(store_insert_job(s, a, NULL), 0);
         assert_int_equal(store_insert_job(s, b, NULL), 0);
         assert_true(store_in_transaction(s));
@@ -352,12 +352,12 @@ static void test_alloc_gpus(void **state) {
         /* As schema 6 wrote it: by name, no gpus table. */
         snprintf(path, sizeof path, "%s/corral.db", gdir);
         assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-        assert_int_equal(sqlite3_exec(db, "DROP TABLE gpus; UPDATE jobs SET alloc_gpus = 'gpu1,gpu3';"
+        assert_int_equal(sqlite3_exec(db, "DROP TABLE gpus; DROP TABLE job_gpu_usage; UPDATE jobs SET alloc_gpus = 'gpu1,gpu3';"
                                       "PRAGMA user_version = 6", NULL, NULL, NULL), SQLITE_OK);
         sqlite3_close(db);
 
         assert_int_equal(store_open(gdir, &s), 0);
-        assert_int_equal(store_schema_version(s), 8);
+        assert_int_equal(store_schema_version(s), 9);
         assert_int_equal(store_load_gpus(s, &known), 0);
         assert_int_equal(known->n_devices, 0);
         set = cards(four, 4, known);
@@ -444,7 +444,7 @@ static void test_alloc_gpus_card_missing(void **state) {
         store_close(s);
         snprintf(path, sizeof path, "%s/corral.db", gdir);
         assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-        assert_int_equal(sqlite3_exec(db, "DROP TABLE gpus; UPDATE jobs SET alloc_gpus = 'gpu0,gpu1' WHERE id = 1;"
+        assert_int_equal(sqlite3_exec(db, "DROP TABLE gpus; DROP TABLE job_gpu_usage; UPDATE jobs SET alloc_gpus = 'gpu0,gpu1' WHERE id = 1;"
                                       "UPDATE jobs SET alloc_gpus = 'gpu1' WHERE id = 2; PRAGMA user_version = 6",
                                       NULL, NULL, NULL), SQLITE_OK);
         sqlite3_close(db);
@@ -558,6 +558,7 @@ static void test_gpu_accounting_migration(void **state) {
         assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
         assert_int_equal(sqlite3_exec(db,
                 "DROP TABLE gpus;"
+                "DROP TABLE job_gpu_usage;"
                 "ALTER TABLE jobs DROP COLUMN alloc_gpus;"
                 "ALTER TABLE job_usage DROP COLUMN gpus;"
                 "ALTER TABLE job_usage DROP COLUMN gpu_usec;"
@@ -571,7 +572,7 @@ static void test_gpu_accounting_migration(void **state) {
         sqlite3_close(db);
 
         assert_int_equal(store_open(old, &s), 0);
-        assert_int_equal(store_schema_version(s), 8);
+        assert_int_equal(store_schema_version(s), 9);
         assert_int_equal(store_load_charge(s, 7, &c), 0);
         assert_int_equal(c.cpus, 2);
         assert_int_equal(c.gpus, 0);
@@ -628,6 +629,7 @@ static void test_gpu_usage(void **state) {
         StoreGpuUsage a = {
                 .job_id = 7, .run = 0, .gpu = 1, .uuid = (char *) "GPU-1", .samples = 30, .util_mean = 57.5,
                 .util_max = 90, .memory_max = UINT64_C(3) << 30, .energy_j = 1234.5, .held_sec = 300,
+                .own_memory_max = UINT64_C(1) << 30,
         }, b = a;
 
         assert_non_null(mkdtemp(udir));
@@ -640,6 +642,7 @@ static void test_gpu_usage(void **state) {
         b.util_mean = -1; /* no sample: unknown */
         b.energy_j = -1;
         b.samples = 0;
+        b.own_memory_max = UINT64_MAX; /* none of its processes listed (migration 9) */
         assert_int_equal(store_record_gpu_usage(s, &b), 0);
         assert_int_equal(store_commit(s), 0);
         store_close(s);
@@ -650,6 +653,7 @@ static void test_gpu_usage(void **state) {
         assert_int_equal(rows[0].gpu, 0);
         assert_null(rows[0].uuid);
         assert_true(rows[0].util_mean < 0 && rows[0].energy_j < 0);
+        assert_true(rows[0].own_memory_max == UINT64_MAX);
         assert_int_equal(rows[1].gpu, 1);
         assert_string_equal(rows[1].uuid, "GPU-1");
         assert_int_equal(rows[1].samples, 30);
@@ -658,6 +662,7 @@ static void test_gpu_usage(void **state) {
         assert_true(rows[1].memory_max == UINT64_C(3) << 30);
         assert_true(rows[1].energy_j == 1234.5);
         assert_int_equal(rows[1].held_sec, 300);
+        assert_true(rows[1].own_memory_max == UINT64_C(1) << 30);
         store_gpu_usage_free(rows, n);
         rows = NULL;
 
@@ -698,6 +703,7 @@ static void test_no_job_indexes(void **state) {
         /* Back to schema 5, as that version left it. */
         assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
         assert_int_equal(sqlite3_exec(db, "DROP TABLE gpus;"
+                                      "DROP TABLE job_gpu_usage;"
                                       "CREATE INDEX jobs_state ON jobs (state);"
                                       "CREATE INDEX jobs_uid ON jobs (uid);"
                                       "INSERT INTO meta VALUES ('last_job_id', '5');"
@@ -706,7 +712,7 @@ static void test_no_job_indexes(void **state) {
         assert_int_equal(count_rows(path, indexes), 2);
 
         assert_int_equal(store_open(sub, &s), 0);
-        assert_int_equal(store_schema_version(s), 8);
+        assert_int_equal(store_schema_version(s), 9);
         assert_int_equal(store_load_jobs(s, collect, &l), 0);
         assert_non_null(loaded[1]);
         assert_int_equal(loaded[1]->id, 2);
