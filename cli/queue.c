@@ -62,13 +62,14 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
          * the daemon sends no charge (other users' jobs, jobs that never ran). */
         enum {
                 COL_JOBID, COL_NAME, COL_USER, COL_PROJECT, COL_QUEUE, COL_STATE, COL_TIME, COL_CPUS, COL_GPUS,
-                COL_MEM, COL_START, COL_COREH, COL_SU, COL_EFF, COL_MAXMEM, COL_WHERE, _COL_MAX
+                COL_GPU_UTIL, COL_MEM, COL_START, COL_COREH, COL_SU, COL_EFF, COL_MAXMEM, COL_WHERE, _COL_MAX
         };
         static const char *const names[_COL_MAX] = {
-                "JOBID", "NAME", "USER", "PROJECT", "QUEUE", "STATE", "TIME", "CPUS", "GPUS", "MEM", "START",
+                "JOBID", "NAME", "USER", "PROJECT", "QUEUE", "STATE", "TIME", "CPUS", "GPUS", "GPU%", "MEM", "START",
                 "CORE-H", "SU", "CPU-EFF", "MAXMEM", "NODELIST(REASON)",
         };
-        bool utf8 = flags & QUEUE_PRINT_UTF8, long_format = flags & QUEUE_PRINT_LONG, gpus_shown = false;
+        bool utf8 = flags & QUEUE_PRINT_UTF8, long_format = flags & QUEUE_PRINT_LONG, gpus_shown = false,
+             gpu_util_shown = false;
         _cleanup_table_ Table *t = NULL;
         size_t first[_QUEUE_SECTION_MAX + 1] = {}, cpus[_QUEUE_SECTION_MAX] = {}, gpus[_QUEUE_SECTION_MAX] = {};
         const char *headers[_COL_MAX + 1];
@@ -77,11 +78,14 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
         bool any_interactive = false, any_gpu_idle = false;
         int r;
 
-        for (size_t i = 0; i < n; i++)
+        /* GPU% only where telemetry read a listed job's GPUs. */
+        for (size_t i = 0; i < n; i++) {
                 gpus_shown = gpus_shown || jobs[i].info.gpus > 0;
+                gpu_util_shown = gpu_util_shown || jobs[i].info.gpu_util >= 0;
+        }
         for (int c = 0; c < _COL_MAX; c++) {
                 column[c] = -1;
-                if ((c == COL_GPUS && !gpus_shown) || (!long_format && c >= COL_COREH && c <= COL_MAXMEM))
+                if ((c == COL_GPUS && !gpus_shown) || (c == COL_GPU_UTIL && !gpu_util_shown) || (!long_format && c >= COL_COREH && c <= COL_MAXMEM))
                         continue;
                 column[c] = (int) n_columns;
                 headers[n_columns++] = names[c];
@@ -106,7 +110,7 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
                 const JobInfo *j = &e->info;
                 QueueSection s = queue_section_of_state(j->state);
                 char id[32], elapsed[32], ncpus[16], ngpus[16], mem[16], start[32], where[1100], state[80];
-                char coreh[32] = "", su[32] = "", eff[16] = "", maxmem[16] = "";
+                char coreh[32] = "", su[32] = "", eff[16] = "", maxmem[16] = "", gpu_util[16] = "";
                 const char *row[_COL_MAX], *cells[_COL_MAX + 1];
                 size_t m = 0;
 
@@ -119,6 +123,8 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
                 format_elapsed(elapsed, sizeof(elapsed), job_elapsed(j, now));
                 snprintf(ncpus, sizeof(ncpus), "%u", j->cpus);
                 snprintf(ngpus, sizeof(ngpus), "%u", j->gpus);
+                if (j->gpu_util >= 0)
+                        snprintf(gpu_util, sizeof(gpu_util), "%d%%", j->gpu_util);
                 if (j->memory > 0)
                         format_size(mem, sizeof(mem), j->memory);
                 else
@@ -147,6 +153,7 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
                 row[COL_JOBID] = id, row[COL_NAME] = j->name, row[COL_USER] = j->user;
                 row[COL_PROJECT] = j->project, row[COL_QUEUE] = j->queue, row[COL_STATE] = state;
                 row[COL_TIME] = elapsed, row[COL_CPUS] = ncpus, row[COL_GPUS] = j->gpus > 0 ? ngpus : "";
+                row[COL_GPU_UTIL] = gpu_util;
                 row[COL_MEM] = mem, row[COL_START] = start, row[COL_COREH] = coreh, row[COL_SU] = su;
                 row[COL_EFF] = eff, row[COL_MAXMEM] = maxmem, row[COL_WHERE] = where;
                 for (int c = 0; c < _COL_MAX; c++)

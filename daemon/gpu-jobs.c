@@ -634,6 +634,25 @@ json_object *manager_gpu_jobs_info_json(Manager *m) {
         return o;
 }
 
+int manager_gpu_jobs_util_now(Manager *m, const Job *j) {
+        GpuJobs *g = m->gpu_jobs;
+        unsigned sum = 0, n = 0;
+
+        if (!g || m->config->gpu_sample_sec == 0 || gpu_telemetry_state(g->telemetry, NULL) != GPU_TELEMETRY_ON ||
+            j->state != JOB_RUNNING || !j->alloc || j->alloc->gpu_mask == 0 || !m->devices)
+                return -1;
+        for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                unsigned gpu = (unsigned) __builtin_ctzll(mask);
+                ssize_t k = gpu < m->devices->n_devices ? gpu_snapshot_find(&g->last, &m->devices->devices[gpu]) : -1;
+
+                if (k < 0 || g->last.samples[k].utilization < 0)
+                        continue;
+                sum += (unsigned) MIN(g->last.samples[k].utilization, 100);
+                n++;
+        }
+        return n > 0 ? (int) ((sum + n / 2) / n) : -1;
+}
+
 static json_object *usage_to_json(const StoreGpuUsage *u, bool running) {
         json_object *e = json_object_new_object();
 

@@ -88,6 +88,9 @@ uint64_t manager_gpu_jobs_idle_sec(Manager *m, const Job *j, unsigned *ret_gpus)
 /* The sentence corral why and show say of an idle job ("its 2 GPUs (gpu0, gpu1) have been
  * below 5 % for 42 min"), NULL when it is not idle (or -ENOMEM). */
 char *manager_gpu_jobs_idle_text(Manager *m, const Job *j);
+/* corral queue's GPU%: the mean utilisation of running job j's GPUs at the last reading of
+ * a live telemetry; -1 when there is none. */
+int manager_gpu_jobs_util_now(Manager *m, const Job *j);
 /* Show's "gpu_usage" for job: the stored rows of its latest run, else the figures so far
  * of a running job. NULL: none (or -ENOMEM). */
 json_object *manager_gpu_jobs_usage_json(Manager *m, uint64_t job_id);

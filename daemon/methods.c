@@ -874,6 +874,9 @@ static json_object *method_list(Manager *m, Call *call, const Peer *peer, json_o
                 uint64_t idle = manager_gpu_jobs_idle_sec(m, j, NULL);
                 if (idle > 0)
                         json_add_u64(o, "gpu_idle_sec", idle);
+                int util = manager_gpu_jobs_util_now(m, j);
+                if (util >= 0)
+                        json_add_u64(o, "gpu_util", (uint64_t) util);
                 /* corral queue --long: the charge, only where Show would give it. */
                 if (charges) {
                         AuthzJob aj = authz_job(j);

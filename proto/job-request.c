@@ -926,6 +926,7 @@ static const JsonField job_info_fields[] = {
         JSON_CUSTOM(JobInfo, "array_task_id", array_task_id, &array_task_id_ops, 0),
         JSON_BOOL(JobInfo, "interactive", interactive, OMIT),
         JSON_U64(JobInfo, "gpu_idle_sec", gpu_idle_sec, 0, CORRAL_TIME_MAX, OMIT, 0),
+        JSON_INT(JobInfo, "gpu_util", gpu_util, 0, 100, OMIT, -1),
         JSON_STRV(JobInfo, "argv", argv, CORRAL_ARGV_MAX, CORRAL_ARG_LENGTH_MAX, DETAILS, NULL),
         JSON_BOOL(JobInfo, "has_script", has_script, DETAILS),
         JSON_STRV(JobInfo, "env", env, CORRAL_ENV_MAX, CORRAL_ARG_LENGTH_MAX, DETAILS, NULL),

@@ -278,6 +278,9 @@ typedef struct JobInfo {
         /* Running with every GPU it holds below GPUIdlePercent= for GPUIdleSec= at least:
          * for how long (seconds); 0: not idle. */
         uint64_t gpu_idle_sec;
+        /* Running: its GPUs' utilisation at the last telemetry reading, their mean in
+         * percent; -1: none (no GPUs, telemetry off, not read yet). */
+        int gpu_util;
 
         bool has_details;
         char **argv;
@@ -294,7 +297,7 @@ typedef struct JobInfo {
         double priority;        /* its current priority, higher starts first */
 } JobInfo;
 
-#define JOB_INFO_INIT { .exit_code = -1 }
+#define JOB_INFO_INIT { .exit_code = -1, .gpu_util = -1 }
 
 void job_info_done(JobInfo *info);
 /* details: include the owner-only fields (the caller has already checked authz). */

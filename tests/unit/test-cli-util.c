@@ -501,6 +501,31 @@ static void test_queue_print(void **state) {
                         "\n"
                         "Total jobs: 1\n");
                 free(buf);
+
+                /* Telemetry read its GPUs (List's gpu_util): the GPU% column, blank for a
+                 * job it did not read. */
+                g[0].info.gpu_idle_sec = 0;
+                g[0].info.gpu_util = 3;
+                buf = NULL;
+                f = open_memstream(&buf, &size);
+                assert_non_null(f);
+                assert_int_equal(queue_print(f, g, 2, NOW, 1U << QUEUE_SECTION_ACTIVE, 0), 0);
+                assert_int_equal(fclose(f), 0);
+                assert_string_equal(buf,
+                        "active jobs-----------------------------\n"
+                        "JOBID  NAME   USER  PROJECT  QUEUE  STATE    TIME  CPUS  GPUS  GPU%  MEM  START  NODELIST(REASON)\n"
+                        "    8  train  ann   -        batch  RUNNING  1:00     4     2    3%    -  22:12  n1\n"
+                        "\n"
+                        "1 active job using 4 CPUs and 2 GPUs\n"
+                        "\n"
+                        "eligible jobs---------------------------\n"
+                        "JOBID  NAME   USER  PROJECT  QUEUE  STATE    TIME  CPUS  GPUS  GPU%  MEM  START  NODELIST(REASON)\n"
+                        "    9  cpu    ann   -        batch  PENDING  0:00     1     -     -    -  -      -\n"
+                        "\n"
+                        "1 eligible job\n"
+                        "\n"
+                        "Total jobs: 2\n");
+                free(buf);
                 job_entry_done(&g[0]);
                 job_entry_done(&g[1]);
         }

@@ -340,6 +340,12 @@ static void test_job_figures(void **state) {
         wait_for_round(m, 30);
         write_fake("util=70 used=300 energy=5000");
         wait_for_round(m, 70);
+        /* corral queue's GPU%: the last reading of the GPU it holds (gpu1), not gpu0's. */
+        r = call(m, NOBODY, CORRAL_METHOD_LIST, "{}");
+        assert_true(json_object_object_get_ex(r, "parameters", &p));
+        e = json_object_array_get_idx(json_object_object_get(p, "jobs"), 0);
+        assert_int_equal(json_object_get_int(json_object_object_get(e, "gpu_util")), 70);
+        json_object_put(r);
         /* The metrics file: NVML's readings of each GPU, the job and user holding it. */
         {
                 char prom[200], *text = NULL;
