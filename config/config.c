@@ -303,11 +303,12 @@ static int parse_gpu_sample_sec(const char *v, void *data) {
 }
 
 static int parse_gpu_idle_action(const char *v, void *data) {
-        /* Mail is named in the issue but not made yet: refused, not taken for none. */
         if (streq(v, "none"))
                 *(GpuIdleAction *) data = GPU_IDLE_ACTION_NONE;
         else if (streq(v, "cancel"))
                 *(GpuIdleAction *) data = GPU_IDLE_ACTION_CANCEL;
+        else if (streq(v, "mail"))
+                *(GpuIdleAction *) data = GPU_IDLE_ACTION_MAIL;
         else
                 return -EINVAL;
         return 0;
@@ -371,7 +372,7 @@ static const IniItem items[] = {
         MGR("GPUIdlePercent", parse_percent, gpu_idle_percent, "a percentage, 0 to 100 (0: no job is ever idle)"),
         MGR("GPUIdleSec", ini_parse_sec, gpu_idle_sec, "a duration such as 30min"),
         MGR("GPUIdleAction", parse_gpu_idle_action, gpu_idle_action,
-            "none or cancel (mail is not supported yet)"),
+            "none, cancel or mail"),
         MGR("UnmanagedGPU", parse_unmanaged_gpu, unmanaged_gpu_avoid, "avoid or ignore"),
         MGR("SlurmBinDir", parse_absolute_path, slurm_bin_dir, "an absolute path"),
         MGR("SlurmPollSec", parse_poll_sec, slurm_poll_sec, "a duration from 5s to 1h"),

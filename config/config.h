@@ -41,6 +41,7 @@ DECLARE_STRING_TABLE_LOOKUP(queue_backend, QueueBackend);
 typedef enum GpuIdleAction {
         GPU_IDLE_ACTION_NONE,
         GPU_IDLE_ACTION_CANCEL,
+        GPU_IDLE_ACTION_MAIL,
 } GpuIdleAction;
 /* Where corral-slurm-compat's dpkg-divert puts the real Slurm client's commands. */
 #define CONFIG_SLURM_DIVERTED_BINDIR "/usr/lib/corral/slurm-client/bin"

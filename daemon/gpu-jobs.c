@@ -7,6 +7,7 @@
 
 #include "gpu-jobs.h"
 #include "job-backend.h"
+#include "job-mail.h"
 #include "job-table.h"
 #include "json-util.h"
 #include "log.h"
@@ -375,9 +376,10 @@ uint64_t manager_gpu_jobs_unmanaged(Manager *m) {
         return g->unmanaged;
 }
 
-/* GPUIdleAction=cancel: each idle job once (a cancel not taken is not tried again). */
+/* GPUIdleAction=cancel|mail: each idle stretch of a job once (a cancel not taken is not
+ * tried again; a job busy again, then idle again, is mailed again). */
 static void act_on_idle(Manager *m, GpuJobs *g) {
-        if (m->config->gpu_idle_action != GPU_IDLE_ACTION_CANCEL)
+        if (m->config->gpu_idle_action == GPU_IDLE_ACTION_NONE)
                 return;
         for (size_t i = 0; i < m->n_jobs; i++) {
                 Job *j = m->jobs[i];
@@ -387,16 +389,28 @@ static void act_on_idle(Manager *m, GpuJobs *g) {
 
                 if (j->state != JOB_RUNNING || j->cancel_requested || !j->alloc || j->alloc->gpu_mask == 0)
                         continue;
+                text = manager_gpu_jobs_idle_text(m, j);
                 for (mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
                         GpuJobFigures *f = figures_get(g, j, (unsigned) __builtin_ctzll(mask), false);
+                        /* Busy again: its next idle stretch is acted on again. */
+                        if (f && !text)
+                                f->idle_acted = false;
                         acted = acted || (f && f->idle_acted);
                 }
-                if (acted || !(text = manager_gpu_jobs_idle_text(m, j)))
+                if (acted || !text)
                         continue;
                 for (mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
                         GpuJobFigures *f = figures_get(g, j, (unsigned) __builtin_ctzll(mask), false);
                         if (f)
                                 f->idle_acted = true;
+                }
+                if (m->config->gpu_idle_action == GPU_IDLE_ACTION_MAIL) {
+                        int r = manager_job_mail_gpu_idle(m, j, text);
+                        if (r < 0)
+                                log_warning_errno(r, "Job %" PRIu64 ": cannot mail about its idle GPUs: %m", j->id);
+                        else
+                                log_info("Job %" PRIu64 ": %s; its user is mailed (GPUIdleAction=mail).", j->id, text);
+                        continue;
                 }
                 log_info("Job %" PRIu64 ": %s; cancelling it (GPUIdleAction=cancel).", j->id, text);
                 if (manager_job_backend(m, j)->cancel(m, j, JOB_BY_CORRALD) < 0) {
@@ -516,6 +530,8 @@ int manager_gpu_jobs_start_at(Manager *m, const char *proc_root) {
         r = gpu_telemetry_set_proc_root(g->telemetry, proc_root);
         if (r < 0)
                 return r;
+        /* A job's end mail says what it did with its GPUs. */
+        job_mail_set_end_text(m, manager_gpu_jobs_mail_text);
         /* The first snapshot soon after start-up: discovery's cross-check, and the state
          * corral info shows. */
         r = sd_event_add_time_relative(m->event, &g->timer, CLOCK_MONOTONIC, USEC_PER_SEC, USEC_PER_SEC / 10,
@@ -651,6 +667,66 @@ int manager_gpu_jobs_util_now(Manager *m, const Job *j) {
                 n++;
         }
         return n > 0 ? (int) ((sum + n / 2) / n) : -1;
+}
+
+static void format_hms(char *buf, size_t size, uint64_t sec) {
+        snprintf(buf, size, "%" PRIu64 ":%02u:%02u", sec / 3600, (unsigned) (sec / 60 % 60), (unsigned) (sec % 60));
+}
+
+static void format_bytes(char *buf, size_t size, uint64_t b) {
+        if (b >= UINT64_C(1) << 30)
+                snprintf(buf, size, "%.1f GiB", (double) b / (UINT64_C(1) << 30));
+        else
+                snprintf(buf, size, "%" PRIu64 " MiB", b >> 20);
+}
+
+char *manager_gpu_jobs_mail_text(Manager *m, const Job *j) {
+        GpuJobs *g = m->gpu_jobs;
+        _cleanup_free_ char *text = NULL;
+        uint64_t end = j->end_time ?: now_usec(CLOCK_REALTIME) / USEC_PER_SEC;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+        bool any = false;
+
+        if (!f)
+                return NULL;
+        for (size_t i = 0; g && i < g->n_figures; i++) {
+                const GpuJobFigures *x = &g->figures[i];
+                const char *name = m->devices && x->gpu < m->devices->n_devices ? m->devices->devices[x->gpu].name : NULL;
+                char held[32], mem[32], own[64] = "", energy[48] = "";
+                StoreGpuUsage u;
+
+                if (x->job_id != j->id || x->run != j->requeue_count)
+                        continue;
+                gpu_job_figures_to_store(x, end, &u);
+                format_hms(held, sizeof held, u.held_sec);
+                any = true;
+                if (u.util_mean < 0) {
+                        fprintf(f, "GPU %s: held %s, not read\n", strna(name), held);
+                        continue;
+                }
+                format_bytes(mem, sizeof mem, u.memory_max);
+                if (u.own_memory_max != UINT64_MAX) {
+                        char b[32];
+                        format_bytes(b, sizeof b, u.own_memory_max);
+                        snprintf(own, sizeof own, " (its own processes: %s)", b);
+                }
+                if (u.energy_j >= 0)
+                        snprintf(energy, sizeof energy, ", %.0f J", u.energy_j);
+                fprintf(f, "GPU %s: %.0f %% busy on average, %u %% at most; %s memory at most%s%s; held %s\n",
+                        strna(name), u.util_mean, u.util_max, mem, own, energy, held);
+        }
+        if (!any && j->req.gpus == 0) {
+                fclose(f);
+                return NULL;
+        }
+        if (!any)
+                fprintf(f, "GPUs: not read while it ran (%s)\n",
+                        !g || m->config->gpu_sample_sec == 0 ? "GPU telemetry is off"
+                                                              : "it ended before GPU telemetry's first reading");
+        if (fclose(f) != 0)
+                return NULL;
+        return TAKE_PTR(text);
 }
 
 static json_object *usage_to_json(const StoreGpuUsage *u, bool running) {

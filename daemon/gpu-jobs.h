@@ -39,7 +39,8 @@ typedef struct GpuJobFigures {
          * below the threshold without a break; the stretch's last sample (0: none open). */
         uint64_t idle_sec;
         uint64_t idle_last;
-        bool idle_acted;         /* GPUIdleAction= done for the job (kept on each of its GPUs) */
+        bool idle_acted;         /* GPUIdleAction= done for the job's idle stretch (kept on each of
+                                  * its GPUs; cleared once the job is not idle) */
 } GpuJobFigures;
 
 #define GPU_JOB_FIGURES_INIT { .energy_prev_mj = UINT64_MAX, .own_memory_max = UINT64_MAX }
@@ -88,6 +89,10 @@ uint64_t manager_gpu_jobs_idle_sec(Manager *m, const Job *j, unsigned *ret_gpus)
 /* The sentence corral why and show say of an idle job ("its 2 GPUs (gpu0, gpu1) have been
  * below 5 % for 42 min"), NULL when it is not idle (or -ENOMEM). */
 char *manager_gpu_jobs_idle_text(Manager *m, const Job *j);
+/* What the mail at job j's end says of its GPUs, a line each, from the figures of its
+ * last run (not settled into the store yet when its end is mailed). NULL: it neither
+ * asked for GPUs nor was read on any, or -ENOMEM. */
+char *manager_gpu_jobs_mail_text(Manager *m, const Job *j);
 /* corral queue's GPU%: the mean utilisation of running job j's GPUs at the last reading of
  * a live telemetry; -1 when there is none. */
 int manager_gpu_jobs_util_now(Manager *m, const Job *j);

@@ -76,6 +76,7 @@ typedef struct JobMail {
         sd_event_source *timer;
         JobMailSender sender;
         void *sender_userdata;
+        JobMailEndText end_text;
 } JobMail;
 
 static const struct {
@@ -139,6 +140,12 @@ void job_mail_set_sender(Manager *m, JobMailSender sender, void *userdata) {
                 return;
         q->sender = sender;
         q->sender_userdata = userdata;
+}
+
+void job_mail_set_end_text(Manager *m, JobMailEndText end_text) {
+        JobMail *q = job_mail_get(m);
+        if (q)
+                q->end_text = end_text;
 }
 
 MailEvent job_mail_event(const Job *j, JobEvent event) {
@@ -259,14 +266,17 @@ static int compose_subject(const Job *j, MailEvent what, uint64_t now, char **re
         }
 }
 
-static int compose(const Job *j, MailEvent what, uint64_t now, char **ret_subject, char **ret_message) {
+/* extra: more of the body, after the reason (what the job did with its GPUs). */
+static int compose(const Job *j, MailEvent what, uint64_t now, const char *extra, char **ret_subject,
+                   char **ret_message) {
         _cleanup_free_ char *subject = NULL, *body = NULL;
         int r;
 
         r = compose_subject(j, what, now, &subject);
         if (r < 0)
                 return r;
-        if (j->reason && asprintf(&body, "Reason: %s\n", j->reason) < 0)
+        if ((j->reason || extra) && asprintf(&body, "%s%s%s%s", j->reason ? "Reason: " : "", strempty(j->reason),
+                                             j->reason ? "\n" : "", strempty(extra)) < 0)
                 return -ENOMEM;
         r = mail_message(job_str(j, JOB_MAIL_USER) ?: j->user, j->id, subject, body, ret_message);
         if (r < 0)
@@ -277,7 +287,7 @@ static int compose(const Job *j, MailEvent what, uint64_t now, char **ret_subjec
 }
 
 int job_mail_compose(const Job *j, MailEvent what, uint64_t now, char **ret) {
-        return compose(j, what, now, NULL, ret);
+        return compose(j, what, now, NULL, NULL, ret);
 }
 
 static int queue_item(JobMail *q, const Job *j, char *subject, char *message) {
@@ -292,11 +302,11 @@ static int queue_item(JobMail *q, const Job *j, char *subject, char *message) {
         return 0;
 }
 
-static int queue_job_mail(JobMail *q, const Job *j, MailEvent what, uint64_t now) {
+static int queue_job_mail(JobMail *q, const Job *j, MailEvent what, uint64_t now, const char *extra) {
         _cleanup_free_ char *subject = NULL, *msg = NULL;
         int r;
 
-        r = compose(j, what, now, &subject, &msg);
+        r = compose(j, what, now, extra, &subject, &msg);
         if (r < 0)
                 return r;
         return queue_item(q, j, TAKE_PTR(subject), TAKE_PTR(msg));
@@ -448,6 +458,7 @@ static bool array_task_allowed(JobMail *q, const Job *j) {
 }
 
 void manager_job_mail(Manager *m, const Job *j, JobEvent event) {
+        _cleanup_free_ char *gpus = NULL;
         unsigned want = j->req.mail_events;
         uint64_t now = (uint64_t) time(NULL);
         MailEvent what;
@@ -460,6 +471,9 @@ void manager_job_mail(Manager *m, const Job *j, JobEvent event) {
         q = job_mail_get(m);
         if (!q)
                 return (void) log_oom();
+        /* Its end's mail says what it did with the GPUs it held. */
+        if (job_state_is_final(j->state) && q->end_text)
+                gpus = q->end_text(m, j);
 
         if (event == JOB_EVENT_START && wants_time_limit_mail(j))
                 watch_add(q, j, 0);
@@ -486,10 +500,10 @@ void manager_job_mail(Manager *m, const Job *j, JobEvent event) {
                 } else {
                         what = job_mail_event(j, event);
                         if (what && array_task_allowed(q, j))
-                                r = queue_job_mail(q, j, what, now);
+                                r = queue_job_mail(q, j, what, now, gpus);
                         if (r >= 0 && j->state == JOB_TIMEOUT && (want & MAIL_TIME_LIMIT) &&
                             array_task_allowed(q, j))
-                                r = queue_job_mail(q, j, MAIL_TIME_LIMIT, now);
+                                r = queue_job_mail(q, j, MAIL_TIME_LIMIT, now, NULL);
                         a = array_entry(q, j->array_job_id, false);
                         if (r >= 0 && final && v.all_final && a && a->capped)
                                 r = queue_array_summary(q, j,
@@ -502,9 +516,9 @@ void manager_job_mail(Manager *m, const Job *j, JobEvent event) {
         } else {
                 what = job_mail_event(j, event);
                 if (what)
-                        r = queue_job_mail(q, j, what, now);
+                        r = queue_job_mail(q, j, what, now, gpus);
                 if (r >= 0 && j->state == JOB_TIMEOUT && (want & MAIL_TIME_LIMIT) && job_state_is_final(j->state))
-                        r = queue_job_mail(q, j, MAIL_TIME_LIMIT, now);
+                        r = queue_job_mail(q, j, MAIL_TIME_LIMIT, now, NULL);
         }
         if (r < 0)
                 log_warning_errno(r, "Job %" PRIu64 ": cannot queue its mail: %m", j->id);
@@ -696,7 +710,7 @@ void manager_mail_tick(Manager *m, uint64_t now) {
                         if (j->array_job_id && !array_task_allowed(q, j))
                                 continue;
                         /* Not a state change: nothing to commit first. */
-                        if (compose(j, what, now, &subject, &msg) < 0 ||
+                        if (compose(j, what, now, NULL, &subject, &msg) < 0 ||
                             !(item.to = strdup(job_str(j, JOB_MAIL_USER) ?: j->user))) {
                                 log_oom();
                                 continue;
@@ -756,4 +770,48 @@ size_t manager_mail_discard(Manager *m) {
                 mail_item_done(&q->queue[i]);
         q->n_queue = 0;
         return n;
+}
+
+int manager_job_mail_gpu_idle(Manager *m, const Job *j, const char *text) {
+        _cleanup_free_ char *subject = NULL, *body = NULL, *msg = NULL;
+        MailItem item;
+        char id[64], t[64];
+        JobMail *q;
+        int r;
+
+        if (!manager_job_backend(m, j)->sends_mail)
+                return 0;
+        q = job_mail_get(m);
+        if (!q)
+                return -ENOMEM;
+        if (j->array_job_id)
+                snprintf(id, sizeof id, "%" PRIu64 "_%" PRIu32 " (%" PRIu64 ")", j->array_job_id, j->array_task_id,
+                         j->id);
+        else
+                snprintf(id, sizeof id, "%" PRIu64, j->id);
+        if (asprintf(&subject, "Corral Job_id=%s Name=%s GPUs idle, Run time %s", id,
+                     job_str(j, JOB_NAME) ?: "(none)",
+                     format_duration(t, sizeof t, run_seconds(j, (uint64_t) time(NULL)))) < 0 ||
+            asprintf(&body,
+                     "While it runs, %s (GPUIdlePercent=, GPUIdleSec=).\n"
+                     "No other job can use them meanwhile: if it no longer needs them, end it\n"
+                     "(corral cancel %" PRIu64 ") and ask for fewer.\n",
+                     text, j->id) < 0)
+                return -ENOMEM;
+        r = mail_message(job_str(j, JOB_MAIL_USER) ?: j->user, j->id, subject, body, &msg);
+        if (r < 0)
+                return r;
+        item = (MailItem) {
+                .job_id = j->id, .uid = j->uid, .user = j->user,
+                .to = strdup(job_str(j, JOB_MAIL_USER) ?: j->user),
+                .subject = TAKE_PTR(subject), .message = TAKE_PTR(msg),
+        };
+        if (!item.to) {
+                mail_item_done(&item);
+                return -ENOMEM;
+        }
+        /* Not a state change: nothing to commit first. The user's budget holds. */
+        send_budgeted(m, q, &item, (uint64_t) time(NULL));
+        mail_item_done(&item);
+        return 0;
 }

@@ -22,6 +22,10 @@ typedef struct Manager Manager;
 MailEvent job_mail_event(const Job *j, JobEvent event);
 int job_mail_compose(const Job *j, MailEvent what, uint64_t now, char **ret);
 void manager_job_mail(Manager *m, const Job *j, JobEvent event);
+/* GPUIdleAction=mail: a mail to job j's address (or its user), whatever its --mail-type,
+ * that text ("its GPU (gpu0) has been below 5 % for 30 min") is so; sent now (no state
+ * to commit first), within the user's budget. */
+int manager_job_mail_gpu_idle(Manager *m, const Job *j, const char *text);
 size_t manager_mail_queued(Manager *m);
 void manager_mail_flush(Manager *m, uint64_t now);
 size_t manager_mail_discard(Manager *m);
@@ -33,4 +37,8 @@ uint64_t job_mail_time_limit_due(const Job *j, uint64_t walltime, unsigned perce
 /* Where the messages go (default: the executor, to MailProg=); for tests. */
 typedef int (*JobMailSender)(void *userdata, uint64_t job_id, uid_t uid, const char *message);
 void job_mail_set_sender(Manager *m, JobMailSender sender, void *userdata);
+/* More of a job's END/FAIL mail, after its reason, from a feature above (GPU telemetry's
+ * figures): a malloc'ed text, NULL for none. */
+typedef char *(*JobMailEndText)(Manager *m, const Job *j);
+void job_mail_set_end_text(Manager *m, JobMailEndText end_text);
 struct JobMail *job_mail_free(struct JobMail *q);

@@ -288,7 +288,8 @@ json_object *manager_job_why(Manager *m, Job *j) {
                 say(why, "it is running");
                 if (idle)
                         say(why, "%s (GPUIdlePercent=, GPUIdleSec=)%s", idle,
-                            m->config->gpu_idle_action == GPU_IDLE_ACTION_CANCEL ? "; corrald cancels it" : "");
+                            m->config->gpu_idle_action == GPU_IDLE_ACTION_CANCEL ? "; corrald cancels it"
+                            : m->config->gpu_idle_action == GPU_IDLE_ACTION_MAIL ? "; its user is mailed once" : "");
                 break;
         }
         case JOB_SUSPENDED:

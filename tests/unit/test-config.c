@@ -171,9 +171,13 @@ static void test_gpu_idle(void **state) {
         assert_int_equal(c->gpu_idle_action, GPU_IDLE_ACTION_CANCEL);
         config_free(c);
         put("corral.conf", "[Manager]\nGPUIdleAction=mail\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_int_equal(c->gpu_idle_action, GPU_IDLE_ACTION_MAIL);
+        config_free(c);
+        put("corral.conf", "[Manager]\nGPUIdleAction=kill\n");
         assert_int_equal(config_load(dir, &c, &err), -EINVAL);
         assert_non_null(strstr(err, "GPUIdleAction"));
-        assert_non_null(strstr(err, "none or cancel"));
+        assert_non_null(strstr(err, "none, cancel or mail"));
         free(err);
         put("corral.conf", "[Manager]\nGPUIdlePercent=101\n");
         assert_int_equal(config_load(dir, &c, &err), -EINVAL);

@@ -27,6 +27,7 @@
 #include "daemon/metrics.h"
 #include "daemon/sched-driver.h"
 #include "daemon/store.h"
+#include "daemon/job-mail.h"
 #include "daemon/usage.h"
 #include "json-util.h"
 #include "time-util.h"
@@ -509,6 +510,20 @@ static const char *show_idle(Manager *m, uint64_t id, json_object **keep) {
         return json_object_object_get_ex(job, "gpu_idle", &v) ? json_object_get_string(v) : NULL;
 }
 
+/* What would have been handed to MailProg=, in order. */
+typedef struct SentMail {
+        unsigned n;
+        char *msg[8];
+} SentMail;
+
+static int record_mail(void *userdata, uint64_t job_id, uid_t uid, const char *message) {
+        SentMail *s = userdata;
+
+        assert_true(s->n < ELEMENTSOF(s->msg));
+        assert_non_null(s->msg[s->n++] = strdup(message));
+        return 0;
+}
+
 /* GPUIdlePercent=, GPUIdleSec=, GPUIdleAction=: a running job whose every GPU reads below
  * the threshold for long enough is marked (List, Why, Show), by the samples' clock; one busy
  * GPU, a busy reading or a suspension's time keep it from being marked; with
@@ -521,6 +536,7 @@ static void test_idle_job(void **state) {
         json_object *r, *p, *keep;
         char *err = NULL, conf[160], *why;
         const char *idle;
+        SentMail sent = {};
         uint64_t id;
         Job *j;
         FILE *f;
@@ -555,7 +571,8 @@ static void test_idle_job(void **state) {
         write_fake2(0, 0);
         assert_int_equal(manager_gpu_jobs_start(m), 0);
         wait_for_round(m, 0);
-        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":1}");
+        job_mail_set_sender(m, record_mail, &sent);
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":1,\"name\":\"train\",\"mail_events\":2}");
         assert_true(json_object_object_get_ex(r, "parameters", &p));
         id = (uint64_t) json_object_get_int64(json_object_object_get(p, "job_id"));
         json_object_put(r);
@@ -600,6 +617,31 @@ static void test_idle_job(void **state) {
         idle_rounds(m, 0, idle1, ELEMENTSOF(idle1));
         assert_int_equal(listed_idle(m, id), 0);
 
+        /* GPUIdleAction=mail: its user is mailed once for an idle stretch, not cancelled;
+         * once busy again, a next stretch is mailed again. */
+        f = fopen(conf, "we");
+        assert_non_null(f);
+        fprintf(f, "[Manager]\nGPUSampleSec=1s\nGPUIdleSec=2s\nGPUIdleAction=mail\n");
+        assert_int_equal(fclose(f), 0);
+        if (manager_reload(m, &err) < 0)
+                fail_msg("configuration: %s", err);
+        idle_rounds(m, 0, idle4, ELEMENTSOF(idle4));
+        assert_false(j->cancel_requested);
+        assert_int_equal(sent.n, 1);
+        assert_non_null(strstr(sent.msg[0], "To: nobody\n"));
+        assert_non_null(strstr(sent.msg[0], "Subject: Corral Job_id="));
+        assert_non_null(strstr(sent.msg[0], " Name=train GPUs idle, Run time "));
+        assert_non_null(strstr(sent.msg[0], "While it runs, its 2 GPUs (gpu0, gpu1) have been below 5 % for "));
+        why = why_text(m, id);
+        assert_non_null(strstr(why, "; its user is mailed once"));
+        free(why);
+        idle_rounds(m, 0, idle4, ELEMENTSOF(idle4));
+        assert_int_equal(sent.n, 1);
+        idle_rounds(m, 0, busy, ELEMENTSOF(busy));
+        idle_rounds(m, 0, idle4, ELEMENTSOF(idle4));
+        assert_int_equal(sent.n, 2);
+        idle_rounds(m, 0, busy, ELEMENTSOF(busy));
+
         /* GPUIdleAction=cancel: cancelled once idle, its reason naming the GPUs. */
         f = fopen(conf, "we");
         assert_non_null(f);
@@ -619,6 +661,16 @@ static void test_idle_job(void **state) {
                 assert_int_equal(j->state, JOB_CANCELLED);
                 assert_string_equal(j->reason, "GPUIdle gpu0,gpu1");
         }
+        /* Its end's mail (--mail-type=END) says what it did with each GPU, by the figures
+         * of the run that just ended. */
+        manager_mail_flush(m, (uint64_t) time(NULL));
+        assert_int_equal(sent.n, 3);
+        assert_non_null(strstr(sent.msg[2], " Name=train Ended, Run time "));
+        assert_non_null(strstr(sent.msg[2], "Reason: GPUIdle gpu0,gpu1\nGPU gpu0: "));
+        assert_non_null(strstr(sent.msg[2], " % busy on average, 5 % at most; 0 MiB memory at most; held 0:00:"));
+        assert_non_null(strstr(sent.msg[2], "\nGPU gpu1: "));
+        for (unsigned i = 0; i < sent.n; i++)
+                free(sent.msg[i]);
 
         unsetenv(NVML_LIBRARY_ENV);
         m->devices = NULL; /* not the manager's to free */
