@@ -107,7 +107,10 @@ static void print_gpus(FILE *f, const JobEfficiency *e) {
         char a[32];
 
         fprintf(f, "GPUs: %u\n", e->gpus);
-        fprintf(f, "GPU-hours Held: %.2f\n", (double) e->gpu_held_sec / 3600.0);
+        /* Hours as the usage report counts them, and the time as seff's other lines: a
+         * short job's 0.00 hours would say nothing. */
+        fprintf(f, "GPU-hours Held: %.2f (%s GPU-walltime)\n", (double) e->gpu_held_sec / 3600.0,
+                job_efficiency_time(a, sizeof a, e->gpu_held_sec));
         if (e->gpus_sampled == 0 || e->gpu_sampled_sec == 0) {
                 /* Never read (no GPU telemetry, or not yet): unknown, not idle. */
                 fprintf(f, "GPU Utilization: - (not read)\n");
@@ -115,8 +118,8 @@ static void print_gpus(FILE *f, const JobEfficiency *e) {
         } else {
                 fprintf(f, "GPU Utilization: %.2f%% mean, %u%% max\n", e->gpu_util_mean, e->gpu_util_max);
                 fprintf(f, "GPU Memory Max: %s\n", job_efficiency_size(a, sizeof a, e->gpu_memory_max));
-                fprintf(f, "GPU Efficiency: %.2f%% of %.2f GPU-hours", 100.0 * e->gpu_used_sec / (double) e->gpu_sampled_sec,
-                        (double) e->gpu_sampled_sec / 3600.0);
+                fprintf(f, "GPU Efficiency: %.2f%% of %s GPU-walltime", 100.0 * e->gpu_used_sec / (double) e->gpu_sampled_sec,
+                        job_efficiency_time(a, sizeof a, e->gpu_sampled_sec));
                 if (e->gpus_sampled < e->gpus)
                         fprintf(f, " (%u of %u GPUs read)", e->gpus_sampled, e->gpus);
                 fputc('\n', f);

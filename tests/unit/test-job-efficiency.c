@@ -77,10 +77,10 @@ static void test_finished_gpu_job(void **state) {
                     "Memory Utilized: 1.50 GB\n"
                     "Memory Efficiency: 37.50% of 4.00 GB\n"
                     "GPUs: 2\n"
-                    "GPU-hours Held: 2.00\n"
+                    "GPU-hours Held: 2.00 (02:00:00 GPU-walltime)\n"
                     "GPU Utilization: 37.50% mean, 90% max\n"
                     "GPU Memory Max: 2.00 GB\n"
-                    "GPU Efficiency: 37.50% of 2.00 GPU-hours\n"
+                    "GPU Efficiency: 37.50% of 02:00:00 GPU-walltime\n"
                     "GPU Energy: 1500 J\n");
 
         /* The same as JSON; unknown figures null. */
@@ -136,10 +136,10 @@ static void test_unread_gpus_running(void **state) {
                     "Memory Utilized: 0.00 MB\n"
                     "Memory Efficiency: - (no memory requested)\n"
                     "GPUs: 2\n"
-                    "GPU-hours Held: 1.00\n"
+                    "GPU-hours Held: 1.00 (01:00:00 GPU-walltime)\n"
                     "GPU Utilization: 80.00% mean, 100% max\n"
                     "GPU Memory Max: 0.50 KB\n"
-                    "GPU Efficiency: 80.00% of 0.50 GPU-hours (1 of 2 GPUs read)\n"
+                    "GPU Efficiency: 80.00% of 00:30:00 GPU-walltime (1 of 2 GPUs read)\n"
                     "WARNING: Efficiency statistics may be misleading for RUNNING jobs.\n");
 
         job_efficiency_from_info(&info, unread, 1000 + 90061, &e);
@@ -159,7 +159,7 @@ static void test_unread_gpus_running(void **state) {
                     "Memory Utilized: 0.00 MB\n"
                     "Memory Efficiency: - (no memory requested)\n"
                     "GPUs: 1\n"
-                    "GPU-hours Held: 25.02\n"
+                    "GPU-hours Held: 25.02 (1-01:01:01 GPU-walltime)\n"
                     "GPU Utilization: - (not read)\n"
                     "GPU Efficiency: - (not read)\n"
                     "WARNING: Efficiency statistics may be misleading for RUNNING jobs.\n");
