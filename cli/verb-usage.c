@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "fd-util.h"
+#include "job-efficiency.h"
 #include "json-util.h"
 #include "log.h"
 #include "parse-util.h"
@@ -58,8 +59,10 @@ static void usage_help(void) {
         printf("Usage: corral usage [OPTIONS]\n\n"
                "Report usage as sreport does: jobs, allocated core-hours, service units (core-hours\n"
                "times the queue's charge factor), used CPU hours, efficiency, memory peak, io and\n"
-               "stall times, summed by user, project, queue or day. Runs count on the day they\n"
-               "ended (UTC). You see your own usage and your projects'; administrators see all.\n\n"
+               "stall times, GPU-hours held and used (held times the GPUs' mean utilisation, where\n"
+               "GPU telemetry read them) and GPU efficiency, summed by user, project, queue or day.\n"
+               "Runs count on the day they ended (UTC). You see your own usage and your projects';\n"
+               "administrators see all. With --job, one job's efficiency as Slurm's seff prints it.\n\n"
                "Options:\n"
                "  -S, --since DAY    first day: YYYY-MM-DD, today, yesterday or Nd (N days ago),\n"
                "                     or all (default: %d days ago)\n"
@@ -69,8 +72,10 @@ static void usage_help(void) {
                "  -p, --project PROJECT  only PROJECT's (also -A, --account)\n"
                "  -q, --queue QUEUE  only QUEUE's\n"
                "      --csv          comma-separated values\n"
-               "      --plot         daily core-hours as a chart in the terminal\n"
+               "      --plot         daily core-hours (and GPU-hours held and used) as charts in the\n"
+               "                     terminal\n"
                "      --svg FILE     the same chart as an SVG file (-: standard output)\n"
+               "  -j, --job JOBID    one job's efficiency (CPU, memory, GPUs) instead\n"
                "      --json         print the reply as JSON\n"
                "  -h, --help         show this help\n",
                DEFAULT_DAYS - 1);
@@ -101,13 +106,22 @@ static void csv_field(FILE *f, const char *s) {
         fputc('"', f);
 }
 
+/* Whether the row's GPU-hours used and efficiency are known: some GPU of it was read. */
+static bool gpu_sampled(json_object *r) {
+        json_object *v;
+
+        return json_object_object_get_ex(r, "gpu_efficiency", &v) &&
+               (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int));
+}
+
 static void print_csv(json_object *rows, const char *by) {
         printf("%s,jobs,core_hours,service_units,cpu_hours,efficiency,memory_peak,io_read_bytes,io_write_bytes,io_ops",
                by);
         for (size_t i = 0; i < ELEMENTSOF(charge_stall_names); i++)
                 printf(",%s_sec", charge_stall_names[i]);
-        /* Last, so that readers of the older columns by position are not broken. */
-        printf(",gpu_hours\n");
+        /* Last, so that readers of the older columns by position are not broken; GPU-hours
+         * used and efficiency empty where no GPU was read. */
+        printf(",gpu_hours,gpu_hours_used,gpu_efficiency\n");
         for (size_t i = 0; i < json_object_array_length(rows); i++) {
                 json_object *r = json_object_array_get_idx(rows, i), *k, *st = NULL;
 
@@ -118,13 +132,17 @@ static void print_csv(json_object *rows, const char *by) {
                 (void) json_object_object_get_ex(r, "stall_sec", &st);
                 for (size_t s = 0; s < ELEMENTSOF(charge_stall_names); s++)
                         printf(",%.3f", st ? json_field_num(st, charge_stall_names[s]) : 0.0);
-                printf(",%.6f\n", json_field_num(r, "gpu_hours"));
+                printf(",%.6f", json_field_num(r, "gpu_hours"));
+                if (gpu_sampled(r))
+                        printf(",%.6f,%.4f\n", json_field_num(r, "gpu_hours_used"), json_field_num(r, "gpu_efficiency"));
+                else
+                        printf(",,\n");
         }
 }
 
 static int add_table_row(Table *t, const char *key, json_object *r, bool gpus) {
-        char c[14][48];
-        const char *cells[14];
+        char c[16][48];
+        const char *cells[16];
         json_object *st = NULL;
         size_t n = 0;
 
@@ -132,8 +150,17 @@ static int add_table_row(Table *t, const char *key, json_object *r, bool gpus) {
         snprintf(c[n++], sizeof c[0], "%s", key);
         snprintf(c[n++], sizeof c[0], "%" PRIu64, json_field_unum(r, "jobs"));
         snprintf(c[n++], sizeof c[0], "%.2f", json_field_num(r, "core_hours"));
-        if (gpus)
+        if (gpus) {
+                bool sampled = gpu_sampled(r);
                 snprintf(c[n++], sizeof c[0], "%.2f", json_field_num(r, "gpu_hours"));
+                if (sampled) {
+                        snprintf(c[n++], sizeof c[0], "%.2f", json_field_num(r, "gpu_hours_used"));
+                        snprintf(c[n++], sizeof c[0], "%.1f%%", 100.0 * json_field_num(r, "gpu_efficiency"));
+                } else {
+                        snprintf(c[n++], sizeof c[0], "-");
+                        snprintf(c[n++], sizeof c[0], "-");
+                }
+        }
         snprintf(c[n++], sizeof c[0], "%.2f", json_field_num(r, "service_units"));
         snprintf(c[n++], sizeof c[0], "%.2f", json_field_num(r, "cpu_hours"));
         snprintf(c[n++], sizeof c[0], "%.1f%%", 100.0 * json_field_num(r, "efficiency"));
@@ -160,13 +187,13 @@ static bool rows_have_gpus(json_object *rows) {
 static int print_table(json_object *rows, json_object *total, const char *by) {
         char key[16];
         bool gpus = rows_have_gpus(rows);
-        const char *headers[] = { key, "JOBS", "CORE-H", "GPU-H", "SU", "CPU-H", "EFF", "MEM-PEAK", "READ", "WRITTEN",
-                                  "IO-OPS", "STALL-CPU", "STALL-MEM", "STALL-IO", NULL };
+        const char *headers[] = { key, "JOBS", "CORE-H", "GPU-H", "GPU-USED", "GPU-EFF", "SU", "CPU-H", "EFF",
+                                  "MEM-PEAK", "READ", "WRITTEN", "IO-OPS", "STALL-CPU", "STALL-MEM", "STALL-IO", NULL };
         _cleanup_table_ Table *t = NULL;
         size_t n = json_object_array_length(rows);
 
-        if (!gpus) /* GPU-H out: the rest moves up */
-                memmove(headers + 3, headers + 4, (ELEMENTSOF(headers) - 4) * sizeof headers[0]);
+        if (!gpus) /* GPU-H, GPU-USED and GPU-EFF out: the rest moves up */
+                memmove(headers + 3, headers + 6, (ELEMENTSOF(headers) - 6) * sizeof headers[0]);
         for (size_t i = 0; i < sizeof key - 1 && by[i]; i++)
                 key[i] = (char) (by[i] >= 'a' && by[i] <= 'z' ? by[i] - 'a' + 'A' : by[i]);
         key[MIN(strlen(by), sizeof key - 1)] = 0;
@@ -191,8 +218,8 @@ static int print_table(json_object *rows, json_object *total, const char *by) {
 }
 
 /* One chart of a row field per day, as text and/or SVG. */
-static int plot_field(json_object *rows, const char *field, const char *what, const char *since, const char *until,
-                      bool all, const char *svg_path, bool text) {
+static int plot_field(json_object *rows, const char *field, const char *how, const char *what, const char *since,
+                      const char *until, bool all, const char *svg_path, bool text) {
         _cleanup_(usage_series_done) UsageSeries s = {};
         char title[160];
         int r;
@@ -205,7 +232,7 @@ static int plot_field(json_object *rows, const char *field, const char *what, co
                 if (json_object_object_get_ex(row, "key", &k))
                         (void) usage_series_add(&s, json_object_get_string(k), json_field_num(row, field));
         }
-        snprintf(title, sizeof title, "Allocated %s per day, %s to %s%s", what, since, until,
+        snprintf(title, sizeof title, "%s %s per day, %s to %s%s", how, what, since, until,
                  all ? "" : " (yours and your projects')");
         if (text) {
                 const char *cs = getenv("LC_ALL") ?: getenv("LC_CTYPE") ?: getenv("LANG") ?: "";
@@ -227,25 +254,68 @@ static int plot_field(json_object *rows, const char *field, const char *what, co
         return 0;
 }
 
-/* Core-hours per day; with GPU usage in the period, GPU-hours per day after it (the SVG
- * as FILE with "-gpu" before its extension, or after it). */
+/* FILE with suffix before its extension, or after it; NULL for none or standard output. */
+static int svg_path_with(const char *svg_path, const char *suffix, char **ret) {
+        const char *dot, *slash;
+        size_t stem;
+
+        *ret = NULL;
+        if (!svg_path || streq(svg_path, "-"))
+                return 0;
+        dot = strrchr(svg_path, '.');
+        slash = strrchr(svg_path, '/');
+        stem = dot && (!slash || dot > slash) ? (size_t) (dot - svg_path) : strlen(svg_path);
+        return asprintf(ret, "%.*s%s%s", (int) stem, svg_path, suffix, svg_path + stem) < 0 ? -ENOMEM : 0;
+}
+
+/* Whether any row's GPUs were read: the GPU-hours used chart only then. */
+static bool rows_have_gpu_samples(json_object *rows) {
+        for (size_t i = 0; i < json_object_array_length(rows); i++)
+                if (gpu_sampled(json_object_array_get_idx(rows, i)))
+                        return true;
+        return false;
+}
+
+/* Core-hours per day; with GPU usage in the period, GPU-hours held per day after it (the
+ * SVG as FILE with "-gpu" before its extension, or after it), and where GPUs were read the
+ * GPU-hours used ("-gpu-used"). */
 static int plot(json_object *rows, const char *since, const char *until, bool all, const char *svg_path,
                 bool text) {
-        _cleanup_free_ char *gpu_svg = NULL;
+        _cleanup_free_ char *gpu_svg = NULL, *used_svg = NULL;
         int r;
 
-        r = plot_field(rows, "core_hours", "core-hours", since, until, all, svg_path, text);
+        r = plot_field(rows, "core_hours", "Allocated", "core-hours", since, until, all, svg_path, text);
         if (r < 0 || !rows_have_gpus(rows))
                 return r;
-        if (svg_path && !streq(svg_path, "-")) {
-                const char *dot = strrchr(svg_path, '.'), *slash = strrchr(svg_path, '/');
-                size_t stem = dot && (!slash || dot > slash) ? (size_t) (dot - svg_path) : strlen(svg_path);
-                if (asprintf(&gpu_svg, "%.*s-gpu%s", (int) stem, svg_path, svg_path + stem) < 0)
-                        return log_oom();
-        }
+        if (svg_path_with(svg_path, "-gpu", &gpu_svg) < 0 || svg_path_with(svg_path, "-gpu-used", &used_svg) < 0)
+                return log_oom();
         if (text)
                 putchar('\n');
-        return plot_field(rows, "gpu_hours", "GPU-hours", since, until, all, gpu_svg, text);
+        r = plot_field(rows, "gpu_hours", "Allocated", "GPU-hours", since, until, all, gpu_svg, text);
+        if (r < 0 || !rows_have_gpu_samples(rows))
+                return r;
+        /* A day whose GPUs were not read adds nothing: its bar is what was read. */
+        if (text)
+                putchar('\n');
+        return plot_field(rows, "gpu_hours_used", "Used", "GPU-hours", since, until, all, used_svg, text);
+}
+
+/* corral usage --job: one job's figures, as seff prints them. */
+static int job_usage(Cli *cli, const char *arg) {
+        _cleanup_(job_efficiency_view_done) JobEfficiencyView v = {};
+        int r;
+
+        r = job_efficiency_fetch(cli, arg, false, &v);
+        if (r != 0)
+                return r;
+        if (cli->json) {
+                _cleanup_json_ json_object *o = job_efficiency_to_json(&v.eff);
+                if (!o)
+                        return cli_oom();
+                return cli_print_json_status(o);
+        }
+        r = job_efficiency_print(stdout, &v.eff);
+        return r < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
 }
 
 int verb_usage(Cli *cli, int argc, char **argv) {
@@ -263,11 +333,12 @@ int verb_usage(Cli *cli, int argc, char **argv) {
                 { "csv", no_argument, NULL, ARG_CSV },
                 { "plot", no_argument, NULL, ARG_PLOT },
                 { "svg", required_argument, NULL, ARG_SVG },
+                { "job", required_argument, NULL, 'j' },
                 {},
         };
         _cleanup_(reply_done) Reply reply = {};
         _cleanup_json_ json_object *params = json_object_new_object();
-        const char *by = NULL, *user = NULL, *project = NULL, *queue = NULL, *svg = NULL;
+        const char *by = NULL, *user = NULL, *project = NULL, *queue = NULL, *svg = NULL, *job = NULL;
         char since[11] = "", until[11] = "";
         bool csv = false, chart = false, since_all = false, all;
         json_object *rows, *total = NULL, *v;
@@ -276,7 +347,7 @@ int verb_usage(Cli *cli, int argc, char **argv) {
         if (!params)
                 return cli_oom();
         cli_reset_getopt();
-        while ((c = getopt_long(argc, argv, "hS:E:b:u:p:A:q:", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "hS:E:b:u:p:A:q:j:", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         usage_help();
@@ -325,6 +396,9 @@ int verb_usage(Cli *cli, int argc, char **argv) {
                 case ARG_SVG:
                         svg = optarg;
                         break;
+                case 'j':
+                        job = optarg;
+                        break;
                 default:
                         log_error("usage: see corral usage --help");
                         return CLI_EXIT_USAGE;
@@ -332,6 +406,13 @@ int verb_usage(Cli *cli, int argc, char **argv) {
         if (optind < argc) {
                 log_error("usage: unexpected argument '%s'", argv[optind]);
                 return CLI_EXIT_USAGE;
+        }
+        if (job) {
+                if (by || user || project || queue || csv || chart || svg || since[0] || until[0] || since_all) {
+                        log_error("usage: --job shows one job; it goes with --json only");
+                        return CLI_EXIT_USAGE;
+                }
+                return job_usage(cli, job);
         }
         if ((chart || svg) && by && !streq(by, "day")) {
                 log_error("usage: --plot and --svg chart days; --by %s does not go with them", by);

@@ -168,12 +168,13 @@ _corral() {
                 -u|--user) COMPREPLY=($(compgen -u -- "$cur")); return ;;
                 -p|--project|-A|--account) COMPREPLY=($(compgen -W "$(__corral_projects)" -- "$cur")); return ;;
                 -q|--queue) COMPREPLY=($(compgen -W "$(__corral_queues)" -- "$cur")); return ;;
+                -j|--job) COMPREPLY=($(compgen -W "$(__corral_job_ids)" -- "$cur")); return ;;
                 --svg)
                     if declare -F _filedir >/dev/null; then _filedir svg; else COMPREPLY=($(compgen -f -- "$cur")); fi
                     return ;;
             esac
             COMPREPLY=($(compgen -W '-S --since -E --until -b --by -u --user -p --project -A --account -q --queue
-                                   --csv --plot --svg --json -h --help' -- "$cur"))
+                                   --csv --plot --svg -j --job --json -h --help' -- "$cur"))
             return
             ;;
         config)

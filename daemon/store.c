@@ -209,13 +209,25 @@ static const char *const migrations[] = {
 
 /* The per-day summary summed per (key, project, uid), in key order: grouped by who too, so
  * that the caller can decide what each reader may see before rows merge; in key order, so
- * rows of one key come together. The per-day table is all this reads: never the runs. */
+ * rows of one key come together. Beside the summary, the GPU-seconds used (held × mean
+ * utilisation) and sampled (held, where NVML read the GPU) of each GPU a run held, from
+ * job_gpu_usage under its run's charge: its day (the one it ended, UTC, as acct_day()),
+ * project, user and queue, so that both take the same groups and filters. Those are
+ * rows per GPU job, not per day: only runs that held a GPU have any. */
+#define USAGE_SOURCES                                                                                    \
+        "SELECT day, project, uid, user, queue, jobs, core_usec, service_units, cpu_usec, memory_peak,"  \
+        " io_read_bytes, io_write_bytes, io_ops, cpu_some, cpu_full, memory_some, memory_full, io_some,"  \
+        " io_full, gpu_usec, 0.0 AS gpu_used_sec, 0 AS gpu_sampled_sec FROM usage_daily"                 \
+        " UNION ALL SELECT strftime('%Y-%m-%d', c.end_time, 'unixepoch'), c.project, c.uid, c.user,"      \
+        " c.queue, 0, 0, 0.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, g.held_sec * g.util_mean / 100.0,"     \
+        " g.held_sec FROM job_gpu_usage g JOIN job_usage c ON c.job_id = g.job_id AND c.run = g.run"     \
+        " WHERE g.samples > 0 AND g.util_mean IS NOT NULL"
 #define USAGE_ROWS(key)                                                                                  \
         "SELECT " key ", project, uid, MIN(user), SUM(jobs), SUM(core_usec), SUM(service_units),"        \
         " SUM(cpu_usec), MAX(memory_peak), SUM(io_read_bytes), SUM(io_write_bytes), SUM(io_ops),"        \
         " SUM(cpu_some), SUM(cpu_full), SUM(memory_some), SUM(memory_full), SUM(io_some), SUM(io_full),"  \
-        " SUM(gpu_usec)"                                                                                 \
-        " FROM usage_daily WHERE day >= ?1 AND day <= ?2"                                                \
+        " SUM(gpu_usec), SUM(gpu_used_sec), SUM(gpu_sampled_sec)"                                        \
+        " FROM (" USAGE_SOURCES ") WHERE day >= ?1 AND day <= ?2"                                        \
         " AND (?3 IS NULL OR user = ?3) AND (?4 IS NULL OR project = ?4) AND (?5 IS NULL OR queue = ?5)"  \
         " GROUP BY 1, project, uid ORDER BY 1"
 
@@ -1542,6 +1554,8 @@ int store_usage_rows(Store *s, const StoreUsageQuery *q, store_usage_cb cb, void
                         t.stall_usec[i] = (uint64_t) sqlite3_column_int64(st, 12 + i);
                 t.gpu_usec = (uint64_t) sqlite3_column_int64(st, 18);
                 row.totals = t;
+                row.gpu_used_sec = sqlite3_column_double(st, 19);
+                row.gpu_sampled_sec = (uint64_t) sqlite3_column_int64(st, 20);
                 r = cb(&row, userdata);
                 if (r < 0)
                         break;

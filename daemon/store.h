@@ -171,8 +171,14 @@ typedef struct StoreUsageRow {
         uid_t uid;
         const char *user;
         UsageTotals totals;
+        /* From the GPU telemetry of the runs charged in it (job_gpu_usage), over the GPUs
+         * NVML read: seconds held × mean utilisation / 100, and seconds held. GPUs never
+         * read count in neither: sampled 0 means nothing is known, not an idle GPU. */
+        double gpu_used_sec;
+        uint64_t gpu_sampled_sec;
 } StoreUsageRow;
 
 typedef int (*store_usage_cb)(const StoreUsageRow *row, void *userdata);
-/* The per-day summary summed per (key, project, uid), in key order. */
+/* The per-day summary summed per (key, project, uid), in key order, with the GPU
+ * telemetry of the runs it charged. */
 int store_usage_rows(Store *s, const StoreUsageQuery *q, store_usage_cb cb, void *userdata);

@@ -2,7 +2,9 @@
 /* The methods Usage (corral usage, like sreport) and Share (corral share, like sshare).
  * Usage reads only the per-day summary (usage_daily), one row per day, project, user and
  * queue, so its cost follows the days and people in the report, never the number of jobs
- * that ran; what each row may be shown to is authz.c's decision (AUTHZ_VIEW_USAGE). */
+ * that ran (its GPU-hours used and efficiency read each GPU run's telemetry, job_gpu_usage,
+ * under the run's charge); what each row may be shown to is authz.c's decision
+ * (AUTHZ_VIEW_USAGE). */
 
 #include <errno.h>
 #include <grp.h>
@@ -54,8 +56,15 @@ static unsigned *usage_inflight(Manager *m, uid_t uid, bool create) {
         return &n[m->n_usage_inflight++].n;
 }
 
-/* A reply stays well below CORRAL_MESSAGE_SIZE_MAX: a row is about 350 bytes. */
-#define USAGE_ROWS_MAX 2000
+/* A reply stays below CORRAL_MESSAGE_SIZE_MAX: a row is about 450 bytes, 630 at most (a
+ * 64-character key, every figure at full width). */
+#define USAGE_ROWS_MAX 1600
+
+/* GPU-seconds used (held × mean utilisation) and held, of the GPUs NVML read. */
+typedef struct UsageGpuUse {
+        double used_sec;
+        uint64_t sampled_sec;
+} UsageGpuUse;
 
 typedef struct ProjectSeen {
         char *project;
@@ -73,11 +82,26 @@ typedef struct UsageCollect {
         json_object *rows;
         char *key;              /* the row being summed */
         UsageTotals cur, total;
+        UsageGpuUse cur_gpu, total_gpu;
         size_t n_rows;
         bool truncated;
 } UsageCollect;
 
-static json_object *totals_to_json(const char *key, const UsageTotals *t) {
+/* GPU-hours used and the efficiency of the GPU-hours sampled: null when no GPU the rows
+ * held was ever read (no telemetry, or no GPU), which is not an idle GPU's 0. */
+static void gpu_use_to_json(json_object *o, const UsageGpuUse *g) {
+        if (g->sampled_sec == 0) {
+                (void) json_object_object_add(o, "gpu_hours_used", NULL);
+                (void) json_object_object_add(o, "gpu_hours_sampled", NULL);
+                (void) json_object_object_add(o, "gpu_efficiency", NULL);
+                return;
+        }
+        json_add(o, "gpu_hours_used", json_object_new_double(g->used_sec / 3600.0));
+        json_add(o, "gpu_hours_sampled", json_object_new_double((double) g->sampled_sec / 3600.0));
+        json_add(o, "gpu_efficiency", json_object_new_double(g->used_sec / (double) g->sampled_sec));
+}
+
+static json_object *totals_to_json(const char *key, const UsageTotals *t, const UsageGpuUse *g) {
         json_object *o = json_object_new_object(), *st;
 
         if (!o)
@@ -87,6 +111,7 @@ static json_object *totals_to_json(const char *key, const UsageTotals *t) {
         json_add_u64(o, "jobs", t->jobs);
         json_add(o, "core_hours", json_object_new_double((double) t->core_usec / ACCT_USEC_PER_HOUR));
         json_add(o, "gpu_hours", json_object_new_double((double) t->gpu_usec / ACCT_USEC_PER_HOUR));
+        gpu_use_to_json(o, g);
         json_add(o, "service_units", json_object_new_double(t->service_units));
         json_add(o, "cpu_hours", json_object_new_double((double) t->cpu_usec / ACCT_USEC_PER_HOUR));
         json_add(o, "efficiency", json_object_new_double(acct_efficiency(t->cpu_usec, t->core_usec)));
@@ -139,7 +164,7 @@ static int flush_row(UsageCollect *u) {
         if (u->n_rows >= USAGE_ROWS_MAX)
                 u->truncated = true;
         else {
-                o = totals_to_json(u->key, &u->cur);
+                o = totals_to_json(u->key, &u->cur, &u->cur_gpu);
                 if (!o || json_object_array_add(u->rows, o) < 0) {
                         json_object_put(o);
                         return -ENOMEM;
@@ -147,7 +172,10 @@ static int flush_row(UsageCollect *u) {
                 u->n_rows++;
         }
         usage_totals_add(&u->total, &u->cur);
+        u->total_gpu.used_sec += u->cur_gpu.used_sec;
+        u->total_gpu.sampled_sec += u->cur_gpu.sampled_sec;
         u->cur = (UsageTotals) {};
+        u->cur_gpu = (UsageGpuUse) {};
         u->key = mfree(u->key);
         return 0;
 }
@@ -169,6 +197,8 @@ static int collect_row(const StoreUsageRow *row, void *userdata) {
         if (!u->key && !(u->key = strdup(strempty(row->key))))
                 return -ENOMEM;
         usage_totals_add(&u->cur, &row->totals);
+        u->cur_gpu.used_sec += row->gpu_used_sec;
+        u->cur_gpu.sampled_sec += row->gpu_sampled_sec;
         return 0;
 }
 
@@ -242,7 +272,8 @@ static int keep_row(const StoreUsageRow *row, void *userdata) {
         if (!GREEDY_REALLOC(u->rows, u->allocated_rows, u->n_rows + 1))
                 return -ENOMEM;
         c = &u->rows[u->n_rows];
-        *c = (StoreUsageRow) { .uid = row->uid, .totals = row->totals };
+        *c = (StoreUsageRow) { .uid = row->uid, .totals = row->totals, .gpu_used_sec = row->gpu_used_sec,
+                               .gpu_sampled_sec = row->gpu_sampled_sec };
         if ((row->key && !(c->key = strdup(row->key))) || (row->project && !(c->project = strdup(row->project))) ||
             (row->user && !(c->user = strdup(row->user)))) {
                 free((char *) c->key);
@@ -308,7 +339,7 @@ static json_object *usage_reply(Manager *m, const Peer *peer, StoreUsageBy by, c
         json_add_string(p, "until", until);
         json_add_bool(p, "all", authz_peer_is_admin(&u.peer, &m->authz));
         json_add(p, "rows", TAKE_PTR(u.rows));
-        json_add(p, "total", totals_to_json(NULL, &u.total));
+        json_add(p, "total", totals_to_json(NULL, &u.total, &u.total_gpu));
         if (u.truncated)
                 json_add_bool(p, "truncated", true);
 finish:

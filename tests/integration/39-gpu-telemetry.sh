@@ -120,3 +120,43 @@ outside=
 fake "gpu uuid=GPU-39 pci=00000000:3B:00.0 util=50 name=NVIDIA A100-SXM4-40GB"
 wait_for 60 sh -c "[ \"\$(corral show --json $id | jq -r .job.state)\" = COMPLETED ]" \
     || fail "job $id did not run once the GPU was free: $(corral why "$id")"
+
+# GPU-hours used and efficiency: a job of bob's (no other GPU job is his) on a GPU that
+# reads 60 % every time: corral usage counts held × 60 % and an efficiency of 0.6; seff
+# prints the GPU lines beside CPU and memory efficiency.
+gpu_usage_report() {
+    local bwork bid u held used eff row out seff
+    fake "gpu uuid=GPU-39 pci=00000000:3B:00.0 memory=42949672960 used=2147483648 util=60 energy=1000000 name=NVIDIA A100-SXM4-40GB"
+    bwork=$(as_user "$USER_B" mktemp -d /tmp/gpuuse.XXXXXX)
+    bid=$(cd "$bwork" && as_user "$USER_B" corral submit --parsable --gpus 1 --mem 256M -o "$bwork/out" -- sleep 8)
+    [ -n "$bid" ] || fail "bob's GPU job was refused"
+    wait_for 90 sh -c "corral show --json $bid | jq -e '.job.state == \"COMPLETED\" and .job.gpu_usage[0].running == false' >/dev/null" \
+        || fail "job $bid's GPU figures not stored: $(corral show --json "$bid" | jq -c '.job.state, .job.gpu_usage')"
+    u=$(corral show --json "$bid" | jq -c '.job.gpu_usage[0]')
+    log "job $bid: $u"
+    assert_eq "$(jq -r '.util_mean == 60 and .util_max == 60' <<<"$u")" true "a GPU that read 60 % every time"
+    held=$(jq -r .held_sec <<<"$u")
+    row=$(as_user "$USER_B" corral usage --by user --user "$USER_B" --json | jq -c ".rows[] | select(.key == \"$USER_B\")")
+    log "usage: $row"
+    used=$(jq -r .gpu_hours_used <<<"$row")
+    eff=$(jq -r .gpu_efficiency <<<"$row")
+    awk -v u="$used" -v h="$held" 'BEGIN { d = u - h * 0.6 / 3600; exit !(d < 1e-9 && d > -1e-9) }' \
+        || fail "GPU-hours used $used, not $held s x 60 %"
+    awk -v e="$eff" 'BEGIN { exit !(e > 0.6 - 1e-9 && e < 0.6 + 1e-9) }' || fail "GPU efficiency $eff, not 0.6"
+    seff=$(command -v seff || echo "$CORRAL_BUILDDIR/slurm/seff")
+    out=$(as_user "$USER_B" "$seff" "$bid") || fail "seff $bid: $out"
+    log "$out"
+    assert_match "$out" "^Job ID: $bid" "seff's job"
+    assert_match "$out" "State: COMPLETED \(exit code 0\)" "seff's state"
+    assert_match "$out" "CPU Efficiency: [0-9]+\.[0-9]{2}% of 00:00:[0-9]{2} core-walltime" "seff's CPU efficiency"
+    assert_match "$out" "Memory Efficiency: [0-9]+\.[0-9]{2}% of 256\.00 MB" "seff's memory efficiency"
+    assert_match "$out" "GPUs: 1" "seff's GPUs"
+    assert_match "$out" "GPU Utilization: 60\.00% mean, 60% max" "seff's GPU utilisation"
+    assert_match "$out" "GPU Memory Max: 2\.00 GB" "seff's GPU memory"
+    assert_match "$out" "GPU-hours Held: [0-9]+\.[0-9]{2} \(00:00:$(printf %02d "$held") GPU-walltime\)" "seff's GPU-hours held"
+    assert_match "$out" "GPU Efficiency: 60\.00% of 00:00:$(printf %02d "$held") GPU-walltime" "seff's GPU efficiency"
+    out=$(as_user "$USER_A" "$seff" "$bid" 2>&1) && fail "alice read bob's job's efficiency: $out"
+    out=$(as_user "$USER_B" "$seff" 999999 2>&1) && fail "seff of no job: $out"
+    assert_match "$out" "Job not found" "seff of no job"
+}
+gpu_usage_report

@@ -876,6 +876,76 @@ static void test_logs_pump_fails(void **state) {
         assert_int_equal(left, 0);
 }
 
+
+/* corral usage: GPU-hours used and efficiency beside GPU-hours held, "-" in the table and
+ * empty in the CSV where no GPU was read (null in the reply), never 0. */
+static void test_usage_gpu_columns(void **state) {
+        static const Exchange ex[] = {
+                { CORRAL_METHOD_USAGE, NULL,
+                  { "{\"parameters\":{\"by\":\"user\",\"until\":\"2024-06-02\",\"all\":true,\"rows\":["
+                    "{\"key\":\"alice\",\"jobs\":2,\"core_hours\":2.0,\"gpu_hours\":2.0,\"gpu_hours_used\":0.75,"
+                    "\"gpu_hours_sampled\":2.0,\"gpu_efficiency\":0.375,\"service_units\":2.0,\"cpu_hours\":1.0,"
+                    "\"efficiency\":0.5},"
+                    "{\"key\":\"bob\",\"jobs\":1,\"core_hours\":1.0,\"gpu_hours\":1.0,\"gpu_hours_used\":null,"
+                    "\"gpu_hours_sampled\":null,\"gpu_efficiency\":null,\"service_units\":1.0,\"cpu_hours\":1.0,"
+                    "\"efficiency\":1.0}],"
+                    "\"total\":{\"jobs\":3,\"core_hours\":3.0,\"gpu_hours\":3.0,\"gpu_hours_used\":0.75,"
+                    "\"gpu_hours_sampled\":2.0,\"gpu_efficiency\":0.375}}}" } },
+        };
+        _cleanup_free_ char *out = NULL;
+        pid_t pid;
+
+        pid = start_server(ex, ELEMENTSOF(ex), false);
+        assert_int_equal(run(ARGS("usage", "--by", "user", "-S", "all", "-E", "2024-06-02"), &out), 0);
+        assert_int_equal(server_status(pid), 0);
+        if (!strstr(out, "GPU-H  GPU-USED  GPU-EFF") || !strstr(out, "2.00      0.75    37.5%") ||
+            !strstr(out, "1.00         -        -"))
+                fail_msg("table:\n%s", out);
+
+        pid = start_server(ex, ELEMENTSOF(ex), false);
+        assert_int_equal(run(ARGS("usage", "--by", "user", "-S", "all", "-E", "2024-06-02", "--csv"), &out), 0);
+        assert_int_equal(server_status(pid), 0);
+        if (!strstr(out, ",gpu_hours,gpu_hours_used,gpu_efficiency\n") ||
+            !strstr(out, ",2.000000,0.750000,0.3750\n") || !strstr(out, ",1.000000,,\n"))
+                fail_msg("csv:\n%s", out);
+}
+
+/* corral usage --job: Show's job as seff prints it; someone else's job, whose usage Show
+ * leaves out, is refused rather than printed as 0 %. */
+static void test_usage_job(void **state) {
+        static const Exchange ex[] = {
+                { CORRAL_METHOD_SHOW, NULL,
+                  { "{\"parameters\":{\"job\":{\"id\":42,\"user\":\"alice\",\"uid\":65534,\"state\":\"COMPLETED\","
+                    "\"cpus\":2,\"memory\":1073741824,\"start_time\":1000,\"end_time\":4600,\"exit_code\":3,"
+                    "\"workdir\":\"/tmp\",\"usage\":{\"cpu_usec\":5400000000,\"memory_peak\":268435456},"
+                    "\"gpu_usage\":[{\"gpu\":1,\"samples\":5,\"util_mean\":20,\"util_max\":50,"
+                    "\"memory_max\":1048576,\"held_sec\":3600,\"running\":false}]}}}" } },
+        };
+        static const Exchange other[] = {
+                { CORRAL_METHOD_SHOW, NULL,
+                  { "{\"parameters\":{\"job\":{\"id\":43,\"user\":\"bob\",\"state\":\"COMPLETED\",\"cpus\":1}}}" } },
+        };
+        _cleanup_free_ char *out = NULL;
+        pid_t pid;
+
+        pid = start_server(ex, ELEMENTSOF(ex), false);
+        assert_int_equal(run(ARGS("usage", "--job", "42"), &out), 0);
+        assert_int_equal(server_status(pid), 0);
+        if (!strstr(out, "Job ID: 42\n") || !strstr(out, "State: COMPLETED (exit code 3)\n") ||
+            !strstr(out, "CPU Efficiency: 75.00% of 02:00:00 core-walltime\n") ||
+            !strstr(out, "Memory Efficiency: 25.00% of 1.00 GB\n") || !strstr(out, "GPUs: 1\n") ||
+            !strstr(out, "GPU Efficiency: 20.00% of 01:00:00 GPU-walltime\n"))
+                fail_msg("usage --job:\n%s", out);
+
+        pid = start_server(other, ELEMENTSOF(other), false);
+        assert_int_equal(run(ARGS("usage", "--job", "43"), &out), 1);
+        assert_int_equal(server_status(pid), 0);
+        assert_string_equal(out, "");
+
+        /* Nothing is asked with options that do not go with --job. */
+        assert_int_equal(run(ARGS("usage", "--job", "42", "--csv"), &out), 2);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_submit),
@@ -897,6 +967,8 @@ int main(void) {
                 cmocka_unit_test(test_logs_pump_fails),
                 cmocka_unit_test(test_logs_as_owner),
                 cmocka_unit_test(test_logs_escape_terminal),
+                cmocka_unit_test(test_usage_gpu_columns),
+                cmocka_unit_test(test_usage_job),
         };
 
         /* A child that exits while we write must not kill the test with SIGPIPE. */

@@ -78,7 +78,7 @@ done
 
 # The Slurm commands only in corral-slurm-compat, which conflicts with Slurm's.
 slurmcontents=$(dpkg-deb -c "$slurmdeb" | awk '{ print $NF }' | sed 's|^\./|/|')
-for t in sbatch squeue scancel sacct sinfo scontrol srun sacctmgr; do
+for t in sbatch squeue scancel sacct sinfo scontrol srun sacctmgr seff; do
     grep -qxF "/usr/bin/$t" <<<"$slurmcontents" || fail "corral-slurm-compat.deb lacks /usr/bin/$t"
     grep -qxF "/usr/bin/$t" <<<"$contents" && fail "corral.deb holds /usr/bin/$t (only corral-slurm-compat may)"
 done

@@ -36,6 +36,10 @@ check 1 scontrol no-such-command
 check 1 scontrol show no-such-entity
 check 1 scontrol show
 check 1 sacctmgr no-such-command
+check 1 seff --no-such-option 1
+check 1 seff
+check 1 seff 1 2
+check 1 seff not-a-job
 # corrald unreachable (corral: 3).
 check 1 sbatch --wrap true
 check 1 srun -n 1 true
@@ -49,6 +53,8 @@ check 1 scontrol show job 1
 check 1 scontrol show config
 check 1 scontrol -o show partition
 check 1 scontrol show node
+check 1 seff 1
+check 1 seff 4_2
 # Two options after show, -o first: once looped for ever (timeout's 124 here).
 check 1 scontrol show -o -d job 1
 check 1 scontrol show part -o -M somewhere
@@ -56,6 +62,7 @@ check 1 scontrol show part -o -M somewhere
 check 0 squeue --help
 check 0 sbatch --help
 check 0 scontrol --help
+check 0 seff -h
 # No corrald needed: a host list is expanded here.
 check 0 scontrol show hostnames 'node[1-3]'
 check 0 scontrol show hostn 'node[1-'
