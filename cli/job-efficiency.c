@@ -61,7 +61,11 @@ void job_efficiency_from_info(const JobInfo *info, json_object *gpu_usage, time_
                 e.gpu_used_sec += (double) held * mean / 100.0;
                 util_sum += mean;
                 e.gpu_util_max = MAX(e.gpu_util_max, (unsigned) MIN(json_field_unum(g, "util_max"), 100));
-                e.gpu_memory_max = MAX(e.gpu_memory_max, json_field_unum(g, "memory_max"));
+                /* The job's own processes' where NVML listed them, as sacct's gres/gpumem. */
+                e.gpu_memory_max = MAX(e.gpu_memory_max,
+                                       json_field_unum(g, json_object_object_get_ex(g, "own_memory_max", NULL)
+                                                                  ? "own_memory_max"
+                                                                  : "memory_max"));
         }
         if (e.gpus_sampled > 0)
                 e.gpu_util_mean = util_sum / e.gpus_sampled;
