@@ -20,7 +20,8 @@ cleanup() {
     echo "gpu uuid=GPU-39 pci=00000000:3B:00.0" > "$conf.new" 2>/dev/null && mv "$conf.new" "$conf"
     corral cancel -u "$USER_A" >/dev/null 2>&1 || true
     [ -n "${outside:-}" ] && kill "$outside" 2>/dev/null
-    rm -f "$dropin" "$unitdrop" /dev/nvidia0 /dev/nvidiactl
+    rm -f "$dropin" "$unitdrop" /dev/nvidia0 /dev/nvidiactl "${prog:-}"
+    rm -rf "${box:-/nonexistent}"
     systemctl daemon-reload
     systemctl restart corrald >/dev/null 2>&1 || true
 }
@@ -36,7 +37,13 @@ rm -f /dev/nvidia0 /dev/nvidiactl
 mknod -m 0666 /dev/nvidia0 c 195 0
 mknod -m 0666 /dev/nvidiactl c 195 255
 mkdir -p /etc/corral/corral.conf.d "$(dirname "$unitdrop")"
-printf '[Manager]\nGPUSampleSec=1s\nGPUIdleSec=3s\n\n[Device]\nName=gpu0\nVendor=nvidia\nNodes=/dev/nvidia0\nPCIAddress=0000:3b:00.0\nModel=NVIDIA A100-SXM4-40GB\n' > "$dropin"
+# Mail (a job's end says what it did with its GPUs; GPUIdleAction=mail) kept whole in $box.
+box=/var/tmp/corral-mail-39
+prog=/usr/local/libexec/corral-test/mail-39
+rm -rf "$box"; mkdir -p "$box" "$(dirname "$prog")"; chmod 1777 "$box"
+printf '#!/bin/sh\nf=$(mktemp %s/.part.XXXXXX)\ncat >"$f"\nmv "$f" "%s/msg.${f##*.part.}"\n' "$box" "$box" > "$prog"
+chmod 755 "$prog"
+printf '[Manager]\nGPUSampleSec=1s\nGPUIdleSec=3s\nGPUIdleAction=mail\nMailProg=%s\n\n[Device]\nName=gpu0\nVendor=nvidia\nNodes=/dev/nvidia0\nPCIAddress=0000:3b:00.0\nModel=NVIDIA A100-SXM4-40GB\n' "$prog" > "$dropin"
 printf '[Service]\nEnvironment=CORRAL_NVML_LIBRARY=%s FAKE_NVML_CONFIG=%s\n' "$lib" "$conf" > "$unitdrop"
 systemctl daemon-reload
 systemctl restart corrald
@@ -51,11 +58,14 @@ assert_match "$info" 'GPU-39 0000:3b:00.0  40% busy  1G used of 40G  100 W  40 C
 
 # A job on the GPU: two readings of the counters while it runs, then it ends.
 work=$(as_user "$USER_A" mktemp -d /tmp/gputel.XXXXXX)
-id=$(cd "$work" && as_user "$USER_A" corral submit --parsable --gpus 1 -o "$work/out" -- sleep 12)
+id=$(cd "$work" && as_user "$USER_A" corral submit --parsable --gpus 1 --mail-type=END -o "$work/out" -- sleep 12)
 [ -n "$id" ] || fail "the GPU job was refused"
 wait_for 60 sh -c "[ \"\$(corral show --json $id | jq -r .job.state)\" = RUNNING ]" || fail "job $id does not run"
 wait_for 30 sh -c "corral show --json $id | jq -e '.job.gpu_usage[0].samples >= 2' >/dev/null" \
     || fail "no readings of job $id's GPU: $(corral show --json "$id" | jq -c .job.gpu_usage)"
+# corral queue's GPU%: the reading of its GPU.
+assert_match "$(corral queue | grep -E '^ *JOBID')" ' GPUS +GPU% ' "corral queue's GPU% column"
+assert_match "$(corral queue | grep -E "^ *$id ")" ' 1 +40% ' "job $id's GPU% in corral queue"
 fake "gpu uuid=GPU-39 pci=00000000:3B:00.0 memory=42949672960 used=3221225472 util=80 energy=5000000 name=NVIDIA A100-SXM4-40GB"
 wait_for 60 sh -c "corral show --json $id | jq -e '.job.gpu_usage[0].running == false' >/dev/null" \
     || fail "job $id's GPU figures not stored at its end: $(corral show --json "$id" | jq -c '.job.state, .job.gpu_usage')"
@@ -71,6 +81,11 @@ held=$(jq -r .held_sec <<<"$usage")
 idx=$(jq -r .gpu <<<"$usage")
 assert_match "$(corral show "$id")" "GPU${idx}Usage: [0-9]+% busy on average, 80% at most; 3G memory at most; 4000 J; held" \
     "corral show's GPU line"
+# Its END mail says the same.
+wait_for 30 sh -c "grep -l 'Job_id=$id Name=' $box/msg.* >/dev/null 2>&1" || fail "no END mail for job $id: $(ls "$box")"
+assert_match "$(grep -l "Job_id=$id Name=" "$box"/msg.* | xargs cat)" \
+    "^GPU gpu0: [0-9]+ % busy on average, 80 % at most; 3.0 GiB memory at most, 4000 J; held 0:00:[0-9]+\$" \
+    "job $id's END mail's GPU line"
 # sacct gives the same figures under Slurm's names (corral-slurm(7)).
 if command -v sacct >/dev/null; then
     assert_match "$(sacct -P -n -X -o TRESUsageInMax,ConsumedEnergyRaw -j "$id")" \
@@ -100,6 +115,11 @@ wait_for 60 sh -c "corral queue | grep -E '^ *$id .* IDLE-GPU\$' >/dev/null" \
 log "$(corral queue | grep -E "^ *$id ")"
 assert_match "$(corral why "$id")" "its GPU \(gpu0\) has been below 5 % for [0-9]+ s" "corral why of an idle job"
 assert_match "$(corral show "$id")" "GPUIdle: its GPU \(gpu0\) has been below 5 %" "corral show of an idle job"
+# GPUIdleAction=mail: its user is told, once.
+wait_for 30 sh -c "grep -l 'Job_id=$id Name=.* GPUs idle' $box/msg.* >/dev/null 2>&1" \
+    || fail "no GPUs-idle mail for job $id: $(ls "$box")"
+assert_match "$(grep -l "Job_id=$id Name=.* GPUs idle" "$box"/msg.* | xargs cat)" \
+    "^While it runs, its GPU \(gpu0\) has been below 5 % for [0-9]+ s" "job $id's GPUs-idle mail"
 corral cancel "$id" >/dev/null
 wait_for 60 sh -c "[ \"\$(corral show --json $id | jq -r .job.state)\" = CANCELLED ]" || fail "job $id not cancelled"
 
