@@ -674,8 +674,11 @@ int device_set_apply(DeviceSet *s, const DeviceDecl *decl, char **ret_error) {
                         return r;
                 d = &s->devices[s->n_devices - 1];
                 fresh = true;
-        } else if (d->gone && !d->uuid && !d->pci_address && decl->nodes) {
-                /* A declared device known before (device_set_place()), declared again. */
+        } else if (d->gone && !d->uuid && decl->nodes &&
+                   (!d->pci_address || (decl->pci_address && strcasecmp(d->pci_address, decl->pci_address) == 0))) {
+                /* A declared device known before (device_set_place()), declared again: its
+                 * placeholder has the address it was declared with (a card the driver
+                 * numbered has a UUID: gone is gone). */
                 d->gone = false;
                 fresh = true;
         } else if (decl->name && !streq(d->name, decl->name)) {

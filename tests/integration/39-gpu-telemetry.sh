@@ -123,6 +123,10 @@ assert_match "$(grep -l "Job_id=$id Name=.* GPUs idle" "$box"/msg.* | xargs cat)
 corral cancel "$id" >/dev/null
 wait_for 60 sh -c "[ \"\$(corral show --json $id | jq -r .job.state)\" = CANCELLED ]" || fail "job $id not cancelled"
 
+# A reload keeps the declared GPU schedulable (its placeholder, with the PCI address it was
+# declared with, is declared again): the job below runs on it once it is free.
+corral reload >/dev/null || fail "corral reload"
+
 # Outside Corral: a process of root's, in no job's scope, on the GPU.
 sleep 300 &
 outside=$!

@@ -551,6 +551,29 @@ static void test_place_and_declare(void **state) {
         assert_string_equal(b->devices[1].pci_address, "0000:02:00.0");
         assert_false(b->devices[3].gone);
         assert_string_equal(b->devices[3].name, "fpga0");
+
+        /* A declared device with a PCI address of its own (a card discovery cannot read,
+         * declared whole): at the next reload its placeholder has that address, and it is
+         * declared again all the same: back, not gone. */
+        {
+                _cleanup_(device_set_freep) DeviceSet *c = NULL, *d = NULL;
+                DeviceDecl decl = { .name = "gpux", .vendor = "nvidia", .pci_address = "0000:3b:00.0", .nodes = nodes };
+
+                assert_int_equal(devices_discover(r->sys, r->proc, r->dev, &c), 0);
+                assert_int_equal(device_set_place(c, b, 0), 0);
+                assert_int_equal(device_set_apply(c, &decl, &err), 0);
+                assert_int_equal(device_set_finish(c), 0);
+                assert_int_equal(c->n_devices, 5);
+                assert_false(c->devices[4].gone);
+                assert_int_equal(devices_discover(r->sys, r->proc, r->dev, &d), 0);
+                assert_int_equal(device_set_place(d, c, 0), 0);
+                assert_true(d->devices[4].gone);
+                assert_int_equal(device_set_apply(d, &decl, &err), 0);
+                assert_int_equal(device_set_finish(d), 0);
+                assert_false(d->devices[4].gone);
+                assert_string_equal(d->devices[4].name, "gpux");
+                assert_true(device_is_schedulable(&d->devices[4]));
+        }
 }
 
 /* The fence on an NVIDIA host: a vanished card's node (its procfs entry gone, its node
