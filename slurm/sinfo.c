@@ -16,7 +16,7 @@ static int run(int argc, char *argv[]) {
                 { "summarize", no_argument, NULL, 's' }, { "long", no_argument, NULL, 'l' },
                 { "Node", no_argument, NULL, 'N' },      { "all", no_argument, NULL, 'a' },
                 { "clusters", required_argument, NULL, 'M' }, { "nodes", required_argument, NULL, 'n' },
-                { "Format", required_argument, NULL, 'O' }, {},
+                { "Format", required_argument, NULL, 'O' }, { "list-reasons", no_argument, NULL, 'R' }, {},
         };
         _cleanup_(cli_done) Cli cli;
         _cleanup_(reply_done) Reply reply = {};
@@ -26,22 +26,25 @@ static int run(int argc, char *argv[]) {
                    *clusters = NULL;
         _cleanup_free_ char *cluster = NULL;
         json_object *queues;
-        char gres[512] = "", gres_used[1024] = "";
-        bool header = true;
+        char gres[512] = "", gres_used[1024] = "", reason[1024] = "";
+        const char *reason_user = NULL;
+        uint64_t reason_time = 0;
+        bool header = true, reasons_only = false, has_reason;
         unsigned cpus, allocated = 0;
         size_t n = 0, nq;
         int c, r;
 
         slurm_setup("sinfo", &cli, "error");
-        while ((c = getopt_long(argc, argv, "ho:O:p:slNaM:n:", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "ho:O:p:slNaM:n:R", options, NULL)) >= 0)
                 switch (c) {
                 case 'H':
                         printf("Usage: sinfo [-aNh] [-o FORMAT | -O FIELDS] [-p PARTITIONS]\n\n"
                                "corrald's queues as Slurm partitions on this one node. FORMAT fields:\n"
-                               "%%P %%R %%a %%l %%D %%t %%T %%N %%n %%c %%m %%C %%F %%f %%G; -O names:\n"
+                               "%%P %%R %%a %%l %%D %%t %%T %%N %%n %%c %%m %%C %%F %%f %%G %%E %%u %%H; -O names:\n"
                                "Partition PartitionName Available Time Nodes StateCompact StateLong\n"
-                               "NodeList NodeHost CPUs Memory CPUsState NodeAIOT Features Gres GresUsed,\n"
-                               "each NAME[:[.]WIDTH]. -M takes all or this machine's cluster.\n"
+                               "NodeList NodeHost CPUs Memory CPUsState NodeAIOT Features Gres GresUsed\n"
+                               "Reason User Timestamp, each NAME[:[.]WIDTH]. -M takes all or this\n"
+                               "machine's cluster. -R lists the node if a GPU is in use outside Corral.\n"
                                "See corral-slurm(7).\n");
                         return 0;
                 case 'h':
@@ -64,6 +67,11 @@ static int run(int argc, char *argv[]) {
                         break; /* one node: the same lines */
                 case 'M':
                         clusters = optarg;
+                        break;
+                case 'R':
+                        reasons_only = true;
+                        format = SINFO_FORMAT_REASONS;
+                        format_long = NULL;
                         break;
                 case 'n':
                         slurm_error("-%c: not supported on a single machine", c);
@@ -94,6 +102,7 @@ static int run(int argc, char *argv[]) {
         if (r != 0)
                 return r;
 
+        has_reason = slurm_node_reason(reply.parameters, reason, sizeof reason, &reason_user, &reason_time);
         cpus = (unsigned) slurm_json_u64(reply.parameters, "cpus");
         node = slurm_json_str(reply.parameters, "hostname") ?: "localhost";
         if (!json_object_object_get_ex(reply.parameters, "queues", &queues) ||
@@ -121,8 +130,15 @@ static int run(int argc, char *argv[]) {
                         .memory = slurm_json_u64(reply.parameters, "memory"),
                         .gres = gres,
                         .gres_used = gres_used,
+                        .reason = has_reason ? reason : NULL,
+                        .reason_user = reason_user,
+                        .reason_time = reason_time,
                 };
         }
+        /* -R: only a node with a reason (Slurm's down or drained ones; here a GPU in use
+         * outside Corral). */
+        if (reasons_only && !has_reason)
+                n = 0;
         /* As Slurm's with -M: the cluster's name first, unless -h. */
         if (cluster && header)
                 printf("CLUSTER: %s\n", cluster);

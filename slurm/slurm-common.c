@@ -271,3 +271,65 @@ int slurm_machine_state(Cli *cli, Reply *reply, unsigned *ret_allocated, char *g
         *ret_allocated = allocated;
         return 0;
 }
+
+static const char *device_name_of(json_object *params, const char *uuid) {
+        json_object *devices;
+
+        if (!uuid || !json_object_object_get_ex(params, "devices", &devices) ||
+            !json_object_is_type(devices, json_type_array))
+                return NULL;
+        for (size_t i = 0; i < json_object_array_length(devices); i++) {
+                json_object *d = json_object_array_get_idx(devices, i);
+                const char *u = slurm_json_str(d, "uuid");
+
+                if (u && streq(u, uuid))
+                        return slurm_json_str(d, "name");
+        }
+        return NULL;
+}
+
+bool slurm_node_reason(json_object *params, char *buf, size_t size, const char **ret_user, uint64_t *ret_time) {
+        json_object *telemetry, *gpus;
+        size_t k = 0;
+
+        assert(size > 0);
+        buf[0] = '\0';
+        *ret_user = NULL;
+        *ret_time = 0;
+        if (!json_object_object_get_ex(params, "gpu_telemetry", &telemetry) ||
+            !json_object_object_get_ex(telemetry, "gpus", &gpus) || !json_object_is_type(gpus, json_type_array))
+                return false;
+        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                json_object *g = json_object_array_get_idx(gpus, i), *outside;
+                const char *uuid = slurm_json_str(g, "uuid"), *name = device_name_of(params, uuid);
+
+                if (!json_object_object_get_ex(g, "outside_corral", &outside) ||
+                    !json_object_is_type(outside, json_type_array) || json_object_array_length(outside) == 0)
+                        continue;
+                for (size_t p = 0; p < json_object_array_length(outside); p++) {
+                        json_object *o = json_object_array_get_idx(outside, p);
+                        const char *user = slurm_json_str(o, "user");
+                        char who[64];
+                        int w;
+
+                        if (user)
+                                snprintf(who, sizeof who, "%s", user);
+                        else
+                                snprintf(who, sizeof who, "uid %" PRIu64, slurm_json_u64(o, "uid"));
+                        if (!*ret_user)
+                                *ret_user = user;
+                        w = p == 0 ? snprintf(buf + k, size - k, "%s%s in use outside Corral: pid %" PRIu64 " (%s)",
+                                              k > 0 ? "; " : "", name ?: strna(uuid), slurm_json_u64(o, "pid"), who)
+                                   : snprintf(buf + k, size - k, ", pid %" PRIu64 " (%s)", slurm_json_u64(o, "pid"), who);
+                        if (w < 0 || (size_t) w >= size - k) {
+                                k = size - 1;
+                                break;
+                        }
+                        k += (size_t) w;
+                }
+        }
+        if (k == 0)
+                return false;
+        *ret_time = slurm_json_u64(telemetry, "sampled");
+        return true;
+}

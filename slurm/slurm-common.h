@@ -65,3 +65,8 @@ int slurm_check_clusters(Cli *cli, const char *clusters, char **ret_name);
  * and, where gres_used is not NULL, as its GresUsed: 0, or the exit status (the error said). */
 int slurm_machine_state(Cli *cli, Reply *reply, unsigned *ret_allocated, char *gres, size_t gres_size,
                         char *gres_used, size_t gres_used_size);
+/* The node's reason, from GetInfo's parameters: each GPU in use outside Corral (GPU
+ * telemetry's last reading), "gpu0 in use outside Corral: pid 4242 (root)", "; "
+ * between GPUs, in buf (cut at size); the first such process's user in *ret_user (a
+ * pointer into params), the reading's time in *ret_time. false: none. */
+bool slurm_node_reason(json_object *params, char *buf, size_t size, const char **ret_user, uint64_t *ret_time);

@@ -943,6 +943,9 @@ static const struct {
         { 'f', "AVAIL_FEATURES", "Features" },
         { 'G', "GRES", "Gres" },
         { SINFO_GRES_USED, "GRES_USED", "GresUsed" },
+        { 'E', "REASON", "Reason" },
+        { 'u', "USER", "User" },
+        { 'H', "TIMESTAMP", "Timestamp" },
 };
 
 static int sinfo_field_index(char c) {
@@ -1037,6 +1040,12 @@ static const char *sinfo_value(char c, const SinfoPartition *p, char *buf, size_
                 return isempty(p->gres) ? "(null)" : p->gres;
         case SINFO_GRES_USED:
                 return isempty(p->gres_used) ? "(null)" : p->gres_used;
+        case 'E':
+                return p->reason ?: "none";
+        case 'u':
+                return p->reason_user ?: "Unknown";
+        case 'H':
+                return p->reason && p->reason_time ? slurm_format_time(buf, size, p->reason_time) : "Unknown";
         }
         return "";
 }

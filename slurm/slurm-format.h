@@ -77,6 +77,8 @@ void slurm_print_field(FILE *f, const SlurmFormatItem *it, const char *value);
 #define SQUEUE_FORMAT_DEFAULT "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
 #define SQUEUE_FORMAT_LONG "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
 #define SINFO_FORMAT_DEFAULT "%9P %.5a %.10l %.6D %.6t %N"
+/* sinfo -R: Slurm's, the nodes with a reason only. */
+#define SINFO_FORMAT_REASONS "%20E %9u %19H %N"
 #define SACCT_FORMAT_DEFAULT "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode"
 
 /* What squeue knows of a job beyond JobInfo. */
@@ -122,6 +124,10 @@ typedef struct SinfoPartition {
         uint64_t memory;        /* bytes */
         const char *gres;       /* %G: sinfo_format_gres(); NULL: "(null)", no GPUs */
         const char *gres_used;  /* -O GresUsed: sinfo_format_gres_used(); NULL: "(null)" */
+        /* %E, %u, %H: why the node is not wholly Corral's (a GPU in use outside it), the
+         * user behind that and when it was seen; NULL: none ("none", "Unknown"). */
+        const char *reason, *reason_user;
+        uint64_t reason_time;
 } SinfoPartition;
 
 struct DeviceInfo;

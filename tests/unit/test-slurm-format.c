@@ -16,6 +16,7 @@
 #include "cli/submit-options.h"
 #include "proto/device-info.h"
 #include "slurm/hostlist.h"
+#include "slurm/slurm-common.h"
 #include "slurm/slurm-format.h"
 #include "strv.h"
 
@@ -497,6 +498,48 @@ static void test_sinfo(void **state) {
         assert_string_equal(out, "batch* gpu:tesla_t4:4\n");
         free(out);
         slurm_format_done(&f);
+
+        /* The node's reason (%E %u %H, sinfo -R): its GPUs in use outside Corral, by the
+         * last telemetry reading, named as corral info names them. */
+        {
+                json_object *params = json_tokener_parse(
+                        "{\"devices\":[{\"name\":\"gpu0\",\"uuid\":\"GPU-a\"},{\"name\":\"gpu1\",\"uuid\":\"GPU-b\"}],"
+                        "\"gpu_telemetry\":{\"state\":\"on\",\"sampled\":1700000000,\"gpus\":["
+                        "{\"uuid\":\"GPU-a\"},"
+                        "{\"uuid\":\"GPU-b\",\"outside_corral\":[{\"pid\":4242,\"uid\":1000,\"user\":\"ann\"},"
+                        "{\"pid\":77,\"uid\":1001}]}]}}");
+                const char *user;
+                uint64_t when;
+                char reason[128];
+
+                assert_non_null(params);
+                assert_true(slurm_node_reason(params, reason, sizeof reason, &user, &when));
+                assert_string_equal(reason, "gpu1 in use outside Corral: pid 4242 (ann), pid 77 (uid 1001)");
+                assert_string_equal(user, "ann");
+                assert_true(when == 1700000000);
+                p[0].reason = reason;
+                p[0].reason_user = user;
+                p[0].reason_time = when;
+                assert_int_equal(slurm_format_parse("%30E|%u|%N", &f), 0);
+                CAPTURE(out, sinfo_print(F, &f, p, 1, true));
+                assert_string_equal(out, "REASON                        |USER|NODELIST\n"
+                                         "gpu1 in use outside Corral: pi|ann|node1\n");
+                free(out);
+                slurm_format_done(&f);
+                json_object_put(params);
+
+                /* No process outside: no reason, "none" as Slurm prints it. */
+                params = json_tokener_parse("{\"gpu_telemetry\":{\"gpus\":[{\"uuid\":\"GPU-a\"}]}}");
+                assert_false(slurm_node_reason(params, reason, sizeof reason, &user, &when));
+                json_object_put(params);
+                p[0].reason = NULL;
+                p[0].reason_user = NULL;
+                assert_int_equal(slurm_format_parse("%E %u %H", &f), 0);
+                CAPTURE(out, sinfo_print(F, &f, p, 1, false));
+                assert_string_equal(out, "none Unknown Unknown\n");
+                free(out);
+                slurm_format_done(&f);
+        }
 }
 
 /* Open OnDemand's sinfo calls: a node's counts and CPUs as one line (no partition
