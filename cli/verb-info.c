@@ -146,6 +146,22 @@ static void gpu_telemetry_print(FILE *f, json_object *gpus) {
                 if (get_u64(g, "processes", &u))
                         fprintf(f, "  %" PRIu64 " process%s", u, u == 1 ? "" : "es");
                 fprintf(f, "\n");
+                /* NVLink (NVML's link state and each link's far end). */
+                if (json_object_object_get_ex(g, "nvlink", &v) && json_object_is_type(v, json_type_array)) {
+                        size_t nl = json_object_array_length(v);
+
+                        fprintf(f, "    NVLink:%s", nl == 0 ? " none active" : "");
+                        for (size_t k = 0; k < nl; k++) {
+                                json_object *l = json_object_array_get_idx(v, k), *sw;
+                                bool is_switch = json_object_object_get_ex(l, "switch", &sw) && json_object_get_boolean(sw);
+
+                                (void) get_u64(l, "links", &u);
+                                fprintf(f, "%s %s%s (%" PRIu64 " link%s)", k ? "," : "", is_switch ? "NVSwitch " : "",
+                                        get_string(l, "gpu") ?: strna(get_string(l, "pci_address")), u,
+                                        u == 1 ? "" : "s");
+                        }
+                        fprintf(f, "\n");
+                }
                 /* Work on it that is no job's (UnmanagedGPU=): whose. */
                 if (json_object_object_get_ex(g, "outside_corral", &v) && json_object_is_type(v, json_type_array)) {
                         json_object *avoided;

@@ -566,6 +566,32 @@ const GpuSnapshot *manager_gpu_jobs_last(Manager *m, GpuTelemetryState *ret_stat
         return g->last.n_gpus > 0 ? &g->last : NULL;
 }
 
+/* A GPU's NVLink peers: another GPU NVML sees (by Corral's name where discovery schedules
+ * it), else an NVSwitch, through which every GPU linked to one is linked to the others. */
+static json_object *nvlink_json(Manager *m, const GpuSnapshot *s, const NvmlGpuInfo *gi) {
+        json_object *a = json_object_new_array();
+
+        for (size_t k = 0; a && k < gi->n_nvlink; k++) {
+                const NvmlLinkPeer *p = &gi->nvlink[k];
+                json_object *e = json_object_new_object();
+                bool gpu = false;
+
+                if (!e)
+                        break;
+                json_add_string(e, "pci_address", p->pci_address);
+                json_add_u64(e, "links", p->links);
+                for (size_t i = 0; i < s->n_gpus && !gpu; i++)
+                        gpu = strcasecmp(s->gpus[i].pci_address, p->pci_address) == 0;
+                for (size_t d = 0; gpu && m->devices && d < m->devices->n_devices; d++)
+                        if (m->devices->devices[d].pci_address &&
+                            strcasecmp(m->devices->devices[d].pci_address, p->pci_address) == 0)
+                                json_add_string(e, "gpu", m->devices->devices[d].name);
+                json_add_bool(e, "switch", !gpu);
+                json_object_array_add(a, e);
+        }
+        return a;
+}
+
 json_object *manager_gpu_jobs_info_json(Manager *m) {
         GpuJobs *g = m->gpu_jobs;
         json_object *o = json_object_new_object(), *a;
@@ -610,6 +636,8 @@ json_object *manager_gpu_jobs_info_json(Manager *m) {
                         _cleanup_free_ char *cpus = cpu_set_format(&gi->cpus);
                         json_add_string(e, "cpus", cpus);
                 }
+                if (gi->nvlink_supported)
+                        json_add(e, "nvlink", nvlink_json(m, &g->last, gi));
                 if (s->utilization >= 0)
                         json_add_u64(e, "utilization", (uint64_t) s->utilization);
                 if (s->memory_used != UINT64_MAX)

@@ -58,7 +58,10 @@ typedef struct nvmlProcessInfo_st {
         X(false, nvmlDeviceGetPowerUsage, nvmlReturn_t, (nvmlDevice_t, unsigned int *))            \
         X(false, nvmlDeviceGetTemperature, nvmlReturn_t, (nvmlDevice_t, int, unsigned int *))      \
         X(false, nvmlDeviceGetComputeRunningProcesses_v3, nvmlReturn_t,                            \
-          (nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *))
+          (nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *))                                     \
+        X(false, nvmlDeviceGetNvLinkState, nvmlReturn_t, (nvmlDevice_t, unsigned int, int *))      \
+        X(false, nvmlDeviceGetNvLinkRemotePciInfo_v2, nvmlReturn_t,                                \
+          (nvmlDevice_t, unsigned int, nvmlPciInfo_t *))
 
 struct Nvml {
         void *dl;
@@ -70,6 +73,8 @@ struct Nvml {
 
 /* The processes asked for at most: a bound on what one GPU's reply may allocate. */
 #define NVML_PROCESSES_ASK_MAX 4096U
+
+static void nvlinks(Nvml *n, nvmlDevice_t d, NvmlGpuInfo *info);
 
 static const char *nvml_error(Nvml *n, nvmlReturn_t r, char *buf, size_t size) {
         const char *s = n->nvmlErrorString ? n->nvmlErrorString(r) : NULL;
@@ -283,8 +288,37 @@ int nvml_gpu_info(Nvml *n, unsigned index, NvmlGpuInfo *ret, char **ret_error) {
                                 if ((mask[w] >> b) & 1)
                                         cpu_set_add(&info.cpus, (unsigned) (w * 8 * sizeof(unsigned long) + b));
 
+        nvlinks(n, d, &info);
         *ret = info;
         return 0;
+}
+
+/* Each active link's other end, counted by device. A GPU without NVLink answers
+ * NOT_SUPPORTED for link 0; past its last link NVML answers INVALID_ARGUMENT. */
+static void nvlinks(Nvml *n, nvmlDevice_t d, NvmlGpuInfo *info) {
+        if (!n->nvmlDeviceGetNvLinkState || !n->nvmlDeviceGetNvLinkRemotePciInfo_v2)
+                return;
+        for (unsigned link = 0; link < NVML_NVLINK_LINKS_MAX; link++) {
+                char addr[NVML_PCI_ADDRESS_MAX];
+                nvmlPciInfo_t pci = {};
+                int active = 0;
+                size_t k;
+
+                if (n->nvmlDeviceGetNvLinkState(d, link, &active) != NVML_SUCCESS)
+                        break;
+                info->nvlink_supported = true;
+                if (!active || n->nvmlDeviceGetNvLinkRemotePciInfo_v2(d, link, &pci) != NVML_SUCCESS ||
+                    nvml_pci_address_normalize(pci.busId, sizeof pci.busId, addr) < 0)
+                        continue;
+                for (k = 0; k < info->n_nvlink; k++)
+                        if (strcmp(info->nvlink[k].pci_address, addr) == 0)
+                                break;
+                if (k == info->n_nvlink) {
+                        memcpy(info->nvlink[k].pci_address, addr, sizeof addr);
+                        info->n_nvlink++;
+                }
+                info->nvlink[k].links++;
+        }
 }
 
 static void sample_processes(Nvml *n, nvmlDevice_t d, NvmlGpuSample *s) {

@@ -30,6 +30,15 @@
 
 typedef struct Nvml Nvml;
 
+#define NVML_NVLINK_LINKS_MAX 18 /* NVML_NVLINK_MAX_LINKS */
+
+/* One device at the other end of a GPU's active NVLinks: another GPU, or an NVSwitch
+ * (whose GPUs are then all linked through it). */
+typedef struct NvmlLinkPeer {
+        char pci_address[NVML_PCI_ADDRESS_MAX]; /* sysfs's form */
+        unsigned links;                      /* how many of the GPU's links go there */
+} NvmlLinkPeer;
+
 /* What NVML says a GPU is. Fields NVML does not give are empty, -1 or 0. */
 typedef struct NvmlGpuInfo {
         char uuid[NVML_UUID_MAX];            /* "GPU-5e7c9a3c-..." */
@@ -39,6 +48,11 @@ typedef struct NvmlGpuInfo {
         int numa_node;                       /* -1: unknown or none */
         int mig_mode;                        /* 1: MIG on, 0: off, -1: not supported */
         CpuSet cpus;                         /* the CPUs near it (its affinity); empty: unknown */
+        /* Its active NVLinks by the device at their other end; nvlink_supported false: the
+         * GPU has none (or NVML does not say). */
+        bool nvlink_supported;
+        NvmlLinkPeer nvlink[NVML_NVLINK_LINKS_MAX];
+        size_t n_nvlink;
 } NvmlGpuInfo;
 
 typedef struct NvmlProcess {

@@ -13,6 +13,9 @@
  *                          cpulist: the CPUs near it), and name=,
  *                          which takes the rest of the line; a key left out: NOT_SUPPORTED
  *   proc GPU PID BYTES     a compute process on GPU (its index)
+ *   nvlink GPU LINK PCI    GPU's NVLink LINK (0..17) is active, to the device at PCI
+ *                          (NVML's bus id: a GPU's, or an NVSwitch's); a GPU with no such
+ *                          line has no NVLink (NOT_SUPPORTED)
  *
  * Test code: the file is the test's own, and a line it cannot read is ignored. */
 #include <stdarg.h>
@@ -65,8 +68,17 @@ typedef struct FakeProc {
         unsigned long long memory;
 } FakeProc;
 
+#define FAKE_LINKS_MAX 18 /* NVML_NVLINK_MAX_LINKS */
+
+typedef struct FakeLink {
+        unsigned gpu, link;
+        char pci[32];
+} FakeLink;
+
 typedef struct Fake {
         int init_error;
+        FakeLink links[FAKE_GPUS_MAX * FAKE_LINKS_MAX];
+        unsigned n_links;
         bool wedge;
         FakeGpu gpus[FAKE_GPUS_MAX];
         unsigned n_gpus;
@@ -90,7 +102,13 @@ static void load(Fake *f) {
                         f->init_error = atoi(line + 11);
                 else if (strcmp(line, "wedge") == 0)
                         f->wedge = true;
-                else if (strncmp(line, "proc ", 5) == 0 && f->n_procs < FAKE_PROCS_MAX) {
+                else if (strncmp(line, "nvlink ", 7) == 0 && f->n_links < FAKE_GPUS_MAX * FAKE_LINKS_MAX) {
+                        FakeLink *l = &f->links[f->n_links];
+
+                        if (sscanf(line + 7, "%u %u %31s", &l->gpu, &l->link, l->pci) == 3 &&
+                            l->link < FAKE_LINKS_MAX)
+                                f->n_links++;
+                } else if (strncmp(line, "proc ", 5) == 0 && f->n_procs < FAKE_PROCS_MAX) {
                         FakeProc *p = &f->procs[f->n_procs];
 
                         if (sscanf(line + 5, "%u %u %llu", &p->gpu, &p->pid, &p->memory) == 3)
@@ -255,6 +273,52 @@ EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *p) {
         snprintf(p->busId, sizeof p->busId, "%s", g->pci);
         /* The legacy field holds 16 bytes: cut, as the driver does. */
         snprintf(p->busIdLegacy, sizeof p->busIdLegacy, "%.15s", g->pci);
+        return NVML_SUCCESS;
+}
+
+/* The active link of g (index gpu) numbered link; NULL: not active. -1 in *ret: g has
+ * no NVLink at all. */
+static const FakeLink *fake_link(const Fake *f, unsigned gpu, unsigned link, int *ret) {
+        const FakeLink *found = NULL;
+        bool any = false;
+
+        for (unsigned i = 0; i < f->n_links; i++)
+                if (f->links[i].gpu == gpu) {
+                        any = true;
+                        if (f->links[i].link == link)
+                                found = &f->links[i];
+                }
+        *ret = any ? 0 : -1;
+        return found;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link, int *active) {
+        int any;
+        DEVICE(d);
+        const FakeLink *l = fake_link(&_f, (unsigned) (g - _f.gpus), link, &any);
+
+        if (any < 0)
+                return NVML_ERROR_NOT_SUPPORTED;
+        if (link >= FAKE_LINKS_MAX)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        *active = l != NULL;
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned int link, nvmlPciInfo_t *p) {
+        int any;
+        DEVICE(d);
+        const FakeLink *l = fake_link(&_f, (unsigned) (g - _f.gpus), link, &any);
+
+        if (any < 0)
+                return NVML_ERROR_NOT_SUPPORTED;
+        if (link >= FAKE_LINKS_MAX)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        if (!l)
+                return NVML_ERROR_NOT_SUPPORTED;
+        memset(p, 0, sizeof *p);
+        snprintf(p->busId, sizeof p->busId, "%s", l->pci);
+        snprintf(p->busIdLegacy, sizeof p->busIdLegacy, "%.15s", l->pci);
         return NVML_SUCCESS;
 }
 

@@ -5,6 +5,7 @@
  * Debian runs on the GPU host; reads only. Exits 1 when NVML does not load. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "nvml.h"
@@ -39,14 +40,24 @@ int main(int argc, char **argv) {
                         continue;
                 }
                 _cleanup_free_ char *cpus = cpu_set_format(&g.cpus);
+                /* NVLink: its active links in all, and each far end (a GPU's or a switch's bus id). */
+                unsigned links = 0;
+                char peers[NVML_NVLINK_LINKS_MAX * 20] = "";
+                for (size_t k = 0; k < g.n_nvlink; k++) {
+                        size_t l = strlen(peers);
+                        links += g.nvlink[k].links;
+                        snprintf(peers + l, sizeof peers - l, "%s%s*%u", k ? "," : "", g.nvlink[k].pci_address,
+                                 g.nvlink[k].links);
+                }
                 /* Key=value, the name last (it has blanks); unknown: -1 ("-" for cpus). */
                 printf("nvml %u uuid=%s pci=%s memory_total=%" PRIu64 " numa=%d cpus=%s mig=%d util=%d memory_used=%" PRIi64
-                       " energy_mj=%" PRIi64 " power_mw=%" PRIi64 " temp=%d processes=%zd name=%s\n",
+                       " energy_mj=%" PRIi64 " power_mw=%" PRIi64 " temp=%d processes=%zd nvlinks=%d nvlink_peers=%s name=%s\n",
                        i, g.uuid, g.pci_address[0] ? g.pci_address : "-", g.memory_total, g.numa_node,
                        cpus && *cpus ? cpus : "-", g.mig_mode,
                        s.utilization, s.memory_used == UINT64_MAX ? -1 : (int64_t) s.memory_used,
                        s.energy_mj == UINT64_MAX ? -1 : (int64_t) s.energy_mj, s.power_mw, s.temperature,
-                       s.n_processes_total == SIZE_MAX ? (ssize_t) -1 : (ssize_t) s.n_processes_total, g.name);
+                       s.n_processes_total == SIZE_MAX ? (ssize_t) -1 : (ssize_t) s.n_processes_total,
+                       g.nvlink_supported ? (int) links : -1, peers[0] ? peers : "-", g.name);
         }
         return 0;
 }

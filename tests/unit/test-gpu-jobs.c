@@ -739,11 +739,27 @@ static void test_unmanaged(void **state) {
         assert_non_null(f);
         fprintf(f, "gpu uuid=GPU-aaaa pci=00000000:3B:00.0 util=90 name=NVIDIA A100-SXM4-40GB\n"
                    "gpu uuid=GPU-bbbb pci=00000000:5E:00.0 util=11 name=NVIDIA A100-SXM4-40GB\n"
-                   "proc 0 4242 1048576\nproc 0 777 1024\n");
+                   "proc 0 4242 1048576\nproc 0 777 1024\n"
+                   "nvlink 0 0 00000000:5E:00.0\nnvlink 0 1 00000000:5E:00.0\nnvlink 0 4 00000000:C1:00.0\n");
         assert_int_equal(fclose(f), 0);
         assert_int_equal(manager_gpu_jobs_start_at(m, root), 0);
         wait_for_round(m, 11);
         assert_int_equal(manager_gpu_jobs_unmanaged(m), 0x1);
+
+        /* NVLink: gpu0's two links to gpu1 (by Corral's name), one to an NVSwitch; gpu1
+         * has no NVLink in the fake, so no list at all. */
+        v = info_gpu(m, 0, "nvlink");
+        assert_non_null(v);
+        assert_int_equal(json_object_array_length(v), 2);
+        o = json_object_array_get_idx(v, 0);
+        assert_string_equal(json_object_get_string(json_object_object_get(o, "gpu")), "gpu1");
+        assert_int_equal(json_object_get_int(json_object_object_get(o, "links")), 2);
+        assert_false(json_object_get_boolean(json_object_object_get(o, "switch")));
+        o = json_object_array_get_idx(v, 1);
+        assert_string_equal(json_object_get_string(json_object_object_get(o, "pci_address")), "0000:c1:00.0");
+        assert_true(json_object_get_boolean(json_object_object_get(o, "switch")));
+        json_object_put(v);
+        assert_null(info_gpu(m, 1, "nvlink"));
 
         /* corral info: gpu0's outside process, with its pid and owner; not the job's. */
         v = info_gpu(m, 0, "outside_corral");

@@ -121,6 +121,36 @@ static void test_info_and_sample(void **state) {
         assert_string_equal(error, "nvmlDeviceGetHandleByIndex failed: Invalid Argument");
 }
 
+/* NVLink: each active link's other end counted by device (a GPU, or an NVSwitch), an
+ * inactive link skipped; a GPU without NVLink says so. */
+static void test_nvlink(void **state) {
+        _cleanup_(nvml_closep) Nvml *n = NULL;
+        _cleanup_free_ char *error = NULL;
+        NvmlGpuInfo info;
+
+        write_config("gpu uuid=GPU-0 pci=00000000:3B:00.0\n"
+                     "gpu uuid=GPU-1 pci=00000000:5E:00.0\n"
+                     "gpu uuid=GPU-2 pci=00000000:AF:00.0\n"
+                     "nvlink 0 0 00000000:5E:00.0\n"
+                     "nvlink 0 1 00000000:5E:00.0\n"
+                     "nvlink 0 3 00000000:5E:00.0\n"
+                     "nvlink 0 5 00000000:C1:00.0\n"
+                     "nvlink 1 0 00000000:3B:00.0\n");
+        assert_int_equal(nvml_open(fake(), &n, &error), 0);
+        assert_int_equal(nvml_gpu_info(n, 0, &info, &error), 0);
+        assert_true(info.nvlink_supported);
+        assert_int_equal(info.n_nvlink, 2);
+        assert_string_equal(info.nvlink[0].pci_address, "0000:5e:00.0");
+        assert_int_equal(info.nvlink[0].links, 3);
+        assert_string_equal(info.nvlink[1].pci_address, "0000:c1:00.0"); /* a switch */
+        assert_int_equal(info.nvlink[1].links, 1);
+        assert_int_equal(nvml_gpu_info(n, 1, &info, &error), 0);
+        assert_int_equal(info.n_nvlink, 1);
+        assert_int_equal(nvml_gpu_info(n, 2, &info, &error), 0);
+        assert_false(info.nvlink_supported);
+        assert_int_equal(info.n_nvlink, 0);
+}
+
 static void test_counters_move(void **state) {
         _cleanup_(nvml_closep) Nvml *n = NULL;
         _cleanup_free_ char *error = NULL;
@@ -226,6 +256,7 @@ static void test_string_copy(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_info_and_sample),
+                cmocka_unit_test(test_nvlink),
                 cmocka_unit_test(test_counters_move),
                 cmocka_unit_test(test_many_processes_bounded),
                 cmocka_unit_test(test_open_failures),
