@@ -155,7 +155,8 @@ static void gpu_telemetry_print(FILE *f, json_object *gpus) {
                                 json_object *l = json_object_array_get_idx(v, k), *sw;
                                 bool is_switch = json_object_object_get_ex(l, "switch", &sw) && json_object_get_boolean(sw);
 
-                                (void) get_u64(l, "links", &u);
+                                if (!get_u64(l, "links", &u))
+                                        u = 0;
                                 fprintf(f, "%s %s%s (%" PRIu64 " link%s)", k ? "," : "", is_switch ? "NVSwitch " : "",
                                         get_string(l, "gpu") ?: strna(get_string(l, "pci_address")), u,
                                         u == 1 ? "" : "s");
