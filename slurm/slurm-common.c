@@ -272,19 +272,23 @@ int slurm_machine_state(Cli *cli, Reply *reply, unsigned *ret_allocated, char *g
         return 0;
 }
 
-static const char *device_name_of(json_object *params, const char *uuid) {
+/* Corral's name of the GPU NVML read as g: by UUID, else by PCI address (a declared
+ * device has no UUID of discovery's). */
+static const char *device_name_of(json_object *params, json_object *g) {
+        const char *uuid = slurm_json_str(g, "uuid"), *pci = slurm_json_str(g, "pci_address");
         json_object *devices;
 
-        if (!uuid || !json_object_object_get_ex(params, "devices", &devices) ||
-            !json_object_is_type(devices, json_type_array))
+        if (!json_object_object_get_ex(params, "devices", &devices) || !json_object_is_type(devices, json_type_array))
                 return NULL;
-        for (size_t i = 0; i < json_object_array_length(devices); i++) {
-                json_object *d = json_object_array_get_idx(devices, i);
-                const char *u = slurm_json_str(d, "uuid");
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < json_object_array_length(devices); i++) {
+                        json_object *d = json_object_array_get_idx(devices, i);
+                        const char *mine = slurm_json_str(d, pass == 0 ? "uuid" : "pci_address"),
+                                   *theirs = pass == 0 ? uuid : pci;
 
-                if (u && streq(u, uuid))
-                        return slurm_json_str(d, "name");
-        }
+                        if (mine && theirs && strcasecmp(mine, theirs) == 0)
+                                return slurm_json_str(d, "name");
+                }
         return NULL;
 }
 
@@ -301,7 +305,7 @@ bool slurm_node_reason(json_object *params, char *buf, size_t size, const char *
                 return false;
         for (size_t i = 0; i < json_object_array_length(gpus); i++) {
                 json_object *g = json_object_array_get_idx(gpus, i), *outside;
-                const char *uuid = slurm_json_str(g, "uuid"), *name = device_name_of(params, uuid);
+                const char *uuid = slurm_json_str(g, "uuid"), *name = device_name_of(params, g);
 
                 if (!json_object_object_get_ex(g, "outside_corral", &outside) ||
                     !json_object_is_type(outside, json_type_array) || json_object_array_length(outside) == 0)

@@ -500,13 +500,14 @@ static void test_sinfo(void **state) {
         slurm_format_done(&f);
 
         /* The node's reason (%E %u %H, sinfo -R): its GPUs in use outside Corral, by the
-         * last telemetry reading, named as corral info names them. */
+         * last telemetry reading, named as corral info names them (gpu1, a declared
+         * device, by its PCI address: discovery read no UUID of it). */
         {
                 json_object *params = json_tokener_parse(
-                        "{\"devices\":[{\"name\":\"gpu0\",\"uuid\":\"GPU-a\"},{\"name\":\"gpu1\",\"uuid\":\"GPU-b\"}],"
+                        "{\"devices\":[{\"name\":\"gpu0\",\"uuid\":\"GPU-a\"},{\"name\":\"gpu1\",\"pci_address\":\"0000:5e:00.0\"}],"
                         "\"gpu_telemetry\":{\"state\":\"on\",\"sampled\":1700000000,\"gpus\":["
                         "{\"uuid\":\"GPU-a\"},"
-                        "{\"uuid\":\"GPU-b\",\"outside_corral\":[{\"pid\":4242,\"uid\":1000,\"user\":\"ann\"},"
+                        "{\"uuid\":\"GPU-b\",\"pci_address\":\"0000:5E:00.0\",\"outside_corral\":[{\"pid\":4242,\"uid\":1000,\"user\":\"ann\"},"
                         "{\"pid\":77,\"uid\":1001}]}]}}");
                 const char *user;
                 uint64_t when;
