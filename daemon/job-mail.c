@@ -231,17 +231,21 @@ static int mail_message(const char *to, uint64_t job_id, const char *subject, co
         return 0;
 }
 
+/* The job as its mail's subject names it: "42", or an array task's "42_3 (45)". */
+static void mail_job_id(const Job *j, char *buf, size_t size) {
+        if (j->array_job_id)
+                snprintf(buf, size, "%" PRIu64 "_%" PRIu32 " (%" PRIu64 ")", j->array_job_id, j->array_task_id, j->id);
+        else
+                snprintf(buf, size, "%" PRIu64, j->id);
+}
+
 static int compose_subject(const Job *j, MailEvent what, uint64_t now, char **ret) {
         char id[64], t[64];
         const char *name = job_str(j, JOB_NAME) ?: "(none)", *words = mail_words(what);
 
         if (!words)
                 return -EINVAL;
-        if (j->array_job_id)
-                snprintf(id, sizeof id, "%" PRIu64 "_%" PRIu32 " (%" PRIu64 ")", j->array_job_id, j->array_task_id,
-                         j->id);
-        else
-                snprintf(id, sizeof id, "%" PRIu64, j->id);
+        mail_job_id(j, id, sizeof id);
 
         switch (what) {
         case MAIL_BEGIN:
@@ -784,11 +788,7 @@ int manager_job_mail_gpu_idle(Manager *m, const Job *j, const char *text) {
         q = job_mail_get(m);
         if (!q)
                 return -ENOMEM;
-        if (j->array_job_id)
-                snprintf(id, sizeof id, "%" PRIu64 "_%" PRIu32 " (%" PRIu64 ")", j->array_job_id, j->array_task_id,
-                         j->id);
-        else
-                snprintf(id, sizeof id, "%" PRIu64, j->id);
+        mail_job_id(j, id, sizeof id);
         if (asprintf(&subject, "Corral Job_id=%s Name=%s GPUs idle, Run time %s", id,
                      job_str(j, JOB_NAME) ?: "(none)",
                      format_duration(t, sizeof t, run_seconds(j, (uint64_t) time(NULL)))) < 0 ||

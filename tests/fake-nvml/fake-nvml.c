@@ -276,44 +276,40 @@ EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *p) {
         return NVML_SUCCESS;
 }
 
-/* The active link of g (index gpu) numbered link; NULL: not active. -1 in *ret: g has
- * no NVLink at all. */
-static const FakeLink *fake_link(const Fake *f, unsigned gpu, unsigned link, int *ret) {
-        const FakeLink *found = NULL;
+/* Link link of GPU gpu: NOT_SUPPORTED where the GPU has no NVLink line at all,
+ * INVALID_ARGUMENT past NVML's last link, else SUCCESS with the line (NULL: inactive). */
+static nvmlReturn_t fake_link(const Fake *f, unsigned gpu, unsigned link, const FakeLink **ret) {
         bool any = false;
 
+        *ret = NULL;
         for (unsigned i = 0; i < f->n_links; i++)
                 if (f->links[i].gpu == gpu) {
                         any = true;
                         if (f->links[i].link == link)
-                                found = &f->links[i];
+                                *ret = &f->links[i];
                 }
-        *ret = any ? 0 : -1;
-        return found;
+        if (!any)
+                return NVML_ERROR_NOT_SUPPORTED;
+        return link < FAKE_LINKS_MAX ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
 }
 
 EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link, int *active) {
-        int any;
+        const FakeLink *l;
         DEVICE(d);
-        const FakeLink *l = fake_link(&_f, (unsigned) (g - _f.gpus), link, &any);
+        nvmlReturn_t r = fake_link(&_f, (unsigned) (g - _f.gpus), link, &l);
 
-        if (any < 0)
-                return NVML_ERROR_NOT_SUPPORTED;
-        if (link >= FAKE_LINKS_MAX)
-                return NVML_ERROR_INVALID_ARGUMENT;
-        *active = l != NULL;
-        return NVML_SUCCESS;
+        if (r == NVML_SUCCESS)
+                *active = l != NULL;
+        return r;
 }
 
 EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned int link, nvmlPciInfo_t *p) {
-        int any;
+        const FakeLink *l;
         DEVICE(d);
-        const FakeLink *l = fake_link(&_f, (unsigned) (g - _f.gpus), link, &any);
+        nvmlReturn_t r = fake_link(&_f, (unsigned) (g - _f.gpus), link, &l);
 
-        if (any < 0)
-                return NVML_ERROR_NOT_SUPPORTED;
-        if (link >= FAKE_LINKS_MAX)
-                return NVML_ERROR_INVALID_ARGUMENT;
+        if (r != NVML_SUCCESS)
+                return r;
         if (!l)
                 return NVML_ERROR_NOT_SUPPORTED;
         memset(p, 0, sizeof *p);
