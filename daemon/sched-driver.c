@@ -63,7 +63,7 @@ static uint64_t job_gpu_allowed(Manager *m, const Job *j) {
         uint64_t mask = 0;
         size_t n;
 
-        if (j->req.gpus == 0 || !m->devices || (isempty(job_str(j, JOB_GPU_TYPE)) && isempty(job_str(j, JOB_CONSTRAINT))))
+        if ((j->req.gpus == 0 && j->req_shards == 0) || !m->devices || (isempty(job_str(j, JOB_GPU_TYPE)) && isempty(job_str(j, JOB_CONSTRAINT))))
                 return 0;
         n = m->devices->n_devices;
         for (size_t g = 0; g < n; g++)
@@ -98,7 +98,9 @@ static void sched_job_fill(Manager *m, Job *j, const QueueConfig *q, uint64_t no
                 .begin_time = j->req.begin_time,
                 .cpus = j->req.cpus ?: 1,
                 .memory = j->req.memory,
-                .gpus = j->req.gpus,
+                /* K shards come from one GPU: sched/ plans it as that GPU. */
+                .gpus = j->req_shards ? 1 : j->req.gpus,
+                .shards = j->req_shards,
                 .gpu_allowed = job_gpu_allowed(m, j),
                 .gpu_binding = j->req.gpu_binding,
                 .walltime = j->req.walltime_sec == CORRAL_WALLTIME_INFINITY ? 0 : j->req.walltime_sec,

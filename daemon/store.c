@@ -1240,6 +1240,10 @@ static int load_jobs(Store *s, StmtId id, const SqlArg *args, size_t n, int (*cb
                                 shared_bytes = j->request_bytes;
                         }
                 }
+                /* A shard job holds its request's shards of its one GPU: the allocation
+                 * keeps the GPU, the request how many (a final job's is shared, unwritten). */
+                if (j->alloc && j->req_shards > 0 && !job_state_is_final(j->state))
+                        j->alloc->shards = j->req_shards;
                 r = cb(TAKE_PTR(j), userdata);
                 if (r < 0)
                         break;

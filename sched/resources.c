@@ -232,7 +232,7 @@ int pass_build_now(SchedPass *p) {
                         gpus_held |= a->gpu_mask;
                         for (size_t k = 0; k < p->n_nodes; k++)
                                 rel[k].gpus = gpus_local(p, k, a->gpu_mask);
-                        if (p->shard_gpus && alloc_shards(a))
+                        if (alloc_shards(a))
                                 shard_hold(p, __builtin_ctzll(a->gpu_mask), alloc_shards(a),
                                            MAX(end, p->now + 1), p->ctx->job_release[i]);
                 }
