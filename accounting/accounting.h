@@ -49,6 +49,9 @@ typedef struct JobCharge {
         uint64_t start_time, end_time;      /* seconds since the epoch; end 0 while it runs */
         unsigned cpus;                      /* allocated */
         unsigned gpus;                      /* allocated */
+        /* A shard job's K of its GPU's N shards (0 of 0: whole GPUs): charged K/N of the
+         * GPU's hours, as Slurm bills gres/shard. */
+        uint32_t shards, shards_of;
         uint64_t run_usec;                  /* running, suspended time excluded */
         double charge_factor;
         double charge_per_gpu_hour;         /* core-hours one GPU-hour counts as (ChargePerGPUHour=) */

@@ -160,13 +160,14 @@ static uint64_t alloc_hash(const SchedAllocation *a) {
                 MIX(a->mem[k]);
         MIX(a->gpu_mask);
         MIX(a->shards);
+        MIX(a->shards_of);
 #undef MIX
         return h;
 }
 
 static bool alloc_equal(const SchedAllocation *a, const SchedAllocation *b) {
         return cpu_set_equal(&a->cpus, &b->cpus) && a->node_mask == b->node_mask && a->gpu_mask == b->gpu_mask &&
-               a->shards == b->shards &&
+               a->shards == b->shards && a->shards_of == b->shards_of &&
                memcmp(a->mem, b->mem, sizeof a->mem) == 0;
 }
 
@@ -222,6 +223,7 @@ SchedAllocation *job_alloc_share(SchedAllocation *a) {
         memcpy(e->a.mem, a->mem, sizeof a->mem);
         e->a.gpu_mask = a->gpu_mask;
         e->a.shards = a->shards;
+        e->a.shards_of = a->shards_of;
         e->hash = h;
         e->refs = 1;
         shared_allocs[i] = e;

@@ -138,6 +138,13 @@ void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
 /* The job as a pass at now sees it, its dependencies' status included. */
 static int sched_job_for_pass(Manager *m, Job *j, const QueueConfig *q, uint64_t now, SchedJob *s) {
         sched_job_fill(m, j, q, now, s);
+        /* A shard job read back after a restart: its share is of its GPU's shards now (the
+         * pass's own starts record them). */
+        if (_unlikely_(s->alloc && j->alloc->shards > 0 && j->alloc->shards_of == 0 && j->alloc->gpu_mask)) {
+                size_t g = (size_t) __builtin_ctzll(j->alloc->gpu_mask);
+                if (g < m->machine.n_gpus)
+                        j->alloc->shards_of = m->machine.gpus[g].shards;
+        }
         if (j->req.n_dependencies > 0 && j->state == JOB_QUEUED) {
                 SchedDep *d = j->req.dependencies; /* kept as a pass takes them */
                 for (size_t k = 0; k < j->req.n_dependencies; k++)

@@ -290,7 +290,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "SELECT run, uid, start_time, end_time, cpus, run_usec, charge_factor, service_units,"
                 " cpu_usec, memory_peak, io_read_bytes, io_write_bytes, io_read_ops, io_write_ops,"
                 " has_pressure, cpu_some, cpu_full, memory_some, memory_full, io_some, io_full,"
-                " gpus, charge_per_gpu_hour"
+                " gpus, charge_per_gpu_hour, gpu_usec"
                 " FROM job_usage WHERE job_id=?1 ORDER BY run DESC LIMIT 1",
         [STMT_SAVE_DECAYED] = "INSERT OR REPLACE INTO usage_decayed (kind, name, value, stamp) VALUES (?1, ?2, ?3, ?4)",
         [STMT_LOAD_DECAYED] = "SELECT kind, name, value, stamp FROM usage_decayed",
@@ -1451,7 +1451,8 @@ int store_load_charge(Store *s, uint64_t job_id, JobCharge *ret) {
         ret->gpus = (unsigned) sqlite3_column_int64(st, 21);
         ret->charge_per_gpu_hour = sqlite3_column_double(st, 22);
         ret->core_hours = (double) ret->cpus * (double) ret->run_usec / ACCT_USEC_PER_HOUR;
-        ret->gpu_hours = (double) ret->gpus * (double) ret->run_usec / ACCT_USEC_PER_HOUR;
+        /* As charged: a shard job's share of its GPU (gpu_usec, since the GPUs were). */
+        ret->gpu_hours = (double) sqlite3_column_int64(st, 23) / ACCT_USEC_PER_HOUR;
         return 0;
 }
 

@@ -673,6 +673,7 @@ int pass_start(SchedPass *p, Cand *c, const Plan *pl) {
         }
         if (_unlikely_(p->shard_gpus != 0) && job_shards(j) && pl->gpus && (pl->gpus & (pl->gpus - 1)) == 0) {
                 d->alloc.shards = (uint16_t) job_shards(j);
+                d->alloc.shards_of = p->gpu_shards[__builtin_ctzll(pl->gpus)];
                 shard_hold(p, __builtin_ctzll(pl->gpus), job_shards(j), p->ctx->releases[p->n_releases - 1].end,
                            (size_t) (rel - p->ctx->release_avail));
         }

@@ -132,6 +132,8 @@ typedef struct SchedAllocation {
                                           * (exclusive: every GPU of its nodes) */
         uint16_t shards;                 /* >0: gpu_mask names one GPU, of which it holds
                                           * these shards, shared with other shard jobs */
+        uint16_t shards_of;              /* that GPU's shards when it started (K of N: its
+                                          * share, for accounting); sched/ reads it not */
 } SchedAllocation;
 
 typedef enum SchedJobState {

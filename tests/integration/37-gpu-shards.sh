@@ -75,7 +75,7 @@ log "corral info: $(echo "$info" | grep gpu0)"
 assert_match "$info" "2/2 shards: $a \\($USER_A, 1\\), $b \\($USER_A, 1\\)" "corral info lists the GPU's shard holders"
 if command -v squeue >/dev/null; then
     assert_eq "$(squeue -h -j "$a" -o %b)" gres/shard:1 "squeue %b of a shard job"
-    assert_match "$(sinfo -h -o %G)" 'gpu:1.*shard:2' "sinfo %G"
+    assert_match "$(sinfo -h -o %G)" '^gpu:[^,]*:1,shard:2$' "sinfo %G"
 fi
 
 # A whole-GPU job waits for the shard jobs, and corral why says so.

@@ -1301,6 +1301,7 @@ static void test_shard_jobs(void **state) {
         assert_int_equal(jb->alloc->gpu_mask, 1); /* packed with a on gpu0, gpu1 left whole */
         assert_int_equal(ja->alloc->shards, 1);
         assert_int_equal(jb->alloc->shards, 1);
+        assert_int_equal(jb->alloc->shards_of, 2); /* charged 1/2 of the GPU's hours */
 
         /* A whole gpu0 waits for both; a third shard of it too, with the numbers. */
         w = job_id_of(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"gpus\":1,\"gpu_type\":\"gpu0\"}"));

@@ -102,6 +102,7 @@ static void test_two_share_one_gpu(void **state) {
         assert_non_null(a), assert_non_null(b), assert_non_null(d);
         assert_int_equal(a->alloc.gpu_mask, 1);
         assert_int_equal(a->alloc.shards, 1);
+        assert_int_equal(a->alloc.shards_of, 4); /* its share, for accounting: 1 of 4 */
         assert_int_equal(b->alloc.gpu_mask, 1);
         assert_int_equal(b->alloc.shards, 2);
         assert_int_equal(d->alloc.gpu_mask, 1);
