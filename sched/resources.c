@@ -544,22 +544,31 @@ const CpuSet *cand_allowed_cpus(const SchedPass *p, const Cand *c) {
         return p->limits && cand_group(p, c)->proj >= 0 ? p->config->projects[cand_group(p, c)->proj].allowed_cpus : NULL;
 }
 
-/* The GPUs with shards in use that j may join now: room for its shards, and joining
- * delays nothing planned (SchedPass.shard_horizon). */
-static uint64_t shards_joinable(const SchedPass *p, const SchedJob *j) {
+uint64_t shards_joinable(const SchedPass *p, const SchedJob *j) {
         uint64_t r = 0, end = time_add(p->now, sched_job_walltime(j)), h = p->shard_horizon;
         unsigned k = job_shards(j);
 
-        if (h == 0)
-                return 0;
         for (uint64_t x = p->shard_open & job_gpu_allowed(p, j); x; x &= x - 1) {
                 size_t g = __builtin_ctzll(x);
 
                 if (p->shard_used[g] + k <= p->gpu_shards[g] &&
-                    (end <= h || end <= p->shard_end[g] || p->shard_end[g] > h))
+                    (end <= p->shard_end[g] || (h != 0 && (end <= h || p->shard_end[g] > h))))
                         r |= x & -x;
         }
         return r;
+}
+
+uint64_t shards_pick(const SchedPass *p, const SchedJob *j, uint64_t join, uint64_t node_mask) {
+        uint64_t near = 0;
+
+        for (size_t k = 0; k < p->n_nodes; k++)
+                if (node_mask >> k & 1)
+                        near |= join & p->node_gpus[k];
+        /* A GPU of no known node is bound to none: allowed under binding. */
+        near |= join & p->loose_gpus;
+        if (near)
+                return near & -near;
+        return j->gpu_binding ? 0 : join & -join;
 }
 
 /* plan_fit() for a shard job now: a GPU whose shards are in use first, of those it may

@@ -263,7 +263,7 @@ struct SchedPass {
          * that gives each back: that of its holder that ends last (shard_end), the others'
          * give back no GPU. Joining such a GPU is allowed when the joiner ends by
          * shard_horizon, by shard_end, or shard_end is after shard_horizon (the GPU is not
-         * free then anyway); shard_horizon 0: never (conservative). */
+         * free then anyway); shard_horizon 0: only the first (conservative). */
         uint64_t shard_gpus, shard_open;
         uint64_t shard_horizon;
         uint16_t gpu_shards[SCHED_GPUS_MAX];
@@ -404,6 +404,13 @@ void avail_add(const SchedPass *p, Avail *st, const Avail *add);
 void avail_min(const SchedPass *p, Avail *dst, const Avail *a, const Avail *b);
 /* Gives the GPUs of mask back to st, each at its home node. */
 void avail_add_gpus(const SchedPass *p, Avail *st, uint64_t mask);
+/* The GPUs with shards in use that j may join now: room for its shards, and joining
+ * delays nothing planned: it ends by the GPU's last holder, or by shard_horizon, or the
+ * GPU is held past shard_horizon anyway (0: only the first). */
+uint64_t shards_joinable(const SchedPass *p, const SchedJob *j);
+/* Of join, the GPU for j on CPUs of node_mask: one near them, else (not under binding)
+ * the lowest; 0: none. */
+uint64_t shards_pick(const SchedPass *p, const SchedJob *j, uint64_t join, uint64_t node_mask);
 /* plan_fit() for starting c now: within its project's allowed CPUs, if capped. */
 bool plan_fit_now(const SchedPass *p, const Avail *st, const Cand *c, Plan *ret);
 /* Whether c's project caps its CPUs. */

@@ -117,8 +117,8 @@ typedef struct SchedMachine {
  *    any GPU is; planned for later (reservations, estimates), it counts as one whole GPU,
  *    and a GPU with shards in use comes back when the last of its holders ends: a shard
  *    job's estimate may be late, never early. Joining a GPU never moves that end past a
- *    reservation's start that could use the GPU ("easy"); under "conservative" a shard job
- *    joins no shared GPU (it takes a free one, shared from then on). A shard job counts as one GPU
+ *    reservation's start that could use the GPU ("easy"); "conservative" joins a shared GPU
+ *    only for a job that ends by the GPU's last holder. A shard job counts as one GPU
  *    against MaxGPUs. TooBig: no GPU it may have has K shards.
  * A machine without GPUs plans as before: the GPU work costs a few tests per pass. */
 

@@ -312,19 +312,36 @@ static void test_conservative(void **state) {
         SchedJob jobs[3];
         SchedResult r;
 
-        /* Conservative plans a shard job as a whole GPU: two shard jobs take a GPU each,
-         * and the GPUs are never given twice. */
+        /* Conservative: the first shard job takes GPU 0, the second (ending with it) joins
+         * it, and the whole-GPU job gets GPU 1. */
         c.policy = &sched_policy_conservative;
         jobs[0] = shard_job(1, 1, 1, 100);
         jobs[1] = shard_job(2, 1, 1, 100);
         jobs[2] = gpu_job(3, 1, 1, 100);
         assert_int_equal(pass(&c, &m, jobs, 3, NOW, &r), 0);
-        assert_non_null(started(&r, 1));
-        assert_non_null(started(&r, 2));
-        assert_int_equal(started(&r, 1)->alloc.gpu_mask | started(&r, 2)->alloc.gpu_mask, 3);
+        assert_int_equal(started(&r, 1)->alloc.gpu_mask, 1);
+        assert_int_equal(started(&r, 2)->alloc.gpu_mask, 1);
         assert_int_equal(started(&r, 1)->alloc.shards, 1);
-        assert_null(started(&r, 3));
-        assert_int_equal(waiting(&r, 3)->est_start, NOW + 100);
+        assert_int_equal(started(&r, 3)->alloc.gpu_mask, 2);
+        assert_int_equal(started(&r, 3)->alloc.shards, 0);
+
+        /* GPU 0 shared until NOW+100 by a running job: a shard job done by then joins it
+         * (nothing planned moves), one that would keep it longer takes GPU 1; a third,
+         * short, joins GPU 0 too. The whole-GPU job waits for GPU 0 at NOW+100. */
+        {
+                SchedJob more[5] = { shard_job(1, 1, 1, 110), shard_job(2, 1, 1, 50), shard_job(3, 1, 1, 500),
+                                     gpu_job(4, 1, 1, 100), shard_job(5, 1, 1, 90) };
+
+                run(&more[0], &m, 0, NOW - 10, "0", 1, 1);
+                gpus[0].shards = 3;
+                assert_int_equal(pass(&c, &m, more, 5, NOW, &r), 0);
+                assert_int_equal(started(&r, 2)->alloc.gpu_mask, 1);
+                assert_int_equal(started(&r, 3)->alloc.gpu_mask, 2);
+                assert_null(started(&r, 4));
+                assert_int_equal(waiting(&r, 4)->est_start, NOW + 100);
+                assert_int_equal(started(&r, 5)->alloc.gpu_mask, 1);
+                assert_int_equal(started(&r, 5)->alloc.shards, 1);
+        }
 }
 
 int main(void) {
