@@ -552,7 +552,8 @@ uint64_t shards_joinable(const SchedPass *p, const SchedJob *j) {
                 size_t g = __builtin_ctzll(x);
 
                 if (p->shard_used[g] + k <= p->gpu_shards[g] &&
-                    (end <= p->shard_end[g] || (h != 0 && (end <= h || p->shard_end[g] > h))))
+                    (end <= p->shard_end[g] ||
+                     (h != 0 && (end <= h || p->shard_end[g] > h || (p->shard_free_at_horizon >> g & 1)))))
                         r |= x & -x;
         }
         return r;

@@ -266,6 +266,9 @@ struct SchedPass {
          * free then anyway); shard_horizon 0: only the first (conservative). */
         uint64_t shard_gpus, shard_open;
         uint64_t shard_horizon;
+        /* "easy": the GPUs free at shard_horizon once the top job is placed there; joining
+         * one of them past it takes it from the top job's leftovers, which is allowed. */
+        uint64_t shard_free_at_horizon;
         uint16_t gpu_shards[SCHED_GPUS_MAX];
         uint32_t shard_used[SCHED_GPUS_MAX];
         uint64_t shard_end[SCHED_GPUS_MAX];
@@ -406,7 +409,7 @@ void avail_min(const SchedPass *p, Avail *dst, const Avail *a, const Avail *b);
 void avail_add_gpus(const SchedPass *p, Avail *st, uint64_t mask);
 /* The GPUs with shards in use that j may join now: room for its shards, and joining
  * delays nothing planned: it ends by the GPU's last holder, or by shard_horizon, or the
- * GPU is held past shard_horizon anyway (0: only the first). */
+ * GPU is held past shard_horizon anyway or free then all the same (0: only the first). */
 uint64_t shards_joinable(const SchedPass *p, const SchedJob *j);
 /* Of join, the GPU for j on CPUs of node_mask: one near them, else (not under binding)
  * the lowest; 0: none. */

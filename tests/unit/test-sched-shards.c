@@ -285,6 +285,28 @@ static void test_easy_backfill_keeps_reservation(void **state) {
         assert_int_equal(started(&r, 3)->alloc.gpu_mask, 1);
 }
 
+static void test_easy_backfill_gpu_free_after(void **state) {
+        SchedMachine m = machine(1, 2, 2);
+        SchedConfig c = SCHED_CONFIG_DEFAULT;
+        SchedJob jobs[4];
+        SchedResult r;
+
+        /* GPU 0 shared until NOW+100, 6 CPUs busy until then, GPU 1 free. The top job
+         * wants 7 CPUs and no GPU: reserved at NOW+100, leaving 1 CPU and both GPUs. A
+         * long shard job may run past that on the CPU left: it joins GPU 0, which the top
+         * job does not need, and GPU 1 stays whole. */
+        jobs[0] = shard_job(1, 1, 1, 110);
+        run(&jobs[0], &m, 0, NOW - 10, "0", 1, 1);
+        jobs[1] = job_pending(2, 2, 6, 110);
+        run(&jobs[1], &m, 1, NOW - 10, "1-6", 0, 0);
+        jobs[2] = job_pending(3, 3, 7, 600);
+        jobs[3] = shard_job(4, 1, 1, 2000);
+        assert_int_equal(pass(&c, &m, jobs, 4, NOW, &r), 0);
+        assert_int_equal(waiting(&r, 3)->est_start, NOW + 100);
+        assert_non_null(started(&r, 4));
+        assert_int_equal(started(&r, 4)->alloc.gpu_mask, 1);
+}
+
 static void test_easy_backfill_gpu_held_anyway(void **state) {
         SchedMachine m = machine(1, 2, 2);
         SchedConfig c = SCHED_CONFIG_DEFAULT;
@@ -344,6 +366,102 @@ static void test_conservative(void **state) {
         }
 }
 
+/* Random workloads of whole-GPU, shard and CPU jobs run to their walltimes pass after
+ * pass, under each policy: a GPU is never held whole and by shards at once, never by two
+ * whole holders, its shards in use never exceed its Shards=, a shard job holds one GPU
+ * with enough shards, and every job eventually runs. */
+static void test_random(void **state) {
+        static const SchedPolicyOps *const policies[] = { &sched_policy_easy, &sched_policy_fcfs,
+                                                          &sched_policy_conservative };
+        enum { N = 60 };
+        size_t shared = 0; /* passes that ended with a GPU shared by two jobs or more */
+
+        for (size_t pi = 0; pi < ELEMENTSOF(policies); pi++)
+                for (uint64_t seed = 1; seed <= 20; seed++) {
+                        SchedMachine m = machine(2, 4, 0);
+                        SchedConfig c = SCHED_CONFIG_DEFAULT;
+                        static SchedAllocation held[N];
+                        SchedJob jobs[N];
+                        Rng g = { .s = seed * 7919 };
+                        _cleanup_(sched_context_freep) SchedContext *ctx = sched_context_new();
+                        uint64_t now = NOW;
+                        size_t done = 0;
+
+                        assert_non_null(ctx);
+                        c.policy = policies[pi];
+                        for (size_t k = 0; k < 4; k++)
+                                gpus[k].shards = (uint16_t) rng(&g, 5); /* 0..4 */
+                        gpus[0].shards = 4;
+                        for (size_t i = 0; i < N; i++) {
+                                unsigned kind = (unsigned) rng(&g, 3);
+                                uint64_t wall = 10 + rng(&g, 200);
+
+                                jobs[i] = kind == 0   ? shard_job(i + 1, 1 + (unsigned) rng(&g, 3),
+                                                                  1 + (unsigned) rng(&g, 4), wall)
+                                          : kind == 1 ? gpu_job(i + 1, 1 + (unsigned) rng(&g, 3),
+                                                                1 + (unsigned) rng(&g, 2), wall)
+                                                      : job_pending(i + 1, i + 1, 1 + (unsigned) rng(&g, 6), wall);
+                                jobs[i].submit_time = NOW;
+                        }
+                        for (int step = 0; step < 400 && done < N; step++, now += 10) {
+                                SchedResult r;
+                                uint32_t used[4] = {}, holders[4] = {};
+                                bool whole[4] = {};
+
+                                for (size_t i = 0; i < N; i++)
+                                        if (jobs[i].state == SCHED_JOB_RUNNING &&
+                                            jobs[i].start_time + jobs[i].walltime <= now) {
+                                                jobs[i].state = SCHED_JOB_DONE;
+                                                done++;
+                                        }
+                                assert_int_equal(sched_pass(ctx, &c, &m, jobs, N, now, &r), 0);
+                                for (size_t d = 0; d < r.n_decisions; d++) {
+                                        size_t i = r.decisions[d].job_index;
+
+                                        assert_int_equal(r.decisions[d].type, SCHED_DECISION_START);
+                                        held[i] = r.decisions[d].alloc;
+                                        jobs[i].alloc = &held[i];
+                                        jobs[i].state = SCHED_JOB_RUNNING;
+                                        jobs[i].start_time = now;
+                                }
+                                for (size_t i = 0; i < N; i++) {
+                                        const SchedAllocation *a = jobs[i].alloc;
+
+                                        if (jobs[i].state != SCHED_JOB_RUNNING)
+                                                continue;
+                                        if (jobs[i].shards) {
+                                                size_t x = (size_t) __builtin_ctzll(a->gpu_mask);
+
+                                                assert_int_equal(__builtin_popcountll(a->gpu_mask), 1);
+                                                assert_int_equal(a->shards, jobs[i].shards);
+                                                assert_true(gpus[x].shards >= jobs[i].shards);
+                                                used[x] += a->shards;
+                                                holders[x]++;
+                                        } else
+                                                for (uint64_t x = a->gpu_mask; x; x &= x - 1) {
+                                                        assert_false(whole[__builtin_ctzll(x)]);
+                                                        whole[__builtin_ctzll(x)] = true;
+                                                }
+                                }
+                                for (size_t x = 0; x < 4; x++) {
+                                        assert_true(used[x] <= gpus[x].shards);
+                                        assert_false(whole[x] && used[x] > 0);
+                                        shared += holders[x] >= 2;
+                                }
+                        }
+                        /* TooBig ones never run: the rest all did. */
+                        for (size_t i = 0; i < N; i++)
+                                if (jobs[i].state != SCHED_JOB_DONE) {
+                                        bool fits = false;
+                                        for (size_t x = 0; x < 4; x++)
+                                                fits = fits || gpus[x].shards >= jobs[i].shards;
+                                        assert_true(jobs[i].shards > 0 && !fits);
+                                }
+                }
+        /* The workloads do share GPUs (else the checks above prove little). */
+        assert_true(shared > 100);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_two_share_one_gpu),
@@ -354,7 +472,9 @@ int main(void) {
                 cmocka_unit_test(test_packing_near_cpus),
                 cmocka_unit_test(test_easy_backfill_keeps_reservation),
                 cmocka_unit_test(test_easy_backfill_gpu_held_anyway),
+                cmocka_unit_test(test_easy_backfill_gpu_free_after),
                 cmocka_unit_test(test_conservative),
+                cmocka_unit_test(test_random),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
