@@ -188,9 +188,13 @@ typedef struct SchedJob {
          * job runs under is sched_job_walltime(). */
         uint64_t default_walltime, max_walltime;
         size_t n_deps;            /* of deps, below */
-        /* GPUs wanted; which may be given and whether they bind its CPUs: gpu_allowed
-         * and gpu_binding, below. */
-        unsigned gpus;
+        /* GPUs wanted (more than SCHED_GPUS_MAX: TooBig); which may be given and whether
+         * they bind its CPUs: gpu_allowed and gpu_binding, below. Shards of one GPU wanted
+         * (Slurm's --gres=shard:K) instead of whole GPUs: gpus is then 1, the GPU they
+         * come from; ignored for an exclusive job. Both 16 bits, in what one unsigned
+         * was: a pass's scan reads shards beside gpus. */
+        uint16_t gpus;
+        uint16_t shards;
         /* Array tasks: the most of its array's tasks (array_id, below) that may run at
          * once (Slurm's "%N"; 0: no limit). Tasks beyond it wait with
          * JobArrayTaskLimit, the first in priority order go first. */
@@ -225,9 +229,6 @@ typedef struct SchedJob {
         /* Which of the machine's GPUs may be given (bit g: gpus[g] matches its type or
          * constraint; 0: any). */
         uint64_t gpu_allowed;
-        /* Shards of one GPU wanted (Slurm's --gres=shard:K), instead of whole GPUs: gpus
-         * is then 1, the GPU they come from. Ignored for an exclusive job. */
-        uint16_t shards;
         uint64_t array_id;        /* its array (the first task's id) */
         const SchedDep *deps;
         /* RUNNING and SUSPENDED jobs: */
