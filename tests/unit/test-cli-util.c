@@ -634,6 +634,17 @@ static void test_request_print_gpus(void **state) {
         assert_non_null(strstr(buf, "Constraint:   a100|h100\n"));
         assert_non_null(strstr(buf, "GresFlags:    enforce-binding"));
         free(buf);
+
+        /* Shards instead: said as such, no GPUs line. */
+        f = open_memstream(&buf, &size);
+        assert_non_null(f);
+        req.gpus = 0;
+        req.shards = 2;
+        submit_request_print(f, &req, NULL);
+        assert_int_equal(fclose(f), 0);
+        assert_non_null(strstr(buf, "Shards:       2 of one GPU of type a100 (shared)\n"));
+        assert_null(strstr(buf, "GPUs:"));
+        free(buf);
 }
 
 static void test_split_client_flags(void **state) {
