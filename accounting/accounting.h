@@ -66,6 +66,8 @@ typedef struct JobCharge {
 
 /* Running time: end − start − suspended, never below 0; 0 if end precedes start. */
 uint64_t acct_run_usec(uint64_t start_usec, uint64_t end_usec, uint64_t suspended_usec) _const_;
+/* GPUs × running time in µs, a shard job's at its K/N of its GPU's. */
+uint64_t acct_gpu_usec(const JobCharge *c) _pure_;
 /* Fills core_hours, gpu_hours and service_units from cpus, gpus, run_usec,
  * charge_per_gpu_hour and charge_factor. */
 void acct_charge_compute(JobCharge *c);

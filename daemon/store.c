@@ -1420,6 +1420,29 @@ int store_load_gpu_usage(Store *s, uint64_t job_id, StoreGpuUsage **ret, size_t 
         return 0;
 }
 
+/* A shard run's share, K of N, back from its GPU-µs as charged (the row keeps no K and N):
+ * the first N up to CORRAL_SHARDS_MAX whose K gives exactly those µs (the run's own K/N,
+ * or an equal fraction), so that a charge computed again is the one recorded. */
+static void charge_find_share(JobCharge *c, uint64_t gpu_usec) {
+        uint64_t whole = (uint64_t) c->gpus * c->run_usec;
+
+        if (whole == 0 || gpu_usec >= whole)
+                return;
+        for (uint32_t n = 2; n <= CORRAL_SHARDS_MAX; n++) {
+                double k = (double) gpu_usec * n / (double) whole;
+
+                for (uint32_t x = k > 1 ? (uint32_t) k - 1 : 1; x <= (uint32_t) k + 1 && x < n; x++) {
+                        c->shards = x;
+                        c->shards_of = n;
+                        if (acct_gpu_usec(c) == gpu_usec) {
+                                c->gpu_hours = (double) gpu_usec / ACCT_USEC_PER_HOUR;
+                                return;
+                        }
+                }
+        }
+        c->shards = c->shards_of = 0;
+}
+
 int store_load_charge(Store *s, uint64_t job_id, JobCharge *ret) {
         _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
         int r;
@@ -1451,8 +1474,8 @@ int store_load_charge(Store *s, uint64_t job_id, JobCharge *ret) {
         ret->gpus = (unsigned) sqlite3_column_int64(st, 21);
         ret->charge_per_gpu_hour = sqlite3_column_double(st, 22);
         ret->core_hours = (double) ret->cpus * (double) ret->run_usec / ACCT_USEC_PER_HOUR;
-        /* As charged: a shard job's share of its GPU (gpu_usec, since the GPUs were). */
-        ret->gpu_hours = (double) sqlite3_column_int64(st, 23) / ACCT_USEC_PER_HOUR;
+        ret->gpu_hours = (double) ret->gpus * (double) ret->run_usec / ACCT_USEC_PER_HOUR;
+        charge_find_share(ret, (uint64_t) sqlite3_column_int64(st, 23));
         return 0;
 }
 
