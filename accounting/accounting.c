@@ -31,9 +31,18 @@ uint64_t acct_run_usec(uint64_t start_usec, uint64_t end_usec, uint64_t suspende
         return span > suspended_usec ? span - suspended_usec : 0;
 }
 
+uint64_t acct_gpu_usec(const JobCharge *c) {
+        uint64_t u = (uint64_t) c->gpus * c->run_usec;
+
+        if (c->shards_of == 0 || c->shards >= c->shards_of)
+                return u;
+        /* u × K / N without the product: u may be near 2^64 / K. */
+        return u / c->shards_of * c->shards + u % c->shards_of * c->shards / c->shards_of;
+}
+
 void acct_charge_compute(JobCharge *c) {
         c->core_hours = (double) c->cpus * (double) c->run_usec / ACCT_USEC_PER_HOUR;
-        c->gpu_hours = (double) c->gpus * (double) c->run_usec / ACCT_USEC_PER_HOUR;
+        c->gpu_hours = (double) acct_gpu_usec(c) / ACCT_USEC_PER_HOUR;
         c->service_units = (c->core_hours + c->gpu_hours * c->charge_per_gpu_hour) * c->charge_factor;
 }
 
@@ -121,7 +130,7 @@ void usage_totals_from_charge(UsageTotals *ret, const JobCharge *c) {
         *ret = (UsageTotals) {
                 .jobs = 1,
                 .core_usec = (uint64_t) c->cpus * c->run_usec,
-                .gpu_usec = (uint64_t) c->gpus * c->run_usec,
+                .gpu_usec = acct_gpu_usec(c),
                 .service_units = c->service_units,
                 .cpu_usec = c->cpu_usec,
                 .memory_peak = c->memory_peak,

@@ -49,6 +49,9 @@ typedef struct JobCharge {
         uint64_t start_time, end_time;      /* seconds since the epoch; end 0 while it runs */
         unsigned cpus;                      /* allocated */
         unsigned gpus;                      /* allocated */
+        /* A shard job's K of its GPU's N shards (0 of 0: whole GPUs): charged K/N of the
+         * GPU's hours, as Slurm bills gres/shard. */
+        uint32_t shards, shards_of;
         uint64_t run_usec;                  /* running, suspended time excluded */
         double charge_factor;
         double charge_per_gpu_hour;         /* core-hours one GPU-hour counts as (ChargePerGPUHour=) */
@@ -63,6 +66,8 @@ typedef struct JobCharge {
 
 /* Running time: end − start − suspended, never below 0; 0 if end precedes start. */
 uint64_t acct_run_usec(uint64_t start_usec, uint64_t end_usec, uint64_t suspended_usec) _const_;
+/* GPUs × running time in µs, a shard job's at its K/N of its GPU's. */
+uint64_t acct_gpu_usec(const JobCharge *c) _pure_;
 /* Fills core_hours, gpu_hours and service_units from cpus, gpus, run_usec,
  * charge_per_gpu_hour and charge_factor. */
 void acct_charge_compute(JobCharge *c);

@@ -80,7 +80,7 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
 
         /* GPU% only where telemetry read a listed job's GPUs. */
         for (size_t i = 0; i < n; i++) {
-                gpus_shown = gpus_shown || jobs[i].info.gpus > 0;
+                gpus_shown = gpus_shown || jobs[i].info.gpus > 0 || jobs[i].info.shards > 0;
                 gpu_util_shown = gpu_util_shown || jobs[i].info.gpu_util >= 0;
         }
         for (int c = 0; c < _COL_MAX; c++) {
@@ -109,7 +109,7 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
                 const JobEntry *e = &jobs[i];
                 const JobInfo *j = &e->info;
                 QueueSection s = queue_section_of_state(j->state);
-                char id[32], elapsed[32], ncpus[16], ngpus[16], mem[16], start[32], where[1100], state[80];
+                char id[32], elapsed[32], ncpus[16], ngpus[24], mem[16], start[32], where[1100], state[80];
                 char coreh[32] = "", su[32] = "", eff[16] = "", maxmem[16] = "", gpu_util[16] = "";
                 const char *row[_COL_MAX], *cells[_COL_MAX + 1];
                 size_t m = 0;
@@ -122,7 +122,11 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
                 any_gpu_idle = any_gpu_idle || j->gpu_idle_sec > 0;
                 format_elapsed(elapsed, sizeof(elapsed), job_elapsed(j, now));
                 snprintf(ncpus, sizeof(ncpus), "%u", j->cpus);
-                snprintf(ngpus, sizeof(ngpus), "%u", j->gpus);
+                /* A shard job: its shards of one GPU, as --gres writes them. */
+                if (j->shards > 0)
+                        snprintf(ngpus, sizeof(ngpus), "shard:%u", j->shards);
+                else
+                        snprintf(ngpus, sizeof(ngpus), "%u", j->gpus);
                 if (j->gpu_util >= 0)
                         snprintf(gpu_util, sizeof(gpu_util), "%d%%", j->gpu_util);
                 if (j->memory > 0)
@@ -152,7 +156,7 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
                 }
                 row[COL_JOBID] = id, row[COL_NAME] = j->name, row[COL_USER] = j->user;
                 row[COL_PROJECT] = j->project, row[COL_QUEUE] = j->queue, row[COL_STATE] = state;
-                row[COL_TIME] = elapsed, row[COL_CPUS] = ncpus, row[COL_GPUS] = j->gpus > 0 ? ngpus : "";
+                row[COL_TIME] = elapsed, row[COL_CPUS] = ncpus, row[COL_GPUS] = j->gpus > 0 || j->shards > 0 ? ngpus : "";
                 row[COL_GPU_UTIL] = gpu_util;
                 row[COL_MEM] = mem, row[COL_START] = start, row[COL_COREH] = coreh, row[COL_SU] = su;
                 row[COL_EFF] = eff, row[COL_MAXMEM] = maxmem, row[COL_WHERE] = where;
@@ -410,6 +414,10 @@ int job_show_print(FILE *f, const JobEntry *e, time_t now) {
         field(f, "Nice", "%d", j->nice);
         field(f, "CPUs", "%u%s%s%s", j->cpus, j->cpus_allocated ? " (CPU " : "", strempty(j->cpus_allocated),
               j->cpus_allocated ? ")" : "");
+        if (j->shards > 0)
+                field(f, "Shards", "%u of one GPU%s%s%s%s (shared: its memory is not fenced)", j->shards,
+                      j->gpu_type ? " of type " : "", strempty(j->gpu_type), j->gpus_allocated ? ", GPU " : "",
+                      strempty(j->gpus_allocated));
         if (j->gpus > 0)
                 field(f, "GPUs", "%u%s%s%s%s%s", j->gpus, j->gpu_type ? " of type " : "", strempty(j->gpu_type),
                       j->gpus_allocated ? " (GPU " : "", strempty(j->gpus_allocated), j->gpus_allocated ? ")" : "");

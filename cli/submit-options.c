@@ -666,12 +666,13 @@ static int parse_gpu_spec(const char *arg, char **ret_type, unsigned *ret_count,
         return 0;
 }
 
-static void set_gpu_request(SubmitOptions *o, char *type, unsigned total, unsigned per_task) {
+static void set_gpu_request(SubmitOptions *o, char *type, unsigned total, unsigned per_task, unsigned shards) {
         free(o->req.gpu_type);
         /* No GPUs: no type either, so that "--gres=gpu:a100:0" asks for nothing. */
-        o->req.gpu_type = total > 0 || per_task > 0 ? type : mfree(type);
+        o->req.gpu_type = total > 0 || per_task > 0 || shards > 0 ? type : mfree(type);
         o->req.gpus = total;
         o->gpus_per_task = per_task;
+        o->req.shards = shards;
 }
 
 static int set_gpus(SubmitOptions *o, const char *arg, char **ret_error) {
@@ -682,7 +683,7 @@ static int set_gpus(SubmitOptions *o, const char *arg, char **ret_error) {
         r = parse_gpu_spec(arg, &type, &n, ret_error);
         if (r < 0)
                 return r;
-        set_gpu_request(o, type, n, 0);
+        set_gpu_request(o, type, n, 0, 0);
         return 0;
 }
 
@@ -694,33 +695,36 @@ static int set_gpus_per_task(SubmitOptions *o, const char *arg, char **ret_error
         r = parse_gpu_spec(arg, &type, &n, ret_error);
         if (r < 0)
                 return r;
-        set_gpu_request(o, type, 0, n);
+        set_gpu_request(o, type, 0, n, 0);
         return 0;
 }
 
 /* Slurm's --gres=NAME[[:TYPE]:COUNT][,...]: "gpu", "gpu:2", "gpu:a100", "gpu:a100:2" (a
- * missing count is 1), "gres/gpu:2" as --tres-per-* write it, or "none". On one node the
- * per-node count is the job's. GPUs are the only generic resource here. */
+ * missing count is 1), "gres/gpu:2" as --tres-per-* write it, or "none"; "shard:K" (and
+ * "shard:TYPE:K"): K shards of one GPU, shared with other shard jobs (Slurm's gres/shard,
+ * never with gpu in one job). On one node the per-node count is the job's. GPUs and their
+ * shards are the only generic resources here. */
 static int set_gres(SubmitOptions *o, const char *arg, char **ret_error) {
         _cleanup_strv_free_ char **items = NULL;
         _cleanup_free_ char *type = NULL;
-        unsigned total = 0;
+        unsigned total = 0, shards = 0;
         bool seen = false;
         int r;
 
         if (streq(arg, "none")) {
-                set_gpu_request(o, NULL, 0, 0);
+                set_gpu_request(o, NULL, 0, 0, 0);
                 return 0;
         }
         r = strv_split(arg, ",", &items);
         if (r < 0)
                 return r;
         if (!items || !items[0])
-                return fail(ret_error, "expected gpu[:TYPE][:COUNT]");
+                return fail(ret_error, "expected gpu[:TYPE][:COUNT] or shard[:TYPE][:COUNT]");
         STRV_FOREACH(it, items) {
                 _cleanup_strv_free_ char **parts = NULL;
                 const char *name = *it;
                 unsigned n = 1;
+                bool shard;
                 size_t k;
 
                 if (strneq(name, "gres/", 5))
@@ -729,13 +733,18 @@ static int set_gres(SubmitOptions *o, const char *arg, char **ret_error) {
                 if (r < 0)
                         return r;
                 k = strv_length(parts);
-                if (k == 0 || !streq(parts[0], "gpu"))
-                        return fail(ret_error, "generic resource '%.*s' is not available here: GPUs are the only "
-                                    "one (gpu[:TYPE][:COUNT])", (int) strcspn(name, ":"), name);
+                if (k == 0 || (!streq(parts[0], "gpu") && !streq(parts[0], "shard")))
+                        return fail(ret_error, "generic resource '%.*s' is not available here: GPUs and their "
+                                    "shards are the only ones (gpu[:TYPE][:COUNT], shard[:COUNT])",
+                                    (int) strcspn(name, ":"), name);
+                shard = streq(parts[0], "shard");
                 if (k > 3)
-                        return fail(ret_error, "expected gpu[:TYPE][:COUNT], got '%s'", *it);
+                        return fail(ret_error, "expected %s[:TYPE][:COUNT], got '%s'", parts[0], *it);
                 if (seen)
-                        return fail(ret_error, "gpu given twice; one GPU type per job here");
+                        return fail(ret_error, "%s", shard || shards > 0
+                                                ? "gpu and shard given together, or twice: a job takes whole GPUs "
+                                                  "or shards of one GPU"
+                                                : "gpu given twice; one GPU type per job here");
                 seen = true;
                 /* "gpu:X": a count when X is a number, else a type (of one GPU). */
                 if (k == 3 || (k == 2 && !isdigit((unsigned char) parts[1][0]))) {
@@ -748,11 +757,19 @@ static int set_gres(SubmitOptions *o, const char *arg, char **ret_error) {
                         if (!type)
                                 return -ENOMEM;
                 }
+                if (shard) {
+                        if ((k == 3 || (k == 2 && !type)) &&
+                            (safe_atou(parts[k - 1], &n) < 0 || n > CORRAL_SHARDS_MAX))
+                                return fail(ret_error, "invalid shard count '%s' (0 to %u)", parts[k - 1],
+                                            CORRAL_SHARDS_MAX);
+                        shards = n;
+                        continue;
+                }
                 if ((k == 3 || (k == 2 && !type)) && parse_gpu_count(parts[k - 1], &n) < 0)
                         return fail(ret_error, "invalid GPU count '%s' (0 to %u)", parts[k - 1], CORRAL_GPUS_MAX);
                 total = n;
         }
-        set_gpu_request(o, TAKE_PTR(type), total, 0);
+        set_gpu_request(o, TAKE_PTR(type), total, 0, shards);
         return 0;
 }
 

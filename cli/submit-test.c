@@ -38,7 +38,11 @@ void submit_request_print(FILE *f, const SubmitRequest *req, const char *script_
         print_row(f, "Name:", req->name ?: "(none)");
         snprintf(buf, sizeof buf, "%u", req->cpus ?: 1);
         print_row(f, "CPUs:", buf);
-        if (req->gpus > 0 || req->constraint) {
+        if (req->shards > 0) {
+                snprintf(buf, sizeof buf, "%u of one GPU%s%s (shared)", req->shards, req->gpu_type ? " of type " : "",
+                         strempty(req->gpu_type));
+                print_row(f, "Shards:", buf);
+        } else if (req->gpus > 0 || req->constraint) {
                 snprintf(buf, sizeof buf, "%u%s%s", req->gpus, req->gpu_type ? " of type " : "", strempty(req->gpu_type));
                 print_row(f, "GPUs:", buf);
         }

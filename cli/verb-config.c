@@ -97,6 +97,8 @@ static void print_devices(const Config *c) {
                         printf(" Vendor=%s", d->vendor);
                 if (d->numa_node != CONFIG_NUMA_NODE_UNSET)
                         printf(" NumaNode=%d", d->numa_node);
+                if (d->shards != CONFIG_SHARDS_UNSET)
+                        printf(" Shards=%d", d->shards);
                 print_names("Nodes", d->nodes);
                 print_names("Features", d->features);
                 if (d->model)

@@ -77,7 +77,7 @@ int devices_print(FILE *f, const DeviceInfo *devices, size_t n) {
         for (size_t i = 0; i < n; i++) {
                 const DeviceInfo *d = &devices[i];
                 char index[16], numa[16], job[64];
-                _cleanup_free_ char *features = NULL;
+                _cleanup_free_ char *features = NULL, *shared = NULL;
                 size_t len = 0;
 
                 snprintf(index, sizeof index, "%" PRIu32, d->index);
@@ -90,6 +90,24 @@ int devices_print(FILE *f, const DeviceInfo *devices, size_t n) {
                                  d->offline ? ", gone" : "");
                 else
                         strcpy(job, d->offline ? "gone" : "free");
+                /* A shared GPU (Shards=): its shards in use and who holds them. */
+                if (d->shards > 0 && d->job_id == 0 && !d->offline) {
+                        size_t size = 0;
+                        FILE *m = open_memstream(&shared, &size);
+
+                        if (!m)
+                                return -ENOMEM;
+                        if (d->shards_used == 0)
+                                fprintf(m, "free, %" PRIu32 " shards", d->shards);
+                        else
+                                fprintf(m, "%" PRIu32 "/%" PRIu32 " shards:", d->shards_used, d->shards);
+                        for (size_t k = 0; k < d->n_shard_holders; k++)
+                                fprintf(m, "%s %" PRIu64 " (%s, %" PRIu32 ")", k > 0 ? "," : "",
+                                        d->shard_holders[k].job_id, strna(d->shard_holders[k].user),
+                                        d->shard_holders[k].shards);
+                        if (fclose(m) != 0)
+                                return -ENOMEM;
+                }
                 STRV_FOREACH(x, d->features)
                         len += strlen(*x) + 1;
                 if (len > 0) {
@@ -103,7 +121,7 @@ int devices_print(FILE *f, const DeviceInfo *devices, size_t n) {
                         }
                 }
                 r = table_add_row(t, (const char *const[]) { index, d->name, d->model ?: "unknown", numa,
-                                                             d->pci_address ?: "-", features ?: "-", job });
+                                                             d->pci_address ?: "-", features ?: "-", shared ?: job });
                 if (r < 0)
                         return r;
         }

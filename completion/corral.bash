@@ -105,7 +105,7 @@ _corral() {
                 --export)
                     COMPREPLY=($(compgen -W 'ALL NONE' -- "$cur")); return ;;
                 --gres)
-                    COMPREPLY=($(compgen -W 'gpu: none' -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
+                    COMPREPLY=($(compgen -W 'gpu: shard: none' -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
                 --gres-flags)
                     COMPREPLY=($(compgen -W 'enforce-binding disable-binding' -- "$cur")); return ;;
                 -d|--dependency|--depend)

@@ -33,7 +33,7 @@ static void device_config_done(DeviceConfig *d) {
         free(d->model);
         strv_free(d->features);
         free(d->where);
-        *d = (DeviceConfig) { .numa_node = CONFIG_NUMA_NODE_UNSET };
+        *d = (DeviceConfig) { .numa_node = CONFIG_NUMA_NODE_UNSET, .shards = CONFIG_SHARDS_UNSET };
 }
 
 Config *config_free(Config *c) {
@@ -258,6 +258,24 @@ static int parse_numa_node(const char *v, void *data) {
         return 0;
 }
 
+static int parse_shards(const char *v, void *data) {
+        unsigned n;
+
+        if (safe_atou(v, &n) < 0 || n > CORRAL_SHARDS_MAX)
+                return -EINVAL;
+        *(int *) data = (int) n;
+        return 0;
+}
+
+static int parse_gpu_shards(const char *v, void *data) {
+        unsigned n;
+
+        if (safe_atou(v, &n) < 0 || n > CORRAL_SHARDS_MAX)
+                return -EINVAL;
+        *(uint32_t *) data = n;
+        return 0;
+}
+
 static int parse_slurm_name(const char *v, void *data) {
         if (!isempty(v) && !slurm_name_is_valid(v))
                 return -EINVAL;
@@ -374,6 +392,7 @@ static const IniItem items[] = {
         MGR("GPUIdleAction", parse_gpu_idle_action, gpu_idle_action,
             "none, cancel or mail"),
         MGR("UnmanagedGPU", parse_unmanaged_gpu, unmanaged_gpu_avoid, "avoid or ignore"),
+        MGR("GPUShards", parse_gpu_shards, gpu_shards, "a number of shards, 0 to 1024 (0: GPUs are not shared)"),
         MGR("SlurmBinDir", parse_absolute_path, slurm_bin_dir, "an absolute path"),
         MGR("SlurmPollSec", parse_poll_sec, slurm_poll_sec, "a duration from 5s to 1h"),
         MGR("MailProg", parse_absolute_path, mail_prog, "an absolute path"),
@@ -412,6 +431,7 @@ static const IniItem items[] = {
         DEV("NumaNode", parse_numa_node, numa_node, "a NUMA node number, or -1 for none"),
         DEV("Model", ini_parse_string, model, "a model name"),
         DEV("Features", parse_idents, features, "feature names ([A-Za-z0-9_.-])"),
+        DEV("Shards", parse_shards, shards, "a number of shards, 0 to 1024 (0: not shared)"),
         DEV("Hide", ini_parse_bool, hide, "a boolean"),
 };
 
@@ -436,7 +456,7 @@ static void *section_begin(void *userdata, const char *section) {
                 return &l->queue;
         }
         if (streq(section, "Device")) {
-                l->device = (DeviceConfig) { .numa_node = CONFIG_NUMA_NODE_UNSET };
+                l->device = (DeviceConfig) { .numa_node = CONFIG_NUMA_NODE_UNSET, .shards = CONFIG_SHARDS_UNSET };
                 return &l->device;
         }
         return NULL;
@@ -463,7 +483,7 @@ static int device_section_end(ConfigLoad *l, const char *path, unsigned line, ch
         }
         c->devices = n;
         c->devices[c->n_devices++] = l->device;
-        l->device = (DeviceConfig) { .numa_node = CONFIG_NUMA_NODE_UNSET };
+        l->device = (DeviceConfig) { .numa_node = CONFIG_NUMA_NODE_UNSET, .shards = CONFIG_SHARDS_UNSET };
         return 0;
 }
 

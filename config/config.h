@@ -106,10 +106,12 @@ typedef struct DeviceConfig {
         char *model;
         char **features;
         int numa_node;          /* CONFIG_NUMA_NODE_UNSET, -1 (none) or a node */
+        int shards;             /* Shards=: CONFIG_SHARDS_UNSET, 0 (whole only) or how many */
         bool hide;
         char *where;            /* "file:line" of the section, for corrald's messages */
 } DeviceConfig;
 #define CONFIG_NUMA_NODE_UNSET (-2)
+#define CONFIG_SHARDS_UNSET (-1)
 
 typedef struct Config {
         char *operator_group;   /* NULL: only root is an admin */
@@ -144,6 +146,7 @@ typedef struct Config {
         uint64_t gpu_idle_sec;     /* GPUIdleSec= */
         GpuIdleAction gpu_idle_action;
         bool unmanaged_gpu_avoid;  /* UnmanagedGPU=avoid: no new job on a GPU used outside Corral */
+        uint32_t gpu_shards;       /* GPUShards=: each GPU's shards, unless its [Device] says; 0: none */
         char *slurm_bin_dir;    /* the real Slurm client; NULL: config_slurm_bin_dir() decides */
         uint64_t slurm_poll_sec;
         char *mail_prog;        /* job mail, as Slurm's MailProg; NULL: CORRAL_SENDMAIL_PATH */

@@ -95,6 +95,14 @@ static int build_device_fence(Manager *m, const Job *j, JobSpec *s) {
         if ((r = push_env(&env, "GPU_DEVICE_ORDINAL", all)) < 0 || (r = push_env(&env, "SLURM_JOB_GPUS", machine)) < 0 ||
             (r = push_env(&env, "SLURM_GPUS_ON_NODE", n_text)) < 0 || (r = push_env(&env, "CORRAL_GPUS", machine)) < 0)
                 return r;
+        /* Shards: the GPU as a whole-GPU job sees it (a shared GPU cannot fence its
+         * memory), and how many of its shards are the job's, as Slurm's gres/shard says. */
+        if (j->alloc->shards > 0) {
+                (void) snprintf(n_text, sizeof n_text, "%u", (unsigned) j->alloc->shards);
+                r = push_env(&env, "SLURM_SHARDS_ON_NODE", n_text);
+                if (r < 0)
+                        return r;
+        }
         s->device_environment = TAKE_PTR(env);
         return 0;
 }

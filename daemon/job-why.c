@@ -68,6 +68,60 @@ static void explain_resources(Manager *m, const Job *j, json_object *why) {
 
 /* The GPUs it waits for: how many of those it may have are free, and who holds the rest
  * (suspended jobs too: a frozen job keeps its GPUs). */
+/* A shard job (--gres=shard:K): K shards of one GPU whose Shards= is at least K, a GPU held
+ * whole by none; each such GPU with its shards free and who holds it. */
+static void explain_shards(Manager *m, Job *j, json_object *why) {
+        const SchedMachine *mc = &m->machine;
+        uint64_t all = mc->n_gpus >= 64 ? UINT64_MAX : (UINT64_C(1) << mc->n_gpus) - 1, allowed, whole = 0;
+        unsigned used[SCHED_GPUS_MAX] = {};
+        uint64_t whole_by[SCHED_GPUS_MAX] = {};
+        char line[512];
+        size_t n;
+        SchedJob s;
+
+        if (j->req_shards == 0)
+                return;
+        manager_sched_job(m, j, &s);
+        allowed = (s.gpu_allowed ?: UINT64_MAX) & all;
+        for (size_t g = 0; g < mc->n_gpus; g++)
+                if (mc->gpus[g].offline || mc->gpus[g].shards < j->req_shards)
+                        allowed &= ~(UINT64_C(1) << g);
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                const Job *r = m->jobs[i];
+                if (!job_state_is_active(r->state) || !r->alloc || !(r->alloc->gpu_mask & allowed))
+                        continue;
+                for (uint64_t x = r->alloc->gpu_mask & allowed; x; x &= x - 1) {
+                        size_t g = __builtin_ctzll(x);
+                        if (r->alloc->shards)
+                                used[g] += r->alloc->shards;
+                        else {
+                                whole |= x & -x;
+                                whole_by[g] = r->id;
+                        }
+                }
+        }
+        n = (size_t) snprintf(line, sizeof line, "it waits for %u shard%s of one GPU", j->req_shards,
+                              j->req_shards == 1 ? "" : "s");
+        for (size_t g = 0, first = 1; g < mc->n_gpus && n < sizeof line; g++) {
+                const char *name = m->devices && g < m->devices->n_devices ? m->devices->devices[g].name : "GPU";
+
+                if (!(allowed >> g & 1))
+                        continue;
+                if (whole >> g & 1)
+                        n += (size_t) snprintf(line + n, sizeof line - n, "%s%s held whole by job %" PRIu64,
+                                               first ? ": " : "; ", name, whole_by[g]);
+                else
+                        n += (size_t) snprintf(line + n, sizeof line - n, "%s%s has %u of %u free", first ? ": " : "; ",
+                                               name, used[g] >= mc->gpus[g].shards ? 0 : mc->gpus[g].shards - used[g],
+                                               (unsigned) mc->gpus[g].shards);
+                first = 0;
+        }
+        if (allowed == 0 && n < sizeof line)
+                (void) snprintf(line + n, sizeof line - n, ": no GPU it may have has %u shards (Shards=)",
+                                j->req_shards);
+        say(why, "%s", line);
+}
+
 static void explain_gpus(Manager *m, Job *j, json_object *why) {
         const SchedMachine *mc = &m->machine;
         uint64_t all = mc->n_gpus >= 64 ? UINT64_MAX : (UINT64_C(1) << mc->n_gpus) - 1, held = 0, allowed;
@@ -76,7 +130,7 @@ static void explain_gpus(Manager *m, Job *j, json_object *why) {
         SchedJob s;
 
         if (j->req.gpus == 0)
-                return;
+                return explain_shards(m, j, why);
         manager_sched_job(m, j, &s);
         allowed = (s.gpu_allowed ?: UINT64_MAX) & all;
         uint64_t outside = m->config->unmanaged_gpu_avoid ? manager_gpu_jobs_unmanaged(m) & allowed : 0;
@@ -91,7 +145,8 @@ static void explain_gpus(Manager *m, Job *j, json_object *why) {
                         continue;
                 held |= r->alloc->gpu_mask;
                 if (h < sizeof holders)
-                        h += (size_t) snprintf(holders + h, sizeof holders - h, "%s%" PRIu64, h ? ", " : "", r->id);
+                        h += (size_t) snprintf(holders + h, sizeof holders - h, "%s%" PRIu64 "%s", h ? ", " : "", r->id,
+                                               r->alloc->shards ? " (shards)" : "");
         }
         n = (size_t) snprintf(line, sizeof line, "it waits for %u GPUs%s: %u of %u free", j->req.gpus,
                               j->req.gpu_binding ? " with its CPUs on their nodes" : "",

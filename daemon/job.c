@@ -159,12 +159,15 @@ static uint64_t alloc_hash(const SchedAllocation *a) {
         for (size_t k = 0; k < ELEMENTSOF(a->mem); k++)
                 MIX(a->mem[k]);
         MIX(a->gpu_mask);
+        MIX(a->shards);
+        MIX(a->shards_of);
 #undef MIX
         return h;
 }
 
 static bool alloc_equal(const SchedAllocation *a, const SchedAllocation *b) {
         return cpu_set_equal(&a->cpus, &b->cpus) && a->node_mask == b->node_mask && a->gpu_mask == b->gpu_mask &&
+               a->shards == b->shards && a->shards_of == b->shards_of &&
                memcmp(a->mem, b->mem, sizeof a->mem) == 0;
 }
 
@@ -219,6 +222,8 @@ SchedAllocation *job_alloc_share(SchedAllocation *a) {
         e->a.node_mask = a->node_mask;
         memcpy(e->a.mem, a->mem, sizeof a->mem);
         e->a.gpu_mask = a->gpu_mask;
+        e->a.shards = a->shards;
+        e->a.shards_of = a->shards_of;
         e->hash = h;
         e->refs = 1;
         shared_allocs[i] = e;
@@ -410,7 +415,9 @@ int job_set_request(Job *j, const SubmitRequest *req) {
                        "JobRequest's members hold what the decoder lets through");
         job_request_done(j);
         /* Never truncated: only what bypassed the decoder could be beyond them. */
-        if (req->cpus > CORRAL_CPUS_MAX || req->gpus > CORRAL_GPUS_MAX || req->nice < CORRAL_NICE_MIN ||
+        _Static_assert(CORRAL_SHARDS_MAX <= UINT16_MAX, "Job.req_shards holds what the decoder lets through");
+        if (req->cpus > CORRAL_CPUS_MAX || req->gpus > CORRAL_GPUS_MAX || req->shards > CORRAL_SHARDS_MAX ||
+            req->nice < CORRAL_NICE_MIN ||
             req->nice > CORRAL_NICE_MAX || req->mail_events > UINT16_MAX)
                 return -ERANGE;
         j->has_script = j->has_script || req->script;
@@ -427,6 +434,7 @@ int job_set_request(Job *j, const SubmitRequest *req) {
                 .exclusive = req->exclusive,
                 .interactive = req->interactive,
         };
+        j->req_shards = (uint16_t) req->shards;
         if (req->n_dependencies > 0) {
                 j->req.dependencies = new(SchedDep, req->n_dependencies);
                 if (!j->req.dependencies)
@@ -506,6 +514,7 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
         } else
                 r |= dup_or_null(j->reason, &i.reason);
         i.gpus = j->req.gpus;
+        i.shards = j->req_shards;
         r |= dup_or_null(job_str(j, JOB_GPU_TYPE), &i.gpu_type);
         r |= dup_or_null(job_str(j, JOB_CONSTRAINT), &i.constraint);
         if (j->alloc && j->alloc->gpu_mask) {

@@ -152,6 +152,9 @@ typedef struct Job {
         bool scope_empty_seen : 1;  /* not stored: the last sweep found its scope empty */
         bool cancel_requested : 1;  /* not stored: a cancel is under way, the outcome says Cancelled */
         bool has_interactive : 1;   /* see job_interactive() */
+        /* The request's shards of one GPU (SubmitRequest.shards): of JobRequest, kept here
+         * in what was the Job's padding. */
+        uint16_t req_shards;
 } Job;
 
 /* A zeroed job (queued, an empty request, no run) from the job slabs. */

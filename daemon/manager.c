@@ -252,6 +252,8 @@ static int manager_load_devices(Manager *m) {
                         .features = c->features,
                         .numa_node = c->numa_node,
                         .numa_node_set = c->numa_node != CONFIG_NUMA_NODE_UNSET,
+                        .shards = c->shards > 0 ? (unsigned) c->shards : 0,
+                        .shards_set = c->shards != CONFIG_SHARDS_UNSET,
                         .hide = c->hide,
                 };
 
@@ -277,6 +279,11 @@ static int manager_load_devices(Manager *m) {
         for (size_t g = 0; g < s->n_devices; g++) {
                 gpus[g].node = -1;
                 gpus[g].offline = !device_is_schedulable(&s->devices[g]);
+                /* Shards=, else GPUShards= for a GPU (not for a declared FPGA and the like). */
+                gpus[g].shards = (uint16_t) MIN(s->devices[g].shards_set ? s->devices[g].shards
+                                                : s->devices[g].vendor != DEVICE_VENDOR_OTHER && m->config
+                                                        ? m->config->gpu_shards : 0,
+                                                CORRAL_SHARDS_MAX);
                 for (size_t k = 0; k < m->machine.n_nodes; k++)
                         if (s->devices[g].numa_node >= 0 && m->numa_ids[k] == (unsigned) s->devices[g].numa_node)
                                 gpus[g].node = (int) k;

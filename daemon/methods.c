@@ -398,6 +398,45 @@ static void describe_devices(const DeviceSet *ds, char *buf, size_t size) {
                 memcpy(buf + size - 4, "...", 4);
 }
 
+/* Shards (--gres=shard:K) this machine can never give: K of one GPU (of the type and
+ * constraint asked for) with Shards= at least K, never with whole GPUs or --exclusive. */
+static json_object *check_shards(Manager *m, const SubmitRequest *req) {
+        const DeviceSet *ds = m->devices;
+        unsigned most = 0;
+        size_t matching = 0;
+        _cleanup_free_ char *msg = NULL;
+        char what[CORRAL_GPU_TYPE_LENGTH_MAX + CORRAL_CONSTRAINT_LENGTH_MAX + 64];
+        int r;
+
+        if (req->gpus > 0)
+                return reply_invalid_parameter("shards", "--gres=shard and whole GPUs (--gpus, --gres=gpu) together: a "
+                                                         "job takes whole GPUs or shards of one GPU");
+        if (req->exclusive)
+                return reply_invalid_parameter("shards", "--gres=shard with --exclusive: an exclusive job holds "
+                                                         "whole GPUs");
+        for (size_t g = 0; g < (ds ? ds->n_devices : 0) && g < m->machine.n_gpus; g++)
+                if (device_is_schedulable(&ds->devices[g]) &&
+                    device_matches(&ds->devices[g], req->gpu_type, req->constraint)) {
+                        matching++;
+                        most = MAX(most, (unsigned) m->machine.gpus[g].shards);
+                }
+        if (req->shards <= most)
+                return NULL;
+        snprintf(what, sizeof what, "%s%s%s%s", req->gpu_type ? " of type " : "", strempty(req->gpu_type),
+                 req->constraint ? " with --constraint=" : "", strempty(req->constraint));
+        if (matching == 0)
+                r = asprintf(&msg, "--gres=shard:%u: this machine has no GPU%s", req->shards, what);
+        else if (most == 0)
+                r = asprintf(&msg, "--gres=shard:%u: no GPU%s here is shared (Shards= is not set)", req->shards,
+                             what);
+        else
+                r = asprintf(&msg, "--gres=shard:%u: a GPU%s here has at most %u shard%s", req->shards, what, most,
+                             most == 1 ? "" : "s");
+        if (r < 0)
+                return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
+        return reply_invalid_parameter("shards", msg);
+}
+
 /* A GPU request this machine can never satisfy, whatever runs, refused with the numbers;
  * a constraint alone (-C gpu, no GPU asked for) must name features the machine has, as
  * Slurm refuses a constraint no node satisfies. m->devices NULL: no devices. */
@@ -508,7 +547,7 @@ static json_object *submit_check(Manager *m, const Peer *peer, json_object *para
                 return err;
         if (c->q->max_cpus_per_job && (req->cpus ?: 1) > c->q->max_cpus_per_job)
                 return reply_invalid_parameter("cpus", "more CPUs than the queue allows a job (its MaxCPUsPerJob=)");
-        if ((err = check_gpus(m, req)))
+        if (req->shards > 0 ? (err = check_shards(m, req)) != NULL : (err = check_gpus(m, req)) != NULL)
                 return err;
 
         for (size_t i = 0; i < req->n_dependencies; i++)
@@ -1279,6 +1318,8 @@ static json_object *devices_to_json(Manager *m) {
         const Job *holder[SCHED_GPUS_MAX] = {};
         const DeviceSet *ds = m->devices;
         json_object *a = json_object_new_array();
+        _cleanup_free_ const Job **sharing = NULL;
+        size_t n_sharing = 0, n_sharing_alloc = 0;
 
         if (!a)
                 return NULL;
@@ -1287,6 +1328,12 @@ static json_object *devices_to_json(Manager *m) {
                 /* An ended job keeps its allocation in memory, not its GPUs. */
                 if (!job_state_is_active(j->state))
                         continue;
+                /* Shard jobs share their GPU: listed with it, none its one holder. */
+                if (j->alloc && j->alloc->shards > 0 && j->alloc->gpu_mask) {
+                        if (GREEDY_REALLOC(sharing, n_sharing_alloc, n_sharing + 1))
+                                sharing[n_sharing++] = j;
+                        continue;
+                }
                 for (uint64_t mask = j->alloc ? j->alloc->gpu_mask : 0; mask; mask &= mask - 1)
                         holder[__builtin_ctzll(mask)] = j;
         }
@@ -1305,8 +1352,23 @@ static json_object *devices_to_json(Manager *m) {
                         .features = d->features,
                         .job_id = holder[i] ? holder[i]->id : 0,
                         .user = holder[i] ? (char *) holder[i]->user : NULL,
+                        .shards = i < m->machine.n_gpus ? m->machine.gpus[i].shards : 0,
                 };
+                DeviceShardHolder holders[64];
                 json_object *o = NULL;
+
+                /* Its shard holders, the first 64 named (a GPU of more is rare), all counted. */
+                info.shard_holders = holders;
+                for (size_t k = 0; k < n_sharing; k++)
+                        if (sharing[k]->alloc->gpu_mask & (UINT64_C(1) << i)) {
+                                info.shards_used += sharing[k]->alloc->shards;
+                                if (info.n_shard_holders < ELEMENTSOF(holders))
+                                        holders[info.n_shard_holders++] = (DeviceShardHolder) {
+                                                .job_id = sharing[k]->id,
+                                                .user = (char *) sharing[k]->user,
+                                                .shards = sharing[k]->alloc->shards,
+                                        };
+                        }
 
                 /* Borrowed strings: encoded, never freed here. */
                 if (device_info_to_json(&info, &o) < 0) {

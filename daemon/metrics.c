@@ -126,6 +126,7 @@ static int metrics_format(Manager *m, FILE *f) {
         _cleanup_free_ ProjectUsage *l = NULL;
         uint64_t now = (uint64_t) time(NULL), jobs[_JOB_STATE_MAX] = {};
         unsigned cpus = 0, gpus = 0;
+        uint64_t gpus_held = 0;
         size_t n = 0;
         double total = 0;
         int r;
@@ -135,12 +136,16 @@ static int metrics_format(Manager *m, FILE *f) {
                 jobs[j->state]++;
                 if (job_state_is_active(j->state))
                         cpus += j->alloc ? cpu_set_count(&j->alloc->cpus) : (j->req.cpus ?: 1);
-                /* A suspended job keeps its GPUs: frozen, its GPU memory stays taken. */
+                /* A suspended job keeps its GPUs: frozen, its GPU memory stays taken. A GPU
+                 * shard jobs share is one GPU in use. */
                 if (job_state_is_active(j->state)) {
-                        unsigned g = j->alloc ? (unsigned) __builtin_popcountll(j->alloc->gpu_mask) : 0;
-                        gpus += g ?: j->req.gpus;
+                        if (j->alloc && j->alloc->gpu_mask)
+                                gpus_held |= j->alloc->gpu_mask;
+                        else
+                                gpus += j->req.gpus;
                 }
         }
+        gpus += (unsigned) __builtin_popcountll(gpus_held);
         r = accounting_project_usage(m->acct, m->jobs, m->n_jobs, now, &l, &n, &total);
         if (r < 0)
                 return r;

@@ -63,7 +63,7 @@ static uint64_t job_gpu_allowed(Manager *m, const Job *j) {
         uint64_t mask = 0;
         size_t n;
 
-        if (j->req.gpus == 0 || !m->devices || (isempty(job_str(j, JOB_GPU_TYPE)) && isempty(job_str(j, JOB_CONSTRAINT))))
+        if ((j->req.gpus == 0 && j->req_shards == 0) || !m->devices || (isempty(job_str(j, JOB_GPU_TYPE)) && isempty(job_str(j, JOB_CONSTRAINT))))
                 return 0;
         n = m->devices->n_devices;
         for (size_t g = 0; g < n; g++)
@@ -98,7 +98,9 @@ static void sched_job_fill(Manager *m, Job *j, const QueueConfig *q, uint64_t no
                 .begin_time = j->req.begin_time,
                 .cpus = j->req.cpus ?: 1,
                 .memory = j->req.memory,
-                .gpus = j->req.gpus,
+                /* K shards come from one GPU: sched/ plans it as that GPU. */
+                .gpus = j->req_shards ? 1 : j->req.gpus,
+                .shards = j->req_shards,
                 .gpu_allowed = job_gpu_allowed(m, j),
                 .gpu_binding = j->req.gpu_binding,
                 .walltime = j->req.walltime_sec == CORRAL_WALLTIME_INFINITY ? 0 : j->req.walltime_sec,
@@ -136,6 +138,13 @@ void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
 /* The job as a pass at now sees it, its dependencies' status included. */
 static int sched_job_for_pass(Manager *m, Job *j, const QueueConfig *q, uint64_t now, SchedJob *s) {
         sched_job_fill(m, j, q, now, s);
+        /* A shard job read back after a restart: its share is of its GPU's shards now (the
+         * pass's own starts record them). */
+        if (_unlikely_(s->alloc && j->alloc->shards > 0 && j->alloc->shards_of == 0 && j->alloc->gpu_mask)) {
+                size_t g = (size_t) __builtin_ctzll(j->alloc->gpu_mask);
+                if (g < m->machine.n_gpus)
+                        j->alloc->shards_of = m->machine.gpus[g].shards;
+        }
         if (j->req.n_dependencies > 0 && j->state == JOB_QUEUED) {
                 SchedDep *d = j->req.dependencies; /* kept as a pass takes them */
                 for (size_t k = 0; k < j->req.n_dependencies; k++)

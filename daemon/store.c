@@ -306,7 +306,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "SELECT run, uid, start_time, end_time, cpus, run_usec, charge_factor, service_units,"
                 " cpu_usec, memory_peak, io_read_bytes, io_write_bytes, io_read_ops, io_write_ops,"
                 " has_pressure, cpu_some, cpu_full, memory_some, memory_full, io_some, io_full,"
-                " gpus, charge_per_gpu_hour"
+                " gpus, charge_per_gpu_hour, gpu_usec"
                 " FROM job_usage WHERE job_id=?1 ORDER BY run DESC LIMIT 1",
         [STMT_SAVE_DECAYED] = "INSERT OR REPLACE INTO usage_decayed (kind, name, value, stamp) VALUES (?1, ?2, ?3, ?4)",
         [STMT_LOAD_DECAYED] = "SELECT kind, name, value, stamp FROM usage_decayed",
@@ -1256,6 +1256,10 @@ static int load_jobs(Store *s, StmtId id, const SqlArg *args, size_t n, int (*cb
                                 shared_bytes = j->request_bytes;
                         }
                 }
+                /* A shard job holds its request's shards of its one GPU: the allocation
+                 * keeps the GPU, the request how many (a final job's is shared, unwritten). */
+                if (j->alloc && j->req_shards > 0 && !job_state_is_final(j->state))
+                        j->alloc->shards = j->req_shards;
                 r = cb(TAKE_PTR(j), userdata);
                 if (r < 0)
                         break;
@@ -1437,6 +1441,29 @@ int store_load_gpu_usage(Store *s, uint64_t job_id, StoreGpuUsage **ret, size_t 
         return 0;
 }
 
+/* A shard run's share, K of N, back from its GPU-µs as charged (the row keeps no K and N):
+ * the first N up to CORRAL_SHARDS_MAX whose K gives exactly those µs (the run's own K/N,
+ * or an equal fraction), so that a charge computed again is the one recorded. */
+static void charge_find_share(JobCharge *c, uint64_t gpu_usec) {
+        uint64_t whole = (uint64_t) c->gpus * c->run_usec;
+
+        if (whole == 0 || gpu_usec >= whole)
+                return;
+        for (uint32_t n = 2; n <= CORRAL_SHARDS_MAX; n++) {
+                double k = (double) gpu_usec * n / (double) whole;
+
+                for (uint32_t x = k > 1 ? (uint32_t) k - 1 : 1; x <= (uint32_t) k + 1 && x < n; x++) {
+                        c->shards = x;
+                        c->shards_of = n;
+                        if (acct_gpu_usec(c) == gpu_usec) {
+                                c->gpu_hours = (double) gpu_usec / ACCT_USEC_PER_HOUR;
+                                return;
+                        }
+                }
+        }
+        c->shards = c->shards_of = 0;
+}
+
 int store_load_charge(Store *s, uint64_t job_id, JobCharge *ret) {
         _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
         int r;
@@ -1469,6 +1496,7 @@ int store_load_charge(Store *s, uint64_t job_id, JobCharge *ret) {
         ret->charge_per_gpu_hour = sqlite3_column_double(st, 22);
         ret->core_hours = (double) ret->cpus * (double) ret->run_usec / ACCT_USEC_PER_HOUR;
         ret->gpu_hours = (double) ret->gpus * (double) ret->run_usec / ACCT_USEC_PER_HOUR;
+        charge_find_share(ret, (uint64_t) sqlite3_column_int64(st, 23));
         return 0;
 }
 

@@ -204,6 +204,8 @@ static void charge_from_job(Accounting *a, const Job *j, uint64_t now, JobCharge
                 .end_time = active ? 0 : j->end_time,
                 .cpus = job_cpus(j),
                 .gpus = job_gpus(j),
+                .shards = j->alloc ? j->alloc->shards : 0,
+                .shards_of = j->alloc ? j->alloc->shards_of : 0,
                 .run_usec = acct_run_usec(j->start_time * USEC_PER_SEC, end * USEC_PER_SEC, suspended),
                 .charge_factor = queue_charge_factor(a, j->queue),
                 .charge_per_gpu_hour = a->config->charge_per_gpu_hour,

@@ -710,6 +710,10 @@ int device_set_apply(DeviceSet *s, const DeviceDecl *decl, char **ret_error) {
         }
         if (decl->numa_node_set)
                 d->numa_node = decl->numa_node;
+        if (decl->shards_set) {
+                d->shards = decl->shards;
+                d->shards_set = true;
+        }
         if (decl->features) {
                 strv_free(d->features);
                 if (!(d->features = strv_copy(decl->features)))

@@ -43,6 +43,8 @@ typedef struct Device {
         unsigned ordinal;    /* the vendor's number: NVIDIA's device minor, AMD's render minor */
         char **nodes;        /* its own device nodes, absolute ("/dev/nvidia1"), at least one */
         char **features;     /* lower-case names matched by --constraint and --gres=gpu:TYPE */
+        unsigned shards;     /* Slurm's shards (--gres=shard:K): jobs that may share it at once */
+        bool shards_set;     /* by a [Device] section's Shards=; else the default applies */
 } Device;
 
 typedef struct DeviceSet {
@@ -110,6 +112,8 @@ typedef struct DeviceDecl {
         char *const *features;       /* replace the derived ones */
         int numa_node;               /* when numa_node_set; -1: none */
         bool numa_node_set;
+        unsigned shards;             /* when shards_set */
+        bool shards_set;
         bool hide;
 } DeviceDecl;
 

@@ -172,7 +172,7 @@ static bool slurm_variable_is_ours(const char *assignment) {
 static bool gpu_variable(const char *assignment) {
         static const char *const names[] = {
                 "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
-                "SLURM_JOB_GPUS", "SLURM_GPUS_ON_NODE", "SLURM_STEP_GPUS",
+                "SLURM_JOB_GPUS", "SLURM_GPUS_ON_NODE", "SLURM_STEP_GPUS", "SLURM_SHARDS_ON_NODE",
         };
         size_t n = strcspn(assignment, "=");
 

@@ -287,6 +287,9 @@ int slurm_submit_build(const SubmitRequest *req, const SlurmSubmitParams *p, Slu
         if (req->gpus && strv_extendf(&argv, "--gpus=%s%s%u", strempty(req->gpu_type), req->gpu_type ? ":" : "",
                              req->gpus) < 0)
                 return -ENOMEM;
+        if (req->shards && strv_extendf(&argv, "--gres=shard:%s%s%u", strempty(req->gpu_type), req->gpu_type ? ":" : "",
+                               req->shards) < 0)
+                return -ENOMEM;
         if ((req->constraint && strv_extendf(&argv, "--constraint=%s", req->constraint) < 0) ||
             (req->gpu_binding && strv_extend(&argv, "--gres-flags=enforce-binding") < 0) ||
             (req->exclusive && strv_extend(&argv, "--exclusive") < 0) ||

@@ -11,6 +11,13 @@
 
 #include "macro.h"
 
+/* A job holding some of a shared GPU's shards. */
+typedef struct DeviceShardHolder {
+        uint64_t job_id;
+        char *user;
+        uint32_t shards;
+} DeviceShardHolder;
+
 typedef struct DeviceInfo {
         uint32_t index;         /* the GPU index on this machine */
         char *name;             /* "gpu0" */
@@ -23,6 +30,11 @@ typedef struct DeviceInfo {
         char **features;        /* what --constraint and --gres=gpu:TYPE match, besides name and model */
         uint64_t job_id;        /* the job holding it; 0: free */
         char *user;             /* that job's user */
+        /* Slurm's shards: how many it has (0: not shared), how many jobs hold, and which
+         * (at most CORRAL_SHARDS_MAX of them). */
+        uint32_t shards, shards_used;
+        DeviceShardHolder *shard_holders;
+        size_t n_shard_holders;
 } DeviceInfo;
 
 #define DEVICE_INFO_INIT { .numa_node = -1 }

@@ -26,6 +26,7 @@
 #include "text-util.h"
 
 #define CORRAL_GPUS_MAX 64U                             /* SCHED_GPUS_MAX */
+#define CORRAL_SHARDS_MAX 1024U                         /* of one GPU (Shards=, --gres=shard:K) */
 #define CORRAL_GPU_TYPE_LENGTH_MAX 64U
 #define CORRAL_CONSTRAINT_LENGTH_MAX 1023U
 #define CORRAL_CPUS_MAX 8192U                           /* CPU_SET_MAX: a whole machine */
@@ -142,6 +143,10 @@ typedef struct SubmitRequest {
         char *gpu_type;
         char *constraint;
         bool gpu_binding;
+        /* Slurm's shards (--gres=shard:K): K shards of one GPU, shared with other shard
+         * jobs, instead of whole GPUs (gpus is then 0); gpu_type and constraint still
+         * pick the GPU. */
+        unsigned shards;
         uint64_t walltime_sec;  /* or CORRAL_WALLTIME_INFINITY */
         IoDeviceLimits io_read_bw, io_write_bw, io_read_iops, io_write_iops;
         unsigned io_weight;
@@ -264,6 +269,7 @@ typedef struct JobInfo {
         unsigned gpus;          /* requested */
         char *gpu_type;         /* requested type, NULL: any */
         char *gpus_allocated;   /* once started: the GPUs' indexes on the machine, e.g. "1,3" */
+        unsigned shards;        /* requested shards of one GPU (gpus_allocated names it) */
         char *constraint;       /* requested feature expression, NULL: none (scontrol's Features=) */
         uint64_t walltime_sec;
         int nice;

@@ -55,8 +55,15 @@ static int reserve_top(SchedPass *p, size_t top, Shadow *sh, bool *ret_have) {
         *ret_have = pass_reserve(p, cand_job(p, c), &sh->start, sh->after);
         c->reason = SCHED_REASON_RESOURCES;
         c->est = *ret_have ? sh->start : SCHED_TIME_INFINITY;
-        if (*ret_have)
+        if (*ret_have) {
                 avail_min(p, sh->both, p->avail_now, sh->after);
+                /* From now on a job joining a GPU's shards must not keep it past the top
+                 * job's start unless it is held then anyway. */
+                if (p->shard_horizon != 0) {
+                        p->shard_horizon = sh->start;
+                        p->shard_free_at_horizon = p->shard_open ? avail_gpus(p, sh->after) : 0;
+                }
+        }
         return 0;
 }
 
@@ -166,6 +173,8 @@ static int plan_easy(SchedPass *p) {
                         if (!before_shadow)
                                 avail_sub(p, sh.after, &pl);
                         avail_min(p, sh.both, p->avail_now, sh.after);
+                        if (_unlikely_(p->shard_open != 0))
+                                p->shard_free_at_horizon = avail_gpus(p, sh.after);
                 }
                 last_started = MAX(last_started, p->ctx->order[i].pos);
         }

@@ -349,6 +349,28 @@ static bool plan_equal(const SchedPass *p, const Plan *a, const Plan *b) {
         return true;
 }
 
+/* A shard job joining a GPU already shared, now: only one whose holders end no sooner
+ * than it (its GPU comes back when it did, so no reservation moves), with CPUs and
+ * memory the profile has for its whole walltime from now. */
+static bool join_shards(SchedPass *p, const Profile *pr, const SchedJob *j, Plan *ret) {
+        uint64_t join, g;
+        SchedJob cpus_only;
+        size_t s;
+
+        if (!job_shards(j) || j->gpus != 1 || !(join = shards_joinable(p, j)))
+                return false;
+        cpus_only = *j;
+        cpus_only.gpus = 0;
+        cpus_only.shards = 0;
+        if (!profile_find(pr, &cpus_only, 0, &s, ret) || s != 0)
+                return false;
+        g = shards_pick(p, j, join, ret->node_mask);
+        if (!g)
+                return false;
+        ret->gpus = g;
+        return true;
+}
+
 static int plan_conservative(SchedPass *p) {
         SchedContext *ctx = p->ctx;
         Profile pr = { .p = p };
@@ -421,7 +443,9 @@ static int plan_conservative(SchedPass *p) {
                         profile_apply(&pr, s, e, &old, false);
                 }
 
-                if (profile_find(&pr, j, 0, &s, &pl))
+                if (_unlikely_(p->shard_open != 0) && join_shards(p, &pr, j, &pl))
+                        start = p->now;
+                else if (profile_find(&pr, j, 0, &s, &pl))
                         start = ctx->seg_time[s];
                 if (ctx->resv_held[i]) {
                         if (start > c->est) {

@@ -171,6 +171,7 @@ static int try_resume(SchedPass *p, size_t idx) {
                 if (!pick_cpus(p, p->free_cpus, allowed && !j->exclusive ? allowed : NULL, &pl, &to))
                         return 0;
                 to.gpu_mask = a->gpu_mask;
+                to.shards = a->shards;
         }
 
         r = add_decision(p, SCHED_DECISION_RESUME, idx, &d);
@@ -188,7 +189,9 @@ static int try_resume(SchedPass *p, size_t idx) {
                 cpu_set_and(&on, &to.cpus);
                 cpu_set_andnot(&p->free_cpus[k], &on);
                 p->avail_now[k].cpus = cpu_set_count(&p->free_cpus[k]);
-                rel[k] = (Avail) { .cpus = cpu_set_count(&on), .mem = to.mem[k], .gpus = gpus_local(p, k, to.gpu_mask) };
+                /* A shard job's GPU comes back with its last holder, as it did. */
+                rel[k] = (Avail) { .cpus = cpu_set_count(&on), .mem = to.mem[k],
+                                   .gpus = to.shards ? rel[k].gpus : gpus_local(p, k, to.gpu_mask) };
         }
         recount_cpus(p);
         return 1;

@@ -81,6 +81,10 @@ int pass_setup_machine(SchedPass *p) {
                 if (m->gpus[g].offline)
                         continue;
                 p->all_gpus |= UINT64_C(1) << g;
+                if (m->gpus[g].shards > 0) {
+                        p->shard_gpus |= UINT64_C(1) << g;
+                        p->gpu_shards[g] = m->gpus[g].shards;
+                }
                 if (node < 0)
                         p->loose_gpus |= UINT64_C(1) << g;
                 else
@@ -155,6 +159,36 @@ uint64_t preempted_mem(const SchedPass *p, const SchedJob *j, size_t k) {
         return (uint64_t) ((double) a->mem[k] * ((double) j->resident_memory / (double) total));
 }
 
+/* A's shards of its one GPU, or 0: it holds whole GPUs. */
+static unsigned alloc_shards(const SchedAllocation *a) {
+        return a->shards > 0 && a->gpu_mask && (a->gpu_mask & (a->gpu_mask - 1)) == 0 ? a->shards : 0;
+}
+
+/* Records shards of GPU g held until end, by the release at rel_off (whose Avail gives
+ * g back): the GPU comes back with the holder that ends last, so the release of every
+ * other holder gives back no GPU. */
+static void shard_hold(SchedPass *p, size_t g, unsigned shards, uint64_t end, size_t rel_off) {
+        uint64_t bit = UINT64_C(1) << g;
+        Avail *mine = p->ctx->release_avail + rel_off, *other;
+        uint64_t *prev_end = &p->shard_end[g];
+
+        if (!(p->shard_open & bit) || end > *prev_end) {
+                if (p->shard_open & bit) {
+                        other = p->ctx->release_avail + p->shard_rel[g];
+                        for (size_t k = 0; k < p->n_nodes; k++)
+                                other[k].gpus &= ~gpus_local(p, k, bit);
+                }
+                *prev_end = end;
+                p->shard_rel[g] = rel_off;
+        } else
+                for (size_t k = 0; k < p->n_nodes; k++)
+                        mine[k].gpus &= ~gpus_local(p, k, bit);
+        if (!(p->shard_open & bit))
+                p->shard_used[g] = 0;
+        p->shard_open |= bit;
+        p->shard_used[g] += shards;
+}
+
 int pass_build_now(SchedPass *p) {
         const SchedMachine *m = p->machine;
         CpuSet free_all = {};
@@ -198,6 +232,9 @@ int pass_build_now(SchedPass *p) {
                         gpus_held |= a->gpu_mask;
                         for (size_t k = 0; k < p->n_nodes; k++)
                                 rel[k].gpus = gpus_local(p, k, a->gpu_mask);
+                        if (alloc_shards(a))
+                                shard_hold(p, __builtin_ctzll(a->gpu_mask), alloc_shards(a),
+                                           MAX(end, p->now + 1), p->ctx->job_release[i]);
                 }
                 for (size_t k = 0; k < p->n_nodes; k++) {
                         uint64_t mem;
@@ -507,19 +544,73 @@ const CpuSet *cand_allowed_cpus(const SchedPass *p, const Cand *c) {
         return p->limits && cand_group(p, c)->proj >= 0 ? p->config->projects[cand_group(p, c)->proj].allowed_cpus : NULL;
 }
 
+uint64_t shards_joinable(const SchedPass *p, const SchedJob *j) {
+        uint64_t r = 0, end = time_add(p->now, sched_job_walltime(j)), h = p->shard_horizon;
+        unsigned k = job_shards(j);
+
+        for (uint64_t x = p->shard_open & job_gpu_allowed(p, j); x; x &= x - 1) {
+                size_t g = __builtin_ctzll(x);
+
+                if (p->shard_used[g] + k <= p->gpu_shards[g] &&
+                    (end <= p->shard_end[g] ||
+                     (h != 0 && (end <= h || p->shard_end[g] > h || (p->shard_free_at_horizon >> g & 1)))))
+                        r |= x & -x;
+        }
+        return r;
+}
+
+uint64_t shards_pick(const SchedPass *p, const SchedJob *j, uint64_t join, uint64_t node_mask) {
+        uint64_t near = 0;
+
+        for (size_t k = 0; k < p->n_nodes; k++)
+                if (node_mask >> k & 1)
+                        near |= join & p->node_gpus[k];
+        /* A GPU of no known node is bound to none: allowed under binding. */
+        near |= join & p->loose_gpus;
+        if (near)
+                return near & -near;
+        return j->gpu_binding ? 0 : join & -join;
+}
+
+/* plan_fit() for a shard job now: a GPU whose shards are in use first, of those it may
+ * join (they are not in st: held), so that free GPUs stay whole; else a free one. */
+static bool plan_fit_shards(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret) {
+        uint64_t join = shards_joinable(p, j);
+
+        if (join) {
+                Avail with[SCHED_NODES_MAX];
+                SchedJob one = *j;
+
+                one.gpu_allowed = join;
+                for (size_t k = 0; k < p->n_nodes; k++) {
+                        with[k] = st[k];
+                        with[k].gpus = gpus_local(p, k, join);
+                }
+                if (plan_fit(p, with, &one, ret))
+                        return true;
+        }
+        return plan_fit(p, st, j, ret);
+}
+
+static bool plan_fit_job_now(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret) {
+        if (_unlikely_(p->shard_open != 0) && job_shards(j) && j->gpus == 1)
+                return plan_fit_shards(p, st, j, ret);
+        return plan_fit(p, st, j, ret);
+}
+
 bool plan_fit_now(const SchedPass *p, const Avail *st, const Cand *c, Plan *ret) {
         const CpuSet *allowed = cand_allowed_cpus(p, c);
         Avail capped[SCHED_NODES_MAX];
 
         if (!allowed)
-                return plan_fit(p, st, cand_job(p, c), ret);
+                return plan_fit_job_now(p, st, cand_job(p, c), ret);
         /* A node's CPUs outside the cap are not there for this job; an exclusive job then
          * finds the node not idle, as it should. */
         for (size_t k = 0; k < p->n_nodes; k++) {
                 capped[k] = st[k];
                 capped[k].cpus = MIN(st[k].cpus, cpu_set_count_and(&p->free_cpus[k], allowed));
         }
-        return plan_fit(p, capped, cand_job(p, c), ret);
+        return plan_fit_job_now(p, capped, cand_job(p, c), ret);
 }
 
 void avail_sub(const SchedPass *p, Avail *st, const Plan *pl) {
@@ -589,6 +680,12 @@ int pass_start(SchedPass *p, Cand *c, const Plan *pl) {
                 cpu_set_andnot(&p->free_cpus[k], &d->alloc.cpus);
                 rel[k].cpus = pl->cpus[k];
                 rel[k].mem = pl->mem[k];
+        }
+        if (_unlikely_(p->shard_gpus != 0) && job_shards(j) && pl->gpus && (pl->gpus & (pl->gpus - 1)) == 0) {
+                d->alloc.shards = (uint16_t) job_shards(j);
+                d->alloc.shards_of = p->gpu_shards[__builtin_ctzll(pl->gpus)];
+                shard_hold(p, __builtin_ctzll(pl->gpus), job_shards(j), p->ctx->releases[p->n_releases - 1].end,
+                           (size_t) (rel - p->ctx->release_avail));
         }
 
         avail_sub(p, p->avail_now, pl);

@@ -258,6 +258,21 @@ struct SchedPass {
         uint64_t home_gpus[SCHED_NODES_MAX];
         uint32_t node_slots[SCHED_NODES_MAX]; /* node_gpus as Avail.gpus bits */
         uint8_t gpu_slot[SCHED_GPUS_MAX];
+        /* Shards (read only where shard_gpus is not 0): the GPUs that have some; those
+         * with shards in use now (held, not free), how many of each are, and the release
+         * that gives each back: that of its holder that ends last (shard_end), the others'
+         * give back no GPU. Joining such a GPU is allowed when the joiner ends by
+         * shard_horizon, by shard_end, or shard_end is after shard_horizon (the GPU is not
+         * free then anyway); shard_horizon 0: only the first (conservative). */
+        uint64_t shard_gpus, shard_open;
+        uint64_t shard_horizon;
+        /* "easy": the GPUs free at shard_horizon once the top job is placed there; joining
+         * one of them past it takes it from the top job's leftovers, which is allowed. */
+        uint64_t shard_free_at_horizon;
+        uint16_t gpu_shards[SCHED_GPUS_MAX];
+        uint32_t shard_used[SCHED_GPUS_MAX];
+        uint64_t shard_end[SCHED_GPUS_MAX];
+        size_t shard_rel[SCHED_GPUS_MAX];
 
         /* free now; the sets live in the context (SchedContext.free_cpus): 64 of them
          * would be 66 KiB to clear in every pass */
@@ -392,6 +407,13 @@ void avail_add(const SchedPass *p, Avail *st, const Avail *add);
 void avail_min(const SchedPass *p, Avail *dst, const Avail *a, const Avail *b);
 /* Gives the GPUs of mask back to st, each at its home node. */
 void avail_add_gpus(const SchedPass *p, Avail *st, uint64_t mask);
+/* The GPUs with shards in use that j may join now: room for its shards, and joining
+ * delays nothing planned: it ends by the GPU's last holder, or by shard_horizon, or the
+ * GPU is held past shard_horizon anyway or free then all the same (0: only the first). */
+uint64_t shards_joinable(const SchedPass *p, const SchedJob *j);
+/* Of join, the GPU for j on CPUs of node_mask: one near them, else (not under binding)
+ * the lowest; 0: none. */
+uint64_t shards_pick(const SchedPass *p, const SchedJob *j, uint64_t join, uint64_t node_mask);
 /* plan_fit() for starting c now: within its project's allowed CPUs, if capped. */
 bool plan_fit_now(const SchedPass *p, const Avail *st, const Cand *c, Plan *ret);
 /* Whether c's project caps its CPUs. */
@@ -420,9 +442,27 @@ static inline uint64_t job_span(const SchedJob *j) {
         return MAX(sched_job_walltime(j), (uint64_t) 1);
 }
 
-/* The GPUs a job may be given (SchedJob.gpu_allowed, 0: any). */
+/* The shards a job wants (SchedJob.shards; an exclusive job takes whole GPUs). */
+static inline unsigned job_shards(const SchedJob *j) {
+        return j->exclusive ? 0 : j->shards;
+}
+
+/* The GPUs with at least k shards. */
+static inline uint64_t gpus_with_shards(const SchedPass *p, unsigned k) {
+        uint64_t r = 0;
+
+        for (uint64_t x = p->shard_gpus; x; x &= x - 1)
+                if (p->gpu_shards[__builtin_ctzll(x)] >= k)
+                        r |= x & -x;
+        return r;
+}
+
+/* The GPUs a job may be given (SchedJob.gpu_allowed, 0: any; for shards, those with
+ * enough). */
 static inline uint64_t job_gpu_allowed(const SchedPass *p, const SchedJob *j) {
-        return (j->gpu_allowed ?: UINT64_MAX) & p->all_gpus;
+        uint64_t r = (j->gpu_allowed ?: UINT64_MAX) & p->all_gpus;
+
+        return job_shards(j) ? r & gpus_with_shards(p, job_shards(j)) : r;
 }
 
 /* Machine GPU masks to and from node k's Avail.gpus. */

@@ -281,7 +281,7 @@ static inline SchedReason job_ineligible(const SchedPass *p, GpuTests *gt, const
         /* A job asking for any of the machine's GPUs without binding (the most common
          * GPU job) is too big only for more than there are: tested without a branch on
          * whether it asks for GPUs, which a queue of some GPU jobs mispredicts often. */
-        if (_unlikely_((j->gpus > gt->n_all) | ((j->gpus > 0) & ((j->gpu_allowed != 0) | j->gpu_binding))) &&
+        if (_unlikely_((j->gpus > gt->n_all) | ((j->gpus > 0) & ((j->gpu_allowed != 0) | j->gpu_binding | (j->shards != 0)))) &&
             gpus_too_big(p, gt, j))
                 return SCHED_REASON_TOO_BIG;
         if (max_walltime > 0 && sched_job_walltime(j) != SCHED_TIME_INFINITY && sched_job_walltime(j) > max_walltime)
@@ -727,6 +727,9 @@ int sched_pass(SchedContext *ctx, const SchedConfig *config, const SchedMachine 
                 return -EINVAL;
 
         ctx->n_passes++;
+        /* Until a reservation is made, a GPU's shards may be joined whatever it delays;
+         * conservative reserves for every job, so a joiner may delay none. */
+        p.shard_horizon = config->policy == &sched_policy_conservative ? 0 : SCHED_TIME_INFINITY;
         r = pass_setup_machine(&p);
         if (r < 0)
                 return r;

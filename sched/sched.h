@@ -73,6 +73,9 @@ typedef struct SchedGpu {
         int node;
         bool offline; /* given to nobody (a card gone, hidden or of unknown identity): its
                        * index stays so that a job holding it keeps it */
+        /* Slurm's shards: up to this many shards of it may be given to jobs that want
+         * shards (SchedJob.shards), several jobs at once; 0: whole only. */
+        uint16_t shards;
 } SchedGpu;
 
 typedef struct SchedMachine {
@@ -105,7 +108,18 @@ typedef struct SchedMachine {
  *  - reservations (easy's top job, conservative's every job) and estimates plan GPUs by
  *    id, so a job waiting for GPUs gets its start from when they are free, and a backfill
  *    never takes GPUs a reservation needs;
- *  - TooBig: more GPUs than the machine has, or than gpu_allowed names.
+ *  - TooBig: more GPUs than the machine has, or than gpu_allowed names;
+ *  - shards (SchedJob.shards K, SchedGpu.shards N): a job takes K shards of one GPU with
+ *    N >= K, and several such jobs share a GPU while their shards add up to N at most. A
+ *    GPU with shards in use is held: not free for a whole-GPU job (nor an exclusive one),
+ *    and a whole GPU in use gives no shards. Started now, a shard job joins a GPU with
+ *    shards in use before it takes a free one (the free ones stay whole), near its CPUs as
+ *    any GPU is; planned for later (reservations, estimates), it counts as one whole GPU,
+ *    and a GPU with shards in use comes back when the last of its holders ends: a shard
+ *    job's estimate may be late, never early. Joining a GPU never moves that end past a
+ *    reservation's start that could use the GPU ("easy"); "conservative" joins a shared GPU
+ *    only for a job that ends by the GPU's last holder. A shard job counts as one GPU
+ *    against MaxGPUs. TooBig: no GPU it may have has K shards.
  * A machine without GPUs plans as before: the GPU work costs a few tests per pass. */
 
 /* Where a job runs: its CPUs, the nodes it touches and the memory it holds on each. An
@@ -116,6 +130,10 @@ typedef struct SchedAllocation {
         uint64_t mem[SCHED_NODES_MAX];   /* bytes held on node k */
         uint64_t gpu_mask;               /* bit g: SchedMachine.gpus[g], held by this job alone
                                           * (exclusive: every GPU of its nodes) */
+        uint16_t shards;                 /* >0: gpu_mask names one GPU, of which it holds
+                                          * these shards, shared with other shard jobs */
+        uint16_t shards_of;              /* that GPU's shards when it started (K of N: its
+                                          * share, for accounting); sched/ reads it not */
 } SchedAllocation;
 
 typedef enum SchedJobState {
@@ -170,9 +188,13 @@ typedef struct SchedJob {
          * job runs under is sched_job_walltime(). */
         uint64_t default_walltime, max_walltime;
         size_t n_deps;            /* of deps, below */
-        /* GPUs wanted; which may be given and whether they bind its CPUs: gpu_allowed
-         * and gpu_binding, below. */
-        unsigned gpus;
+        /* GPUs wanted (more than SCHED_GPUS_MAX: TooBig); which may be given and whether
+         * they bind its CPUs: gpu_allowed and gpu_binding, below. Shards of one GPU wanted
+         * (Slurm's --gres=shard:K) instead of whole GPUs: gpus is then 1, the GPU they
+         * come from; ignored for an exclusive job. Both 16 bits, in what one unsigned
+         * was: a pass's scan reads shards beside gpus. */
+        uint16_t gpus;
+        uint16_t shards;
         /* Array tasks: the most of its array's tasks (array_id, below) that may run at
          * once (Slurm's "%N"; 0: no limit). Tasks beyond it wait with
          * JobArrayTaskLimit, the first in priority order go first. */

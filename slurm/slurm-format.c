@@ -430,9 +430,13 @@ static char *format_megabytes(char *buf, size_t size, uint64_t bytes) {
         return buf;
 }
 
-/* A job's GPUs as Slurm's tres_per_node string: "gres/gpu:2", "gres/gpu:a100:2"; on one
- * node a job's GPUs are its node's. */
+/* A job's GPUs as Slurm's tres_per_node string: "gres/gpu:2", "gres/gpu:a100:2", or its
+ * shards, "gres/shard:2"; on one node a job's GPUs are its node's. */
 static const char *format_tres_per_node(const JobInfo *j, char *buf, size_t size) {
+        if (j->shards > 0) {
+                snprintf(buf, size, "gres/shard:%s%s%u", strempty(j->gpu_type), j->gpu_type ? ":" : "", j->shards);
+                return buf;
+        }
         if (j->gpus == 0)
                 return NULL;
         snprintf(buf, size, "gres/gpu:%s%s%u", strempty(j->gpu_type), j->gpu_type ? ":" : "", j->gpus);
@@ -448,6 +452,8 @@ static const char *format_tres(const JobInfo *j, bool sacct_order, char *buf, si
                 snprintf(mem, sizeof mem, "mem=%s,", format_megabytes(mb, sizeof mb, j->memory));
         if (j->gpus > 0)
                 snprintf(gpus, sizeof gpus, sacct_order ? "gres/gpu=%u," : ",gres/gpu=%u", j->gpus);
+        else if (j->shards > 0)
+                snprintf(gpus, sizeof gpus, sacct_order ? "gres/shard=%u," : ",gres/shard=%u", j->shards);
         if (sacct_order)
                 snprintf(buf, size, "billing=%u,cpu=%u,%s%snode=1", j->cpus, j->cpus, gpus, mem);
         else
@@ -1062,6 +1068,25 @@ static bool first_of_type(const DeviceInfo *devices, size_t i, char *type, size_
         return true;
 }
 
+/* ",shard:M" after the GPUs: the shards of the machine's shared GPUs (Slurm's gres/shard,
+ * untyped), or with used, those in use. */
+static void sinfo_append_shards(const DeviceInfo *devices, size_t n, bool used, char *buf, size_t size, size_t k) {
+        uint64_t total = 0;
+        bool shared = false;
+        int w;
+
+        for (size_t i = 0; i < n; i++)
+                if (!devices[i].offline && devices[i].shards > 0) {
+                        shared = true;
+                        total += used ? devices[i].shards_used : devices[i].shards;
+                }
+        if (!shared)
+                return;
+        w = snprintf(buf + k, size - k, "%sshard:%" PRIu64, k > 0 ? "," : "", total);
+        if (w < 0 || (size_t) w >= size - k)
+                buf[k] = '\0';
+}
+
 char *sinfo_format_gres(const DeviceInfo *devices, size_t n, char *buf, size_t size) {
         size_t k = 0;
 
@@ -1083,6 +1108,7 @@ char *sinfo_format_gres(const DeviceInfo *devices, size_t n, char *buf, size_t s
                 }
                 k += (size_t) w;
         }
+        sinfo_append_shards(devices, n, false, buf, size, k);
         return buf;
 }
 
@@ -1146,6 +1172,7 @@ char *sinfo_format_gres_used(const DeviceInfo *devices, size_t n, char *buf, siz
                 }
                 k += (size_t) w;
         }
+        sinfo_append_shards(devices, n, true, buf, size, strlen(buf));
         return buf;
 }
 
@@ -1264,7 +1291,9 @@ int scontrol_show_job(FILE *out_final, const JobInfo *j, time_t now, bool onelin
         show_line(out, "   Features=%s", j->constraint ?: "(null)");
         show_line(out, "   TresPerNode=%s", format_tres_per_node(j, a, sizeof(a)) ?: "(null)");
         /* scontrol -d's per-node GRES with the GPUs' indexes. */
-        if (!isempty(j->gpus_allocated))
+        if (!isempty(j->gpus_allocated) && j->shards > 0)
+                show_line(out, "   GRES=shard:%u(IDX:%s)", j->shards, j->gpus_allocated);
+        else if (!isempty(j->gpus_allocated))
                 show_line(out, "   GRES=gpu:%s%s%u(IDX:%s)", strempty(j->gpu_type), j->gpu_type ? ":" : "", j->gpus,
                           j->gpus_allocated);
         if (j->has_details) {

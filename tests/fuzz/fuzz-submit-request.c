@@ -2,12 +2,13 @@
 /* The JSON decoders of proto/ and the CLI's reply decoding, on arbitrary JSON text:
  * submit_request_from_json() (what corrald accepts from any user) and the deep copy array
  * tasks get, job_info_from_json(), the CLI's job_entry_from_json()/job_list_from_reply(),
- * reply_parse() and array_spec_parse(). What decodes must encode and decode again to the
- * same thing. */
+ * reply_parse(), array_spec_parse() and GetInfo's device list (device_info_array_from_json(),
+ * shard holders included). What decodes must encode and decode again to the same thing. */
 
 #include <errno.h>
 
 #include "cli/commands.h"
+#include "device-info.h"
 #include "fuzz.h"
 #include "job-request.h"
 #include "json-util.h"
@@ -89,6 +90,44 @@ static void check_job_info(json_object *o) {
         fuzz_check(streq(t1, t2));
 }
 
+static void check_devices(json_object *a) {
+        DeviceInfo *d = NULL;
+        const char *bad = NULL;
+        size_t n = 0;
+        int r;
+
+        r = device_info_array_from_json(a, &d, &n, &bad);
+        if (r == -ENOMEM)
+                return;
+        if (r < 0) {
+                fuzz_check(r == -EINVAL);
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_json_ json_object *j1 = NULL, *arr = NULL;
+                _cleanup_free_ char *t1 = NULL, *t2 = NULL;
+                DeviceInfo *again = NULL;
+                size_t m = 0;
+
+                fuzz_check(d[i].n_shard_holders <= CORRAL_SHARDS_MAX);
+                r = device_info_to_json(&d[i], &j1);
+                if (r == -ENOMEM)
+                        continue;
+                fuzz_check(r == 0);
+                t1 = to_text(j1);
+                arr = json_object_new_array();
+                fuzz_check(arr && json_object_array_add(arr, json_object_get(j1)) == 0);
+                fuzz_check(device_info_array_from_json(arr, &again, &m, &bad) == 0 && m == 1);
+                json_object_put(j1);
+                j1 = NULL;
+                fuzz_check(device_info_to_json(&again[0], &j1) == 0);
+                t2 = to_text(j1);
+                fuzz_check(streq(t1, t2));
+                device_info_array_free(again, m);
+        }
+        device_info_array_free(d, n);
+}
+
 static void check_cli_decoders(json_object *o) {
         _cleanup_(job_list_done) JobList l = {};
         JobEntry e;
@@ -142,6 +181,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
                 if (json_object_object_get_ex(reply.parameters, "job", &job))
                         check_job_info(job);
+                if (json_object_object_get_ex(reply.parameters, "devices", &job))
+                        check_devices(job);
                 if (job_list_from_reply(reply.parameters, &l) == 0)
                         fuzz_check(l.n <= CORRAL_LIST_JOBS_MAX);
                 reply_done(&reply);

@@ -101,6 +101,29 @@ static void test_charge(void **state) {
         assert_close(acct_efficiency(5, 0), 0.0, 0);
 }
 
+/* Shards: a job holding K of a GPU's N shards is charged K/N of its GPU-hours. */
+static void test_charge_shards(void **state) {
+        const uint64_t s = 1000000;
+        /* 1 of 4 shards for 4 h: 1 GPU-hour; 2 CPUs: 8 core-hours; (8 + 1 × 8) × 1. */
+        JobCharge c = { .cpus = 2, .gpus = 1, .shards = 1, .shards_of = 4, .run_usec = 4 * HOUR * s,
+                        .charge_factor = 1, .charge_per_gpu_hour = 8 };
+        UsageTotals t;
+
+        acct_charge_compute(&c);
+        assert_close(c.core_hours, 8.0, 1e-12);
+        assert_close(c.gpu_hours, 1.0, 1e-12);
+        assert_close(c.service_units, 16.0, 1e-12);
+        usage_totals_from_charge(&t, &c);
+        assert_int_equal(t.gpu_usec, HOUR * s);
+        /* 3 of 4 for 2 h: 1.5 GPU-hours. */
+        c.shards = 3;
+        c.run_usec = 2 * HOUR * s;
+        acct_charge_compute(&c);
+        assert_close(c.gpu_hours, 1.5, 1e-12);
+        usage_totals_from_charge(&t, &c);
+        assert_int_equal(t.gpu_usec, 3 * HOUR * s / 2);
+}
+
 /* GPUs: GPU-hours beside core-hours, charged at ChargePerGPUHour= core-hours each, at
  * the queue's factor; fair-share counts them at the same weight, never below factor 1. */
 static void test_charge_gpus(void **state) {
@@ -211,6 +234,7 @@ int main(void) {
                 cmocka_unit_test(test_decay_credit),
                 cmocka_unit_test(test_charge),
                 cmocka_unit_test(test_charge_gpus),
+                cmocka_unit_test(test_charge_shards),
                 cmocka_unit_test(test_fairshare),
                 cmocka_unit_test(test_grant_period),
                 cmocka_unit_test(test_days_and_totals),

@@ -615,6 +615,31 @@ static void test_devices_print(void **state) {
         free(buf);
 }
 
+/* A shared GPU (Shards=): its shards in use and by which jobs, or free with how many. */
+static void test_devices_print_shards(void **state) {
+        DeviceShardHolder holders[] = {
+                { .job_id = 12, .user = (char *) "ann", .shards = 1 },
+                { .job_id = 13, .user = (char *) "bob", .shards = 2 },
+        };
+        DeviceInfo d[2] = {
+                { .index = 0, .name = (char *) "gpu0", .numa_node = 0, .shards = 4, .shards_used = 3,
+                  .shard_holders = holders, .n_shard_holders = 2 },
+                { .index = 1, .name = (char *) "gpu1", .numa_node = 0, .shards = 4 },
+        };
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        assert_non_null(f);
+        assert_int_equal(devices_print(f, d, 2), 0);
+        assert_int_equal(fclose(f), 0);
+        assert_string_equal(buf,
+                "GPU  NAME  MODEL    NUMA  PCI  FEATURES  JOB\n"
+                "  0  gpu0  unknown  0     -    -         3/4 shards: 12 (ann, 1), 13 (bob, 2)\n"
+                "  1  gpu1  unknown  0     -    -         free, 4 shards\n");
+        free(buf);
+}
+
 /* --test-only prints the GPU request as it will be sent. */
 static void test_request_print_gpus(void **state) {
         _cleanup_(submit_request_done) SubmitRequest req = SUBMIT_REQUEST_INIT;
@@ -633,6 +658,17 @@ static void test_request_print_gpus(void **state) {
         assert_non_null(strstr(buf, "GPUs:         2 of type a100\n"));
         assert_non_null(strstr(buf, "Constraint:   a100|h100\n"));
         assert_non_null(strstr(buf, "GresFlags:    enforce-binding"));
+        free(buf);
+
+        /* Shards instead: said as such, no GPUs line. */
+        f = open_memstream(&buf, &size);
+        assert_non_null(f);
+        req.gpus = 0;
+        req.shards = 2;
+        submit_request_print(f, &req, NULL);
+        assert_int_equal(fclose(f), 0);
+        assert_non_null(strstr(buf, "Shards:       2 of one GPU of type a100 (shared)\n"));
+        assert_null(strstr(buf, "GPUs:"));
         free(buf);
 }
 
@@ -715,6 +751,7 @@ int main(void) {
                 cmocka_unit_test(test_table),
                 cmocka_unit_test(test_queue_print),
                 cmocka_unit_test(test_devices_print),
+                cmocka_unit_test(test_devices_print_shards),
                 cmocka_unit_test(test_request_print_gpus),
                 cmocka_unit_test(test_show_print),
                 cmocka_unit_test(test_split_client_flags),

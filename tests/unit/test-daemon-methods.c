@@ -1259,6 +1259,114 @@ static void test_gpu_submit(void **state) {
         manager_for_test_free(m);
 }
 
+/* Shards: what no GPU can give is refused with the numbers; two shard:1 jobs run on one
+ * GPU of 2 shards, a whole-GPU job of that type waits and why says whose; the info reply
+ * lists the GPU's shards and holders; a job's info and environment carry its shards. */
+static void test_shard_jobs(void **state) {
+        /* gpu0 and gpu1 (a100) have 2 shards, the T4s none. */
+        static const SchedGpu gpus[4] = { { .node = 0, .shards = 2 }, { .node = 0, .shards = 2 }, { 1 }, { 1 } };
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        DeviceSet ds = { .devices = test_devices, .n_devices = ELEMENTSOF(test_devices) };
+        _cleanup_(job_spec_freep) JobSpec *spec = NULL;
+        uint64_t a, b, w, x;
+        char params[160];
+        json_object *r, *v;
+        Job *ja, *jb;
+
+        static unsigned numa_ids[2] = { 0, 1 };
+
+        m->devices = &ds;
+        m->numa_ids = numa_ids;
+        m->machine.gpus = gpus;
+        m->machine.n_gpus = 4;
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"shards\":3}"), "InvalidParameter",
+                     "--gres=shard:3: a GPU here has at most 2 shards");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_TEST_SUBMIT, "{" SUBMIT_TRUE ",\"shards\":5}"), "InvalidParameter",
+                     "--gres=shard:5: a GPU here has at most 2 shards");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"shards\":1,\"gpu_type\":\"t4\"}"),
+                     "InvalidParameter", "--gres=shard:1: no GPU of type t4 here is shared (Shards= is not set)");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"shards\":1,\"gpus\":1}"),
+                     "InvalidParameter", "a job takes whole GPUs or shards of one GPU");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"shards\":1,\"exclusive\":true}"),
+                     "InvalidParameter", "an exclusive job holds whole GPUs");
+
+        a = job_id_of(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"shards\":1,\"gpu_type\":\"gpu0\"}"));
+        b = job_id_of(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"shards\":1}"));
+        assert_int_equal(manager_schedule(m), 0);
+        ja = manager_find_job(m, a), jb = manager_find_job(m, b);
+        assert_int_equal(ja->state, JOB_RUNNING);
+        assert_int_equal(jb->state, JOB_RUNNING);
+        assert_int_equal(ja->alloc->gpu_mask, 1);
+        assert_int_equal(jb->alloc->gpu_mask, 1); /* packed with a on gpu0, gpu1 left whole */
+        assert_int_equal(ja->alloc->shards, 1);
+        assert_int_equal(jb->alloc->shards, 1);
+        assert_int_equal(jb->alloc->shards_of, 2); /* charged 1/2 of the GPU's hours */
+
+        /* A whole gpu0 waits for both; a third shard of it too, with the numbers. */
+        w = job_id_of(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"gpus\":1,\"gpu_type\":\"gpu0\"}"));
+        x = job_id_of(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"shards\":1,\"gpu_type\":\"gpu0\"}"));
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(manager_find_job(m, w)->state, JOB_QUEUED);
+        assert_int_equal(manager_find_job(m, x)->state, JOB_QUEUED);
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) w);
+        r = call(m, NOBODY, CORRAL_METHOD_WHY, params);
+        snprintf(params, sizeof params, "it waits for 1 GPUs: 0 of 1 free; held by jobs %llu (shards), %llu (shards)",
+                 (unsigned long long) a, (unsigned long long) b);
+        if (!strstr(json_object_to_json_string(r), params))
+                fail_msg("why: %s", json_object_to_json_string(r));
+        json_object_put(r);
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) x);
+        r = call(m, NOBODY, CORRAL_METHOD_WHY, params);
+        if (!strstr(json_object_to_json_string(r), "it waits for 1 shard of one GPU: gpu0 has 0 of 2 free"))
+                fail_msg("why: %s", json_object_to_json_string(r));
+        json_object_put(r);
+
+        /* The info reply: gpu0 shared by a and b, no one holder. */
+        r = call(m, NOBODY, CORRAL_METHOD_GET_INFO, "{}");
+        assert_true(json_object_object_get_ex(params_of(r), "devices", &v));
+        {
+                DeviceInfo *di = NULL;
+                size_t n = 0;
+                const char *bad = NULL;
+
+                assert_int_equal(device_info_array_from_json(v, &di, &n, &bad), 0);
+                assert_int_equal(di[0].job_id, 0);
+                assert_int_equal(di[0].shards, 2);
+                assert_int_equal(di[0].shards_used, 2);
+                assert_int_equal(di[0].n_shard_holders, 2);
+                assert_int_equal(di[0].shard_holders[0].job_id, a);
+                assert_int_equal(di[0].shard_holders[1].shards, 1);
+                assert_int_equal(di[1].shards_used, 0);
+                assert_int_equal(di[2].shards, 0);
+                device_info_array_free(di, n);
+        }
+        json_object_put(r);
+
+        /* Show: its shards and GPU; its spec: that GPU, and SLURM_SHARDS_ON_NODE. */
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) b);
+        r = call(m, NOBODY, CORRAL_METHOD_SHOW, params);
+        assert_true(json_object_object_get_ex(params_of(r), "job", &v));
+        {
+                _cleanup_(job_info_done) JobInfo info = JOB_INFO_INIT;
+                const char *bad;
+
+                assert_int_equal(job_info_from_json(v, &info, &bad), 0);
+                assert_int_equal(info.shards, 1);
+                assert_int_equal(info.gpus, 0);
+                assert_string_equal(info.gpus_allocated, "0");
+        }
+        json_object_put(r);
+        assert_int_equal(manager_build_spec(m, jb, &spec), 0);
+        assert_string_equal(strv_env_get(spec->device_environment, "CUDA_VISIBLE_DEVICES"), "0");
+        assert_string_equal(strv_env_get(spec->device_environment, "SLURM_JOB_GPUS"), "0");
+        assert_string_equal(strv_env_get(spec->device_environment, "SLURM_SHARDS_ON_NODE"), "1");
+
+        m->numa_ids = NULL;
+        m->devices = NULL; /* not the manager's to free */
+        manager_for_test_free(m);
+}
+
 /* TestSubmit (--test-only): Submit's checks and errors, an estimate from a what-if pass,
  * and nothing queued, stored or numbered. */
 static void test_test_submit(void **state) {
@@ -2175,6 +2283,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_admin_hold_stands, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_test_submit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_gpu_submit, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_shard_jobs, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_interactive_rules, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_finished_alloc_shared, setup, tree_teardown),
         };

@@ -245,7 +245,7 @@ static const Row rows[] = {
           .script = "#!/bin/sh\n#SBATCH --gres=mps:1\n#SBATCH --cluster=c2\n#SBATCH -M c2 -w n[1-4]\n"
                     "#SBATCH --nodes=2\n#PBS -l nodes=2:ppn=4\n",
           .ret = -EINVAL,
-          .reports = { { 2, false, "#SBATCH --gres=mps:1: generic resource 'mps' is not available here: GPUs are the only one (gpu[:TYPE][:COUNT])" },
+          .reports = { { 2, false, "#SBATCH --gres=mps:1: generic resource 'mps' is not available here: GPUs and their shards are the only ones (gpu[:TYPE][:COUNT], shard[:COUNT])" },
                        { 3, false, "#SBATCH --cluster=c2: not supported on a single machine (its cluster is its host name, or all)" },
                        { 4, false, "#SBATCH -M c2: not supported on a single machine (its cluster is its host name, or all)" },
                        { 4, false, "#SBATCH -w n[1-4]: not supported on a single machine (its one node is its host name)" },
@@ -670,6 +670,61 @@ static void test_gpu_requests(void **state) {
         }
 }
 
+/* Slurm's shards: --gres=shard:K in each place it may be written, and what is refused. */
+static void test_shard_requests(void **state) {
+        static const struct {
+                const char *script;
+                const char *args[4];
+                unsigned shards, gpus;
+                const char *type;
+        } cases[] = {
+                { "#!/bin/bash\n#SBATCH --gres=shard:2\n", {}, 2, 0, NULL },
+                { "#!/bin/bash\n#SBATCH --gres=shard\n", {}, 1, 0, NULL },
+                { "#!/bin/bash\n#SBATCH --gres=gres/shard:3\n", {}, 3, 0, NULL },
+                { "#!/bin/bash\n#SBATCH --gres=shard:a100:4\n", {}, 4, 0, "a100" },
+                { "#!/bin/sh\n#CORRAL --gres=shard:1\n", {}, 1, 0, NULL },
+                /* The later GPU option wins, whole GPUs or shards. */
+                { "#!/bin/bash\n#SBATCH --gres=shard:2\n#SBATCH --gpus=1\n", {}, 0, 1, NULL },
+                { "#!/bin/bash\n#SBATCH --gpus=2\n#SBATCH --gres=shard:1\n", {}, 1, 0, NULL },
+                { "#!/bin/bash\n#SBATCH --gres=gpu:2\n", { "--gres=shard:3" }, 3, 0, NULL },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(submit_options_done) SubmitOptions o;
+                _cleanup_(directive_errors_done) DirectiveErrors e = {};
+                char *argv[6] = { (char *) "submit" };
+                size_t argc = 1;
+
+                for (size_t k = 0; cases[i].args[k]; k++)
+                        argv[argc++] = (char *) cases[i].args[k];
+                if (run(cases[i].script, argc > 1 ? argv : NULL, &o, &e) < 0 || e.n > 0) {
+                        fprintf(stderr, "row %zu failed\n", i);
+                        dump_errors(&e);
+                        fail();
+                }
+                if (o.req.shards != cases[i].shards || o.req.gpus != cases[i].gpus ||
+                    !streq_ptr(o.req.gpu_type, cases[i].type)) {
+                        fprintf(stderr, "row %zu: shards=%u gpus=%u type=%s\n", i, o.req.shards, o.req.gpus,
+                                strna(o.req.gpu_type));
+                        fail();
+                }
+        }
+
+        {
+                _cleanup_(submit_options_done) SubmitOptions o;
+                _cleanup_(directive_errors_done) DirectiveErrors e = {};
+
+                assert_int_equal(run("#!/bin/bash\n#SBATCH --gres=gpu:1,shard:1\n#SBATCH --gres=shard:2000\n"
+                                     "#SBATCH --gres=shard:x:y:z\n", NULL, &o, &e), -EINVAL);
+                assert_int_equal(e.n, 3);
+                expect_error(&e, 0, 2, false, "#SBATCH --gres=gpu:1,shard:1: gpu and shard given together, or twice: "
+                                              "a job takes whole GPUs or shards of one GPU");
+                expect_error(&e, 1, 3, false, "#SBATCH --gres=shard:2000: invalid shard count '2000' (0 to 1024)");
+                expect_error(&e, 2, 4, false, "#SBATCH --gres=shard:x:y:z: expected shard[:TYPE][:COUNT], got "
+                                              "'shard:x:y:z'");
+        }
+}
+
 /* Scripts as found in public repositories, each asking for GPUs one of Slurm's ways:
  * every one is accepted (the corpus of the directives fuzz target holds them too). */
 static void test_real_gpu_scripts(void **state) {
@@ -833,7 +888,7 @@ static void test_argv(void **state) {
                 { { "-Z" }, "-Z: unknown option" },
                 { { "--gpus=65" }, "--gpus=65: expected [TYPE:]COUNT with COUNT between 0 and 64" },
                 { { "--gpus=a100:1,v100:1" }, "--gpus=a100:1,v100:1: one GPU type per job here (expected [TYPE:]COUNT)" },
-                { { "--gres=gpu:1,mps:2" }, "--gres=gpu:1,mps:2: generic resource 'mps' is not available here: GPUs are the only one (gpu[:TYPE][:COUNT])" },
+                { { "--gres=gpu:1,mps:2" }, "--gres=gpu:1,mps:2: generic resource 'mps' is not available here: GPUs and their shards are the only ones (gpu[:TYPE][:COUNT], shard[:COUNT])" },
                 { { "--gres=gpu:a b:1" }, "--gres=gpu:a b:1: invalid GPU type 'a b' (letters, digits, '_', '.', '-'; at most 64)" },
                 { { "--gres-flags=one-task-per-sharing" }, "--gres-flags=one-task-per-sharing: expected enforce-binding or disable-binding" },
                 { { "-C", "a100*2" }, "-C a100*2: invalid feature expression: names (letters, digits, '_', '.', '-') joined by & (and) and | (or), with parentheses, e.g. a100|h100 or gpu&nvlink (counts like a100*2 and [a|b] choose among nodes: not on one machine)" },
@@ -1076,6 +1131,7 @@ int main(void) {
                 cmocka_unit_test(test_pbs_pro_select),
                 cmocka_unit_test(test_pbs_unsupported),
                 cmocka_unit_test(test_gpu_requests),
+                cmocka_unit_test(test_shard_requests),
                 cmocka_unit_test(test_real_gpu_scripts),
                 cmocka_unit_test(test_native_directives),
                 cmocka_unit_test(test_command_line_wins),

@@ -154,6 +154,7 @@ static void test_submit_argv_array_defaults(void **state) {
         req.argv = argv;
         req.walltime_sec = CORRAL_WALLTIME_INFINITY;
         req.rerunnable = 1;
+        req.shards = 3;                         /* not dropped on the way: gres/shard there too */
         req.stdout_path = (char *) "o-%A_%a.txt";
         assert_int_equal(array_spec_parse("1-9:2%3", &req.array), 0);
         p.job_id = 70;
@@ -165,6 +166,7 @@ static void test_submit_argv_array_defaults(void **state) {
         assert_true(has(s.argv, "--output=o-66_%a.txt"));
         assert_true(has(s.argv, "--time=UNLIMITED"));
         assert_true(has(s.argv, "--requeue"));
+        assert_true(has(s.argv, "--gres=shard:3"));
         assert_true(has(s.argv, "--cpus-per-task=1"));
         assert_true(has(s.argv, "--comment=corral:login1:70"));
         assert_null(s.stdin_data);

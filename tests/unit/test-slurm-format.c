@@ -230,6 +230,16 @@ static void test_squeue_default(void **state) {
         assert_string_equal(out, "JOBIDTRES_PER_NODE   \n42   gres/gpu:2      \n");
         free(out);
         slurm_format_done(&f);
+        /* Shards: gres/shard:K. */
+        run.gpus = 0;
+        run.shards = 3;
+        assert_int_equal(slurm_format_parse("%i %b", &f), 0);
+        CAPTURE(out, squeue_print(F, &f, jobs, 1, false, NOW));
+        assert_string_equal(out, "42 gres/shard:3\n");
+        free(out);
+        slurm_format_done(&f);
+        run.shards = 0;
+        run.gpus = 2;
 
         assert_int_equal(slurm_format_parse("%i %s", &f), 0);
         const char *bad = NULL;
@@ -430,6 +440,12 @@ static void test_sacct(void **state) {
         assert_string_equal(sacct_field_value("AllocTRES", &done, NOW, b, sizeof(b)),
                             "billing=4,cpu=4,gres/gpu=2,mem=2G,node=1");
         assert_string_equal(sacct_field_value("ReqTRES", &pend, NOW, b, sizeof(b)), "billing=4,cpu=4,gres/gpu=1,node=1");
+        done.gpus = 0;
+        done.shards = 2;
+        assert_string_equal(sacct_field_value("AllocTRES", &done, NOW, b, sizeof(b)),
+                            "billing=4,cpu=4,gres/shard=2,mem=2G,node=1");
+        done.shards = 0;
+        done.gpus = 2;
         assert_int_equal(slurm_fields_parse("JobIDRaw,ReqTRES,AllocTRES", &f), 0);
         CAPTURE(out, sacct_print(F, &f, jobs, 3, SACCT_PARSABLE2, true, NOW));
         assert_string_equal(out, "JobIDRaw|ReqTRES|AllocTRES\n"
@@ -489,6 +505,13 @@ static void test_sinfo(void **state) {
         assert_string_equal(sinfo_format_gres(d, 0, gres, sizeof gres), "");
         /* Cut at an entry, never inside one. */
         assert_string_equal(sinfo_format_gres(d, 4, gres, 40), "gpu:nvidia_a100-sxm4-40gb:2");
+        /* Shared GPUs: their shards after the GPUs, as Slurm prints gres/shard; in use. */
+        d[0].shards = 4, d[2].shards = 4, d[2].shards_used = 3;
+        assert_string_equal(sinfo_format_gres(d, 4, gres, sizeof gres),
+                            "gpu:nvidia_a100-sxm4-40gb:2,gpu:tesla_t4:1,gpu:1,shard:8");
+        assert_string_equal(sinfo_format_gres_used(d, 4, gres, sizeof gres),
+                            "gpu:nvidia_a100-sxm4-40gb:0(IDX:N/A),gpu:tesla_t4:0(IDX:N/A),gpu:0(IDX:N/A),shard:3");
+        d[0].shards = 0, d[2].shards = 0, d[2].shards_used = 0;
         assert_int_equal(slurm_format_parse("%P %G", &f), 0);
         CAPTURE(out, sinfo_print(F, &f, p, 1, true));
         assert_string_equal(out, "PARTITION GRES\nbatch* (null)\n");
@@ -690,6 +713,18 @@ static void test_scontrol(void **state) {
         assert_non_null(strstr(out, "   Features=a100|h100\n"));
         assert_non_null(strstr(out, "   TresPerNode=gres/gpu:a100:2\n"));
         assert_non_null(strstr(out, "   GRES=gpu:a100:2(IDX:1,3)\n"));
+        free(out);
+
+        /* A shard job: its shards in TRES, TresPerNode and GRES, on its one GPU. */
+        j.gpus = 0;
+        j.gpu_type = NULL;
+        j.constraint = NULL;
+        j.shards = 2;
+        j.gpus_allocated = (char *) "1";
+        CAPTURE(out, scontrol_show_job(F, &j, NOW, false));
+        assert_non_null(strstr(out, "   TRES=cpu=4,mem=2G,node=1,billing=4,gres/shard=2\n"));
+        assert_non_null(strstr(out, "   TresPerNode=gres/shard:2\n"));
+        assert_non_null(strstr(out, "   GRES=shard:2(IDX:1)\n"));
         free(out);
 }
 

@@ -412,6 +412,59 @@ static Job *load_one_job(Store *s, uint64_t id) {
         return found;
 }
 
+/* A shard job's allocation after a restart: its GPU from the stored allocation, its shards
+ * from its request, as the pass needs them to count the GPU's shards in use. */
+static void test_alloc_shards(void **state) {
+        static const char *const two[] = { "0000:01:00.0", "0000:02:00.0" };
+        char gdir[64] = "/tmp/corral-store-shards-XXXXXX", cmd[160];
+        Job *a = make_job(1), *b = make_job(2), *l;
+        DeviceSet *set;
+        Store *s = NULL;
+
+        assert_non_null(mkdtemp(gdir));
+        assert_int_equal(store_open(gdir, &s), 0);
+        set = cards(two, 2, NULL);
+        assert_int_equal(store_set_gpus(s, set), 0);
+        device_set_free(set);
+        ((SubmitRequest *) a->submitted)->shards = 3;
+        assert_int_equal(job_set_request(a, a->submitted), 0);
+        a->state = JOB_RUNNING;
+        a->start_time = 1700000100;
+        a->alloc = new0(SchedAllocation, 1);
+        cpu_set_parse("0", &a->alloc->cpus);
+        a->alloc->gpu_mask = UINT64_C(1) << 1;
+        a->alloc->shards = 3;
+        b->state = JOB_RUNNING;
+        b->start_time = 1700000100;
+        b->alloc = new0(SchedAllocation, 1);
+        cpu_set_parse("1", &b->alloc->cpus);
+        b->alloc->gpu_mask = UINT64_C(1) << 0;
+        assert_int_equal(store_insert_job(s, a, NULL), 0);
+        assert_int_equal(store_insert_job(s, b, NULL), 0);
+        assert_int_equal(store_commit(s), 0);
+        store_close(s);
+
+        assert_int_equal(store_open(gdir, &s), 0);
+        assert_int_equal(store_load_gpus(s, &set), 0); /* as corrald starts: the cards it knew */
+        assert_int_equal(store_set_gpus(s, set), 0);
+        device_set_free(set);
+        l = load_one_job(s, 1);
+        assert_int_equal(l->req_shards, 3);
+        assert_int_equal(l->alloc->gpu_mask, UINT64_C(1) << 1);
+        assert_int_equal(l->alloc->shards, 3);
+        job_free(l);
+        l = load_one_job(s, 2);
+        assert_int_equal(l->req_shards, 0);
+        assert_int_equal(l->alloc->gpu_mask, 1);
+        assert_int_equal(l->alloc->shards, 0);
+        job_free(l);
+        store_close(s);
+        job_free(a);
+        job_free(b);
+        snprintf(cmd, sizeof cmd, "rm -rf %s", gdir);
+        assert_int_equal(system(cmd), 0);
+}
+
 /* A card that is not there at the first start after schema 7 (driver not loaded yet,
  * card out during the upgrade, none found at all): the running job's allocation keeps
  * it by name and keeps its index (nobody else is given it), and a later start with the
@@ -881,6 +934,7 @@ int main(void) {
                 cmocka_unit_test(test_array_shares_request),
                 cmocka_unit_test(test_savepoint),
                 cmocka_unit_test(test_alloc_gpus),
+                cmocka_unit_test(test_alloc_shards),
                 cmocka_unit_test(test_alloc_gpus_card_missing),
                 cmocka_unit_test(test_refuses_newer_schema),
                 cmocka_unit_test(test_gpu_accounting_migration),

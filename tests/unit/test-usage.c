@@ -602,6 +602,65 @@ static void test_metrics(void **state) {
         manager_free(m);
 }
 
+/* Shard runs: each charged K/N of its GPU's hours (a quarter of an hour per hour for 1 of
+ * 4 shards), in service units, the Usage report and Show; a GPU two shard jobs share is
+ * one GPU in use in the metrics. */
+static void test_shard_charge(void **state) {
+        Tree *t = *state;
+        static Device devs[1] = { { .name = (char *) "gpu0", .numa_node = 0 } };
+        static const SchedGpu sgpus[1] = { { .node = 0, .shards = 4 } };
+        DeviceSet ds = { .devices = devs, .n_devices = 1 };
+        _cleanup_free_ char *text = NULL;
+        char path[256], conf[400];
+        uint64_t a, b, start = (uint64_t) time(NULL) - 7200;
+        json_object *r, *ch;
+        JobCharge c;
+        Manager *m;
+
+        snprintf(path, sizeof path, "%s/metrics/corral.prom", t->dir);
+        mkdir_in(t->dir, "metrics");
+        snprintf(conf, sizeof conf, "[Manager]\nMetricsFile=%s\nChargePerGPUHour=4\n", path);
+        put(t->dir, "corral.conf", conf);
+        mkdir_in(t->dir, "projects.d");
+        put(t->dir, "projects.d/geo.conf", "[Project]\nMembers=nobody\n");
+        m = manager_for_test(t->dir);
+        m->devices = &ds;
+        m->machine.gpus = sgpus;
+        m->machine.n_gpus = 1;
+
+        a = submit(m, NOBODY, ",\"cpus\":1,\"shards\":1");
+        b = submit(m, NOBODY, ",\"cpus\":1,\"shards\":2");
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(manager_find_job(m, a)->state, JOB_RUNNING);
+        assert_int_equal(manager_find_job(m, b)->state, JOB_RUNNING);
+        assert_int_equal(manager_write_metrics(m), 0);
+        assert_int_equal(read_file_at(AT_FDCWD, path, 1 << 20, &text, NULL), 0);
+        assert_non_null(strstr(text, "corral_gpus_in_use 1\n"));
+        text = mfree(text);
+
+        finish(m, a, start, 3600, 0, 0);
+        assert_int_equal(store_load_charge(m->store, a, &c), 0);
+        assert_int_equal(c.gpus, 1);
+        assert_close(c.gpu_hours, 0.25, 1e-12);
+        /* (1 core-hour + 0.25 GPU-hours x 4) x 1 */
+        assert_close(c.service_units, 2.0, 1e-12);
+        ch = show_charge(m, NOBODY, a);
+        assert_non_null(ch);
+        assert_close(get_double(ch, "gpu_hours"), 0.25, 1e-12);
+        assert_close(get_double(ch, "service_units"), 2.0, 1e-12);
+        json_object_put(ch);
+
+        finish(m, b, start, 3600, 0, 0);
+        assert_int_equal(store_load_charge(m->store, b, &c), 0);
+        assert_close(c.gpu_hours, 0.5, 1e-12);
+        r = call(m, 0, CORRAL_METHOD_USAGE, "{\"by\":\"project\"}");
+        assert_close(get_double(get(params_of(r), "total"), "gpu_hours"), 0.75, 1e-9);
+        json_object_put(r);
+
+        m->devices = NULL; /* not the manager's */
+        manager_free(m);
+}
+
 /* A GPU run: its GPUs and GPU-hours recorded, charged at ChargePerGPUHour= core-hours
  * each (times the queue's factor), counted so in fair-share, summed per project in the
  * Usage report and the metrics; its utilisation "not recorded" (no vendor library). */
@@ -690,6 +749,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_grant, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_grant_after_submission, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_metrics, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_shard_charge, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_gpu_charge, setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
