@@ -573,6 +573,8 @@ int verb_show(Cli *cli, int argc, char **argv) {
                 job_gpu_usage_print(stdout, job);
                 if (json_object_object_get_ex(job, "gpu_idle", &v) && json_object_is_type(v, json_type_string))
                         field(stdout, "GPUIdle", "%s", json_object_get_string(v));
+                if (json_object_object_get_ex(job, "gpu_share_exceeded", &v) && json_object_is_type(v, json_type_string))
+                        field(stdout, "GPUShare", "%s", json_object_get_string(v));
         }
         return status;
 }

@@ -320,6 +320,16 @@ static int parse_gpu_sample_sec(const char *v, void *data) {
         return 0;
 }
 
+static int parse_shard_memory_policy(const char *v, void *data) {
+        if (streq(v, "report"))
+                *(bool *) data = false;
+        else if (streq(v, "cancel"))
+                *(bool *) data = true;
+        else
+                return -EINVAL;
+        return 0;
+}
+
 static int parse_gpu_idle_action(const char *v, void *data) {
         if (streq(v, "none"))
                 *(GpuIdleAction *) data = GPU_IDLE_ACTION_NONE;
@@ -393,6 +403,7 @@ static const IniItem items[] = {
             "none, cancel or mail"),
         MGR("UnmanagedGPU", parse_unmanaged_gpu, unmanaged_gpu_avoid, "avoid or ignore"),
         MGR("GPUShards", parse_gpu_shards, gpu_shards, "a number of shards, 0 to 1024 (0: GPUs are not shared)"),
+        MGR("ShardMemoryPolicy", parse_shard_memory_policy, shard_memory_cancel, "report or cancel"),
         MGR("SlurmBinDir", parse_absolute_path, slurm_bin_dir, "an absolute path"),
         MGR("SlurmPollSec", parse_poll_sec, slurm_poll_sec, "a duration from 5s to 1h"),
         MGR("MailProg", parse_absolute_path, mail_prog, "an absolute path"),

@@ -147,6 +147,8 @@ typedef struct Config {
         GpuIdleAction gpu_idle_action;
         bool unmanaged_gpu_avoid;  /* UnmanagedGPU=avoid: no new job on a GPU used outside Corral */
         uint32_t gpu_shards;       /* GPUShards=: each GPU's shards, unless its [Device] says; 0: none */
+        bool shard_memory_cancel;  /* ShardMemoryPolicy=cancel: a shard job above its share of
+                                    * its GPU's memory is cancelled; report (false): shown */
         char *slurm_bin_dir;    /* the real Slurm client; NULL: config_slurm_bin_dir() decides */
         uint64_t slurm_poll_sec;
         char *mail_prog;        /* job mail, as Slurm's MailProg; NULL: CORRAL_SENDMAIL_PATH */

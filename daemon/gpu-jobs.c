@@ -33,6 +33,17 @@ typedef struct GpuJobs {
         uint64_t unmanaged;      /* bit g: Corral's GPU g runs a process of no job (last snapshot) */
 } GpuJobs;
 
+static void format_hms(char *buf, size_t size, uint64_t sec) {
+        snprintf(buf, size, "%" PRIu64 ":%02u:%02u", sec / 3600, (unsigned) (sec / 60 % 60), (unsigned) (sec % 60));
+}
+
+static void format_bytes(char *buf, size_t size, uint64_t b) {
+        if (b >= UINT64_C(1) << 30)
+                snprintf(buf, size, "%.1f GiB", (double) b / (UINT64_C(1) << 30));
+        else
+                snprintf(buf, size, "%" PRIu64 " MiB", b >> 20);
+}
+
 static void own_memory_add(GpuJobFigures *f, const NvmlGpuSample *s) {
         uint64_t sum = 0;
         bool any = false;
@@ -45,6 +56,7 @@ static void own_memory_add(GpuJobFigures *f, const NvmlGpuSample *s) {
                 sum += p->memory_used;
                 any = true;
         }
+        f->own_memory_last = any ? sum : UINT64_MAX;
         if (any)
                 f->own_memory_max = f->own_memory_max == UINT64_MAX ? sum : MAX(f->own_memory_max, sum);
 }
@@ -256,6 +268,14 @@ static void sample_jobs(Manager *m, GpuJobs *g, const GpuSnapshot *s, uint64_t n
                         k = gpu_snapshot_find(s, &ds->devices[gpu]);
                         if (k >= 0) {
                                 gpu_job_figures_add(f, &s->samples[k], now);
+                                /* A shard job's share: K of N of the GPU's memory. */
+                                if (j->alloc->shards > 0 && j->alloc->shards_of >= j->alloc->shards &&
+                                    s->gpus[k].memory_total > 0) {
+                                        f->share_bytes = s->gpus[k].memory_total / j->alloc->shards_of *
+                                                         j->alloc->shards;
+                                        if (f->own_memory_last != UINT64_MAX && f->own_memory_last > f->share_bytes)
+                                                f->share_exceeded = true;
+                                }
                                 /* The snapshot's own clock: a wall clock set back or forward is no idling. */
                                 gpu_job_figures_idle(f, s->samples[k].utilization, s->taken_usec / USEC_PER_SEC,
                                                      m->config->gpu_idle_percent);
@@ -440,6 +460,63 @@ static void act_on_idle(Manager *m, GpuJobs *g) {
         }
 }
 
+char *manager_gpu_jobs_share_text(Manager *m, const Job *j) {
+        GpuJobs *g = m->gpu_jobs;
+        char *s = NULL, a[32], b[32];
+
+        if (!g || !j->alloc || j->alloc->shards == 0 || !j->alloc->gpu_mask)
+                return NULL;
+        unsigned gpu = (unsigned) __builtin_ctzll(j->alloc->gpu_mask);
+        const GpuJobFigures *f = figures_get(g, j, gpu, false);
+        const char *name = m->devices && gpu < m->devices->n_devices ? m->devices->devices[gpu].name : NULL;
+
+        if (!f || f->run != j->requeue_count || !f->share_exceeded || f->own_memory_max == UINT64_MAX)
+                return NULL;
+        format_bytes(a, sizeof a, f->own_memory_max);
+        format_bytes(b, sizeof b, f->share_bytes);
+        if (asprintf(&s, "its processes used up to %s of %s's memory, above its share of %s (%u of %u shards): a "
+                     "shared GPU's memory is not fenced", a, strna(name), b, (unsigned) j->alloc->shards,
+                     (unsigned) j->alloc->shards_of) < 0)
+                return NULL;
+        return s;
+}
+
+/* ShardMemoryPolicy=: each shard job above its share logged once, and while the policy is
+ * cancel, cancelled once (a cancel not taken is not tried again), its reason naming its
+ * GPU. */
+static void act_on_shares(Manager *m, GpuJobs *g) {
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                Job *j = m->jobs[i];
+                _cleanup_free_ char *text = NULL, *reason = NULL;
+                bool cancel = m->config->shard_memory_cancel;
+                GpuJobFigures *f;
+                unsigned gpu;
+
+                if (j->state != JOB_RUNNING || !j->alloc || j->alloc->shards == 0 || !j->alloc->gpu_mask)
+                        continue;
+                gpu = (unsigned) __builtin_ctzll(j->alloc->gpu_mask);
+                f = figures_get(g, j, gpu, false);
+                if (!f || (f->share_logged && (!cancel || f->share_acted || j->cancel_requested)) ||
+                    !(text = manager_gpu_jobs_share_text(m, j)))
+                        continue;
+                if (!cancel || j->cancel_requested) {
+                        if (!f->share_logged)
+                                log_info("Job %" PRIu64 ": %s (ShardMemoryPolicy=report).", j->id, text);
+                        f->share_logged = true;
+                        continue;
+                }
+                f->share_logged = f->share_acted = true;
+                log_info("Job %" PRIu64 ": %s; cancelling it (ShardMemoryPolicy=cancel).", j->id, text);
+                if (manager_job_backend(m, j)->cancel(m, j, JOB_BY_CORRALD) < 0) {
+                        log_warning("Job %" PRIu64 ": cannot cancel it for its GPU memory.", j->id);
+                        continue;
+                }
+                if (asprintf(&reason, "ShardMemory %s",
+                             m->devices && gpu < m->devices->n_devices ? m->devices->devices[gpu].name : "gpu") >= 0)
+                        (void) job_set_reason(j, reason);
+        }
+}
+
 static int snapshot_copy(const GpuSnapshot *s, GpuSnapshot *ret) {
         GpuSnapshot c = { .n_gpus = s->n_gpus, .taken_usec = s->taken_usec };
 
@@ -479,6 +556,7 @@ static void on_snapshot(GpuTelemetry *t, int r, const GpuSnapshot *s, void *user
                 cross_check(m, g, s);
                 sample_jobs(m, g, s, now);
                 act_on_idle(m, g);
+                act_on_shares(m, g);
                 unmanaged_update(m, g, s);
                 if (snapshot_copy(s, &c) >= 0) {
                         free(g->last.gpus);
@@ -695,17 +773,6 @@ int manager_gpu_jobs_util_now(Manager *m, const Job *j) {
                 n++;
         }
         return n > 0 ? (int) ((sum + n / 2) / n) : -1;
-}
-
-static void format_hms(char *buf, size_t size, uint64_t sec) {
-        snprintf(buf, size, "%" PRIu64 ":%02u:%02u", sec / 3600, (unsigned) (sec / 60 % 60), (unsigned) (sec % 60));
-}
-
-static void format_bytes(char *buf, size_t size, uint64_t b) {
-        if (b >= UINT64_C(1) << 30)
-                snprintf(buf, size, "%.1f GiB", (double) b / (UINT64_C(1) << 30));
-        else
-                snprintf(buf, size, "%" PRIu64 " MiB", b >> 20);
 }
 
 char *manager_gpu_jobs_mail_text(Manager *m, const Job *j) {

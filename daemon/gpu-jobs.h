@@ -31,6 +31,14 @@ typedef struct GpuJobFigures {
         /* The job's own processes' memory on the GPU (NVML's per-process figures of the
          * processes in its cgroup, summed) at its highest; UINT64_MAX: none listed yet. */
         uint64_t own_memory_max;
+        uint64_t own_memory_last; /* at the last reading; UINT64_MAX: none listed then */
+        /* A shard job's share of the GPU's memory (its K of N shards), and whether its own
+         * processes' went above it (ShardMemoryPolicy=); share 0: not a shard job, or the
+         * GPU's memory unknown. */
+        uint64_t share_bytes;
+        bool share_exceeded;
+        bool share_logged;       /* the excess logged */
+        bool share_acted;        /* ShardMemoryPolicy=cancel done */
         uint64_t energy_mj;      /* the counter's increase across readings */
         uint64_t energy_prev_mj; /* the last reading; UINT64_MAX: none yet */
         bool energy_known;
@@ -43,7 +51,7 @@ typedef struct GpuJobFigures {
                                   * its GPUs; cleared once the job is not idle) */
 } GpuJobFigures;
 
-#define GPU_JOB_FIGURES_INIT { .energy_prev_mj = UINT64_MAX, .own_memory_max = UINT64_MAX }
+#define GPU_JOB_FIGURES_INIT { .energy_prev_mj = UINT64_MAX, .own_memory_max = UINT64_MAX, .own_memory_last = UINT64_MAX }
 
 /* Adds one reading. A counter that went back (the driver reloaded) restarts the sum from
  * the new reading. The processes NVML lists that /proc puts in f's job count as its own. */
@@ -93,6 +101,10 @@ char *manager_gpu_jobs_idle_text(Manager *m, const Job *j);
  * last run (not settled into the store yet when its end is mailed). NULL: it neither
  * asked for GPUs nor was read on any, or -ENOMEM. */
 char *manager_gpu_jobs_mail_text(Manager *m, const Job *j);
+/* Whether shard job j's own processes went above its share of its GPU's memory: the
+ * sentence show and why say ("its processes used up to 30G of gpu0's memory, above its
+ * share of 20G (1 of 2 shards): a shared GPU's memory is not fenced"); NULL when not. */
+char *manager_gpu_jobs_share_text(Manager *m, const Job *j);
 /* corral queue's GPU%: the mean utilisation of running job j's GPUs at the last reading of
  * a live telemetry; -1 when there is none. */
 int manager_gpu_jobs_util_now(Manager *m, const Job *j);

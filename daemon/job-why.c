@@ -338,13 +338,15 @@ json_object *manager_job_why(Manager *m, Job *j) {
                         say(why, "the scheduler has not considered it yet");
                 break;
         case JOB_RUNNING: {
-                _cleanup_free_ char *idle = manager_gpu_jobs_idle_text(m, j);
+                _cleanup_free_ char *idle = manager_gpu_jobs_idle_text(m, j), *share = manager_gpu_jobs_share_text(m, j);
 
                 say(why, "it is running");
                 if (idle)
                         say(why, "%s (GPUIdlePercent=, GPUIdleSec=)%s", idle,
                             m->config->gpu_idle_action == GPU_IDLE_ACTION_CANCEL ? "; corrald cancels it"
                             : m->config->gpu_idle_action == GPU_IDLE_ACTION_MAIL ? "; its user is mailed once" : "");
+                if (share)
+                        say(why, "%s (ShardMemoryPolicy=%s)", share, m->config->shard_memory_cancel ? "cancel" : "report");
                 break;
         }
         case JOB_SUSPENDED:

@@ -979,10 +979,14 @@ static json_object *method_show(Manager *m, Call *call, const Peer *peer, json_o
                 _cleanup_free_ char *idle = manager_gpu_jobs_idle_text(m, j);
                 uint64_t sec = manager_gpu_jobs_idle_sec(m, j, NULL);
 
+                _cleanup_free_ char *share = manager_gpu_jobs_share_text(m, j);
+
                 if (idle)
                         (void) json_add_string(o, "gpu_idle", idle);
                 if (sec > 0)
                         json_add_u64(o, "gpu_idle_sec", sec);
+                if (share)
+                        (void) json_add_string(o, "gpu_share_exceeded", share);
         }
         json_add(p, "job", o);
         return ok_reply(p);

@@ -174,6 +174,15 @@ static void test_gpu_idle(void **state) {
         assert_int_equal(config_load(dir, &c, &err), 0);
         assert_int_equal(c->gpu_idle_action, GPU_IDLE_ACTION_MAIL);
         config_free(c);
+        put("corral.conf", "[Manager]\nShardMemoryPolicy=cancel\n");
+        assert_int_equal(config_load(dir, &c, &err), 0);
+        assert_true(c->shard_memory_cancel);
+        config_free(c);
+        put("corral.conf", "[Manager]\nShardMemoryPolicy=kill\n");
+        assert_int_equal(config_load(dir, &c, &err), -EINVAL);
+        assert_non_null(strstr(err, "ShardMemoryPolicy"));
+        assert_non_null(strstr(err, "report or cancel"));
+        free(err);
         put("corral.conf", "[Manager]\nGPUIdleAction=kill\n");
         assert_int_equal(config_load(dir, &c, &err), -EINVAL);
         assert_non_null(strstr(err, "GPUIdleAction"));

@@ -850,6 +850,125 @@ static void test_unmanaged(void **state) {
 }
 
 /* No library: telemetry is off, with why, in corral info; everything else works. */
+/* A shard job (1 of gpu0's 2 shards) whose own processes use more than half of gpu0's
+ * memory: show and why say so, once; ShardMemoryPolicy=cancel cancels it, its reason
+ * naming the GPU. Another job's process on the same GPU is not its. */
+static void test_shard_memory(void **state) {
+        Tree *t = *state;
+        DeviceSet ds = { .devices = test_devices, .n_devices = ELEMENTSOF(test_devices) };
+        SchedGpu sgpus[2] = { { .node = 0, .shards = 2 }, { .node = 0 } };
+        Manager *m = calloc(1, sizeof *m);
+        json_object *r, *p, *job, *v;
+        char *err = NULL, conf[160], root[128], params[64], *why;
+        uint64_t id;
+        FILE *f;
+        Job *j;
+
+        snprintf(config_path, sizeof config_path, "%s/fake-nvml.conf", t->dir);
+        assert_int_equal(setenv("FAKE_NVML_CONFIG", config_path, 1), 0);
+        assert_int_equal(setenv(NVML_LIBRARY_ENV, getenv("FAKE_NVML_LIBRARY"), 1), 0);
+        snprintf(conf, sizeof conf, "%s/corral.conf", t->dir);
+        f = fopen(conf, "we");
+        assert_non_null(f);
+        fprintf(f, "[Manager]\nGPUSampleSec=1s\n");
+        assert_int_equal(fclose(f), 0);
+        snprintf(root, sizeof root, "%s/proc", t->dir);
+        assert_int_equal(mkdir(root, 0755), 0);
+        fake_proc(root, 501, "/corral.slice/corral-job-1.scope");
+        fake_proc(root, 502, "/corral.slice/corral-job-1.scope/step");
+        fake_proc(root, 900, "/corral.slice/corral-job-77.scope");
+
+        assert_non_null(m);
+        assert_int_equal(sd_event_new(&m->event), 0);
+        manager_pick_backends(m);
+        m->confdir = strdup(t->dir);
+        if (manager_reload(m, &err) < 0)
+                fail_msg("configuration: %s", err);
+        assert_false(m->config->shard_memory_cancel);
+        assert_int_equal(store_open(t->dir, &m->store), 0);
+        assert_int_equal(accounting_new(m->store, NULL, m->config, &m->acct), 0);
+        m->sched = sched_context_new();
+        nodes[0] = (SchedNode) { .memory = UINT64_C(8) << 30, .speed = 1 };
+        for (unsigned c = 0; c < 4; c++)
+                cpu_set_add(&nodes[0].cpus, c);
+        m->machine = (SchedMachine) { .nodes = nodes, .n_nodes = 1, .gpus = sgpus, .n_gpus = 2 };
+        m->next_id = 1;
+        strcpy(m->hostname, "testhost");
+        m->devices = &ds;
+
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":1}");
+        assert_true(json_object_object_get_ex(r, "parameters", &p));
+        id = (uint64_t) json_object_get_int64(json_object_object_get(p, "job_id"));
+        json_object_put(r);
+        assert_int_equal(id, 1);
+        assert_int_equal(manager_schedule(m), 0);
+        j = manager_find_job(m, id);
+        assert_int_equal(j->state, JOB_RUNNING);
+        /* As if it held 1 of gpu0's 2 shards. */
+        j->alloc->gpu_mask = 0x1;
+        j->alloc->shards = 1;
+        j->alloc->shards_of = 2;
+        j->launching = true;
+
+        /* 400 MB of its own (two processes) of a 1000 MB GPU, another job's 550 beside:
+         * within its 500 MB share. */
+        f = fopen(config_path, "we");
+        assert_non_null(f);
+        fprintf(f, "gpu uuid=GPU-aaaa pci=00000000:3B:00.0 memory=1000000000 util=50 name=NVIDIA A100-SXM4-40GB\n"
+                   "gpu uuid=GPU-bbbb pci=00000000:5E:00.0 util=1 name=NVIDIA A100-SXM4-40GB\n"
+                   "proc 0 501 300000000\nproc 0 502 100000000\nproc 0 900 550000000\n");
+        assert_int_equal(fclose(f), 0);
+        assert_int_equal(manager_gpu_jobs_start_at(m, root), 0);
+        wait_for_round(m, 1);
+        wait_for_round(m, 1);
+        assert_null(manager_gpu_jobs_share_text(m, j));
+
+        /* 600 MB: above its share. */
+        f = fopen(config_path, "we");
+        assert_non_null(f);
+        fprintf(f, "gpu uuid=GPU-aaaa pci=00000000:3B:00.0 memory=1000000000 util=50 name=NVIDIA A100-SXM4-40GB\n"
+                   "gpu uuid=GPU-bbbb pci=00000000:5E:00.0 util=2 name=NVIDIA A100-SXM4-40GB\n"
+                   "proc 0 501 500000000\nproc 0 502 100000000\nproc 0 900 1000\n");
+        assert_int_equal(fclose(f), 0);
+        wait_for_round(m, 2);
+        snprintf(params, sizeof params, "{\"job_id\":%" PRIu64 "}", id);
+        r = call(m, NOBODY, CORRAL_METHOD_SHOW, params);
+        assert_true(json_object_object_get_ex(r, "parameters", &p));
+        assert_true(json_object_object_get_ex(p, "job", &job));
+        assert_true(json_object_object_get_ex(job, "gpu_share_exceeded", &v));
+        assert_string_equal(json_object_get_string(v),
+                            "its processes used up to 572 MiB of gpu0's memory, above its share of 476 MiB (1 of 2 "
+                            "shards): a shared GPU's memory is not fenced");
+        json_object_put(r);
+        why = why_text(m, id);
+        assert_non_null(strstr(why, "above its share of 476 MiB (1 of 2 shards): a shared GPU's memory is not fenced "
+                                    "(ShardMemoryPolicy=report)"));
+        free(why);
+        assert_false(j->cancel_requested);
+
+        /* ShardMemoryPolicy=cancel: cancelled, its reason naming the GPU. */
+        f = fopen(conf, "we");
+        assert_non_null(f);
+        fprintf(f, "[Manager]\nGPUSampleSec=1s\nShardMemoryPolicy=cancel\n");
+        assert_int_equal(fclose(f), 0);
+        if (manager_reload(m, &err) < 0)
+                fail_msg("configuration: %s", err);
+        f = fopen(config_path, "we");
+        assert_non_null(f);
+        fprintf(f, "gpu uuid=GPU-aaaa pci=00000000:3B:00.0 memory=1000000000 util=50 name=NVIDIA A100-SXM4-40GB\n"
+                   "gpu uuid=GPU-bbbb pci=00000000:5E:00.0 util=3 name=NVIDIA A100-SXM4-40GB\n"
+                   "proc 0 501 500000000\nproc 0 502 100000000\n");
+        assert_int_equal(fclose(f), 0);
+        wait_for_round(m, 3);
+        assert_true(j->cancel_requested);
+        assert_string_equal(j->reason, "ShardMemory gpu0");
+
+        unsetenv(NVML_LIBRARY_ENV);
+        m->devices = NULL; /* not the manager's to free */
+        m->nodes = NULL;
+        manager_free(m);
+}
+
 static void test_off(void **state) {
         Tree *t = *state;
         Manager *m = calloc(1, sizeof *m);
@@ -900,6 +1019,7 @@ int main(void) {
                 cmocka_unit_test(test_cgroup_job_id),
                 cmocka_unit_test_setup_teardown(test_owners, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_unmanaged, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_shard_memory, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_idle_job, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_figures, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_off, setup, tree_teardown),
