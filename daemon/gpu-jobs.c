@@ -369,6 +369,59 @@ size_t gpu_sample_unmanaged(const NvmlGpuSample *s) {
         return n;
 }
 
+/* NVLink as the pass takes it (SchedGpu.links): each scheduled GPU linked to another by
+ * PCI address, both ways, and the GPUs linked to NVSwitches (a far end NVML does not list
+ * as a GPU) all to each other. Asks for a pass when it changed. */
+static void links_update(Manager *m, const GpuSnapshot *s) {
+        const DeviceSet *ds = m->devices;
+        uint64_t links[64] = {}, on_switch = 0;
+        size_t n = ds ? MIN(MIN(ds->n_devices, m->machine.n_gpus), (size_t) 64) : 0;
+        bool changed = false;
+
+        if (!m->gpus)
+                return;
+        for (size_t g = 0; g < n; g++) {
+                ssize_t k = device_is_schedulable(&ds->devices[g]) ? gpu_snapshot_find(s, &ds->devices[g]) : -1;
+
+                if (k < 0)
+                        continue;
+                for (size_t l = 0; l < s->gpus[k].n_nvlink; l++) {
+                        const char *far = s->gpus[k].nvlink[l].pci_address;
+                        bool gpu = false;
+
+                        for (size_t i = 0; i < s->n_gpus && !gpu; i++)
+                                gpu = strcasecmp(s->gpus[i].pci_address, far) == 0;
+                        if (!gpu) {
+                                on_switch |= UINT64_C(1) << g;
+                                continue;
+                        }
+                        for (size_t h = 0; h < n; h++)
+                                if (h != g && ds->devices[h].pci_address &&
+                                    strcasecmp(ds->devices[h].pci_address, far) == 0) {
+                                        links[g] |= UINT64_C(1) << h;
+                                        links[h] |= UINT64_C(1) << g;
+                                }
+                }
+        }
+        for (size_t g = 0; g < n; g++) {
+                if (on_switch & (UINT64_C(1) << g))
+                        links[g] |= on_switch & ~(UINT64_C(1) << g);
+                if (m->gpus[g].links != links[g]) {
+                        m->gpus[g].links = links[g];
+                        changed = true;
+                }
+        }
+        if (!changed)
+                return;
+        for (size_t g = 0; g < n; g++)
+                if (links[g] & ~((UINT64_C(2) << g) - 1))
+                        for (uint64_t x = links[g] & ~((UINT64_C(2) << g) - 1); x; x &= x - 1)
+                                log_debug("NVLink: %s and %s are linked.", ds->devices[g].name,
+                                          ds->devices[__builtin_ctzll(x)].name);
+        log_info("NVLink read: jobs of several GPUs are given linked ones where they have a choice.");
+        m->sched_needed = true;
+}
+
 /* A GPU that starts or stops running work outside Corral: logged, and a pass asked for
  * (UnmanagedGPU=avoid takes it from, or gives it back to, the jobs that wait). */
 static void unmanaged_update(Manager *m, GpuJobs *g, const GpuSnapshot *s) {
@@ -558,6 +611,7 @@ static void on_snapshot(GpuTelemetry *t, int r, const GpuSnapshot *s, void *user
                 act_on_idle(m, g);
                 act_on_shares(m, g);
                 unmanaged_update(m, g, s);
+                links_update(m, s);
                 if (snapshot_copy(s, &c) >= 0) {
                         free(g->last.gpus);
                         free(g->last.samples);

@@ -279,6 +279,9 @@ static int manager_load_devices(Manager *m) {
         for (size_t g = 0; g < s->n_devices; g++) {
                 gpus[g].node = -1;
                 gpus[g].offline = !device_is_schedulable(&s->devices[g]);
+                /* NVLink is GPU telemetry's to read (gpu-jobs.c); indexes stay a card's. */
+                if (m->gpus && g < m->machine.n_gpus)
+                        gpus[g].links = m->gpus[g].links;
                 /* Shards=, else GPUShards= for a GPU (not for a declared FPGA and the like). */
                 gpus[g].shards = (uint16_t) MIN(s->devices[g].shards_set ? s->devices[g].shards
                                                 : s->devices[g].vendor != DEVICE_VENDOR_OTHER && m->config

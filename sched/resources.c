@@ -90,6 +90,11 @@ int pass_setup_machine(SchedPass *p) {
                 else
                         p->node_gpus[node] |= UINT64_C(1) << g;
         }
+        p->any_links = false;
+        for (size_t g = 0; g < m->n_gpus; g++) {
+                p->gpu_links[g] = m->gpus[g].links & p->all_gpus & ~(UINT64_C(1) << g);
+                p->any_links = p->any_links || p->gpu_links[g];
+        }
         for (size_t k = 0; k < m->n_nodes && p->n_gpus > 0; k++)
                 p->home_gpus[k] = p->node_gpus[k];
         for (uint64_t x = p->loose_gpus; x; x &= x - 1) {
@@ -283,10 +288,41 @@ static uint64_t lowest_gpus(uint64_t mask, unsigned n) {
         return r;
 }
 
-/* Adds to *into up to left of the GPUs in from it does not hold yet, the lowest first;
+/* The n GPUs of mask to add to chosen: the lowest where the machine has no NVLink; else
+ * one by one the GPU with most links to those chosen so far (a multi-GPU job's collective
+ * traffic goes over them), and before any is chosen, for a job of several GPUs (job_gpus)
+ * the one with most links among mask, for a job of one the one with fewest (linked sets
+ * stay whole for the jobs that want them); ties: the lowest. */
+static uint64_t pick_gpus(const SchedPass *p, uint64_t mask, unsigned n, uint64_t chosen, unsigned job_gpus) {
+        uint64_t r = 0;
+
+        if (!p->any_links)
+                return lowest_gpus(mask, n);
+        for (; n > 0 && (mask & ~r); n--) {
+                uint64_t have = chosen | r;
+                int best = -1, best_to = -1, best_among = 0;
+
+                for (uint64_t x = mask & ~r; x; x &= x - 1) {
+                        int g = __builtin_ctzll(x), to = popcount64(p->gpu_links[g] & have),
+                            among = popcount64(p->gpu_links[g] & mask & ~have);
+
+                        if (have == 0 && job_gpus <= 1)
+                                among = -among;
+                        if (to > best_to || (to == best_to && among > best_among)) {
+                                best = g;
+                                best_to = to;
+                                best_among = among;
+                        }
+                }
+                r |= UINT64_C(1) << best;
+        }
+        return r;
+}
+
+/* Adds to *into up to left of the GPUs in from it does not hold yet (pick_gpus());
  * returns how many are still wanted. */
-static unsigned take_gpus(uint64_t *into, uint64_t from, unsigned left) {
-        uint64_t g = lowest_gpus(from & ~*into, left);
+static unsigned take_gpus(const SchedPass *p, unsigned job_gpus, uint64_t *into, uint64_t from, unsigned left) {
+        uint64_t g = pick_gpus(p, from & ~*into, left, *into, job_gpus);
 
         *into |= g;
         return left - (unsigned) popcount64(g);
@@ -335,20 +371,20 @@ static bool plan_on_nodes(const SchedPass *p, const Avail *st, const SchedJob *j
                 if (ret->cpus[k] == 0 || (ret->gpus & p->node_gpus[k] & free))
                         continue;
                 if (left > 0 && mine) {
-                        ret->gpus |= lowest_gpus(mine, 1);
+                        ret->gpus |= pick_gpus(p, mine, 1, ret->gpus, j->gpus);
                         left--;
                 } else if ((left > 0 || j->exclusive) && (loose & ~ret->gpus)) {
                         /* An exclusive job's own nodes' GPUs may have used up its
                          * count: it holds more than it asked for anyway. */
-                        ret->gpus |= lowest_gpus(loose & ~ret->gpus, 1);
+                        ret->gpus |= pick_gpus(p, loose & ~ret->gpus, 1, ret->gpus, j->gpus);
                         left -= left > 0;
                 } else if (local)
                         return false;
         }
         for (size_t i = 0; i < n && left > 0; i++)
-                left = take_gpus(&ret->gpus, free & p->node_gpus[s[i]], left);
+                left = take_gpus(p, j->gpus, &ret->gpus, free & p->node_gpus[s[i]], left);
         if (left > 0)
-                left = take_gpus(&ret->gpus, loose, left);
+                left = take_gpus(p, j->gpus, &ret->gpus, loose, left);
         return left == 0;
 }
 
@@ -455,14 +491,14 @@ static bool plan_fit_gpu(const SchedPass *p, const Avail *st, const SchedJob *j,
                                         near |= free & p->node_gpus[k];
                         }
                 left_mask = free & ~ret->gpus;
-                near = lowest_gpus(near & left_mask, left);
+                near = pick_gpus(p, near & left_mask, left, ret->gpus, j->gpus);
                 ret->gpus |= near;
                 left -= popcount64(near);
                 /* Then the nodes with most free GPUs (cand is in that order), loose last. */
                 for (size_t i = 0; i < n && left > 0; i++)
-                        left = take_gpus(&ret->gpus, free & p->node_gpus[cand[i]], left);
+                        left = take_gpus(p, j->gpus, &ret->gpus, free & p->node_gpus[cand[i]], left);
                 if (left > 0)
-                        left = take_gpus(&ret->gpus, loose, left);
+                        left = take_gpus(p, j->gpus, &ret->gpus, loose, left);
                 return left == 0;
         }
 }

@@ -270,6 +270,9 @@ struct SchedPass {
          * one of them past it takes it from the top job's leftovers, which is allowed. */
         uint64_t shard_free_at_horizon;
         uint16_t gpu_shards[SCHED_GPUS_MAX];
+        /* NVLink (SchedGpu.links, within all_gpus); any_links false: the machine has none. */
+        bool any_links;
+        uint64_t gpu_links[SCHED_GPUS_MAX];
         uint32_t shard_used[SCHED_GPUS_MAX];
         uint64_t shard_end[SCHED_GPUS_MAX];
         size_t shard_rel[SCHED_GPUS_MAX];

@@ -76,6 +76,10 @@ typedef struct SchedGpu {
         /* Slurm's shards: up to this many shards of it may be given to jobs that want
          * shards (SchedJob.shards), several jobs at once; 0: whole only. */
         uint16_t shards;
+        /* Bit h: this GPU and gpus[h] are joined by NVLink (directly or through an
+         * NVSwitch), both ways. A job wanting several GPUs gets linked ones where it has a
+         * choice, a job wanting one the least linked; all 0: the lowest free ones. */
+        uint64_t links;
 } SchedGpu;
 
 typedef struct SchedMachine {
@@ -108,6 +112,9 @@ typedef struct SchedMachine {
  *  - reservations (easy's top job, conservative's every job) and estimates plan GPUs by
  *    id, so a job waiting for GPUs gets its start from when they are free, and a backfill
  *    never takes GPUs a reservation needs;
+ *  - among the GPUs a job may be given on the nodes placement chose, NVLink
+ *    (SchedGpu.links) picks: for several, those linked to the ones chosen so far; for
+ *    one, the least linked; no links anywhere: the lowest;
  *  - TooBig: more GPUs than the machine has, or than gpu_allowed names;
  *  - shards (SchedJob.shards K, SchedGpu.shards N): a job takes K shards of one GPU with
  *    N >= K, and several such jobs share a GPU while their shards add up to N at most. A

@@ -730,6 +730,7 @@ static void test_unmanaged(void **state) {
         for (unsigned c = 0; c < 4; c++)
                 cpu_set_add(&nodes[0].cpus, c);
         m->machine = (SchedMachine) { .nodes = nodes, .n_nodes = 1, .gpus = sgpus, .n_gpus = 2 };
+        m->gpus = sgpus; /* the pass's view, which NVLink updates */
         m->next_id = 1;
         strcpy(m->hostname, "testhost");
         m->devices = &ds;
@@ -760,6 +761,9 @@ static void test_unmanaged(void **state) {
         assert_true(json_object_get_boolean(json_object_object_get(o, "switch")));
         json_object_put(v);
         assert_null(info_gpu(m, 1, "nvlink"));
+        /* The pass's view: gpu0 and gpu1 linked both ways; gpu0's switch leads to no other. */
+        assert_int_equal(sgpus[0].links, 0x2);
+        assert_int_equal(sgpus[1].links, 0x1);
 
         /* corral info: gpu0's outside process, with its pid and owner; not the job's. */
         v = info_gpu(m, 0, "outside_corral");
@@ -845,6 +849,7 @@ static void test_unmanaged(void **state) {
 
         unsetenv(NVML_LIBRARY_ENV);
         m->devices = NULL; /* not the manager's to free */
+        m->gpus = NULL;
         m->nodes = NULL;
         manager_free(m);
 }
