@@ -164,6 +164,21 @@ static void gpu_telemetry_print(FILE *f, json_object *gpus) {
                 if (get_u64(g, "processes", &u))
                         fprintf(f, "  %" PRIu64 " process%s", u, u == 1 ? "" : "es");
                 fprintf(f, "\n");
+                /* MIG devices, as NVML lists them (read, not scheduled apart yet). */
+                if (json_object_object_get_ex(g, "mig_devices", &v) && json_object_is_type(v, json_type_array)) {
+                        for (size_t k = 0; k < json_object_array_length(v); k++) {
+                                json_object *x = json_object_array_get_idx(v, k);
+                                uint64_t gi = 0, ci = 0;
+
+                                (void) get_u64(x, "gpu_instance", &gi);
+                                (void) get_u64(x, "compute_instance", &ci);
+                                fprintf(f, "    MIG %s %s (GI %" PRIu64 ", CI %" PRIu64, strna(get_string(x, "profile")),
+                                        strna(get_string(x, "uuid")), gi, ci);
+                                if (get_u64(x, "memory_total", &u))
+                                        fprintf(f, ", %s", format_size(a, sizeof a, u));
+                                fprintf(f, ")\n");
+                        }
+                }
                 /* NVLink (NVML's link state and each link's far end). */
                 if (json_object_object_get_ex(g, "nvlink", &v) && json_object_is_type(v, json_type_array)) {
                         size_t nl = json_object_array_length(v);

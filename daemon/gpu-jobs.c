@@ -770,6 +770,25 @@ json_object *manager_gpu_jobs_info_json(Manager *m) {
                 }
                 if (gi->nvlink_supported)
                         json_add(e, "nvlink", nvlink_json(m, &g->last, gi));
+                if (gi->n_mig > 0) {
+                        json_object *migs = json_object_new_array();
+
+                        for (size_t k = 0; migs && k < gi->n_mig; k++) {
+                                json_object *x = json_object_new_object();
+
+                                if (!x)
+                                        break;
+                                json_add_string(x, "uuid", gi->mig[k].uuid);
+                                if (gi->mig[k].profile[0])
+                                        json_add_string(x, "profile", gi->mig[k].profile);
+                                json_add_u64(x, "gpu_instance", gi->mig[k].gpu_instance);
+                                json_add_u64(x, "compute_instance", gi->mig[k].compute_instance);
+                                if (gi->mig[k].memory_total > 0)
+                                        json_add_u64(x, "memory_total", gi->mig[k].memory_total);
+                                json_object_array_add(migs, x);
+                        }
+                        json_add(e, "mig_devices", migs);
+                }
                 if (s->utilization >= 0)
                         json_add_u64(e, "utilization", (uint64_t) s->utilization);
                 if (s->memory_used != UINT64_MAX)

@@ -59,6 +59,11 @@ typedef struct nvmlProcessInfo_st {
         X(false, nvmlDeviceGetTemperature, nvmlReturn_t, (nvmlDevice_t, int, unsigned int *))      \
         X(false, nvmlDeviceGetComputeRunningProcesses_v3, nvmlReturn_t,                            \
           (nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *))                                     \
+        X(false, nvmlDeviceGetMaxMigDeviceCount, nvmlReturn_t, (nvmlDevice_t, unsigned int *))     \
+        X(false, nvmlDeviceGetMigDeviceHandleByIndex, nvmlReturn_t,                                \
+          (nvmlDevice_t, unsigned int, nvmlDevice_t *))                                            \
+        X(false, nvmlDeviceGetGpuInstanceId, nvmlReturn_t, (nvmlDevice_t, unsigned int *))         \
+        X(false, nvmlDeviceGetComputeInstanceId, nvmlReturn_t, (nvmlDevice_t, unsigned int *))     \
         X(false, nvmlDeviceGetNvLinkState, nvmlReturn_t, (nvmlDevice_t, unsigned int, int *))      \
         X(false, nvmlDeviceGetNvLinkRemotePciInfo_v2, nvmlReturn_t,                                \
           (nvmlDevice_t, unsigned int, nvmlPciInfo_t *))
@@ -75,6 +80,7 @@ struct Nvml {
 #define NVML_PROCESSES_ASK_MAX 4096U
 
 static void nvlinks(Nvml *n, nvmlDevice_t d, NvmlGpuInfo *info);
+static void migs(Nvml *n, nvmlDevice_t d, NvmlGpuInfo *info);
 
 static const char *nvml_error(Nvml *n, nvmlReturn_t r, char *buf, size_t size) {
         const char *s = n->nvmlErrorString ? n->nvmlErrorString(r) : NULL;
@@ -289,8 +295,56 @@ int nvml_gpu_info(Nvml *n, unsigned index, NvmlGpuInfo *ret, char **ret_error) {
                                         cpu_set_add(&info.cpus, (unsigned) (w * 8 * sizeof(unsigned long) + b));
 
         nvlinks(n, d, &info);
+        if (info.mig_mode > 0)
+                migs(n, d, &info);
         *ret = info;
         return 0;
+}
+
+void nvml_mig_profile(const char *name, char ret[static NVML_MIG_PROFILE_MAX]) {
+        const char *p = strstr(name, " MIG ");
+
+        ret[0] = '\0';
+        if (p)
+                nvml_string_copy(ret, NVML_MIG_PROFILE_MAX, p + 5, NVML_MIG_PROFILE_MAX - 1);
+}
+
+/* The MIG devices of d (in MIG mode): NVML's slots up to its maximum, the empty ones
+ * skipped; each with its UUID, else not listed. */
+static void migs(Nvml *n, nvmlDevice_t d, NvmlGpuInfo *info) {
+        unsigned max = 0;
+
+        if (!n->nvmlDeviceGetMaxMigDeviceCount || !n->nvmlDeviceGetMigDeviceHandleByIndex ||
+            n->nvmlDeviceGetMaxMigDeviceCount(d, &max) != NVML_SUCCESS)
+                return;
+        for (unsigned i = 0; i < max && info->n_mig < NVML_MIG_MAX; i++) {
+                NvmlMigInfo *m = &info->mig[info->n_mig];
+                char buf[NVML_UUID_MAX > NVML_NAME_MAX ? NVML_UUID_MAX : NVML_NAME_MAX], name[NVML_NAME_MAX];
+                nvmlMemory_t mem = {};
+                nvmlDevice_t h;
+
+                if (n->nvmlDeviceGetMigDeviceHandleByIndex(d, i, &h) != NVML_SUCCESS)
+                        continue;
+                *m = (NvmlMigInfo) {};
+                memset(buf, 0, sizeof buf);
+                if (n->nvmlDeviceGetUUID(h, buf, sizeof buf) != NVML_SUCCESS)
+                        continue;
+                nvml_string_copy(m->uuid, sizeof m->uuid, buf, sizeof buf);
+                if (!m->uuid[0])
+                        continue;
+                memset(buf, 0, sizeof buf);
+                if (n->nvmlDeviceGetName && n->nvmlDeviceGetName(h, buf, sizeof buf) == NVML_SUCCESS) {
+                        nvml_string_copy(name, sizeof name, buf, sizeof buf);
+                        nvml_mig_profile(name, m->profile);
+                }
+                if (n->nvmlDeviceGetGpuInstanceId)
+                        (void) n->nvmlDeviceGetGpuInstanceId(h, &m->gpu_instance);
+                if (n->nvmlDeviceGetComputeInstanceId)
+                        (void) n->nvmlDeviceGetComputeInstanceId(h, &m->compute_instance);
+                if (n->nvmlDeviceGetMemoryInfo && n->nvmlDeviceGetMemoryInfo(h, &mem) == NVML_SUCCESS)
+                        m->memory_total = mem.total;
+                info->n_mig++;
+        }
 }
 
 /* Each active link's other end, counted by device. A GPU without NVLink answers

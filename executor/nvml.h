@@ -39,6 +39,17 @@ typedef struct NvmlLinkPeer {
         unsigned links;                      /* how many of the GPU's links go there */
 } NvmlLinkPeer;
 
+#define NVML_MIG_MAX 8 /* MIG devices read per GPU (7 on an A100 or H100) */
+#define NVML_MIG_PROFILE_MAX 32
+
+/* A MIG device (a compute instance in a GPU instance) of a GPU in MIG mode. */
+typedef struct NvmlMigInfo {
+        char uuid[NVML_UUID_MAX];            /* "MIG-..." */
+        char profile[NVML_MIG_PROFILE_MAX];  /* as nvidia-smi and Slurm spell it: "1g.10gb"; "": unknown */
+        unsigned gpu_instance, compute_instance;
+        uint64_t memory_total;               /* bytes; 0: unknown */
+} NvmlMigInfo;
+
 /* What NVML says a GPU is. Fields NVML does not give are empty, -1 or 0. */
 typedef struct NvmlGpuInfo {
         char uuid[NVML_UUID_MAX];            /* "GPU-5e7c9a3c-..." */
@@ -53,6 +64,10 @@ typedef struct NvmlGpuInfo {
         bool nvlink_supported;
         NvmlLinkPeer nvlink[NVML_NVLINK_LINKS_MAX];
         size_t n_nvlink;
+        /* In MIG mode: its MIG devices, in NVML's order (read, not changed: Corral never
+         * changes MIG mode or the layout). */
+        NvmlMigInfo mig[NVML_MIG_MAX];
+        size_t n_mig;
 } NvmlGpuInfo;
 
 typedef struct NvmlProcess {
@@ -105,3 +120,6 @@ int nvml_pci_address_normalize(const char *s, size_t size, char ret[static NVML_
 /* Copies at most size bytes of src, up to its NUL, into dst (dst_size > 0) with every byte
  * that is not printable ASCII as '?'; always NUL-terminated. */
 void nvml_string_copy(char *dst, size_t dst_size, const char *src, size_t size);
+/* The MIG profile in a MIG device's name ("NVIDIA A100-SXM4-40GB MIG 1g.10gb" gives
+ * "1g.10gb"), "" when the name has none. */
+void nvml_mig_profile(const char *name, char ret[static NVML_MIG_PROFILE_MAX]);

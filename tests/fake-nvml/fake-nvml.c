@@ -13,6 +13,10 @@
  *                          cpulist: the CPUs near it), and name=,
  *                          which takes the rest of the line; a key left out: NOT_SUPPORTED
  *   proc GPU PID BYTES     a compute process on GPU (its index)
+ *   mig GPU GI CI UUID BYTES NAME
+ *                          a MIG device of GPU (in MIG mode: mig=1): its GPU and compute
+ *                          instance ids, UUID ("MIG-..."), memory, and name (the rest of the
+ *                          line, "NVIDIA A100-SXM4-40GB MIG 1g.10gb"), at the next MIG index
  *   nvlink GPU LINK PCI    GPU's NVLink LINK (0..17) is active, to the device at PCI
  *                          (NVML's bus id: a GPU's, or an NVSwitch's); a GPU with no such
  *                          line has no NVLink (NOT_SUPPORTED)
@@ -35,6 +39,7 @@ enum {
         NVML_ERROR_UNINITIALIZED = 1,
         NVML_ERROR_INVALID_ARGUMENT = 2,
         NVML_ERROR_NOT_SUPPORTED = 3,
+        NVML_ERROR_NOT_FOUND = 6,
         NVML_ERROR_INSUFFICIENT_SIZE = 7,
         NVML_ERROR_DRIVER_NOT_LOADED = 9,
         NVML_ERROR_GPU_IS_LOST = 15,
@@ -61,7 +66,13 @@ typedef struct {
 typedef struct FakeGpu {
         char uuid[96], pci[32], name[96], cpus[256];
         unsigned long long memory, used, util, memutil, energy, power, temp, numa, mig;
+        /* A MIG device's: its GPU (index) and instance ids. */
+        unsigned parent, gi, ci;
 } FakeGpu;
+
+#define FAKE_MIGS_MAX 32
+#define FAKE_MIG_PER_GPU 7 /* nvmlDeviceGetMaxMigDeviceCount on an A100 or H100 */
+#define FAKE_MIG_HANDLE 0x10000UL
 
 typedef struct FakeProc {
         unsigned gpu, pid;
@@ -79,6 +90,8 @@ typedef struct Fake {
         int init_error;
         FakeLink links[FAKE_GPUS_MAX * FAKE_LINKS_MAX];
         unsigned n_links;
+        FakeGpu migs[FAKE_MIGS_MAX];
+        unsigned n_migs;
         bool wedge;
         FakeGpu gpus[FAKE_GPUS_MAX];
         unsigned n_gpus;
@@ -102,7 +115,18 @@ static void load(Fake *f) {
                         f->init_error = atoi(line + 11);
                 else if (strcmp(line, "wedge") == 0)
                         f->wedge = true;
-                else if (strncmp(line, "nvlink ", 7) == 0 && f->n_links < FAKE_GPUS_MAX * FAKE_LINKS_MAX) {
+                else if (strncmp(line, "mig ", 4) == 0 && f->n_migs < FAKE_MIGS_MAX) {
+                        FakeGpu *g = &f->migs[f->n_migs];
+                        int used = 0;
+
+                        memset(g, 0, sizeof *g);
+                        g->used = g->util = g->memutil = g->energy = g->power = g->temp = g->numa = g->mig = UNSET;
+                        if (sscanf(line + 4, "%u %u %u %95s %llu %n", &g->parent, &g->gi, &g->ci, g->uuid, &g->memory,
+                                   &used) == 5 && used > 0) {
+                                snprintf(g->name, sizeof g->name, "%s", line + 4 + used);
+                                f->n_migs++;
+                        }
+                } else if (strncmp(line, "nvlink ", 7) == 0 && f->n_links < FAKE_GPUS_MAX * FAKE_LINKS_MAX) {
                         FakeLink *l = &f->links[f->n_links];
 
                         if (sscanf(line + 7, "%u %u %31s", &l->gpu, &l->link, l->pci) == 3 &&
@@ -163,10 +187,21 @@ static nvmlReturn_t device(nvmlDevice_t d, Fake *f, FakeGpu **ret) {
         }
         if (!initialized)
                 return NVML_ERROR_UNINITIALIZED;
+        if (index > FAKE_MIG_HANDLE) {
+                /* A MIG device's handle: the handle's bits past FAKE_MIG_HANDLE, its row. */
+                if (index - FAKE_MIG_HANDLE > f->n_migs)
+                        return NVML_ERROR_GPU_IS_LOST;
+                *ret = &f->migs[index - FAKE_MIG_HANDLE - 1];
+                return NVML_SUCCESS;
+        }
         if (index == 0 || index > f->n_gpus)
                 return NVML_ERROR_GPU_IS_LOST;
         *ret = &f->gpus[index - 1];
         return NVML_SUCCESS;
+}
+
+static bool is_mig(const Fake *f, const FakeGpu *g) {
+        return g >= f->migs && g < f->migs + FAKE_MIGS_MAX;
 }
 
 #define DEVICE(d)                                                                          \
@@ -199,6 +234,7 @@ EXPORT const char *nvmlErrorString(nvmlReturn_t r) {
         case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
         case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
         case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+        case NVML_ERROR_NOT_FOUND: return "Not Found";
         case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
         case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
         case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
@@ -328,6 +364,47 @@ EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned
         }
 UINT_GETTER(nvmlDeviceGetNumaNodeId, numa)
 UINT_GETTER(nvmlDeviceGetPowerUsage, power)
+
+EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *count) {
+        DEVICE(d);
+        if (is_mig(&_f, g) || g->mig == UNSET)
+                return NVML_ERROR_NOT_SUPPORTED;
+        *count = FAKE_MIG_PER_GPU;
+        return NVML_SUCCESS;
+}
+
+/* The index-th MIG device of d, in the order the file lists them (NOT_FOUND: none there). */
+EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int index, nvmlDevice_t *mig) {
+        unsigned seen = 0, gpu;
+        DEVICE(d);
+        if (is_mig(&_f, g) || g->mig == UNSET)
+                return NVML_ERROR_NOT_SUPPORTED;
+        if (index >= FAKE_MIG_PER_GPU)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        gpu = (unsigned) (g - _f.gpus);
+        for (unsigned i = 0; i < _f.n_migs; i++)
+                if (_f.migs[i].parent == gpu && seen++ == index) {
+                        *mig = (nvmlDevice_t) (FAKE_MIG_HANDLE + i + 1);
+                        return NVML_SUCCESS;
+                }
+        return NVML_ERROR_NOT_FOUND;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t d, unsigned int *id) {
+        DEVICE(d);
+        if (!is_mig(&_f, g))
+                return NVML_ERROR_INVALID_ARGUMENT;
+        *id = g->gi;
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t d, unsigned int *id) {
+        DEVICE(d);
+        if (!is_mig(&_f, g))
+                return NVML_ERROR_INVALID_ARGUMENT;
+        *id = g->ci;
+        return NVML_SUCCESS;
+}
 
 EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *current, unsigned int *pending) {
         DEVICE(d);

@@ -58,6 +58,10 @@ int main(int argc, char **argv) {
                        s.energy_mj == UINT64_MAX ? -1 : (int64_t) s.energy_mj, s.power_mw, s.temperature,
                        s.n_processes_total == SIZE_MAX ? (ssize_t) -1 : (ssize_t) s.n_processes_total,
                        g.nvlink_supported ? (int) links : -1, peers[0] ? peers : "-", g.name);
+                for (size_t k = 0; k < g.n_mig; k++)
+                        printf("nvml %u mig uuid=%s gi=%u ci=%u memory_total=%" PRIu64 " profile=%s\n", i, g.mig[k].uuid,
+                               g.mig[k].gpu_instance, g.mig[k].compute_instance, g.mig[k].memory_total,
+                               g.mig[k].profile[0] ? g.mig[k].profile : "-");
         }
         return 0;
 }

@@ -2,7 +2,7 @@
 # scripts/gpu-check's NVML half on a machine without GPUs: the fake NVML
 # ($FAKE_NVML_LIBRARY) and a fake nvidia-smi on PATH that agree pass every check; where
 # nvidia-smi says another model, memory size or PCI address, live figures far apart, or
-# another count of active NVLinks,
+# another count of active NVLinks, or MIG devices other than NVML's,
 # the script names each and exits non-zero.
 set -uo pipefail
 src=${CORRAL_SRCDIR:?}
@@ -13,7 +13,9 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 cat >"$tmp/nvml.conf" <<'CONF'
 gpu uuid=GPU-11111111-2222-3333-4444-555555555555 pci=00000000:3B:00.0 memory=85520809984 used=1048576000 util=57 numa=0 mig=0 cpus=0-15,32-47 name=NVIDIA H100 80GB HBM3
-gpu uuid=GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee pci=00000000:5E:00.0 memory=85520809984 used=0 util=0 numa=1 mig=0 name=NVIDIA H100 80GB HBM3
+gpu uuid=GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee pci=00000000:5E:00.0 memory=85520809984 used=0 util=0 numa=1 mig=1 name=NVIDIA H100 80GB HBM3
+mig 1 9 0 MIG-0b5b2b0a-0000-5000-8000-000000000001 10468982784 NVIDIA H100 80GB HBM3 MIG 1g.10gb
+mig 1 2 0 MIG-0b5b2b0a-0000-5000-8000-000000000002 42279239680 NVIDIA H100 80GB HBM3 MIG 3g.40gb
 nvlink 0 0 00000000:5E:00.0
 nvlink 0 1 00000000:5E:00.0
 nvlink 1 0 00000000:3B:00.0
@@ -27,9 +29,11 @@ smi() {
 #!/bin/bash
 case "\$*" in
     -L) echo "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-11111111-2222-3333-4444-555555555555)"
-        echo "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee)" ;;
+        echo "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee)"
+        echo "  MIG 1g.10gb     Device  0: (UUID: MIG-0b5b2b0a-0000-5000-8000-000000000001)"
+        echo "  MIG 3g.40gb     Device  1: (UUID: MIG-0b5b2b0a-0000-5000-8000-000000000002)" ;;
     *nounits*) echo "GPU-11111111-2222-3333-4444-555555555555, $1, $2, 00000000:3B:00.0, $3, 1000, 0, Disabled"
-               echo "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee, NVIDIA H100 80GB HBM3, 81559, $4, 0, 0, 1, Disabled" ;;
+               echo "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee, NVIDIA H100 80GB HBM3, 81559, $4, 0, 0, 1, Enabled" ;;
     "nvlink --status -i 0")
         echo "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-11111111-2222-3333-4444-555555555555)"
         for l in \$(seq 0 17); do
@@ -54,7 +58,7 @@ out=$(run 2>&1); rc=$?
 echo "$out"
 [ $rc = 0 ] || fail "gpu-check failed where NVML and nvidia-smi agree (rc $rc)"
 grep -q '^FAIL' <<<"$out" && fail "a check failed where they agree"
-[ "$(grep -c '^PASS' <<<"$out")" = 18 ] || fail "not every check ran"
+[ "$(grep -c '^PASS' <<<"$out")" = 22 ] || fail "not every check ran"
 grep -q '^nvml 0 uuid=GPU-11111111-2222-3333-4444-555555555555 pci=0000:3b:00.0 .* numa=0 cpus=0-15,32-47 ' <<<"$out" ||
     fail "NVML's view is not printed"
 

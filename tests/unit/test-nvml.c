@@ -151,6 +151,42 @@ static void test_nvlink(void **state) {
         assert_int_equal(info.n_nvlink, 0);
 }
 
+/* MIG mode: each MIG device NVML lists (empty slots skipped), its UUID, profile as Slurm
+ * spells it, GPU and compute instance, memory; a GPU not in MIG mode lists none. */
+static void test_mig(void **state) {
+        _cleanup_(nvml_closep) Nvml *n = NULL;
+        _cleanup_free_ char *error = NULL;
+        NvmlGpuInfo info;
+        char profile[NVML_MIG_PROFILE_MAX];
+
+        write_config("gpu uuid=GPU-0 mig=1 name=NVIDIA A100-SXM4-40GB\n"
+                     "gpu uuid=GPU-1 mig=0 name=NVIDIA A100-SXM4-40GB\n"
+                     "mig 0 1 0 MIG-11 10468982784 NVIDIA A100-SXM4-40GB MIG 3g.20gb\n"
+                     "mig 0 2 0 MIG-22 5242880000 NVIDIA A100-SXM4-40GB MIG 1g.5gb\n"
+                     "mig 1 9 0 MIG-99 5242880000 NVIDIA A100-SXM4-40GB MIG 1g.5gb\n");
+        assert_int_equal(nvml_open(fake(), &n, &error), 0);
+        assert_int_equal(nvml_gpu_info(n, 0, &info, &error), 0);
+        assert_int_equal(info.mig_mode, 1);
+        assert_int_equal(info.n_mig, 2);
+        assert_string_equal(info.mig[0].uuid, "MIG-11");
+        assert_string_equal(info.mig[0].profile, "3g.20gb");
+        assert_int_equal(info.mig[0].gpu_instance, 1);
+        assert_int_equal(info.mig[0].compute_instance, 0);
+        assert_true(info.mig[0].memory_total == 10468982784ULL);
+        assert_string_equal(info.mig[1].uuid, "MIG-22");
+        assert_string_equal(info.mig[1].profile, "1g.5gb");
+        assert_int_equal(info.mig[1].gpu_instance, 2);
+        /* Not in MIG mode: its (stale) MIG lines are not read. */
+        assert_int_equal(nvml_gpu_info(n, 1, &info, &error), 0);
+        assert_int_equal(info.mig_mode, 0);
+        assert_int_equal(info.n_mig, 0);
+
+        nvml_mig_profile("NVIDIA H100 80GB HBM3 MIG 1g.10gb", profile);
+        assert_string_equal(profile, "1g.10gb");
+        nvml_mig_profile("NVIDIA H100 80GB HBM3", profile);
+        assert_string_equal(profile, "");
+}
+
 static void test_counters_move(void **state) {
         _cleanup_(nvml_closep) Nvml *n = NULL;
         _cleanup_free_ char *error = NULL;
@@ -257,6 +293,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_info_and_sample),
                 cmocka_unit_test(test_nvlink),
+                cmocka_unit_test(test_mig),
                 cmocka_unit_test(test_counters_move),
                 cmocka_unit_test(test_many_processes_bounded),
                 cmocka_unit_test(test_open_failures),
