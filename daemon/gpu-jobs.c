@@ -31,6 +31,7 @@ typedef struct GpuJobs {
         char **logged;
         bool stall_logged;
         uint64_t unmanaged;      /* bit g: Corral's GPU g runs a process of no job (last snapshot) */
+        uint64_t mig;            /* bit g: Corral's GPU g is in MIG mode (last snapshot) */
 } GpuJobs;
 
 static void format_hms(char *buf, size_t size, uint64_t sec) {
@@ -439,6 +440,37 @@ static void unmanaged_update(Manager *m, GpuJobs *g, const GpuSnapshot *s) {
         m->sched_needed = true;
 }
 
+/* GPUs in MIG mode: CUDA reaches them only through their MIG devices' capability nodes,
+ * which the fence does not give a job of the whole GPU. */
+static void mig_update(Manager *m, GpuJobs *g, const GpuSnapshot *s) {
+        const DeviceSet *ds = m->devices;
+        uint64_t mask = 0;
+
+        for (size_t d = 0; ds && d < ds->n_devices && d < 64; d++) {
+                ssize_t k = device_is_schedulable(&ds->devices[d]) ? gpu_snapshot_find(s, &ds->devices[d]) : -1;
+
+                if (k >= 0 && s->gpus[k].mig_mode > 0)
+                        mask |= UINT64_C(1) << d;
+        }
+        if (mask == g->mig)
+                return;
+        for (uint64_t x = mask & ~g->mig; x; x &= x - 1)
+                log_info("GPU %s is in MIG mode: no job is given it whole while it is (its MIG devices are not "
+                         "scheduled apart yet).", ds->devices[__builtin_ctzll(x)].name);
+        for (uint64_t x = g->mig & ~mask; x; x &= x - 1)
+                log_info("GPU %s is no longer in MIG mode.", ds->devices[__builtin_ctzll(x)].name);
+        g->mig = mask;
+        m->sched_needed = true;
+}
+
+uint64_t manager_gpu_jobs_mig(Manager *m) {
+        GpuJobs *g = m->gpu_jobs;
+
+        if (!g || m->config->gpu_sample_sec == 0 || gpu_telemetry_state(g->telemetry, NULL) != GPU_TELEMETRY_ON)
+                return 0;
+        return g->mig;
+}
+
 uint64_t manager_gpu_jobs_unmanaged(Manager *m) {
         GpuJobs *g = m->gpu_jobs;
 
@@ -611,6 +643,7 @@ static void on_snapshot(GpuTelemetry *t, int r, const GpuSnapshot *s, void *user
                 act_on_idle(m, g);
                 act_on_shares(m, g);
                 unmanaged_update(m, g, s);
+                mig_update(m, g, s);
                 links_update(m, s);
                 if (snapshot_copy(s, &c) >= 0) {
                         free(g->last.gpus);

@@ -83,6 +83,8 @@ int manager_gpu_jobs_start(Manager *m);
 int manager_gpu_jobs_start_at(Manager *m, const char *proc_root);
 /* The GPUs in use outside Corral by the last snapshot (0 while telemetry is not on). */
 uint64_t manager_gpu_jobs_unmanaged(Manager *m);
+/* The GPUs in MIG mode by the last snapshot of a live telemetry: given to no job whole. */
+uint64_t manager_gpu_jobs_mig(Manager *m);
 void manager_gpu_jobs_free(Manager *m);
 /* The last snapshot (NULL: none yet, or telemetry not started) and telemetry's state now,
  * for the metrics file. */

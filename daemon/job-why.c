@@ -133,12 +133,13 @@ static void explain_gpus(Manager *m, Job *j, json_object *why) {
                 return explain_shards(m, j, why);
         manager_sched_job(m, j, &s);
         allowed = (s.gpu_allowed ?: UINT64_MAX) & all;
-        uint64_t outside = m->config->unmanaged_gpu_avoid ? manager_gpu_jobs_unmanaged(m) & allowed : 0;
+        uint64_t outside = m->config->unmanaged_gpu_avoid ? manager_gpu_jobs_unmanaged(m) & allowed : 0,
+                 mig = manager_gpu_jobs_mig(m) & allowed;
 
         for (size_t g = 0; g < mc->n_gpus; g++)
                 if (mc->gpus[g].offline)
                         allowed &= ~(UINT64_C(1) << g);
-        held |= outside;
+        held |= outside | mig;
         for (size_t i = 0; i < m->n_jobs; i++) {
                 const Job *r = m->jobs[i];
                 if (!job_state_is_active(r->state) || !r->alloc || !(r->alloc->gpu_mask & allowed))
@@ -179,7 +180,15 @@ static void explain_gpus(Manager *m, Job *j, json_object *why) {
                         first = 0;
                 }
         if (outside && n < sizeof line)
-                (void) snprintf(line + n, sizeof line - n, " (a process in no job; corral info)");
+                n += (size_t) snprintf(line + n, sizeof line - n, " (a process in no job; corral info)");
+        for (size_t g = 0, first = 1; mig && g < mc->n_gpus && n < sizeof line; g++)
+                if (mig >> g & 1) {
+                        n += (size_t) snprintf(line + n, sizeof line - n, "%s%s", first ? "; in MIG mode: " : ", ",
+                                               m->devices && g < m->devices->n_devices ? m->devices->devices[g].name : "?");
+                        first = 0;
+                }
+        if (mig && n < sizeof line)
+                (void) snprintf(line + n, sizeof line - n, " (not given whole; its MIG devices are not scheduled apart yet)");
         say(why, "%s", line);
 }
 

@@ -285,7 +285,8 @@ int manager_schedule(Manager *m) {
                 return r;
 
         /* UnmanagedGPU=avoid: a GPU running work outside Corral is nobody's this pass. */
-        m->machine.gpus_busy = m->config->unmanaged_gpu_avoid ? manager_gpu_jobs_unmanaged(m) : 0;
+        m->machine.gpus_busy = (m->config->unmanaged_gpu_avoid ? manager_gpu_jobs_unmanaged(m) : 0) |
+                               manager_gpu_jobs_mig(m);
         uint64_t t0 = now_usec(CLOCK_MONOTONIC);
         r = sched_pass(m->sched, &m->sched_config, &m->machine, m->sched_jobs, n, now, &res);
         if (r < 0)
@@ -412,7 +413,8 @@ int manager_estimate_start(Manager *m, Job *probe, uint64_t *ret_est, const char
         r = sched_job_for_pass(m, probe, job_queue(m, probe), now, &m->sched_jobs[n++]);
         if (r < 0)
                 return r;
-        m->machine.gpus_busy = m->config->unmanaged_gpu_avoid ? manager_gpu_jobs_unmanaged(m) : 0;
+        m->machine.gpus_busy = (m->config->unmanaged_gpu_avoid ? manager_gpu_jobs_unmanaged(m) : 0) |
+                               manager_gpu_jobs_mig(m);
         t0 = now_usec(CLOCK_MONOTONIC);
         r = sched_pass(ctx, &m->sched_config, &m->machine, m->sched_jobs, n, now, &res);
         m->last_estimate_end = now_usec(CLOCK_MONOTONIC);

@@ -846,6 +846,32 @@ static void test_unmanaged(void **state) {
         assert_int_equal(manager_schedule(m), 0);
         assert_int_equal(j->state, JOB_RUNNING);
         assert_int_equal(j->alloc->gpu_mask, 0x3);
+        j->state = JOB_COMPLETED;
+        j->alloc = NULL;
+
+        /* gpu0 in MIG mode: given to no job whole (its CUDA needs MIG devices' nodes the
+         * fence does not give), and why says so; a 1-GPU job gets gpu1. */
+        f = fopen(config_path, "we");
+        assert_non_null(f);
+        fprintf(f, "gpu uuid=GPU-aaaa pci=00000000:3B:00.0 util=0 mig=1 name=NVIDIA A100-SXM4-40GB\n"
+                   "gpu uuid=GPU-bbbb pci=00000000:5E:00.0 util=13 mig=0 name=NVIDIA A100-SXM4-40GB\n");
+        assert_int_equal(fclose(f), 0);
+        wait_for_round(m, 13);
+        assert_int_equal(manager_gpu_jobs_mig(m), 0x1);
+        json_object_put(submit_gpus(m, 2, &two));
+        json_object_put(submit_gpus(m, 1, &one));
+        assert_int_equal(manager_schedule(m), 0);
+        j = manager_find_job(m, two);
+        assert_int_equal(j->state, JOB_QUEUED);
+        r = manager_job_why(m, j);
+        why = strdup(json_object_to_json_string(r));
+        json_object_put(r);
+        if (!strstr(why, "in MIG mode: gpu0 (not given whole"))
+                fail_msg("why: %s", why);
+        free(why);
+        j = manager_find_job(m, one);
+        assert_int_equal(j->state, JOB_RUNNING);
+        assert_int_equal(j->alloc->gpu_mask, 0x2);
 
         unsetenv(NVML_LIBRARY_ENV);
         m->devices = NULL; /* not the manager's to free */
