@@ -862,6 +862,12 @@ json_object *manager_gpu_jobs_info_json(Manager *m) {
         return o;
 }
 
+uint64_t manager_gpu_jobs_own_memory(Manager *m, const Job *j, unsigned gpu) {
+        const GpuJobFigures *f = m->gpu_jobs ? figures_get(m->gpu_jobs, j, gpu, false) : NULL;
+
+        return f && f->run == j->requeue_count ? f->own_memory_last : UINT64_MAX;
+}
+
 int manager_gpu_jobs_util_now(Manager *m, const Job *j) {
         GpuJobs *g = m->gpu_jobs;
         unsigned sum = 0, n = 0;

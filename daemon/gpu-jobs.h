@@ -107,6 +107,9 @@ char *manager_gpu_jobs_mail_text(Manager *m, const Job *j);
  * sentence show and why say ("its processes used up to 30G of gpu0's memory, above its
  * share of 20G (1 of 2 shards): a shared GPU's memory is not fenced"); NULL when not. */
 char *manager_gpu_jobs_share_text(Manager *m, const Job *j);
+/* Running job j's own processes' memory on its GPU gpu at the last reading (NVML's
+ * per-process figures); UINT64_MAX: none listed. */
+uint64_t manager_gpu_jobs_own_memory(Manager *m, const Job *j, unsigned gpu);
 /* corral queue's GPU%: the mean utilisation of running job j's GPUs at the last reading of
  * a live telemetry; -1 when there is none. */
 int manager_gpu_jobs_util_now(Manager *m, const Job *j);

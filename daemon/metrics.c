@@ -64,6 +64,7 @@ static void gpu_labels(FILE *f, const Device *d, const Job *holder) {
 /* NVML's last reading of each GPU corrald schedules (GPUSampleSec=, gpu-jobs.c). */
 static void gpu_metrics(Manager *m, FILE *f) {
         const Job *holder[64] = {};
+        unsigned holders[64] = {};
         GpuTelemetryState state;
         const GpuSnapshot *s = manager_gpu_jobs_last(m, &state);
         static const struct {
@@ -86,9 +87,16 @@ static void gpu_metrics(Manager *m, FILE *f) {
                 const Job *j = m->jobs[i];
 
                 if ((j->state == JOB_RUNNING || j->state == JOB_SUSPENDED) && j->alloc)
-                        for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1)
+                        for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
                                 holder[__builtin_ctzll(mask)] = j;
+                                holders[__builtin_ctzll(mask)]++;
+                        }
         }
+        /* A GPU jobs share (shards) is labelled with none of them: each one's own memory
+         * is corral_gpu_job_memory_used_bytes, below. */
+        for (size_t g = 0; g < ELEMENTSOF(holder); g++)
+                if (holders[g] > 1)
+                        holder[g] = NULL;
         for (size_t k = 0; k < ELEMENTSOF(gauges); k++) {
                 header(f, gauges[k].name, gauges[k].type, gauges[k].help);
                 for (size_t g = 0; g < m->devices->n_devices && g < ELEMENTSOF(holder); g++) {
@@ -118,6 +126,26 @@ static void gpu_metrics(Manager *m, FILE *f) {
                         gpu_labels(f, d, holder[g]);
                         /* Bytes and degrees whole, watts and joules to the milli-unit NVML gives. */
                         fprintf(f, k == 2 || k == 4 ? " %.3f\n" : k == 0 ? " %.2f\n" : " %.0f\n", value);
+                }
+        }
+        /* Each running job's own processes' memory on each GPU it holds (NVML's per-process
+         * figures by cgroup): on a shared GPU, each job's share. */
+        header(f, "corral_gpu_job_memory_used_bytes", "gauge",
+               "GPU memory the job's own processes use (NVML's per-process figures, by cgroup).");
+        for (size_t i = 0; i < m->n_jobs; i++) {
+                const Job *j = m->jobs[i];
+
+                if (j->state != JOB_RUNNING || !j->alloc)
+                        continue;
+                for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                        unsigned g = (unsigned) __builtin_ctzll(mask);
+                        uint64_t own = manager_gpu_jobs_own_memory(m, j, g);
+
+                        if (own == UINT64_MAX || g >= m->devices->n_devices)
+                                continue;
+                        fputs("corral_gpu_job_memory_used_bytes", f);
+                        gpu_labels(f, &m->devices->devices[g], j);
+                        fprintf(f, " %" PRIu64 "\n", own);
                 }
         }
 }

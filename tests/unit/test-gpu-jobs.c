@@ -901,7 +901,7 @@ static void test_shard_memory(void **state) {
         snprintf(conf, sizeof conf, "%s/corral.conf", t->dir);
         f = fopen(conf, "we");
         assert_non_null(f);
-        fprintf(f, "[Manager]\nGPUSampleSec=1s\n");
+        fprintf(f, "[Manager]\nGPUSampleSec=1s\nMetricsFile=%s/corral.prom\n", t->dir);
         assert_int_equal(fclose(f), 0);
         snprintf(root, sizeof root, "%s/proc", t->dir);
         assert_int_equal(mkdir(root, 0755), 0);
@@ -962,6 +962,22 @@ static void test_shard_memory(void **state) {
                    "proc 0 501 500000000\nproc 0 502 100000000\nproc 0 900 1000\n");
         assert_int_equal(fclose(f), 0);
         wait_for_round(m, 2);
+        /* The metrics: its own memory on gpu0, labelled with it. */
+        {
+                char prom[200], *text = NULL;
+                size_t len = 0;
+                FILE *pf;
+
+                assert_int_equal(manager_write_metrics(m), 0);
+                snprintf(prom, sizeof prom, "%s/corral.prom", t->dir);
+                pf = fopen(prom, "re");
+                assert_non_null(pf);
+                assert_true(getdelim(&text, &len, '\0', pf) > 0);
+                fclose(pf);
+                assert_non_null(strstr(text, "corral_gpu_job_memory_used_bytes{gpu=\"gpu0\",uuid=\"GPU-aaaa\",job=\"1\","
+                                             "user=\"nobody\"} 600000000\n"));
+                free(text);
+        }
         snprintf(params, sizeof params, "{\"job_id\":%" PRIu64 "}", id);
         r = call(m, NOBODY, CORRAL_METHOD_SHOW, params);
         assert_true(json_object_object_get_ex(r, "parameters", &p));
