@@ -136,7 +136,7 @@ wait_for 60 sh -c "corral info --json | jq -e '.gpu_telemetry.gpus[0].outside_co
 assert_match "$(corral info)" "in use outside Corral \(no new job is given it\): pid $outside \(root\)" \
     "corral info's line for the GPU used outside Corral"
 if command -v sinfo >/dev/null; then
-    assert_match "$(sinfo -R -h)" "^gpu0 in use outside C root +[0-9T:-]+ +$(hostname)" "sinfo -R"
+    assert_match "$(sinfo -R -h)" "^gpu0 in use outside +root +[0-9T:-]+ +$(hostname)" "sinfo -R (%20E: the reason cut at 20)"
 fi
 id=$(cd "$work" && as_user "$USER_A" corral submit --parsable --gpus 1 -o "$work/out" -- /bin/true)
 sleep 3
