@@ -7,7 +7,8 @@
 # scheduled and corral info still answers; once the fake answers again it is back on. A
 # job whose GPU reads 0 % is marked IDLE-GPU (GPUIdleSec=3s); a process outside any job
 # on the GPU (a real one: the fake lists its pid) makes it "in use outside Corral" and a
-# GPU job waits for it (UnmanagedGPU=avoid) until it is gone.
+# GPU job waits for it (UnmanagedGPU=avoid) until it is gone. A GPU in MIG mode lists its
+# MIG devices and is given to no job whole until it leaves MIG mode.
 # The card's identity (its PCI address) stays in the store, at whatever index was free,
 # as 38-gpu's cards do.
 # timeout: 600
@@ -147,6 +148,20 @@ outside=
 fake "gpu uuid=GPU-39 pci=00000000:3B:00.0 util=50 name=NVIDIA A100-SXM4-40GB"
 wait_for 60 sh -c "[ \"\$(corral show --json $id | jq -r .job.state)\" = COMPLETED ]" \
     || fail "job $id did not run once the GPU was free: $(corral why "$id")"
+
+# MIG mode (never changed by Corral; the fake says so): its MIG devices in corral info, and
+# the GPU given to no job whole while it lasts; out of MIG mode, the waiting job runs.
+fake "gpu uuid=GPU-39 pci=00000000:3B:00.0 util=0 mig=1 name=NVIDIA A100-SXM4-40GB" \
+    "mig 0 1 0 MIG-39000000-0000-5000-8000-000000000001 10468982784 NVIDIA A100-SXM4-40GB MIG 3g.20gb"
+wait_for 60 sh -c "corral info | grep -q 'MIG 3g.20gb MIG-39000000-0000-5000-8000-000000000001 (GI 1, CI 0'" \
+    || fail "no MIG device in corral info: $(corral info --json | jq -c .gpu_telemetry.gpus)"
+id=$(cd "$work" && as_user "$USER_A" corral submit --parsable --gpus 1 -o "$work/out" -- /bin/true)
+sleep 3
+assert_eq "$(corral show --json "$id" | jq -r .job.state)" PENDING "a GPU job while its GPU is in MIG mode"
+assert_match "$(corral why "$id")" "in MIG mode: gpu0 \(not given whole" "corral why of a job that waits for a GPU in MIG mode"
+fake "gpu uuid=GPU-39 pci=00000000:3B:00.0 util=50 mig=0 name=NVIDIA A100-SXM4-40GB"
+wait_for 60 sh -c "[ \"\$(corral show --json $id | jq -r .job.state)\" = COMPLETED ]" \
+    || fail "job $id did not run once the GPU left MIG mode: $(corral why "$id")"
 
 # GPU-hours used and efficiency: a job of bob's (no other GPU job is his) on a GPU that
 # reads 60 % every time: corral usage counts held × 60 % and an efficiency of 0.6; seff
