@@ -287,9 +287,11 @@ int cli_wait_jobs(Cli *cli, const uint64_t *ids, size_t n) {
                 if (r < 0)
                         return r;
                 if (!wait_reply_id(&reply, &id) || !(slot = wait_slot_of(slots, WAIT_WINDOW, id))) {
-                        if (reply.error)
+                        if (reply.error) {
                                 /* Not about one job (the connection's): it ends the wait. */
-                                return MAX(status, cli_report_error(cli, NULL, &reply));
+                                r = cli_report_error(cli, NULL, &reply);
+                                return MAX(status, r);
+                        }
                         if (!json_object_object_get_ex(reply.parameters, "job", &job)) {
                                 log_error("corrald sent a Wait reply this corral cannot read "
                                           "(are corral and corrald the same version? corral info)");
@@ -310,7 +312,8 @@ int cli_wait_jobs(Cli *cli, const uint64_t *ids, size_t n) {
                                 continue;
                         }
                         slot->busy = false, in_flight--;
-                        status = MAX(status, cli_report_error(cli, subject, &reply));
+                        r = cli_report_error(cli, subject, &reply); /* MAX() would log it twice */
+                        status = MAX(status, r);
                         continue;
                 }
                 if (cli->json)
