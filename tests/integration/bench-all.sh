@@ -4,7 +4,7 @@
 # they print (bench-lib.sh's FIGURE lines): figure, value, anchor, ratio, date. Each
 # benchmark's own output is in logs/bench-all-NAME.log. CORRAL_BENCH_QUICK=1 (the default
 # here; 0 for the full sizes, about an hour) gives each its smaller sizes so the set fits
-# about 25 minutes under TCG. CORRAL_BENCH_ALL names a subset ("bench-submit bench-daemon").
+# about 16 minutes under TCG. CORRAL_BENCH_ALL names a subset ("bench-submit bench-daemon").
 # Prints figures; fails only when a benchmark does.
 # timeout: 4500
 . "$CORRAL_TEST_LIB"
