@@ -3,8 +3,10 @@
 # targets 1, 2 and 5, each against its anchor measured in this same run.
 #  1. latency: `corral submit --wait -- /bin/true` p50 vs `systemd-run --scope /bin/true`
 #     (CORRAL_BENCH_N runs each, 20 by default);
-#  2. throughput: CORRAL_BENCH_E (150) jobs submitted one by one, first submit to last job
-#     finished, vs as many sequential `systemd-run --scope /bin/true`;
+#  2. throughput: CORRAL_BENCH_E (150) jobs submitted one by one, first submit to the end
+#     of `corral wait` on all their ids, vs as many sequential `systemd-run --scope
+#     /bin/true`; the same wait once they have ended; CORRAL_BENCH_A (1,000) tasks as one
+#     array under `submit --wait`, vs the same anchor;
 #  5. durable submits: one and eight clients vs the raw single-row commit rate of the same
 #     store settings on the same disk, in five rounds of CORRAL_BENCH_Q / 5 (2,000 in
 #     all, as bench/daemon), each a palindrome: raw, one client, eight, one, raw.
