@@ -100,6 +100,10 @@ int cli_args_to_jobs(Cli *cli, int argc, char **argv, const char *usage, uint64_
  * after printing its outcome to stderr; or CLI_EXIT_FAILURE after an error reply; or a
  * negative errno (already logged) when the daemon could not be reached. */
 int cli_wait_job(Cli *cli, uint64_t id);
+/* The same for n jobs at once, their Wait calls pipelined on one connection: each outcome
+ * printed as the job ends, the highest exit status returned (an error reply counts as
+ * CLI_EXIT_FAILURE and the others are still waited for). */
+int cli_wait_jobs(Cli *cli, const uint64_t *ids, size_t n);
 
 /* Options of `corral submit` that concern the client, not the job: they stay out of the
  * shared option table so that "#SBATCH --parsable" keeps meaning nothing to a job. */

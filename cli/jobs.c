@@ -212,54 +212,140 @@ int cli_args_to_jobs(Cli *cli, int argc, char **argv, const char *usage, uint64_
         return 0;
 }
 
-int cli_wait_job(Cli *cli, uint64_t id) {
-        char subject[64];
-        int r;
+/* How many Wait calls are in flight on the connection at once: corrald's default
+ * MaxWaitsPerConnection=. A daemon configured lower answers the call over its bound with
+ * QuotaExceeded and its limit, and the window shrinks to it. */
+#define WAIT_WINDOW 64
 
-        snprintf(subject, sizeof(subject), "job %" PRIu64, id);
+typedef struct WaitSlot {
+        uint64_t id;
+        bool busy;
+} WaitSlot;
 
-        for (;;) {
-                bool continues = true;
+static int wait_send(Cli *cli, WaitSlot *slot, uint64_t id) {
+        /* A stream (every change) only where someone reads the changes: --json. Otherwise
+         * corrald answers once, when the job has ended. */
+        int r = cli_send(cli, CORRAL_METHOD_WAIT, json_job_id(id), cli->json);
+        if (r < 0)
+                return r;
+        *slot = (WaitSlot) { .id = id, .busy = true };
+        return 0;
+}
 
-                r = cli_send(cli, CORRAL_METHOD_WAIT, json_job_id(id), true);
-                if (r < 0)
-                        return r;
-                while (continues) {
-                        _cleanup_(job_info_done) JobInfo info = JOB_INFO_INIT;
-                        _cleanup_(reply_done) Reply reply = {};
-                        json_object *job;
-                        char buf[1536]; /* a launch error may be 1 KiB */
+static WaitSlot *wait_slot_of(WaitSlot *slots, size_t n, uint64_t id) {
+        for (size_t i = 0; i < n; i++)
+                if (slots[i].busy && slots[i].id == id)
+                        return &slots[i];
+        return NULL;
+}
 
-                        /* No deadline: a job may run for days. A dead daemon still shows
-                         * as the connection closing. */
-                        r = cli_receive(cli, -1, &reply);
+static WaitSlot *wait_slot_free(WaitSlot *slots, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (!slots[i].busy)
+                        return &slots[i];
+        return NULL;
+}
+
+/* The job a reply is about: the job's own view, or the job_id of an error reply (corrald
+ * names it in every error of Wait it can). */
+static bool wait_reply_id(const Reply *reply, uint64_t *ret) {
+        json_object *o, *v;
+
+        if (!reply->error && json_object_object_get_ex(reply->parameters, "job", &o) &&
+            json_object_object_get_ex(o, "id", &v))
+                return json_get_u64(v, 1, CORRAL_JOB_ID_MAX, ret) >= 0;
+        if (reply->error && json_object_object_get_ex(reply->parameters, CORRAL_FIELD_JOB_ID, &v))
+                return json_get_u64(v, 1, CORRAL_JOB_ID_MAX, ret) >= 0;
+        return false;
+}
+
+/* The Wait calls of all ids pipelined on one connection, WAIT_WINDOW in flight: one round
+ * trip for the lot instead of one per job, and each job's end printed as it comes (a
+ * wait on 1,000 array tasks was 1,000 round trips in turn). Replies come in the order the
+ * jobs end, each naming its job. */
+int cli_wait_jobs(Cli *cli, const uint64_t *ids, size_t n) {
+        WaitSlot slots[WAIT_WINDOW] = {};
+        uint64_t retry[WAIT_WINDOW];
+        size_t window = MIN((size_t) WAIT_WINDOW, n), next = 0, in_flight = 0, n_retry = 0;
+        int status = CLI_EXIT_SUCCESS, r;
+
+        while (next < n || in_flight > 0 || n_retry > 0) {
+                _cleanup_(job_info_done) JobInfo info = JOB_INFO_INIT;
+                _cleanup_(reply_done) Reply reply = {};
+                char subject[64], buf[1536]; /* a launch error may be 1 KiB */
+                json_object *job, *v;
+                WaitSlot *slot;
+                uint64_t id, limit;
+
+                while ((n_retry > 0 || next < n) && in_flight < window) {
+                        r = wait_send(cli, wait_slot_free(slots, WAIT_WINDOW),
+                                      n_retry > 0 ? retry[--n_retry] : ids[next++]);
                         if (r < 0)
                                 return r;
-                        continues = reply.continues;
+                        in_flight++;
+                }
+                /* No deadline: a job may run for days. A dead daemon still shows as the
+                 * connection closing. */
+                r = cli_receive(cli, -1, &reply);
+                if (r < 0)
+                        return r;
+                if (!wait_reply_id(&reply, &id) || !(slot = wait_slot_of(slots, WAIT_WINDOW, id))) {
                         if (reply.error) {
-                                /* A stream ended by an error leaves nothing pending. */
-                                return cli_report_error(cli, subject, &reply);
+                                /* Not about one job (the connection's): it ends the wait. */
+                                r = cli_report_error(cli, NULL, &reply);
+                                return MAX(status, r);
                         }
-                        if (cli->json)
-                                (void) cli_print_json(reply.parameters);
-                        if (!json_object_object_get_ex(reply.parameters, "job", &job) ||
-                            job_info_from_json(job, &info, NULL) < 0) {
-                                log_error("%s: corrald sent a Wait reply this corral cannot read "
-                                          "(are corral and corrald the same version? corral info)", subject);
+                        if (!json_object_object_get_ex(reply.parameters, "job", &job)) {
+                                log_error("corrald sent a Wait reply this corral cannot read "
+                                          "(are corral and corrald the same version? corral info)");
                                 return -EBADMSG;
                         }
-                        if (!job_state_name_is_final(info.state))
-                                continue;
-
-                        /* Whatever the stream still holds would answer our next call:
-                         * start over on a fresh connection instead. */
-                        if (continues)
-                                cli_done(cli);
-                        log_info("%s: %s", subject, format_job_outcome(buf, sizeof(buf), &info));
-                        return job_exit_status(&info);
+                        continue; /* the rest of a stream already ended */
                 }
-                /* The daemon ended the stream before the job ended (it may not stream):
-                 * ask again, gently. */
-                (void) usleep(500 * 1000);
+                snprintf(subject, sizeof(subject), "job %" PRIu64, id);
+                if (reply.error) {
+                        if (streq(reply.error, corral_error_to_string(CORRAL_ERROR_QUOTA_EXCEEDED)) &&
+                            json_object_object_get_ex(reply.parameters, CORRAL_FIELD_LIMIT, &v) &&
+                            json_get_u64(v, 1, WAIT_WINDOW, &limit) >= 0 && in_flight > limit) {
+                                /* Over a MaxWaitsPerConnection= below ours: asked again once
+                                 * a call is answered, with no more in flight than it. */
+                                window = MIN(window, (size_t) limit);
+                                slot->busy = false, in_flight--;
+                                retry[n_retry++] = id;
+                                continue;
+                        }
+                        slot->busy = false, in_flight--;
+                        r = cli_report_error(cli, subject, &reply); /* MAX() would log it twice */
+                        status = MAX(status, r);
+                        continue;
+                }
+                if (cli->json)
+                        (void) cli_print_json(reply.parameters);
+                if (!json_object_object_get_ex(reply.parameters, "job", &job) ||
+                    job_info_from_json(job, &info, NULL) < 0) {
+                        log_error("%s: corrald sent a Wait reply this corral cannot read "
+                                  "(are corral and corrald the same version? corral info)", subject);
+                        return -EBADMSG;
+                }
+                if (!job_state_name_is_final(info.state)) {
+                        if (reply.continues)
+                                continue;
+                        /* The daemon ended the call before the job ended (it may not
+                         * stream): ask again, gently. */
+                        (void) usleep(500 * 1000);
+                        r = wait_send(cli, slot, id);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                /* Whatever the stream still holds for this job is skipped above. */
+                slot->busy = false, in_flight--;
+                log_info("%s: %s", subject, format_job_outcome(buf, sizeof(buf), &info));
+                status = MAX(status, job_exit_status(&info));
         }
+        return status;
+}
+
+int cli_wait_job(Cli *cli, uint64_t id) {
+        return cli_wait_jobs(cli, &id, 1);
 }

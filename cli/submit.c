@@ -233,13 +233,11 @@ static mode_t current_umask(void) {
 static int submit_wait_all(Cli *cli, const uint64_t *ids, size_t n) {
         int status = CLI_EXIT_SUCCESS;
 
-        for (size_t i = 0; i < n; i++) {
-                int r = cli_wait_job(cli, ids[i]);
-                if (r < 0)
-                        return cli_exit_status_from_errno(r);
-                status = MAX(status, r);
-        }
-        return status;
+        int r = cli_wait_jobs(cli, ids, n);
+
+        if (r < 0)
+                return cli_exit_status_from_errno(r);
+        return MAX(status, r);
 }
 
 static void sbatch_help(void) {

@@ -23,9 +23,10 @@ int verb_wait(Cli *cli, int argc, char **argv) {
                 switch (c) {
                 case 'h':
                         printf("Usage: corral wait [--json] JOBID...\n\n"
-                               "Wait until the jobs have ended, print how each ended to stderr, and exit\n"
-                               "with the highest of their exit statuses (128+N for a job killed by\n"
-                               "signal N, 1 for one that failed without a code or could not be waited for).\n");
+                               "Wait until the jobs have ended, print how each ended to stderr as it ends,\n"
+                               "and exit with the highest of their exit statuses (128+N for a job killed\n"
+                               "by signal N, 1 for one that failed without a code or could not be waited\n"
+                               "for). --json prints every change of each job.\n");
                         return CLI_EXIT_SUCCESS;
                 case 'j':
                         cli->json = true;
@@ -37,11 +38,8 @@ int verb_wait(Cli *cli, int argc, char **argv) {
         r = cli_args_to_jobs(cli, argc, argv, NULL, &ids, &n, &status);
         if (r != 0)
                 return r;
-        for (size_t i = 0; i < n; i++) {
-                r = cli_wait_job(cli, ids[i]);
-                if (r < 0)
-                        return cli_exit_status_from_errno(r);
-                status = MAX(status, r);
-        }
-        return status;
+        r = cli_wait_jobs(cli, ids, n);
+        if (r < 0)
+                return cli_exit_status_from_errno(r);
+        return MAX(status, r);
 }

@@ -1219,21 +1219,33 @@ static json_object *method_run(Manager *m, Call *call, const Peer *peer, json_ob
         return manager_interactive_attach(m, call, it, submit(m, peer, params, true));
 }
 
+/* An error of Wait names its job: `corral wait` has many calls in flight on one
+ * connection, answered as their jobs end, and must know which one was refused. */
+static json_object *wait_error(json_object *err, uint64_t id) {
+        json_object *p;
+
+        if (err && json_object_object_get_ex(err, "parameters", &p))
+                (void) json_add_u64(p, CORRAL_FIELD_JOB_ID, id);
+        return err;
+}
+
 static json_object *method_wait(Manager *m, Call *call, const Peer *peer, json_object *params) {
-        bool more = server_call_more(call);
         json_object *err = NULL, *p;
         Job *j = get_job(m, params, &err);
+        bool more;
 
         if (!j)
-                return err;
+                return err; /* NoSuchJob names it already */
         if ((err = check(m, peer, AUTHZ_WAIT, j, "you can only wait for your own jobs")))
-                return err;
+                return wait_error(err, j->id);
+        more = server_call_more(call);
         /* Every pending Wait is answered on every change of its job: bounded per
          * connection, as connections are per user. */
         if (!job_state_is_final(j->state) && m->config->max_waits_per_connection &&
             server_call_n_deferred(call) >= m->config->max_waits_per_connection)
-                return quota_exceeded("MaxWaitsPerConnection", m->config->max_waits_per_connection,
-                                      "too many Wait calls pending on this connection");
+                return wait_error(quota_exceeded("MaxWaitsPerConnection", m->config->max_waits_per_connection,
+                                                 "too many Wait calls pending on this connection"),
+                                  j->id);
         if (job_state_is_final(j->state)) {
                 p = json_object_new_object();
                 json_add(p, "job", manager_job_json(m, j, true));

@@ -7,8 +7,10 @@
 # its service's cgroup (cpu.stat usage_usec). Prints figures; never fails on them.
 # timeout: 1800
 . "$CORRAL_TEST_LIB"
+. "$(dirname "$0")/bench-lib.sh"
 H=${CORRAL_BENCH_Q:-5000}   # held jobs, the flooder's
 S=${CORRAL_BENCH_S:-60}     # seconds of flood measured
+! bench_quick || { H=${CORRAL_BENCH_Q:-2000}; S=${CORRAL_BENCH_S:-20}; }
 py=$(dirname "$0")/bench-flood.py
 systemctl start corrald.socket
 corral info >/dev/null
@@ -54,6 +56,8 @@ awk -v a="$((a1 - a0))" -v t="$((t1 - t0))" -v p="$((p1 - p0))" -v c="$((c1 - c0
     printf "  billed to %s: %.2f s = %.0f%% of corrald CPU (getrusage), %.0f%% (cgroup)\n", u, a / 1e6, 100 * a / p, 100 * a / c
     printf "  billed to every user: %.2f s = %.0f%% of corrald CPU (getrusage); the rest is billed to no one\n", t / 1e6, 100 * t / p
     printf "  (commits, syncs, scheduling passes, the event loop itself)\n" }'
+figure "share of corrald's CPU billed to a flooding user, % (anchor: getrusage)" \
+    "$(awk -v a="$((a1 - a0))" -v p="$((p1 - p0))" 'BEGIN {printf "%.0f", 100 * a / p}')"
 sed 's/^/  /' "$out"
 python3 "$py" cancel "$first" "$last"
 rm -f "$out"

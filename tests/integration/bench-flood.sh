@@ -8,8 +8,10 @@
 # `corral queue` is given 120 s at most.
 # timeout: 1800
 . "$CORRAL_TEST_LIB"
+. "$(dirname "$0")/bench-lib.sh"
 H=${CORRAL_BENCH_Q:-5000}   # held jobs, the flooder's
 K=${CORRAL_BENCH_K:-30}     # samples of the other user's corral queue, per phase
+! bench_quick || { H=${CORRAL_BENCH_Q:-2000}; K=${CORRAL_BENCH_K:-10}; }
 py=$(dirname "$0")/bench-flood.py
 systemctl start corrald.socket
 corral info >/dev/null
@@ -81,5 +83,8 @@ for p in quiet flood; do
     echo "  corrald: $(cat "$out/cpu-$p")"
 done
 sed 's/^/  /' "$out/flood"
+p50() { sed -n 's/.*p50 \([0-9.]*\) ms.*/\1/p' "$1"; }
+figure "another user's corral queue p50 under a List flood, ms (anchor: quiet)" "$(p50 "$out/queue-flood")" \
+    "$(p50 "$out/queue-quiet")" "$(awk -v a="$(p50 "$out/queue-flood")" -v b="$(p50 "$out/queue-quiet")" 'BEGIN {if (b > 0) printf "%.2f", a / b}')"
 python3 "$py" cancel "$first" "$last"
 rm -rf "$out"

@@ -5,7 +5,9 @@
 # Prints figures; never fails on time.
 # timeout: 1200
 . "$CORRAL_TEST_LIB"
+. "$(dirname "$0")/bench-lib.sh"
 N=${CORRAL_BENCH_N:-100}
+! bench_quick || N=${CORRAL_BENCH_N:-30}
 K=${CORRAL_BENCH_K:-8}
 run=/usr/libexec/corral/corral-exec-run
 
@@ -21,6 +23,8 @@ echo "launch: N=$N sequential /bin/true"
 echo "  systemd-run --scope : p50 ${bp50} ms  p99 ${bp99} ms"
 echo "  corral executor     : p50 ${op50} ms  p99 ${op99} ms"
 echo "  ratio p50 (corral / systemd-run): $(awk -v a="$op50" -v b="$bp50" 'BEGIN {printf "%.2f", a / b}')"
+figure "executor launch of /bin/true p50, ms (anchor: systemd-run --scope)" "$op50" "$bp50" \
+    "$(awk -v a="$op50" -v b="$bp50" 'BEGIN {printf "%.2f", a / b}')"
 t0=$(date +%s%N)
 $run --id 600000 --repeat "$N" --parallel "$K" --print-latency -- /bin/true > /dev/null
 t1=$(date +%s%N)

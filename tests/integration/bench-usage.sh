@@ -5,6 +5,7 @@
 # by bench-usage while corrald is stopped. Prints figures; never fails on time.
 # timeout: 3000
 . "$CORRAL_TEST_LIB"
+. "$(dirname "$0")/bench-lib.sh"
 bench=${CORRAL_BUILDDIR:?}/bench/bench-usage
 [ -x "$bench" ] || skip "$bench was not built"
 state=/var/lib/corral
@@ -35,4 +36,8 @@ for by in project day user queue; do
 done
 echo "  corral usage --since all --by day --csv: $(best_of 3 corral usage --since all --by day --csv) ms"
 # A bare call of the CLI over the socket, for what the command costs besides the report.
-echo "  corral info (a round trip, for scale): $(best_of 3 corral info) ms"
+info=$(best_of 3 corral info)
+echo "  corral info (a round trip, for scale): $info ms"
+day=$(best_of 3 corral usage --since all --by day)
+figure "corral usage --by day over 1,000,000 runs, ms (anchor: corral info)" "$day" "$info" \
+    "$(awk -v a="$day" -v b="$info" 'BEGIN {printf "%.1f", a / b}')"

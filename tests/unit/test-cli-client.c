@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,6 +70,10 @@ _noreturn_ static void serve(int listen_fd, const Exchange *ex, size_t n, bool h
         int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 
         if (fd < 0 || !reader)
+                _exit(10);
+        /* A client that waits for an answer this server gives only after a later request
+         * (test_wait_pipelined) makes it give up instead of hanging both. */
+        if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval) { .tv_sec = 5 }, sizeof(struct timeval)) < 0)
                 _exit(10);
         if (hang)
                 for (;;)
@@ -444,6 +449,12 @@ static bool check_wait(json_object *p, bool more) {
         return more && check_job_5(p, more);
 }
 
+static bool check_job_6(json_object *p, bool more) {
+        json_object *id;
+        return json_object_object_get_ex(p, "job_id", &id) && json_object_get_int64(id) == 6;
+}
+
+/* --json prints every change: a stream. */
 static void test_wait_stream(void **state) {
         static const Exchange ex[] = {
                 { CORRAL_METHOD_WAIT, check_wait,
@@ -453,7 +464,27 @@ static void test_wait_stream(void **state) {
         _cleanup_free_ char *out = NULL;
         pid_t pid = start_server(ex, ELEMENTSOF(ex), false);
 
-        assert_int_equal(run(ARGS("wait", "5"), &out), 3);
+        assert_int_equal(run(ARGS("wait", "--json", "5"), &out), 3);
+        assert_non_null(strstr(out, "RUNNING"));
+        assert_int_equal(server_status(pid), 0);
+}
+
+/* Without --json one answer per job, the calls of all jobs in flight at once: this
+ * server reads both before it answers either, and answers in the order the jobs end (6
+ * first), an error naming its job among them. */
+static void test_wait_pipelined(void **state) {
+        static const Exchange ex[] = {
+                { CORRAL_METHOD_WAIT, check_job_5, {} },
+                { CORRAL_METHOD_WAIT, check_job_6, {} },
+                { CORRAL_METHOD_WAIT, check_job_9,
+                  { "{\"parameters\":{\"job\":{\"id\":6,\"state\":\"COMPLETED\",\"exit_code\":0}}}",
+                    "{\"error\":\"io.corral.Manager.PermissionDenied\",\"parameters\":{\"job_id\":9,\"message\":\"no\"}}",
+                    "{\"parameters\":{\"job\":{\"id\":5,\"state\":\"FAILED\",\"exit_code\":7}}}" } },
+        };
+        _cleanup_free_ char *out = NULL;
+        pid_t pid = start_server(ex, ELEMENTSOF(ex), false);
+
+        assert_int_equal(run(ARGS("wait", "5", "6", "9"), &out), 7);
         assert_int_equal(server_status(pid), 0);
 }
 
@@ -957,6 +988,7 @@ int main(void) {
                 cmocka_unit_test(test_cancel_errors),
                 cmocka_unit_test(test_invalid_parameter_is_usage),
                 cmocka_unit_test(test_wait_stream),
+                cmocka_unit_test(test_wait_pipelined),
                 cmocka_unit_test(test_queue_roundtrip),
                 cmocka_unit_test(test_stored_control_characters_escaped),
                 cmocka_unit_test(test_reply_warning),

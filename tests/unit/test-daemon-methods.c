@@ -199,6 +199,33 @@ static size_t page_len(json_object *reply, uint64_t *ret_next) {
 }
 
 /* List answers in pages that always fit a message, however many jobs there are. */
+/* corral wait pipelines its Wait calls: an error must say which job it is about. */
+static void test_wait_error_names_job(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        json_object *r, *p, *v;
+        char params[64];
+        uint64_t id;
+
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}");
+        id = job_id_of(r);
+        json_object_put(r);
+        snprintf(params, sizeof params, "{\"job_id\":%" PRIu64 "}", id);
+        r = call(m, NOBODY - 1, CORRAL_METHOD_WAIT, params);
+        assert_non_null(strstr(error_of(r), "PermissionDenied"));
+        assert_true(json_object_object_get_ex(r, "parameters", &p));
+        assert_true(json_object_object_get_ex(p, "job_id", &v));
+        assert_int_equal(json_object_get_int64(v), id);
+        json_object_put(r);
+        snprintf(params, sizeof params, "{\"job_id\":%" PRIu64 "}", id + 7);
+        r = call(m, NOBODY, CORRAL_METHOD_WAIT, params);
+        assert_true(json_object_object_get_ex(r, "parameters", &p));
+        assert_true(json_object_object_get_ex(p, "job_id", &v));
+        assert_int_equal(json_object_get_int64(v), id + 7);
+        json_object_put(r);
+        manager_for_test_free(m);
+}
+
 static void test_list_pages(void **state) {
         Tree *t = *state;
         Manager *m = manager_for_test(t->dir);
@@ -2256,6 +2283,7 @@ static void test_admin_hold_stands(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_submit_bounds, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_wait_error_names_job, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_gpu_job, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_gpu_reload, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_mail, setup, tree_teardown),
