@@ -234,6 +234,30 @@ static Device test_devices[] = {
           .uuid = (char *) "GPU-bbbb", .pci_address = (char *) "0000:5e:00.0", .numa_node = 0 },
 };
 
+/* m as corrald's for these tests: the configuration in dir (written by the test), the
+ * store and accounting there, one node of 4 CPUs and 8G, the test's GPUs (ds) and the
+ * pass's view of them (sgpus, n: NULL, 0 for none). */
+static void manager_for_test(Manager *m, const char *dir, DeviceSet *ds, SchedGpu *sgpus, size_t n) {
+        char *err = NULL;
+
+        assert_non_null(m);
+        assert_int_equal(sd_event_new(&m->event), 0);
+        manager_pick_backends(m);
+        m->confdir = strdup(dir);
+        if (manager_reload(m, &err) < 0)
+                fail_msg("configuration: %s", err);
+        assert_int_equal(store_open(dir, &m->store), 0);
+        assert_int_equal(accounting_new(m->store, NULL, m->config, &m->acct), 0);
+        m->sched = sched_context_new();
+        nodes[0] = (SchedNode) { .memory = UINT64_C(8) << 30, .speed = 1 };
+        for (unsigned c = 0; c < 4; c++)
+                cpu_set_add(&nodes[0].cpus, c);
+        m->machine = (SchedMachine) { .nodes = nodes, .n_nodes = 1, .gpus = sgpus, .n_gpus = n };
+        m->next_id = 1;
+        strcpy(m->hostname, "testhost");
+        m->devices = ds;
+}
+
 static void write_fake(const char *gpu1) {
         char tmp[160];
         FILE *f;
@@ -282,7 +306,7 @@ static void test_job_figures(void **state) {
         DeviceSet ds = { .devices = test_devices, .n_devices = ELEMENTSOF(test_devices) };
         Manager *m = calloc(1, sizeof *m);
         json_object *r, *p, *job, *usage, *e, *v;
-        char *err = NULL, params[64], conf[160];
+        char params[64], conf[160];
         uint64_t id;
         Job *j;
         FILE *f;
@@ -296,23 +320,8 @@ static void test_job_figures(void **state) {
         fprintf(f, "[Manager]\nGPUSampleSec=1s\nMetricsFile=%s/corral.prom\n", t->dir);
         assert_int_equal(fclose(f), 0);
 
-        assert_non_null(m);
-        assert_int_equal(sd_event_new(&m->event), 0);
-        manager_pick_backends(m);
-        m->confdir = strdup(t->dir);
-        if (manager_reload(m, &err) < 0)
-                fail_msg("configuration: %s", err);
+        manager_for_test(m, t->dir, &ds, NULL, 0);
         assert_int_equal(m->config->gpu_sample_sec, 1);
-        assert_int_equal(store_open(t->dir, &m->store), 0);
-        assert_int_equal(accounting_new(m->store, NULL, m->config, &m->acct), 0);
-        m->sched = sched_context_new();
-        nodes[0] = (SchedNode) { .memory = UINT64_C(8) << 30, .speed = 1 };
-        for (unsigned c = 0; c < 4; c++)
-                cpu_set_add(&nodes[0].cpus, c);
-        m->machine = (SchedMachine) { .nodes = nodes, .n_nodes = 1 };
-        m->next_id = 1;
-        strcpy(m->hostname, "testhost");
-        m->devices = &ds;
 
         write_fake("util=20 used=100 energy=1000");
         assert_int_equal(manager_gpu_jobs_start(m), 0);
@@ -550,23 +559,8 @@ static void test_idle_job(void **state) {
         fprintf(f, "[Manager]\nGPUSampleSec=1s\nGPUIdleSec=2s\nMetricsFile=%s/corral.prom\n", t->dir);
         assert_int_equal(fclose(f), 0);
 
-        assert_non_null(m);
-        assert_int_equal(sd_event_new(&m->event), 0);
-        manager_pick_backends(m);
-        m->confdir = strdup(t->dir);
-        if (manager_reload(m, &err) < 0)
-                fail_msg("configuration: %s", err);
+        manager_for_test(m, t->dir, &ds, NULL, 0);
         assert_int_equal(m->config->gpu_idle_percent, 5);
-        assert_int_equal(store_open(t->dir, &m->store), 0);
-        assert_int_equal(accounting_new(m->store, NULL, m->config, &m->acct), 0);
-        m->sched = sched_context_new();
-        nodes[0] = (SchedNode) { .memory = UINT64_C(8) << 30, .speed = 1 };
-        for (unsigned c = 0; c < 4; c++)
-                cpu_set_add(&nodes[0].cpus, c);
-        m->machine = (SchedMachine) { .nodes = nodes, .n_nodes = 1 };
-        m->next_id = 1;
-        strcpy(m->hostname, "testhost");
-        m->devices = &ds;
 
         write_fake2(0, 0);
         assert_int_equal(manager_gpu_jobs_start(m), 0);
@@ -716,24 +710,9 @@ static void test_unmanaged(void **state) {
         fake_proc(root, 4242, "/user.slice/user-1000.slice/session-1.scope");
         fake_proc(root, 777, "/corral.slice/corral-job-99.scope");
 
-        assert_non_null(m);
-        assert_int_equal(sd_event_new(&m->event), 0);
-        manager_pick_backends(m);
-        m->confdir = strdup(t->dir);
-        if (manager_reload(m, &err) < 0)
-                fail_msg("configuration: %s", err);
-        assert_true(m->config->unmanaged_gpu_avoid);
-        assert_int_equal(store_open(t->dir, &m->store), 0);
-        assert_int_equal(accounting_new(m->store, NULL, m->config, &m->acct), 0);
-        m->sched = sched_context_new();
-        nodes[0] = (SchedNode) { .memory = UINT64_C(8) << 30, .speed = 1 };
-        for (unsigned c = 0; c < 4; c++)
-                cpu_set_add(&nodes[0].cpus, c);
-        m->machine = (SchedMachine) { .nodes = nodes, .n_nodes = 1, .gpus = sgpus, .n_gpus = 2 };
+        manager_for_test(m, t->dir, &ds, sgpus, 2);
         m->gpus = sgpus; /* the pass's view, which NVLink updates */
-        m->next_id = 1;
-        strcpy(m->hostname, "testhost");
-        m->devices = &ds;
+        assert_true(m->config->unmanaged_gpu_avoid);
 
         /* gpu0 runs pid 4242, in a login session, and pid 777, in a job's scope. */
         f = fopen(config_path, "we");
@@ -909,23 +888,8 @@ static void test_shard_memory(void **state) {
         fake_proc(root, 502, "/corral.slice/corral-job-1.scope/step");
         fake_proc(root, 900, "/corral.slice/corral-job-77.scope");
 
-        assert_non_null(m);
-        assert_int_equal(sd_event_new(&m->event), 0);
-        manager_pick_backends(m);
-        m->confdir = strdup(t->dir);
-        if (manager_reload(m, &err) < 0)
-                fail_msg("configuration: %s", err);
+        manager_for_test(m, t->dir, &ds, sgpus, 2);
         assert_false(m->config->shard_memory_cancel);
-        assert_int_equal(store_open(t->dir, &m->store), 0);
-        assert_int_equal(accounting_new(m->store, NULL, m->config, &m->acct), 0);
-        m->sched = sched_context_new();
-        nodes[0] = (SchedNode) { .memory = UINT64_C(8) << 30, .speed = 1 };
-        for (unsigned c = 0; c < 4; c++)
-                cpu_set_add(&nodes[0].cpus, c);
-        m->machine = (SchedMachine) { .nodes = nodes, .n_nodes = 1, .gpus = sgpus, .n_gpus = 2 };
-        m->next_id = 1;
-        strcpy(m->hostname, "testhost");
-        m->devices = &ds;
 
         r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":1}");
         assert_true(json_object_object_get_ex(r, "parameters", &p));
