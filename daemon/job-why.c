@@ -122,6 +122,22 @@ static void explain_shards(Manager *m, Job *j, json_object *why) {
         say(why, "%s", line);
 }
 
+/* Appends "; what: gpu0, gpu2 (note)" for the GPUs in mask to line (n bytes in it);
+ * returns its new length. */
+static size_t list_gpus(Manager *m, char *line, size_t size, size_t n, uint64_t mask, const char *what,
+                        const char *note) {
+        for (size_t g = 0, first = 1; mask && g < m->machine.n_gpus && n < size; g++)
+                if (mask >> g & 1) {
+                        n += (size_t) snprintf(line + n, size - n, "%s%s%s%s", first ? "; " : ", ", first ? what : "",
+                                               first ? ": " : "",
+                                               m->devices && g < m->devices->n_devices ? m->devices->devices[g].name : "?");
+                        first = 0;
+                }
+        if (mask && n < size)
+                n += (size_t) snprintf(line + n, size - n, " (%s)", note);
+        return n;
+}
+
 static void explain_gpus(Manager *m, Job *j, json_object *why) {
         const SchedMachine *mc = &m->machine;
         uint64_t all = mc->n_gpus >= 64 ? UINT64_MAX : (UINT64_C(1) << mc->n_gpus) - 1, held = 0, allowed;
@@ -173,22 +189,9 @@ static void explain_gpus(Manager *m, Job *j, json_object *why) {
                 n += (size_t) snprintf(line + n, sizeof line - n, "; held by job%s %s", strchr(holders, ',') ? "s" : "",
                                        holders);
         /* UnmanagedGPU=avoid: the ones work outside Corral uses (corral info says whose). */
-        for (size_t g = 0, first = 1; outside && g < mc->n_gpus && n < sizeof line; g++)
-                if (outside >> g & 1) {
-                        n += (size_t) snprintf(line + n, sizeof line - n, "%s%s", first ? "; in use outside Corral: " : ", ",
-                                               m->devices && g < m->devices->n_devices ? m->devices->devices[g].name : "?");
-                        first = 0;
-                }
-        if (outside && n < sizeof line)
-                n += (size_t) snprintf(line + n, sizeof line - n, " (a process in no job; corral info)");
-        for (size_t g = 0, first = 1; mig && g < mc->n_gpus && n < sizeof line; g++)
-                if (mig >> g & 1) {
-                        n += (size_t) snprintf(line + n, sizeof line - n, "%s%s", first ? "; in MIG mode: " : ", ",
-                                               m->devices && g < m->devices->n_devices ? m->devices->devices[g].name : "?");
-                        first = 0;
-                }
-        if (mig && n < sizeof line)
-                (void) snprintf(line + n, sizeof line - n, " (not given whole; its MIG devices are not scheduled apart yet)");
+        n = list_gpus(m, line, sizeof line, n, outside, "in use outside Corral", "a process in no job; corral info");
+        (void) list_gpus(m, line, sizeof line, n, mig, "in MIG mode",
+                         "not given whole; its MIG devices are not scheduled apart yet");
         say(why, "%s", line);
 }
 
