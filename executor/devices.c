@@ -675,12 +675,15 @@ int device_set_apply(DeviceSet *s, const DeviceDecl *decl, char **ret_error) {
                 d = &s->devices[s->n_devices - 1];
                 fresh = true;
         } else if (d->gone && !d->uuid && decl->nodes &&
-                   (!d->pci_address || (decl->pci_address && strcasecmp(d->pci_address, decl->pci_address) == 0))) {
-                /* A declared device known before (device_set_place()), declared again: its
-                 * placeholder has the address it was declared with (a card the driver
-                 * numbered has a UUID: gone is gone). */
+                   (!d->pci_address || !decl->pci_address || strcasecmp(d->pci_address, decl->pci_address) == 0)) {
+                /* A declared device known before (device_set_place()), declared again (a
+                 * card the driver numbered has a UUID: gone is gone). Its placeholder may
+                 * have the address an earlier declaration gave it: the declaration now is
+                 * what it is. */
                 d->gone = false;
                 fresh = true;
+                if (!decl->pci_address)
+                        d->pci_address = mfree(d->pci_address);
         } else if (decl->name && !streq(d->name, decl->name)) {
                 /* Matched by PCIAddress=: Name= renames it, unless that name is taken. */
                 if (device_set_find(s, decl->name))

@@ -573,6 +573,19 @@ static void test_place_and_declare(void **state) {
                 assert_false(d->devices[4].gone);
                 assert_string_equal(d->devices[4].name, "gpux");
                 assert_true(device_is_schedulable(&d->devices[4]));
+
+                /* Declared again without that address (another configuration): back all
+                 * the same, its address the declaration's (none). */
+                _cleanup_(device_set_freep) DeviceSet *e = NULL;
+                DeviceDecl bare = { .name = "gpux", .vendor = "nvidia", .nodes = nodes };
+
+                assert_int_equal(devices_discover(r->sys, r->proc, r->dev, &e), 0);
+                assert_int_equal(device_set_place(e, d, 0), 0);
+                assert_true(e->devices[4].gone);
+                assert_int_equal(device_set_apply(e, &bare, &err), 0);
+                assert_int_equal(device_set_finish(e), 0);
+                assert_false(e->devices[4].gone);
+                assert_null(e->devices[4].pci_address);
         }
 }
 
