@@ -45,6 +45,11 @@ static unsigned bench_n_gpus;
 /* false: the machine has its GPUs (and the running jobs theirs), no waiting job asks for
  * any: the same jobs as without GPUs, what the GPUs alone cost a pass. */
 static bool bench_gpu_jobs = true;
+/* Each GPU's shards (Shards=), and half the jobs that ask for GPUs asking for 1 or 2 shards
+ * of one instead (by id, so the jobs are otherwise those of the 8-GPU row); 0: none. */
+static uint16_t bench_shards;
+/* The GPUs NVLinked in pairs (0-1, 2-3, ...), as SchedGpu.links. */
+static bool bench_links;
 
 static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
         SchedNode nodes[2] = {};
@@ -97,8 +102,12 @@ static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
                         jobs[i].gpus = 1;
                 }
         }
-        for (unsigned g = 0; g < bench_n_gpus; g++)
+        for (unsigned g = 0; g < bench_n_gpus; g++) {
                 gpus[g].node = (int) (g * 2 / bench_n_gpus);
+                gpus[g].shards = bench_shards;
+                if (bench_links)
+                        gpus[g].links = UINT64_C(1) << (g ^ 1);
+        }
         for (size_t i = n_running; i < n; i++) {
                 int32_t queue_priority = (int32_t) rnd(3);
                 uint64_t submit = now - rnd(500000);
@@ -124,6 +133,10 @@ static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
                                 jobs[i].gpus = 1 + (unsigned) rnd(4);
                                 jobs[i].gpu_binding = rnd(10) == 0;
                                 jobs[i].cpus = 1 + (unsigned) rnd(16);
+                                if (bench_shards > 0 && jobs[i].id % 2 == 0 && !jobs[i].exclusive) {
+                                        jobs[i].shards = (uint16_t) (1 + jobs[i].id % 4 / 2);
+                                        jobs[i].gpus = 1;
+                                }
                         }
 
         /* Each pass's starts are applied before the next, as the daemon does: the later
@@ -271,7 +284,8 @@ int main(int argc, char **argv) {
         if (argc > 1 && streq(argv[1], "pass")) {
                 SchedConfig easy = SCHED_CONFIG_DEFAULT, fcfs = SCHED_CONFIG_DEFAULT;
                 size_t n = argc > 2 ? (size_t) strtoull(argv[2], NULL, 10) : 100000;
-                /* "pass N WHICH": that one alone (easy, fcfs, nopreempt, preempt, gpus), to
+                /* "pass N WHICH": that one alone (easy, fcfs, nopreempt, preempt, gpus,
+                 * gpus-links, gpus-shards), to
                  * profile; "gpus0": the 8 GPUs and the jobs of "easy" (each alone draws
                  * the same jobs), none asking for GPUs. */
                 const char *which = argc > 3 ? argv[3] : NULL;
@@ -286,6 +300,14 @@ int main(int argc, char **argv) {
                 bench_n_gpus = 8;
                 if (WANT("gpus") && bench("easy, 8 GPUs", &easy, n) < 0)
                         return EXIT_FAILURE;
+                bench_links = true;
+                if (WANT("gpus-links") && bench("easy, 8 GPUs, NVLink pairs", &easy, n) < 0)
+                        return EXIT_FAILURE;
+                bench_links = false;
+                bench_shards = 4;
+                if (WANT("gpus-shards") && bench("easy, 8 GPUs, 4 shards each", &easy, n) < 0)
+                        return EXIT_FAILURE;
+                bench_shards = 0;
                 bench_gpu_jobs = false;
                 if (which && streq(which, "gpus0") && bench("easy, 8 GPUs, no GPU jobs", &easy, n) < 0)
                         return EXIT_FAILURE;
