@@ -312,6 +312,41 @@ uint64_t manager_gpu_jobs_idle_sec(Manager *m, const Job *j, unsigned *ret_gpus)
         return least;
 }
 
+/* GPU gpu as admins name it ([Device] Name=), "gpuN" where the device set lacks it. */
+static const char *gpu_name(Manager *m, unsigned gpu, char buf[static 16]) {
+        if (m->devices && gpu < m->devices->n_devices)
+                return m->devices->devices[gpu].name;
+        snprintf(buf, 16, "gpu%u", gpu);
+        return buf;
+}
+
+/* The names of the GPUs in mask, sep between them; NULL: -ENOMEM. */
+static char *gpu_names(Manager *m, uint64_t mask, const char *sep) {
+        _cleanup_free_ char *names = strdup("");
+
+        for (; names && mask; mask &= mask - 1) {
+                char buf[16], *t;
+
+                if (asprintf(&t, "%s%s%s", names, names[0] ? sep : "", gpu_name(m, (unsigned) __builtin_ctzll(mask), buf)) < 0)
+                        return NULL;
+                free(names);
+                names = t;
+        }
+        return TAKE_PTR(names);
+}
+
+/* A GPU action's cancel (GPUIdleAction=, ShardMemoryPolicy=): logged, through the job's
+ * backend, its reason (a prefix job-outcome.c keeps) set once the cancel is taken. */
+static void cancel_for(Manager *m, Job *j, const char *text, const char *setting, const char *reason) {
+        log_info("Job %" PRIu64 ": %s; cancelling it (%s).", j->id, text, setting);
+        if (manager_job_backend(m, j)->cancel(m, j, JOB_BY_CORRALD) < 0) {
+                log_warning("Job %" PRIu64 ": cannot cancel it (%s).", j->id, setting);
+                return;
+        }
+        if (reason)
+                (void) job_set_reason(j, reason);
+}
+
 char *manager_gpu_jobs_idle_text(Manager *m, const Job *j) {
         _cleanup_free_ char *names = NULL, *s = NULL;
         unsigned n;
@@ -319,22 +354,8 @@ char *manager_gpu_jobs_idle_text(Manager *m, const Job *j) {
         char dur[32];
         int r;
 
-        if (sec == 0)
+        if (sec == 0 || !(names = gpu_names(m, j->alloc->gpu_mask, ", ")))
                 return NULL;
-        for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
-                unsigned gpu = (unsigned) __builtin_ctzll(mask);
-                const char *name = m->devices && gpu < m->devices->n_devices ? m->devices->devices[gpu].name : NULL;
-                char buf[32], *t;
-
-                if (!name) {
-                        snprintf(buf, sizeof buf, "gpu%u", gpu);
-                        name = buf;
-                }
-                if (asprintf(&t, "%s%s%s", strempty(names), names ? ", " : "", name) < 0)
-                        return NULL;
-                free(names);
-                names = t;
-        }
         if (sec >= 3600)
                 snprintf(dur, sizeof dur, "%" PRIu64 " h %" PRIu64 " min", sec / 3600, sec % 3600 / 60);
         else if (sec >= 60)
@@ -488,7 +509,7 @@ static void act_on_idle(Manager *m, GpuJobs *g) {
                 return;
         for (size_t i = 0; i < m->n_jobs; i++) {
                 Job *j = m->jobs[i];
-                _cleanup_free_ char *text = NULL, *reason = NULL;
+                _cleanup_free_ char *text = NULL, *reason = NULL, *names = NULL;
                 bool acted = false;
                 uint64_t mask;
 
@@ -517,31 +538,12 @@ static void act_on_idle(Manager *m, GpuJobs *g) {
                                 log_info("Job %" PRIu64 ": %s; its user is mailed (GPUIdleAction=mail).", j->id, text);
                         continue;
                 }
-                log_info("Job %" PRIu64 ": %s; cancelling it (GPUIdleAction=cancel).", j->id, text);
-                if (manager_job_backend(m, j)->cancel(m, j, JOB_BY_CORRALD) < 0) {
-                        log_warning("Job %" PRIu64 ": cannot cancel it for its idle GPUs.", j->id);
-                        continue;
-                }
                 /* The outcome keeps a reason that starts with GPUIdle (job-outcome.c); the GPUs'
                  * names and not the time, since reasons are interned for good. */
-                reason = strdup("GPUIdle");
-                for (mask = j->alloc->gpu_mask; reason && mask; mask &= mask - 1) {
-                        unsigned gpu = (unsigned) __builtin_ctzll(mask);
-                        char buf[32], *t;
-                        const char *name = m->devices && gpu < m->devices->n_devices ? m->devices->devices[gpu].name
-                                                                                     : NULL;
-
-                        if (!name) {
-                                snprintf(buf, sizeof buf, "gpu%u", gpu);
-                                name = buf;
-                        }
-                        if (asprintf(&t, "%s%s%s", reason, mask == j->alloc->gpu_mask ? " " : ",", name) < 0)
-                                t = NULL;
-                        free(reason);
-                        reason = t;
-                }
-                if (reason)
-                        (void) job_set_reason(j, reason);
+                names = gpu_names(m, j->alloc->gpu_mask, ",");
+                if (names && asprintf(&reason, "GPUIdle %s", names) < 0)
+                        reason = NULL;
+                cancel_for(m, j, text, "GPUIdleAction=cancel", reason);
         }
 }
 
@@ -553,14 +555,14 @@ char *manager_gpu_jobs_share_text(Manager *m, const Job *j) {
                 return NULL;
         unsigned gpu = (unsigned) __builtin_ctzll(j->alloc->gpu_mask);
         const GpuJobFigures *f = figures_get(g, j, gpu, false);
-        const char *name = m->devices && gpu < m->devices->n_devices ? m->devices->devices[gpu].name : NULL;
+        char buf[16];
 
         if (!f || f->run != j->requeue_count || !f->share_exceeded || f->own_memory_max == UINT64_MAX)
                 return NULL;
         format_bytes(a, sizeof a, f->own_memory_max);
         format_bytes(b, sizeof b, f->share_bytes);
         if (asprintf(&s, "its processes used up to %s of %s's memory, above its share of %s (%u of %u shards): a "
-                     "shared GPU's memory is not fenced", a, strna(name), b, (unsigned) j->alloc->shards,
+                     "shared GPU's memory is not fenced", a, gpu_name(m, gpu, buf), b, (unsigned) j->alloc->shards,
                      (unsigned) j->alloc->shards_of) < 0)
                 return NULL;
         return s;
@@ -576,6 +578,7 @@ static void act_on_shares(Manager *m, GpuJobs *g) {
                 bool cancel = m->config->shard_memory_cancel;
                 GpuJobFigures *f;
                 unsigned gpu;
+                char buf[16];
 
                 if (j->state != JOB_RUNNING || !j->alloc || j->alloc->shards == 0 || !j->alloc->gpu_mask)
                         continue;
@@ -591,14 +594,9 @@ static void act_on_shares(Manager *m, GpuJobs *g) {
                         continue;
                 }
                 f->share_logged = f->share_acted = true;
-                log_info("Job %" PRIu64 ": %s; cancelling it (ShardMemoryPolicy=cancel).", j->id, text);
-                if (manager_job_backend(m, j)->cancel(m, j, JOB_BY_CORRALD) < 0) {
-                        log_warning("Job %" PRIu64 ": cannot cancel it for its GPU memory.", j->id);
-                        continue;
-                }
-                if (asprintf(&reason, "ShardMemory %s",
-                             m->devices && gpu < m->devices->n_devices ? m->devices->devices[gpu].name : "gpu") >= 0)
-                        (void) job_set_reason(j, reason);
+                if (asprintf(&reason, "ShardMemory %s", gpu_name(m, gpu, buf)) < 0)
+                        reason = NULL;
+                cancel_for(m, j, text, "ShardMemoryPolicy=cancel", reason);
         }
 }
 
@@ -899,7 +897,8 @@ char *manager_gpu_jobs_mail_text(Manager *m, const Job *j) {
                 return NULL;
         for (size_t i = 0; g && i < g->n_figures; i++) {
                 const GpuJobFigures *x = &g->figures[i];
-                const char *name = m->devices && x->gpu < m->devices->n_devices ? m->devices->devices[x->gpu].name : NULL;
+                char nbuf[16];
+                const char *name = gpu_name(m, x->gpu, nbuf);
                 char held[32], mem[32], own[64] = "", energy[48] = "";
                 StoreGpuUsage u;
 
@@ -909,7 +908,7 @@ char *manager_gpu_jobs_mail_text(Manager *m, const Job *j) {
                 format_hms(held, sizeof held, u.held_sec);
                 any = true;
                 if (u.util_mean < 0) {
-                        fprintf(f, "GPU %s: held %s, not read\n", strna(name), held);
+                        fprintf(f, "GPU %s: held %s, not read\n", name, held);
                         continue;
                 }
                 format_bytes(mem, sizeof mem, u.memory_max);
@@ -921,7 +920,7 @@ char *manager_gpu_jobs_mail_text(Manager *m, const Job *j) {
                 if (u.energy_j >= 0)
                         snprintf(energy, sizeof energy, ", %.0f J", u.energy_j);
                 fprintf(f, "GPU %s: %.0f %% busy on average, %u %% at most; %s memory at most%s%s; held %s\n",
-                        strna(name), u.util_mean, u.util_max, mem, own, energy, held);
+                        name, u.util_mean, u.util_max, mem, own, energy, held);
         }
         if (!any && j->req.gpus == 0) {
                 fclose(f);
