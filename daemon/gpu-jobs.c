@@ -370,16 +370,30 @@ char *manager_gpu_jobs_idle_text(Manager *m, const Job *j) {
         return TAKE_PTR(s);
 }
 
-uint64_t gpu_unmanaged_mask(const DeviceSet *ds, const GpuSnapshot *s) {
+/* Bit g: Corral's GPU g (ds), read in s, is what pred says of its reading. */
+static uint64_t gpus_where(const DeviceSet *ds, const GpuSnapshot *s,
+                           bool (*pred)(const NvmlGpuInfo *gi, const NvmlGpuSample *v)) {
         uint64_t mask = 0;
 
         for (size_t g = 0; ds && s && g < ds->n_devices && g < 64; g++) {
                 ssize_t k = device_is_schedulable(&ds->devices[g]) ? gpu_snapshot_find(s, &ds->devices[g]) : -1;
 
-                if (k >= 0 && gpu_sample_unmanaged(&s->samples[k]) > 0)
+                if (k >= 0 && pred(&s->gpus[k], &s->samples[k]))
                         mask |= UINT64_C(1) << g;
         }
         return mask;
+}
+
+static bool runs_unmanaged(const NvmlGpuInfo *gi, const NvmlGpuSample *v) {
+        return gpu_sample_unmanaged(v) > 0;
+}
+
+static bool in_mig_mode(const NvmlGpuInfo *gi, const NvmlGpuSample *v) {
+        return gi->mig_mode > 0;
+}
+
+uint64_t gpu_unmanaged_mask(const DeviceSet *ds, const GpuSnapshot *s) {
+        return gpus_where(ds, s, runs_unmanaged);
 }
 
 size_t gpu_sample_unmanaged(const NvmlGpuSample *s) {
@@ -444,44 +458,32 @@ static void links_update(Manager *m, const GpuSnapshot *s) {
         m->sched_needed = true;
 }
 
-/* A GPU that starts or stops running work outside Corral: logged, and a pass asked for
- * (UnmanagedGPU=avoid takes it from, or gives it back to, the jobs that wait). */
-static void unmanaged_update(Manager *m, GpuJobs *g, const GpuSnapshot *s) {
-        uint64_t mask = gpu_unmanaged_mask(m->devices, s);
-
-        if (mask == g->unmanaged)
+/* *have becomes mask: each GPU that comes into it or leaves it logged ("GPU gpu0 " is, or
+ * no_longer), and a pass asked for (what the pass may give changed). */
+static void gpus_update(Manager *m, uint64_t *have, uint64_t mask, const char *is, const char *no_longer) {
+        if (mask == *have)
                 return;
-        for (uint64_t x = mask & ~g->unmanaged; x; x &= x - 1)
-                log_info("GPU %s is in use outside Corral (a process in no job's cgroup)%s.",
-                         m->devices->devices[__builtin_ctzll(x)].name,
-                         m->config->unmanaged_gpu_avoid ? "; no new job is given it while it lasts" : "");
-        for (uint64_t x = g->unmanaged & ~mask; x; x &= x - 1)
-                log_info("GPU %s is no longer in use outside Corral.", m->devices->devices[__builtin_ctzll(x)].name);
-        g->unmanaged = mask;
+        for (uint64_t x = mask & ~*have; x; x &= x - 1)
+                log_info("GPU %s %s.", m->devices->devices[__builtin_ctzll(x)].name, is);
+        for (uint64_t x = *have & ~mask; x; x &= x - 1)
+                log_info("GPU %s %s.", m->devices->devices[__builtin_ctzll(x)].name, no_longer);
+        *have = mask;
         m->sched_needed = true;
 }
 
-/* GPUs in MIG mode: CUDA reaches them only through their MIG devices' capability nodes,
- * which the fence does not give a job of the whole GPU. */
-static void mig_update(Manager *m, GpuJobs *g, const GpuSnapshot *s) {
-        const DeviceSet *ds = m->devices;
-        uint64_t mask = 0;
-
-        for (size_t d = 0; ds && d < ds->n_devices && d < 64; d++) {
-                ssize_t k = device_is_schedulable(&ds->devices[d]) ? gpu_snapshot_find(s, &ds->devices[d]) : -1;
-
-                if (k >= 0 && s->gpus[k].mig_mode > 0)
-                        mask |= UINT64_C(1) << d;
-        }
-        if (mask == g->mig)
-                return;
-        for (uint64_t x = mask & ~g->mig; x; x &= x - 1)
-                log_info("GPU %s is in MIG mode: no job is given it whole while it is (its MIG devices are not "
-                         "scheduled apart yet).", ds->devices[__builtin_ctzll(x)].name);
-        for (uint64_t x = g->mig & ~mask; x; x &= x - 1)
-                log_info("GPU %s is no longer in MIG mode.", ds->devices[__builtin_ctzll(x)].name);
-        g->mig = mask;
-        m->sched_needed = true;
+/* A GPU that starts or stops running work outside Corral (UnmanagedGPU=avoid takes it
+ * from, or gives it back to, the jobs that wait), or comes into or out of MIG mode (CUDA
+ * reaches it then only through its MIG devices' capability nodes, which the fence does not
+ * give a job of the whole GPU). */
+static void busy_update(Manager *m, GpuJobs *g, const GpuSnapshot *s) {
+        gpus_update(m, &g->unmanaged, gpus_where(m->devices, s, runs_unmanaged),
+                    m->config->unmanaged_gpu_avoid
+                            ? "is in use outside Corral (a process in no job's cgroup); no new job is given it while it lasts"
+                            : "is in use outside Corral (a process in no job's cgroup)",
+                    "is no longer in use outside Corral");
+        gpus_update(m, &g->mig, gpus_where(m->devices, s, in_mig_mode),
+                    "is in MIG mode: no job is given it whole while it is (its MIG devices are not scheduled apart yet)",
+                    "is no longer in MIG mode");
 }
 
 uint64_t manager_gpu_jobs_mig(Manager *m) {
@@ -640,8 +642,7 @@ static void on_snapshot(GpuTelemetry *t, int r, const GpuSnapshot *s, void *user
                 sample_jobs(m, g, s, now);
                 act_on_idle(m, g);
                 act_on_shares(m, g);
-                unmanaged_update(m, g, s);
-                mig_update(m, g, s);
+                busy_update(m, g, s);
                 links_update(m, s);
                 if (snapshot_copy(s, &c) >= 0) {
                         free(g->last.gpus);
