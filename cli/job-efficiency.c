@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "job-efficiency.h"
 #include "json-util.h"
+#include "parse-util.h"
 #include "log.h"
 #include "macro.h"
 #include "protocol.h"
@@ -72,18 +73,9 @@ void job_efficiency_from_info(const JobInfo *info, json_object *gpu_usage, time_
         *ret = e;
 }
 
-/* seff's time2str(): [D-]HH:MM:SS. */
+/* seff's time2str(): [D-]HH:MM:SS, as Slurm's own times are formatted. */
 char *job_efficiency_time(char *buf, size_t size, uint64_t sec) {
-        uint64_t days = sec / 86400;
-
-        sec %= 86400;
-        if (days > 0)
-                snprintf(buf, size, "%" PRIu64 "-%02u:%02u:%02u", days, (unsigned) (sec / 3600),
-                         (unsigned) (sec / 60 % 60), (unsigned) (sec % 60));
-        else
-                snprintf(buf, size, "%02u:%02u:%02u", (unsigned) (sec / 3600), (unsigned) (sec / 60 % 60),
-                         (unsigned) (sec % 60));
-        return buf;
+        return format_duration(buf, size, sec);
 }
 
 /* seff's kbytes2str(): two decimals in the largest unit of 1024 that is not above it;
