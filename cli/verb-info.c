@@ -77,7 +77,7 @@ int devices_print(FILE *f, const DeviceInfo *devices, size_t n) {
         for (size_t i = 0; i < n; i++) {
                 const DeviceInfo *d = &devices[i];
                 char index[16], numa[16], job[64];
-                _cleanup_free_ char *features = NULL, *shared = NULL;
+                _cleanup_free_ char *features = NULL, *shared = NULL, *mig_model = NULL, *mig_where = NULL;
                 size_t len = 0;
 
                 snprintf(index, sizeof index, "%" PRIu32, d->index);
@@ -89,7 +89,14 @@ int devices_print(FILE *f, const DeviceInfo *devices, size_t n) {
                         snprintf(job, sizeof job, "%" PRIu64 " (%s)%s", d->job_id, strna(d->user),
                                  d->offline ? ", gone" : "");
                 else
-                        strcpy(job, d->offline ? "gone" : "free");
+                        strcpy(job, d->mig_mode ? "MIG mode" : d->offline ? "gone" : "free");
+                /* A MIG device: its profile beside its GPU's model, where it is in the GPU. */
+                if (d->mig_of || d->mig_profile) {
+                        if (asprintf(&mig_model, "%s%sMIG %s", strempty(d->model), d->model ? " " : "",
+                                     d->mig_profile ?: "(profile not read yet)") < 0 ||
+                            asprintf(&mig_where, "%s GI %" PRIu32 " CI %" PRIu32, d->mig_of ?: "?", d->mig_gi, d->mig_ci) < 0)
+                                return -ENOMEM;
+                }
                 /* A shared GPU (Shards=): its shards in use and who holds them. */
                 if (d->shards > 0 && d->job_id == 0 && !d->offline) {
                         size_t size = 0;
@@ -120,8 +127,9 @@ int devices_print(FILE *f, const DeviceInfo *devices, size_t n) {
                                 strcat(features, *x);
                         }
                 }
-                r = table_add_row(t, (const char *const[]) { index, d->name, d->model ?: "unknown", numa,
-                                                             d->pci_address ?: "-", features ?: "-", shared ?: job });
+                r = table_add_row(t, (const char *const[]) { index, d->name, mig_model ?: d->model ?: "unknown", numa,
+                                                             mig_where ?: d->pci_address ?: "-", features ?: "-",
+                                                             shared ?: job });
                 if (r < 0)
                         return r;
         }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gpu-jobs.h"
+#include "devices-mig.h"
 #include "job-backend.h"
 #include "job-mail.h"
 #include "job-table.h"
@@ -171,7 +172,9 @@ static void cross_check(Manager *m, GpuJobs *g, const GpuSnapshot *s) {
                 _cleanup_free_ char *msg = NULL;
                 ssize_t k;
 
-                if (!device_is_schedulable(d) || d->vendor != DEVICE_VENDOR_NVIDIA)
+                /* A GPU in MIG mode is compared too; its MIG devices are not GPUs NVML lists
+                 * (mig_update()). */
+                if (d->gone || d->mig || d->vendor != DEVICE_VENDOR_NVIDIA)
                         continue;
                 k = gpu_snapshot_find(s, d);
                 if (k < 0) {
@@ -482,8 +485,60 @@ static void busy_update(Manager *m, GpuJobs *g, const GpuSnapshot *s) {
                             : "is in use outside Corral (a process in no job's cgroup)",
                     "is no longer in use outside Corral");
         gpus_update(m, &g->mig, gpus_where(m->devices, s, in_mig_mode),
-                    "is in MIG mode: no job is given it whole while it is (its MIG devices are not scheduled apart yet)",
+                    "is in MIG mode: no job is given it whole while it is; its MIG devices are scheduled as GPUs "
+                    "of their own once discovery reads them (at start and at `corral reload`)",
                     "is no longer in MIG mode");
+}
+
+static Device *mig_device_find(DeviceSet *ds, const char *parent, unsigned gi, unsigned ci) {
+        for (size_t i = 0; i < ds->n_devices; i++) {
+                Device *d = &ds->devices[i];
+                if (d->mig && !d->gone && d->mig_gi == gi && d->mig_ci == ci && d->mig_parent && streq(d->mig_parent, parent))
+                        return d;
+        }
+        return NULL;
+}
+
+/* NVML's word on each MIG device discovery found (procfs gives the layout, not the
+ * profiles): its UUID, profile and memory. A profile learnt asks for a pass, as a job's
+ * --gres=gpu:1g.10gb may match now. A MIG device only one of them has (a layout being
+ * changed) is logged once: discovery reads the layout again at the next reload. */
+static void mig_update(Manager *m, GpuJobs *g, const GpuSnapshot *s) {
+        DeviceSet *ds = m->devices;
+        bool changed = false;
+
+        for (size_t i = 0; ds && i < ds->n_devices; i++) {
+                const Device *p = &ds->devices[i];
+                const char *key = p->uuid ?: p->pci_address;
+                ssize_t k;
+
+                if (p->gone || p->mig || p->vendor != DEVICE_VENDOR_NVIDIA || !key || (k = gpu_snapshot_find(s, p)) < 0)
+                        continue;
+                for (size_t x = 0; x < s->gpus[k].n_mig; x++) {
+                        const NvmlMigInfo *mi = &s->gpus[k].mig[x];
+                        Device *d = mig_device_find(ds, key, mi->gpu_instance, mi->compute_instance);
+                        _cleanup_free_ char *msg = NULL;
+                        int r;
+
+                        if (!d) {
+                                if (asprintf(&msg, "%s has MIG device %s (%s, GPU instance %u, compute instance %u) that "
+                                             "discovery did not find; `corral reload` reads the layout again", p->name,
+                                             mi->uuid, mi->profile[0] ? mi->profile : "profile unknown", mi->gpu_instance,
+                                             mi->compute_instance) >= 0)
+                                        log_once(g, LOG_WARNING, msg);
+                                continue;
+                        }
+                        r = devices_mig_update(d, mi->uuid, mi->profile, mi->memory_total);
+                        if (r < 0)
+                                log_debug("MIG device %s: out of memory reading NVML's word.", d->name);
+                        else if (r > 0) {
+                                log_debug("MIG device %s is %s (%s).", d->name, strna(d->mig_profile), strna(d->mig_uuid));
+                                changed = true;
+                        }
+                }
+        }
+        if (changed)
+                m->sched_needed = true;
 }
 
 uint64_t manager_gpu_jobs_mig(Manager *m) {
@@ -492,6 +547,30 @@ uint64_t manager_gpu_jobs_mig(Manager *m) {
         if (!g || m->config->gpu_sample_sec == 0 || gpu_telemetry_state(g->telemetry, NULL) != GPU_TELEMETRY_ON)
                 return 0;
         return g->mig;
+}
+
+uint64_t manager_gpu_jobs_mig_unsettled(Manager *m) {
+        const DeviceSet *ds = m->devices;
+        uint64_t gone = 0, held = 0, mask = 0;
+        size_t n = ds ? MIN(ds->n_devices, (size_t) 64) : 0;
+
+        for (size_t g = 0; g < n; g++)
+                if (ds->devices[g].mig && ds->devices[g].gone)
+                        gone |= UINT64_C(1) << g;
+        if (gone == 0)
+                return 0; /* every pass on a machine whose MIG layout stayed as it was */
+        for (size_t i = 0; i < m->n_jobs; i++)
+                if (job_state_is_active(m->jobs[i]->state) && m->jobs[i]->alloc)
+                        held |= m->jobs[i]->alloc->gpu_mask & gone;
+        for (uint64_t x = held; x; x &= x - 1) {
+                const Device *lost = &ds->devices[__builtin_ctzll(x)];
+
+                for (size_t g = 0; g < n; g++)
+                        if (ds->devices[g].mig && !ds->devices[g].gone && lost->mig_parent && ds->devices[g].mig_parent &&
+                            streq(lost->mig_parent, ds->devices[g].mig_parent))
+                                mask |= UINT64_C(1) << g;
+        }
+        return mask;
 }
 
 uint64_t manager_gpu_jobs_unmanaged(Manager *m) {
@@ -644,6 +723,7 @@ static void on_snapshot(GpuTelemetry *t, int r, const GpuSnapshot *s, void *user
                 act_on_shares(m, g);
                 busy_update(m, g, s);
                 links_update(m, s);
+                mig_update(m, g, s);
                 if (snapshot_copy(s, &c) >= 0) {
                         free(g->last.gpus);
                         free(g->last.samples);

@@ -85,6 +85,10 @@ int manager_gpu_jobs_start_at(Manager *m, const char *proc_root);
 uint64_t manager_gpu_jobs_unmanaged(Manager *m);
 /* The GPUs in MIG mode by the last snapshot of a live telemetry: given to no job whole. */
 uint64_t manager_gpu_jobs_mig(Manager *m);
+/* The MIG devices of a GPU whose layout changed under a running job (a MIG device it holds
+ * is gone since a reload): given to no new job until that job ends, so nothing is placed
+ * on a GPU being re-sliced. */
+uint64_t manager_gpu_jobs_mig_unsettled(Manager *m);
 void manager_gpu_jobs_free(Manager *m);
 /* The last snapshot (NULL: none yet, or telemetry not started) and telemetry's state now,
  * for the metrics file. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "devices.h"
+#include "devices-mig.h"
 #include "identity.h"
 #include "job-spec-build.h"
 #include "job-table.h"
@@ -28,6 +29,40 @@ static char *gpu_list(unsigned n, uint64_t mask) {
                         fprintf(f, "%s%u", k++ ? "," : "", g);
         if (fclose(f) != 0)
                 return mfree(text);
+        return text;
+}
+
+/* CUDA_VISIBLE_DEVICES: the job's whole NVIDIA GPUs numbered as CUDA enumerates them
+ * inside the fence (0..n-1: a GPU in MIG mode is no CUDA device), each MIG device by its
+ * UUID, as CUDA names a MIG device (an index there would be the whole GPU's). "" when a
+ * MIG device's UUID is not known yet (NVML not read): the variable is then left out, and
+ * CUDA finds exactly the devices the fence opens. */
+static char *cuda_list(const DeviceSet *set, uint64_t mask) {
+        char *text = NULL;
+        size_t size = 0, k = 0;
+        unsigned whole = 0;
+        bool unnamed = false;
+        FILE *f = open_memstream(&text, &size);
+
+        if (!f)
+                return NULL;
+        for (size_t g = 0; g < set->n_devices && g < 64; g++) {
+                const Device *d = &set->devices[g];
+                const char *id;
+
+                if (!(mask & (UINT64_C(1) << g)) || !device_is_schedulable(d) || d->vendor != DEVICE_VENDOR_NVIDIA)
+                        continue;
+                if (!d->mig)
+                        fprintf(f, "%s%u", k++ ? "," : "", whole++);
+                else if ((id = device_mig_cuda_id(d)))
+                        fprintf(f, "%s%s", k++ ? "," : "", id);
+                else
+                        unnamed = true;
+        }
+        if (fclose(f) != 0)
+                return mfree(text);
+        if (unnamed)
+                text[0] = '\0';
         return text;
 }
 
@@ -81,13 +116,13 @@ static int build_device_fence(Manager *m, const Job *j, JobSpec *s) {
         if (total == 0)
                 return 0; /* and no GPU variable: the supervisor drops the submitter's */
 
-        _cleanup_free_ char *nv = gpu_list(count[DEVICE_VENDOR_NVIDIA], 0), *amd = gpu_list(count[DEVICE_VENDOR_AMD], 0),
+        _cleanup_free_ char *nv = cuda_list(set, mask), *amd = gpu_list(count[DEVICE_VENDOR_AMD], 0),
                             *all = gpu_list(total, 0), *machine = gpu_list(0, mask & ((set->n_devices >= 64) ? ~UINT64_C(0)
                                                                                      : (UINT64_C(1) << set->n_devices) - 1));
         char n_text[16];
 
         (void) snprintf(n_text, sizeof n_text, "%u", total);
-        if (count[DEVICE_VENDOR_NVIDIA] > 0 && (r = push_env(&env, "CUDA_VISIBLE_DEVICES", nv)) < 0)
+        if (count[DEVICE_VENDOR_NVIDIA] > 0 && (!nv || nv[0]) && (r = push_env(&env, "CUDA_VISIBLE_DEVICES", nv)) < 0)
                 return r;
         if (count[DEVICE_VENDOR_AMD] > 0 &&
             ((r = push_env(&env, "ROCR_VISIBLE_DEVICES", amd)) < 0 || (r = push_env(&env, "HIP_VISIBLE_DEVICES", amd)) < 0))

@@ -16,6 +16,7 @@
 #include "commit.h"
 #include "config-lastgood.h"
 #include "devices.h"
+#include "devices-mig.h"
 #include "fd-util.h"
 #include "interactive.h"
 #include "job-mail.h"
@@ -222,6 +223,8 @@ static int manager_load_devices(Manager *m) {
         if (sys < 0 || proc < 0 || dev < 0)
                 return log_error_errno(errno, "Cannot open /sys, /proc or /dev to look for GPUs: %m");
         r = devices_discover(sys, proc, dev, &s);
+        if (r >= 0)
+                r = devices_discover_mig(proc, s);
         if (r < 0)
                 return log_error_errno(r, "Cannot look for GPUs: %m");
         /* Each card keeps its index: known is the set in force, or at start-up the one the
@@ -282,9 +285,11 @@ static int manager_load_devices(Manager *m) {
                 /* NVLink is GPU telemetry's to read (gpu-jobs.c); indexes stay a card's. */
                 if (m->gpus && g < m->machine.n_gpus)
                         gpus[g].links = m->gpus[g].links;
-                /* Shards=, else GPUShards= for a GPU (not for a declared FPGA and the like). */
+                /* Shards=, else GPUShards= for a whole GPU (not for a declared FPGA and the
+                 * like, nor a MIG device: already a share of a GPU). */
                 gpus[g].shards = (uint16_t) MIN(s->devices[g].shards_set ? s->devices[g].shards
-                                                : s->devices[g].vendor != DEVICE_VENDOR_OTHER && m->config
+                                                : s->devices[g].vendor != DEVICE_VENDOR_OTHER && !s->devices[g].mig &&
+                                                                  m->config
                                                         ? m->config->gpu_shards : 0,
                                                 CORRAL_SHARDS_MAX);
                 for (size_t k = 0; k < m->machine.n_nodes; k++)
@@ -310,6 +315,8 @@ static int manager_load_devices(Manager *m) {
                 log_warning("GPU %s.", *u);
         old = m->devices;
         m->devices = TAKE_PTR(s);
+        if (m->acct)
+                accounting_set_devices(m->acct, m->devices);
         device_set_free(old);
         free(m->gpus);
         m->gpus = TAKE_PTR(gpus);
@@ -620,6 +627,7 @@ int manager_new(sd_event *event, sd_bus *bus, const char *confdir, const char *s
         r = accounting_new(m->store, m->executor, m->config, &m->acct);
         if (r < 0)
                 return r;
+        accounting_set_devices(m->acct, m->devices);
         /* Two threads: reports of two users at once; corrald's own work stays on the loop. */
         r = worker_pool_new(event, 2, &m->workers);
         if (r < 0)

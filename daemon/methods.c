@@ -442,7 +442,7 @@ static json_object *check_shards(Manager *m, const SubmitRequest *req) {
  * Slurm refuses a constraint no node satisfies. m->devices NULL: no devices. */
 static json_object *check_gpus(Manager *m, const SubmitRequest *req) {
         const DeviceSet *ds = m->devices;
-        size_t n = 0, matching = 0; /* schedulable GPUs: a gone one is no GPU of the machine's */
+        size_t n = 0, matching = 0, unread = 0; /* schedulable GPUs: a gone one is no GPU of the machine's */
         char have[512], what[CORRAL_GPU_TYPE_LENGTH_MAX + CORRAL_CONSTRAINT_LENGTH_MAX + 64];
         _cleanup_free_ char *msg = NULL;
         int r;
@@ -452,9 +452,14 @@ static json_object *check_gpus(Manager *m, const SubmitRequest *req) {
         for (size_t i = 0; i < (ds ? ds->n_devices : 0); i++)
                 if (device_is_schedulable(&ds->devices[i])) {
                         n++;
-                        matching += device_matches(&ds->devices[i], req->gpu_type, req->constraint);
+                        bool match = device_matches(&ds->devices[i], req->gpu_type, req->constraint);
+
+                        matching += match;
+                        /* A MIG device whose profile NVML has not read yet (just after a
+                         * start or reload) may be of the type asked for: not refused. */
+                        unread += !match && ds->devices[i].mig && !ds->devices[i].mig_profile;
                 }
-        if (req->gpus == 0 ? matching > 0 : req->gpus <= matching)
+        if (req->gpus == 0 ? matching > 0 : req->gpus <= matching + unread)
                 return NULL;
 
         describe_devices(ds, have, sizeof have);
@@ -1328,6 +1333,17 @@ static const char *const vendor_names[_DEVICE_VENDOR_MAX] = {
         [DEVICE_VENDOR_OTHER] = "other",
 };
 
+/* The name of the GPU MIG device d is part of; NULL: not there. */
+static const char *mig_parent_name(const DeviceSet *ds, const Device *d) {
+        for (size_t i = 0; i < ds->n_devices; i++) {
+                const Device *p = &ds->devices[i];
+                if (!p->mig && d->mig_parent &&
+                    ((p->uuid && streq(p->uuid, d->mig_parent)) || (p->pci_address && streq(p->pci_address, d->mig_parent))))
+                        return p->name;
+        }
+        return NULL;
+}
+
 /* Each device with the job holding it (a running or suspended job keeps its GPUs: a
  * frozen process keeps its GPU memory). One pass over the jobs for all devices. */
 static json_object *devices_to_json(Manager *m) {
@@ -1362,8 +1378,16 @@ static json_object *devices_to_json(Manager *m) {
                         .model = d->model,
                         .pci_address = d->pci_address,
                         .uuid = d->uuid,
-                        .offline = d->gone ? (char *) "gone or hidden: its index stays its own, nobody is given it"
-                                           : NULL,
+                        .offline = d->gone       ? (char *) "gone or hidden: its index stays its own, nobody is given it"
+                                   : d->mig_mode ? (char *) "in MIG mode: its MIG devices are given instead"
+                                                 : NULL,
+                        .mig_mode = d->mig_mode,
+                        .mig_of = d->mig ? (char *) mig_parent_name(ds, d) : NULL,
+                        .mig_gi = d->mig ? d->mig_gi : 0,
+                        .mig_ci = d->mig ? d->mig_ci : 0,
+                        .mig_profile = d->mig_profile,
+                        .mig_uuid = d->mig_uuid,
+                        .memory = d->memory,
                         .numa_node = d->numa_node,
                         .features = d->features,
                         .job_id = holder[i] ? holder[i]->id : 0,

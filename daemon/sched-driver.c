@@ -286,7 +286,7 @@ int manager_schedule(Manager *m) {
 
         /* UnmanagedGPU=avoid: a GPU running work outside Corral is nobody's this pass. */
         m->machine.gpus_busy = (m->config->unmanaged_gpu_avoid ? manager_gpu_jobs_unmanaged(m) : 0) |
-                               manager_gpu_jobs_mig(m);
+                               manager_gpu_jobs_mig(m) | manager_gpu_jobs_mig_unsettled(m);
         uint64_t t0 = now_usec(CLOCK_MONOTONIC);
         r = sched_pass(m->sched, &m->sched_config, &m->machine, m->sched_jobs, n, now, &res);
         if (r < 0)
@@ -414,7 +414,7 @@ int manager_estimate_start(Manager *m, Job *probe, uint64_t *ret_est, const char
         if (r < 0)
                 return r;
         m->machine.gpus_busy = (m->config->unmanaged_gpu_avoid ? manager_gpu_jobs_unmanaged(m) : 0) |
-                               manager_gpu_jobs_mig(m);
+                               manager_gpu_jobs_mig(m) | manager_gpu_jobs_mig_unsettled(m);
         t0 = now_usec(CLOCK_MONOTONIC);
         r = sched_pass(ctx, &m->sched_config, &m->machine, m->sched_jobs, n, now, &res);
         m->last_estimate_end = now_usec(CLOCK_MONOTONIC);

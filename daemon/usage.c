@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "devices-mig.h"
 #include "json-util.h"
 #include "log.h"
 #include "message.h"
@@ -40,6 +41,7 @@ struct Accounting {
         Store *store;           /* borrowed, as the next two */
         Executor *executor;     /* running jobs' usage so far; NULL: their time alone */
         const Config *config;
+        const DeviceSet *devices; /* the MIG devices' shares of their GPUs; NULL: none */
         bool loaded;
         AcctTable tables[2]; /* StoreUsageKind: projects, users */
         double total;        /* every project's usage at the last refresh */
@@ -89,6 +91,10 @@ int accounting_new(Store *store, Executor *executor, const Config *config, Accou
 
 void accounting_set_config(Accounting *a, const Config *config) {
         a->config = config;
+}
+
+void accounting_set_devices(Accounting *a, const DeviceSet *devices) {
+        a->devices = devices;
 }
 
 Accounting *accounting_free(Accounting *a) {
@@ -185,6 +191,30 @@ static unsigned job_gpus(const Job *j) {
         return n ?: j->req.gpus;
 }
 
+/* A job holding MIG devices is charged their compute slices of their GPUs (1g of an
+ * A100: 1/7 of its hours), as a shard job its K/N: as K of N with N = 420 × its GPUs, 420
+ * being a multiple of every GPU's slice count (4, 7). Whole GPUs count 420 of 420. */
+static void charge_mig_share(const DeviceSet *ds, const Job *j, JobCharge *c) {
+        uint64_t k = 0;
+        bool part = false;
+
+        if (!ds || !j->alloc || j->alloc->shards > 0 || j->alloc->gpu_mask == 0 || c->gpus == 0)
+                return;
+        for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                size_t g = (size_t) __builtin_ctzll(mask);
+                unsigned slices = 1, total = 1;
+
+                if (g < ds->n_devices)
+                        device_compute_share(&ds->devices[g], &slices, &total);
+                k += (uint64_t) slices * 420 / total;
+                part = part || slices < total;
+        }
+        if (!part)
+                return;
+        c->shards = (uint32_t) k;
+        c->shards_of = 420 * c->gpus;
+}
+
 /* From the job's own record: its times, suspension and the usage its outcome gave. */
 static void charge_from_job(Accounting *a, const Job *j, uint64_t now, JobCharge *c) {
         const JobRun *run = job_run(j);
@@ -215,6 +245,7 @@ static void charge_from_job(Accounting *a, const Job *j, uint64_t now, JobCharge
                 .io_write_bytes = run->usage.io_write_bytes,
                 .live = active,
         };
+        charge_mig_share(a->devices, j, c);
         acct_charge_compute(c);
 }
 

@@ -17,6 +17,7 @@
 
 #include "accounting/accounting.h"
 #include "config/config.h"
+#include "devices.h"
 #include "executor.h"
 #include "job.h"
 #include "spec-json.h"
@@ -31,6 +32,9 @@ typedef struct Accounting Accounting;
 int accounting_new(Store *store, Executor *executor, const Config *config, Accounting **ret);
 Accounting *accounting_free(Accounting *a);
 void accounting_set_config(Accounting *a, const Config *config);
+/* The machine's devices (borrowed; replaced at each reload): a MIG device is charged its
+ * share of its GPU. */
+void accounting_set_devices(Accounting *a, const DeviceSet *devices);
 
 /* What the job was charged (its latest run, from the store), or, running, so far (its
  * cgroup read now). -ENOENT for a job that never ran. */

@@ -47,11 +47,14 @@ static const char *const device_vendor_table[_DEVICE_VENDOR_MAX] = {
 };
 DEFINE_STRING_TABLE_LOOKUP(device_vendor, DeviceVendor);
 
-static void device_done(Device *d) {
+void device_done(Device *d) {
         free(d->name);
         free(d->model);
         free(d->uuid);
         free(d->pci_address);
+        free(d->mig_parent);
+        free(d->mig_uuid);
+        free(d->mig_profile);
         strv_free(d->nodes);
         strv_free(d->features);
         *d = (Device) {};
@@ -70,8 +73,7 @@ DeviceSet *device_set_free(DeviceSet *s) {
         return NULL;
 }
 
-/* Takes d's contents, also on failure. */
-static int device_set_add(DeviceSet *s, Device *d) {
+int device_set_add(DeviceSet *s, Device *d) {
         Device *n;
 
         if (s->n_devices >= DEVICES_MAX) {
@@ -143,9 +145,11 @@ char *device_model_token(const char *model) {
         return NULL;
 }
 
-/* "gpu" for the GPU vendors, the vendor's name and the model token. */
-static int derive_features(Device *d) {
-        _cleanup_free_ char *token = NULL;
+/* "gpu" for the GPU vendors, the vendor's name and the model token; a MIG device instead
+ * of the token: "mig", its profile and Slurm's type for it (the token, '_', the profile:
+ * "a100_1g.10gb"), once NVML named it. */
+int device_derive_features(Device *d) {
+        _cleanup_free_ char *token = NULL, *mig_type = NULL;
 
         d->features = strv_free(d->features);
         if (d->vendor != DEVICE_VENDOR_OTHER && strv_extend(&d->features, "gpu") < 0)
@@ -153,7 +157,17 @@ static int derive_features(Device *d) {
         if (d->vendor != DEVICE_VENDOR_OTHER && strv_extend(&d->features, device_vendor_to_string(d->vendor)) < 0)
                 return -ENOMEM;
         token = device_model_token(d->model);
-        if (token && !strv_contains(d->features, token) && strv_extend(&d->features, token) < 0)
+        if (d->mig) {
+                if (strv_extend(&d->features, "mig") < 0)
+                        return -ENOMEM;
+                if (d->mig_profile) {
+                        if (strv_extend(&d->features, d->mig_profile) < 0)
+                                return -ENOMEM;
+                        if (token && (asprintf(&mig_type, "%s_%s", token, d->mig_profile) < 0 ||
+                                      strv_extend(&d->features, mig_type) < 0))
+                                return -ENOMEM;
+                }
+        } else if (token && !strv_contains(d->features, token) && strv_extend(&d->features, token) < 0)
                 return -ENOMEM;
         if (!d->features && !(d->features = new0(char *, 1)))
                 return -ENOMEM;
@@ -437,6 +451,13 @@ static int device_cmp(const void *a, const void *b) {
                 return x->pci_address ? -1 : 1;
         if (x->pci_address && (c = strcasecmp(x->pci_address, y->pci_address)) != 0)
                 return c;
+        /* MIG devices (no PCI address of their own) after the cards, by GPU, GI and CI. */
+        if (x->mig != y->mig)
+                return x->mig ? 1 : -1;
+        if (x->mig && (c = strcmp(strempty(x->mig_parent), strempty(y->mig_parent))) != 0)
+                return c;
+        if (x->mig && (x->mig_gi != y->mig_gi || x->mig_ci != y->mig_ci))
+                return x->mig_gi != y->mig_gi ? (x->mig_gi < y->mig_gi ? -1 : 1) : (x->mig_ci < y->mig_ci ? -1 : 1);
         return strverscmp(strempty(x->name), strempty(y->name));
 }
 
@@ -468,19 +489,30 @@ int devices_discover(int sysfs_fd, int procfs_fd, int dev_fd, DeviceSet **ret) {
                 return r;
         /* Sorted, but the shared nodes stay until device_set_finish(): a [Device] section may
          * declare a GPU of a vendor discovery found none of (a test's fake GPUs). */
+        r = device_set_sort(s);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int device_set_sort(DeviceSet *s) {
+        int r;
+
         if (s->n_devices > 0)
                 qsort(s->devices, s->n_devices, sizeof *s->devices, device_cmp);
         /* Names by that order, so gpu<i> is the i-th GPU as corral info lists them. */
         for (size_t i = 0; i < s->n_devices; i++) {
                 Device *d = &s->devices[i];
+
+                d->name = mfree(d->name);
                 if (asprintf(&d->name, "gpu%zu", i) < 0)
                         return -ENOMEM;
                 d->auto_name = true;
-                r = derive_features(d);
+                r = device_derive_features(d);
                 if (r < 0)
                         return r;
         }
-        *ret = TAKE_PTR(s);
         return 0;
 }
 
@@ -503,7 +535,8 @@ bool device_same(const Device *a, const Device *b) {
 /* A gone placeholder of k (or of nothing: an index no card had, named gpu<i>). */
 static int placeholder(const Device *k, size_t i, Device *ret) {
         Device d = { .vendor = k ? k->vendor : DEVICE_VENDOR_OTHER, .numa_node = -1, .gone = true,
-                     .auto_name = k ? k->auto_name : true };
+                     .auto_name = k ? k->auto_name : true, .mig = k && k->mig, .mig_gi = k ? k->mig_gi : 0,
+                     .mig_ci = k ? k->mig_ci : 0, .memory = k ? k->memory : 0 };
 
         if (k && k->name)
                 d.name = strdup(k->name);
@@ -512,7 +545,10 @@ static int placeholder(const Device *k, size_t i, Device *ret) {
         if (!d.name || (k && k->uuid && !(d.uuid = strdup(k->uuid))) ||
             (k && k->pci_address && !(d.pci_address = strdup(k->pci_address))) ||
             (k && k->model && !(d.model = strdup(k->model))) ||
-            (k && k->nodes && !(d.nodes = strv_copy(k->nodes))) || !(d.features = new0(char *, 1))) {
+            (k && k->nodes && !(d.nodes = strv_copy(k->nodes))) || !(d.features = new0(char *, 1)) ||
+            (k && k->mig_parent && !(d.mig_parent = strdup(k->mig_parent))) ||
+            (k && k->mig_uuid && !(d.mig_uuid = strdup(k->mig_uuid))) ||
+            (k && k->mig_profile && !(d.mig_profile = strdup(k->mig_profile)))) {
                 device_done(&d);
                 return -ENOMEM;
         }
@@ -725,7 +761,7 @@ int device_set_apply(DeviceSet *s, const DeviceDecl *decl, char **ret_error) {
                         for (char *p = *f; *p; p++)
                                 *p = (char) tolower((unsigned char) *p);
         } else if (fresh || decl->model || (int) vendor >= 0) {
-                r = derive_features(d);
+                r = device_derive_features(d);
                 if (r < 0)
                         return r;
         }
@@ -737,10 +773,13 @@ int device_set_apply(DeviceSet *s, const DeviceDecl *decl, char **ret_error) {
 bool device_matches(const Device *d, const char *type, const char *constraint) {
         char model_type[256];
 
-        device_model_type_name(d->model, model_type, sizeof model_type);
+        if (d->mig)
+                model_type[0] = '\0'; /* a slice of an A100 is no A100 */
+        else
+                device_model_type_name(d->model, model_type, sizeof model_type);
         if (!isempty(type)) {
                 bool ok = strcasecmp(d->name, type) == 0 || strcasecmp(model_type, type) == 0 ||
-                          (d->model && strcasestr(d->model, type));
+                          (!d->mig && d->model && strcasestr(d->model, type));
 
                 STRV_FOREACH(f, d->features)
                         ok = ok || strcasecmp(*f, type) == 0;

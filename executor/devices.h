@@ -45,6 +45,19 @@ typedef struct Device {
         char **features;     /* lower-case names matched by --constraint and --gres=gpu:TYPE */
         unsigned shards;     /* Slurm's shards (--gres=shard:K): jobs that may share it at once */
         bool shards_set;     /* by a [Device] section's Shards=; else the default applies */
+        /* A GPU with MIG devices (devices-mig.c): CUDA reaches it only through them, so it
+         * is given to no job whole; they are scheduled as GPUs of their own. */
+        bool mig_mode;
+        /* A MIG device: compute instance mig_ci of GPU instance mig_gi of the GPU whose
+         * key (device_key()) is mig_parent. Its uuid is Slurm's "MIG-<GPU's UUID>/GI/CI"
+         * (its identity across reloads), its nodes the GPU's and the two capability nodes;
+         * NVML adds the rest (devices_mig_update()). */
+        bool mig;
+        char *mig_parent;
+        unsigned mig_gi, mig_ci;
+        char *mig_uuid;      /* NVML's "MIG-..." (drivers from R470); NULL: not read */
+        char *mig_profile;   /* "1g.10gb"; NULL: not read (NVML gives it, procfs does not) */
+        uint64_t memory;     /* bytes; 0: unknown */
 } Device;
 
 typedef struct DeviceSet {
@@ -62,12 +75,22 @@ typedef struct DeviceSet {
         bool placed;         /* by device_set_place(): positions are indexes, kept by finish */
 } DeviceSet;
 
+/* Takes d's contents, also on failure: -E2BIG past SCHED_GPUS_MAX devices, -ENOMEM. */
+int device_set_add(DeviceSet *s, Device *d);
+void device_done(Device *d);
+/* d's features from its vendor, model and MIG profile (device_derive_features in
+ * devices.c says which). -ENOMEM. */
+int device_derive_features(Device *d);
+
 /* Discovery below the three roots (fds of /sys, /proc, /dev, or of a fake tree). A root
  * that lacks a vendor's files simply contributes nothing; a broken file is skipped, as is
  * a GPU its driver excludes. -ENOMEM, or 0 with *ret possibly empty. The devices are named
  * gpu0, gpu1, ... in their order; shared_nodes lists every vendor's that exist until
  * device_set_finish(). */
 int devices_discover(int sysfs_fd, int procfs_fd, int dev_fd, DeviceSet **ret);
+/* Orders a discovered set (not placed yet) and names its devices gpu<i> by that order,
+ * their features derived again: after devices_discover_mig() (devices-mig.h) added. */
+int device_set_sort(DeviceSet *s);
 
 /* The identity a device's allocations are kept by, in memory (its index) and in the
  * store: its UUID where the driver gives one, else its PCI address, else (a device a
@@ -87,9 +110,10 @@ bool device_same(const Device *a, const Device *b) _pure_;
  * is revived at its index, a new one takes the next) and a second call does nothing.
  * -ENOMEM, else 0. */
 int device_set_place(DeviceSet *s, const DeviceSet *known, uint64_t reusable);
-/* Whether d may be given to a job: there and of a known identity. */
+/* Whether d may be given to a job: there, of a known identity, and not a GPU in MIG mode
+ * (its MIG devices are given instead). */
 static inline bool device_is_schedulable(const Device *d) {
-        return d && !d->gone;
+        return d && !d->gone && !d->mig_mode;
 }
 
 /* The short model token among a device's features, from its model name: the name is cut
@@ -132,7 +156,9 @@ const Device *device_set_find(const DeviceSet *s, const char *name) _pure_;
  * expression constraint (NULL: none) may be given d: the type equals, case-insensitively,
  * its name, one of its features or its model's Slurm type name (device-info.h), or is a
  * substring of its model; the constraint holds over its features, its name and that type
- * name. The one rule of Submit's check and of the scheduler's gpu_allowed. */
+ * name. A MIG device matches by name and features only ("1g.10gb", "a100_1g.10gb", "mig"),
+ * so that --gres=gpu:a100 keeps meaning whole A100s. The one rule of Submit's check and of
+ * the scheduler's gpu_allowed. */
 bool device_matches(const Device *d, const char *type, const char *constraint) _pure_;
 
 /* The device fence's base: DeviceAllow= entries (systemd's "char-NAME", "block-NAME" and

@@ -142,6 +142,13 @@ static const JsonField device_info_fields[] = {
         JSON_U32(DeviceInfo, "shards", shards, 0, CORRAL_SHARDS_MAX, OMIT, 0),
         JSON_U32(DeviceInfo, "shards_used", shards_used, 0, UINT32_MAX, OMIT, 0),
         JSON_CUSTOM(DeviceInfo, "shard_holders", shard_holders, &holders_ops, 0),
+        JSON_BOOL(DeviceInfo, "mig_mode", mig_mode, OMIT),
+        JSON_STRING(DeviceInfo, "mig_of", mig_of, 1, 64, 0, NULL),
+        JSON_U32(DeviceInfo, "mig_gi", mig_gi, 0, 63, OMIT, 0),
+        JSON_U32(DeviceInfo, "mig_ci", mig_ci, 0, 63, OMIT, 0),
+        JSON_STRING(DeviceInfo, "mig_profile", mig_profile, 1, 32, 0, NULL),
+        JSON_STRING(DeviceInfo, "mig_uuid", mig_uuid, 1, 96, 0, NULL),
+        JSON_U64(DeviceInfo, "memory", memory, 0, UINT64_MAX, OMIT, 0),
         JSON_END,
 };
 

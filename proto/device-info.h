@@ -35,6 +35,15 @@ typedef struct DeviceInfo {
         uint32_t shards, shards_used;
         DeviceShardHolder *shard_holders;
         size_t n_shard_holders;
+        /* MIG: a GPU in MIG mode (given to no job whole), or a MIG device of the GPU named
+         * mig_of (GPU instance mig_gi, compute instance mig_ci), its profile ("1g.10gb")
+         * and NVML's UUID for it once read; memory in bytes, 0: unknown. */
+        bool mig_mode;
+        char *mig_of;
+        uint32_t mig_gi, mig_ci;
+        char *mig_profile;
+        char *mig_uuid;
+        uint64_t memory;
 } DeviceInfo;
 
 #define DEVICE_INFO_INIT { .numa_node = -1 }

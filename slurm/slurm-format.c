@@ -1056,14 +1056,33 @@ static const char *sinfo_value(char c, const SinfoPartition *p, char *buf, size_
         return "";
 }
 
+/* A device's GRES type as Slurm's NVML autodetection names it: the model's type name, a
+ * MIG device's profile ("1g.10gb"); NULL for a GPU in MIG mode, which Slurm counts as its
+ * MIG devices only. */
+static const char *gres_type(const DeviceInfo *d, char *buf, size_t size) {
+        if (d->mig_mode)
+                return NULL;
+        if (d->mig_of || d->mig_profile) {
+                snprintf(buf, size, "%s", d->mig_profile ?: "mig");
+                return buf;
+        }
+        return device_model_type_name(d->model, buf, size);
+}
+
+static bool same_type(const DeviceInfo *d, const char *type) {
+        char other[256];
+        const char *t = gres_type(d, other, sizeof other);
+
+        return t && type && streq(t, type);
+}
+
 /* Whether devices[i] is the first of its model's type name (in *type, sizeof type >= 256):
  * sinfo's GRES strings name each type once, in the order they come. */
 static bool first_of_type(const DeviceInfo *devices, size_t i, char *type, size_t size) {
-        char other[256];
-
-        device_model_type_name(devices[i].model, type, size);
+        if (!gres_type(&devices[i], type, size))
+                return false;
         for (size_t p = 0; p < i; p++)
-                if (streq(device_model_type_name(devices[p].model, other, sizeof other), type))
+                if (same_type(&devices[p], type))
                         return false;
         return true;
 }
@@ -1093,14 +1112,14 @@ char *sinfo_format_gres(const DeviceInfo *devices, size_t n, char *buf, size_t s
         assert(size > 0);
         buf[0] = '\0';
         for (size_t i = 0; i < n; i++) {
-                char type[256], other[256];
+                char type[256];
                 unsigned count = 0;
                 int w;
 
                 if (!first_of_type(devices, i, type, sizeof type))
                         continue;
                 for (size_t p = i; p < n; p++)
-                        count += streq(device_model_type_name(devices[p].model, other, sizeof other), type);
+                        count += same_type(&devices[p], type);
                 w = snprintf(buf + k, size - k, "%sgpu:%s%s%u", k > 0 ? "," : "", type, type[0] ? ":" : "", count);
                 if (w < 0 || (size_t) w >= size - k) {
                         buf[k] = '\0';
@@ -1118,18 +1137,18 @@ static void gres_used_indices(const DeviceInfo *devices, size_t n, const char *t
 
         buf[0] = '\0';
         for (size_t i = 0; i < n; i++) {
-                char other[256];
+
                 uint32_t last;
                 size_t j;
                 int w;
 
-                if (!devices[i].job_id || !streq(device_model_type_name(devices[i].model, other, sizeof other), type) ||
+                if (!devices[i].job_id || !same_type(&devices[i], type) ||
                     (i > 0 && devices[i - 1].job_id && devices[i - 1].index + 1 == devices[i].index &&
-                     streq(device_model_type_name(devices[i - 1].model, other, sizeof other), type)))
+                     same_type(&devices[i - 1], type)))
                         continue;
                 /* A run of consecutive held indices of this type. */
                 for (j = i + 1; j < n && devices[j].job_id && devices[j].index == devices[j - 1].index + 1 &&
-                                streq(device_model_type_name(devices[j].model, other, sizeof other), type);
+                                same_type(&devices[j], type);
                      j++)
                         ;
                 last = devices[j - 1].index;
@@ -1154,15 +1173,14 @@ char *sinfo_format_gres_used(const DeviceInfo *devices, size_t n, char *buf, siz
         assert(size > 0);
         buf[0] = '\0';
         for (size_t i = 0; i < n; i++) {
-                char type[256], other[256], idx[256];
+                char type[256], idx[256];
                 unsigned used = 0;
                 int w;
 
                 if (!first_of_type(devices, i, type, sizeof type))
                         continue;
                 for (size_t p = i; p < n; p++)
-                        used += devices[p].job_id != 0 &&
-                                streq(device_model_type_name(devices[p].model, other, sizeof other), type);
+                        used += devices[p].job_id != 0 && same_type(&devices[p], type);
                 gres_used_indices(devices, n, type, idx, sizeof idx);
                 w = snprintf(buf + k, size - k, "%sgpu:%s%s%u(IDX:%s)", k > 0 ? "," : "", type, type[0] ? ":" : "",
                              used, idx);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "devices.h"
+#include "devices-mig.h"
 #include "fd-util.h"
 
 int main(void) {
@@ -18,6 +19,8 @@ int main(void) {
         int r;
 
         r = devices_discover(sys, proc, dev, &s);
+        if (r >= 0)
+                r = devices_discover_mig(proc, s);
         if (r < 0) {
                 fprintf(stderr, "gpu-discover: discovery failed: %s\n", strerror(-r));
                 return 1;
@@ -33,9 +36,13 @@ int main(void) {
         for (size_t i = 0; i < s->n_devices; i++) {
                 const Device *d = &s->devices[i];
 
-                printf("  %s vendor=%s model=%s uuid=%s pci=%s numa=%d ordinal=%u key=%s%s\n", d->name,
+                printf("  %s vendor=%s model=%s uuid=%s pci=%s numa=%d ordinal=%u key=%s%s%s", d->name,
                        device_vendor_to_string(d->vendor), d->model ?: "-", d->uuid ?: "-", d->pci_address ?: "-",
-                       d->numa_node, d->ordinal, device_key(d) ?: "-", d->gone ? " GONE" : "");
+                       d->numa_node, d->ordinal, device_key(d) ?: "-", d->gone ? " GONE" : "",
+                       d->mig_mode ? " MIG-MODE" : "");
+                if (d->mig)
+                        printf(" mig=%u/%u of=%s", d->mig_gi, d->mig_ci, d->mig_parent ?: "-");
+                printf("\n");
                 STRV_FOREACH(n, d->nodes)
                         printf("    node %s\n", *n);
         }

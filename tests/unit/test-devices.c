@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "executor/devices.h"
+#include "executor/devices-mig.h"
 #include "fd-util.h"
 #include "tmp-tree.h"
 
@@ -659,6 +660,162 @@ static void test_fence_nvidia_nodes(void **state) {
         assert_false(strv_contains(s->shared_nodes[DEVICE_VENDOR_NVIDIA], "/dev/nvidia-caps/nvidia-cap1"));
 }
 
+
+/* The capability files of one MIG device, as the driver writes them. */
+static int discover_all(Roots *r, DeviceSet **ret) {
+        int k = devices_discover(r->sys, r->proc, r->dev, ret);
+        return k < 0 ? k : devices_discover_mig(r->proc, *ret);
+}
+
+static void put_mig(Roots *r, unsigned gpu, unsigned gi, unsigned ci, unsigned gi_minor, unsigned ci_minor) {
+        char path[256], text[128];
+
+        (void) snprintf(path, sizeof path, "driver/nvidia/capabilities/gpu%u/mig/gi%u/access", gpu, gi);
+        (void) snprintf(text, sizeof text, "DeviceFileMinor: %u\nDeviceFileMode: 292\nDeviceFileModify: 1\n", gi_minor);
+        put(r->proc, path, text);
+        (void) snprintf(path, sizeof path, "driver/nvidia/capabilities/gpu%u/mig/gi%u/ci%u/access", gpu, gi, ci);
+        (void) snprintf(text, sizeof text, "DeviceFileMinor: %u\nDeviceFileMode: 292\nDeviceFileModify: 1\n", ci_minor);
+        put(r->proc, path, text);
+}
+
+/* An A100 in MIG mode with a 3g and two 1g instances (one whose access files are gone but
+ * which the driver's mig-minors table names), and one whole A100: four GPUs to schedule,
+ * the MIG devices after the cards, each with its GPU's node and its two capability nodes,
+ * its GPU's NUMA node, and Slurm's "MIG-<GPU UUID>/GI/CI" as its identity; the GPU in MIG
+ * mode given to nobody whole. */
+static void test_mig_discovery(void **state) {
+        Roots *r = *state;
+        _cleanup_(device_set_freep) DeviceSet *s = NULL, *again = NULL;
+        const Device *d;
+
+        put_nvidia(r, "0000:3b:00.0", "NVIDIA A100-SXM4-40GB", 0, 1, false);
+        put_nvidia(r, "0000:5e:00.0", "NVIDIA A100-SXM4-40GB", 1, 0, false);
+        put_mig(r, 0, 2, 0, 21, 22);   /* 3g.20gb */
+        put_mig(r, 0, 9, 0, 84, 85);   /* 1g.5gb */
+        put(r->proc, "driver/nvidia/capabilities/gpu0/mig/gi10/ci0/.keep", "");
+        put(r->proc, "driver/nvidia-caps/mig-minors",
+            "config 1\nmonitor 2\ngpu0/gi10/access 93\ngpu0/gi10/ci0/access 94\ngpu0/gi11/access 102\n");
+        put(r->proc, "driver/nvidia/capabilities/gpu0/mig/gi12/ci0/access", "DeviceFileMode: 292\n"); /* broken */
+        put(r->proc, "driver/nvidia/capabilities/gpu0/mig/config", "DeviceFileMinor: 1\n");
+        assert_int_equal(discover_all(r, &s), 0);
+        assert_int_equal(device_set_place(s, NULL, 0), 0);
+        assert_int_equal(s->n_devices, 5);
+
+        assert_string_equal(s->devices[0].pci_address, "0000:3b:00.0");
+        assert_true(s->devices[0].mig_mode);
+        assert_false(device_is_schedulable(&s->devices[0]));
+        assert_false(s->devices[1].mig_mode);
+        assert_true(device_is_schedulable(&s->devices[1]));
+
+        d = &s->devices[2];
+        assert_true(d->mig);
+        assert_true(device_is_schedulable(d));
+        assert_null(d->pci_address);
+        assert_string_equal(d->name, "gpu2");
+        assert_int_equal(d->mig_gi, 2);
+        assert_int_equal(d->mig_ci, 0);
+        assert_int_equal(d->numa_node, 1);
+        assert_string_equal(d->uuid, "MIG-GPU-5e7c9a3c-1b2d-4f4e-8a6b-0c1d2e3f4a00/2/0");
+        assert_string_equal(d->mig_parent, "GPU-5e7c9a3c-1b2d-4f4e-8a6b-0c1d2e3f4a00");
+        assert_int_equal(strv_length(d->nodes), 3);
+        assert_string_equal(d->nodes[0], "/dev/nvidia0");
+        assert_string_equal(d->nodes[1], "/dev/nvidia-caps/nvidia-cap21");
+        assert_string_equal(d->nodes[2], "/dev/nvidia-caps/nvidia-cap22");
+        assert_true(strv_contains(d->features, "mig"));
+        assert_false(strv_contains(d->features, "a100"));
+        assert_int_equal(s->devices[3].mig_gi, 9);
+        assert_string_equal(s->devices[3].nodes[2], "/dev/nvidia-caps/nvidia-cap85");
+        /* From the driver's table where the access files are not there. */
+        assert_int_equal(s->devices[4].mig_gi, 10);
+        assert_string_equal(s->devices[4].nodes[1], "/dev/nvidia-caps/nvidia-cap93");
+        assert_string_equal(s->devices[4].nodes[2], "/dev/nvidia-caps/nvidia-cap94");
+        assert_null(device_mig_cuda_id(d)); /* until NVML names it */
+
+        /* Read again, the same layout: the same indexes. */
+        assert_int_equal(discover_all(r, &again), 0);
+        assert_int_equal(device_set_place(again, s, 0), 0);
+        assert_int_equal(again->n_devices, 5);
+        for (size_t i = 0; i < 5; i++)
+                assert_string_equal(device_key(&again->devices[i]), device_key(&s->devices[i]));
+}
+
+/* An instance destroyed under a job (re-sliced by an admin): read again, its index stays
+ * a gone placeholder that keeps its GPU, and a new instance takes a new index. */
+static void test_mig_relayout(void **state) {
+        Roots *r = *state;
+        _cleanup_(device_set_freep) DeviceSet *a = NULL, *b = NULL;
+
+        put_nvidia(r, "0000:3b:00.0", "NVIDIA H100 80GB HBM3", 0, 0, false);
+        put_mig(r, 0, 1, 0, 12, 13);
+        put_mig(r, 0, 2, 0, 21, 22);
+        assert_int_equal(discover_all(r, &a), 0);
+        assert_int_equal(device_set_place(a, NULL, 0), 0);
+        assert_int_equal(a->n_devices, 3);
+
+        assert_int_equal(unlinkat(r->proc, "driver/nvidia/capabilities/gpu0/mig/gi2/ci0/access", 0), 0);
+        assert_int_equal(unlinkat(r->proc, "driver/nvidia/capabilities/gpu0/mig/gi2/ci0", AT_REMOVEDIR), 0);
+        put_mig(r, 0, 3, 0, 30, 31);
+        assert_int_equal(discover_all(r, &b), 0);
+        assert_int_equal(device_set_place(b, a, 0), 0);
+        assert_int_equal(b->n_devices, 4);
+        assert_true(b->devices[2].gone);
+        assert_true(b->devices[2].mig);
+        assert_string_equal(b->devices[2].mig_parent, "GPU-5e7c9a3c-1b2d-4f4e-8a6b-0c1d2e3f4a00");
+        assert_string_equal(b->devices[3].uuid, "MIG-GPU-5e7c9a3c-1b2d-4f4e-8a6b-0c1d2e3f4a00/3/0");
+        assert_true(device_is_schedulable(&b->devices[1]));
+}
+
+/* What NVML adds: the profile makes the type, as Slurm spells it; an A100's model does not
+ * match its slices; the share of the GPU it is charged. */
+static void test_mig_profile_and_share(void **state) {
+        Device d = { .vendor = DEVICE_VENDOR_NVIDIA, .mig = true, .name = (char *) "gpu8",
+                     .model = (char *) "NVIDIA A100-SXM4-40GB" };
+        unsigned k, n;
+
+        d.model = strdup("NVIDIA A100-SXM4-40GB");
+        d.name = strdup("gpu8");
+        assert_int_equal(device_derive_features(&d), 0);
+        assert_false(device_matches(&d, "1g.5gb", NULL));
+        device_compute_share(&d, &k, &n);
+        assert_int_equal(k, 1); /* profile unknown: charged whole */
+        assert_int_equal(n, 1);
+        assert_int_equal(devices_mig_update(&d, "MIG-7a8b0c1d-0000-5000-8000-000000000001", "1g.5gb", 4ULL << 30), 1);
+        assert_int_equal(devices_mig_update(&d, "MIG-7a8b0c1d-0000-5000-8000-000000000001", "1g.5gb", 4ULL << 30), 0);
+        assert_string_equal(device_mig_cuda_id(&d), "MIG-7a8b0c1d-0000-5000-8000-000000000001");
+        assert_true(device_matches(&d, "1g.5gb", NULL));
+        assert_true(device_matches(&d, "1G.5GB", NULL));
+        assert_true(device_matches(&d, "a100_1g.5gb", NULL));
+        assert_true(device_matches(&d, "mig", NULL));
+        assert_true(device_matches(&d, NULL, NULL));
+        assert_true(device_matches(&d, NULL, "mig&1g.5gb"));
+        assert_false(device_matches(&d, "a100", NULL));
+        assert_false(device_matches(&d, "3g.20gb", NULL));
+        assert_false(device_matches(&d, "nvidia_a100-sxm4-40gb", NULL));
+        device_compute_share(&d, &k, &n);
+        assert_int_equal(k, 1);
+        assert_int_equal(n, 7);
+        assert_int_equal(devices_mig_update(&d, NULL, "3g.20gb", 0), 1);
+        device_compute_share(&d, &k, &n);
+        assert_int_equal(k, 3);
+        assert_int_equal(n, 7);
+        assert_int_equal(devices_mig_update(&d, NULL, "1c.3g.20gb", 0), 1);
+        device_compute_share(&d, &k, &n);
+        assert_int_equal(k, 1);
+        assert_int_equal(n, 7);
+        free(d.model);
+        d.model = strdup("NVIDIA A30");
+        assert_int_equal(devices_mig_update(&d, NULL, "2g.12gb", 0), 1);
+        device_compute_share(&d, &k, &n);
+        assert_int_equal(k, 2);
+        assert_int_equal(n, 4);
+        /* A whole GPU is all of itself. */
+        Device whole = { .vendor = DEVICE_VENDOR_NVIDIA };
+        device_compute_share(&whole, &k, &n);
+        assert_int_equal(k, 1);
+        assert_int_equal(n, 1);
+        device_done(&d);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, roots_setup, roots_teardown)
 
 int main(void) {
@@ -675,6 +832,9 @@ int main(void) {
                 T(test_card_added_and_identity),
                 T(test_place_and_declare),
                 T(test_fence_nvidia_nodes),
+                T(test_mig_discovery),
+                T(test_mig_relayout),
+                cmocka_unit_test(test_mig_profile_and_share),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
