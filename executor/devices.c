@@ -146,8 +146,8 @@ char *device_model_token(const char *model) {
 }
 
 /* "gpu" for the GPU vendors, the vendor's name and the model token; a MIG device instead
- * of the token: "mig", its profile and Slurm's type for it (the token, '_', the profile:
- * "a100_1g.10gb"), once NVML named it. */
+ * of the token: "mig", its profile, the token and the profile ("a100_1g.10gb") and Slurm's
+ * type for it ("nvidia_a100-sxm4-40gb_1g.10gb"), once NVML named it. */
 int device_derive_features(Device *d) {
         _cleanup_free_ char *token = NULL, *mig_type = NULL;
 
@@ -163,8 +163,16 @@ int device_derive_features(Device *d) {
                 if (d->mig_profile) {
                         if (strv_extend(&d->features, d->mig_profile) < 0)
                                 return -ENOMEM;
+                        char slurm_type[256];
+
                         if (token && (asprintf(&mig_type, "%s_%s", token, d->mig_profile) < 0 ||
                                       strv_extend(&d->features, mig_type) < 0))
+                                return -ENOMEM;
+                        /* Slurm's NVML autodetection: its GPU's type, '_', the profile. */
+                        mig_type = mfree(mig_type);
+                        if (device_model_type_name(d->model, slurm_type, sizeof slurm_type)[0] &&
+                            (asprintf(&mig_type, "%s_%s", slurm_type, d->mig_profile) < 0 ||
+                             strv_extend(&d->features, mig_type) < 0))
                                 return -ENOMEM;
                 }
         } else if (token && !strv_contains(d->features, token) && strv_extend(&d->features, token) < 0)

@@ -31,6 +31,7 @@
 #include "daemon/store.h"
 #include "daemon/usage.h"
 #include "device-info.h"
+#include "devices-mig.h"
 #include "json-util.h"
 #include "strv.h"
 #include "time-util.h"
@@ -1838,6 +1839,129 @@ static void test_gpu_job(void **state) {
         manager_for_test_free(m);
 }
 
+static void add_device(DeviceSet *s, const char *model, const char *node, bool mig, unsigned gi, const char *profile,
+                       const char *mig_uuid) {
+        Device d = { .vendor = DEVICE_VENDOR_NVIDIA, .numa_node = 0, .mig = mig, .mig_gi = gi };
+
+        assert_non_null(d.model = strdup(model));
+        assert_int_equal(asprintf(&d.name, "gpu%zu", s->n_devices), (int) strlen("gpu") + (s->n_devices > 9 ? 2 : 1));
+        assert_int_equal(strv_extend(&d.nodes, "/dev/nvidia0"), 0);
+        if (!mig) {
+                free(d.nodes[0]);
+                assert_non_null(d.nodes[0] = strdup(node));
+                assert_non_null(d.pci_address = strdup(node[11] == '0' ? "0000:3b:00.0" : "0000:5e:00.0"));
+        } else {
+                assert_int_equal(strv_extendf(&d.nodes, "/dev/nvidia-caps/nvidia-cap%u", gi * 9 + 3), 0);
+                assert_int_equal(strv_extendf(&d.nodes, "/dev/nvidia-caps/nvidia-cap%u", gi * 9 + 4), 0);
+                assert_non_null(d.mig_parent = strdup("0000:3b:00.0"));
+                assert_int_equal(asprintf(&d.uuid, "MIG-0000:3b:00.0/%u/0", gi), (int) strlen("MIG-0000:3b:00.0/1/0"));
+        }
+        assert_int_equal(device_derive_features(&d), 0);
+        if (mig)
+                assert_true(devices_mig_update(&d, mig_uuid, profile, 0) >= 0);
+        assert_int_equal(device_set_add(s, &d), 0);
+}
+
+/* An A100 in MIG mode (gpu0) with a 1g.5gb (gpu2, named by NVML) and a MIG device NVML has
+ * not read yet (gpu3), beside a whole A100 (gpu1): --gres=gpu:1g.5gb is given gpu2 alone,
+ * --gres=gpu:a100 the whole card alone, the GPU in MIG mode nobody; a type only the unread
+ * MIG device could have is not refused; the fence opens the MIG device's GPU node and its
+ * two capability nodes and no other's, CUDA_VISIBLE_DEVICES names it by its UUID (and is
+ * left out while a MIG device's UUID is unknown); the job is charged 1/7 of a GPU's hours. */
+static void test_mig_job(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        _cleanup_(job_spec_freep) JobSpec *spec = NULL, *spec2 = NULL;
+        static SchedGpu gpus[4];
+        static unsigned numa_ids[2] = { 0, 1 };
+        JobCharge c;
+        SchedJob sj;
+        uint64_t id;
+        Job *j;
+
+        m->devices = new0(DeviceSet, 1);
+        assert_non_null(m->devices);
+        add_device(m->devices, "NVIDIA A100-SXM4-40GB", "/dev/nvidia0", false, 0, NULL, NULL);
+        m->devices->devices[0].mig_mode = true;
+        add_device(m->devices, "NVIDIA A100-SXM4-40GB", "/dev/nvidia1", false, 0, NULL, NULL);
+        add_device(m->devices, "NVIDIA A100-SXM4-40GB", NULL, true, 9, "1g.5gb", "MIG-7a8b0c1d-0000-5000-8000-000000000009");
+        add_device(m->devices, "NVIDIA A100-SXM4-40GB", NULL, true, 2, NULL, NULL);
+        m->devices->placed = true;
+        assert_int_equal(strv_extend(&m->devices->shared_nodes[DEVICE_VENDOR_NVIDIA], "/dev/nvidiactl"), 0);
+        assert_int_equal(device_set_finish(m->devices), 0);
+        for (size_t g = 0; g < 4; g++)
+                gpus[g] = (SchedGpu) { .node = 0, .offline = !device_is_schedulable(&m->devices->devices[g]) };
+        assert_true(gpus[0].offline);
+        m->machine.gpus = gpus;
+        m->machine.n_gpus = 4;
+        m->numa_ids = numa_ids;
+        accounting_set_devices(m->acct, m->devices);
+
+        id = job_id_of(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"gpus\":1,\"gpu_type\":\"1g.5gb\"}"));
+        j = manager_find_job(m, id);
+        assert_non_null(j);
+        manager_sched_job(m, j, &sj);
+        assert_int_equal(sj.gpu_allowed, UINT64_C(1) << 2);
+        set_gpu_request(j, "a100", NULL);
+        manager_sched_job(m, j, &sj);
+        assert_int_equal(sj.gpu_allowed, UINT64_C(1) << 1);
+        set_gpu_request(j, "nvidia_a100-sxm4-40gb_1g.5gb", NULL);
+        manager_sched_job(m, j, &sj);
+        assert_int_equal(sj.gpu_allowed, UINT64_C(1) << 2);
+        /* Untyped: any GPU but the one in MIG mode. */
+        set_gpu_request(j, NULL, NULL);
+        manager_sched_job(m, j, &sj);
+        assert_int_equal(sj.gpu_allowed, 0);
+
+        /* The unread MIG device might be a 3g.20gb: one is not refused, two are. */
+        json_object_put(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"gpus\":1,\"gpu_type\":\"3g.20gb\"}"));
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"gpus\":2,\"gpu_type\":\"3g.20gb\"}"),
+                     "InvalidParameter", "--gpus=2 of type 3g.20gb: this machine has 0 such GPUs");
+        expect_error(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"gpus\":4}"),
+                     "InvalidParameter", "--gpus=4: this machine has 3 GPUs");
+
+        /* Started on the 1g.5gb. */
+        j->alloc = new0(SchedAllocation, 1);
+        cpu_set_add(&j->alloc->cpus, 0);
+        j->alloc->node_mask = 1;
+        j->alloc->gpu_mask = UINT64_C(1) << 2;
+        assert_int_equal(manager_build_spec(m, j, &spec), 0);
+        assert_true(strv_contains(spec->device_allow, "/dev/nvidia0"));
+        assert_true(strv_contains(spec->device_allow, "/dev/nvidia-caps/nvidia-cap84"));
+        assert_true(strv_contains(spec->device_allow, "/dev/nvidia-caps/nvidia-cap85"));
+        assert_true(strv_contains(spec->device_allow, "/dev/nvidiactl"));
+        assert_false(strv_contains(spec->device_allow, "/dev/nvidia1"));
+        assert_false(strv_contains(spec->device_allow, "/dev/nvidia-caps/nvidia-cap21"));
+        assert_string_equal(strv_env_get(spec->device_environment, "CUDA_VISIBLE_DEVICES"),
+                            "MIG-7a8b0c1d-0000-5000-8000-000000000009");
+        assert_string_equal(strv_env_get(spec->device_environment, "CORRAL_GPUS"), "2");
+
+        /* With the whole card and the MIG device NVML has not named: CUDA finds them through
+         * the fence alone. */
+        j->alloc->gpu_mask = (UINT64_C(1) << 1) | (UINT64_C(1) << 3);
+        assert_int_equal(manager_build_spec(m, j, &spec2), 0);
+        assert_true(strv_contains(spec2->device_allow, "/dev/nvidia1"));
+        assert_true(strv_contains(spec2->device_allow, "/dev/nvidia-caps/nvidia-cap21"));
+        assert_null(strv_env_get(spec2->device_environment, "CUDA_VISIBLE_DEVICES"));
+        assert_string_equal(strv_env_get(spec2->device_environment, "SLURM_GPUS_ON_NODE"), "2");
+
+        /* Charged its slice: 2 hours on a 1g of an A100 is 2/7 GPU-hours. */
+        j->alloc->gpu_mask = UINT64_C(1) << 2;
+        j->state = JOB_RUNNING;
+        j->start_time = (uint64_t) time(NULL) - 7200;
+        assert_int_equal(accounting_job_charge(m->acct, j, (uint64_t) time(NULL), &c), 0);
+        assert_true(c.gpu_hours > 2.0 / 7 - 0.01 && c.gpu_hours < 2.0 / 7 + 0.01);
+        /* The whole card: all of its hours. */
+        j->alloc->gpu_mask = UINT64_C(1) << 1;
+        assert_int_equal(accounting_job_charge(m->acct, j, (uint64_t) time(NULL), &c), 0);
+        assert_true(c.gpu_hours > 1.99 && c.gpu_hours < 2.01);
+        j->state = JOB_QUEUED;
+
+        m->machine.gpus = NULL; /* static */
+        m->numa_ids = NULL;
+        manager_for_test_free(m);
+}
+
 /* A reload rebuilds the devices (discovery on this host, none expected to be GPUs, and the
  * [Device] sections): each device keeps its index (a declared one by its name), a new one
  * takes the next, and a device the configuration drops keeps its index, gone: the running
@@ -2285,6 +2409,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_submit_bounds, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_wait_error_names_job, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_gpu_job, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_mig_job, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_gpu_reload, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_mail, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_mail_after_commit, setup, tree_teardown),

@@ -785,6 +785,7 @@ static void test_mig_profile_and_share(void **state) {
         assert_true(device_matches(&d, "1g.5gb", NULL));
         assert_true(device_matches(&d, "1G.5GB", NULL));
         assert_true(device_matches(&d, "a100_1g.5gb", NULL));
+        assert_true(device_matches(&d, "nvidia_a100-sxm4-40gb_1g.5gb", NULL));
         assert_true(device_matches(&d, "mig", NULL));
         assert_true(device_matches(&d, NULL, NULL));
         assert_true(device_matches(&d, NULL, "mig&1g.5gb"));

@@ -859,6 +859,104 @@ static void test_unmanaged(void **state) {
         manager_free(m);
 }
 
+/* MIG devices as discovery finds them (gpu2, gpu3 of gpu0) get their UUID, profile and
+ * memory from NVML's snapshot, which asks for a pass; a 1g.5gb job then runs on gpu2; a MIG
+ * device NVML lists that discovery did not find is logged, not scheduled; once a MIG
+ * device is gone under its job, its GPU's other MIG devices are given to nobody new until
+ * that job ends. */
+static void test_mig_devices(void **state) {
+        Tree *t = *state;
+        Device devs[] = {
+                { .name = (char *) "gpu0", .vendor = DEVICE_VENDOR_NVIDIA, .model = (char *) "NVIDIA A100-SXM4-40GB",
+                  .uuid = (char *) "GPU-aaaa", .pci_address = (char *) "0000:3b:00.0", .numa_node = 0, .mig_mode = true },
+                { .name = (char *) "gpu1", .vendor = DEVICE_VENDOR_NVIDIA, .model = (char *) "NVIDIA A100-SXM4-40GB",
+                  .uuid = (char *) "GPU-bbbb", .pci_address = (char *) "0000:5e:00.0", .numa_node = 0 },
+                { .name = (char *) "gpu2", .vendor = DEVICE_VENDOR_NVIDIA, .model = (char *) "NVIDIA A100-SXM4-40GB",
+                  .uuid = (char *) "MIG-GPU-aaaa/7/0", .numa_node = 0, .mig = true, .mig_parent = (char *) "GPU-aaaa",
+                  .mig_gi = 7 },
+                { .name = (char *) "gpu3", .vendor = DEVICE_VENDOR_NVIDIA, .model = (char *) "NVIDIA A100-SXM4-40GB",
+                  .uuid = (char *) "MIG-GPU-aaaa/1/0", .numa_node = 0, .mig = true, .mig_parent = (char *) "GPU-aaaa",
+                  .mig_gi = 1 },
+        };
+        DeviceSet ds = { .devices = devs, .n_devices = ELEMENTSOF(devs), .placed = true };
+        SchedGpu sgpus[4] = { { .node = 0, .offline = true }, { .node = 0 }, { .node = 0 }, { .node = 0 } };
+        Manager *m = calloc(1, sizeof *m);
+        char conf[160], root[128];
+        uint64_t one, other;
+        FILE *f;
+        Job *j;
+
+        snprintf(config_path, sizeof config_path, "%s/fake-nvml.conf", t->dir);
+        assert_int_equal(setenv("FAKE_NVML_CONFIG", config_path, 1), 0);
+        assert_int_equal(setenv(NVML_LIBRARY_ENV, getenv("FAKE_NVML_LIBRARY"), 1), 0);
+        snprintf(conf, sizeof conf, "%s/corral.conf", t->dir);
+        f = fopen(conf, "we");
+        assert_non_null(f);
+        fprintf(f, "[Manager]\nGPUSampleSec=1s\n");
+        assert_int_equal(fclose(f), 0);
+        snprintf(root, sizeof root, "%s/proc", t->dir);
+        assert_int_equal(mkdir(root, 0755), 0);
+        for (size_t i = 0; i < ELEMENTSOF(devs); i++)
+                assert_int_equal(device_derive_features(&devs[i]), 0);
+        manager_for_test(m, t->dir, &ds, sgpus, 4);
+        m->gpus = sgpus;
+
+        /* Before NVML's word: no MIG device is a 1g.5gb yet. */
+        json_object_put(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":1,\"gpus\":1,\"gpu_type\":\"1g.5gb\"}"));
+        one = m->next_id - 1;
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(manager_find_job(m, one)->state, JOB_QUEUED);
+
+        f = fopen(config_path, "we");
+        assert_non_null(f);
+        fprintf(f, "gpu uuid=GPU-aaaa pci=00000000:3B:00.0 util=0 mig=1 name=NVIDIA A100-SXM4-40GB\n"
+                   "gpu uuid=GPU-bbbb pci=00000000:5E:00.0 util=21 mig=0 name=NVIDIA A100-SXM4-40GB\n"
+                   "mig 0 7 0 MIG-11111111-0000-5000-8000-000000000007 5368709120 NVIDIA A100-SXM4-40GB MIG 1g.5gb\n"
+                   "mig 0 1 0 MIG-11111111-0000-5000-8000-000000000001 21474836480 NVIDIA A100-SXM4-40GB MIG 3g.20gb\n"
+                   "mig 0 9 0 MIG-11111111-0000-5000-8000-000000000009 5368709120 NVIDIA A100-SXM4-40GB MIG 1g.5gb\n");
+        assert_int_equal(fclose(f), 0);
+        m->sched_needed = false;
+        assert_int_equal(manager_gpu_jobs_start_at(m, root), 0);
+        wait_for_round(m, 21);
+        assert_true(m->sched_needed);
+        assert_string_equal(devs[2].mig_profile, "1g.5gb");
+        assert_string_equal(devs[2].mig_uuid, "MIG-11111111-0000-5000-8000-000000000007");
+        assert_int_equal(devs[2].memory, UINT64_C(5368709120));
+        assert_string_equal(devs[3].mig_profile, "3g.20gb");
+        assert_true(device_matches(&devs[2], "1g.5gb", NULL));
+        assert_false(device_matches(&devs[3], "1g.5gb", NULL));
+        assert_int_equal(manager_schedule(m), 0);
+        j = manager_find_job(m, one);
+        assert_int_equal(j->state, JOB_RUNNING);
+        assert_int_equal(j->alloc->gpu_mask, UINT64_C(1) << 2);
+        assert_int_equal(manager_gpu_jobs_mig_unsettled(m), 0);
+
+        /* gpu2 re-sliced away under the job (as a reload after an admin's change finds it):
+         * the job keeps it, gpu3 is nobody's new until the job ends. */
+        devs[2].gone = true;
+        assert_int_equal(manager_gpu_jobs_mig_unsettled(m), UINT64_C(1) << 3);
+        json_object_put(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":1,\"gpus\":1,\"gpu_type\":\"3g.20gb\"}"));
+        other = m->next_id - 1;
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(manager_find_job(m, other)->state, JOB_QUEUED);
+        j->state = JOB_COMPLETED;
+        assert_int_equal(manager_gpu_jobs_mig_unsettled(m), 0);
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(manager_find_job(m, other)->state, JOB_RUNNING);
+        assert_int_equal(manager_find_job(m, other)->alloc->gpu_mask, UINT64_C(1) << 3);
+
+        unsetenv(NVML_LIBRARY_ENV);
+        for (size_t i = 0; i < ELEMENTSOF(devs); i++) {
+                strv_free(devs[i].features);
+                free(devs[i].mig_uuid);
+                free(devs[i].mig_profile);
+        }
+        m->devices = NULL; /* not the manager's to free */
+        m->gpus = NULL;
+        m->nodes = NULL;
+        manager_free(m);
+}
+
 /* No library: telemetry is off, with why, in corral info; everything else works. */
 /* A shard job (1 of gpu0's 2 shards) whose own processes use more than half of gpu0's
  * memory: show and why say so, once; ShardMemoryPolicy=cancel cancels it, its reason
@@ -1033,6 +1131,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_shard_memory, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_idle_job, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_figures, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_mig_devices, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_off, setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

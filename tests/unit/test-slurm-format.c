@@ -512,6 +512,21 @@ static void test_sinfo(void **state) {
         assert_string_equal(sinfo_format_gres_used(d, 4, gres, sizeof gres),
                             "gpu:nvidia_a100-sxm4-40gb:0(IDX:N/A),gpu:tesla_t4:0(IDX:N/A),gpu:0(IDX:N/A),shard:3");
         d[0].shards = 0, d[2].shards = 0, d[2].shards_used = 0;
+        /* MIG: a GPU in MIG mode counts as its MIG devices, each type its profile. */
+        DeviceInfo mig[] = {
+                { .index = 0, .name = (char *) "gpu0", .model = (char *) "NVIDIA A100-SXM4-40GB", .mig_mode = true },
+                { .index = 1, .name = (char *) "gpu1", .model = (char *) "NVIDIA A100-SXM4-40GB" },
+                { .index = 2, .name = (char *) "gpu2", .model = (char *) "NVIDIA A100-SXM4-40GB", .mig_of = (char *) "gpu0",
+                  .mig_profile = (char *) "1g.5gb", .job_id = 7 },
+                { .index = 3, .name = (char *) "gpu3", .model = (char *) "NVIDIA A100-SXM4-40GB", .mig_of = (char *) "gpu0",
+                  .mig_profile = (char *) "1g.5gb" },
+                { .index = 4, .name = (char *) "gpu4", .model = (char *) "NVIDIA A100-SXM4-40GB", .mig_of = (char *) "gpu0",
+                  .mig_profile = (char *) "3g.20gb", .job_id = 8 },
+        };
+        assert_string_equal(sinfo_format_gres(mig, 5, gres, sizeof gres),
+                            "gpu:nvidia_a100-sxm4-40gb:1,gpu:1g.5gb:2,gpu:3g.20gb:1");
+        assert_string_equal(sinfo_format_gres_used(mig, 5, gres, sizeof gres),
+                            "gpu:nvidia_a100-sxm4-40gb:0(IDX:N/A),gpu:1g.5gb:1(IDX:2),gpu:3g.20gb:1(IDX:4)");
         assert_int_equal(slurm_format_parse("%P %G", &f), 0);
         CAPTURE(out, sinfo_print(F, &f, p, 1, true));
         assert_string_equal(out, "PARTITION GRES\nbatch* (null)\n");
