@@ -141,21 +141,26 @@ static int pbs_set_cpus(SubmitOptions *o, uint64_t v, char **ret_error) {
         return pbs_set(o, "cpus", buf, ret_error);
 }
 
-static int pbs_set_gpus(SubmitOptions *o, uint64_t v, char **ret_error) {
-        char buf[32];
+/* v GPUs of type (NULL: any), as --gpus=[TYPE:]N takes them. */
+static int pbs_set_gpus(SubmitOptions *o, const char *type, uint64_t v, char **ret_error) {
+        char buf[CORRAL_GPU_TYPE_LENGTH_MAX + 32];
 
         if (v > CORRAL_GPUS_MAX)
                 return pbs_fail(ret_error, "more than %u GPUs", CORRAL_GPUS_MAX);
-        snprintf(buf, sizeof(buf), "%" PRIu64, v);
+        if (type && strlen(type) > CORRAL_GPU_TYPE_LENGTH_MAX)
+                return pbs_fail(ret_error, "select: GPU type longer than %u characters", CORRAL_GPU_TYPE_LENGTH_MAX);
+        snprintf(buf, sizeof(buf), "%s%s%" PRIu64, strempty(type), type ? ":" : "", v);
         return pbs_set(o, "gpus", buf, ret_error);
 }
 
-/* "select=N:ncpus=C:ngpus=G:mem=M": N chunks, all on this machine. */
+/* "select=N:ncpus=C:ngpus=G:mem=M": N chunks, all on this machine. The GPUs' type, where a
+ * site defines a resource for it, as gpu_model= or gpu_type= ("ngpus=1:gpu_model=1g.10gb"). */
 static int pbs_select(SubmitOptions *o, const char *spec, char **ret_error) {
         _cleanup_strv_free_ char **parts = NULL;
         uint64_t chunks, ncpus = 0, mem = 0, v;
         bool have_gpus = false;
         uint64_t ngpus = 0;
+        const char *type = NULL;
         int r;
 
         if (strchr(spec, '+'))
@@ -181,12 +186,18 @@ static int pbs_select(SubmitOptions *o, const char *spec, char **ret_error) {
                         if (safe_atou64(eq + 1, &ngpus) < 0 || ngpus > CORRAL_GPUS_MAX)
                                 return pbs_fail(ret_error, "select: invalid %s (0 to %u GPUs)", *p, CORRAL_GPUS_MAX);
                         have_gpus = true;
+                } else if (strneq(*p, "gpu_model=", 10) || strneq(*p, "gpu_type=", 9)) {
+                        if (isempty(eq + 1))
+                                return pbs_fail(ret_error, "select: empty %.*s", (int) (eq - *p), *p);
+                        type = eq + 1;
                 } else
                         return pbs_fail(ret_error, "select: resource '%.*s' not supported", (int) (eq - *p), *p);
         }
+        if (type && !have_gpus)
+                return pbs_fail(ret_error, "select: a GPU type without ngpus=");
         if (have_gpus) {
                 /* ngpus is per chunk, as ncpus. */
-                r = pbs_set_gpus(o, chunks * ngpus, ret_error);
+                r = pbs_set_gpus(o, type, chunks * ngpus, ret_error);
                 if (r < 0)
                         return r;
         }
@@ -220,7 +231,7 @@ static int pbs_nodes(SubmitOptions *o, const char *spec, char **ret_error) {
                 if (strneq(*p, "gpus=", 5)) {
                         if (safe_atou64(*p + 5, &v) < 0)
                                 return pbs_fail(ret_error, "invalid %s", *p);
-                        r = pbs_set_gpus(o, v, ret_error);
+                        r = pbs_set_gpus(o, NULL, v, ret_error);
                         if (r < 0)
                                 return r;
                         continue;
@@ -267,7 +278,7 @@ static int pbs_resource(SubmitOptions *o, const char *res, char **ret_error) {
         if (IS("ngpus")) {
                 if (safe_atou64(v, &n) < 0)
                         return pbs_fail(ret_error, "invalid ngpus");
-                return pbs_set_gpus(o, n, ret_error);
+                return pbs_set_gpus(o, NULL, n, ret_error);
         }
         if (IS("mem")) {
                 /* PBS sizes without a unit are bytes. */

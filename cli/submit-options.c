@@ -746,8 +746,9 @@ static int set_gres(SubmitOptions *o, const char *arg, char **ret_error) {
                                                   "or shards of one GPU"
                                                 : "gpu given twice; one GPU type per job here");
                 seen = true;
-                /* "gpu:X": a count when X is a number, else a type (of one GPU). */
-                if (k == 3 || (k == 2 && !isdigit((unsigned char) parts[1][0]))) {
+                /* "gpu:X": a count when X is a number, else a type (of one GPU): "1g.10gb", a
+                 * MIG profile, starts with a digit too. */
+                if (k == 3 || (k == 2 && (isempty(parts[1]) || parts[1][strspn(parts[1], "0123456789")] != '\0'))) {
                         r = gpu_type_check(parts[1], ret_error);
                         if (r < 0)
                                 return r;

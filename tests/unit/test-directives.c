@@ -644,6 +644,21 @@ static void test_gpu_requests(void **state) {
                 { "Torque gpus", "#!/bin/sh\n#PBS -l nodes=1:ppn=8:gpus=2\n", {}, 2, NULL, NULL, false, 8 },
                 { "Torque property", "#!/bin/sh\n#PBS -l nodes=1:ppn=2:gpus=1:a100:nvlink\n", {}, 1, NULL,
                   "a100&nvlink", false, 2 },
+                /* MIG devices by profile, as Slurm's NVML autodetection types them. */
+                { "sbatch --gres=gpu:1g.10gb (one)", "#!/bin/bash\n#SBATCH --gres=gpu:1g.10gb\n", {}, 1, "1g.10gb", NULL,
+                  false, 1 },
+                { "sbatch --gres=gpu:3g.40gb:2", "#!/bin/bash\n#SBATCH --gres=gpu:3g.40gb:2\n", {}, 2, "3g.40gb", NULL,
+                  false, 1 },
+                { "sbatch --gpus=1g.10gb:3", "#!/bin/bash\n#SBATCH --gpus=1g.10gb:3\n", {}, 3, "1g.10gb", NULL, false, 1 },
+                { "sbatch --gres=gpu:nvidia_a100_1g.10gb:1", "#!/bin/bash\n#SBATCH --gres=gpu:nvidia_a100_1g.10gb:1\n", {}, 1,
+                  "nvidia_a100_1g.10gb", NULL, false, 1 },
+                { "command line --gres=gpu:2g.20gb over #SBATCH", "#!/bin/bash\n#SBATCH --gres=gpu:1\n",
+                  { "--gres=gpu:2g.20gb" }, 1, "2g.20gb", NULL, false, 1 },
+                { "PBS select ngpus with gpu_model", "#!/bin/sh\n#PBS -l select=1:ncpus=2:ngpus=1:gpu_model=1g.10gb\n", {}, 1,
+                  "1g.10gb", NULL, false, 2 },
+                { "PBS select 2 chunks with gpu_type", "#!/bin/sh\n#PBS -l select=2:ngpus=1:gpu_type=a100\n", {}, 2, "a100",
+                  NULL, false, 2 },
+                { "Torque MIG property", "#!/bin/sh\n#PBS -l nodes=1:ppn=1:gpus=1:mig\n", {}, 1, NULL, "mig", false, 1 },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
