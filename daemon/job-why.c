@@ -150,12 +150,12 @@ static void explain_gpus(Manager *m, Job *j, json_object *why) {
         manager_sched_job(m, j, &s);
         allowed = (s.gpu_allowed ?: UINT64_MAX) & all;
         uint64_t outside = m->config->unmanaged_gpu_avoid ? manager_gpu_jobs_unmanaged(m) & allowed : 0,
-                 mig = manager_gpu_jobs_mig(m) & allowed;
+                 mig = manager_gpu_jobs_mig(m) & allowed, unsettled = manager_gpu_jobs_mig_unsettled(m) & allowed;
 
         for (size_t g = 0; g < mc->n_gpus; g++)
                 if (mc->gpus[g].offline)
                         allowed &= ~(UINT64_C(1) << g);
-        held |= outside | mig;
+        held |= outside | mig | unsettled;
         for (size_t i = 0; i < m->n_jobs; i++) {
                 const Job *r = m->jobs[i];
                 if (!job_state_is_active(r->state) || !r->alloc || !(r->alloc->gpu_mask & allowed))
@@ -190,8 +190,10 @@ static void explain_gpus(Manager *m, Job *j, json_object *why) {
                                        holders);
         /* UnmanagedGPU=avoid: the ones work outside Corral uses (corral info says whose). */
         n = list_gpus(m, line, sizeof line, n, outside, "in use outside Corral", "a process in no job; corral info");
-        (void) list_gpus(m, line, sizeof line, n, mig, "in MIG mode",
-                         "not given whole; its MIG devices are not scheduled apart yet");
+        n = list_gpus(m, line, sizeof line, n, mig, "in MIG mode",
+                      "not given whole; its MIG devices are GPUs of their own once `corral reload` reads them");
+        (void) list_gpus(m, line, sizeof line, n, unsettled, "MIG devices of a GPU re-sliced under a running job",
+                         "given to no new job until the job holding the one gone ends");
         say(why, "%s", line);
 }
 

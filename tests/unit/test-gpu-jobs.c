@@ -939,6 +939,14 @@ static void test_mig_devices(void **state) {
         other = m->next_id - 1;
         assert_int_equal(manager_schedule(m), 0);
         assert_int_equal(manager_find_job(m, other)->state, JOB_QUEUED);
+        {
+                json_object *r = manager_job_why(m, manager_find_job(m, other));
+                const char *text = json_object_to_json_string(r);
+
+                if (!strstr(text, "MIG devices of a GPU re-sliced under a running job: gpu3 (given to no new job"))
+                        fail_msg("why: %s", text);
+                json_object_put(r);
+        }
         j->state = JOB_COMPLETED;
         assert_int_equal(manager_gpu_jobs_mig_unsettled(m), 0);
         assert_int_equal(manager_schedule(m), 0);
