@@ -148,7 +148,7 @@ static const JsonField device_info_fields[] = {
         JSON_U32(DeviceInfo, "mig_ci", mig_ci, 0, 63, OMIT, 0),
         JSON_STRING(DeviceInfo, "mig_profile", mig_profile, 1, 32, 0, NULL),
         JSON_STRING(DeviceInfo, "mig_uuid", mig_uuid, 1, 96, 0, NULL),
-        JSON_U64(DeviceInfo, "memory", memory, 0, UINT64_MAX, OMIT, 0),
+        JSON_U64(DeviceInfo, "memory", memory, 0, UINT64_C(1) << 50, OMIT, 0),
         JSON_END,
 };
 

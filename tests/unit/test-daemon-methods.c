@@ -1858,7 +1858,7 @@ static void add_device(DeviceSet *s, const char *model, const char *node, bool m
         }
         assert_int_equal(device_derive_features(&d), 0);
         if (mig)
-                assert_true(devices_mig_update(&d, mig_uuid, profile, 0) >= 0);
+                assert_true(devices_mig_update(&d, mig_uuid, profile, UINT64_C(5) << 30) >= 0);
         assert_int_equal(device_set_add(s, &d), 0);
 }
 
@@ -1912,6 +1912,30 @@ static void test_mig_job(void **state) {
         set_gpu_request(j, NULL, NULL);
         manager_sched_job(m, j, &sj);
         assert_int_equal(sj.gpu_allowed, 0);
+
+        /* GetInfo, as corral info and sinfo read it back. */
+        {
+                json_object *r = call(m, NOBODY, CORRAL_METHOD_GET_INFO, "{}"), *v;
+                DeviceInfo *di = NULL;
+                size_t n = 0;
+                const char *bad = NULL;
+
+                assert_true(json_object_object_get_ex(params_of(r), "devices", &v));
+                assert_int_equal(device_info_array_from_json(v, &di, &n, &bad), 0);
+                assert_int_equal(n, 4);
+                assert_true(di[0].mig_mode);
+                assert_non_null(di[0].offline);
+                assert_false(di[1].mig_mode);
+                assert_null(di[1].mig_of);
+                assert_string_equal(di[2].mig_of, "gpu0");
+                assert_int_equal(di[2].mig_gi, 9);
+                assert_string_equal(di[2].mig_profile, "1g.5gb");
+                assert_string_equal(di[2].mig_uuid, "MIG-7a8b0c1d-0000-5000-8000-000000000009");
+                assert_int_equal(di[2].memory, UINT64_C(5) << 30);
+                assert_null(di[3].mig_profile);
+                device_info_array_free(di, n);
+                json_object_put(r);
+        }
 
         /* The unread MIG device might be a 3g.20gb: one is not refused, two are. */
         json_object_put(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"gpus\":1,\"gpu_type\":\"3g.20gb\"}"));
