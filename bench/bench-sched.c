@@ -50,6 +50,11 @@ static bool bench_gpu_jobs = true;
 static uint16_t bench_shards;
 /* The GPUs NVLinked in pairs (0-1, 2-3, ...), as SchedGpu.links. */
 static bool bench_links;
+/* GPUs 0 and 4 (one per node) in MIG mode, each with 7 MIG devices (indexes 8-21, on its
+ * node) scheduled as GPUs; half the jobs that ask for GPUs (by id) asking for one MIG
+ * device by its type (gpu_allowed), the others as before; no running job holds 0 or 4. */
+static bool bench_mig;
+#define BENCH_MIG_DEVICES 14
 
 static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
         SchedNode nodes[2] = {};
@@ -96,7 +101,7 @@ static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
                         .walltime = walltime, .alloc = &allocs[i],
                 };
                 /* GPU g on node g * 2 / n; the first running jobs of each node hold them. */
-                if (bench_n_gpus > 0 && (cpu % 64) < bench_n_gpus / 2) {
+                if (bench_n_gpus > 0 && (cpu % 64) < bench_n_gpus / 2 && !(bench_mig && cpu % 64 == 0)) {
                         unsigned g = k * (bench_n_gpus / 2) + cpu % 64;
                         allocs[i].gpu_mask = UINT64_C(1) << g;
                         jobs[i].gpus = 1;
@@ -107,6 +112,12 @@ static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
                 gpus[g].shards = bench_shards;
                 if (bench_links)
                         gpus[g].links = UINT64_C(1) << (g ^ 1);
+        }
+        if (bench_mig) {
+                gpus[0].offline = gpus[bench_n_gpus / 2].offline = true;
+                for (unsigned g = bench_n_gpus; g < bench_n_gpus + BENCH_MIG_DEVICES; g++)
+                        gpus[g].node = g < bench_n_gpus + BENCH_MIG_DEVICES / 2 ? 0 : 1;
+                m.n_gpus = bench_n_gpus + BENCH_MIG_DEVICES;
         }
         for (size_t i = n_running; i < n; i++) {
                 int32_t queue_priority = (int32_t) rnd(3);
@@ -136,6 +147,10 @@ static int bench(const char *label, const SchedConfig *cfg, size_t n_waiting) {
                                 if (bench_shards > 0 && jobs[i].id % 2 == 0 && !jobs[i].exclusive) {
                                         jobs[i].shards = (uint16_t) (1 + jobs[i].id % 4 / 2);
                                         jobs[i].gpus = 1;
+                                }
+                                if (bench_mig && jobs[i].id % 2 == 0) {
+                                        jobs[i].gpus = 1;
+                                        jobs[i].gpu_allowed = ((UINT64_C(1) << BENCH_MIG_DEVICES) - 1) << bench_n_gpus;
                                 }
                         }
 
@@ -285,7 +300,7 @@ int main(int argc, char **argv) {
                 SchedConfig easy = SCHED_CONFIG_DEFAULT, fcfs = SCHED_CONFIG_DEFAULT;
                 size_t n = argc > 2 ? (size_t) strtoull(argv[2], NULL, 10) : 100000;
                 /* "pass N WHICH": that one alone (easy, fcfs, nopreempt, preempt, gpus,
-                 * gpus-links, gpus-shards), to
+                 * gpus-links, gpus-shards, gpus-mig), to
                  * profile; "gpus0": the 8 GPUs and the jobs of "easy" (each alone draws
                  * the same jobs), none asking for GPUs. */
                 const char *which = argc > 3 ? argv[3] : NULL;
@@ -308,6 +323,10 @@ int main(int argc, char **argv) {
                 if (WANT("gpus-shards") && bench("easy, 8 GPUs, 4 shards each", &easy, n) < 0)
                         return EXIT_FAILURE;
                 bench_shards = 0;
+                bench_mig = true;
+                if (WANT("gpus-mig") && bench("easy, 8 GPUs, 2 in MIG (7 each)", &easy, n) < 0)
+                        return EXIT_FAILURE;
+                bench_mig = false;
                 bench_gpu_jobs = false;
                 if (which && streq(which, "gpus0") && bench("easy, 8 GPUs, no GPU jobs", &easy, n) < 0)
                         return EXIT_FAILURE;
