@@ -388,6 +388,78 @@ static bool plan_on_nodes(const SchedPass *p, const Avail *st, const SchedJob *j
         return left == 0;
 }
 
+/* Whether every GPU of set is NVLinked to every other. */
+static bool gpus_linked(const SchedPass *p, uint64_t set) {
+        for (uint64_t x = set; x; x &= x - 1) {
+                int g = __builtin_ctzll(x);
+                if (((p->gpu_links[g] | (UINT64_C(1) << g)) & set) != set)
+                        return false;
+        }
+        return true;
+}
+
+/* n GPUs of free all linked to each other, 0 when there are none: from each GPU in turn,
+ * the GPUs linked to all those taken so far, the one with most links among them first
+ * (ties: the lowest). Greedy: it may miss a set a search would find, never returns a
+ * set that is not linked. */
+static uint64_t linked_set(const SchedPass *p, uint64_t free, unsigned n) {
+        for (uint64_t x = free; x; x &= x - 1) {
+                int g = __builtin_ctzll(x);
+                uint64_t set = UINT64_C(1) << g, cand = free & p->gpu_links[g];
+
+                while ((unsigned) popcount64(set) < n && cand) {
+                        int best = -1, best_among = -1;
+
+                        for (uint64_t y = cand; y; y &= y - 1) {
+                                int h = __builtin_ctzll(y), among = popcount64(p->gpu_links[h] & cand);
+                                if (among > best_among) {
+                                        best = h;
+                                        best_among = among;
+                                }
+                        }
+                        set |= UINT64_C(1) << best;
+                        cand &= p->gpu_links[best];
+                }
+                if ((unsigned) popcount64(set) == n)
+                        return set;
+        }
+        return 0;
+}
+
+static bool plan_fit_gpu_near(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret);
+
+/* A job of several GPUs whose placement near its CPUs would give it GPUs not all NVLinked
+ * gets a linked set where one is free, its CPUs and memory from those GPUs' nodes first,
+ * then from the others (its collective traffic goes over the links: they come first),
+ * unless it asks for its CPUs on its GPUs' nodes (gpu_binding), which only the placements
+ * near them give. */
+static bool plan_fit_gpu(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret) {
+        bool ok = plan_fit_gpu_near(p, st, j, ret);
+        uint64_t linked;
+        uint8_t s[SCHED_NODES_MAX];
+        unsigned count[SCHED_NODES_MAX];
+        size_t n = 0;
+
+        if (_likely_(!p->any_links) || j->gpus < 2 || j->gpu_binding || j->exclusive || (ok && gpus_linked(p, ret->gpus)))
+                return ok;
+        linked = linked_set(p, avail_gpus(p, st) & job_gpu_allowed(p, j), j->gpus);
+        if (linked == 0)
+                return ok;
+        /* The nodes of the linked GPUs, most of them first, then the others, each group in
+         * the preferred order. */
+        for (size_t i = 0; i < p->n_nodes; i++) {
+                size_t k = p->node_order[i];
+                count[k] = (unsigned) popcount64(linked & p->node_gpus[k]);
+        }
+        for (unsigned want = SCHED_GPUS_MAX + 1; want-- > 0;)
+                for (size_t i = 0; i < p->n_nodes; i++)
+                        if (count[p->node_order[i]] == want)
+                                s[n++] = (uint8_t) p->node_order[i];
+        if (plan_on_nodes(p, st, j, s, n, linked, false, ret))
+                return true;
+        return ok && plan_fit_gpu_near(p, st, j, ret);
+}
+
 /* A job with GPUs, or an exclusive one on a machine with GPUs. Placements, best first:
  *   1. one node with its CPUs, memory and GPUs: of those whose own GPUs suffice, the one
  *      with the fewest free (best fit: nodes with many stay free for jobs that want
@@ -398,7 +470,7 @@ static bool plan_on_nodes(const SchedPass *p, const Avail *st, const SchedJob *j
  *      GPUs from those nodes first, then from any.
  * A GPU of no known node is local to none and bound to none: it is taken after local
  * ones, and binding does not exclude it. */
-static bool plan_fit_gpu(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret) {
+static bool plan_fit_gpu_near(const SchedPass *p, const Avail *st, const SchedJob *j, Plan *ret) {
         uint64_t need_cpus = MAX(j->cpus, 1u), need_mem = j->memory, sum_cpus = 0, sum_mem = 0;
         uint64_t free = avail_gpus(p, st) & job_gpu_allowed(p, j), loose = free & p->loose_gpus;
         unsigned n_local[SCHED_NODES_MAX], n_loose = popcount64(loose), sum_gpus = n_loose;

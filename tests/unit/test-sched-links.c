@@ -116,11 +116,57 @@ static void test_switch_group(void **state) {
         assert_int_equal(started_mask(&r, 3), 0xe);
 }
 
+/* Links over NUMA nearness: two nodes of 16 CPUs, GPUs 0 and 1 on node 0 (not linked),
+ * 2-3 on node 1 (linked), 12 of node 1's CPUs busy. An 8-CPU 2-GPU job near its GPUs
+ * would take node 0 and GPUs 0 and 1; it gets the linked 2 and 3, its CPUs from node 1
+ * first (4) and node 0 (4). With --gres-flags=enforce-binding its CPUs must be on its
+ * GPUs' nodes: node 0 and GPUs 0 and 1, as before. */
+static void test_links_over_numa(void **state) {
+        SchedMachine m;
+        SchedJob jobs[2];
+        SchedResult r;
+        const SchedDecision *d = NULL;
+
+        machine_uniform(nodes, 2, 16, 64 * GIB, &m);
+        gpus[0] = (SchedGpu) { .node = 0 };
+        gpus[1] = (SchedGpu) { .node = 0 };
+        gpus[2] = (SchedGpu) { .node = 1, .links = 0x8 };
+        gpus[3] = (SchedGpu) { .node = 1, .links = 0x4 };
+        m.gpus = gpus;
+        m.n_gpus = 4;
+        for (int binding = 0; binding <= 1; binding++) {
+                jobs[0] = job_pending(1, 1, 12, 3600);
+                allocs[0] = (SchedAllocation) { .node_mask = 2 };
+                assert_int_equal(cpu_set_parse("16-27", &allocs[0].cpus), 0);
+                jobs[0].state = SCHED_JOB_RUNNING;
+                jobs[0].start_time = NOW - 10;
+                jobs[0].alloc = &allocs[0];
+                jobs[1] = gpu_job(2, 2);
+                jobs[1].cpus = 8;
+                jobs[1].gpu_binding = binding;
+                assert_int_equal(pass(&m, jobs, 2, &r), 0);
+                for (size_t i = 0; i < r.n_decisions; i++)
+                        if (r.decisions[i].job_id == 2)
+                                d = &r.decisions[i];
+                assert_non_null(d);
+                if (!binding) {
+                        assert_int_equal(d->alloc.gpu_mask, 0xc);
+                        assert_int_equal(d->alloc.node_mask, 0x3);
+                        assert_int_equal(cpu_set_count(&d->alloc.cpus), 8);
+                        assert_true(cpu_set_test(&d->alloc.cpus, 28));
+                } else {
+                        assert_int_equal(d->alloc.gpu_mask, 0x3);
+                        assert_int_equal(d->alloc.node_mask, 0x1);
+                }
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_pair_over_lowest),
                 cmocka_unit_test(test_single_keeps_pairs),
                 cmocka_unit_test(test_switch_group),
+                cmocka_unit_test(test_links_over_numa),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
