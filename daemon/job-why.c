@@ -138,6 +138,24 @@ static size_t list_gpus(Manager *m, char *line, size_t size, size_t n, uint64_t 
         return n;
 }
 
+/* The most GPUs of mask all NVLinked to each other (greedy, as the pass picks them). */
+static unsigned linked_most(const SchedMachine *mc, uint64_t mask) {
+        unsigned most = 0;
+
+        for (uint64_t x = mask; x; x &= x - 1) {
+                size_t g = (size_t) __builtin_ctzll(x);
+                uint64_t set = UINT64_C(1) << g, cand = mask & mc->gpus[g].links;
+
+                while (cand) {
+                        size_t h = (size_t) __builtin_ctzll(cand);
+                        set |= UINT64_C(1) << h;
+                        cand &= mc->gpus[h].links;
+                }
+                most = MAX(most, (unsigned) __builtin_popcountll(set));
+        }
+        return most;
+}
+
 static void explain_gpus(Manager *m, Job *j, json_object *why) {
         const SchedMachine *mc = &m->machine;
         uint64_t all = mc->n_gpus >= 64 ? UINT64_MAX : (UINT64_C(1) << mc->n_gpus) - 1, held = 0, allowed;
@@ -192,8 +210,23 @@ static void explain_gpus(Manager *m, Job *j, json_object *why) {
         n = list_gpus(m, line, sizeof line, n, outside, "in use outside Corral", "a process in no job; corral info");
         n = list_gpus(m, line, sizeof line, n, mig, "in MIG mode",
                       "not given whole; its MIG devices are GPUs of their own once `corral reload` reads them");
-        (void) list_gpus(m, line, sizeof line, n, unsettled, "MIG devices of a GPU re-sliced under a running job",
-                         "given to no new job until the job holding the one gone ends");
+        n = list_gpus(m, line, sizeof line, n, unsettled, "MIG devices of a GPU re-sliced under a running job",
+                      "given to no new job until the job holding the one gone ends");
+        /* NVLink is a preference: free GPUs not linked to each other are given all the
+         * same, but a job of several is better told. */
+        if (j->req.gpus >= 2 && n < sizeof line) {
+                uint64_t free = allowed & ~held;
+                bool any_links = false;
+
+                for (size_t g = 0; g < mc->n_gpus; g++)
+                        any_links = any_links || mc->gpus[g].links != 0;
+                if (any_links && (unsigned) __builtin_popcountll(free) >= j->req.gpus &&
+                    linked_most(mc, free) < j->req.gpus)
+                        (void) snprintf(line + n, sizeof line - n,
+                                        "; %u GPUs free but not linked (at most %u of them NVLinked to each other): "
+                                        "it is given them when it starts, linked ones being preferred, not required",
+                                        (unsigned) __builtin_popcountll(free), linked_most(mc, free));
+        }
         say(why, "%s", line);
 }
 

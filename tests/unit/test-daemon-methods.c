@@ -1986,6 +1986,64 @@ static void test_mig_job(void **state) {
         manager_for_test_free(m);
 }
 
+/* NVLink is preferred, not required: a 2-GPU job that waits for CPUs while the two free
+ * GPUs (1 and 2) are not linked to each other (0-1 and 2-3 are) is told so by why. */
+static void test_gpu_why_links(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        static SchedGpu gpus[4];
+        static unsigned numa_ids[2] = { 0, 1 };
+        char *err = NULL, params[64];
+        uint64_t holders[2], id;
+        json_object *r;
+
+        m->devices = new0(DeviceSet, 1);
+        assert_non_null(m->devices);
+        for (int g = 0; g < 4; g++) {
+                char name[8], node[32];
+                char *dnodes[] = { node, NULL };
+
+                snprintf(name, sizeof name, "gpu%d", g);
+                snprintf(node, sizeof node, "/dev/nvidia%d", g);
+                assert_int_equal(device_set_apply(m->devices, &(DeviceDecl) { .name = name, .vendor = "nvidia",
+                                                  .nodes = dnodes, .numa_node = g / 2, .numa_node_set = true }, &err), 0);
+                gpus[g] = (SchedGpu) { .node = g / 2, .links = UINT64_C(1) << (g ^ 1) };
+        }
+        assert_int_equal(device_set_finish(m->devices), 0);
+        m->machine.gpus = gpus;
+        m->machine.n_gpus = 4;
+        m->numa_ids = numa_ids;
+
+        /* Jobs holding GPUs 0 and 3 and a CPU each. */
+        for (int i = 0; i < 2; i++) {
+                Job *h;
+
+                holders[i] = job_id_of(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"gpus\":1}"));
+                h = manager_find_job(m, holders[i]);
+                h->alloc = new0(SchedAllocation, 1);
+                assert_non_null(h->alloc);
+                cpu_set_add(&h->alloc->cpus, (unsigned) i * 4);
+                h->alloc->node_mask = UINT64_C(1) << i;
+                h->alloc->gpu_mask = UINT64_C(1) << (i * 3);
+                h->state = JOB_RUNNING;
+                h->start_time = (uint64_t) time(NULL);
+        }
+        id = job_id_of(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":8,\"gpus\":2}"));
+        assert_int_equal(manager_schedule(m), 0);
+        assert_int_equal(manager_find_job(m, id)->state, JOB_QUEUED);
+        snprintf(params, sizeof params, "{\"job_id\":%" PRIu64 "}", id);
+        r = call(m, NOBODY, CORRAL_METHOD_WHY, params);
+        if (!strstr(json_object_to_json_string(r), "2 GPUs free but not linked (at most 1 of them NVLinked to each other)"))
+                fail_msg("why: %s", json_object_to_json_string(r));
+        json_object_put(r);
+
+        for (int i = 0; i < 2; i++)
+                manager_find_job(m, holders[i])->state = JOB_QUEUED;
+        m->machine.gpus = NULL; /* static */
+        m->numa_ids = NULL;
+        manager_for_test_free(m);
+}
+
 /* A reload rebuilds the devices (discovery on this host, none expected to be GPUs, and the
  * [Device] sections): each device keeps its index (a declared one by its name), a new one
  * takes the next, and a device the configuration drops keeps its index, gone: the running
@@ -2434,6 +2492,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_wait_error_names_job, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_gpu_job, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_mig_job, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_gpu_why_links, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_gpu_reload, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_mail, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_job_mail_after_commit, setup, tree_teardown),
