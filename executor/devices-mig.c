@@ -14,48 +14,41 @@
 #define MIG_MINORS_MAX (1024 * 1024) /* the driver's table: 8 GPUs x 8 GIs x 9 lines, ~40 KB */
 #define MIG_IDS_MAX 64               /* GI and CI ids are below 8 today; anything past is not a driver's */
 
+/* The number at v, up to a blank or the line's end. */
+static int minor_at(const char *v, unsigned *ret) {
+        char num[16];
+        size_t n;
+
+        v += strspn(v, " \t");
+        n = strcspn(v, " \t\n");
+        if (n == 0 || n >= sizeof num)
+                return -EBADMSG;
+        memcpy(num, v, n);
+        num[n] = '\0';
+        return safe_atou(num, ret) < 0 ? -EBADMSG : 0;
+}
+
 /* "DeviceFileMinor: 12" in a capability's access file. */
 static int access_minor(int procfs_fd, const char *path, unsigned *ret) {
         _cleanup_free_ char *text = NULL;
-        const char *p;
         int r;
 
         r = read_file_at(procfs_fd, path, ACCESS_MAX, &text, NULL);
         if (r < 0)
                 return r;
-        for (p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-                if (strncmp(p, "DeviceFileMinor:", 16) == 0) {
-                        char num[16];
-                        size_t n;
-
-                        p += 16;
-                        p += strspn(p, " \t");
-                        n = strcspn(p, " \t\n");
-                        if (n == 0 || n >= sizeof num)
-                                return -EBADMSG;
-                        memcpy(num, p, n);
-                        num[n] = '\0';
-                        return safe_atou(num, ret) < 0 ? -EBADMSG : 0;
-                }
+        for (const char *p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+                if (strncmp(p, "DeviceFileMinor:", 16) == 0)
+                        return minor_at(p + 16, ret);
         return -EBADMSG;
 }
 
-/* The same from the driver's table of every minor it may hand out. */
+/* The same from the driver's table of every minor it may hand out ("KEY MINOR" lines). */
 static int table_minor(const char *table, const char *key, unsigned *ret) {
         size_t k = strlen(key);
 
         for (const char *p = table; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-                if (strncmp(p, key, k) == 0 && (p[k] == ' ' || p[k] == '\t')) {
-                        char num[16];
-                        const char *v = p + k + strspn(p + k, " \t");
-                        size_t n = strcspn(v, " \t\n");
-
-                        if (n == 0 || n >= sizeof num)
-                                return -EBADMSG;
-                        memcpy(num, v, n);
-                        num[n] = '\0';
-                        return safe_atou(num, ret) < 0 ? -EBADMSG : 0;
-                }
+                if (strncmp(p, key, k) == 0 && (p[k] == ' ' || p[k] == '\t'))
+                        return minor_at(p + k, ret);
         return -ENOENT;
 }
 

@@ -1749,19 +1749,10 @@ static void test_user_index(void **state) {
         manager_for_test_free(m);
 }
 
-/* Four declared NVIDIA GPUs on two nodes: a job's GPU request reaches SchedJob (type and
- * constraint as a mask), and its spec is fenced to its own GPUs' nodes plus nvidiactl, the
- * machine's base list kept, with the environment numbered inside the fence. */
-static void test_gpu_job(void **state) {
-        Tree *t = *state;
-        Manager *m = manager_for_test(t->dir);
-        _cleanup_(job_spec_freep) JobSpec *spec = NULL, *cpu_spec = NULL;
-        static SchedGpu gpus[4];
-        static unsigned numa_ids[2] = { 0, 1 };
+/* Four declared NVIDIA GPUs, two A100s on node 0 and two H100s on node 1, behind nvidiactl,
+ * as m's devices and its machine's (gpus and numa_ids static: not the manager's to free). */
+static void declare_four_gpus(Manager *m, SchedGpu *gpus, unsigned *numa_ids) {
         char *err = NULL;
-        SchedJob sj;
-        uint64_t id, cpu;
-        Job *j;
 
         m->devices = new0(DeviceSet, 1);
         assert_non_null(m->devices);
@@ -1774,13 +1765,29 @@ static void test_gpu_job(void **state) {
                 assert_int_equal(device_set_apply(m->devices, &(DeviceDecl) { .name = name, .vendor = "nvidia",
                                                   .nodes = dnodes, .model = g < 2 ? "NVIDIA A100-SXM4-40GB" : "NVIDIA H100",
                                                   .numa_node = g / 2, .numa_node_set = true }, &err), 0);
-                gpus[g].node = g / 2;
+                gpus[g] = (SchedGpu) { .node = g / 2 };
         }
         assert_int_equal(strv_extend(&m->devices->shared_nodes[DEVICE_VENDOR_NVIDIA], "/dev/nvidiactl"), 0);
         assert_int_equal(device_set_finish(m->devices), 0);
         m->machine.gpus = gpus;
         m->machine.n_gpus = 4;
         m->numa_ids = numa_ids;
+}
+
+/* Four declared NVIDIA GPUs on two nodes: a job's GPU request reaches SchedJob (type and
+ * constraint as a mask), and its spec is fenced to its own GPUs' nodes plus nvidiactl, the
+ * machine's base list kept, with the environment numbered inside the fence. */
+static void test_gpu_job(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        _cleanup_(job_spec_freep) JobSpec *spec = NULL, *cpu_spec = NULL;
+        static SchedGpu gpus[4];
+        static unsigned numa_ids[2] = { 0, 1 };
+        SchedJob sj;
+        uint64_t id, cpu;
+        Job *j;
+
+        declare_four_gpus(m, gpus, numa_ids);
         assert_int_equal(strv_extend(&m->device_fence_base, "char-pts"), 0);
         assert_int_equal(strv_extend(&m->device_fence_base, "/dev/nvidia9"), 0);
 
@@ -1993,26 +2000,13 @@ static void test_gpu_why_links(void **state) {
         Manager *m = manager_for_test(t->dir);
         static SchedGpu gpus[4];
         static unsigned numa_ids[2] = { 0, 1 };
-        char *err = NULL, params[64];
+        char params[64];
         uint64_t holders[2], id;
         json_object *r;
 
-        m->devices = new0(DeviceSet, 1);
-        assert_non_null(m->devices);
-        for (int g = 0; g < 4; g++) {
-                char name[8], node[32];
-                char *dnodes[] = { node, NULL };
-
-                snprintf(name, sizeof name, "gpu%d", g);
-                snprintf(node, sizeof node, "/dev/nvidia%d", g);
-                assert_int_equal(device_set_apply(m->devices, &(DeviceDecl) { .name = name, .vendor = "nvidia",
-                                                  .nodes = dnodes, .numa_node = g / 2, .numa_node_set = true }, &err), 0);
-                gpus[g] = (SchedGpu) { .node = g / 2, .links = UINT64_C(1) << (g ^ 1) };
-        }
-        assert_int_equal(device_set_finish(m->devices), 0);
-        m->machine.gpus = gpus;
-        m->machine.n_gpus = 4;
-        m->numa_ids = numa_ids;
+        declare_four_gpus(m, gpus, numa_ids);
+        for (int g = 0; g < 4; g++)
+                gpus[g].links = UINT64_C(1) << (g ^ 1);
 
         /* Jobs holding GPUs 0 and 3 and a CPU each. */
         for (int i = 0; i < 2; i++) {

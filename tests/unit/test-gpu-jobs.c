@@ -42,6 +42,32 @@ static NvmlGpuSample sample(int util, uint64_t mem, uint64_t energy) {
                                  .energy_mj = energy, .power_mw = -1, .temperature = -1 };
 }
 
+static char config_path[128];
+
+/* The fake NVML as corrald's library (its file config_path, written by the test), and
+ * conf (the test's dir's corral.conf, kept for rewrites): a [Manager] section sampling
+ * every second, with extra, and with metrics the metrics file in the test's dir. */
+static void fake_nvml_setup(const Tree *t, const char *extra, bool metrics, char *conf, size_t conf_size) {
+        FILE *f;
+
+        snprintf(config_path, sizeof config_path, "%s/fake-nvml.conf", t->dir);
+        assert_int_equal(setenv("FAKE_NVML_CONFIG", config_path, 1), 0);
+        assert_int_equal(setenv(NVML_LIBRARY_ENV, getenv("FAKE_NVML_LIBRARY"), 1), 0);
+        snprintf(conf, conf_size, "%s/corral.conf", t->dir);
+        f = fopen(conf, "we");
+        assert_non_null(f);
+        fprintf(f, "[Manager]\nGPUSampleSec=1s\n%s", extra);
+        if (metrics)
+                fprintf(f, "MetricsFile=%s/corral.prom\n", t->dir);
+        assert_int_equal(fclose(f), 0);
+}
+
+/* An empty fake procfs in the test's dir. */
+static void fake_proc_root(const Tree *t, char *root, size_t size) {
+        snprintf(root, size, "%s/proc", t->dir);
+        assert_int_equal(mkdir(root, 0755), 0);
+}
+
 static void test_figures(void **state) {
         GpuJobFigures f = GPU_JOB_FIGURES_INIT;
         NvmlGpuSample s;
@@ -169,8 +195,7 @@ static void test_owners(void **state) {
         char root[128];
         int fd;
 
-        snprintf(root, sizeof root, "%s/proc", t->dir);
-        assert_int_equal(mkdir(root, 0755), 0);
+        fake_proc_root(t, root, sizeof root);
         fake_proc(root, 100, "/user.slice/user-1000.slice/session-1.scope");
         fake_proc(root, 200, "/corral.slice/corral-job-12.scope/payload");
         fake_proc(root, 300, "/corral.slice/corral-job-13.scope (deleted)");
@@ -225,7 +250,6 @@ static void test_cross_check(void **state) {
 /* ---- through a Manager ---- */
 
 static SchedNode nodes[1];
-static char config_path[128];
 
 static Device test_devices[] = {
         { .name = (char *) "gpu0", .vendor = DEVICE_VENDOR_NVIDIA, .model = (char *) "NVIDIA A100-SXM4-40GB",
@@ -309,16 +333,8 @@ static void test_job_figures(void **state) {
         char params[64], conf[160];
         uint64_t id;
         Job *j;
-        FILE *f;
 
-        snprintf(config_path, sizeof config_path, "%s/fake-nvml.conf", t->dir);
-        assert_int_equal(setenv("FAKE_NVML_CONFIG", config_path, 1), 0);
-        assert_int_equal(setenv(NVML_LIBRARY_ENV, getenv("FAKE_NVML_LIBRARY"), 1), 0);
-        snprintf(conf, sizeof conf, "%s/corral.conf", t->dir);
-        f = fopen(conf, "we");
-        assert_non_null(f);
-        fprintf(f, "[Manager]\nGPUSampleSec=1s\nMetricsFile=%s/corral.prom\n", t->dir);
-        assert_int_equal(fclose(f), 0);
+        fake_nvml_setup(t, "", true, conf, sizeof conf);
 
         manager_for_test(m, t->dir, &ds, NULL, 0);
         assert_int_equal(m->config->gpu_sample_sec, 1);
@@ -550,14 +566,7 @@ static void test_idle_job(void **state) {
         Job *j;
         FILE *f;
 
-        snprintf(config_path, sizeof config_path, "%s/fake-nvml.conf", t->dir);
-        assert_int_equal(setenv("FAKE_NVML_CONFIG", config_path, 1), 0);
-        assert_int_equal(setenv(NVML_LIBRARY_ENV, getenv("FAKE_NVML_LIBRARY"), 1), 0);
-        snprintf(conf, sizeof conf, "%s/corral.conf", t->dir);
-        f = fopen(conf, "we");
-        assert_non_null(f);
-        fprintf(f, "[Manager]\nGPUSampleSec=1s\nGPUIdleSec=2s\nMetricsFile=%s/corral.prom\n", t->dir);
-        assert_int_equal(fclose(f), 0);
+        fake_nvml_setup(t, "GPUIdleSec=2s\n", true, conf, sizeof conf);
 
         manager_for_test(m, t->dir, &ds, NULL, 0);
         assert_int_equal(m->config->gpu_idle_percent, 5);
@@ -697,16 +706,8 @@ static void test_unmanaged(void **state) {
         FILE *f;
         Job *j;
 
-        snprintf(config_path, sizeof config_path, "%s/fake-nvml.conf", t->dir);
-        assert_int_equal(setenv("FAKE_NVML_CONFIG", config_path, 1), 0);
-        assert_int_equal(setenv(NVML_LIBRARY_ENV, getenv("FAKE_NVML_LIBRARY"), 1), 0);
-        snprintf(conf, sizeof conf, "%s/corral.conf", t->dir);
-        f = fopen(conf, "we");
-        assert_non_null(f);
-        fprintf(f, "[Manager]\nGPUSampleSec=1s\nMetricsFile=%s/corral.prom\n", t->dir);
-        assert_int_equal(fclose(f), 0);
-        snprintf(root, sizeof root, "%s/proc", t->dir);
-        assert_int_equal(mkdir(root, 0755), 0);
+        fake_nvml_setup(t, "", true, conf, sizeof conf);
+        fake_proc_root(t, root, sizeof root);
         fake_proc(root, 4242, "/user.slice/user-1000.slice/session-1.scope");
         fake_proc(root, 777, "/corral.slice/corral-job-99.scope");
 
@@ -886,16 +887,8 @@ static void test_mig_devices(void **state) {
         FILE *f;
         Job *j;
 
-        snprintf(config_path, sizeof config_path, "%s/fake-nvml.conf", t->dir);
-        assert_int_equal(setenv("FAKE_NVML_CONFIG", config_path, 1), 0);
-        assert_int_equal(setenv(NVML_LIBRARY_ENV, getenv("FAKE_NVML_LIBRARY"), 1), 0);
-        snprintf(conf, sizeof conf, "%s/corral.conf", t->dir);
-        f = fopen(conf, "we");
-        assert_non_null(f);
-        fprintf(f, "[Manager]\nGPUSampleSec=1s\n");
-        assert_int_equal(fclose(f), 0);
-        snprintf(root, sizeof root, "%s/proc", t->dir);
-        assert_int_equal(mkdir(root, 0755), 0);
+        fake_nvml_setup(t, "", false, conf, sizeof conf);
+        fake_proc_root(t, root, sizeof root);
         for (size_t i = 0; i < ELEMENTSOF(devs); i++)
                 assert_int_equal(device_derive_features(&devs[i]), 0);
         manager_for_test(m, t->dir, &ds, sgpus, 4);
@@ -980,16 +973,8 @@ static void test_shard_memory(void **state) {
         FILE *f;
         Job *j;
 
-        snprintf(config_path, sizeof config_path, "%s/fake-nvml.conf", t->dir);
-        assert_int_equal(setenv("FAKE_NVML_CONFIG", config_path, 1), 0);
-        assert_int_equal(setenv(NVML_LIBRARY_ENV, getenv("FAKE_NVML_LIBRARY"), 1), 0);
-        snprintf(conf, sizeof conf, "%s/corral.conf", t->dir);
-        f = fopen(conf, "we");
-        assert_non_null(f);
-        fprintf(f, "[Manager]\nGPUSampleSec=1s\nMetricsFile=%s/corral.prom\n", t->dir);
-        assert_int_equal(fclose(f), 0);
-        snprintf(root, sizeof root, "%s/proc", t->dir);
-        assert_int_equal(mkdir(root, 0755), 0);
+        fake_nvml_setup(t, "", true, conf, sizeof conf);
+        fake_proc_root(t, root, sizeof root);
         fake_proc(root, 501, "/corral.slice/corral-job-1.scope");
         fake_proc(root, 502, "/corral.slice/corral-job-1.scope/step");
         fake_proc(root, 900, "/corral.slice/corral-job-77.scope");
