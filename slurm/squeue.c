@@ -6,9 +6,11 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "parse-util.h"
 #include "slurm-common.h"
 #include "strv.h"
 #include "submit-options.h"
@@ -64,6 +66,7 @@ static int run(int argc, char *argv[]) {
         _cleanup_free_ char *cluster = NULL;
         bool header = true, long_format = false, noconvert = false;
         size_t n_refs = 0, n = 0;
+        unsigned iterate = 0;
         int c, r;
 
         slurm_setup("squeue", &cli, "error");
@@ -145,6 +148,12 @@ static int run(int argc, char *argv[]) {
                 case 'r':
                 case 'a':
                 case 'i':
+                        /* As Slurm: the listing again every N seconds, each under the date. */
+                        if (safe_atou(optarg, &iterate) < 0 || iterate == 0) {
+                                slurm_error("--iterate=%s", optarg);
+                                return 1;
+                        }
+                        break;
                 case 'S':
                 case ARG_ONLY_JOB_STATE: /* every field is cheap here */
                         break; /* array tasks are one line each already; one machine: no hidden partitions */
@@ -179,6 +188,16 @@ static int run(int argc, char *argv[]) {
                 return 1;
         }
 
+again:
+        /* Slurm dates each listing of -i and -l, above the header. */
+        if (header && (iterate > 0 || long_format)) {
+                char date[64];
+                time_t now = time(NULL);
+                struct tm tm;
+
+                if (localtime_r(&now, &tm) && strftime(date, sizeof date, "%a %b %d %T %Y", &tm) > 0)
+                        printf("%s\n", date);
+        }
         r = slurm_list_jobs(&cli, NULL, squeue_format_needs_details(&fmt), &l);
         if (r != 0)
                 return r;
@@ -210,14 +229,26 @@ static int run(int argc, char *argv[]) {
          * a filter, and none found is an empty listing (Cylc reads it so). */
         if (n_refs == 1 && n == 0) {
                 fputs("slurm_load_jobs error: Invalid job id specified\n", stderr);
-                return 1;
+                if (iterate == 0)
+                        return 1;
+        } else {
+                if (cluster)
+                        printf("CLUSTER: %s\n", cluster);
+                r = squeue_print(stdout, &fmt, rows, n, header, time(NULL));
+                if (r < 0)
+                        return log_error_errno(r, "error: cannot write: %m"), 1;
         }
-        if (cluster)
-                printf("CLUSTER: %s\n", cluster);
-        r = squeue_print(stdout, &fmt, rows, n, header, time(NULL));
-        if (r < 0)
-                return log_error_errno(r, "error: cannot write: %m"), 1;
-        return 0;
+        if (iterate == 0)
+                return 0;
+        /* Until interrupted, as Slurm's: a blank line, the wait, the next listing. */
+        putchar('\n');
+        if (fflush(stdout) != 0)
+                return 1; /* the reader went away */
+        (void) sleep(iterate);
+        rows = mfree(rows);
+        n = 0;
+        job_list_done(&l);
+        goto again;
 }
 
 SLURM_MAIN(run)
