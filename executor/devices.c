@@ -628,6 +628,15 @@ int device_set_place(DeviceSet *s, const DeviceSet *known, uint64_t reusable) {
                 if (!v[i].uuid && i < n_known && known->devices[i].uuid &&
                     !(v[i].uuid = strdup(known->devices[i].uuid)))
                         goto finish;
+                /* A MIG device keeps what NVML said of it (procfs does not say it) until
+                 * NVML reads it again: its type stays matched across a reload. */
+                if (v[i].mig && !v[i].mig_profile && i < n_known && known->devices[i].mig_profile) {
+                        if (!(v[i].mig_profile = strdup(known->devices[i].mig_profile)) ||
+                            (known->devices[i].mig_uuid && !(v[i].mig_uuid = strdup(known->devices[i].mig_uuid))) ||
+                            device_derive_features(&v[i]) < 0)
+                                goto finish;
+                        v[i].memory = known->devices[i].memory;
+                }
                 if (v[i].auto_name) {
                         free(v[i].name);
                         if (asprintf(&v[i].name, "gpu%zu", i) < 0) {

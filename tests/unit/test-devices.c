@@ -731,12 +731,19 @@ static void test_mig_discovery(void **state) {
         assert_string_equal(s->devices[4].nodes[2], "/dev/nvidia-caps/nvidia-cap94");
         assert_null(device_mig_cuda_id(d)); /* until NVML names it */
 
-        /* Read again, the same layout: the same indexes. */
+        /* Read again, the same layout: the same indexes, and what NVML said of a MIG
+         * device kept until it says it again. */
+        assert_int_equal(devices_mig_update(&s->devices[2], "MIG-7a8b0c1d-0000-5000-8000-000000000002", "3g.20gb",
+                                            20ULL << 30), 1);
         assert_int_equal(discover_all(r, &again), 0);
         assert_int_equal(device_set_place(again, s, 0), 0);
         assert_int_equal(again->n_devices, 5);
         for (size_t i = 0; i < 5; i++)
                 assert_string_equal(device_key(&again->devices[i]), device_key(&s->devices[i]));
+        assert_string_equal(again->devices[2].mig_profile, "3g.20gb");
+        assert_string_equal(again->devices[2].mig_uuid, "MIG-7a8b0c1d-0000-5000-8000-000000000002");
+        assert_true(device_matches(&again->devices[2], "3g.20gb", NULL));
+        assert_null(again->devices[3].mig_profile);
 }
 
 /* An instance destroyed under a job (re-sliced by an admin): read again, its index stays
