@@ -136,7 +136,7 @@ static void test_round_trip(void **state) {
         assert_int_equal(loaded[0]->id, 1);
         assert_int_equal(loaded[0]->state, JOB_QUEUED);
         assert_string_equal(job_str(loaded[0], JOB_WORKDIR), "/home/alice");
-        assert_int_equal(loaded[0]->req.memory, UINT64_C(4) << 30);
+        assert_int_equal(job_shared(loaded[0])->memory, UINT64_C(4) << 30);
         assert_int_equal(loaded[1]->state, JOB_FAILED);
         assert_int_equal(job_run(loaded[1])->exit_code, 3);
         assert_string_equal(loaded[1]->reason, "NonZeroExitCode");
