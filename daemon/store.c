@@ -558,6 +558,13 @@ int store_open(const char *dir, Store **ret) {
         if ((r = exec_sql(s, "PRAGMA journal_mode=WAL")) < 0 || (r = exec_sql(s, "PRAGMA synchronous=NORMAL")) < 0 ||
             (r = exec_sql(s, "PRAGMA foreign_keys=ON")) < 0)
                 return r;
+        /* SQLite's page cache fills to its cap as the store grows, and stays: at the
+         * default 2 MB it was a twelfth of what corrald holds with 100,000 queued. What
+         * corrald does between restarts touches few pages each time (an insert the
+         * table's and its indexes' right edges, an update one job's row), and a miss is a
+         * read from the kernel's cache, not the disk. */
+        if ((r = exec_sql(s, "PRAGMA cache_size=-512")) < 0) /* KiB */
+                return r;
         if ((r = migrate(s)) < 0)
                 return r;
         /* A store these cannot run on fails here rather than at the first submission. */
