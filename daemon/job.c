@@ -331,6 +331,53 @@ int job_set_interactive(Job *j, Interactive *it) {
         return 0;
 }
 
+/* The jobs' borrowed complete requests, by job: those of one Submit, one after the other
+ * (an array's tasks each lend it in turn), so a walk finds one. */
+typedef struct JobSubmitted {
+        const Job *job;
+        const SubmitRequest *req;
+} JobSubmitted;
+static JobSubmitted *job_submitteds;
+static size_t n_job_submitteds, allocated_job_submitteds;
+
+static JobSubmitted *job_submitted_slot(const Job *j) {
+        for (size_t i = n_job_submitteds; i > 0; i--)
+                if (job_submitteds[i - 1].job == j)
+                        return &job_submitteds[i - 1];
+        return NULL;
+}
+
+const SubmitRequest *job_submitted_find(const Job *j) {
+        JobSubmitted *s = job_submitted_slot(j);
+
+        return s ? s->req : NULL;
+}
+
+int job_set_submitted(Job *j, const SubmitRequest *req) {
+        JobSubmitted *s = j->has_submitted ? job_submitted_slot(j) : NULL;
+
+        if (s) {
+                if (req) {
+                        s->req = req;
+                        return 0;
+                }
+                *s = job_submitteds[--n_job_submitteds];
+                if (n_job_submitteds == 0) {
+                        job_submitteds = mfree(job_submitteds);
+                        allocated_job_submitteds = 0;
+                }
+                j->has_submitted = false;
+                return 0;
+        }
+        if (!req)
+                return 0;
+        if (!GREEDY_REALLOC(job_submitteds, allocated_job_submitteds, n_job_submitteds + 1))
+                return -ENOMEM;
+        job_submitteds[n_job_submitteds++] = (JobSubmitted) { .job = j, .req = req };
+        j->has_submitted = true;
+        return 0;
+}
+
 Job *job_new(void) {
         Job *j;
 
@@ -384,6 +431,7 @@ Job *job_free(Job *j) {
                 return NULL;
         job_alloc_free(j->alloc);
         (void) job_set_interactive(j, NULL);
+        (void) job_set_submitted(j, NULL);
         job_run_forget(j);
         job_request_done(j);
         *(Job **) j = job_free_list;

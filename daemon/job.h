@@ -123,9 +123,6 @@ typedef struct Job {
          * job or show its details, when it is read back from the store. */
         JobRequest req;
         const JobShared *shared; /* the rest of it, see JobShared; NULL: job_shared_none */
-        /* The complete request, borrowed from Submit from job_set_request() until the
-         * store has recorded it (store_insert_job()); NULL otherwise. */
-        const SubmitRequest *submitted;
         /* Array tasks share one stored request, their first task's: request_id names it
          * (0: the job's own). request_bytes is its stored size, counted once per array
          * against MaxStoredBytesPerUser=. */
@@ -165,6 +162,7 @@ typedef struct Job {
         bool scope_empty_seen : 1;  /* not stored: the last sweep found its scope empty */
         bool cancel_requested : 1;  /* not stored: a cancel is under way, the outcome says Cancelled */
         bool has_interactive : 1;   /* see job_interactive() */
+        bool has_submitted : 1;     /* see job_submitted() */
         /* The request's shards of one GPU (SubmitRequest.shards): of JobRequest, kept here
          * in what was the Job's padding. */
         uint16_t req_shards;
@@ -205,6 +203,17 @@ static inline struct Interactive *job_interactive(const Job *j) {
 /* Takes it as the job's (NULL: none), freeing what the job had. -ENOMEM when memory is
  * short: it is freed, and the job has none. */
 int job_set_interactive(Job *j, struct Interactive *it);
+
+/* The complete request, borrowed from Submit from job_set_request() until the store has
+ * recorded it (store_insert_job()); NULL otherwise. Kept beside the jobs, not in each:
+ * only the jobs of the Submit under way have one. */
+const SubmitRequest *job_submitted_find(const Job *j) _pure_;
+static inline const SubmitRequest *job_submitted(const Job *j) {
+        return j->has_submitted ? job_submitted_find(j) : NULL;
+}
+/* Lends req (NULL: none) as the job's complete request. -ENOMEM when memory is short: the
+ * job has none. */
+int job_set_submitted(Job *j, const SubmitRequest *req);
 
 /* A finished job's allocation, kept for the record (show lists its CPUs), is never written
  * again: finished jobs with equal ones share one (a day of short jobs on a small machine

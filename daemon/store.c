@@ -1080,9 +1080,9 @@ int store_insert_job(Store *s, const Job *j, size_t *ret_request_bytes) {
 
         if (j->request_id == 0 || j->request_id == j->id) {
                 json_object *o = NULL;
-                if (!j->submitted)
+                if (!job_submitted(j))
                         return -EINVAL; /* memory keeps only part of it (job.h) */
-                r = submit_request_to_json(j->submitted, &o);
+                r = submit_request_to_json(job_submitted(j), &o);
                 if (r < 0)
                         return r;
                 request = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));

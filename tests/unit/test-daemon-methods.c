@@ -610,9 +610,9 @@ static void test_transitions(void **state) {
         submitted.workdir = strdup("/tmp");
         assert_int_equal(strv_extend(&submitted.argv, "/bin/true"), 0);
         assert_int_equal(job_set_request(j, &submitted), 0);
-        j->submitted = &submitted;
+        assert_int_equal(job_set_submitted(j, &submitted), 0);
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_SUBMIT, JOB_QUEUED, NULL), 0);
-        j->submitted = NULL;
+        assert_int_equal(job_set_submitted(j, NULL), 0);
         submit_request_done(&submitted);
         assert_ptr_equal(manager_find_job(m, j->id), j);
         assert_string_equal(job_str(j, JOB_WORKDIR), "/tmp");

@@ -67,7 +67,7 @@ static Job *make_job(uint64_t id) {
         req->memory = UINT64_C(4) << 30;
         req->walltime_sec = 3600;
         assert_int_equal(job_set_request(j, req), 0);
-        j->submitted = req;
+        assert_int_equal(job_set_submitted(j, req), 0);
         return j;
 }
 
@@ -95,7 +95,7 @@ static void test_round_trip(void **state) {
         {
                 /* Memory keeps only part of a request: storing needs the complete one. */
                 Job *c = make_job(3);
-                c->submitted = NULL;
+                assert_int_equal(job_set_submitted(c, NULL), 0);
                 assert_int_equal(store_insert_job(s, c, NULL), -EINVAL);
                 job_free(c);
         }
@@ -426,8 +426,8 @@ static void test_alloc_shards(void **state) {
         set = cards(two, 2, NULL);
         assert_int_equal(store_set_gpus(s, set), 0);
         device_set_free(set);
-        ((SubmitRequest *) a->submitted)->shards = 3;
-        assert_int_equal(job_set_request(a, a->submitted), 0);
+        ((SubmitRequest *) job_submitted(a))->shards = 3;
+        assert_int_equal(job_set_request(a, job_submitted(a)), 0);
         a->state = JOB_RUNNING;
         a->start_time = 1700000100;
         a->alloc = new0(SchedAllocation, 1);
