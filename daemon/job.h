@@ -123,10 +123,9 @@ typedef struct Job {
          * job or show its details, when it is read back from the store. */
         JobRequest req;
         const JobShared *shared; /* the rest of it, see JobShared; NULL: job_shared_none */
-        /* Array tasks share one stored request, their first task's: request_id names it
-         * (0: the job's own). request_bytes is its stored size, counted once per array
+        /* Array tasks share one stored request, their first task's (request_of_array,
+         * job_request_id()). request_bytes is its stored size, counted once per array
          * against MaxStoredBytesPerUser=. */
-        uint64_t request_id;
         uint64_t array_job_id;
 
         uint64_t submit_time, eligible_time, start_time, end_time; /* seconds since the epoch */
@@ -163,6 +162,7 @@ typedef struct Job {
         bool cancel_requested : 1;  /* not stored: a cancel is under way, the outcome says Cancelled */
         bool has_interactive : 1;   /* see job_interactive() */
         bool has_submitted : 1;     /* see job_submitted() */
+        bool request_of_array : 1;  /* its stored request is its array's first task's */
         /* The request's shards of one GPU (SubmitRequest.shards): of JobRequest, kept here
          * in what was the Job's padding. */
         uint16_t req_shards;
@@ -223,6 +223,12 @@ SchedAllocation *job_alloc_share(SchedAllocation *a);
 /* Frees an allocation of the job's own, or lets go of a shared one. Returns NULL. */
 SchedAllocation *job_alloc_free(SchedAllocation *a);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SchedAllocation *, job_alloc_free);
+
+/* The job whose stored request is this one's: its array's first task, for the other
+ * tasks; 0 for the job's own. */
+static inline uint64_t job_request_id(const Job *j) {
+        return j->request_of_array ? j->array_job_id : 0;
+}
 
 /* What a job keeps of its request besides JobRequest, never NULL. */
 static inline const JobShared *job_shared(const Job *j) {

@@ -649,7 +649,8 @@ static json_object *submit(Manager *m, const Peer *peer, json_object *params, bo
                 }
                 if (t > 0) {
                         /* The rest refer to the first's stored request. */
-                        j->request_id = first_id;
+                        assert(j->array_job_id == first_id); /* only an array has tasks */
+                        j->request_of_array = true;
                         j->request_bytes = first->request_bytes;
                 }
                 /* Memory keeps part of the request; the store, which the transition

@@ -163,7 +163,7 @@ static void test_submit_bounds(void **state) {
         assert_int_equal(job_id_of(r), 3);
         json_object_put(r);
         assert_int_equal(m->n_jobs, 12);
-        assert_int_equal(m->jobs[11]->request_id, 3);
+        assert_int_equal(job_request_id(m->jobs[11]), 3);
         assert_int_equal(m->jobs[11]->array_task_id, 10);
         assert_int_equal(m->jobs[11]->state, JOB_HELD);
         assert_int_equal(m->jobs[11]->request_bytes, m->jobs[2]->request_bytes);

@@ -220,7 +220,7 @@ static void test_array_shares_request(void **state) {
                 t[i]->array_task_id = (uint32_t) i;
                 strv_extend(&requests[n_requests - 1]->argv, big);
                 if (i > 0)
-                        t[i]->request_id = 20;
+                        t[i]->request_of_array = true;
         }
         assert_int_equal(store_insert_job(s, t[0], &bytes), 0);
         assert_true(bytes > sizeof big);
@@ -255,7 +255,7 @@ static void test_array_shares_request(void **state) {
                         assert_int_equal(loaded[i]->request_bytes, bytes);
                         assert_int_equal(loaded[i]->req.cpus, 4);
                         assert_string_equal(job_str(loaded[i], JOB_WORKDIR), "/home/alice");
-                        assert_int_equal(loaded[i]->request_id, loaded[i]->id == 20 ? 0 : 20);
+                        assert_int_equal(job_request_id(loaded[i]), loaded[i]->id == 20 ? 0 : 20);
                 }
                 job_free(loaded[i]);
         }
