@@ -260,6 +260,33 @@ static void test_array_shares_request(void **state) {
                 job_free(loaded[i]);
         }
         store_close(s);
+        /* Memory keeps only that a task's request is its array's first task's: a row
+         * referring to another job's is refused, as one whose first task is missing. */
+        {
+                sqlite3 *db;
+                char p[256];
+                snprintf(p, sizeof p, "%s/corral.db", dir);
+                assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+                assert_int_equal(sqlite3_exec(db, "UPDATE jobs SET array_job_id = 0 WHERE id = 22", NULL, NULL, NULL),
+                                 SQLITE_OK);
+                sqlite3_close(db);
+        }
+        memset(loaded, 0, sizeof loaded);
+        l = loaded;
+        assert_int_equal(store_open(dir, &s), 0);
+        assert_int_equal(store_load_jobs(s, collect, &l), -EBADMSG);
+        for (int i = 0; loaded[i]; i++)
+                job_free(loaded[i]);
+        store_close(s);
+        {
+                sqlite3 *db;
+                char p[256];
+                snprintf(p, sizeof p, "%s/corral.db", dir);
+                assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+                assert_int_equal(sqlite3_exec(db, "UPDATE jobs SET array_job_id = 20 WHERE id = 22", NULL, NULL, NULL),
+                                 SQLITE_OK);
+                sqlite3_close(db);
+        }
         for (int i = 0; i < 3; i++)
                 job_free(t[i]);
 }
