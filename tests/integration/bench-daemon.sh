@@ -81,11 +81,13 @@ figure "last pass over $Q queued, ms" "$(corral info --json | jq -r '.last_pass_
 # Once passes stop for 10 s corrald gives back what only passes use (manager_sched_trim()).
 # The clock's pass every 30 s (begin times move) comes back: the lowest of 45 s of samples
 # is the idle figure, whenever in that cycle the sampling starts.
+# Where it lies is taken at the lowest sample too: a pass's arrays are not in it.
 idle=$(rss_kb)
-for _ in $(seq 45); do sleep 1; k=$(rss_kb); [ "$k" -lt "$idle" ] && idle=$k; done
+where=$(rss_where)
+for _ in $(seq 45); do sleep 1; k=$(rss_kb); [ "$k" -lt "$idle" ] && { idle=$k; where=$(rss_where); }; done
 echo "corrald RSS idle with the $Q queued: $idle kB, $(awk -v a="$idle" -v n="$Q" 'BEGIN {printf "%.0f", a * 1024 / n}') bytes per queued job in all, $(awk -v a="$idle" -v b="$before" -v n="$Q" 'BEGIN {printf "%.0f", (a - b) * 1024 / n}') more than before they were submitted"
-echo "corrald's resident set idle with the $Q queued, by mapping (sampled after the lowest):"
-rss_where
+echo "corrald's resident set idle with the $Q queued, by mapping (at the lowest sample):"
+echo "$where"
 # Issue 39's 25 MB is for 100,000 queued: no anchor at other sizes.
 if [ "$Q" = 100000 ]; then
     figure "corrald RSS idle with $Q queued, MB (anchor: issue 39's 25 MB)" "$(awk -v a="$idle" 'BEGIN {printf "%.1f", a / 1024}')" 25 \
