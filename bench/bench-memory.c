@@ -15,7 +15,8 @@
  * then what 2,000 of them cost more once run and ended, as corrald keeps them a day.
  * Prints figures; never pass/fail. Not run by `meson test`.
  * Usage: bench-memory [N] [DIR] (N default 100000; DIR default a new directory under
- * /tmp, removed afterwards). */
+ * /tmp, removed afterwards). CORRAL_BENCH_UNIQUE=1: each job its own name, so that no two
+ * requests are alike (what jobs share of their requests is then nothing). */
 #include <errno.h>
 #include <inttypes.h>
 #include <malloc.h>
@@ -108,14 +109,23 @@ static int submit_all(const char *dir, size_t n) {
         m = manager_for_bench(dir);
         if (!m)
                 return EXIT_FAILURE;
+        uint64_t begin = (uint64_t) time(NULL) + 86400;
+        bool unique = getenv("CORRAL_BENCH_UNIQUE");
+
         snprintf(request, sizeof request,
-                 "{\"argv\":[\"/bin/true\"],\"workdir\":\"/tmp\",\"cpus\":1,\"begin_time\":%" PRIu64 "}",
-                 (uint64_t) time(NULL) + 86400);
+                 "{\"argv\":[\"/bin/true\"],\"workdir\":\"/tmp\",\"cpus\":1,\"begin_time\":%" PRIu64 "}", begin);
 
         base = mark();
         t0 = now_sec();
         for (size_t i = 0; i < n; i++) {
-                json_object *p = json_tokener_parse(request), *reply = NULL, *e;
+                json_object *p, *reply = NULL, *e;
+
+                if (unique) /* each its own name: no two requests alike, sharing's worst case */
+                        snprintf(request, sizeof request,
+                                 "{\"argv\":[\"/bin/true\"],\"workdir\":\"/tmp\",\"cpus\":1,\"begin_time\":%" PRIu64
+                                 ",\"name\":\"job-%zu\"}",
+                                 begin, i);
+                p = json_tokener_parse(request);
 
                 if (!p || manager_server_ops.dispatch(m, NULL, &peer, CORRAL_METHOD_SUBMIT, p, &reply) < 0 ||
                     !reply || json_object_object_get_ex(reply, "error", &e)) {

@@ -451,7 +451,7 @@ static int forward_one(Forwarder *f, Job *j, const QueueConfig *q) {
         Pending *pending;
         int r;
 
-        r = store_load_request(m->store, j->request_id ?: j->id, &req);
+        r = store_load_request(m->store, job_request_id(j) ?: j->id, &req);
         if (r < 0)
                 return log_error_errno(r, "Cannot read job %" PRIu64 "'s request: %s", j->id, store_error(m->store));
         if (j->array_job_id == 0)

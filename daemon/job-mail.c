@@ -149,7 +149,7 @@ void job_mail_set_end_text(Manager *m, JobMailEndText end_text) {
 }
 
 MailEvent job_mail_event(const Job *j, JobEvent event) {
-        unsigned want = j->req.mail_events;
+        unsigned want = job_shared(j)->mail_events;
         MailEvent what;
 
         if (!want || (j->array_job_id && !(want & MAIL_ARRAY_TASKS)))
@@ -434,7 +434,7 @@ static void watch_add(JobMail *q, const Job *j, unsigned sent) {
 }
 
 static bool wants_time_limit_mail(const Job *j) {
-        unsigned want = j->req.mail_events;
+        unsigned want = job_shared(j)->mail_events;
         return (want & (MAIL_TIME_LIMIT_50 | MAIL_TIME_LIMIT_80 | MAIL_TIME_LIMIT_90)) &&
                 (!j->array_job_id || (want & MAIL_ARRAY_TASKS));
 }
@@ -463,7 +463,7 @@ static bool array_task_allowed(JobMail *q, const Job *j) {
 
 void manager_job_mail(Manager *m, const Job *j, JobEvent event) {
         _cleanup_free_ char *gpus = NULL;
-        unsigned want = j->req.mail_events;
+        unsigned want = job_shared(j)->mail_events;
         uint64_t now = (uint64_t) time(NULL);
         MailEvent what;
         JobMail *q;
@@ -621,7 +621,7 @@ static void send_budgeted(Manager *m, JobMail *q, MailItem *i, uint64_t now) {
 }
 
 static uint64_t walltime_of(Manager *m, const Job *j) {
-        return m->config ? manager_job_walltime(m, j) : j->req.walltime_sec;
+        return m->config ? manager_job_walltime(m, j) : job_shared(j)->walltime_sec;
 }
 
 /* After a restart: running jobs that want warnings are watched again, those already due
@@ -654,7 +654,7 @@ static uint64_t next_due(Manager *m, JobMail *q) {
                 if (!j)
                         continue;
                 for (size_t k = 0; k < ELEMENTSOF(time_limit_fractions); k++)
-                        if ((j->req.mail_events & time_limit_fractions[k].what) &&
+                        if ((job_shared(j)->mail_events & time_limit_fractions[k].what) &&
                             !(q->watch[i].sent & time_limit_fractions[k].what))
                                 due = MIN(due, job_mail_time_limit_due(j, walltime_of(m, j),
                                                                       time_limit_fractions[k].percent));
@@ -707,7 +707,7 @@ void manager_mail_tick(Manager *m, uint64_t now) {
                         _cleanup_free_ char *subject = NULL, *msg = NULL;
                         MailItem item = {};
 
-                        if (!(j->req.mail_events & what) || (w->sent & what) ||
+                        if (!(job_shared(j)->mail_events & what) || (w->sent & what) ||
                             job_mail_time_limit_due(j, walltime_of(m, j), time_limit_fractions[f].percent) > now)
                                 continue;
                         w->sent |= what;

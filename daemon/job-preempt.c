@@ -118,7 +118,7 @@ void manager_preempt_resume(Manager *m, Job *j, const SchedDecision *d) {
                 return;
         }
         run->preempt_moved = !cpu_set_equal(&old.cpus, &d->alloc.cpus) || old.node_mask != d->alloc.node_mask;
-        run->preempt_swap_off = run->reclaimed && j->req.memory > 0; /* launched with MemorySwapMax=0 */
+        run->preempt_swap_off = run->reclaimed && job_shared(j)->memory > 0; /* launched with MemorySwapMax=0 */
         run->last_resume = (uint64_t) time(NULL);
         run->reclaimed = false;
         run->resident_memory = 0;

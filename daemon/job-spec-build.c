@@ -199,7 +199,7 @@ int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
         for (unsigned k = 0; k < m->machine.n_nodes; k++)
                 if (j->alloc->node_mask & (UINT64_C(1) << k))
                         cpu_set_add(&s->mem_nodes, m->numa_ids[k]);
-        s->memory_max = j->req.memory;
+        s->memory_max = job_shared(j)->memory;
         s->io_weight = full.io_weight;
         s->tasks_max = full.tasks_max;
         /* The submitter's umask, as sbatch passes it on: output files as their shell would make them. */

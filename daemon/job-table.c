@@ -203,7 +203,7 @@ json_object *manager_job_json(Manager *m, const Job *j, bool details) {
 /* The limit the job runs under, decided in sched/ from the request and the queue. */
 uint64_t manager_job_walltime(Manager *m, const Job *j) {
         const QueueConfig *q = config_find_queue(m->config, j->queue);
-        uint64_t w = j->req.walltime_sec == CORRAL_WALLTIME_INFINITY ? 0 : j->req.walltime_sec;
+        uint64_t w = job_shared(j)->walltime_sec == CORRAL_WALLTIME_INFINITY ? 0 : job_shared(j)->walltime_sec;
 
         return sched_effective_walltime(w, q ? q->default_walltime : 0, q ? q->max_walltime : 0);
 }

@@ -211,11 +211,11 @@ int manager_job_transition_by(Manager *m, Job *j, JobEvent event, JobState to, c
                 size_t bytes;
 
                 /* The first job of an array stores the request; the rest refer to it. */
-                r = store_insert_job(m->store, j, j->request_id ? NULL : &bytes);
+                r = store_insert_job(m->store, j, job_request_id(j) ? NULL : &bytes);
                 if (r < 0)
                         return log_error_errno(r, "Cannot store job %" PRIu64 ": %s", j->id,
                                                store_error(m->store));
-                if (!j->request_id)
+                if (!job_request_id(j))
                         j->request_bytes = (uint32_t) MIN(bytes, (size_t) UINT32_MAX); /* < CORRAL_MESSAGE_SIZE_MAX */
                 return manager_add_job(m, j);
         }

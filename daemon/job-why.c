@@ -55,7 +55,7 @@ static void explain_resources(Manager *m, const Job *j, json_object *why) {
                 }
         }
         n = (size_t) snprintf(line, sizeof line, "it needs %u CPUs%s and %" PRIu64 " MiB; free now:", j->req.cpus ?: 1,
-                              j->req.exclusive ? " on whole nodes" : "", j->req.memory >> 20);
+                              j->req.exclusive ? " on whole nodes" : "", job_shared(j)->memory >> 20);
         for (size_t k = 0; k < m->machine.n_nodes && n < sizeof line; k++) {
                 uint32_t total = cpu_set_count(&m->machine.nodes[k].cpus);
                 uint64_t mem = m->machine.nodes[k].memory;
@@ -364,7 +364,7 @@ json_object *manager_job_why(Manager *m, Job *j) {
                 if (reason_is(j, "Dependency") || reason_is(j, "DependencyNeverSatisfied"))
                         explain_dependencies(m, j, why);
                 else if (reason_is(j, "BeginTime")) {
-                        say_time(when, sizeof when, j->req.begin_time);
+                        say_time(when, sizeof when, job_shared(j)->begin_time);
                         say(why, "it was submitted to start no earlier than %s", when);
                 } else if (reason_is(j, "Resources")) {
                         say(why, "it is the first job the scheduler will start, when its resources are free");
@@ -375,7 +375,7 @@ json_object *manager_job_why(Manager *m, Job *j) {
                         explain_resources(m, j, why);
                         explain_gpus(m, j, why);
                 } else if (reason_is(j, "JobArrayTaskLimit"))
-                        say(why, "its array already runs as many tasks as its %%%u allows", j->req.array.max_concurrent);
+                        say(why, "its array already runs as many tasks as its %%%u allows", job_shared(j)->array.max_concurrent);
                 else if (reason_is(j, "TooBig"))
                         say(why, "it asks for more CPUs, memory or GPUs (of the kinds it asks for) than this machine has: it can "
                             "never start");

@@ -21,10 +21,10 @@
 #define JOB_SLAB ((256U * 1024U - 64U) / sizeof(Job))
 static Job *job_free_list;
 
-/* The packed string blocks come from 64 KiB chunks too, each freed when the last job
- * using it is: no small long-lived allocation is left between the parser's. A chunk is
+/* The jobs' JobShared blocks come from 64 KiB chunks too, each freed when the last block
+ * in it is: no small long-lived allocation is left between the parser's. A chunk is
  * mapped at a multiple of its size, so that a block finds its chunk from its own address
- * and a job keeps no pointer to it. Blocks are not aligned: they hold only characters. */
+ * and keeps no pointer to it. */
 #define STR_CHUNK_SIZE (64U * 1024U)
 typedef struct StrChunk {
         size_t used, live;
@@ -63,6 +63,7 @@ static char *str_chunk_alloc(size_t n, bool *ret_alone) {
         *ret_alone = n > (STR_CHUNK_SIZE - sizeof(StrChunk)) / 4;
         if (*ret_alone)
                 return malloc(n);
+        n = (n + _Alignof(JobShared) - 1) & ~(size_t) (_Alignof(JobShared) - 1); /* the blocks keep numbers */
         if (!c || c->used + n > STR_CHUNK_SIZE - sizeof(StrChunk)) {
                 if (c && c->live == 0)
                         str_chunk_unmap(c);
@@ -78,7 +79,8 @@ static char *str_chunk_alloc(size_t n, bool *ret_alone) {
         return p;
 }
 
-static void str_chunk_free(char *p, bool alone) {
+/* n: the size it was allocated with. */
+static void str_chunk_free(char *p, size_t n, bool alone) {
         StrChunk *c;
 
         if (alone) {
@@ -86,7 +88,17 @@ static void str_chunk_free(char *p, bool alone) {
                 return;
         }
         c = str_chunk_of(p);
-        if (--c->live == 0 && c != str_chunk_current)
+        /* The block made last goes back to the chunk: a probe's (Submit makes one and
+         * frees it before it makes the job) would otherwise hold its bytes as long as the
+         * chunk lives. */
+        n = (n + _Alignof(JobShared) - 1) & ~(size_t) (_Alignof(JobShared) - 1);
+        if (c == str_chunk_current && p + n == c->data + c->used)
+                c->used -= n;
+        if (--c->live > 0)
+                return;
+        if (c == str_chunk_current)
+                c->used = 0;
+        else
                 str_chunk_unmap(c);
 }
 
@@ -319,6 +331,53 @@ int job_set_interactive(Job *j, Interactive *it) {
         return 0;
 }
 
+/* The jobs' borrowed complete requests, by job: those of one Submit, one after the other
+ * (an array's tasks each lend it in turn), so a walk finds one. */
+typedef struct JobSubmitted {
+        const Job *job;
+        const SubmitRequest *req;
+} JobSubmitted;
+static JobSubmitted *job_submitteds;
+static size_t n_job_submitteds, allocated_job_submitteds;
+
+static JobSubmitted *job_submitted_slot(const Job *j) {
+        for (size_t i = n_job_submitteds; i > 0; i--)
+                if (job_submitteds[i - 1].job == j)
+                        return &job_submitteds[i - 1];
+        return NULL;
+}
+
+const SubmitRequest *job_submitted_find(const Job *j) {
+        JobSubmitted *s = job_submitted_slot(j);
+
+        return s ? s->req : NULL;
+}
+
+int job_set_submitted(Job *j, const SubmitRequest *req) {
+        JobSubmitted *s = j->has_submitted ? job_submitted_slot(j) : NULL;
+
+        if (s) {
+                if (req) {
+                        s->req = req;
+                        return 0;
+                }
+                *s = job_submitteds[--n_job_submitteds];
+                if (n_job_submitteds == 0) {
+                        job_submitteds = mfree(job_submitteds);
+                        allocated_job_submitteds = 0;
+                }
+                j->has_submitted = false;
+                return 0;
+        }
+        if (!req)
+                return 0;
+        if (!GREEDY_REALLOC(job_submitteds, allocated_job_submitteds, n_job_submitteds + 1))
+                return -ENOMEM;
+        job_submitteds[n_job_submitteds++] = (JobSubmitted) { .job = j, .req = req };
+        j->has_submitted = true;
+        return 0;
+}
+
 Job *job_new(void) {
         Job *j;
 
@@ -337,12 +396,33 @@ Job *job_new(void) {
         return j;
 }
 
+const JobShared job_shared_none = {};
+
+/* The JobShared blocks made last, to share with the next equal request: the tasks of an
+ * array, one after the other, and the submits of a script's loop, even with a few
+ * clients' submits between them (or their jobs loaded back from the store, in id order).
+ * A handful, compared in a walk: no table of all blocks, which would cost more per job
+ * than sharing saves when every request differs. Holds no reference: a block leaves it
+ * when its last job lets go of it. */
+#define RECENT_SHARED 16
+static JobShared *recent_shared[RECENT_SHARED];
+static unsigned recent_shared_next;
+
+static void job_shared_unref(const JobShared *c) {
+        JobShared *sh = (JobShared *) c;
+
+        if (!sh || --sh->refs > 0)
+                return;
+        for (unsigned k = 0; k < RECENT_SHARED; k++)
+                if (recent_shared[k] == sh)
+                        recent_shared[k] = NULL;
+        str_chunk_free((char *) sh, sizeof(JobShared) + sh->size, sh->alone);
+}
+
 static void job_request_done(Job *j) {
         free(j->req.dependencies);
-        if (j->packed)
-                str_chunk_free(j->packed, j->packed_alone);
-        j->packed = NULL;
-        j->packed_alone = false;
+        job_shared_unref(j->shared);
+        j->shared = NULL;
         j->req = (JobRequest) {};
 }
 
@@ -351,6 +431,7 @@ Job *job_free(Job *j) {
                 return NULL;
         job_alloc_free(j->alloc);
         (void) job_set_interactive(j, NULL);
+        (void) job_set_submitted(j, NULL);
         job_run_forget(j);
         job_request_done(j);
         *(Job **) j = job_free_list;
@@ -380,8 +461,23 @@ static int dup_or_null(const char *s, char **ret) {
         return *ret ? 0 : -ENOMEM;
 }
 
+/* Whether sh holds what key does, strings from[] (each NULL or of length len[] - 1). */
+static bool job_shared_equal(const JobShared *sh, const JobShared *key, const char *const *from, const size_t *len) {
+        if (sh->memory != key->memory || sh->walltime_sec != key->walltime_sec || sh->begin_time != key->begin_time ||
+            sh->array.max_concurrent != key->array.max_concurrent || sh->nice != key->nice ||
+            sh->mail_events != key->mail_events || sh->size != key->size)
+                return false;
+        for (size_t i = 0; i < _JOB_STRING_MAX; i++) {
+                if (sh->str[i] != key->str[i])
+                        return false;
+                if (from[i] && memcmp(sh->data + sh->str[i] - 1, from[i], len[i]) != 0)
+                        return false;
+        }
+        return true;
+}
+
 int job_set_request(Job *j, const SubmitRequest *req) {
-        /* The strings go into one block, allocated after the request's parse: a few small
+        /* The strings go into the block, allocated after the request's parse: a few small
          * allocations per job between the parser's short-lived ones fragment the heap of a
          * 100,000-job queue. */
         const char *from[_JOB_STRING_MAX] = {
@@ -394,9 +490,9 @@ int job_set_request(Job *j, const SubmitRequest *req) {
                 [JOB_CONSTRAINT] = req->constraint,
                 [JOB_MAIL_USER] = req->mail_user,
         };
-        size_t total = 0, len[_JOB_STRING_MAX];
+        size_t total = 0, len[_JOB_STRING_MAX] = {};
+        JobShared key, *sh = NULL;
         bool alone;
-        char *p;
 
         _Static_assert((int) DEPENDENCY_AFTER == (int) SCHED_DEP_AFTER &&
                                (int) DEPENDENCY_AFTERANY == (int) SCHED_DEP_AFTERANY &&
@@ -408,7 +504,7 @@ int job_set_request(Job *j, const SubmitRequest *req) {
                                        CORRAL_CONSTRAINT_LENGTH_MAX + CORRAL_MAIL_USER_LENGTH_MAX + 8 <=
                                JOB_PACKED_MAX,
                        "the packed block's offsets are 16 bits");
-        /* What the decoder lets through fits JobRequest's narrow members. */
+        /* What the decoder lets through fits JobRequest's and JobShared's narrow members. */
         _Static_assert(CORRAL_CPUS_MAX <= UINT16_MAX && CORRAL_GPUS_MAX <= UINT8_MAX &&
                                CORRAL_NICE_MIN >= INT16_MIN && CORRAL_NICE_MAX <= INT16_MAX &&
                                (MAIL_ALL | MAIL_ARRAY_TASKS | MAIL_TIME_LIMITS) <= UINT16_MAX,
@@ -420,16 +516,61 @@ int job_set_request(Job *j, const SubmitRequest *req) {
             req->nice < CORRAL_NICE_MIN ||
             req->nice > CORRAL_NICE_MAX || req->mail_events > UINT16_MAX)
                 return -ERANGE;
-        j->has_script = j->has_script || req->script;
-        j->req = (JobRequest) {
+        for (size_t i = 0; i < _JOB_STRING_MAX; i++)
+                if (from[i]) {
+                        len[i] = strlen(from[i]) + 1;
+                        total += len[i];
+                }
+        if (total > JOB_PACKED_MAX)
+                return -E2BIG;
+
+        key = (JobShared) {
                 .memory = req->memory,
                 .walltime_sec = req->walltime_sec,
                 .begin_time = req->begin_time,
-                .cpus = (uint16_t) req->cpus,
-                .gpus = (uint8_t) req->gpus,
+                .array.max_concurrent = req->array.max_concurrent,
                 .nice = (int16_t) req->nice,
                 .mail_events = (uint16_t) req->mail_events,
-                .array.max_concurrent = req->array.max_concurrent,
+                .size = (uint16_t) total,
+        };
+        for (size_t i = 0, o = 0; i < _JOB_STRING_MAX; i++)
+                if (from[i]) {
+                        key.str[i] = (uint16_t) (o + 1);
+                        o += len[i];
+                }
+        for (unsigned k = 0; k < RECENT_SHARED && !sh; k++)
+                if (recent_shared[k] && recent_shared[k]->refs < UINT32_MAX &&
+                    job_shared_equal(recent_shared[k], &key, from, len))
+                        sh = recent_shared[k];
+        if (!sh) {
+                sh = (JobShared *) str_chunk_alloc(sizeof(JobShared) + total, &alone);
+                if (!sh)
+                        return -ENOMEM;
+                *sh = key;
+                sh->alone = alone;
+                for (size_t i = 0; i < _JOB_STRING_MAX; i++)
+                        if (from[i])
+                                memcpy(sh->data + sh->str[i] - 1, from[i], len[i]);
+                if (!alone) {
+                        /* An empty slot first (a probe's, freed): round the slots only
+                         * when all are taken, so that probes evict nothing. */
+                        unsigned k = 0;
+                        while (k < RECENT_SHARED && recent_shared[k])
+                                k++;
+                        if (k == RECENT_SHARED) {
+                                k = recent_shared_next;
+                                recent_shared_next = (recent_shared_next + 1) % RECENT_SHARED;
+                        }
+                        recent_shared[k] = sh;
+                }
+        }
+        sh->refs++;
+        j->shared = sh;
+
+        j->has_script = j->has_script || req->script;
+        j->req = (JobRequest) {
+                .cpus = (uint16_t) req->cpus,
+                .gpus = (uint8_t) req->gpus,
                 .gpu_binding = req->gpu_binding,
                 .exclusive = req->exclusive,
                 .interactive = req->interactive,
@@ -437,38 +578,16 @@ int job_set_request(Job *j, const SubmitRequest *req) {
         j->req_shards = (uint16_t) req->shards;
         if (req->n_dependencies > 0) {
                 j->req.dependencies = new(SchedDep, req->n_dependencies);
-                if (!j->req.dependencies)
-                        goto fail;
+                if (!j->req.dependencies) {
+                        job_request_done(j);
+                        return -ENOMEM;
+                }
                 for (size_t k = 0; k < req->n_dependencies; k++)
                         j->req.dependencies[k] = (SchedDep) { .job_id = req->dependencies[k].job_id,
                                                               .type = (SchedDepType) req->dependencies[k].type };
                 j->req.n_dependencies = (uint32_t) req->n_dependencies;
         }
-        for (size_t i = 0; i < _JOB_STRING_MAX; i++)
-                if (from[i]) {
-                        len[i] = strlen(from[i]) + 1;
-                        total += len[i];
-                }
-        if (total == 0)
-                return 0;
-        if (total > JOB_PACKED_MAX) {
-                job_request_done(j);
-                return -E2BIG;
-        }
-        j->packed = p = str_chunk_alloc(total, &alone);
-        if (!p)
-                goto fail;
-        j->packed_alone = alone;
-        for (size_t i = 0; i < _JOB_STRING_MAX; i++)
-                if (from[i]) {
-                        memcpy(p, from[i], len[i]);
-                        j->req.str[i] = (uint16_t) (p - j->packed + 1);
-                        p += len[i];
-                }
         return 0;
-fail:
-        job_request_done(j);
-        return -ENOMEM;
 }
 
 int job_to_info(const Job *j, bool details, const SubmitRequest *full, const char *hostname, JobInfo *ret) {
@@ -478,9 +597,9 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
         i.id = j->id;
         i.uid = j->uid;
         i.cpus = j->req.cpus ?: 1;
-        i.memory = j->req.memory;
-        i.walltime_sec = j->req.walltime_sec;
-        i.nice = j->req.nice;
+        i.memory = job_shared(j)->memory;
+        i.walltime_sec = job_shared(j)->walltime_sec;
+        i.nice = job_shared(j)->nice;
         i.submit_time = j->submit_time;
         i.start_time = j->start_time;
         i.end_time = j->end_time;

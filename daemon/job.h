@@ -16,7 +16,7 @@
 /* The reason Grant carries service units in hundredths (its grant, what is used of it). */
 #define JOB_GRANT_SCALE 100
 
-/* The strings a job keeps of its request, indexes of JobRequest.str. */
+/* The strings a job keeps of its request, indexes of JobShared.str. */
 typedef enum JobString {
         JOB_NAME,
         JOB_WORKDIR,
@@ -32,10 +32,13 @@ typedef enum JobString {
 /* What a job keeps in memory of its request: what a scheduling pass, List, Logs, why and
  * mail read. Members are named as in SubmitRequest. The rest (argv, script, environment,
  * io limits, tasks max, umask, the warning signal, the array's list) is read back from
- * the store (store_load_request()) when the job is launched or shown in detail. The
- * strings live in the job's packed block (job_set_request()), read through job_str():
- * str[] holds each one's offset there plus one (0: NULL), 2 bytes instead of a pointer's
- * 8, the block being bounded by the decoder's limits (JOB_PACKED_MAX). */
+ * the store (store_load_request()) when the job is launched or shown in detail.
+ * It is in two parts. JobRequest, in the job: what differs from job to job of one array
+ * (its dependencies, refreshed before every pass) and what fits in its padding. JobShared:
+ * the numbers and strings, made by job_set_request() and shared by the jobs that
+ * submitted the same (an array's tasks, a burst of one script's submits), never written
+ * once made: with 100,000 queued jobs of a few requests each of its 56 bytes and strings
+ * is 5.6 MB once instead of once a job. Read through job_shared(). */
 /* Who acts on a job: what a transition or a mark leaves on it depends on it (an
  * administrator's hold or suspension binds the job's owner, a pass's suspension only a
  * pass lifts). */
@@ -49,20 +52,31 @@ typedef enum JobActor {
 typedef struct JobRequest {
         /* malloc'ed; as a pass takes them, their status refreshed before every pass */
         SchedDep *dependencies;
-        uint64_t memory, walltime_sec, begin_time;
         uint32_t n_dependencies;
+        /* As narrow as the decoder's bounds allow (job_set_request() asserts them). */
+        uint16_t cpus; /* CORRAL_CPUS_MAX */
+        uint8_t gpus;  /* CORRAL_GPUS_MAX */
+        bool gpu_binding : 1, exclusive : 1, interactive : 1;
+} JobRequest;
+
+typedef struct JobShared {
+        uint64_t memory, walltime_sec, begin_time;
         struct {
                 uint32_t max_concurrent;
         } array;
-        uint16_t str[_JOB_STRING_MAX];
-        /* As narrow as the decoder's bounds allow (job_set_request() asserts them): with
-         * 100,000 queued jobs every 8 bytes are 800 KB. */
-        uint16_t cpus;        /* CORRAL_CPUS_MAX */
+        uint32_t refs; /* the jobs holding it */
         int16_t nice;         /* CORRAL_NICE_MIN..CORRAL_NICE_MAX */
         uint16_t mail_events; /* MailEvent */
-        uint8_t gpus;         /* CORRAL_GPUS_MAX */
-        bool gpu_binding : 1, exclusive : 1, interactive : 1;
-} JobRequest;
+        /* Each string's offset in data plus one (0: NULL), 2 bytes instead of a pointer's
+         * 8, data being bounded by the decoder's limits (JOB_PACKED_MAX). */
+        uint16_t str[_JOB_STRING_MAX];
+        uint16_t size; /* of data */
+        bool alone;    /* big and allocated on its own (job.c), not from a chunk */
+        char data[];
+} JobShared;
+
+/* What a job without a request reads: zeros, no strings. */
+extern const JobShared job_shared_none;
 
 /* The largest packed block job_set_request() takes: what the decoder lets through
  * (names, paths, the GPU type, the constraint, the mail address, each with its NUL)
@@ -108,14 +122,10 @@ typedef struct Job {
          * of it would dominate corrald's memory, and the rest is only needed to launch the
          * job or show its details, when it is read back from the store. */
         JobRequest req;
-        char *packed; /* one block holding req's strings, see job_set_request() */
-        /* The complete request, borrowed from Submit from job_set_request() until the
-         * store has recorded it (store_insert_job()); NULL otherwise. */
-        const SubmitRequest *submitted;
-        /* Array tasks share one stored request, their first task's: request_id names it
-         * (0: the job's own). request_bytes is its stored size, counted once per array
+        const JobShared *shared; /* the rest of it, see JobShared; NULL: job_shared_none */
+        /* Array tasks share one stored request, their first task's (request_of_array,
+         * job_request_id()). request_bytes is its stored size, counted once per array
          * against MaxStoredBytesPerUser=. */
-        uint64_t request_id;
         uint64_t array_job_id;
 
         uint64_t submit_time, eligible_time, start_time, end_time; /* seconds since the epoch */
@@ -135,7 +145,6 @@ typedef struct Job {
         uint32_t array_task_id;
         uint32_t bypass_count; /* not stored */
         JobState state : 8;
-        bool packed_alone : 1; /* packed is big and allocated on its own (job.c) */
         bool has_script : 1;
         bool rerunnable : 1;
         bool held_by_admin : 1;
@@ -152,6 +161,8 @@ typedef struct Job {
         bool scope_empty_seen : 1;  /* not stored: the last sweep found its scope empty */
         bool cancel_requested : 1;  /* not stored: a cancel is under way, the outcome says Cancelled */
         bool has_interactive : 1;   /* see job_interactive() */
+        bool has_submitted : 1;     /* see job_submitted() */
+        bool request_of_array : 1;  /* its stored request is its array's first task's */
         /* The request's shards of one GPU (SubmitRequest.shards): of JobRequest, kept here
          * in what was the Job's padding. */
         uint16_t req_shards;
@@ -193,6 +204,17 @@ static inline struct Interactive *job_interactive(const Job *j) {
  * short: it is freed, and the job has none. */
 int job_set_interactive(Job *j, struct Interactive *it);
 
+/* The complete request, borrowed from Submit from job_set_request() until the store has
+ * recorded it (store_insert_job()); NULL otherwise. Kept beside the jobs, not in each:
+ * only the jobs of the Submit under way have one. */
+const SubmitRequest *job_submitted_find(const Job *j) _pure_;
+static inline const SubmitRequest *job_submitted(const Job *j) {
+        return j->has_submitted ? job_submitted_find(j) : NULL;
+}
+/* Lends req (NULL: none) as the job's complete request. -ENOMEM when memory is short: the
+ * job has none. */
+int job_set_submitted(Job *j, const SubmitRequest *req);
+
 /* A finished job's allocation, kept for the record (show lists its CPUs), is never written
  * again: finished jobs with equal ones share one (a day of short jobs on a small machine
  * holds a handful of distinct ones, each 1.5 KB). Takes a (malloc'ed) and returns the
@@ -202,14 +224,27 @@ SchedAllocation *job_alloc_share(SchedAllocation *a);
 SchedAllocation *job_alloc_free(SchedAllocation *a);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SchedAllocation *, job_alloc_free);
 
+/* The job whose stored request is this one's: its array's first task, for the other
+ * tasks; 0 for the job's own. */
+static inline uint64_t job_request_id(const Job *j) {
+        return j->request_of_array ? j->array_job_id : 0;
+}
+
+/* What a job keeps of its request besides JobRequest, never NULL. */
+static inline const JobShared *job_shared(const Job *j) {
+        return j->shared ?: &job_shared_none;
+}
+
 /* One of the request's strings kept in memory (JobString), or NULL. */
 static inline const char *job_str(const Job *j, JobString s) {
-        return j->req.str[s] ? j->packed + j->req.str[s] - 1 : NULL;
+        const JobShared *sh = job_shared(j);
+        return sh->str[s] ? sh->data + sh->str[s] - 1 : NULL;
 }
 
 int job_set_reason(Job *j, const char *reason);
-/* Keeps in j->req what memory holds of req (copied: req stays the caller's), its strings
- * in one packed block; replaces what j->req held. -ENOMEM, or -E2BIG for strings beyond
+/* Keeps in j->req and j->shared what memory holds of req (copied: req stays the
+ * caller's), sharing the JobShared of a job made a little earlier from an equal request;
+ * replaces what the job held. -ENOMEM, or -E2BIG for strings beyond
  * JOB_PACKED_MAX (more than the decoder lets through), or -ERANGE for numbers beyond
  * the decoder's bounds (CORRAL_CPUS_MAX, ...), leaves j->req empty. */
 int job_set_request(Job *j, const SubmitRequest *req);

@@ -654,19 +654,19 @@ static json_object *submit(Manager *m, const Peer *peer, json_object *params, bo
                 }
                 if (t > 0) {
                         /* The rest refer to the first's stored request. */
-                        j->request_id = first_id;
+                        assert(j->array_job_id == first_id); /* only an array has tasks */
+                        j->request_of_array = true;
                         j->request_bytes = first->request_bytes;
                 }
                 /* Memory keeps part of the request; the store, which the transition
                  * writes, all of it. */
-                j->submitted = req;
-                if (job_set_request(j, req) < 0 ||
+                if (job_set_submitted(j, req) < 0 || job_set_request(j, req) < 0 ||
                     manager_job_transition(m, j, JOB_EVENT_SUBMIT, req_hold ? JOB_HELD : JOB_QUEUED,
                                            req_hold ? "JobHeldUser" : NULL) < 0) {
                         job_free(j);
                         goto fail;
                 }
-                j->submitted = NULL;
+                (void) job_set_submitted(j, NULL);
         }
         /* No id is written apart: the rows are the record of the ids handed out
          * (store_next_job_id()). A meta row per submission was a fifth of its commit's

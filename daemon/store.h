@@ -56,7 +56,7 @@ int store_load_gpus(Store *s, DeviceSet **ret);
 const char *store_error(Store *s);
 int store_schema_version(Store *s);
 
-/* Stores the job with its request (j->submitted, the whole of it: -EINVAL without), or,
+/* Stores the job with its request (job_submitted(j), the whole of it: -EINVAL without), or,
  * for an array task whose request_id names another job, with a reference to that job's
  * request. *ret_request_bytes (may be NULL): the size
  * of the request text stored, 0 for a reference. */

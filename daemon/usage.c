@@ -606,7 +606,7 @@ const QueueConfig *accounting_grant_bonus_queue(Accounting *a, const Job *j, con
                 *ret_why = "no queue has ChargeFactor=0";
                 return NULL;
         }
-        *ret_why = bonus_refuses(pc, bonus, j->req.walltime_sec, j->req.cpus);
+        *ret_why = bonus_refuses(pc, bonus, job_shared(j)->walltime_sec, j->req.cpus);
         /* Its owner's groups are known for sure only from a connection: no group database
          * lookups for each waiting job in each pass. Resubmitted, it would go there. */
         if (!*ret_why && bonus->allow_groups)

@@ -59,7 +59,20 @@ figure "array of $E, store polled, jobs/s (anchor: systemd-run --scope)" "$arr" 
     "$(awk -v a="$arr" -v b="$bare" 'BEGIN {printf "%.2f", a / b}')"
 
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$(systemctl show -P MainPID corrald)/status"; }
+# Where corrald's resident set lies: its mappings by name (anonymous ones together, and
+# apart the anonymous ones over 1 MB: the main heap is [heap], a thread's malloc arena a
+# 64 MB mapping, the job slabs 256 KB ones), kB of RSS, largest first.
+rss_where() {
+    awk '/^[0-9a-f]+-[0-9a-f]+ / {name = NF >= 6 ? $6 : "anon"}
+         /^Size:/ {kb = $2}
+         /^Rss:/ {rss[name] += $2; if (name == "anon" && kb >= 1024) big[kb " kB mapping"] += $2}
+         END {for (n in rss) if (rss[n] >= 128) printf "  %7d kB %s\n", rss[n], n
+              for (n in big) if (big[n] >= 128) printf "  %7d kB of it in anon %s\n", big[n], n}' \
+        "/proc/$(systemctl show -P MainPID corrald)/smaps" | sort -rn | head -n 16
+}
 before=$(rss_kb)
+echo "corrald's resident set before the fill, by mapping:"
+rss_where
 python3 "$py" fill "$Q" begin
 corral info >/dev/null   # one more pass, over everything queued
 echo "corrald RSS with $(sqlite3 $db 'select count(*) from jobs') jobs ($Q of them waiting for a begin time), right after a pass: $(rss)"
@@ -68,9 +81,13 @@ figure "last pass over $Q queued, ms" "$(corral info --json | jq -r '.last_pass_
 # Once passes stop for 10 s corrald gives back what only passes use (manager_sched_trim()).
 # The clock's pass every 30 s (begin times move) comes back: the lowest of 45 s of samples
 # is the idle figure, whenever in that cycle the sampling starts.
+# Where it lies is taken at the lowest sample too: a pass's arrays are not in it.
 idle=$(rss_kb)
-for _ in $(seq 45); do sleep 1; k=$(rss_kb); [ "$k" -lt "$idle" ] && idle=$k; done
+where=$(rss_where)
+for _ in $(seq 45); do sleep 1; k=$(rss_kb); [ "$k" -lt "$idle" ] && { idle=$k; where=$(rss_where); }; done
 echo "corrald RSS idle with the $Q queued: $idle kB, $(awk -v a="$idle" -v n="$Q" 'BEGIN {printf "%.0f", a * 1024 / n}') bytes per queued job in all, $(awk -v a="$idle" -v b="$before" -v n="$Q" 'BEGIN {printf "%.0f", (a - b) * 1024 / n}') more than before they were submitted"
+echo "corrald's resident set idle with the $Q queued, by mapping (at the lowest sample):"
+echo "$where"
 # Issue 39's 25 MB is for 100,000 queued: no anchor at other sizes.
 if [ "$Q" = 100000 ]; then
     figure "corrald RSS idle with $Q queued, MB (anchor: issue 39's 25 MB)" "$(awk -v a="$idle" 'BEGIN {printf "%.1f", a / 1024}')" 25 \

@@ -72,8 +72,8 @@ static void manager_for_test_free(Manager *m) {
 }
 
 /* The job's GPU type and constraint replaced, the rest of what memory keeps of its
- * request as it was (its strings live in its packed block: job_set_request() makes a new
- * one). */
+ * request as it was (its strings live in its JobShared: job_set_request() gives it
+ * another). */
 static void set_gpu_request(Job *j, const char *gpu_type, const char *constraint) {
         SubmitRequest r = SUBMIT_REQUEST_INIT; /* borrowed strings: not freed */
         /* Copies: the old block goes before the new one is filled. */
@@ -85,10 +85,29 @@ static void set_gpu_request(Job *j, const char *gpu_type, const char *constraint
         r.workdir = workdir;
         r.cpus = j->req.cpus;
         r.gpus = j->req.gpus;
-        r.memory = j->req.memory;
-        r.walltime_sec = j->req.walltime_sec;
+        r.memory = job_shared(j)->memory;
+        r.walltime_sec = job_shared(j)->walltime_sec;
         r.gpu_type = (char *) gpu_type;
         r.constraint = (char *) constraint;
+        assert_int_equal(job_set_request(j, &r), 0);
+}
+
+/* The job's mail events and address replaced, the rest of what memory keeps of its request
+ * (here: its name and directory) as it was: a job's JobShared is never written, so
+ * job_set_request() gives it another. */
+static void set_mail_request(Job *j, unsigned events, const char *mail_user) {
+        SubmitRequest r = SUBMIT_REQUEST_INIT; /* borrowed strings: not freed */
+        _cleanup_free_ char *name = job_str(j, JOB_NAME) ? strdup(job_str(j, JOB_NAME)) : NULL;
+        _cleanup_free_ char *workdir = job_str(j, JOB_WORKDIR) ? strdup(job_str(j, JOB_WORKDIR)) : NULL;
+        _cleanup_free_ char *user = mail_user ? strdup(mail_user) : NULL;
+
+        r.name = name;
+        r.workdir = workdir;
+        r.cpus = j->req.cpus;
+        r.memory = job_shared(j)->memory;
+        r.walltime_sec = job_shared(j)->walltime_sec;
+        r.mail_events = events;
+        r.mail_user = user;
         assert_int_equal(job_set_request(j, &r), 0);
 }
 
@@ -145,7 +164,7 @@ static void test_submit_bounds(void **state) {
         assert_int_equal(job_id_of(r), 3);
         json_object_put(r);
         assert_int_equal(m->n_jobs, 12);
-        assert_int_equal(m->jobs[11]->request_id, 3);
+        assert_int_equal(job_request_id(m->jobs[11]), 3);
         assert_int_equal(m->jobs[11]->array_task_id, 10);
         assert_int_equal(m->jobs[11]->state, JOB_HELD);
         assert_int_equal(m->jobs[11]->request_bytes, m->jobs[2]->request_bytes);
@@ -314,7 +333,7 @@ static void test_job_mail(void **state) {
                  "{" SUBMIT_TRUE ",\"hold\":true,\"name\":\"sim\",\"mail_events\":6,\"mail_user\":\"ann@example.org\"}");
         json_object_put(r);
         j = m->jobs[0];
-        assert_int_equal(j->req.mail_events, MAIL_END | MAIL_FAIL);
+        assert_int_equal(job_shared(j)->mail_events, MAIL_END | MAIL_FAIL);
         assert_int_equal(job_mail_event(j, JOB_EVENT_START), 0); /* no BEGIN asked */
 
         j->submit_time = 1000;
@@ -337,17 +356,17 @@ static void test_job_mail(void **state) {
         j->state = JOB_COMPLETED;
         job_run_ensure(j)->exit_code = 0;
         assert_int_equal(job_mail_event(j, JOB_EVENT_END), MAIL_END);
-        j->req.mail_events = MAIL_BEGIN;
+        set_mail_request(j, MAIL_BEGIN, job_str(j, JOB_MAIL_USER));
         assert_int_equal(job_mail_event(j, JOB_EVENT_END), 0);
         assert_int_equal(job_mail_event(j, JOB_EVENT_START), MAIL_BEGIN);
-        j->req.str[JOB_MAIL_USER] = 0; /* none: in the job's packed block, freed with it */
+        set_mail_request(j, MAIL_BEGIN, NULL); /* none */
         assert_int_equal(job_mail_compose(j, MAIL_BEGIN, 0, &msg), 0);
         assert_non_null(strstr(msg, "To: nobody\nSubject: Corral Job_id=1 Name=sim Began, Queued time 00:01:05\n"));
         msg = mfree(msg);
         /* Array tasks: only with ARRAY_TASKS. */
         j->array_job_id = 1;
         assert_int_equal(job_mail_event(j, JOB_EVENT_START), 0);
-        j->req.mail_events |= MAIL_ARRAY_TASKS;
+        set_mail_request(j, job_shared(j)->mail_events | MAIL_ARRAY_TASKS, NULL);
         assert_int_equal(job_mail_event(j, JOB_EVENT_START), MAIL_BEGIN);
         manager_for_test_free(m);
 }
@@ -511,7 +530,7 @@ static void test_job_mail_time_limit(void **state) {
         job_mail_set_sender(m, record_mail, &sent);
         j = manager_find_job(m, submit_ok(m, "{" SUBMIT_TRUE ",\"name\":\"slow\",\"walltime_sec\":600,"
                                              "\"mail_events\":288}")); /* TIME_LIMIT_50 | TIME_LIMIT */
-        assert_int_equal(j->req.mail_events, MAIL_TIME_LIMIT_50 | MAIL_TIME_LIMIT);
+        assert_int_equal(job_shared(j)->mail_events, MAIL_TIME_LIMIT_50 | MAIL_TIME_LIMIT);
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_START, JOB_RUNNING, NULL), 0);
         assert_int_equal(manager_commit(m), 0);
         assert_int_equal(sent.n, 0);
@@ -592,9 +611,9 @@ static void test_transitions(void **state) {
         submitted.workdir = strdup("/tmp");
         assert_int_equal(strv_extend(&submitted.argv, "/bin/true"), 0);
         assert_int_equal(job_set_request(j, &submitted), 0);
-        j->submitted = &submitted;
+        assert_int_equal(job_set_submitted(j, &submitted), 0);
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_SUBMIT, JOB_QUEUED, NULL), 0);
-        j->submitted = NULL;
+        assert_int_equal(job_set_submitted(j, NULL), 0);
         submit_request_done(&submitted);
         assert_ptr_equal(manager_find_job(m, j->id), j);
         assert_string_equal(job_str(j, JOB_WORKDIR), "/tmp");
@@ -1483,7 +1502,7 @@ static void test_test_submit(void **state) {
                         assert_non_null(task);
                         assert_int_equal(task->array_job_id, id);
                         assert_int_equal(task->array_task_id, want[i]);
-                        assert_int_equal(task->req.array.max_concurrent, 2);
+                        assert_int_equal(job_shared(task)->array.max_concurrent, 2);
                 }
         }
         manager_for_test_free(m);

@@ -36,7 +36,7 @@ static void test_trim_and_pack(void **state) {
                         assert_non_null(j);
                         assert_int_equal(job_run(j)->exit_code, -1);
                         assert_null(j->run);
-                        assert_null(j->packed);
+                        assert_null(j->shared);
                         j->id = (uint64_t) i + 1;
                         SubmitRequest req = SUBMIT_REQUEST_INIT;
                         snprintf(buf, sizeof buf, "job-%d-%d", round, i);
@@ -93,6 +93,72 @@ static void test_trim_and_pack(void **state) {
         for (int i = 0; i < N; i++)
                 job_free(jobs[i]);
         free(jobs);
+}
+
+/* Jobs of one array or one script's loop submit the same request: they share one
+ * JobShared, each job still reads its own values, one that differs by a number or a
+ * string gets its own, and a probe made and freed between them (Submit's) costs its
+ * chunk nothing. */
+static void test_request_shared(void **state) {
+        enum { N = 1000 };
+        Job *jobs[N], *other, *probe;
+        const JobShared *first;
+
+        for (int i = 0; i < N; i++) {
+                SubmitRequest req = SUBMIT_REQUEST_INIT;
+
+                req.name = (char *) "sweep";
+                req.workdir = (char *) "/home/ann";
+                req.memory = UINT64_C(1) << 30;
+                req.walltime_sec = 3600;
+                req.cpus = (unsigned) (i % 4) + 1; /* in the job itself: not in what is shared */
+                if (i % 2 == 0) {
+                        /* a probe as Submit's output_paths_fit() makes, then frees */
+                        SubmitRequest named = SUBMIT_REQUEST_INIT;
+                        named.name = (char *) "sweep";
+                        probe = job_new();
+                        assert_non_null(probe);
+                        assert_int_equal(job_set_request(probe, &named), 0);
+                        job_free(probe);
+                }
+                jobs[i] = job_new();
+                assert_non_null(jobs[i]);
+                assert_int_equal(job_set_request(jobs[i], &req), 0);
+        }
+        first = jobs[0]->shared;
+        assert_non_null(first);
+        for (int i = 0; i < N; i++) {
+                assert_ptr_equal(jobs[i]->shared, first);
+                assert_int_equal(jobs[i]->req.cpus, (i % 4) + 1);
+                assert_string_equal(job_str(jobs[i], JOB_NAME), "sweep");
+                assert_int_equal(job_shared(jobs[i])->memory, UINT64_C(1) << 30);
+        }
+        assert_int_equal(first->refs, N);
+
+        /* Another name, another begin time: not shared. */
+        other = job_new();
+        assert_non_null(other);
+        set_request(other, "sweep2", "/home/ann", 1);
+        assert_ptr_not_equal(other->shared, first);
+        assert_string_equal(job_str(other, JOB_NAME), "sweep2");
+        {
+                SubmitRequest req = SUBMIT_REQUEST_INIT;
+                req.name = (char *) "sweep";
+                req.workdir = (char *) "/home/ann";
+                req.memory = UINT64_C(1) << 30;
+                req.walltime_sec = 3600;
+                req.begin_time = 1;
+                assert_int_equal(job_set_request(other, &req), 0);
+                assert_ptr_not_equal(other->shared, first);
+                assert_int_equal(job_shared(other)->begin_time, 1);
+                assert_int_equal(job_shared(jobs[0])->begin_time, 0);
+        }
+        /* The probes' blocks went back: the jobs' block and the other's are neighbours. */
+        assert_ptr_equal((const char *) other->shared,
+                         (const char *) first + ((sizeof(JobShared) + first->size + 7) & ~(size_t) 7));
+        job_free(other);
+        for (int i = 0; i < N; i++)
+                job_free(jobs[i]);
 }
 
 static void test_reason_and_info(void **state) {
@@ -231,7 +297,7 @@ static void test_request_strings(void **state) {
                 req.workdir = big[0], req.stdin_path = big[1], req.stdout_path = big[2], req.stderr_path = big[3];
                 req.cpus = 2;
                 assert_int_equal(job_set_request(j, &req), -E2BIG);
-                assert_null(j->packed);
+                assert_null(j->shared);
                 for (unsigned k = 0; k < _JOB_STRING_MAX; k++)
                         assert_null(job_str(j, k));
                 req.stderr_path = NULL; /* 60,000 bytes: they fit */
@@ -264,11 +330,11 @@ static void test_request_narrow(void **state) {
         assert_int_equal(job_set_request(j, &req), 0);
         assert_int_equal(j->req.cpus, CORRAL_CPUS_MAX);
         assert_int_equal(j->req.gpus, CORRAL_GPUS_MAX);
-        assert_int_equal(j->req.nice, CORRAL_NICE_MIN);
-        assert_int_equal(j->req.mail_events, MAIL_ALL | MAIL_ARRAY_TASKS | MAIL_TIME_LIMITS);
+        assert_int_equal(job_shared(j)->nice, CORRAL_NICE_MIN);
+        assert_int_equal(job_shared(j)->mail_events, MAIL_ALL | MAIL_ARRAY_TASKS | MAIL_TIME_LIMITS);
         req.nice = CORRAL_NICE_MAX;
         assert_int_equal(job_set_request(j, &req), 0);
-        assert_int_equal(j->req.nice, CORRAL_NICE_MAX);
+        assert_int_equal(job_shared(j)->nice, CORRAL_NICE_MAX);
 
         req.cpus = CORRAL_CPUS_MAX + 1;
         assert_int_equal(job_set_request(j, &req), -ERANGE);
@@ -379,6 +445,7 @@ static void test_run_is_empty(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_trim_and_pack),
+                cmocka_unit_test(test_request_shared),
                 cmocka_unit_test(test_reason_and_info),
                 cmocka_unit_test(test_expand_path),
                 cmocka_unit_test(test_expand_path_bounded),

@@ -67,7 +67,7 @@ static Job *make_job(uint64_t id) {
         req->memory = UINT64_C(4) << 30;
         req->walltime_sec = 3600;
         assert_int_equal(job_set_request(j, req), 0);
-        j->submitted = req;
+        assert_int_equal(job_set_submitted(j, req), 0);
         return j;
 }
 
@@ -95,7 +95,7 @@ static void test_round_trip(void **state) {
         {
                 /* Memory keeps only part of a request: storing needs the complete one. */
                 Job *c = make_job(3);
-                c->submitted = NULL;
+                assert_int_equal(job_set_submitted(c, NULL), 0);
                 assert_int_equal(store_insert_job(s, c, NULL), -EINVAL);
                 job_free(c);
         }
@@ -136,7 +136,7 @@ static void test_round_trip(void **state) {
         assert_int_equal(loaded[0]->id, 1);
         assert_int_equal(loaded[0]->state, JOB_QUEUED);
         assert_string_equal(job_str(loaded[0], JOB_WORKDIR), "/home/alice");
-        assert_int_equal(loaded[0]->req.memory, UINT64_C(4) << 30);
+        assert_int_equal(job_shared(loaded[0])->memory, UINT64_C(4) << 30);
         assert_int_equal(loaded[1]->state, JOB_FAILED);
         assert_int_equal(job_run(loaded[1])->exit_code, 3);
         assert_string_equal(loaded[1]->reason, "NonZeroExitCode");
@@ -220,7 +220,7 @@ static void test_array_shares_request(void **state) {
                 t[i]->array_task_id = (uint32_t) i;
                 strv_extend(&requests[n_requests - 1]->argv, big);
                 if (i > 0)
-                        t[i]->request_id = 20;
+                        t[i]->request_of_array = true;
         }
         assert_int_equal(store_insert_job(s, t[0], &bytes), 0);
         assert_true(bytes > sizeof big);
@@ -255,11 +255,38 @@ static void test_array_shares_request(void **state) {
                         assert_int_equal(loaded[i]->request_bytes, bytes);
                         assert_int_equal(loaded[i]->req.cpus, 4);
                         assert_string_equal(job_str(loaded[i], JOB_WORKDIR), "/home/alice");
-                        assert_int_equal(loaded[i]->request_id, loaded[i]->id == 20 ? 0 : 20);
+                        assert_int_equal(job_request_id(loaded[i]), loaded[i]->id == 20 ? 0 : 20);
                 }
                 job_free(loaded[i]);
         }
         store_close(s);
+        /* Memory keeps only that a task's request is its array's first task's: a row
+         * referring to another job's is refused, as one whose first task is missing. */
+        {
+                sqlite3 *db;
+                char p[256];
+                snprintf(p, sizeof p, "%s/corral.db", dir);
+                assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+                assert_int_equal(sqlite3_exec(db, "UPDATE jobs SET array_job_id = 0 WHERE id = 22", NULL, NULL, NULL),
+                                 SQLITE_OK);
+                sqlite3_close(db);
+        }
+        memset(loaded, 0, sizeof loaded);
+        l = loaded;
+        assert_int_equal(store_open(dir, &s), 0);
+        assert_int_equal(store_load_jobs(s, collect, &l), -EBADMSG);
+        for (int i = 0; loaded[i]; i++)
+                job_free(loaded[i]);
+        store_close(s);
+        {
+                sqlite3 *db;
+                char p[256];
+                snprintf(p, sizeof p, "%s/corral.db", dir);
+                assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+                assert_int_equal(sqlite3_exec(db, "UPDATE jobs SET array_job_id = 20 WHERE id = 22", NULL, NULL, NULL),
+                                 SQLITE_OK);
+                sqlite3_close(db);
+        }
         for (int i = 0; i < 3; i++)
                 job_free(t[i]);
 }
@@ -426,8 +453,8 @@ static void test_alloc_shards(void **state) {
         set = cards(two, 2, NULL);
         assert_int_equal(store_set_gpus(s, set), 0);
         device_set_free(set);
-        ((SubmitRequest *) a->submitted)->shards = 3;
-        assert_int_equal(job_set_request(a, a->submitted), 0);
+        ((SubmitRequest *) job_submitted(a))->shards = 3;
+        assert_int_equal(job_set_request(a, job_submitted(a)), 0);
         a->state = JOB_RUNNING;
         a->start_time = 1700000100;
         a->alloc = new0(SchedAllocation, 1);
