@@ -709,6 +709,19 @@ int device_set_apply(DeviceSet *s, const DeviceDecl *decl, char **ret_error) {
                 s->n_devices--;
                 return 0;
         }
+        if (d && d->gone && d->auto_name && d->uuid && decl->name && decl->nodes) {
+                /* A card discovery named by its index (gpu0) and that is gone since (its UUID:
+                 * gone is gone) does not keep a declaration (Nodes=) from that name, even at
+                 * its PCI address: the declared device is another one, present as declared,
+                 * and the card's placeholder, at its index still, takes another name. */
+                char *renamed;
+
+                if (asprintf(&renamed, "%s-gone", d->name) < 0)
+                        return -ENOMEM;
+                free(d->name);
+                d->name = renamed;
+                d = NULL;
+        }
         if (!d) {
                 Device n = { .vendor = (int) vendor >= 0 ? vendor : DEVICE_VENDOR_OTHER, .numa_node = -1 };
 

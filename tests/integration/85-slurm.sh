@@ -42,7 +42,7 @@ A squeue | head -1 | grep -qx '             JOBID PARTITION     NAME     USER ST
 A squeue -u "$USER_A" | grep -Eq "^ +$id +[^ ]+ +slurmtes +$USER_A +R " || fail "squeue's default line: $(A squeue)"
 # -i N: the listing again every N seconds, each under the date (-l too), until interrupted.
 date_re='^[A-Z][a-z]{2} [A-Z][a-z]{2} [0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4}$'
-out=$(A timeout 4 squeue -i 1 -u "$USER_A")
+out=$(A timeout 4 squeue -i 1 -u "$USER_A" || true) # ended by timeout: until interrupted
 [ "$(grep -cE "$date_re" <<<"$out")" -ge 2 ] && [ "$(grep -c '^ *JOBID PARTITION' <<<"$out")" -ge 2 ] \
     || fail "squeue -i 1 did not list twice, dated: $out"
 assert_match "$(A squeue -l | head -1)" "$date_re" "squeue -l's first line, the date"

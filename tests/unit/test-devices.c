@@ -824,6 +824,49 @@ static void test_mig_profile_and_share(void **state) {
         device_done(&d);
 }
 
+/* Discovered cards (gpu0, gpu1) gone, then a [Device] section declaring gpu0 (a test's fake
+ * GPU after a machine's real ones, or an admin's device after the cards were pulled): the
+ * declaration is a device of its own, schedulable, at a new index; the gone card keeps its
+ * index under another name. */
+static void test_declared_over_gone_name(void **state) {
+        Roots *r = *state;
+        _cleanup_(device_set_freep) DeviceSet *a = NULL, *b = NULL;
+        _cleanup_free_ char *err = NULL;
+        char n0[] = "/dev/nvidia0";
+        char *nodes[] = { n0, NULL };
+        const Device *d;
+
+        put_nvidia(r, "0000:01:00.0", "NVIDIA A100", 0, 0, false);
+        put_nvidia(r, "0000:02:00.0", "NVIDIA A100", 1, 0, false);
+        assert_int_equal(devices_discover(r->sys, r->proc, r->dev, &a), 0);
+        assert_int_equal(device_set_place(a, NULL, 0), 0);
+        assert_int_equal(device_set_finish(a), 0);
+        assert_string_equal(a->devices[0].name, "gpu0");
+
+        assert_int_equal(unlinkat(r->proc, "driver/nvidia/gpus/0000:01:00.0/information", 0), 0);
+        assert_int_equal(unlinkat(r->proc, "driver/nvidia/gpus/0000:01:00.0", AT_REMOVEDIR), 0);
+        assert_int_equal(unlinkat(r->proc, "driver/nvidia/gpus/0000:02:00.0/information", 0), 0);
+        assert_int_equal(unlinkat(r->proc, "driver/nvidia/gpus/0000:02:00.0", AT_REMOVEDIR), 0);
+        assert_int_equal(devices_discover(r->sys, r->proc, r->dev, &b), 0);
+        assert_int_equal(device_set_place(b, a, 0), 0);
+        assert_int_equal(device_set_apply(b, &(DeviceDecl) { .name = "gpu0", .vendor = "nvidia", .nodes = nodes,
+                                                              .pci_address = "0000:01:00.0", .shards = 2,
+                                                              .shards_set = true }, &err), 0);
+        /* An override of the other gone card (no Nodes=) does not bring it back. */
+        assert_int_equal(device_set_apply(b, &(DeviceDecl) { .name = "gpu1", .shards = 4, .shards_set = true }, &err), 0);
+        assert_true(device_set_find(b, "gpu1")->gone);
+        assert_int_equal(device_set_finish(b), 0);
+        d = device_set_find(b, "gpu0");
+        assert_non_null(d);
+        assert_true(device_is_schedulable(d));
+        assert_null(d->uuid);
+        assert_int_equal(d->shards, 2);
+        assert_int_equal(d - b->devices, 2);
+        assert_true(b->devices[0].gone);
+        assert_string_equal(b->devices[0].name, "gpu0-gone");
+        assert_string_equal(b->devices[0].uuid, "GPU-5e7c9a3c-1b2d-4f4e-8a6b-0c1d2e3f4a00");
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, roots_setup, roots_teardown)
 
 int main(void) {
@@ -840,6 +883,7 @@ int main(void) {
                 T(test_card_added_and_identity),
                 T(test_place_and_declare),
                 T(test_fence_nvidia_nodes),
+                T(test_declared_over_gone_name),
                 T(test_mig_discovery),
                 T(test_mig_relayout),
                 cmocka_unit_test(test_mig_profile_and_share),
