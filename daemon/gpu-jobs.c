@@ -827,7 +827,7 @@ static json_object *nvlink_json(Manager *m, const GpuSnapshot *s, const NvmlGpuI
                 for (size_t i = 0; i < s->n_gpus && !gpu; i++)
                         gpu = strcasecmp(s->gpus[i].pci_address, p->pci_address) == 0;
                 for (size_t d = 0; gpu && m->devices && d < m->devices->n_devices; d++)
-                        if (m->devices->devices[d].pci_address &&
+                        if (!m->devices->devices[d].gone && m->devices->devices[d].pci_address &&
                             strcasecmp(m->devices->devices[d].pci_address, p->pci_address) == 0)
                                 json_add_string(e, "gpu", m->devices->devices[d].name);
                 json_add_bool(e, "switch", !gpu);

@@ -286,7 +286,8 @@ static const char *device_name_of(json_object *params, json_object *g) {
                         const char *mine = slurm_json_str(d, pass == 0 ? "uuid" : "pci_address"),
                                    *theirs = pass == 0 ? uuid : pci;
 
-                        if (mine && theirs && strcasecmp(mine, theirs) == 0)
+                        /* By address, not a card gone from there (another's now). */
+                        if (mine && theirs && strcasecmp(mine, theirs) == 0 && (pass == 0 || !slurm_json_str(d, "offline")))
                                 return slurm_json_str(d, "name");
                 }
         return NULL;

@@ -1058,10 +1058,10 @@ static const char *sinfo_value(char c, const SinfoPartition *p, char *buf, size_
 
 /* A device's GRES type as Slurm's NVML autodetection names it: the model's type name, a
  * MIG device's profile ("1g.10gb"); NULL for a GPU in MIG mode, which Slurm counts as its
- * MIG devices only. */
+ * MIG devices only, and for one gone. */
 static const char *gres_type(const DeviceInfo *d, char *buf, size_t size) {
-        if (d->mig_mode)
-                return NULL;
+        if (d->mig_mode || d->offline)
+                return NULL; /* and a card gone: none of the node's */
         if (d->mig_of || d->mig_profile) {
                 snprintf(buf, size, "%s", d->mig_profile ?: "mig");
                 return buf;

@@ -522,10 +522,12 @@ static void test_sinfo(void **state) {
                   .mig_profile = (char *) "1g.5gb" },
                 { .index = 4, .name = (char *) "gpu4", .model = (char *) "NVIDIA A100-SXM4-40GB", .mig_of = (char *) "gpu0",
                   .mig_profile = (char *) "3g.20gb", .job_id = 8 },
+                /* A card gone: none of the node's GPUs. */
+                { .index = 5, .name = (char *) "gpu5", .model = (char *) "NVIDIA A100-SXM4-40GB", .offline = (char *) "gone" },
         };
-        assert_string_equal(sinfo_format_gres(mig, 5, gres, sizeof gres),
+        assert_string_equal(sinfo_format_gres(mig, 6, gres, sizeof gres),
                             "gpu:nvidia_a100-sxm4-40gb:1,gpu:1g.5gb:2,gpu:3g.20gb:1");
-        assert_string_equal(sinfo_format_gres_used(mig, 5, gres, sizeof gres),
+        assert_string_equal(sinfo_format_gres_used(mig, 6, gres, sizeof gres),
                             "gpu:nvidia_a100-sxm4-40gb:0(IDX:N/A),gpu:1g.5gb:1(IDX:2),gpu:3g.20gb:1(IDX:4)");
         assert_int_equal(slurm_format_parse("%P %G", &f), 0);
         CAPTURE(out, sinfo_print(F, &f, p, 1, true));

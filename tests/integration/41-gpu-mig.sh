@@ -8,13 +8,14 @@
 # (ENXIO: no driver) and nothing else (EPERM), with CUDA_VISIBLE_DEVICES its MIG UUID; the
 # GPU in MIG mode is given to no job whole; sinfo counts the MIG devices by profile;
 # --test-only refuses more than there are, with the numbers; the job is charged 1/7 of its
-# GPU-hours.
+# GPU-hours. It runs after the other GPU tests: the cards they declared or discovered are
+# known to corrald (gone), as a machine's past cards are.
 # timeout: 600
 . "$CORRAL_TEST_LIB"
-dropin=/etc/corral/corral.conf.d/34-gpu-mig.conf
-unitdrop=/run/systemd/system/corrald.service.d/34-fake-nvml.conf
+dropin=/etc/corral/corral.conf.d/41-gpu-mig.conf
+unitdrop=/run/systemd/system/corrald.service.d/41-fake-nvml.conf
 lib=/usr/local/lib/corral-test/libfake-nvml.so
-conf=/run/corral-fake-nvml-34.conf
+conf=/run/corral-fake-nvml-41.conf
 cleanup() {
     corral cancel -u "$USER_A" >/dev/null 2>&1 || true
     rm -f "$dropin" "$unitdrop" /dev/nvidia0 /dev/nvidia1 /dev/nvidiactl
@@ -77,8 +78,8 @@ wait_for 60 sh -c "[ \"\$(corral info --json | jq '[.devices[] | select(.mig_pro
 log "devices: $(devices)"
 info=$(corral info)
 log "$info"
-assert_eq "$(corral info --json | jq -r '.devices[] | select(.pci_address == "0000:3b:00.0") | .mig_mode')" true \
-    "the A100 with MIG devices is in MIG mode"
+assert_eq "$(corral info --json | jq -r '[.devices[] | select(.mig_mode)] | map(.pci_address) | join(",")')" 0000:3b:00.0 \
+    "the A100 with MIG devices, alone in MIG mode"
 assert_eq "$(corral info --json | jq -r .gpus)" 4 "schedulable GPUs: the whole A100 and the 3 MIG devices"
 assert_match "$info" 'NVIDIA A100-SXM4-40GB MIG 1g\.5gb +[0-9-]+ +gpu[0-9]+ GI 1 CI 0 ' "corral info's line of a MIG device"
 assert_match "$info" ' MIG mode *$' "corral info's line of the GPU in MIG mode"
@@ -95,7 +96,7 @@ out=$(cd "$work" && as_user "$USER_A" corral submit --test-only --gres=gpu:a100:
     && fail "two whole A100s accepted: $out"
 assert_match "$out" "of type a100: this machine has 1 such GPU" "--test-only refusal of two whole A100s"
 
-cat > /tmp/gpu-probe-34.py <<'EOF'
+cat > /tmp/gpu-probe-41.py <<'EOF'
 import errno, os, sys
 for p in sys.argv[1:]:
     try:
@@ -106,11 +107,11 @@ for p in sys.argv[1:]:
 for k in ("CUDA_VISIBLE_DEVICES", "CORRAL_GPUS"):
     print("env", k, os.environ.get(k, "-"))
 EOF
-chmod 0644 /tmp/gpu-probe-34.py
+chmod 0644 /tmp/gpu-probe-41.py
 nodes="/dev/nvidia0 /dev/nvidia1 /dev/nvidiactl $(ls /dev/nvidia-caps/* | tr '\n' ' ')"
 line() { printf '%s\n' "$1" | awk -v k="$2" 'index($0, k " ") == 1 { print substr($0, length(k) + 2); exit }'; }
 id=$(cd "$work" && as_user "$USER_A" corral submit --parsable --gres=gpu:1g.5gb:1 -o "$work/out" -- \
-    sh -c "python3 /tmp/gpu-probe-34.py $nodes; sleep 2")
+    sh -c "python3 /tmp/gpu-probe-41.py $nodes; sleep 2")
 [ -n "$id" ] || fail "the 1g.5gb job was refused"
 wait_for 120 sh -c "[ \"\$(corral show --json $id | jq -r .job.state)\" = COMPLETED ]" \
     || fail "job $id did not complete: $(corral show --json "$id" | jq -c .job.state) $(corral why "$id")"
