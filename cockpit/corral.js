@@ -569,11 +569,30 @@
             args.splice(i, 0, "--parsable");
         $("s-result").className = "corral-wide corral-result";
         $("s-result").textContent = testOnly ? "Checking…" : "Submitting…";
-        return corral(args, { directory: me && me.home ? me.home : undefined }).then(function (out) {
-            $("s-result").textContent = testOnly ? out : "Submitted job " + out.trim() + ".";
+        var dir = me && me.home ? me.home : undefined;
+        var run;
+        if (testOnly) {
+            /* --test-only prints corrald's answer, a refusal too, on stdout and exits non-zero
+             * when refused: the output is wanted either way. */
+            var o = { err: "out", directory: dir };
+            if (superuser)
+                o.superuser = "try";
+            run = cockpit.spawn(["/bin/sh", "-c", 'corral "$@"; echo "corral-exit=$?"', "sh"].concat(args), o)
+                .then(function (out) {
+                    var m = /corral-exit=(\d+)\s*$/.exec(out);
+                    out = out.replace(/corral-exit=\d+\s*$/, "");
+                    if (!m || m[1] !== "0")
+                        throw new Error(out);
+                    return out;
+                });
+        } else {
+            run = corral(args, { directory: dir });
+        }
+        return run.then(function (out) {
+            var id = out.trim().split(/[;\s]/)[0];
+            $("s-result").textContent = testOnly ? out : "Submitted job " + id + ".";
             $("s-result").classList.add("corral-ok");
             if (!testOnly) {
-                var id = out.trim().split(/[;\s]/)[0];
                 var a = el("a", { href: "#/job/" + id, text: " Follow job " + id });
                 $("s-result").appendChild(a);
             }
@@ -777,18 +796,28 @@
         setupJob();
         setupSubmit();
         setupUsage();
-        setupSuperuser();
-        cockpit.user().then(function (u) {
-            me = u;
-            $("corral-whoami").textContent = "as " + u.name;
-            renderQueue();
-        });
-        cockpit.addEventListener("locationchanged", route);
+        try {
+            setupSuperuser();
+        } catch (ex) {
+            console.warn("no cockpit.permission: administrator mode not offered", ex);
+        }
         document.addEventListener("visibilitychange", function () {
             if (!document.hidden && queueTimer)
                 refreshQueue();
         });
-        route();
-        cockpit.translate();
+        /* Who is logged in first: their own jobs come first from the first view on. */
+        var started = false;
+        var start = function () {
+            if (started)
+                return;
+            started = true;
+            cockpit.addEventListener("locationchanged", route);
+            route();
+        };
+        cockpit.user().then(function (u) {
+            me = u;
+            $("corral-whoami").textContent = "as " + u.name;
+            start();
+        }, start);
     });
 }());
