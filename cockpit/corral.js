@@ -542,6 +542,9 @@
         if (v("s-cpus") && v("s-cpus") !== "1") a.push("--cpus", v("s-cpus"));
         if (v("s-mem")) a.push("--mem", v("s-mem"));
         if (v("s-time")) a.push("--time", v("s-time"));
+        /* A file by default: output left to the journal is not the user's to follow
+         * (corral logs -f runs journalctl as them). */
+        if (v("s-output")) a.push("--output", v("s-output"));
         if (v("s-gpus")) a.push("--gpus", v("s-gpus"));
         if (v("s-queue")) a.push("--queue", v("s-queue"));
         if (v("s-project")) a.push("--project", v("s-project"));

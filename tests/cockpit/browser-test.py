@@ -111,7 +111,9 @@ class Page:
     def login(self, user, password):
         self.d.delete_all_cookies()
         self.d.get(BASE + "/")
-        self.css("#login-user-input", "Cockpit's login form").send_keys(user)
+        # The login form shows once its script has run.
+        self.wait(EC.element_to_be_clickable((By.CSS_SELECTOR, "#login-user-input")), "Cockpit's login form")
+        self.css("#login-user-input").send_keys(user)
         self.css("#login-password-input").send_keys(password)
         self.css("#login-button").click()
         # The shell, once PAM and the bridge (emulated) are through.
@@ -145,6 +147,19 @@ def scenario(r):
     d = browser()
     p = Page(d)
     try:
+        steps(p, d, r)
+    except Exception:
+        try:
+            p.shot("failed")
+        except Exception:
+            pass
+        raise
+    finally:
+        d.quit()
+
+
+def steps(p, d, r):
+    if True:
         # alice: her waiting job with its reason, in words.
         p.login("alice", r["alice_password"])
         p.open_corral()
@@ -176,7 +191,7 @@ def scenario(r):
         p.go("/submit")
         p.css("#s-command").send_keys("echo cockpit-says-hello; sleep 20; echo cockpit-says-bye")
         p.css("#s-time").send_keys("0:05:00")
-        p.text_in("#s-line", "corral submit --time 0:05:00 -- /bin/sh -c")
+        p.text_in("#s-line", "corral submit --time 0:05:00 --output corral-%j.out -- /bin/sh -c")
         p.css("#s-submit").click()
         p.text_in("#s-result", "Submitted job", "the job submitted from the form")
         p.shot("03-submit")
@@ -242,8 +257,6 @@ def scenario(r):
         p.go("/usage")
         p.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#u-charts svg, #u-charts p"), "the Usage tab's charts")
         p.shot("10-usage")
-    finally:
-        d.quit()
 
 
 def bench(r):
@@ -283,7 +296,7 @@ def main():
         put("result", "ok\n")
     except Exception as e:
         traceback.print_exc()
-        put("result", f"FAILED: {e}\n")
+        put("result", "FAILED: %s\n" % (str(e).strip().splitlines() or [type(e).__name__])[0])
         return 1
     if wait_file("bench-ready", 1800) is None:
         log("the guest did not queue the benchmark's jobs")
@@ -294,7 +307,7 @@ def main():
         put("bench", json.dumps(b) + "\n")
     except Exception as e:
         traceback.print_exc()
-        put("bench", f"FAILED: {e}\n")
+        put("bench", "FAILED: %s\n" % (str(e).strip().splitlines() or [type(e).__name__])[0])
         return 1
     return 0
 

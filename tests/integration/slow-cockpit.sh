@@ -54,7 +54,7 @@ log "jobs: bob running $bob_run; alice waiting $alice_pending ($(corral show --j
 
 # corrald's refusals as the command prints them, for the browser to compare with the page's.
 refusal_hold=$(as_user alice corral hold "$bob_pending" 2>&1) && fail "alice could hold bob's job $bob_pending"
-refusal_queue=$(as_user alice sh -c 'cd && corral submit --queue no-such-queue --test-only -- /bin/sh -c true' 2>&1 |
+refusal_queue=$( { as_user alice sh -c 'cd && corral submit --queue no-such-queue --test-only -- /bin/sh -c true' 2>&1 || true; } |
                 grep '^Would not be accepted') || fail "a job to a queue that does not exist was not refused"
 log "alice holding bob's job: $refusal_hold"
 log "a job to no such queue: $refusal_queue"
@@ -70,7 +70,7 @@ wait_for 1500 test -s "$x/result" ||
     fail "no result from the host's browser after 1500 s; its log: $(tail -n 20 "$CORRAL_TEST_OUT/logs/host-helper.log" 2>&1)"
 result=$(cat "$x/result")
 log "the browser's scenario took $(( $(date +%s) - t0 )) s: $result"
-[ "$result" = ok ] || fail "the browser: $result; its log: $(tail -n 30 "$CORRAL_TEST_OUT/logs/host-helper.log" 2>&1)"
+[ "$result" = ok ] || fail "the browser: $result; its log: $(tail -n 12 "$CORRAL_TEST_OUT/logs/host-helper.log" 2>&1)"
 
 # What the clicks did, as corrald has it.
 submitted=$(cat "$x/submitted")
