@@ -580,14 +580,19 @@
             var o = { err: "out", directory: dir };
             if (superuser)
                 o.superuser = "try";
-            run = cockpit.spawn(["/bin/sh", "-c", 'corral "$@"; echo "corral-exit=$?"', "sh"].concat(args), o)
-                .then(function (out) {
-                    var m = /corral-exit=(\d+)\s*$/.exec(out);
-                    out = out.replace(/corral-exit=\d+\s*$/, "");
-                    if (!m || m[1] !== "0")
-                        throw new Error(out);
-                    return out;
-                });
+            /* A native promise: a throw inside cockpit.spawn's own then() is not turned into
+             * a rejection by Cockpit 287 (its shell shows "Ooops!"). */
+            run = new Promise(function (resolve, reject) {
+                cockpit.spawn(["/bin/sh", "-c", 'corral "$@"; echo "corral-exit=$?"', "sh"].concat(args), o)
+                    .then(function (out) {
+                        var m = /corral-exit=(\d+)\s*$/.exec(out);
+                        out = out.replace(/corral-exit=\d+\s*$/, "");
+                        if (m && m[1] === "0")
+                            resolve(out);
+                        else
+                            reject(new Error(out));
+                    }, reject);
+            });
         } else {
             run = corral(args, { directory: dir });
         }
