@@ -25,6 +25,7 @@
     var queuePage = 0;
     var queueTimer = null;
     var queueInFlight = false;
+    var lastQueueOut = null;
     var whyCache = {};          /* id -> {at, text} */
     var logProc = null;
     var jobTimer = null;
@@ -222,8 +223,17 @@
             return;
         queueInFlight = true;
         var t0 = performance.now();
-        corralJson(queueArgs()).then(function (reply) {
+        corral(queueArgs().concat(["--json"])).then(function (out) {
             queueInFlight = false;
+            /* Unchanged: the rows stay as they are, so that a button is not replaced
+             * under the pointer between a press and its release. */
+            if (out === lastQueueOut && queueJobs.length) {
+                $("queue-status").textContent = queueJobs.length + " job" + (queueJobs.length === 1 ? "" : "s") +
+                    ", updated " + new Date().toLocaleTimeString();
+                return;
+            }
+            lastQueueOut = out;
+            var reply = JSON.parse(out);
             var jobs = reply.jobs || [];
             var mine = me ? me.name : null;
             /* Own jobs first, then running before waiting, then by id. */
@@ -359,7 +369,7 @@
     function setupQueue() {
         $("queue-filters").addEventListener("submit", function (ev) { ev.preventDefault(); refreshQueue() });
         ["f-user", "f-project", "f-queue", "f-state"].forEach(function (id) {
-            $(id).addEventListener("change", function () { queuePage = 0; refreshQueue() });
+            $(id).addEventListener("change", function () { queuePage = 0; lastQueueOut = null; refreshQueue() });
         });
         $("page-prev").addEventListener("click", function () { queuePage--; renderQueue(); explainOwnPending() });
         $("page-next").addEventListener("click", function () { queuePage++; renderQueue(); explainOwnPending() });
