@@ -53,10 +53,11 @@ deb=$out/src/corral_${version}_$arch.deb
 sedeb=$out/src/corral-selinux_${version}_all.deb
 changes=$out/src/corral_${version}_$arch.changes
 slurmdeb=$out/src/corral-slurm-compat_${version}_$arch.deb
-for f in "$deb" "$sedeb" "$slurmdeb" "$changes"; do
+cockpitdeb=$out/src/corral-cockpit_${version}_all.deb
+for f in "$deb" "$sedeb" "$slurmdeb" "$cockpitdeb" "$changes"; do
     [ -f "$f" ] || { echo "FAIL: $f was not built"; ls "$out/src"; exit 1; }
 done
-cp "$deb" "$sedeb" "$slurmdeb" "$out/"
+cp "$deb" "$sedeb" "$slurmdeb" "$cockpitdeb" "$out/"
 
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -90,6 +91,17 @@ sctl=$out/slurm-control
 rm -rf "$sctl" && mkdir -p "$sctl" && dpkg-deb -e "$slurmdeb" "$sctl"
 grep -q 'dpkg-divert --package corral-slurm-compat' "$sctl/preinst" || fail "corral-slurm-compat does not divert Slurm's commands"
 grep -q -- '--remove' "$sctl/postrm" || fail "corral-slurm-compat does not give Slurm's commands back"
+
+# The Cockpit page (corral-cockpit(7)) only in corral-cockpit: static files and Cockpit's
+# own cockpit.js, nothing bundled, nothing to run with privileges.
+cockpitcontents=$(dpkg-deb -c "$cockpitdeb" | awk '{ print $NF }' | sed 's|^\./|/|')
+for f in manifest.json index.html corral.js corral.css; do
+    grep -qxF "/usr/share/cockpit/corral/$f" <<<"$cockpitcontents" || fail "corral-cockpit.deb lacks /usr/share/cockpit/corral/$f"
+    grep -qxF "/usr/share/cockpit/corral/$f" <<<"$contents" && fail "corral.deb holds /usr/share/cockpit/corral/$f"
+done
+grep -qxF /usr/share/man/man7/corral-cockpit.7.gz <<<"$cockpitcontents" || fail "corral-cockpit.deb lacks corral-cockpit(7)"
+dpkg-deb -f "$cockpitdeb" Depends | grep -q 'cockpit-bridge (>= 287)' || fail "corral-cockpit does not depend on cockpit-bridge (>= 287)"
+dpkg-deb -f "$cockpitdeb" Architecture | grep -qx all || fail "corral-cockpit is not Architecture: all"
 
 # The maintainer scripts: the configuration is a conffile; the socket is enabled and
 # started, and never stopped or restarted by an upgrade; the service is restarted after
