@@ -328,7 +328,7 @@
         want.forEach(function (j) {
             whyCache[j.id] = { at: now, text: whyCache[j.id] ? whyCache[j.id].text : null };
             corralJson(["why", String(j.id)]).then(function (w) {
-                var s = (w.why || []).join(" ");
+                var s = (w.why || []).join("; ");
                 whyCache[j.id] = { at: Date.now(), text: s || null };
                 var cell = document.querySelector("#queue-body tr[data-job='" + j.id + "'] .corral-why");
                 if (cell && s)
