@@ -145,8 +145,6 @@ static int run(int argc, char *argv[]) {
                 case 'l':
                         long_format = true;
                         break;
-                case 'r':
-                case 'a':
                 case 'i':
                         /* As Slurm: the listing again every N seconds, each under the date. */
                         if (safe_atou(optarg, &iterate) < 0 || iterate == 0) {
@@ -154,6 +152,8 @@ static int run(int argc, char *argv[]) {
                                 return 1;
                         }
                         break;
+                case 'r':
+                case 'a':
                 case 'S':
                 case ARG_ONLY_JOB_STATE: /* every field is cheap here */
                         break; /* array tasks are one line each already; one machine: no hidden partitions */

@@ -66,4 +66,20 @@ check 0 seff -h
 # No corrald needed: a host list is expanded here.
 check 0 scontrol show hostnames 'node[1-3]'
 check 0 scontrol show hostn 'node[1-'
+# squeue's options without effect here are taken, never read as another's value (--all once
+# fell into --iterate's parsing: Open OnDemand's squeue lines failed); a bad -i is refused.
+for o in --all -a -r --array; do
+    err=$(timeout 20 "$build/squeue" "$o" 2>&1 >/dev/null </dev/null)
+    case "$err" in
+        *iterate*|*nvalid*|*unrecognized*) echo "FAIL: squeue $o: $err" >&2; fail=1 ;;
+        *) echo "ok: squeue $o taken" ;;
+    esac
+done
+for v in 0 x; do
+    err=$(timeout 20 "$build/squeue" -i "$v" 2>&1 >/dev/null </dev/null)
+    case "$err" in
+        *"--iterate=$v"*) echo "ok: squeue -i $v refused" ;;
+        *) echo "FAIL: squeue -i $v: $err" >&2; fail=1 ;;
+    esac
+done
 exit $fail
