@@ -282,6 +282,15 @@ static void manager_for_test(Manager *m, const char *dir, DeviceSet *ds, SchedGp
         m->devices = ds;
 }
 
+/* m, made by manager_for_test(): the test's devices and nodes are not its to free, and
+ * the fake NVML is no longer corrald's library. */
+static void manager_for_test_free(Manager *m) {
+        unsetenv(NVML_LIBRARY_ENV);
+        m->devices = NULL;
+        m->nodes = NULL;
+        manager_free(m);
+}
+
 static void write_fake(const char *gpu1) {
         char tmp[160];
         FILE *f;
@@ -462,10 +471,7 @@ static void test_job_figures(void **state) {
                             "NVML sees GPU-cccc (0000:af:00.0, NVIDIA H100 80GB HBM3) that discovery does not schedule");
         json_object_put(r);
 
-        unsetenv(NVML_LIBRARY_ENV);
-        m->devices = NULL; /* not the manager's to free */
-        m->nodes = NULL;
-        manager_free(m);
+        manager_for_test_free(m);
 }
 
 static void write_fake2(int util0, int util1) {
@@ -675,10 +681,7 @@ static void test_idle_job(void **state) {
         for (unsigned i = 0; i < sent.n; i++)
                 free(sent.msg[i]);
 
-        unsetenv(NVML_LIBRARY_ENV);
-        m->devices = NULL; /* not the manager's to free */
-        m->nodes = NULL;
-        manager_free(m);
+        manager_for_test_free(m);
 }
 
 static json_object *submit_gpus(Manager *m, unsigned gpus, uint64_t *ret_id) {
@@ -853,11 +856,8 @@ static void test_unmanaged(void **state) {
         assert_int_equal(j->state, JOB_RUNNING);
         assert_int_equal(j->alloc->gpu_mask, 0x2);
 
-        unsetenv(NVML_LIBRARY_ENV);
-        m->devices = NULL; /* not the manager's to free */
-        m->gpus = NULL;
-        m->nodes = NULL;
-        manager_free(m);
+        m->gpus = NULL; /* the test's */
+        manager_for_test_free(m);
 }
 
 /* MIG devices as discovery finds them (gpu2, gpu3 of gpu0) get their UUID, profile and
@@ -946,19 +946,15 @@ static void test_mig_devices(void **state) {
         assert_int_equal(manager_find_job(m, other)->state, JOB_RUNNING);
         assert_int_equal(manager_find_job(m, other)->alloc->gpu_mask, UINT64_C(1) << 3);
 
-        unsetenv(NVML_LIBRARY_ENV);
         for (size_t i = 0; i < ELEMENTSOF(devs); i++) {
                 strv_free(devs[i].features);
                 free(devs[i].mig_uuid);
                 free(devs[i].mig_profile);
         }
-        m->devices = NULL; /* not the manager's to free */
-        m->gpus = NULL;
-        m->nodes = NULL;
-        manager_free(m);
+        m->gpus = NULL; /* the test's */
+        manager_for_test_free(m);
 }
 
-/* No library: telemetry is off, with why, in corral info; everything else works. */
 /* A shard job (1 of gpu0's 2 shards) whose own processes use more than half of gpu0's
  * memory: show and why say so, once; ShardMemoryPolicy=cancel cancels it, its reason
  * naming the GPU. Another job's process on the same GPU is not its. */
@@ -1065,12 +1061,10 @@ static void test_shard_memory(void **state) {
         assert_true(j->cancel_requested);
         assert_string_equal(j->reason, "ShardMemory gpu0");
 
-        unsetenv(NVML_LIBRARY_ENV);
-        m->devices = NULL; /* not the manager's to free */
-        m->nodes = NULL;
-        manager_free(m);
+        manager_for_test_free(m);
 }
 
+/* No library: telemetry is off, with why, in corral info; everything else works. */
 static void test_off(void **state) {
         Tree *t = *state;
         Manager *m = calloc(1, sizeof *m);
