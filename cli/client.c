@@ -330,9 +330,9 @@ int cli_call(Cli *cli, CorralMethod method, json_object *parameters, Reply *ret)
         return cli_receive(cli, cli->timeout_ms, ret);
 }
 
-int cli_call_list(Cli *cli, json_object *filter, Reply *ret) {
+int cli_call_list_page(Cli *cli, json_object *filter, uint64_t after, uint64_t max, Reply *ret) {
         _cleanup_json_ json_object *f = filter, *all = NULL;
-        uint64_t after = 0;
+        uint64_t n_all = 0, next_after = 0;
         int r;
 
         for (;;) {
@@ -340,7 +340,8 @@ int cli_call_list(Cli *cli, json_object *filter, Reply *ret) {
                 json_object *fc = NULL, *jobs, *next, *into;
                 uint64_t n;
 
-                if (json_object_deep_copy(f, &fc, NULL) < 0 || (after && json_add_u64(fc, "after_id", after) < 0)) {
+                if (json_object_deep_copy(f, &fc, NULL) < 0 || (after && json_add_u64(fc, "after_id", after) < 0) ||
+                    (max > 0 && json_add_u64(fc, "limit", MIN(max - n_all, (uint64_t) CORRAL_LIST_JOBS_MAX)) < 0)) {
                         json_object_put(fc);
                         return -ENOMEM;
                 }
@@ -354,6 +355,7 @@ int cli_call_list(Cli *cli, json_object *filter, Reply *ret) {
                         page = (Reply) {};
                         return 0;
                 }
+                n_all += json_object_array_length(jobs);
                 if (!all)
                         all = json_object_get(page.parameters);
                 else if (json_object_object_get_ex(all, "jobs", &into))
@@ -366,10 +368,21 @@ int cli_call_list(Cli *cli, json_object *filter, Reply *ret) {
                 if (json_get_u64(next, after + 1, CORRAL_JOB_ID_MAX, &n) < 0)
                         return -EBADMSG;
                 after = n;
+                /* As many as asked for: where the next page would start is the caller's. */
+                if (max > 0 && n_all >= max) {
+                        next_after = n;
+                        break;
+                }
         }
         json_object_object_del(all, "next_after_id");
+        if (next_after > 0 && json_add_u64(all, "next_after_id", next_after) < 0)
+                return -ENOMEM;
         *ret = (Reply) { .parameters = TAKE_PTR(all) };
         return 0;
+}
+
+int cli_call_list(Cli *cli, json_object *filter, Reply *ret) {
+        return cli_call_list_page(cli, filter, 0, 0, ret);
 }
 
 int cli_exit_status_from_errno(int r) {

@@ -60,6 +60,9 @@ int cli_call(Cli *cli, CorralMethod method, json_object *parameters, Reply *ret)
 /* List, page after page (corrald answers at most about 768 KiB at a time), as one reply
  * with all the jobs. Takes filter. An error reply is returned as the daemon sent it. */
 int cli_call_list(Cli *cli, json_object *filter, Reply *ret);
+/* The same from the job after `after` (0: the first), and at most max jobs (0: all); when
+ * more are left, the reply's "next_after_id" says where the next page starts. */
+int cli_call_list_page(Cli *cli, json_object *filter, uint64_t after, uint64_t max, Reply *ret);
 /* For streams: cli_send(..., more=true), then cli_receive() with no deadline. */
 int cli_send(Cli *cli, CorralMethod method, json_object *parameters, bool more);
 int cli_receive(Cli *cli, int timeout_ms, Reply *ret);

@@ -141,6 +141,8 @@ int queue_print(FILE *f, JobEntry *jobs, size_t n, time_t now, unsigned show_sec
 int job_show_print(FILE *f, const JobEntry *e, time_t now);
 /* The lines `corral show` adds for a job's GPU figures (Show's "gpu_usage" in job). */
 void job_gpu_usage_print(FILE *f, json_object *job);
+/* The job's state history ("history"), if the reply has one. */
+void job_history_print(FILE *f, json_object *job);
 /* corral info's GPU table: each device with its model, NUMA node, PCI address, features
  * and the job holding it. */
 struct DeviceInfo;

@@ -220,11 +220,14 @@ static void queue_help(void) {
                "  -l, --long             also what your jobs were charged: core-hours, service\n"
                "                         units, CPU efficiency and memory peak\n"
                "      --json             print the reply as JSON\n"
+               "      --limit N          at most N jobs (with --json: its \"next_after_id\" says\n"
+               "                         where the next page starts)\n"
+               "      --after ID         only jobs after job ID, in the order of their ids\n"
                "  -h, --help             show this help\n");
 }
 
 int verb_queue(Cli *cli, int argc, char **argv) {
-        enum { ARG_ME = 0x100, ARG_JSON };
+        enum { ARG_ME = 0x100, ARG_JSON, ARG_LIMIT, ARG_AFTER };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "json", no_argument, NULL, ARG_JSON },
@@ -238,6 +241,8 @@ int verb_queue(Cli *cli, int argc, char **argv) {
                 { "partition", required_argument, NULL, 'q' },
                 { "all", no_argument, NULL, 'a' },
                 { "long", no_argument, NULL, 'l' },
+                { "limit", required_argument, NULL, ARG_LIMIT },
+                { "after", required_argument, NULL, ARG_AFTER },
                 {},
         };
         _cleanup_strv_free_ char **states = NULL;
@@ -246,7 +251,9 @@ int verb_queue(Cli *cli, int argc, char **argv) {
         _cleanup_(reply_done) Reply reply = {};
         const char *project = NULL, *queue = NULL;
         bool all = false, retried = false;
+        uint64_t limit = 0, after = 0;
         unsigned show = 0, flags = 0;
+        json_object *next;
         size_t kept = 0;
         int c, r;
 
@@ -301,6 +308,19 @@ int verb_queue(Cli *cli, int argc, char **argv) {
                 case 'l':
                         flags |= QUEUE_PRINT_LONG;
                         break;
+                case ARG_LIMIT:
+                        if (safe_atou64(optarg, &limit) < 0 || limit == 0 || limit > CORRAL_LIST_JOBS_MAX) {
+                                log_error("queue: --limit '%s': a number of jobs, 1 to %u", optarg,
+                                          CORRAL_LIST_JOBS_MAX);
+                                return CLI_EXIT_USAGE;
+                        }
+                        break;
+                case ARG_AFTER:
+                        if (safe_atou64(optarg, &after) < 0 || after > CORRAL_JOB_ID_MAX) {
+                                log_error("queue: --after '%s': a job id", optarg);
+                                return CLI_EXIT_USAGE;
+                        }
+                        break;
                 default:
                         log_error("queue: see corral queue --help");
                         return CLI_EXIT_USAGE;
@@ -321,7 +341,7 @@ int verb_queue(Cli *cli, int argc, char **argv) {
                     json_add_string(f, "queue", queue) < 0 || (!retried && json_add_string(f, "project", project) < 0))
                         return cli_oom();
                 reply_done(&reply);
-                r = cli_call_list(cli, TAKE_PTR(f), &reply);
+                r = cli_call_list_page(cli, TAKE_PTR(f), after, limit, &reply);
                 if (r < 0)
                         return cli_exit_status_from_errno(r);
                 /* "project" came after the first protocol version: a daemon that refuses it
@@ -375,6 +395,9 @@ int verb_queue(Cli *cli, int argc, char **argv) {
         r = queue_print(stdout, l.items, l.n, time(NULL), show, flags);
         if (r == -ENOMEM)
                 return cli_oom();
+        if (r >= 0 && json_object_object_get_ex(reply.parameters, "next_after_id", &next))
+                printf("More jobs after job %s: corral queue --after %s\n", json_object_get_string(next),
+                       json_object_get_string(next));
         return r < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
 }
 
@@ -384,7 +407,8 @@ static void field(FILE *f, const char *key, const char *fmt, ...) _printf_(3, 4)
 static void field(FILE *f, const char *key, const char *fmt, ...) {
         va_list ap;
 
-        fprintf(f, "%14s: ", key);
+        /* An empty key continues the field above. */
+        fprintf(f, isempty(key) ? "%16s" : "%14s: ", key);
         /* Values are the users' (names, paths, commands): escaped, whatever was stored. */
         va_start(ap, fmt);
         (void) vfprintf_escaped(f, fmt, ap);
@@ -471,6 +495,54 @@ int job_show_print(FILE *f, const JobEntry *e, time_t now) {
                 field(f, "TasksPeak", "%" PRIu64, j->usage.tasks_peak);
         }
         return ferror(f) ? -EIO : 0;
+}
+
+/* A history event's words: corrald's event names, which a newer corrald may add to. */
+static const char *history_words(const char *event) {
+        static const struct {
+                const char *event, *words;
+        } table[] = {
+                { "submit", "submitted" },  { "hold", "held" },          { "release", "released" },
+                { "start", "started" },     { "suspend", "suspended" },  { "resume", "resumed" },
+                { "end", "ended" },         { "cancel", "cancelled" },   { "requeue", "requeued" },
+                { "node_fail", "lost" },    { "block", "blocked" },      { "unblock", "unblocked" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (streq_ptr(event, table[i].event))
+                        return table[i].words;
+        return event;
+}
+
+static const char *history_by(const char *by) {
+        if (streq_ptr(by, "owner"))
+                return " by its owner";
+        if (streq_ptr(by, "admin"))
+                return " by an administrator";
+        if (streq_ptr(by, "scheduler"))
+                return " by the scheduler (preemption)";
+        return "";
+}
+
+/* Its state changes (corrald's "history", for its owner and administrators). */
+void job_history_print(FILE *f, json_object *job) {
+        json_object *h, *v;
+
+        if (!json_object_object_get_ex(job, "history", &h) || !json_object_is_type(h, json_type_array))
+                return;
+        for (size_t i = 0; i < json_object_array_length(h); i++) {
+                json_object *e = json_object_array_get_idx(h, i);
+                const char *state = json_object_object_get_ex(e, "state", &v) ? json_object_get_string(v) : NULL;
+                const char *event = json_object_object_get_ex(e, "event", &v) ? json_object_get_string(v) : NULL;
+                const char *reason = json_object_object_get_ex(e, "reason", &v) ? json_object_get_string(v) : NULL;
+                const char *by = json_object_object_get_ex(e, "by", &v) ? json_object_get_string(v) : NULL;
+                uint64_t t = json_object_object_get_ex(e, "time", &v) ? (uint64_t) json_object_get_int64(v) : 0;
+                char a[64];
+
+                field(f, i == 0 ? "History" : "", "%s  %-13s %s%s%s%s%s", format_timestamp(a, sizeof a, t),
+                      strna(state), strna(history_words(event)), history_by(by), reason ? " (" : "", strempty(reason),
+                      reason ? ")" : "");
+        }
 }
 
 /* What the job did with each GPU it held, from NVML's readings (corrald's gpu_usage). */
@@ -575,6 +647,7 @@ int verb_show(Cli *cli, int argc, char **argv) {
                         field(stdout, "GPUIdle", "%s", json_object_get_string(v));
                 if (json_object_object_get_ex(job, "gpu_share_exceeded", &v) && json_object_is_type(v, json_type_string))
                         field(stdout, "GPUShare", "%s", json_object_get_string(v));
+                job_history_print(stdout, job);
         }
         return status;
 }

@@ -269,6 +269,19 @@ int verb_info(Cli *cli, int argc, char **argv) {
                                 printf("              NVML and discovery differ: %s\n",
                                        strna(json_object_get_string(json_object_array_get_idx(devices, i))));
         }
+        if (get_u64(reply.parameters, "jobs_running", &u)) {
+                uint64_t w = 0, h = 0;
+
+                (void) get_u64(reply.parameters, "jobs_waiting", &w);
+                (void) get_u64(reply.parameters, "jobs_held", &h);
+                printf("        Jobs: %" PRIu64 " running, %" PRIu64 " waiting, %" PRIu64 " held\n", u, w, h);
+        }
+        if (get_u64(reply.parameters, "last_pass_usec", &u)) {
+                uint64_t n = 0;
+
+                (void) get_u64(reply.parameters, "last_pass_jobs", &n);
+                printf("   Last pass: %.1f ms, %" PRIu64 " job%s\n", (double) u / 1000.0, n, n == 1 ? "" : "s");
+        }
         printf("      Socket: %s\n", client_path(cli->client));
         if (json_object_object_get_ex(reply.parameters, "queues", &queues) &&
             json_object_is_type(queues, json_type_array)) {

@@ -23,6 +23,9 @@
     var superuser = false;
     var queueJobs = [];
     var queuePage = 0;
+    var queueCursors = [0];     /* each page's --after */
+    var queueNext = 0;          /* the next page's, 0: none */
+    var queueOwnCount = 0, queuePageCount = 0;
     var queueTimer = null;
     var queueInFlight = false;
     var lastQueueOut = null;
@@ -207,50 +210,60 @@
 
     /* ---- queue ---- */
 
-    function queueArgs() {
-        var a = ["queue"];
-        var u = $("f-user").value.trim(), p = $("f-project").value.trim(),
-            q = $("f-queue").value.trim(), s = $("f-state").value;
-        if (u) a.push("--user", u);
+    /* The filters, but the user's: corral queue's own options. */
+    function queueFilterArgs() {
+        var a = [];
+        var p = $("f-project").value.trim(), q = $("f-queue").value.trim(), s = $("f-state").value;
         if (p) a.push("--project", p);
         if (q) a.push("--queue", q);
         if (s) a.push("--state", s);
         return a;
     }
 
+    /* Two listings, each bounded whatever the queue's length: the user's own jobs (corrald
+     * answers "--me" from its per-user index), and one page of everyone's in the order of
+     * their ids (--limit, --after: corrald starts the page where the last one ended). With
+     * 10,000 jobs queued, the page never fetches, parses or renders all of them. */
     function refreshQueue() {
         if (queueInFlight)
             return;
         queueInFlight = true;
         var t0 = performance.now();
-        corral(queueArgs().concat(["--json"])).then(function (out) {
+        var user = $("f-user").value.trim(), mine = me ? me.name : null;
+        var filters = queueFilterArgs();
+        var own = !user || user === mine;
+        var others = !user || user !== mine;
+        var calls = [
+            own && mine ? corral(["queue", "--json", "--user", mine].concat(filters)) : Promise.resolve(null),
+            others ? corral(["queue", "--json", "--limit", String(PAGE_ROWS)]
+                .concat(queueCursors[queuePage] ? ["--after", String(queueCursors[queuePage])] : [])
+                .concat(user ? ["--user", user] : []).concat(filters)) : Promise.resolve(null),
+        ];
+        Promise.all(calls).then(function (outs) {
             queueInFlight = false;
+            var key = String(outs[0]) + "\n" + String(outs[1]);
             /* Unchanged: the rows stay as they are, so that a button is not replaced
              * under the pointer between a press and its release. */
-            if (out === lastQueueOut && queueJobs.length) {
-                $("queue-status").textContent = queueJobs.length + " job" + (queueJobs.length === 1 ? "" : "s") +
-                    ", updated " + new Date().toLocaleTimeString();
+            if (key === lastQueueOut) {
+                queueStatus();
                 return;
             }
-            lastQueueOut = out;
-            var reply = JSON.parse(out);
-            var jobs = reply.jobs || [];
-            var mine = me ? me.name : null;
-            /* Own jobs first, then running before waiting, then by id. */
+            lastQueueOut = key;
+            var ownReply = outs[0] ? JSON.parse(outs[0]) : { jobs: [] };
+            var pageReply = outs[1] ? JSON.parse(outs[1]) : { jobs: [] };
+            /* Running before waiting, then by id; one's own first. */
             var rank = function (j) {
                 return j.state === "RUNNING" ? 0 : isPending(j) ? 1 : 2;
             };
-            jobs.sort(function (a, b) {
-                var ma = a.user === mine ? 0 : 1, mb = b.user === mine ? 0 : 1;
-                return ma - mb || rank(a) - rank(b) || a.id - b.id;
-            });
-            queueJobs = jobs;
-            var pages = Math.max(1, Math.ceil(jobs.length / PAGE_ROWS));
-            if (queuePage >= pages)
-                queuePage = pages - 1;
+            var order = function (a, b) { return rank(a) - rank(b) || a.id - b.id };
+            var ownJobs = (ownReply.jobs || []).sort(order);
+            var rest = (pageReply.jobs || []).filter(function (j) { return j.user !== mine || !own }).sort(order);
+            queueOwnCount = ownJobs.length;
+            queuePageCount = (pageReply.jobs || []).length;
+            queueNext = pageReply.next_after_id || 0;
+            queueJobs = ownJobs.concat(rest);
             renderQueue();
-            $("queue-status").textContent = jobs.length + " job" + (jobs.length === 1 ? "" : "s") +
-                ", updated " + new Date().toLocaleTimeString();
+            queueStatus();
             if (!firstViewReported) {
                 firstViewReported = true;
                 /* Read by the browser test's benchmark. */
@@ -263,6 +276,13 @@
             $("queue-status").textContent = "";
             showAlert(errText(ex), "danger");
         });
+    }
+
+    function queueStatus() {
+        var own = queueOwnCount ? queueOwnCount + " of yours; " : "";
+        $("queue-status").textContent = own + "page " + (queuePage + 1) + ": " + queuePageCount + " job" +
+            (queuePageCount === 1 ? "" : "s") + (queueNext ? ", more on the next page" : "") +
+            "; updated " + new Date().toLocaleTimeString();
     }
 
     function actionButton(label, verb, j) {
@@ -288,11 +308,9 @@
 
     function renderQueue() {
         var body = $("queue-body");
-        var start = queuePage * PAGE_ROWS;
-        var rows = queueJobs.slice(start, start + PAGE_ROWS);
         var frag = document.createDocumentFragment();
         var mine = me ? me.name : null;
-        rows.forEach(function (j) {
+        queueJobs.forEach(function (j) {
             var why = isPending(j) ? reasonWords(j) : j.start_time ? "started " + fmtTime(j.start_time) : "";
             if (isPending(j) && j.est_start)
                 why += (why ? "; " : "") + "expected to start " + fmtTime(j.est_start);
@@ -310,18 +328,17 @@
             frag.appendChild(tr);
         });
         body.replaceChildren(frag);
-        var pages = Math.max(1, Math.ceil(queueJobs.length / PAGE_ROWS));
-        $("page-info").textContent = "Page " + (queuePage + 1) + " of " + pages;
+        $("page-info").textContent = "Page " + (queuePage + 1);
         $("page-prev").disabled = queuePage === 0;
-        $("page-next").disabled = queuePage >= pages - 1;
+        $("page-next").disabled = !queueNext;
     }
 
     /* The user's own waiting jobs on this page get corral why's first sentence. */
     function explainOwnPending() {
         if (!me)
             return;
-        var now = Date.now(), start = queuePage * PAGE_ROWS;
-        var want = queueJobs.slice(start, start + PAGE_ROWS).filter(function (j) {
+        var now = Date.now();
+        var want = queueJobs.filter(function (j) {
             var w = whyCache[j.id];
             return j.user === me.name && isPending(j) && (!w || now - w.at > WHY_TTL_MS);
         }).slice(0, WHY_MAX);
@@ -369,10 +386,28 @@
     function setupQueue() {
         $("queue-filters").addEventListener("submit", function (ev) { ev.preventDefault(); refreshQueue() });
         ["f-user", "f-project", "f-queue", "f-state"].forEach(function (id) {
-            $(id).addEventListener("change", function () { queuePage = 0; lastQueueOut = null; refreshQueue() });
+            $(id).addEventListener("change", function () {
+                queuePage = 0;
+                queueCursors = [0];
+                lastQueueOut = null;
+                refreshQueue();
+            });
         });
-        $("page-prev").addEventListener("click", function () { queuePage--; renderQueue(); explainOwnPending() });
-        $("page-next").addEventListener("click", function () { queuePage++; renderQueue(); explainOwnPending() });
+        /* Pages by where each starts (the job id before it), as corrald pages. */
+        $("page-prev").addEventListener("click", function () {
+            if (queuePage > 0)
+                queuePage--;
+            lastQueueOut = null;
+            refreshQueue();
+        });
+        $("page-next").addEventListener("click", function () {
+            if (!queueNext)
+                return;
+            queueCursors[queuePage + 1] = queueNext;
+            queuePage++;
+            lastQueueOut = null;
+            refreshQueue();
+        });
         var onAction = function (ev) {
             var b = ev.target.closest("button[data-action]");
             if (b)
@@ -475,6 +510,20 @@
                 items.push(el("li", { text: "Expected to start " + fmtTime(why.est_start) }));
         }
         ul.replaceChildren.apply(ul, items);
+        /* Its state changes, as corral show prints them (corrald gives them to its owner
+         * and administrators). */
+        var BY = { owner: " by its owner", admin: " by an administrator", scheduler: " by the scheduler (preemption)" };
+        var WORDS = { submit: "submitted", hold: "held", release: "released", start: "started", suspend: "suspended",
+            resume: "resumed", end: "ended", cancel: "cancelled", requeue: "requeued", node_fail: "lost",
+            block: "blocked", unblock: "unblocked" };
+        var hist = (j.history || []).map(function (h) {
+            return el("li", {}, [
+                el("time", { datetime: new Date(h.time * 1000).toISOString(), text: fmtTime(h.time) }), " ",
+                el("span", { class: "corral-state corral-state-" + h.state, text: h.state }), " ",
+                (WORDS[h.event] || h.event) + (BY[h.by] || "") + (h.reason ? " (" + h.reason + ")" : ""),
+            ]);
+        });
+        $("job-history").replaceChildren.apply($("job-history"), hist);
         var unit = "corral-job-" + j.id + ".scope";
         var a = $("job-unit");
         a.textContent = unit + " in Services";
@@ -657,6 +706,8 @@
                     ["Host", info.hostname], ["Corral", info.version],
                     ["CPUs", info.cpus], ["NUMA nodes", info.numa_nodes],
                     ["Memory", fmtBytes(info.memory)], ["Policy", info.policy],
+                    ["Jobs", info.jobs_running !== undefined ? info.jobs_running + " running, " +
+                        info.jobs_waiting + " waiting, " + info.jobs_held + " held" : ""],
                     ["Last scheduling pass", info.last_pass_usec !== undefined ?
                         (info.last_pass_usec / 1000).toFixed(1) + " ms, " + info.last_pass_jobs + " jobs" : ""],
                     ["Configuration", info.config_error ? "BROKEN on disk: " + info.config_error +
@@ -682,20 +733,30 @@
                     frag.appendChild(g);
                 }
                 cpus.replaceChildren(frag);
+                /* NVML's figures by the card's UUID (a MIG device has none of its own). */
                 var telem = {};
-                (info.gpu_telemetry && info.gpu_telemetry.gpus || []).forEach(function (t) { telem[t.index] = t });
+                (info.gpu_telemetry && info.gpu_telemetry.gpus || []).forEach(function (t) { telem[t.uuid] = t });
                 var gpus = (info.devices || []).map(function (d) {
-                    var holder = d.job_id ? "job " + d.job_id + " (" + (d.user || "?") + ")" : d.offline ? "gone" : "free";
+                    var holder = d.job_id ? "job " + d.job_id + " (" + (d.user || "?") + ")" : d.offline ? "gone" :
+                        d.mig_mode ? "MIG mode: its MIG devices are given out" : "free";
                     if (d.shard_holders && d.shard_holders.length)
                         holder = d.shard_holders.map(function (h) {
                             return "job " + h.job_id + " (" + h.user + ", " + h.shards + " shards)";
                         }).join(", ");
-                    var t = telem[d.index];
+                    else if (d.shards && !d.job_id && !d.offline)
+                        holder = "free, " + d.shards + " shards";
+                    var model = d.mig_profile ? (d.model ? d.model + " " : "") + "MIG " + d.mig_profile +
+                        " (" + (d.mig_of || "?") + " GI " + d.mig_gi + " CI " + d.mig_ci + ")" : d.model || "";
+                    var t = d.uuid && telem[d.uuid];
+                    var use = t && t.utilization !== undefined ? t.utilization + "%" : "";
+                    if (t && t.memory_used !== undefined)
+                        use += (use ? ", " : "") + fmtBytes(t.memory_used) +
+                            (t.memory_total ? " of " + fmtBytes(t.memory_total) : "");
                     return el("tr", {}, [
-                        el("td", { text: d.index + " " + d.name }), el("td", { text: d.model || "" }),
+                        el("td", { text: d.index + " " + d.name }), el("td", { text: model }),
                         el("td", { text: d.numa_node !== undefined ? String(d.numa_node) : "-" }),
                         el("td", { text: holder }),
-                        el("td", { text: t && t.util !== undefined ? t.util + "%" + (t.memory_used ? ", " + fmtBytes(t.memory_used) : "") : "" }),
+                        el("td", { text: use }),
                     ]);
                 });
                 if (!gpus.length)

@@ -147,7 +147,7 @@ _corral() {
             ;;
         queue|jobs)
             takes_jobs=0
-            opts='-u --user --me -t --state --states -p --project -A --account -q --queue --partition -a --all -l --long --json -h --help' ;;
+            opts='-u --user --me -t --state --states -p --project -A --account -q --queue --partition -a --all -l --long --limit --after --json -h --help' ;;
         show)    opts='--json -h --help' job_states=all ;;
         logs)    opts='-f --follow -n --lines --max-bytes --raw --json -h --help' job_states=all ;;
         cancel)  opts='-n --name --job-name -u --user --me -t --state --states --json -h --help' ;;
@@ -208,6 +208,8 @@ _corral() {
             [[ $verb == queue || $verb == jobs ]] && { COMPREPLY=($(compgen -W "$(__corral_queues)" -- "$cur")); return; } ;;
         -n|--lines|--name|--job-name)
             [[ $verb == logs || $verb == cancel ]] && return ;;
+        --limit|--after)
+            [[ $verb == queue || $verb == jobs ]] && return ;;
     esac
 
     if [[ $cur == -* ]] || ((!takes_jobs)); then

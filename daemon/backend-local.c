@@ -185,7 +185,7 @@ static int local_check_request(Manager *m, const SubmitRequest *req, const Queue
 
 static int local_cancel(Manager *m, Job *j, JobActor by) {
         if (job_state_is_pending(j->state))
-                return manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled");
+                return manager_job_transition_by(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled", by);
         (void) manager_job_mark(m, j, JOB_MARK_CANCEL, by);
         if (!j->launching && executor_cancel(m->executor, j->id, NULL, NULL) < 0)
                 return -EIO;

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "interactive-job.h"
+#include "job-history.h"
 #include "job-mail.h"
 #include "job-table.h"
 #include "job-transition.h"
@@ -107,6 +108,9 @@ static int job_hold_admin(Manager *m, Job *j, const char *reason) {
         j->held_by_admin = true;
         (void) job_set_reason(j, reason);
         r = manager_job_save(m, j);
+        if (r >= 0 && manager_job_history_record(m, j, JOB_EVENT_HOLD, JOB_HELD, j->requeue_count,
+                                                 (uint64_t) time(NULL), JOB_BY_ADMIN) < 0)
+                log_warning("Cannot record job %" PRIu64 "'s hold in its history: %s", j->id, store_error(m->store));
         if (r < 0) {
                 j->held_by_admin = false;
                 j->reason = reason_before; /* interned: still there */
@@ -220,6 +224,14 @@ int manager_job_transition_by(Manager *m, Job *j, JobEvent event, JobState to, c
                 return manager_add_job(m, j);
         }
         r = manager_job_save(m, j);
+        if (r >= 0) {
+                /* Its history only tells: a change the store cannot record there still
+                 * happens. */
+                int k = manager_job_history_record(m, j, event, from, before.requeue_count, now, by);
+                if (k < 0)
+                        log_warning_errno(k, "Cannot record job %" PRIu64 "'s %s in its history: %s", j->id,
+                                          job_event_to_string(event), store_error(m->store));
+        }
         if (r < 0) {
                 *j = before;
                 if (j->run)

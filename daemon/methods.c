@@ -23,6 +23,7 @@
 #include "job-logs.h"
 #include "job-table.h"
 #include "job-transition.h"
+#include "job-history.h"
 #include "job-why.h"
 #include "json-util.h"
 #include "log.h"
@@ -978,8 +979,11 @@ static json_object *method_show(Manager *m, Call *call, const Peer *peer, json_o
         details = authz_check(&ap, AUTHZ_SHOW_DETAILS, &aj, &m->authz) >= 0;
         o = manager_job_json(m, j, details);
         /* What it did with its GPUs, beside its charge: for those who see its details. */
-        if (o && details)
+        if (o && details) {
                 (void) json_add(o, "gpu_usage", manager_gpu_jobs_usage_json(m, j->id));
+                /* Its state changes, for those who see its reasons and requests. */
+                (void) json_add(o, "history", manager_job_history_json(m, j));
+        }
         if (o) {
                 _cleanup_free_ char *idle = manager_gpu_jobs_idle_text(m, j);
                 uint64_t sec = manager_gpu_jobs_idle_sec(m, j, NULL);
@@ -1079,7 +1083,7 @@ static json_object *hold_or_release(Manager *m, const Peer *peer, json_object *p
         } else {
                 if (j->state == JOB_HELD && (err = check_access_again(m, peer, j)))
                         return err;
-                r = manager_job_transition(m, j, JOB_EVENT_RELEASE, JOB_QUEUED, NULL);
+                r = manager_job_transition_by(m, j, JOB_EVENT_RELEASE, JOB_QUEUED, NULL, job_actor(m, peer, j));
         }
         if (r == -EBUSY || r == -EALREADY)
                 return invalid_state(j);
@@ -1118,7 +1122,7 @@ static void on_freeze_done(Executor *e, uint64_t id, int error, const char *mess
                         /* A pass suspended it while this freeze was under way: theirs stands too. */
                         (void) manager_job_mark(m, j, JOB_MARK_SUSPEND, fc->by);
                 else if (j && !fc->freeze && j->state == JOB_SUSPENDED)
-                        (void) manager_job_transition(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL);
+                        (void) manager_job_transition_by(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL, fc->by);
                 reply = ok_reply(NULL);
         }
         if (fc->call) {
@@ -1209,7 +1213,8 @@ static json_object *method_requeue(Manager *m, Call *call, const Peer *peer, jso
          * new submission would. */
         if ((err = check_user_limits(m, j->uid, 1, j->request_bytes)))
                 return err;
-        if (manager_job_transition(m, j, JOB_EVENT_REQUEUE, hold ? JOB_HELD : JOB_QUEUED, "Requeued") < 0)
+        if (manager_job_transition_by(m, j, JOB_EVENT_REQUEUE, hold ? JOB_HELD : JOB_QUEUED, "Requeued",
+                                      job_actor(m, peer, j)) < 0)
                 return reply_error_new(CORRAL_ERROR_INTERNAL_ERROR, NULL);
         return ok_reply(NULL);
 }
@@ -1465,6 +1470,31 @@ static json_object *method_get_info(Manager *m, Call *call, const Peer *peer, js
         json_add_string(p, "policy", m->sched_config.policy->name);
         json_add_u64(p, "last_pass_usec", m->last_pass_usec);
         json_add_u64(p, "last_pass_jobs", m->last_pass_jobs);
+        {
+                /* The queue at a glance (corral info, the Cockpit page's health): a walk
+                 * of memory, a fraction of a millisecond at 100,000 jobs. */
+                uint64_t running = 0, waiting = 0, held = 0;
+
+                for (size_t i = 0; i < m->n_jobs; i++)
+                        switch (m->jobs[i]->state) {
+                        case JOB_RUNNING:
+                        case JOB_SUSPENDED:
+                                running++;
+                                break;
+                        case JOB_QUEUED:
+                        case JOB_BLOCKED:
+                                waiting++;
+                                break;
+                        case JOB_HELD:
+                                held++;
+                                break;
+                        default:
+                                break;
+                        }
+                json_add_u64(p, "jobs_running", running);
+                json_add_u64(p, "jobs_waiting", waiting);
+                json_add_u64(p, "jobs_held", held);
+        }
         json_add_u64(p, "store_commits", store_n_commits(m->store));
         json_add_u64(p, "store_syncs", store_n_syncs(m->store));
         for (size_t i = 0; i < m->config->n_queues; i++) {

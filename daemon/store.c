@@ -56,6 +56,9 @@ typedef enum StmtId {
         STMT_USAGE_BY_DAY,
         STMT_RECORD_GPU_USAGE,
         STMT_LOAD_GPU_USAGE,
+        STMT_INSERT_JOB_EVENT,
+        STMT_LOAD_JOB_EVENTS,
+        STMT_LOAD_JOB_RUNS,
         _STMT_MAX,
 } StmtId;
 
@@ -185,6 +188,16 @@ static const char *const migrations[] = {
          * summed, by cgroup; NULL: NVML listed none of them), beside the whole GPU's: on a
          * GPU others share, the job's own share. */
         "ALTER TABLE job_gpu_usage ADD COLUMN own_memory_max INTEGER;",
+        /* 10: a job's state changes that its row does not date (the submission, each run's
+         * start and end are its submit_time, start_time and end_time, and job_usage's for
+         * the runs before): holds, releases, suspensions, resumes, requeues, blocks, a
+         * cancel before it started, a node failure (job-history.c puts them together).
+         * Each with the run it belongs to (the job's requeue count then), the states by
+         * name, the reason and who acted. Kept out of the paths every job takes, so that
+         * a trivial job's commits write no more pages than before. */
+        "CREATE TABLE IF NOT EXISTS job_events (job_id INTEGER NOT NULL, run INTEGER NOT NULL, time INTEGER NOT NULL,"
+        "  event TEXT NOT NULL, state_from TEXT NOT NULL, state_to TEXT NOT NULL, reason TEXT, actor TEXT);"
+        "CREATE INDEX IF NOT EXISTS job_events_job ON job_events (job_id);",
 };
 /* A GPU an allocation holds by the name it had when the allocation was stored, not by
  * identity: rows written before schema 7 hold names by position ("gpu3"), and a card that
@@ -282,6 +295,16 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "SELECT gpu, uuid, samples, util_mean, util_max, memory_max, energy_j, held_sec, run, own_memory_max"
                 " FROM job_gpu_usage WHERE job_id=?1"
                 " AND run=(SELECT MAX(run) FROM job_gpu_usage WHERE job_id=?1) ORDER BY gpu",
+        [STMT_INSERT_JOB_EVENT] =
+                "INSERT INTO job_events (job_id, run, time, event, state_from, state_to, reason, actor)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        /* The latest ?2, oldest first. */
+        [STMT_LOAD_JOB_EVENTS] =
+                "SELECT run, time, event, state_from, state_to, reason, actor FROM"
+                " (SELECT rowid, * FROM job_events WHERE job_id=?1 ORDER BY rowid DESC LIMIT ?2) ORDER BY rowid",
+        [STMT_LOAD_JOB_RUNS] =
+                "SELECT run, start_time, end_time FROM"
+                " (SELECT * FROM job_usage WHERE job_id=?1 ORDER BY run DESC LIMIT ?2) ORDER BY run",
         [STMT_LOAD_GPUS] = "SELECT idx, uuid, pci_address, vendor, name FROM gpus ORDER BY idx",
         [STMT_INSERT_CHARGE] =
                 "INSERT INTO job_usage (job_id, run, uid, user, project, queue, start_time, end_time, cpus,"
@@ -1599,4 +1622,97 @@ int store_usage_rows(Store *s, const StoreUsageQuery *q, store_usage_cb cb, void
                         break;
         }
         return r;
+}
+
+int store_record_job_event(Store *s, uint64_t job_id, uint32_t run, uint64_t time, const char *event, const char *from,
+                           const char *to, const char *reason, const char *by) {
+        int r = begin(s);
+
+        if (r < 0)
+                return r;
+        return stmt_exec(s, STMT_INSERT_JOB_EVENT,
+                         SQL_ARGS(SQL_INT(job_id), SQL_INT(run), SQL_INT(MIN(time, (uint64_t) INT64_MAX)),
+                                  SQL_TEXT(event), SQL_TEXT(from), SQL_TEXT(to), SQL_TEXT(reason), SQL_TEXT(by)));
+}
+
+void store_job_events_free(StoreJobEvent *e, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(e[i].event);
+                free(e[i].from);
+                free(e[i].to);
+                free(e[i].reason);
+                free(e[i].by);
+        }
+        free(e);
+}
+
+static int column_strdup(sqlite3_stmt *st, int col, char **ret) {
+        const char *t = (const char *) sqlite3_column_text(st, col);
+
+        *ret = NULL;
+        if (t && !(*ret = strdup(t)))
+                return -ENOMEM;
+        return 0;
+}
+
+int store_load_job_events(Store *s, uint64_t job_id, unsigned max, StoreJobEvent **ret, size_t *ret_n) {
+        _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
+        StoreJobEvent *rows = NULL;
+        size_t n = 0;
+        int r;
+
+        STMT_FOREACH_ROW(s, st, r, STMT_LOAD_JOB_EVENTS, SQL_ARGS(SQL_INT(job_id), SQL_INT(max))) {
+                StoreJobEvent *a = reallocarray(rows, n + 1, sizeof *rows);
+
+                if (!a) {
+                        r = -ENOMEM;
+                        break;
+                }
+                rows = a;
+                rows[n] = (StoreJobEvent) {
+                        .run = (uint32_t) sqlite3_column_int64(st, 0),
+                        .time = (uint64_t) MAX(sqlite3_column_int64(st, 1), 0),
+                };
+                n++;
+                if ((r = column_strdup(st, 2, &rows[n - 1].event)) < 0 ||
+                    (r = column_strdup(st, 3, &rows[n - 1].from)) < 0 || (r = column_strdup(st, 4, &rows[n - 1].to)) < 0 ||
+                    (r = column_strdup(st, 5, &rows[n - 1].reason)) < 0 || (r = column_strdup(st, 6, &rows[n - 1].by)) < 0)
+                        break;
+        }
+        if (r < 0) {
+                store_job_events_free(rows, n);
+                return r;
+        }
+        *ret = rows;
+        *ret_n = n;
+        return 0;
+}
+
+int store_load_job_runs(Store *s, uint64_t job_id, unsigned max, StoreJobRun **ret, size_t *ret_n) {
+        _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
+        StoreJobRun *rows = NULL;
+        size_t n = 0;
+        int r;
+
+        STMT_FOREACH_ROW(s, st, r, STMT_LOAD_JOB_RUNS, SQL_ARGS(SQL_INT(job_id), SQL_INT(max))) {
+                StoreJobRun *a = reallocarray(rows, n + 1, sizeof *rows);
+
+                if (!a) {
+                        r = -ENOMEM;
+                        break;
+                }
+                rows = a;
+                rows[n++] = (StoreJobRun) {
+                        .run = (uint32_t) sqlite3_column_int64(st, 0),
+                        .start_time = (uint64_t) MAX(sqlite3_column_int64(st, 1), 0),
+                        .end_time = (uint64_t) MAX(sqlite3_column_int64(st, 2), 0),
+                };
+        }
+        if (r < 0) {
+                free(rows);
+                return r;
+        }
+        *ret = rows;
+        *ret_n = n;
+        return 0;
 }

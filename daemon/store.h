@@ -116,6 +116,30 @@ int store_record_charge(Store *s, const JobCharge *c);
 /* The charge of the job's latest run (strings left NULL); -ENOENT if none. */
 int store_load_charge(Store *s, uint64_t job_id, JobCharge *ret);
 
+/* A job's state change that its row does not date (migration 10; job-history.c): the
+ * names as stored (job_event_to_string(), job_state_to_string()), reason and by may be
+ * NULL. */
+typedef struct StoreJobEvent {
+        uint32_t run;  /* the job's requeue count when it happened */
+        uint64_t time; /* seconds since the epoch */
+        char *event, *from, *to, *reason, *by;
+} StoreJobEvent;
+
+/* In the open transaction. */
+int store_record_job_event(Store *s, uint64_t job_id, uint32_t run, uint64_t time, const char *event, const char *from,
+                           const char *to, const char *reason, const char *by);
+/* The job's latest max events, oldest first (malloc'ed); 0 rows: none. */
+int store_load_job_events(Store *s, uint64_t job_id, unsigned max, StoreJobEvent **ret, size_t *ret_n);
+void store_job_events_free(StoreJobEvent *e, size_t n);
+
+/* When each of the job's charged runs (job_usage) started and ended: its latest max,
+ * oldest first. */
+typedef struct StoreJobRun {
+        uint32_t run;
+        uint64_t start_time, end_time;
+} StoreJobRun;
+int store_load_job_runs(Store *s, uint64_t job_id, unsigned max, StoreJobRun **ret, size_t *ret_n);
+
 /* A job's figures for one GPU over one run, from GPU telemetry (migration 8). */
 typedef struct StoreGpuUsage {
         uint64_t job_id;

@@ -250,9 +250,18 @@ def steps(p, d, r):
                "bob's job held by root")
         put("held", str(r["bob_pending"]))
         p.shot("08-queue-root")
+        # bob's job's page: its history says who held it.
+        p.go("/job/" + str(r["bob_pending"]))
+        p.text_in("#job-title", "Job %s" % r["bob_pending"])
+        p.text_in("#job-history", "held by an administrator", "the administrator's hold in the job's history")
+        hist = d.find_element(By.CSS_SELECTOR, "#job-history").text
+        log("bob's job's history:", hist.replace("\n", " | "))
+        assert "submitted" in hist.splitlines()[0], f"the history does not begin with the submission: {hist}"
+        p.shot("08b-job-history")
         p.go("/machine")
         p.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#m-cpus .corral-cpu"), "the CPUs on the Machine tab")
         p.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#m-queues tr"), "the queues on the Machine tab")
+        p.text_in("#m-summary", " waiting, ", "the jobs running and waiting on the Machine tab")
         p.shot("09-machine")
         p.go("/usage")
         p.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#u-charts svg, #u-charts p"), "the Usage tab's charts")
@@ -273,9 +282,16 @@ def bench(r):
         rows = len(d.find_elements(By.CSS_SELECTOR, "#queue-body tr"))
         status = d.find_element(By.CSS_SELECTOR, "#queue-status").text
         p.shot("11-queue-10000")
+        first = d.find_element(By.CSS_SELECTOR, "#queue-body tr").get_attribute("data-job")
+        t1 = time.monotonic()
+        p.css("#page-next").click()
+        p.wait(lambda d: d.find_element(By.CSS_SELECTOR, "#queue-body tr").get_attribute("data-job") != first,
+               "the second page of the queue")
+        page2 = time.monotonic() - t1
         return {"first_view_ms": int(body.get_attribute("data-first-view")),
                 "first_fetch_ms": int(body.get_attribute("data-first-fetch")),
-                "wall_s": round(wall, 2), "rows_rendered": rows, "status": status}
+                "wall_s": round(wall, 2), "rows_rendered": rows, "status": status,
+                "next_page_s": round(page2, 2)}
     finally:
         d.quit()
 

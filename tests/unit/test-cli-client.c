@@ -505,6 +505,92 @@ static void test_queue_roundtrip(void **state) {
         assert_non_null(strstr(out, "Total jobs: 1\n"));
 }
 
+/* --limit and --after: the first page asks for as many as are left and from where; the
+ * second page, asked for because corrald's first was short (its time budget), makes up
+ * the count; what is left is told, not fetched. */
+static bool check_page1(json_object *p, bool more) {
+        json_object *v;
+
+        return !more && json_object_object_get_ex(p, "after_id", &v) && json_object_get_int64(v) == 100 &&
+               json_object_object_get_ex(p, "limit", &v) && json_object_get_int64(v) == 2;
+}
+
+static bool check_page2(json_object *p, bool more) {
+        json_object *v;
+
+        return !more && json_object_object_get_ex(p, "after_id", &v) && json_object_get_int64(v) == 101 &&
+               json_object_object_get_ex(p, "limit", &v) && json_object_get_int64(v) == 1;
+}
+
+static bool check_one(json_object *p, bool more) {
+        json_object *v;
+
+        return !more && json_object_object_get_ex(p, "limit", &v) && json_object_get_int64(v) == 1;
+}
+
+static void test_queue_limit_after(void **state) {
+        static const Exchange ex_one[] = {
+                { CORRAL_METHOD_LIST, check_one,
+                  { "{\"parameters\":{\"jobs\":[{\"id\":101,\"user\":\"ann\",\"state\":\"PENDING\",\"cpus\":1}],"
+                    "\"next_after_id\":101}}" } },
+        };
+        static const Exchange ex[] = {
+                { CORRAL_METHOD_LIST, check_page1,
+                  { "{\"parameters\":{\"jobs\":[{\"id\":101,\"user\":\"ann\",\"state\":\"PENDING\",\"cpus\":1}],"
+                    "\"next_after_id\":101}}" } },
+                { CORRAL_METHOD_LIST, check_page2,
+                  { "{\"parameters\":{\"jobs\":[{\"id\":102,\"user\":\"ann\",\"state\":\"PENDING\",\"cpus\":1}],"
+                    "\"next_after_id\":102}}" } },
+        };
+        _cleanup_free_ char *out = NULL;
+        json_object *o, *v;
+        pid_t pid = start_server(ex, ELEMENTSOF(ex), false);
+
+        assert_int_equal(run(ARGS("queue", "--json", "--after", "100", "--limit", "2"), &out), 0);
+        assert_int_equal(server_status(pid), 0);
+        o = json_tokener_parse(out);
+        assert_non_null(o);
+        assert_true(json_object_object_get_ex(o, "jobs", &v));
+        assert_int_equal(json_object_array_length(v), 2);
+        assert_true(json_object_object_get_ex(o, "next_after_id", &v));
+        assert_int_equal(json_object_get_int64(v), 102);
+        json_object_put(o);
+
+        /* One page of one: ex's second reply would be a second call, which must not come. */
+        pid = start_server(ex_one, ELEMENTSOF(ex_one), false);
+        assert_int_equal(run(ARGS("queue", "--after", "100", "--limit", "1"), &out), 0);
+        assert_int_equal(server_status(pid), 0);
+        assert_non_null(strstr(out, "More jobs after job 101: corral queue --after 101\n"));
+
+        assert_int_equal(run(ARGS("queue", "--limit", "0"), &out), CLI_EXIT_USAGE);
+        assert_int_equal(run(ARGS("queue", "--after", "x"), &out), CLI_EXIT_USAGE);
+}
+
+/* corral show prints the job's history, one change a line, who acted and why; an event
+ * a newer corrald names is printed by its name. */
+static void test_show_history(void **state) {
+        static const Exchange show[] = {
+                { CORRAL_METHOD_SHOW, check_job_9,
+                  { "{\"parameters\":{\"job\":{\"id\":9,\"user\":\"ann\",\"state\":\"RUNNING\",\"cpus\":1,"
+                    "\"history\":[{\"time\":1764300000,\"state\":\"HELD\",\"event\":\"submit\"},"
+                    "{\"time\":1764300060,\"state\":\"PENDING\",\"event\":\"release\",\"by\":\"admin\"},"
+                    "{\"time\":1764300070,\"state\":\"SUSPENDED\",\"event\":\"suspend\",\"by\":\"scheduler\","
+                    "\"reason\":\"Preempted\"},"
+                    "{\"time\":1764300080,\"state\":\"RUNNING\",\"event\":\"teleport\"}]}}}" } },
+        };
+        _cleanup_free_ char *out = NULL;
+        pid_t pid = start_server(show, ELEMENTSOF(show), false);
+
+        assert_int_equal(run(ARGS("show", "9"), &out), 0);
+        assert_int_equal(server_status(pid), 0);
+        assert_non_null(strstr(out, "       History: "));
+        assert_non_null(strstr(out, "  HELD          submitted\n"));
+        assert_non_null(strstr(out, "  PENDING       released by an administrator\n"));
+        assert_non_null(strstr(out, "  SUSPENDED     suspended by the scheduler (preemption) (Preempted)\n"));
+        assert_non_null(strstr(out, "  RUNNING       teleport\n"));
+        assert_null(strstr(out, "  : "));
+}
+
 /* A name corrald stored before it refused control characters, or one a newer daemon
  * sends: what reaches the terminal is escaped, in the queue and in show. */
 static void test_stored_control_characters_escaped(void **state) {
@@ -990,6 +1076,8 @@ int main(void) {
                 cmocka_unit_test(test_wait_stream),
                 cmocka_unit_test(test_wait_pipelined),
                 cmocka_unit_test(test_queue_roundtrip),
+                cmocka_unit_test(test_queue_limit_after),
+                cmocka_unit_test(test_show_history),
                 cmocka_unit_test(test_stored_control_characters_escaped),
                 cmocka_unit_test(test_reply_warning),
                 cmocka_unit_test(test_unreachable),

@@ -704,6 +704,99 @@ static void test_hold_requeue_rules(void **state) {
         manager_for_test_free(m);
 }
 
+static json_object *params_of(json_object *reply) {
+        json_object *p;
+        if (error_of(reply))
+                fail_msg("error reply: %s", json_object_to_json_string(reply));
+        assert_true(json_object_object_get_ex(reply, "parameters", &p));
+        return p;
+}
+
+/* Show's "history": the submission, each recorded change with who made it, each run's
+ * start and end, in the order they happened although all fall in one second; the changes
+ * every job goes through are not recorded again (a trivial job writes no event row). */
+static void expect_history(json_object *show, const char *const *want) {
+        json_object *job, *h;
+        size_t n = 0;
+
+        assert_true(json_object_object_get_ex(show, "job", &job) || (job = show));
+        assert_true(json_object_object_get_ex(job, "history", &h));
+        for (; want[n]; n++) {
+                json_object *e = json_object_array_get_idx(h, n), *v;
+                char got[160];
+
+                assert_non_null(e);
+                snprintf(got, sizeof got, "%s %s%s%s",
+                         json_object_object_get_ex(e, "event", &v) ? json_object_get_string(v) : "?",
+                         json_object_object_get_ex(e, "state", &v) ? json_object_get_string(v) : "?",
+                         json_object_object_get_ex(e, "by", &v) ? " by " : "",
+                         json_object_object_get_ex(e, "by", &v) ? json_object_get_string(v) : "");
+                assert_string_equal(got, want[n]);
+                assert_true(json_object_object_get_ex(e, "time", &v) && json_object_get_int64(v) > 0);
+        }
+        assert_int_equal(json_object_array_length(h), n);
+}
+
+static void test_history(void **state) {
+        Tree *t = *state;
+        Manager *m = manager_for_test(t->dir);
+        StoreJobEvent *ev = NULL;
+        size_t n_ev = 0;
+        json_object *r, *job;
+        uint64_t id, plain;
+        char params[64];
+        Job *j;
+
+        /* A job that only ran: no event of its own. */
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}");
+        plain = job_id_of(r);
+        json_object_put(r);
+        j = manager_find_job(m, plain);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_START, JOB_RUNNING, NULL), 0);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_END, JOB_COMPLETED, NULL), 0);
+        assert_int_equal(store_load_job_events(m->store, plain, 10, &ev, &n_ev), 0);
+        assert_int_equal(n_ev, 0);
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) plain);
+        r = call(m, NOBODY, CORRAL_METHOD_SHOW, params);
+        expect_history(params_of(r), (const char *const[]) { "submit PENDING", "start RUNNING", "end COMPLETED", NULL });
+        json_object_put(r);
+
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}");
+        id = job_id_of(r);
+        json_object_put(r);
+        snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) id);
+        json_object_put(call(m, NOBODY, CORRAL_METHOD_RELEASE, params));
+        json_object_put(call(m, 0, CORRAL_METHOD_HOLD, params));
+        json_object_put(call(m, 0, CORRAL_METHOD_RELEASE, params));
+        j = manager_find_job(m, id);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_START, JOB_RUNNING, NULL), 0);
+        assert_int_equal(manager_job_transition_by(m, j, JOB_EVENT_SUSPEND, JOB_SUSPENDED, "Preempted", JOB_BY_SCHED), 0);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL), 0);
+        /* The run as accounting charges it when it ends, then a requeue of the ended job. */
+        assert_int_equal(store_record_charge(m->store, &(JobCharge) { .job_id = id, .run = 0, .uid = NOBODY,
+                                                                      .start_time = j->start_time,
+                                                                      .end_time = j->start_time, .cpus = 1 }), 0);
+        assert_int_equal(manager_job_transition(m, j, JOB_EVENT_END, JOB_FAILED, "NonZeroExitCode"), 0);
+        json_object_put(call(m, NOBODY, CORRAL_METHOD_REQUEUE, params));
+        assert_int_equal(j->state, JOB_QUEUED);
+        json_object_put(call(m, NOBODY, CORRAL_METHOD_CANCEL, params));
+        assert_int_equal(j->state, JOB_CANCELLED);
+        assert_int_equal(store_commit(m->store), 0);
+
+        r = call(m, NOBODY, CORRAL_METHOD_SHOW, params);
+        expect_history(params_of(r), (const char *const[]) {
+                "submit HELD", "release PENDING by owner", "hold HELD by admin", "release PENDING by admin",
+                "start RUNNING", "suspend SUSPENDED by scheduler", "resume RUNNING", "end FAILED",
+                "requeue PENDING by owner", "cancel CANCELLED by owner", NULL });
+        json_object_put(r);
+        /* Another user sees the job, not its history. */
+        r = call(m, NOBODY - 1, CORRAL_METHOD_SHOW, params);
+        assert_true(json_object_object_get_ex(params_of(r), "job", &job));
+        assert_false(json_object_object_get_ex(job, "history", NULL));
+        json_object_put(r);
+        manager_for_test_free(m);
+}
+
 static struct {
         int calls, sig, result;
         bool batch;
@@ -1124,14 +1217,6 @@ static void test_dependencies(void **state) {
         assert_int_equal(jc->state, JOB_CANCELLED);
         assert_string_equal(jc->reason, "DependencyNeverSatisfied");
         manager_for_test_free(m);
-}
-
-static json_object *params_of(json_object *reply) {
-        json_object *p;
-        if (error_of(reply))
-                fail_msg("error reply: %s", json_object_to_json_string(reply));
-        assert_true(json_object_object_get_ex(reply, "parameters", &p));
-        return p;
 }
 
 static int count_stored(Job *j, void *userdata) {
@@ -2520,6 +2605,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_pass_spacing, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_transitions, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_hold_requeue_rules, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_history, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_signal, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_projects_submit, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_release_requeue_recheck, setup, tree_teardown),

@@ -87,7 +87,7 @@ static void test_round_trip(void **state) {
         char *v = NULL;
 
         assert_int_equal(store_open(dir, &s), 0);
-        assert_int_equal(store_schema_version(s), 9);
+        assert_int_equal(store_schema_version(s), 10);
         assert_int_equal(store_insert_job(s, a, NULL), 0);
         assert_int_equal(store_insert_job(s, b, NULL), 0);
         assert_true(store_in_transaction(s));
@@ -384,7 +384,7 @@ static void test_alloc_gpus(void **state) {
         sqlite3_close(db);
 
         assert_int_equal(store_open(gdir, &s), 0);
-        assert_int_equal(store_schema_version(s), 9);
+        assert_int_equal(store_schema_version(s), 10);
         assert_int_equal(store_load_gpus(s, &known), 0);
         assert_int_equal(known->n_devices, 0);
         set = cards(four, 4, known);
@@ -652,7 +652,7 @@ static void test_gpu_accounting_migration(void **state) {
         sqlite3_close(db);
 
         assert_int_equal(store_open(old, &s), 0);
-        assert_int_equal(store_schema_version(s), 9);
+        assert_int_equal(store_schema_version(s), 10);
         assert_int_equal(store_load_charge(s, 7, &c), 0);
         assert_int_equal(c.cpus, 2);
         assert_int_equal(c.gpus, 0);
@@ -792,7 +792,7 @@ static void test_no_job_indexes(void **state) {
         assert_int_equal(count_rows(path, indexes), 2);
 
         assert_int_equal(store_open(sub, &s), 0);
-        assert_int_equal(store_schema_version(s), 9);
+        assert_int_equal(store_schema_version(s), 10);
         assert_int_equal(store_load_jobs(s, collect, &l), 0);
         assert_non_null(loaded[1]);
         assert_int_equal(loaded[1]->id, 2);
