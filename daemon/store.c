@@ -1657,26 +1657,20 @@ static int column_strdup(sqlite3_stmt *st, int col, char **ret) {
 
 int store_load_job_events(Store *s, uint64_t job_id, unsigned max, StoreJobEvent **ret, size_t *ret_n) {
         _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
-        StoreJobEvent *rows = NULL;
+        StoreJobEvent *rows = new0(StoreJobEvent, MAX(max, 1U)); /* the statement's LIMIT */
         size_t n = 0;
         int r;
 
+        if (!rows)
+                return -ENOMEM;
         STMT_FOREACH_ROW(s, st, r, STMT_LOAD_JOB_EVENTS, SQL_ARGS(SQL_INT(job_id), SQL_INT(max))) {
-                StoreJobEvent *a = reallocarray(rows, n + 1, sizeof *rows);
+                StoreJobEvent *e = &rows[n++];
 
-                if (!a) {
-                        r = -ENOMEM;
-                        break;
-                }
-                rows = a;
-                rows[n] = (StoreJobEvent) {
-                        .run = (uint32_t) sqlite3_column_int64(st, 0),
-                        .time = (uint64_t) MAX(sqlite3_column_int64(st, 1), 0),
-                };
-                n++;
-                if ((r = column_strdup(st, 2, &rows[n - 1].event)) < 0 ||
-                    (r = column_strdup(st, 3, &rows[n - 1].from)) < 0 || (r = column_strdup(st, 4, &rows[n - 1].to)) < 0 ||
-                    (r = column_strdup(st, 5, &rows[n - 1].reason)) < 0 || (r = column_strdup(st, 6, &rows[n - 1].by)) < 0)
+                e->run = (uint32_t) sqlite3_column_int64(st, 0);
+                e->time = (uint64_t) MAX(sqlite3_column_int64(st, 1), 0);
+                if ((r = column_strdup(st, 2, &e->event)) < 0 || (r = column_strdup(st, 3, &e->from)) < 0 ||
+                    (r = column_strdup(st, 4, &e->to)) < 0 || (r = column_strdup(st, 5, &e->reason)) < 0 ||
+                    (r = column_strdup(st, 6, &e->by)) < 0 || n == max)
                         break;
         }
         if (r < 0) {
@@ -1690,29 +1684,24 @@ int store_load_job_events(Store *s, uint64_t job_id, unsigned max, StoreJobEvent
 
 int store_load_job_runs(Store *s, uint64_t job_id, unsigned max, StoreJobRun **ret, size_t *ret_n) {
         _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
-        StoreJobRun *rows = NULL;
+        _cleanup_free_ StoreJobRun *rows = new0(StoreJobRun, MAX(max, 1U)); /* the statement's LIMIT */
         size_t n = 0;
         int r;
 
+        if (!rows)
+                return -ENOMEM;
         STMT_FOREACH_ROW(s, st, r, STMT_LOAD_JOB_RUNS, SQL_ARGS(SQL_INT(job_id), SQL_INT(max))) {
-                StoreJobRun *a = reallocarray(rows, n + 1, sizeof *rows);
-
-                if (!a) {
-                        r = -ENOMEM;
-                        break;
-                }
-                rows = a;
                 rows[n++] = (StoreJobRun) {
                         .run = (uint32_t) sqlite3_column_int64(st, 0),
                         .start_time = (uint64_t) MAX(sqlite3_column_int64(st, 1), 0),
                         .end_time = (uint64_t) MAX(sqlite3_column_int64(st, 2), 0),
                 };
+                if (n == max)
+                        break;
         }
-        if (r < 0) {
-                free(rows);
+        if (r < 0)
                 return r;
-        }
-        *ret = rows;
+        *ret = TAKE_PTR(rows);
         *ret_n = n;
         return 0;
 }
