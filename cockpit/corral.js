@@ -20,6 +20,7 @@
     var WHY_TTL_MS = 15000;
 
     var me = null;
+    var whoami = Promise.resolve(null);
     var superuser = false;
     var queueJobs = [];
     var queuePage = 0;
@@ -66,6 +67,90 @@
         if (opts)
             Object.keys(opts).forEach(function (k) { o[k] = opts[k]; });
         return cockpit.spawn(["corral"].concat(args), o);
+    }
+
+    /* ---- corrald's socket, for the queue's listings ----
+     *
+     * One stream channel to corrald's socket, opened by Cockpit's bridge as the logged-in
+     * user (as root with "Act as administrator"), so corrald sees who asks exactly as it
+     * sees the CLI. Used for List only, which the queue runs every 2 s: a corral process
+     * per listing cost most of the first view in an emulated guest (spawned, linked,
+     * connected each time); actions and their refusals stay with the CLI, whose words
+     * the page shows. The protocol: NUL-terminated JSON, replies in request order. */
+    var SOCKET = "/run/corral/io.corral.Manager";
+    var conn = null;
+
+    function Conn(admin) {
+        var self = this;
+        self.admin = admin;
+        self.pending = [];
+        self.parts = [];
+        var o = { payload: "stream", unix: SOCKET, binary: true };
+        if (admin)
+            o.superuser = "try";
+        self.ch = cockpit.channel(o);
+        self.ch.addEventListener("message", function (ev, data) { self.feed(data) });
+        self.ch.addEventListener("close", function (ev, opts) {
+            if (conn === self)
+                conn = null;
+            var p = self.pending;
+            self.pending = [];
+            p.forEach(function (w) {
+                w.reject(new Error("corrald's socket closed" + (opts && opts.problem ? ": " + opts.problem : "")));
+            });
+        });
+    }
+
+    Conn.prototype.feed = function (data) {
+        var bytes = data instanceof Uint8Array ? data : new Uint8Array(data);
+        var start = 0;
+        for (var i = 0; i < bytes.length; i++) {
+            if (bytes[i] !== 0)
+                continue;
+            this.parts.push(bytes.subarray(start, i));
+            start = i + 1;
+            var len = this.parts.reduce(function (n, p) { return n + p.length }, 0);
+            var all = new Uint8Array(len), at = 0;
+            this.parts.forEach(function (p) { all.set(p, at); at += p.length });
+            this.parts = [];
+            var w = this.pending.shift();
+            if (!w)
+                continue;
+            try {
+                var msg = JSON.parse(new TextDecoder().decode(all));
+                if (msg.error)
+                    w.reject(new Error(msg.error.replace(/^io\.corral\.Error\./, "") +
+                        (msg.parameters && msg.parameters.message ? ": " + msg.parameters.message : "") +
+                        (msg.parameters && msg.parameters.parameter ? " (" + msg.parameters.parameter + ")" : "")));
+                else
+                    w.resolve(msg.parameters || {});
+            } catch (ex) {
+                w.reject(ex);
+            }
+        }
+        if (start < bytes.length)
+            this.parts.push(bytes.slice(start));
+    };
+
+    Conn.prototype.call = function (method, params) {
+        var self = this;
+        var text = new TextEncoder().encode(JSON.stringify({ method: "io.corral.Manager." + method, parameters: params }));
+        var out = new Uint8Array(text.length + 1);
+        out.set(text);
+        return new Promise(function (resolve, reject) {
+            self.pending.push({ resolve: resolve, reject: reject });
+            self.ch.send(out);
+        });
+    };
+
+    function corraldCall(method, params) {
+        if (conn && conn.admin !== superuser) {
+            conn.ch.close();
+            conn = null;
+        }
+        if (!conn)
+            conn = new Conn(superuser);
+        return conn.call(method, params);
     }
 
     function corralJson(args) {
@@ -210,38 +295,57 @@
 
     /* ---- queue ---- */
 
-    /* The filters, but the user's: corral queue's own options. */
-    function queueFilterArgs() {
-        var a = [];
+    /* The filters, but the user's, as List's parameters. */
+    function queueFilter() {
+        var f = {};
         var p = $("f-project").value.trim(), q = $("f-queue").value.trim(), s = $("f-state").value;
-        if (p) a.push("--project", p);
-        if (q) a.push("--queue", q);
-        if (s) a.push("--state", s);
-        return a;
+        if (p) f.project = p;
+        if (q) f.queue = q;
+        if (s) f.states = s.split(",");
+        return f;
+    }
+
+    function listParams(extra) {
+        var f = queueFilter();
+        Object.keys(extra).forEach(function (k) { f[k] = extra[k] });
+        return f;
     }
 
     /* Two listings, each bounded whatever the queue's length: the user's own jobs (corrald
-     * answers "--me" from its per-user index), and one page of everyone's in the order of
-     * their ids (--limit, --after: corrald starts the page where the last one ended). With
-     * 10,000 jobs queued, the page never fetches, parses or renders all of them. */
+     * answers a user's from its per-user index), and one page of everyone's in the order
+     * of their ids ("limit", "after_id": the page starts where the one before ended, as
+     * corral queue --limit --after). With 10,000 jobs queued, the page never fetches,
+     * parses or renders all of them. The page's listing does not wait for the user's
+     * name; their own jobs follow on the same connection. */
     function refreshQueue() {
         if (queueInFlight)
             return;
         queueInFlight = true;
         var t0 = performance.now();
-        var user = $("f-user").value.trim(), mine = me ? me.name : null;
-        var filters = queueFilterArgs();
-        var own = !user || user === mine;
-        var others = !user || user !== mine;
-        var calls = [
-            own && mine ? corral(["queue", "--json", "--user", mine].concat(filters)) : Promise.resolve(null),
-            others ? corral(["queue", "--json", "--limit", String(PAGE_ROWS)]
-                .concat(queueCursors[queuePage] ? ["--after", String(queueCursors[queuePage])] : [])
-                .concat(user ? ["--user", user] : []).concat(filters)) : Promise.resolve(null),
-        ];
-        Promise.all(calls).then(function (outs) {
+        var user = $("f-user").value.trim();
+        var pageCall = function () {
+            var mine = me ? me.name : null;
+            if (user && user === mine)
+                return Promise.resolve(null);
+            var x = { limit: PAGE_ROWS };
+            if (queueCursors[queuePage])
+                x.after_id = queueCursors[queuePage];
+            if (user)
+                x.user = user;
+            return corraldCall("List", listParams(x));
+        };
+        var ownCall = function () {
+            var mine = me ? me.name : null;
+            if (!mine || (user && user !== mine))
+                return Promise.resolve(null);
+            return corraldCall("List", listParams({ user: mine }));
+        };
+        Promise.all([whoami, pageCall()]).then(function (r) {
+            return Promise.all([ownCall(), r[1]]);
+        }).then(function (outs) {
             queueInFlight = false;
-            var key = String(outs[0]) + "\n" + String(outs[1]);
+            var mine = me ? me.name : null;
+            var key = JSON.stringify(outs);
             /* Unchanged: the rows stay as they are, so that a button is not replaced
              * under the pointer between a press and its release. */
             if (key === lastQueueOut) {
@@ -249,15 +353,15 @@
                 return;
             }
             lastQueueOut = key;
-            var ownReply = outs[0] ? JSON.parse(outs[0]) : { jobs: [] };
-            var pageReply = outs[1] ? JSON.parse(outs[1]) : { jobs: [] };
+            var ownReply = outs[0] || { jobs: [] };
+            var pageReply = outs[1] || { jobs: [] };
             /* Running before waiting, then by id; one's own first. */
             var rank = function (j) {
                 return j.state === "RUNNING" ? 0 : isPending(j) ? 1 : 2;
             };
             var order = function (a, b) { return rank(a) - rank(b) || a.id - b.id };
             var ownJobs = (ownReply.jobs || []).sort(order);
-            var rest = (pageReply.jobs || []).filter(function (j) { return j.user !== mine || !own }).sort(order);
+            var rest = (pageReply.jobs || []).filter(function (j) { return !outs[0] || j.user !== mine }).sort(order);
             queueOwnCount = ownJobs.length;
             queuePageCount = (pageReply.jobs || []).length;
             queueNext = pageReply.next_after_id || 0;
@@ -884,7 +988,6 @@
             if (!document.hidden && queueTimer)
                 refreshQueue();
         });
-        /* Who is logged in first: their own jobs come first from the first view on. */
         var started = false;
         var start = function () {
             if (started)
@@ -893,10 +996,13 @@
             cockpit.addEventListener("locationchanged", route);
             route();
         };
-        cockpit.user().then(function (u) {
+        /* The queue's first listing is sent at once; the user's own jobs, which need
+         * their name, follow when Cockpit has said who they are. */
+        whoami = cockpit.user().then(function (u) {
             me = u;
             $("corral-whoami").textContent = "as " + u.name;
-            start();
-        }, start);
+            return u;
+        }, function () { return null });
+        start();
     });
 }());
