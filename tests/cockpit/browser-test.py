@@ -56,6 +56,7 @@ def put(name, text):
 try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support import expected_conditions as EC
@@ -92,6 +93,18 @@ class Page:
 
     def css(self, sel, what=None, timeout=WAIT):
         return self.wait(EC.presence_of_element_located((By.CSS_SELECTOR, sel)), what or sel, timeout)
+
+    def click(self, sel, what=None):
+        """Finds and clicks, again if the element was re-rendered in between (the queue
+        re-renders when its listing changed: a person's click lands on the new button in
+        the same place; selenium's reference to the old one goes stale)."""
+        for attempt in range(5):
+            try:
+                self.css(sel, what).click()
+                return
+            except StaleElementReferenceException:
+                time.sleep(0.3)
+        self.css(sel, what).click()
 
     def visible(self, sel, what=None):
         return self.wait(EC.visibility_of_element_located((By.CSS_SELECTOR, sel)), what or sel)
@@ -222,14 +235,14 @@ def steps(p, d, r):
 
         # Cancel one of hers.
         p.go("/queue")
-        p.css(p.row(r["alice_cancel"]) + " button[data-action=cancel]").click()
+        p.click(p.row(r["alice_cancel"]) + " button[data-action=cancel]")
         p.text_in("#corral-alert", "Cancel: job %s done" % r["alice_cancel"])
         p.wait(lambda d: not d.find_elements(By.CSS_SELECTOR, p.row(r["alice_cancel"])),
                "the cancelled job to leave the queue")
         put("cancelled", str(r["alice_cancel"]))
 
         # Refused on bob's: corrald's message as the command prints it.
-        p.css(p.row(r["bob_pending"]) + " button[data-action=hold]").click()
+        p.click(p.row(r["bob_pending"]) + " button[data-action=hold]")
         alert = p.visible("#corral-alert.corral-alert-danger", "the refusal of holding bob's job")
         log("refused:", alert.text)
         assert alert.text.strip() == r["refusal_hold"].strip(), \
@@ -245,7 +258,7 @@ def steps(p, d, r):
         # root: holds bob's job; the machine and usage tabs.
         p.login("root", r["root_password"])
         p.open_corral()
-        p.css(p.row(r["bob_pending"]) + " button[data-action=hold]").click()
+        p.click(p.row(r["bob_pending"]) + " button[data-action=hold]")
         p.wait(lambda d: d.find_element(By.CSS_SELECTOR, p.row(r["bob_pending"])).get_attribute("data-state") == "HELD",
                "bob's job held by root")
         put("held", str(r["bob_pending"]))
