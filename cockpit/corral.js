@@ -340,8 +340,12 @@
                 return Promise.resolve(null);
             return corraldCall("List", listParams({ user: mine }));
         };
-        Promise.all([whoami, pageCall()]).then(function (r) {
-            return Promise.all([ownCall(), r[1]]);
+        var marks = {};
+        var mark = function (name) {
+            return function (v) { marks[name] = Math.round(performance.now() - t0); return v };
+        };
+        Promise.all([whoami.then(mark("who")), pageCall().then(mark("page"))]).then(function (r) {
+            return Promise.all([ownCall().then(mark("own")), r[1]]);
         }).then(function (outs) {
             queueInFlight = false;
             var mine = me ? me.name : null;
@@ -373,6 +377,8 @@
                 /* Read by the browser test's benchmark. */
                 document.body.dataset.firstView = String(Math.round(performance.now() - pageStart));
                 document.body.dataset.firstFetch = String(Math.round(performance.now() - t0));
+                /* And where it went: Cockpit's user, the page of everyone's, one's own. */
+                document.body.dataset.firstMarks = JSON.stringify(marks);
             }
             explainOwnPending();
         }, function (ex) {

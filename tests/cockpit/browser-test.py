@@ -303,6 +303,7 @@ def bench(r):
         page2 = time.monotonic() - t1
         return {"first_view_ms": int(body.get_attribute("data-first-view")),
                 "first_fetch_ms": int(body.get_attribute("data-first-fetch")),
+                "first_marks_ms": json.loads(body.get_attribute("data-first-marks") or "{}"),
                 "wall_s": round(wall, 2), "rows_rendered": rows, "status": status,
                 "next_page_s": round(page2, 2)}
     finally:
