@@ -275,6 +275,8 @@ def steps(p, d, r):
         p.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#m-cpus .corral-cpu"), "the CPUs on the Machine tab")
         p.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#m-queues tr"), "the queues on the Machine tab")
         p.text_in("#m-summary", " waiting, ", "the jobs running and waiting on the Machine tab")
+        p.text_in("#m-gpus", "job %s (bob)" % r["bob_run"], "bob's running job holding a GPU on the Machine tab")
+        p.text_in("#m-gpus", "free", "the other GPU free on the Machine tab")
         p.shot("09-machine")
         p.go("/usage")
         p.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#u-charts svg, #u-charts p"), "the Usage tab's charts")

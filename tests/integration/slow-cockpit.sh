@@ -35,6 +35,22 @@ wait_for 120 bash -c 'exec 3<>/dev/tcp/127.0.0.1/9090' || fail "Cockpit does not
 ip -brief addr | grep -q '10\.0\.2\.15' || fail "the guest has no address on qemu's user network: $(ip -brief addr)"
 
 systemctl start corrald.socket
+# Two fake GPUs (char nodes of major 195, no driver: 38-gpu's way), so that the Machine tab
+# shows one held by bob's running job and one free.
+grep -qE '^ *195 ' /proc/devices && skip "a driver serves major 195 here: the fake GPUs would be real"
+dropin=/etc/corral/corral.conf.d/slow-cockpit.conf
+cleanup() {
+    rm -f "$dropin" /dev/nvidia0 /dev/nvidia1 /dev/nvidiactl
+    corral reload >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+for i in 0 1; do rm -f /dev/nvidia$i; mknod -m 0666 /dev/nvidia$i c 195 $i; done
+rm -f /dev/nvidiactl; mknod -m 0666 /dev/nvidiactl c 195 255
+mkdir -p /etc/corral/corral.conf.d
+for i in 0 1; do
+    printf '[Device]\nName=gpu%s\nVendor=nvidia\nNodes=/dev/nvidia%s\nNumaNode=%s\nModel=NVIDIA A100-SXM4-40GB\n\n' "$i" "$i" "$i"
+done > "$dropin"
+corral reload >/dev/null || fail "corral reload with two fake GPUs: $(corral reload 2>&1)"
 id_of() { cut -d';' -f1; }
 state() { corral show --json "$1" | jq -r .job.state; }
 wait_state() { # ID STATE SEC
@@ -43,7 +59,7 @@ wait_state() { # ID STATE SEC
 }
 # bob's job runs on one of the 2 CPUs for the whole test; alice's and bob's 2-CPU jobs wait
 # behind it; the form's 1-CPU, 5-minute job fills the other CPU (backfill).
-bob_run=$(as_user bob corral submit --parsable --time 1:00:00 -- sleep 3600 | id_of)
+bob_run=$(as_user bob corral submit --parsable --time 1:00:00 --gpus 1 -- sleep 3600 | id_of)
 wait_state "$bob_run" RUNNING 60
 alice_pending=$(as_user alice corral submit --parsable --job-name analysis --cpus 2 --time 0:10:00 -- sleep 60 | id_of)
 alice_cancel=$(as_user alice corral submit --parsable --job-name to-cancel --hold -- sleep 60 | id_of)
@@ -61,8 +77,8 @@ log "a job to no such queue: $refusal_queue"
 
 t0=$(date +%s)
 jq -n --arg ap "$alice_pw" --arg rp "$root_pw" --argjson a "$alice_pending" --argjson c "$alice_cancel" \
-      --argjson b "$bob_pending" --arg rh "$refusal_hold" --arg rq "$refusal_queue" \
-      '{alice_password: $ap, root_password: $rp, alice_pending: $a, alice_cancel: $c, bob_pending: $b,
+      --argjson b "$bob_pending" --argjson br "$bob_run" --arg rh "$refusal_hold" --arg rq "$refusal_queue" \
+      '{alice_password: $ap, root_password: $rp, alice_pending: $a, alice_cancel: $c, bob_pending: $b, bob_run: $br,
         refusal_hold: $rh, refusal_queue: $rq}' > "$x/.ready"
 mv "$x/.ready" "$x/ready"
 log "handed over to the host's browser"
