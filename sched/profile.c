@@ -141,12 +141,38 @@ int profile_split(Profile *pr, uint64_t t, size_t *ret) {
 /* The first segment at which j fits for its whole walltime, with its placement. Made
  * twice by the compiler: with GPUs and without, so that a job that plans none (every
  * job on a machine without) walks the profile as it always did. */
+/* The first segment from from on with c CPUs free in all: from pr->first[c], kept. */
+static size_t first_with_cpus(const Profile *pr, unsigned c, size_t from) {
+        const uint64_t *t = pr->p->ctx->seg_time;
+        const Avail *tot = pr->p->ctx->seg_total;
+        uint64_t *first = &pr->first[c];
+        size_t lo = 0, hi = pr->n;
+
+        if (*first == SCHED_TIME_INFINITY)
+                return pr->n;
+        /* The segment starting at *first: splits add starts, never remove one. */
+        while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (t[mid] <= *first)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        while (lo < pr->n && tot[lo].cpus < c)
+                lo++;
+        *first = lo < pr->n ? t[lo] : SCHED_TIME_INFINITY;
+        return MAX(lo, from);
+}
+
 static inline __attribute__((always_inline)) bool find(const Profile *pr, const SchedJob *j, size_t from,
                                                        bool with_gpus, size_t *ret_seg, Plan *ret_plan) {
         const uint64_t *t = pr->p->ctx->seg_time;
         uint64_t allowed = with_gpus ? job_gpu_allowed(pr->p, j) : 0, span = job_span(j);
         Avail m[SCHED_NODES_MAX];
 
+        /* The segments before it fail seg_may_fit() on CPUs alone. */
+        if (pr->first && MAX(j->cpus, 1u) < pr->n_first)
+                from = first_with_cpus(pr, MAX(j->cpus, 1u), from);
         for (size_t s = from; s < pr->n; ) {
                 uint64_t end = time_add(t[s], span);
                 size_t k;

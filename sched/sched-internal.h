@@ -29,14 +29,14 @@ typedef struct Plan {
 } Plan;
 
 /* A pending job as the pass sees it. Sorted by priority; every pass writes one per
- * waiting job and moves them into priority order, so it is kept small (40 bytes): what
+ * waiting job and moves them into priority order, so it is kept small (32 bytes, two to
+ * a cache line: the move into priority order reads each from all over memory): what
  * only limits read is in SchedContext.cand_groups (when some project has limits) and
- * cand_limits, and its submission (a tie-break, in SortKey.age) is read from the job
- * where needed. */
+ * cand_limits, its submission (a tie-break, in SortKey.age) is read from the job where
+ * needed, and its estimated start, which few have, is beside it (cand_est()). */
 typedef struct Cand {
         double prio;
         uint64_t id;
-        uint64_t est;
         uint32_t idx;        /* into jobs[] */
         uint32_t cpus;       /* its job's, at least 1: what the backfill and preemption scans test first */
         uint8_t reason;      /* SchedReason: preset for ineligible jobs; set by the policy otherwise */
@@ -44,6 +44,7 @@ typedef struct Cand {
         bool bypassed:1;
         bool was_blocked:1;  /* its job's blocked: limits read it without the job */
         bool preemptor:1;    /* its job may preempt (SchedJob.preempts or parallel_run) */
+        bool has_est:1;      /* it has an estimated start (SchedContext.cand_est); else unknown */
 } Cand;
 
 /* A candidate among the limits, in SchedContext.cand_groups (priority order, as the
@@ -182,6 +183,10 @@ typedef struct SchedContext {
         ResvPart *resv_parts, *resv_parts_next;
         size_t n_resv_parts, n_resv_parts_alloc, n_resv_parts_next, n_resv_parts_next_alloc;
         bool *resv_held;       /* per candidate: its remembered reservation is in the profile */
+        /* Per candidate in priority order, its estimated start where Cand.has_est; _tmp:
+         * in job order, in pass_collect(). Written only where set: most have none. */
+        uint64_t *cand_est, *cand_est_tmp;
+        size_t n_cand_est_alloc, n_cand_est_tmp_alloc;
         CandLimit *cand_limits; /* per candidate in priority order, when projects have limits */
         CandGroup *cand_groups, *cand_groups_tmp; /* the same; _tmp: by job order, in pass_collect() */
         size_t n_cand_groups_alloc, n_cand_groups_tmp_alloc;
@@ -212,6 +217,8 @@ typedef struct SchedContext {
         uint32_t *resv_of;     /* per held candidate: its entry in resv */
         size_t n_resv_of_alloc;
         uint64_t resv_pass;    /* n_passes of the pass that left them */
+        uint64_t *est_first;   /* the estimates' Profile.first */
+        size_t n_est_first_alloc;
         ProfEvent *events, *events_tmp;
         size_t n_events_alloc, n_events_tmp_alloc;
         /* preemption (preempt.c): per job index its release's avail_off (SIZE_MAX: none),
@@ -318,6 +325,18 @@ static inline uint64_t cand_submit(const SchedPass *p, size_t i) {
         uint32_t age = p->ctx->keys[i].age;
 
         return age != SORT_AGE_UNKNOWN ? p->now - age : p->jobs[p->cands[i].idx].submit_time;
+}
+
+/* c's estimated start (SchedWait.est_start; c one of p->cands): a reservation, an
+ * estimate, a begin time, now for a start; SCHED_TIME_INFINITY: unknown. */
+static inline uint64_t cand_est(const SchedPass *p, const Cand *c) {
+        return c->has_est ? p->ctx->cand_est[c - p->cands] : SCHED_TIME_INFINITY;
+}
+
+static inline void cand_set_est(const SchedPass *p, Cand *c, uint64_t est) {
+        c->has_est = est != SCHED_TIME_INFINITY;
+        if (c->has_est)
+                p->ctx->cand_est[c - p->cands] = est;
 }
 
 /* c's place among the limits (c one of p->cands; only while p->limits). */
@@ -434,6 +453,13 @@ bool pass_reserve(SchedPass *p, const SchedJob *j, uint64_t *ret_time, Avail *re
 typedef struct Profile {
         SchedPass *p;
         size_t n;        /* segments */
+        /* Where the profile is only ever taken from (the estimates): for c < n_first,
+         * first[c] is the start of a segment before which no segment has c CPUs free in
+         * all (0: none known yet; SCHED_TIME_INFINITY: no segment has), so that a job of c
+         * CPUs need not walk the segments before it. NULL: none kept (conservative gives
+         * back too). */
+        uint64_t *first;
+        size_t n_first;
 } Profile;
 
 static inline Avail *seg(const Profile *pr, size_t i) {

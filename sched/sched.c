@@ -77,6 +77,8 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->last_rank);
         free(ctx->next_ids);
         free(ctx->cand_limits);
+        free(ctx->cand_est);
+        free(ctx->cand_est_tmp);
         free(ctx->cand_groups);
         free(ctx->cand_groups_tmp);
         free(ctx->active);
@@ -109,6 +111,7 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->array_ids);
         free(ctx->array_count);
         free(ctx->resv_of);
+        free(ctx->est_first);
         free(ctx->events);
         free(ctx->events_tmp);
         free(ctx->job_release);
@@ -150,6 +153,8 @@ void sched_context_trim(SchedContext *ctx) {
         TRIM(ctx->array_count, ctx->n_array_count_alloc);
         TRIM(ctx->resv_held, ctx->n_resv_held_alloc);
         TRIM(ctx->cand_limits, ctx->n_cand_limits_alloc);
+        TRIM(ctx->cand_est, ctx->n_cand_est_alloc);
+        TRIM(ctx->cand_est_tmp, ctx->n_cand_est_tmp_alloc);
         TRIM(ctx->cand_groups, ctx->n_cand_groups_alloc);
         TRIM(ctx->cand_groups_tmp, ctx->n_cand_groups_tmp_alloc);
         TRIM(ctx->resv_of, ctx->n_resv_of_alloc);
@@ -558,6 +563,8 @@ static int pass_collect(SchedPass *p) {
             !GROW(ctx->keys, ctx->n_keys_alloc, p->n_jobs) ||
             !GROW(ctx->keys_tmp, ctx->n_keys_tmp_alloc, MAX(p->n_jobs, ctx->n_last)) ||
             !GROW(ctx->next_ids, ctx->n_next_ids_alloc, p->n_jobs) ||
+            !GROW(ctx->cand_est, ctx->n_cand_est_alloc, p->n_jobs) ||
+            !GROW(ctx->cand_est_tmp, ctx->n_cand_est_tmp_alloc, p->n_jobs) ||
             !GROW(ctx->active, ctx->n_active_alloc, p->n_jobs))
                 return -ENOMEM;
         if (projects && (!GROW(ctx->cand_groups, ctx->n_cand_groups_alloc, p->n_jobs) ||
@@ -572,6 +579,7 @@ static int pass_collect(SchedPass *p) {
 
         for (size_t i = 0; i < p->n_jobs; i++) {
                 const SchedJob *j = &p->jobs[i];
+                uint64_t est;
                 uint32_t rank;
                 Cand *c;
 
@@ -593,7 +601,11 @@ static int pass_collect(SchedPass *p) {
                         .was_blocked = j->blocked,
                         .preemptor = j->preempts != 0 || j->parallel_run,
                 };
-                c->reason = job_ineligible(p, &gpu_tests, j, now, max_walltime, &c->est, machine_cpus, machine_mem);
+                c->reason = job_ineligible(p, &gpu_tests, j, now, max_walltime, &est, machine_cpus, machine_mem);
+                if (est != SCHED_TIME_INFINITY) {
+                        c->has_est = true;
+                        ctx->cand_est_tmp[n] = est;
+                }
                 if (c->preemptor) {
                         p->n_preemptors++;
                         p->top_preemptor_queue = MAX(p->top_preemptor_queue, (int64_t) j->queue_priority);
@@ -638,6 +650,8 @@ static int pass_collect(SchedPass *p) {
                 if (i + GATHER_AHEAD < n)
                         __builtin_prefetch(&from[keys[i + GATHER_AHEAD].cand]);
                 to[i] = from[cand];
+                if (from[cand].has_est)
+                        ctx->cand_est[i] = ctx->cand_est_tmp[cand];
                 if (last_rank)
                         last_rank[cand] = (uint32_t) i;
                 /* Where some project has limits, their fields the same way. */
@@ -667,6 +681,7 @@ static int pass_result(SchedPass *p, SchedResult *ret) {
          * built without strict aliasing), and this walks every waiting job. */
         const Cand *cands = p->cands;
         const CandLimit *limits = p->limits ? ctx->cand_limits : NULL;
+        const uint64_t *est = ctx->cand_est;
         const size_t n_cands = p->n_cands, wait_from = p->wait_from;
         SchedWait *waiting = ctx->waiting;
 
@@ -684,7 +699,7 @@ static int pass_result(SchedPass *p, SchedResult *ret) {
                         .job_index = c->idx,
                         .job_id = c->id,
                         .reason = why,
-                        .est_start = c->est,
+                        .est_start = c->has_est ? est[i] : SCHED_TIME_INFINITY, /* cand_est() */
                         .priority = c->prio,
                         .bypassed = c->bypassed,
                         .limit = limited ? limits[i].limit : 0,
