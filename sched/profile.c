@@ -167,20 +167,30 @@ static size_t first_with_cpus(const Profile *pr, unsigned c, size_t from) {
 static inline __attribute__((always_inline)) bool find(const Profile *pr, const SchedJob *j, size_t from,
                                                        bool with_gpus, size_t *ret_seg, Plan *ret_plan) {
         const uint64_t *t = pr->p->ctx->seg_time;
-        uint64_t allowed = with_gpus ? job_gpu_allowed(pr->p, j) : 0, span = job_span(j);
+        const Avail *tot = pr->p->ctx->seg_total;
+        const uint64_t allowed = with_gpus ? job_gpu_allowed(pr->p, j) : 0, span = job_span(j), mem = j->memory;
+        const unsigned cpus = MAX(j->cpus, 1u), gpus = with_gpus ? j->gpus : 0;
+        const size_t n = pr->n;
         Avail m[SCHED_NODES_MAX];
 
         /* The segments before it fail seg_may_fit() on CPUs alone. */
-        if (pr->first && MAX(j->cpus, 1u) < pr->n_first)
-                from = first_with_cpus(pr, MAX(j->cpus, 1u), from);
-        for (size_t s = from; s < pr->n; ) {
-                uint64_t end = time_add(t[s], span);
+        if (pr->first && cpus < pr->n_first)
+                from = first_with_cpus(pr, cpus, from);
+        for (size_t s = from; s < n; ) {
+                uint64_t end;
                 size_t k;
 
-                if (!seg_may_fit(pr, s, j) || (with_gpus && j->gpus > 0 && !seg_may_fit_gpus(pr, s, allowed, j->gpus))) {
+                /* Most of a walk is segments that fail the totals: passed in a loop of
+                 * their own, with what it tests in registers. */
+                while (s < n && (tot[s].cpus < cpus || tot[s].mem < mem))
+                        s++;
+                if (s >= n)
+                        break;
+                if (gpus > 0 && !seg_may_fit_gpus(pr, s, allowed, gpus)) {
                         s++;
                         continue;
                 }
+                end = time_add(t[s], span);
                 for (k = s + 1; k < pr->n && t[k] < end; k++)
                         if (!seg_may_fit(pr, k, j) || (with_gpus && j->gpus > 0 && !seg_may_fit_gpus(pr, k, allowed, j->gpus)))
                                 break;

@@ -385,19 +385,47 @@ static inline double expm1_pos(double x) {
         return e_n * e_f - 1.0;
 }
 
+/* Which of the multifactor priority's terms need working out, from the weights alone:
+ * said once a pass for pass_collect()'s scan, not again for every job. */
+typedef struct PrioShape {
+        /* The size or the bypass weight is not +0.0. Both +0.0 (the defaults): their
+         * terms are +0.0 for every job (its CPUs and bypass count are finite and not
+         * negative), and adding them is adding +0.0 once. */
+        bool size_bypass;
+        bool xfactor, target;
+} PrioShape;
+
+static inline bool weight_adds_zero(double w) {
+        return w == 0.0 && !__builtin_signbit(w);
+}
+
+static inline PrioShape prio_shape(const SchedWeights *w) {
+        return (PrioShape) {
+                .size_bypass = !weight_adds_zero(w->size) || !weight_adds_zero(w->bypass),
+                .xfactor = w->xfactor != 0.0,
+                .target = w->target != 0.0,
+        };
+}
+
 /* The multifactor priority (sched_priority_multifactor), inline for pass_collect()'s
- * scan of every waiting job: an indirect call a job was a tenth of the scan. */
-static inline double job_priority_weights(const SchedWeights *w, const SchedJob *j, uint64_t now) {
+ * scan of every waiting job: an indirect call a job was a tenth of the scan. Each term
+ * in the order of the sum, so that the same bits come out whatever the shape. */
+static inline __attribute__((always_inline)) double job_priority_shaped(const SchedWeights *w, PrioShape shape,
+                                                                        const SchedJob *j, uint64_t now) {
         uint64_t since = j->eligible_time ?: j->submit_time;
         double age = now > since ? (double) (now - since) : 0.0, prio;
 
         prio = w->queue * (double) j->queue_priority +
                w->fairshare * j->fairshare +
-               w->age * age +
-               w->size * (double) MAX(j->cpus, 1u) +
-               w->bypass * (double) j->bypass_count;
+               w->age * age;
+        if (shape.size_bypass)
+                prio = prio +
+                       w->size * (double) MAX(j->cpus, 1u) +
+                       w->bypass * (double) j->bypass_count;
+        else
+                prio = prio + 0.0; /* (prio + +0.0) + +0.0: a -0.0 comes out +0.0, as ever */
 
-        if (w->xfactor != 0.0) {
+        if (shape.xfactor) {
                 uint64_t limit = sched_job_walltime(j);
                 double wall = limit == SCHED_TIME_INFINITY ? 0.0 : (double) limit;
                 double waited = now > j->submit_time ? (double) (now - j->submit_time) : 0.0;
@@ -407,12 +435,16 @@ static inline double job_priority_weights(const SchedWeights *w, const SchedJob 
         }
 
         /* Starvation control: past its queue's target wait, steeply more every minute. */
-        if (w->target != 0.0 && j->target_queue_time > 0) {
+        if (shape.target && j->target_queue_time > 0) {
                 double waited = now > since ? (double) (now - since) : 0.0;
                 prio += w->target * expm1_pos(MIN(waited / (double) j->target_queue_time, 50.0));
         }
 
         return prio - (double) j->nice;
+}
+
+static inline double job_priority_weights(const SchedWeights *w, const SchedJob *j, uint64_t now) {
+        return job_priority_shaped(w, prio_shape(w), j, now);
 }
 
 static inline double job_priority_multifactor(const SchedConfig *c, const SchedJob *j, uint64_t now) {

@@ -285,8 +285,12 @@ static inline SchedReason job_ineligible(const SchedPass *p, GpuTests *gt, const
                 return SCHED_REASON_TOO_BIG;
         /* A job asking for any of the machine's GPUs without binding (the most common
          * GPU job) is too big only for more than there are: tested without a branch on
-         * whether it asks for GPUs, which a queue of some GPU jobs mispredicts often. */
-        if (_unlikely_((j->gpus > gt->n_all) | ((j->gpus > 0) & ((j->gpu_allowed != 0) | j->gpu_binding | (j->shards != 0)))) &&
+         * whether it asks for GPUs, which a queue of some GPU jobs mispredicts often. On
+         * a machine without (n_all 0: a branch the whole scan takes alike) that is the
+         * same as asking for any, one test instead of five. */
+        if (_unlikely_(gt->n_all == 0 ? j->gpus > 0
+                                      : (j->gpus > gt->n_all) | ((j->gpus > 0) & ((j->gpu_allowed != 0) | j->gpu_binding |
+                                                                                 (j->shards != 0)))) &&
             gpus_too_big(p, gt, j))
                 return SCHED_REASON_TOO_BIG;
         if (max_walltime > 0 && sched_job_walltime(j) != SCHED_TIME_INFINITY && sched_job_walltime(j) > max_walltime)
@@ -544,6 +548,7 @@ static int pass_collect(SchedPass *p) {
         bool by_id = true, multifactor = p->config->priority == &sched_priority_multifactor;
         /* Read once, not again after every store to a candidate. */
         const SchedWeights weights = p->config->weights;
+        const PrioShape shape = prio_shape(&weights);
         const uint64_t now = p->now, max_walltime = p->config->max_walltime;
         const bool projects = p->config->n_projects > 0 && p->config->projects;
         const bool shuffle = p->config->ordering == SCHED_ORDERING_SHUFFLE;
@@ -593,7 +598,7 @@ static int pass_collect(SchedPass *p) {
                         continue;
                 c = &ctx->cands[n];
                 *c = (Cand) {
-                        .prio = multifactor ? job_priority_weights(&weights, j, now)
+                        .prio = multifactor ? job_priority_shaped(&weights, shape, j, now)
                                             : p->config->priority->priority(p->config, j, now),
                         .id = j->id,
                         .idx = (uint32_t) i,
