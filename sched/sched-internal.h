@@ -233,8 +233,8 @@ typedef struct SchedContext {
         size_t n_victim_taken_alloc;
         uint32_t *victim_running;  /* per victim: its owner's running jobs */
         size_t n_victim_running_alloc;
-        struct VictimScore *vscores;
-        size_t n_vscores_alloc;
+        struct VictimScore *vscores, *vbest; /* vbest: those taken off vscores' heap, best first */
+        size_t n_vscores_alloc, n_vbest_alloc;
         uint32_t *resumes;
         size_t n_resumes_alloc;
         /* the profile the last conservative pass ended with */
@@ -362,6 +362,16 @@ static inline unsigned popcount64(uint64_t x) {
         x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
         x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
         return (unsigned) ((x * UINT64_C(0x0101010101010101)) >> 56);
+}
+
+/* popcount64(x) >= n: for the few a GPU job asks for, their lowest bits cleared
+ * (the estimates' walks test it for every segment), else counted. */
+static inline bool bits_at_least(uint64_t x, unsigned n) {
+        if (n > 4)
+                return popcount64(x) >= n;
+        for (unsigned k = 1; k < n; k++)
+                x &= x - 1;
+        return n == 0 || x != 0;
 }
 
 static inline uint64_t time_add(uint64_t a, uint64_t b) {
@@ -578,7 +588,7 @@ static inline bool seg_may_fit(const Profile *pr, size_t i, const SchedJob *j) {
 
 /* And for a job with GPUs: of those it may have, are enough free in segment i? */
 static inline bool seg_may_fit_gpus(const Profile *pr, size_t i, uint64_t allowed, unsigned need) {
-        return popcount64(pr->p->ctx->seg_gpus[i] & allowed) >= need;
+        return bits_at_least(pr->p->ctx->seg_gpus[i] & allowed, need);
 }
 
 void seg_sum(const Profile *pr, size_t i);

@@ -120,6 +120,7 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->victim_taken);
         free(ctx->victim_running);
         free(ctx->vscores);
+        free(ctx->vbest);
         free(ctx->resumes);
         free(ctx->prev_time);
         free(ctx->prev_avail);
@@ -166,6 +167,7 @@ void sched_context_trim(SchedContext *ctx) {
         TRIM(ctx->victim_taken, ctx->n_victim_taken_alloc);
         TRIM(ctx->victim_running, ctx->n_victim_running_alloc);
         TRIM(ctx->vscores, ctx->n_vscores_alloc);
+        TRIM(ctx->vbest, ctx->n_vbest_alloc);
         /* The last order too: the next pass sorts from scratch, once, to the same order. */
         TRIM(ctx->last_ids, ctx->n_last_ids_alloc);
         TRIM(ctx->last_rank, ctx->n_last_rank_alloc);
@@ -289,8 +291,8 @@ static inline SchedReason job_ineligible(const SchedPass *p, GpuTests *gt, const
          * a machine without (n_all 0: a branch the whole scan takes alike) that is the
          * same as asking for any, one test instead of five. */
         if (_unlikely_(gt->n_all == 0 ? j->gpus > 0
-                                      : (j->gpus > gt->n_all) | ((j->gpus > 0) & ((j->gpu_allowed != 0) | j->gpu_binding |
-                                                                                 (j->shards != 0)))) &&
+                                      : (j->gpus > gt->n_all) |
+                                                ((j->gpus > 0) & ((j->gpu_allowed | j->gpu_binding | j->shards) != 0))) &&
             gpus_too_big(p, gt, j))
                 return SCHED_REASON_TOO_BIG;
         if (max_walltime > 0 && sched_job_walltime(j) != SCHED_TIME_INFINITY && sched_job_walltime(j) > max_walltime)
