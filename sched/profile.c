@@ -9,13 +9,16 @@
 /* Sums over the nodes, kept per segment: the cheap test before a per-node one. */
 void seg_sum(const Profile *pr, size_t i) {
         const Avail *a = seg(pr, i);
-        Avail *t = &pr->p->ctx->seg_total[i];
+        uint64_t mem = 0;
+        uint32_t cpus = 0;
 
-        *t = (Avail) {};
+        /* Summed in registers, stored once (a store to the total inside the loop would
+         * make each node wait for the last one's). */
         for (size_t k = 0; k < pr->p->n_nodes; k++) {
-                t->cpus += a[k].cpus;
-                t->mem = time_add(t->mem, a[k].mem);
+                cpus += a[k].cpus;
+                mem = time_add(mem, a[k].mem);
         }
+        pr->p->ctx->seg_total[i] = (Avail) { .cpus = cpus, .mem = mem };
         if (pr->p->n_gpus > 0)
                 pr->p->ctx->seg_gpus[i] = avail_gpus(pr->p, a);
 }
@@ -191,20 +194,35 @@ static inline __attribute__((always_inline)) bool find(const Profile *pr, const 
                         continue;
                 }
                 end = time_add(t[s], span);
-                for (k = s + 1; k < pr->n && t[k] < end; k++)
-                        if (!seg_may_fit(pr, k, j) || (with_gpus && j->gpus > 0 && !seg_may_fit_gpus(pr, k, allowed, j->gpus)))
+                /* seg_may_fit() and seg_may_fit_gpus() through the window, with the
+                 * job's figures in registers. */
+                for (k = s + 1; k < n && t[k] < end; k++)
+                        if (tot[k].cpus < cpus || tot[k].mem < mem || (gpus > 0 && !seg_may_fit_gpus(pr, k, allowed, gpus)))
                                 break;
-                if (k < pr->n && t[k] < end) {
+                if (k < n && t[k] < end) {
                         /* No window containing segment k can work: skip past it. */
                         s = k + 1;
                         continue;
                 }
-                memcpy(m, seg(pr, s), sizeof(Avail) * pr->p->n_nodes);
-                for (k = s + 1; k < pr->n && t[k] < end; k++)
-                        if (with_gpus)
-                                avail_min(pr->p, m, m, seg(pr, k));
-                        else
-                                avail_min_cpus(pr->p, m, m, seg(pr, k));
+                /* The window's minimum, node by node: each node's in registers over the
+                 * segments, where a walk of the segments made each wait for the last
+                 * one's store. With GPUs, also those free throughout; without, m's
+                 * GPUs are the first segment's, as plan_fit() reads none. k: the window's
+                 * end, where the test above stopped. */
+                for (size_t x = 0, nodes = pr->p->n_nodes; x < nodes; x++) {
+                        const Avail *a = seg(pr, s) + x;
+                        uint64_t mm = a->mem;
+                        uint32_t mc = a->cpus, mg = a->gpus;
+
+                        for (size_t y = s + 1; y < k; y++) {
+                                a += nodes;
+                                mc = MIN(mc, a->cpus);
+                                mm = MIN(mm, a->mem);
+                                if (with_gpus)
+                                        mg &= a->gpus;
+                        }
+                        m[x] = (Avail) { .cpus = mc, .mem = mm, .gpus = mg };
+                }
                 if (plan_fit(pr->p, m, j, ret_plan)) {
                         *ret_seg = s;
                         return true;
@@ -240,15 +258,17 @@ bool profile_has(const Profile *pr, size_t s, size_t e, const Plan *pl) {
  * placements take from hundreds of segments each when many running jobs end apart. */
 static inline void seg_take(const Profile *pr, size_t i, const Plan *pl) {
         const SchedPass *p = pr->p;
-        Avail *a = seg(pr, i), *t = &p->ctx->seg_total[i];
+        Avail *a = seg(pr, i);
+        uint64_t mem = 0;
+        uint32_t cpus = 0;
 
-        *t = (Avail) {};
         for (size_t k = 0; k < p->n_nodes; k++) {
                 a[k].cpus -= MIN(a[k].cpus, pl->cpus[k]);
                 a[k].mem -= MIN(a[k].mem, pl->mem[k]);
-                t->cpus += a[k].cpus;
-                t->mem = time_add(t->mem, a[k].mem);
+                cpus += a[k].cpus;
+                mem = time_add(mem, a[k].mem);
         }
+        p->ctx->seg_total[i] = (Avail) { .cpus = cpus, .mem = mem };
         if (pl->gpus)
                 for (size_t k = 0; k < p->n_nodes; k++)
                         a[k].gpus &= ~gpus_local(p, k, pl->gpus);

@@ -565,15 +565,6 @@ static inline uint64_t avail_gpus(const SchedPass *p, const Avail *st) {
         return g;
 }
 
-/* avail_min() for a plan that reads no GPUs (profile_find()'s hottest loop): dst's
- * GPUs are left as they were. */
-static inline void avail_min_cpus(const SchedPass *p, Avail *dst, const Avail *a, const Avail *b) {
-        for (size_t k = 0; k < p->n_nodes; k++) {
-                dst[k].cpus = MIN(a[k].cpus, b[k].cpus);
-                dst[k].mem = MIN(a[k].mem, b[k].mem);
-        }
-}
-
 /* Whether planning j reads GPUs: it wants some, or it takes whole nodes and so their
  * GPUs too. */
 static inline bool job_plans_gpus(const SchedPass *p, const SchedJob *j) {
