@@ -2,6 +2,7 @@
 /* The availability profile: what is free on each node over time, as running jobs end and
  * planned jobs come and go. Conservative backfilling plans every job in it; EASY and FCFS
  * use it to estimate when the jobs behind the top one may start. */
+#include <assert.h>
 #include <string.h>
 
 #include "sched-internal.h"
@@ -269,11 +270,14 @@ static inline void seg_take(const Profile *pr, size_t i, const Plan *pl) {
                 mem = time_add(mem, a[k].mem);
         }
         p->ctx->seg_total[i] = (Avail) { .cpus = cpus, .mem = mem };
-        if (pl->gpus)
+        if (pl->gpus) {
                 for (size_t k = 0; k < p->n_nodes; k++)
                         a[k].gpus &= ~gpus_local(p, k, pl->gpus);
-        if (p->n_gpus > 0)
-                p->ctx->seg_gpus[i] = avail_gpus(p, a);
+                /* seg_gpus[i] is avail_gpus() of the segment (seg_sum(), a split's
+                 * copy, this): less what was taken, without walking every node's. */
+                p->ctx->seg_gpus[i] &= ~pl->gpus;
+        }
+        assert(p->n_gpus == 0 || p->ctx->seg_gpus[i] == avail_gpus(p, a));
 }
 
 /* Takes pl out of (take) or gives it back to (!take) segments [s, e). */
