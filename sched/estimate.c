@@ -5,6 +5,8 @@
  * its limit. Only an estimate (EASY may yet start a lower job that delays them), as
  * squeue --start and showstart give; the top job's reservation is the promise. Bounded
  * by the depth because each placement walks the profile. */
+#include <string.h>
+
 #include "sched-internal.h"
 
 int pass_estimate(SchedPass *p, bool in_order) {
@@ -12,6 +14,7 @@ int pass_estimate(SchedPass *p, bool in_order) {
         size_t depth = p->config->estimate_depth, done = 0;
         uint64_t floor = p->now;
         Profile pr = { .p = p };
+        size_t cpus = 0;
         int r;
 
         if (depth == 0)
@@ -19,6 +22,15 @@ int pass_estimate(SchedPass *p, bool in_order) {
         r = profile_build(&pr);
         if (r < 0)
                 return r;
+        /* Only taken from here on: where each CPU count first fits can only move later,
+         * and each job's walk starts there (the walks were a tenth of a pass). */
+        for (size_t k = 0; k < p->n_nodes; k++)
+                cpus += p->node_cpus[k];
+        if (!GROW(ctx->est_first, ctx->n_est_first_alloc, cpus + 1))
+                return -ENOMEM;
+        memset(ctx->est_first, 0, (cpus + 1) * sizeof(uint64_t));
+        pr.first = ctx->est_first;
+        pr.n_first = cpus + 1;
 
         for (size_t i = 0; i < p->n_cands; i++) {
                 Cand *c = &p->cands[i];
@@ -46,7 +58,7 @@ int pass_estimate(SchedPass *p, bool in_order) {
                         continue;
                 }
                 if (why == SCHED_REASON_PRIORITY)
-                        c->est = ctx->seg_time[s];
+                        cand_set_est(p, c, ctx->seg_time[s]);
                 floor = ctx->seg_time[s];
                 r = profile_span(&pr, ctx->seg_time[s], j, &s, &e);
                 if (r < 0)

@@ -175,7 +175,7 @@ bool limits_block(SchedPass *p, Cand *c) {
                 return false;
         if (!blocks(p, c, cand_group(p, c), cand_limit(p, c), !p->ps_hard_only))
                 return false;
-        c->est = SCHED_TIME_INFINITY;
+        cand_set_est(p, c, SCHED_TIME_INFINITY);
         return true;
 }
 
@@ -274,7 +274,7 @@ static int idle_partition(SchedPass *p) {
                                         .wanted = why == SCHED_REASON_MAX_JOBS_PER_USER ? running + allowed + 1
                                                                                         : allowed + 1,
                                 };
-                                c->est = SCHED_TIME_INFINITY;
+                                cand_set_est(p, c, SCHED_TIME_INFINITY);
                         }
                 }
         }
@@ -296,7 +296,7 @@ static void grant_block(SchedPass *p) {
                         continue;
                 c->reason = SCHED_REASON_GRANT;
                 *cand_limit(p, c) = (CandLimit) { .limit = pr->grant, .wanted = pr->grant_used };
-                c->est = SCHED_TIME_INFINITY;
+                cand_set_est(p, c, SCHED_TIME_INFINITY);
         }
 }
 

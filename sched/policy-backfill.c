@@ -54,7 +54,7 @@ static int reserve_top(SchedPass *p, size_t top, Shadow *sh, bool *ret_have) {
                 return r;
         *ret_have = pass_reserve(p, cand_job(p, c), &sh->start, sh->after);
         c->reason = SCHED_REASON_RESOURCES;
-        c->est = *ret_have ? sh->start : SCHED_TIME_INFINITY;
+        cand_set_est(p, c, *ret_have ? sh->start : SCHED_TIME_INFINITY);
         if (*ret_have) {
                 avail_min(p, sh->both, p->avail_now, sh->after);
                 /* From now on a job joining a GPU's shards must not keep it past the top

@@ -174,7 +174,7 @@ static int reinstate_each(Profile *pr, bool *held) {
                 profile_apply(pr, s, e, &pl, true);
                 held[i] = true;
                 ctx->resv_of[i] = (uint32_t) (rv - ctx->resv);
-                c->est = rv->start;
+                cand_set_est(p, c, rv->start);
         }
         return 0;
 }
@@ -230,7 +230,7 @@ static int reinstate_all(Profile *pr, bool *held, bool *ret_ok) {
                         }
                 held[i] = true;
                 ctx->resv_of[i] = (uint32_t) (rv - ctx->resv);
-                c->est = rv->start;
+                cand_set_est(p, c, rv->start);
                 ctx->events[n++] = (ProfEvent) { .t = rv->start, .ref = i, .take = true };
                 end = time_add(rv->start, job_span(cand_job(p, c)));
                 if (end != SCHED_TIME_INFINITY)
@@ -413,17 +413,17 @@ static int plan_conservative(SchedPass *p) {
                 if (ctx->resv_held[i]) {
                         const Resv *rv = &ctx->resv[ctx->resv_of[i]];
 
-                        if (time_add(c->est, job_span(j)) <= gain) {
+                        if (time_add(cand_est(p, c), job_span(j)) <= gain) {
                                 /* Nothing was freed before its slot ends: it stays. */
-                                if (c->est == p->now && limits_block(p, c)) {
+                                if (cand_est(p, c) == p->now && limits_block(p, c)) {
                                         /* Due, but a limit holds it now: its slot goes. */
                                         continue;
-                                } else if (c->est == p->now) {
+                                } else if (cand_est(p, c) == p->now) {
                                         resv_plan(ctx, rv, &old);
                                         /* A capped project's job on the CPUs its slice allows, or not now. */
                                         if (cand_allowed_cpus(p, c) && !plan_fit_now(p, p->avail_now, c, &old)) {
                                                 c->reason = SCHED_REASON_RESOURCES;
-                                                c->est = SCHED_TIME_INFINITY;
+                                                cand_set_est(p, c, SCHED_TIME_INFINITY);
                                                 continue;
                                         }
                                         r = pass_start(p, c, &old);
@@ -437,7 +437,7 @@ static int plan_conservative(SchedPass *p) {
                                 continue;
                         }
                         resv_plan(ctx, rv, &old);
-                        r = profile_span(&pr, c->est, j, &s, &e);
+                        r = profile_span(&pr, cand_est(p, c), j, &s, &e);
                         if (r < 0)
                                 return r;
                         profile_apply(&pr, s, e, &old, false);
@@ -448,19 +448,19 @@ static int plan_conservative(SchedPass *p) {
                 else if (profile_find(&pr, j, 0, &s, &pl))
                         start = ctx->seg_time[s];
                 if (ctx->resv_held[i]) {
-                        if (start > c->est) {
+                        if (start > cand_est(p, c)) {
                                 /* Cannot be (its old slot is free and plan_fit takes any fit), but
                                  * if it were, the promise still holds: keep the old slot. */
-                                start = c->est;
+                                start = cand_est(p, c);
                                 pl = old;
                         }
-                        if (start != c->est || !plan_equal(p, &pl, &old))
+                        if (start != cand_est(p, c) || !plan_equal(p, &pl, &old))
                                 /* Its old slot is free now: later jobs may move into it. */
-                                gain = MIN(gain, c->est);
+                                gain = MIN(gain, cand_est(p, c));
                 }
                 if (start == SCHED_TIME_INFINITY) {
                         c->reason = first_blocked ? SCHED_REASON_RESOURCES : SCHED_REASON_PRIORITY;
-                        c->est = SCHED_TIME_INFINITY;
+                        cand_set_est(p, c, SCHED_TIME_INFINITY);
                         first_blocked = false;
                         continue;
                 }
@@ -474,7 +474,7 @@ static int plan_conservative(SchedPass *p) {
                 } else if (s == 0 && cand_allowed_cpus(p, c) && !plan_fit_now(p, p->avail_now, c, &pl)) {
                         /* Its project's slice does not allow the CPUs free now. */
                         c->reason = first_blocked ? SCHED_REASON_RESOURCES : SCHED_REASON_PRIORITY;
-                        c->est = SCHED_TIME_INFINITY;
+                        cand_set_est(p, c, SCHED_TIME_INFINITY);
                         first_blocked = false;
                         continue;
                 } else if (s == 0) {
@@ -484,7 +484,7 @@ static int plan_conservative(SchedPass *p) {
                                 return r;
                 } else {
                         c->reason = first_blocked ? SCHED_REASON_RESOURCES : SCHED_REASON_PRIORITY;
-                        c->est = start;
+                        cand_set_est(p, c, start);
                         first_blocked = false;
                         r = resv_remember(p, j, start, &pl);
                         if (r < 0)

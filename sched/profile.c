@@ -2,6 +2,7 @@
 /* The availability profile: what is free on each node over time, as running jobs end and
  * planned jobs come and go. Conservative backfilling plans every job in it; EASY and FCFS
  * use it to estimate when the jobs behind the top one may start. */
+#include <assert.h>
 #include <string.h>
 
 #include "sched-internal.h"
@@ -9,13 +10,16 @@
 /* Sums over the nodes, kept per segment: the cheap test before a per-node one. */
 void seg_sum(const Profile *pr, size_t i) {
         const Avail *a = seg(pr, i);
-        Avail *t = &pr->p->ctx->seg_total[i];
+        uint64_t mem = 0;
+        uint32_t cpus = 0;
 
-        *t = (Avail) {};
+        /* Summed in registers, stored once (a store to the total inside the loop would
+         * make each node wait for the last one's). */
         for (size_t k = 0; k < pr->p->n_nodes; k++) {
-                t->cpus += a[k].cpus;
-                t->mem = time_add(t->mem, a[k].mem);
+                cpus += a[k].cpus;
+                mem = time_add(mem, a[k].mem);
         }
+        pr->p->ctx->seg_total[i] = (Avail) { .cpus = cpus, .mem = mem };
         if (pr->p->n_gpus > 0)
                 pr->p->ctx->seg_gpus[i] = avail_gpus(pr->p, a);
 }
@@ -141,34 +145,85 @@ int profile_split(Profile *pr, uint64_t t, size_t *ret) {
 /* The first segment at which j fits for its whole walltime, with its placement. Made
  * twice by the compiler: with GPUs and without, so that a job that plans none (every
  * job on a machine without) walks the profile as it always did. */
+/* The first segment from from on with c CPUs free in all: from pr->first[c], kept. */
+static size_t first_with_cpus(const Profile *pr, unsigned c, size_t from) {
+        const uint64_t *t = pr->p->ctx->seg_time;
+        const Avail *tot = pr->p->ctx->seg_total;
+        uint64_t *first = &pr->first[c];
+        size_t lo = 0, hi = pr->n;
+
+        if (*first == SCHED_TIME_INFINITY)
+                return pr->n;
+        /* The segment starting at *first: splits add starts, never remove one. */
+        while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (t[mid] <= *first)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        while (lo < pr->n && tot[lo].cpus < c)
+                lo++;
+        *first = lo < pr->n ? t[lo] : SCHED_TIME_INFINITY;
+        return MAX(lo, from);
+}
+
 static inline __attribute__((always_inline)) bool find(const Profile *pr, const SchedJob *j, size_t from,
                                                        bool with_gpus, size_t *ret_seg, Plan *ret_plan) {
         const uint64_t *t = pr->p->ctx->seg_time;
-        uint64_t allowed = with_gpus ? job_gpu_allowed(pr->p, j) : 0, span = job_span(j);
+        const Avail *tot = pr->p->ctx->seg_total;
+        const uint64_t allowed = with_gpus ? job_gpu_allowed(pr->p, j) : 0, span = job_span(j), mem = j->memory;
+        const unsigned cpus = MAX(j->cpus, 1u), gpus = with_gpus ? j->gpus : 0;
+        const size_t n = pr->n;
         Avail m[SCHED_NODES_MAX];
 
-        for (size_t s = from; s < pr->n; ) {
-                uint64_t end = time_add(t[s], span);
+        /* The segments before it fail seg_may_fit() on CPUs alone. */
+        if (pr->first && cpus < pr->n_first)
+                from = first_with_cpus(pr, cpus, from);
+        for (size_t s = from; s < n; ) {
+                uint64_t end;
                 size_t k;
 
-                if (!seg_may_fit(pr, s, j) || (with_gpus && j->gpus > 0 && !seg_may_fit_gpus(pr, s, allowed, j->gpus))) {
+                /* Most of a walk is segments that fail the totals: passed in a loop of
+                 * their own, with what it tests in registers. */
+                while (s < n && (tot[s].cpus < cpus || tot[s].mem < mem))
+                        s++;
+                if (s >= n)
+                        break;
+                if (gpus > 0 && !seg_may_fit_gpus(pr, s, allowed, gpus)) {
                         s++;
                         continue;
                 }
-                for (k = s + 1; k < pr->n && t[k] < end; k++)
-                        if (!seg_may_fit(pr, k, j) || (with_gpus && j->gpus > 0 && !seg_may_fit_gpus(pr, k, allowed, j->gpus)))
+                end = time_add(t[s], span);
+                /* seg_may_fit() and seg_may_fit_gpus() through the window, with the
+                 * job's figures in registers. */
+                for (k = s + 1; k < n && t[k] < end; k++)
+                        if (tot[k].cpus < cpus || tot[k].mem < mem || (gpus > 0 && !seg_may_fit_gpus(pr, k, allowed, gpus)))
                                 break;
-                if (k < pr->n && t[k] < end) {
+                if (k < n && t[k] < end) {
                         /* No window containing segment k can work: skip past it. */
                         s = k + 1;
                         continue;
                 }
-                memcpy(m, seg(pr, s), sizeof(Avail) * pr->p->n_nodes);
-                for (k = s + 1; k < pr->n && t[k] < end; k++)
-                        if (with_gpus)
-                                avail_min(pr->p, m, m, seg(pr, k));
-                        else
-                                avail_min_cpus(pr->p, m, m, seg(pr, k));
+                /* The window's minimum, node by node: each node's in registers over the
+                 * segments, where a walk of the segments made each wait for the last
+                 * one's store. With GPUs, also those free throughout; without, m's
+                 * GPUs are the first segment's, as plan_fit() reads none. k: the window's
+                 * end, where the test above stopped. */
+                for (size_t x = 0, nodes = pr->p->n_nodes; x < nodes; x++) {
+                        const Avail *a = seg(pr, s) + x;
+                        uint64_t mm = a->mem;
+                        uint32_t mc = a->cpus, mg = a->gpus;
+
+                        for (size_t y = s + 1; y < k; y++) {
+                                a += nodes;
+                                mc = MIN(mc, a->cpus);
+                                mm = MIN(mm, a->mem);
+                                if (with_gpus)
+                                        mg &= a->gpus;
+                        }
+                        m[x] = (Avail) { .cpus = mc, .mem = mm, .gpus = mg };
+                }
                 if (plan_fit(pr->p, m, j, ret_plan)) {
                         *ret_seg = s;
                         return true;
@@ -204,20 +259,25 @@ bool profile_has(const Profile *pr, size_t s, size_t e, const Plan *pl) {
  * placements take from hundreds of segments each when many running jobs end apart. */
 static inline void seg_take(const Profile *pr, size_t i, const Plan *pl) {
         const SchedPass *p = pr->p;
-        Avail *a = seg(pr, i), *t = &p->ctx->seg_total[i];
+        Avail *a = seg(pr, i);
+        uint64_t mem = 0;
+        uint32_t cpus = 0;
 
-        *t = (Avail) {};
         for (size_t k = 0; k < p->n_nodes; k++) {
                 a[k].cpus -= MIN(a[k].cpus, pl->cpus[k]);
                 a[k].mem -= MIN(a[k].mem, pl->mem[k]);
-                t->cpus += a[k].cpus;
-                t->mem = time_add(t->mem, a[k].mem);
+                cpus += a[k].cpus;
+                mem = time_add(mem, a[k].mem);
         }
-        if (pl->gpus)
+        p->ctx->seg_total[i] = (Avail) { .cpus = cpus, .mem = mem };
+        if (pl->gpus) {
                 for (size_t k = 0; k < p->n_nodes; k++)
                         a[k].gpus &= ~gpus_local(p, k, pl->gpus);
-        if (p->n_gpus > 0)
-                p->ctx->seg_gpus[i] = avail_gpus(p, a);
+                /* seg_gpus[i] is avail_gpus() of the segment (seg_sum(), a split's
+                 * copy, this): less what was taken, without walking every node's. */
+                p->ctx->seg_gpus[i] &= ~pl->gpus;
+        }
+        assert(p->n_gpus == 0 || p->ctx->seg_gpus[i] == avail_gpus(p, a));
 }
 
 /* Takes pl out of (take) or gives it back to (!take) segments [s, e). */

@@ -803,7 +803,7 @@ int pass_start(SchedPass *p, Cand *c, const Plan *pl) {
 
         c->started = true;
         c->reason = SCHED_REASON_NONE;
-        c->est = p->now;
+        cand_set_est(p, c, p->now);
         limits_charge(p, c);
         return 0;
 }

@@ -29,14 +29,14 @@ typedef struct Plan {
 } Plan;
 
 /* A pending job as the pass sees it. Sorted by priority; every pass writes one per
- * waiting job and moves them into priority order, so it is kept small (40 bytes): what
+ * waiting job and moves them into priority order, so it is kept small (32 bytes, two to
+ * a cache line: the move into priority order reads each from all over memory): what
  * only limits read is in SchedContext.cand_groups (when some project has limits) and
- * cand_limits, and its submission (a tie-break, in SortKey.age) is read from the job
- * where needed. */
+ * cand_limits, its submission (a tie-break, in SortKey.age) is read from the job where
+ * needed, and its estimated start, which few have, is beside it (cand_est()). */
 typedef struct Cand {
         double prio;
         uint64_t id;
-        uint64_t est;
         uint32_t idx;        /* into jobs[] */
         uint32_t cpus;       /* its job's, at least 1: what the backfill and preemption scans test first */
         uint8_t reason;      /* SchedReason: preset for ineligible jobs; set by the policy otherwise */
@@ -44,6 +44,7 @@ typedef struct Cand {
         bool bypassed:1;
         bool was_blocked:1;  /* its job's blocked: limits read it without the job */
         bool preemptor:1;    /* its job may preempt (SchedJob.preempts or parallel_run) */
+        bool has_est:1;      /* it has an estimated start (SchedContext.cand_est); else unknown */
 } Cand;
 
 /* A candidate among the limits, in SchedContext.cand_groups (priority order, as the
@@ -182,6 +183,10 @@ typedef struct SchedContext {
         ResvPart *resv_parts, *resv_parts_next;
         size_t n_resv_parts, n_resv_parts_alloc, n_resv_parts_next, n_resv_parts_next_alloc;
         bool *resv_held;       /* per candidate: its remembered reservation is in the profile */
+        /* Per candidate in priority order, its estimated start where Cand.has_est; _tmp:
+         * in job order, in pass_collect(). Written only where set: most have none. */
+        uint64_t *cand_est, *cand_est_tmp;
+        size_t n_cand_est_alloc, n_cand_est_tmp_alloc;
         CandLimit *cand_limits; /* per candidate in priority order, when projects have limits */
         CandGroup *cand_groups, *cand_groups_tmp; /* the same; _tmp: by job order, in pass_collect() */
         size_t n_cand_groups_alloc, n_cand_groups_tmp_alloc;
@@ -212,6 +217,8 @@ typedef struct SchedContext {
         uint32_t *resv_of;     /* per held candidate: its entry in resv */
         size_t n_resv_of_alloc;
         uint64_t resv_pass;    /* n_passes of the pass that left them */
+        uint64_t *est_first;   /* the estimates' Profile.first */
+        size_t n_est_first_alloc;
         ProfEvent *events, *events_tmp;
         size_t n_events_alloc, n_events_tmp_alloc;
         /* preemption (preempt.c): per job index its release's avail_off (SIZE_MAX: none),
@@ -226,8 +233,8 @@ typedef struct SchedContext {
         size_t n_victim_taken_alloc;
         uint32_t *victim_running;  /* per victim: its owner's running jobs */
         size_t n_victim_running_alloc;
-        struct VictimScore *vscores;
-        size_t n_vscores_alloc;
+        struct VictimScore *vscores, *vbest; /* vbest: those taken off vscores' heap, best first */
+        size_t n_vscores_alloc, n_vbest_alloc;
         uint32_t *resumes;
         size_t n_resumes_alloc;
         /* the profile the last conservative pass ended with */
@@ -320,6 +327,18 @@ static inline uint64_t cand_submit(const SchedPass *p, size_t i) {
         return age != SORT_AGE_UNKNOWN ? p->now - age : p->jobs[p->cands[i].idx].submit_time;
 }
 
+/* c's estimated start (SchedWait.est_start; c one of p->cands): a reservation, an
+ * estimate, a begin time, now for a start; SCHED_TIME_INFINITY: unknown. */
+static inline uint64_t cand_est(const SchedPass *p, const Cand *c) {
+        return c->has_est ? p->ctx->cand_est[c - p->cands] : SCHED_TIME_INFINITY;
+}
+
+static inline void cand_set_est(const SchedPass *p, Cand *c, uint64_t est) {
+        c->has_est = est != SCHED_TIME_INFINITY;
+        if (c->has_est)
+                p->ctx->cand_est[c - p->cands] = est;
+}
+
 /* c's place among the limits (c one of p->cands; only while p->limits). */
 static inline CandGroup *cand_group(const SchedPass *p, const Cand *c) {
         return &p->ctx->cand_groups[c - p->cands];
@@ -345,6 +364,16 @@ static inline unsigned popcount64(uint64_t x) {
         return (unsigned) ((x * UINT64_C(0x0101010101010101)) >> 56);
 }
 
+/* popcount64(x) >= n: for the few a GPU job asks for, their lowest bits cleared
+ * (the estimates' walks test it for every segment), else counted. */
+static inline bool bits_at_least(uint64_t x, unsigned n) {
+        if (n > 4)
+                return popcount64(x) >= n;
+        for (unsigned k = 1; k < n; k++)
+                x &= x - 1;
+        return n == 0 || x != 0;
+}
+
 static inline uint64_t time_add(uint64_t a, uint64_t b) {
         return b > UINT64_MAX - a ? UINT64_MAX : a + b;
 }
@@ -366,19 +395,47 @@ static inline double expm1_pos(double x) {
         return e_n * e_f - 1.0;
 }
 
+/* Which of the multifactor priority's terms need working out, from the weights alone:
+ * said once a pass for pass_collect()'s scan, not again for every job. */
+typedef struct PrioShape {
+        /* The size or the bypass weight is not +0.0. Both +0.0 (the defaults): their
+         * terms are +0.0 for every job (its CPUs and bypass count are finite and not
+         * negative), and adding them is adding +0.0 once. */
+        bool size_bypass;
+        bool xfactor, target;
+} PrioShape;
+
+static inline bool weight_adds_zero(double w) {
+        return w == 0.0 && !__builtin_signbit(w);
+}
+
+static inline PrioShape prio_shape(const SchedWeights *w) {
+        return (PrioShape) {
+                .size_bypass = !weight_adds_zero(w->size) || !weight_adds_zero(w->bypass),
+                .xfactor = w->xfactor != 0.0,
+                .target = w->target != 0.0,
+        };
+}
+
 /* The multifactor priority (sched_priority_multifactor), inline for pass_collect()'s
- * scan of every waiting job: an indirect call a job was a tenth of the scan. */
-static inline double job_priority_weights(const SchedWeights *w, const SchedJob *j, uint64_t now) {
+ * scan of every waiting job: an indirect call a job was a tenth of the scan. Each term
+ * in the order of the sum, so that the same bits come out whatever the shape. */
+static inline __attribute__((always_inline)) double job_priority_shaped(const SchedWeights *w, PrioShape shape,
+                                                                        const SchedJob *j, uint64_t now) {
         uint64_t since = j->eligible_time ?: j->submit_time;
         double age = now > since ? (double) (now - since) : 0.0, prio;
 
         prio = w->queue * (double) j->queue_priority +
                w->fairshare * j->fairshare +
-               w->age * age +
-               w->size * (double) MAX(j->cpus, 1u) +
-               w->bypass * (double) j->bypass_count;
+               w->age * age;
+        if (shape.size_bypass)
+                prio = prio +
+                       w->size * (double) MAX(j->cpus, 1u) +
+                       w->bypass * (double) j->bypass_count;
+        else
+                prio = prio + 0.0; /* (prio + +0.0) + +0.0: a -0.0 comes out +0.0, as ever */
 
-        if (w->xfactor != 0.0) {
+        if (shape.xfactor) {
                 uint64_t limit = sched_job_walltime(j);
                 double wall = limit == SCHED_TIME_INFINITY ? 0.0 : (double) limit;
                 double waited = now > j->submit_time ? (double) (now - j->submit_time) : 0.0;
@@ -388,12 +445,16 @@ static inline double job_priority_weights(const SchedWeights *w, const SchedJob 
         }
 
         /* Starvation control: past its queue's target wait, steeply more every minute. */
-        if (w->target != 0.0 && j->target_queue_time > 0) {
+        if (shape.target && j->target_queue_time > 0) {
                 double waited = now > since ? (double) (now - since) : 0.0;
                 prio += w->target * expm1_pos(MIN(waited / (double) j->target_queue_time, 50.0));
         }
 
         return prio - (double) j->nice;
+}
+
+static inline double job_priority_weights(const SchedWeights *w, const SchedJob *j, uint64_t now) {
+        return job_priority_shaped(w, prio_shape(w), j, now);
 }
 
 static inline double job_priority_multifactor(const SchedConfig *c, const SchedJob *j, uint64_t now) {
@@ -434,6 +495,13 @@ bool pass_reserve(SchedPass *p, const SchedJob *j, uint64_t *ret_time, Avail *re
 typedef struct Profile {
         SchedPass *p;
         size_t n;        /* segments */
+        /* Where the profile is only ever taken from (the estimates): for c < n_first,
+         * first[c] is the start of a segment before which no segment has c CPUs free in
+         * all (0: none known yet; SCHED_TIME_INFINITY: no segment has), so that a job of c
+         * CPUs need not walk the segments before it. NULL: none kept (conservative gives
+         * back too). */
+        uint64_t *first;
+        size_t n_first;
 } Profile;
 
 static inline Avail *seg(const Profile *pr, size_t i) {
@@ -497,15 +565,6 @@ static inline uint64_t avail_gpus(const SchedPass *p, const Avail *st) {
         return g;
 }
 
-/* avail_min() for a plan that reads no GPUs (profile_find()'s hottest loop): dst's
- * GPUs are left as they were. */
-static inline void avail_min_cpus(const SchedPass *p, Avail *dst, const Avail *a, const Avail *b) {
-        for (size_t k = 0; k < p->n_nodes; k++) {
-                dst[k].cpus = MIN(a[k].cpus, b[k].cpus);
-                dst[k].mem = MIN(a[k].mem, b[k].mem);
-        }
-}
-
 /* Whether planning j reads GPUs: it wants some, or it takes whole nodes and so their
  * GPUs too. */
 static inline bool job_plans_gpus(const SchedPass *p, const SchedJob *j) {
@@ -520,7 +579,7 @@ static inline bool seg_may_fit(const Profile *pr, size_t i, const SchedJob *j) {
 
 /* And for a job with GPUs: of those it may have, are enough free in segment i? */
 static inline bool seg_may_fit_gpus(const Profile *pr, size_t i, uint64_t allowed, unsigned need) {
-        return popcount64(pr->p->ctx->seg_gpus[i] & allowed) >= need;
+        return bits_at_least(pr->p->ctx->seg_gpus[i] & allowed, need);
 }
 
 void seg_sum(const Profile *pr, size_t i);

@@ -77,6 +77,8 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->last_rank);
         free(ctx->next_ids);
         free(ctx->cand_limits);
+        free(ctx->cand_est);
+        free(ctx->cand_est_tmp);
         free(ctx->cand_groups);
         free(ctx->cand_groups_tmp);
         free(ctx->active);
@@ -109,6 +111,7 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->array_ids);
         free(ctx->array_count);
         free(ctx->resv_of);
+        free(ctx->est_first);
         free(ctx->events);
         free(ctx->events_tmp);
         free(ctx->job_release);
@@ -117,6 +120,7 @@ SchedContext *sched_context_free(SchedContext *ctx) {
         free(ctx->victim_taken);
         free(ctx->victim_running);
         free(ctx->vscores);
+        free(ctx->vbest);
         free(ctx->resumes);
         free(ctx->prev_time);
         free(ctx->prev_avail);
@@ -150,6 +154,8 @@ void sched_context_trim(SchedContext *ctx) {
         TRIM(ctx->array_count, ctx->n_array_count_alloc);
         TRIM(ctx->resv_held, ctx->n_resv_held_alloc);
         TRIM(ctx->cand_limits, ctx->n_cand_limits_alloc);
+        TRIM(ctx->cand_est, ctx->n_cand_est_alloc);
+        TRIM(ctx->cand_est_tmp, ctx->n_cand_est_tmp_alloc);
         TRIM(ctx->cand_groups, ctx->n_cand_groups_alloc);
         TRIM(ctx->cand_groups_tmp, ctx->n_cand_groups_tmp_alloc);
         TRIM(ctx->resv_of, ctx->n_resv_of_alloc);
@@ -161,6 +167,7 @@ void sched_context_trim(SchedContext *ctx) {
         TRIM(ctx->victim_taken, ctx->n_victim_taken_alloc);
         TRIM(ctx->victim_running, ctx->n_victim_running_alloc);
         TRIM(ctx->vscores, ctx->n_vscores_alloc);
+        TRIM(ctx->vbest, ctx->n_vbest_alloc);
         /* The last order too: the next pass sorts from scratch, once, to the same order. */
         TRIM(ctx->last_ids, ctx->n_last_ids_alloc);
         TRIM(ctx->last_rank, ctx->n_last_rank_alloc);
@@ -280,8 +287,12 @@ static inline SchedReason job_ineligible(const SchedPass *p, GpuTests *gt, const
                 return SCHED_REASON_TOO_BIG;
         /* A job asking for any of the machine's GPUs without binding (the most common
          * GPU job) is too big only for more than there are: tested without a branch on
-         * whether it asks for GPUs, which a queue of some GPU jobs mispredicts often. */
-        if (_unlikely_((j->gpus > gt->n_all) | ((j->gpus > 0) & ((j->gpu_allowed != 0) | j->gpu_binding | (j->shards != 0)))) &&
+         * whether it asks for GPUs, which a queue of some GPU jobs mispredicts often. On
+         * a machine without (n_all 0: a branch the whole scan takes alike) that is the
+         * same as asking for any, one test instead of five. */
+        if (_unlikely_(gt->n_all == 0 ? j->gpus > 0
+                                      : (j->gpus > gt->n_all) |
+                                                ((j->gpus > 0) & ((j->gpu_allowed | j->gpu_binding | j->shards) != 0))) &&
             gpus_too_big(p, gt, j))
                 return SCHED_REASON_TOO_BIG;
         if (max_walltime > 0 && sched_job_walltime(j) != SCHED_TIME_INFINITY && sched_job_walltime(j) > max_walltime)
@@ -539,6 +550,7 @@ static int pass_collect(SchedPass *p) {
         bool by_id = true, multifactor = p->config->priority == &sched_priority_multifactor;
         /* Read once, not again after every store to a candidate. */
         const SchedWeights weights = p->config->weights;
+        const PrioShape shape = prio_shape(&weights);
         const uint64_t now = p->now, max_walltime = p->config->max_walltime;
         const bool projects = p->config->n_projects > 0 && p->config->projects;
         const bool shuffle = p->config->ordering == SCHED_ORDERING_SHUFFLE;
@@ -558,6 +570,8 @@ static int pass_collect(SchedPass *p) {
             !GROW(ctx->keys, ctx->n_keys_alloc, p->n_jobs) ||
             !GROW(ctx->keys_tmp, ctx->n_keys_tmp_alloc, MAX(p->n_jobs, ctx->n_last)) ||
             !GROW(ctx->next_ids, ctx->n_next_ids_alloc, p->n_jobs) ||
+            !GROW(ctx->cand_est, ctx->n_cand_est_alloc, p->n_jobs) ||
+            !GROW(ctx->cand_est_tmp, ctx->n_cand_est_tmp_alloc, p->n_jobs) ||
             !GROW(ctx->active, ctx->n_active_alloc, p->n_jobs))
                 return -ENOMEM;
         if (projects && (!GROW(ctx->cand_groups, ctx->n_cand_groups_alloc, p->n_jobs) ||
@@ -572,6 +586,7 @@ static int pass_collect(SchedPass *p) {
 
         for (size_t i = 0; i < p->n_jobs; i++) {
                 const SchedJob *j = &p->jobs[i];
+                uint64_t est;
                 uint32_t rank;
                 Cand *c;
 
@@ -585,7 +600,7 @@ static int pass_collect(SchedPass *p) {
                         continue;
                 c = &ctx->cands[n];
                 *c = (Cand) {
-                        .prio = multifactor ? job_priority_weights(&weights, j, now)
+                        .prio = multifactor ? job_priority_shaped(&weights, shape, j, now)
                                             : p->config->priority->priority(p->config, j, now),
                         .id = j->id,
                         .idx = (uint32_t) i,
@@ -593,7 +608,11 @@ static int pass_collect(SchedPass *p) {
                         .was_blocked = j->blocked,
                         .preemptor = j->preempts != 0 || j->parallel_run,
                 };
-                c->reason = job_ineligible(p, &gpu_tests, j, now, max_walltime, &c->est, machine_cpus, machine_mem);
+                c->reason = job_ineligible(p, &gpu_tests, j, now, max_walltime, &est, machine_cpus, machine_mem);
+                if (est != SCHED_TIME_INFINITY) {
+                        c->has_est = true;
+                        ctx->cand_est_tmp[n] = est;
+                }
                 if (c->preemptor) {
                         p->n_preemptors++;
                         p->top_preemptor_queue = MAX(p->top_preemptor_queue, (int64_t) j->queue_priority);
@@ -638,6 +657,8 @@ static int pass_collect(SchedPass *p) {
                 if (i + GATHER_AHEAD < n)
                         __builtin_prefetch(&from[keys[i + GATHER_AHEAD].cand]);
                 to[i] = from[cand];
+                if (from[cand].has_est)
+                        ctx->cand_est[i] = ctx->cand_est_tmp[cand];
                 if (last_rank)
                         last_rank[cand] = (uint32_t) i;
                 /* Where some project has limits, their fields the same way. */
@@ -667,6 +688,7 @@ static int pass_result(SchedPass *p, SchedResult *ret) {
          * built without strict aliasing), and this walks every waiting job. */
         const Cand *cands = p->cands;
         const CandLimit *limits = p->limits ? ctx->cand_limits : NULL;
+        const uint64_t *est = ctx->cand_est;
         const size_t n_cands = p->n_cands, wait_from = p->wait_from;
         SchedWait *waiting = ctx->waiting;
 
@@ -684,7 +706,7 @@ static int pass_result(SchedPass *p, SchedResult *ret) {
                         .job_index = c->idx,
                         .job_id = c->id,
                         .reason = why,
-                        .est_start = c->est,
+                        .est_start = c->has_est ? est[i] : SCHED_TIME_INFINITY, /* cand_est() */
                         .priority = c->prio,
                         .bypassed = c->bypassed,
                         .limit = limited ? limits[i].limit : 0,

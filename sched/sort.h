@@ -99,7 +99,8 @@
                 if (sorted >= n)                                                           \
                         return false;                                                      \
                 for (size_t lo = 0; lo < n;) {                                             \
-                        size_t hi = lo + 1;                                                \
+                        /* The first run is known: it ends where order first broke. */    \
+                        size_t hi = lo == 0 ? sorted : lo + 1;                             \
                         while (hi < n && !less(ctx, &a[hi], &a[hi - 1]))                   \
                                 hi++;                                                      \
                         /* Short runs are grown by insertion: cheaper than merging them. */ \

@@ -335,11 +335,70 @@ static void test_tie_order(void **state) {
         }
 }
 
+/* The jobs come by ascending id for a while, then not: the keys already placed from the
+ * kept order (at their last rank, or with the new ones) go back to job order. Each shape
+ * (the break early, late, with newcomers before it, with jobs gone) decides as a fresh
+ * context does, for each priority and ordering. */
+#define N_BREAK 300
+
+static void test_ids_turn_unordered(void **state) {
+        SchedConfig easy = SCHED_CONFIG_DEFAULT, fcfs = SCHED_CONFIG_DEFAULT, shuffle = SCHED_CONFIG_DEFAULT;
+        const SchedConfig *cfgs[] = { &easy, &fcfs, &shuffle };
+        SchedNode nodes[2];
+        SchedMachine m;
+        SchedJob jobs[N_BREAK];
+
+        easy.weights.age = 1.0;
+        fcfs.priority = &sched_priority_fcfs;
+        shuffle.ordering = SCHED_ORDERING_SHUFFLE;
+        machine_uniform(nodes, 2, 4, 64 * GIB, &m);
+        for (size_t c = 0; c < ELEMENTSOF(cfgs); c++)
+                for (size_t at = 1; at < N_BREAK; at += 37) {
+                        SchedContext *kept = sched_context_new(), *fresh = sched_context_new();
+                        Rng r = { 11 + at };
+                        SchedResult a, b;
+                        size_t n = 0;
+
+                        assert_non_null(kept);
+                        assert_non_null(fresh);
+                        /* Even ids, in order; a first pass keeps their order. */
+                        for (size_t i = 0; i < N_BREAK; i += 2) {
+                                jobs[n] = job_pending(2 * (i + 1), 1000000 - rng(&r, 4) * 100,
+                                                      1 + (unsigned) rng(&r, 16), 60 + rng(&r, 7200));
+                                jobs[n].queue_priority = (int32_t) rng(&r, 3);
+                                jobs[n].user_id = (uint32_t) rng(&r, 5);
+                                jobs[n++].fairshare = (double) rng(&r, 4) * 250000.0;
+                        }
+                        assert_int_equal(sched_pass(kept, cfgs[c], &m, jobs, n, 1000000, &a), 0);
+                        /* Newcomers between them (odd ids), some gone, priorities moved. */
+                        for (size_t i = 0, o = n; i < o && n < N_BREAK; i++) {
+                                jobs[n] = jobs[i];
+                                jobs[n].id = jobs[i].id - 1;
+                                jobs[n].fairshare = (double) rng(&r, 4) * 250000.0;
+                                n++;
+                        }
+                        for (size_t i = 0; i < n; i++)
+                                if (rng(&r, 7) == 0)
+                                        jobs[i].state = SCHED_JOB_DONE;
+                        /* In id order, but for one pair at the break. */
+                        for (size_t i = 1; i < n; i++)
+                                for (size_t k = i; k > 0 && jobs[k].id < jobs[k - 1].id; k--)
+                                        SWAP_TWO(jobs[k], jobs[k - 1]);
+                        SWAP_TWO(jobs[MIN(at, n - 1)], jobs[MIN(at, n - 1) - 1]);
+                        assert_int_equal(sched_pass(kept, cfgs[c], &m, jobs, n, 1000060, &a), 0);
+                        assert_int_equal(sched_pass(fresh, cfgs[c], &m, jobs, n, 1000060, &b), 0);
+                        compare_results(&a, &b);
+                        sched_context_free(kept);
+                        sched_context_free(fresh);
+                }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_sort_against_reference),
                 cmocka_unit_test(test_kept_order_decides_as_fresh),
                 cmocka_unit_test(test_tie_order),
+                cmocka_unit_test(test_ids_turn_unordered),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

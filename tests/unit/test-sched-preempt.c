@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -615,6 +616,47 @@ static void random_scenario(unsigned seed) {
         sched_context_free(ctx);
 }
 
+/* The victims go best scored first, a tie to the lower job index: eight normal jobs of
+ * one CPU fill the node, each 1000 s long and run a different while (the less run, the
+ * better its score: d = 1 - f^2, the other factors alike); an express job of 3 CPUs
+ * suspends the three least run, best first, and one of 4 CPUs the fourth as well, of two
+ * run alike the first. */
+static void test_victims_best_first(void **state) {
+        static const uint64_t ran[8] = { 700, 400, 300, 900, 400, 100, 800, 200 };
+        static const uint64_t order[4] = { 6, 8, 3, 2 };
+        SchedNode nodes[1];
+        SchedMachine m;
+        SchedJob jobs[9];
+        SchedConfig c = preempt_config();
+
+        machine_uniform(nodes, 1, 8, 8 * GIB, &m);
+        for (unsigned cpus = 3; cpus <= 4; cpus++) {
+                SchedContext *ctx = NULL;
+                SchedResult res;
+                size_t n_suspend = 0;
+
+                for (size_t k = 0; k < 8; k++) {
+                        char list[8];
+
+                        jobs[k] = job_q(k + 1, NORMAL, 1, 1000);
+                        snprintf(list, sizeof(list), "%zu", k);
+                        run_cpus(&jobs[k], &m, k, 1000 - ran[k], list, 0);
+                }
+                jobs[8] = job_q(9, EXPRESS, cpus, 100);
+                res = run_pass(&ctx, &c, &m, jobs, 9, 1000);
+                for (size_t i = 0; i < res.n_decisions; i++) {
+                        if (res.decisions[i].type != SCHED_DECISION_SUSPEND)
+                                continue;
+                        assert_true(n_suspend < cpus);
+                        assert_int_equal(res.decisions[i].job_id, order[n_suspend]);
+                        n_suspend++;
+                }
+                assert_int_equal(n_suspend, cpus);
+                assert_non_null(decision(&res, SCHED_DECISION_START, 9));
+                sched_context_free(ctx);
+        }
+}
+
 static void test_random_invariants(void **state) {
         for (unsigned seed = 1; seed <= 300; seed++)
                 random_scenario(seed);
@@ -631,6 +673,7 @@ int main(void) {
                 cmocka_unit_test(test_window_and_cap),
                 cmocka_unit_test(test_parallel_run),
                 cmocka_unit_test(test_bypass_priority),
+                cmocka_unit_test(test_victims_best_first),
                 cmocka_unit_test(test_random_invariants),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
