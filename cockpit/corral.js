@@ -21,6 +21,9 @@
 
     var me = null;
     var whoami = Promise.resolve(null);
+    /* When Cockpit's channel to the bridge was ready (from the page's start), for the
+     * benchmark: what any Cockpit page waits for before its first answer. */
+    var transportReady = null;
     var superuser = false;
     var queueJobs = [];
     var queuePage = 0;
@@ -378,6 +381,7 @@
                 document.body.dataset.firstView = String(Math.round(performance.now() - pageStart));
                 document.body.dataset.firstFetch = String(Math.round(performance.now() - t0));
                 /* And where it went: Cockpit's user, the page of everyone's, one's own. */
+                marks.transport_since_load = transportReady === null ? null : Math.round(transportReady - pageStart);
                 document.body.dataset.firstMarks = JSON.stringify(marks);
             }
             explainOwnPending();
@@ -1002,6 +1006,9 @@
             cockpit.addEventListener("locationchanged", route);
             route();
         };
+        try {
+            cockpit.transport.wait(function () { transportReady = performance.now() });
+        } catch (ex) { /* an older cockpit.js */ }
         /* The queue's first listing is sent at once; the user's own jobs, which need
          * their name, follow when Cockpit has said who they are. */
         whoami = cockpit.user().then(function (u) {
