@@ -1044,10 +1044,11 @@ static void round_decide(Forwarder *f) {
                         Adopt a = { .f = f, .st = st, .n_st = n, .j = j };
                         uint64_t sid;
 
-                        if (!job_user(j) || !strv_contains(key_users, job_user(j)) || strv_contains(keys_failed, job_user(j)))
+                        if (!job_user(j) || !strv_contains(key_users, job_user(j)) ||
+                            strv_contains(keys_failed, job_user(j)))
                                 continue;
-                        if (slurm_find_key(keys, n_keys, m->hostname, j->array_job_id ?: j->id, job_user(j), adoptable, &a,
-                                           &sid) >= 0) {
+                        if (slurm_find_key(keys, n_keys, m->hostname, j->array_job_id ?: j->id, job_user(j), adoptable,
+                                           &a, &sid) >= 0) {
                                 log_notice("Job %" PRIu64 " was already Slurm job %" PRIu64 ": adopted.", j->id, sid);
                                 l->phase = LINK_LINKED;
                                 l->slurm_id = sid;
@@ -1577,7 +1578,8 @@ static bool reason_is(const Job *j, const char *r) {
 static int slurm_why(Manager *m, const Job *j, json_object *o, json_object *why) {
         const QueueConfig *q = config_find_queue(m->config, job_queue(j));
         uint64_t sid = manager_job_slurm_id(m, j);
-        const char *word = job_reason(j) && strncmp(job_reason(j), "Slurm:", 6) == 0 ? job_reason(j) + 6 : strempty(job_reason(j));
+        const char *reason = job_reason(j);
+        const char *word = reason && strncmp(reason, "Slurm:", 6) == 0 ? reason + 6 : strempty(reason);
         uint64_t every = m->config->slurm_poll_sec;
 
         if (job_state_is_final(j->state))
@@ -1609,7 +1611,8 @@ static int slurm_why(Manager *m, const Job *j, json_object *o, json_object *why)
 /* Its Slurm job, in Slurm's words. */
 static int slurm_reason(Manager *m, const Job *j, char **ret) {
         uint64_t sid = manager_job_slurm_id(m, j);
-        const char *word = job_reason(j) && strncmp(job_reason(j), "Slurm:", 6) == 0 ? job_reason(j) + 6 : job_reason(j);
+        const char *reason = job_reason(j);
+        const char *word = reason && strncmp(reason, "Slurm:", 6) == 0 ? reason + 6 : reason;
 
         *ret = NULL;
         if (!sid)

@@ -279,7 +279,7 @@ static int compose(const Job *j, MailEvent what, uint64_t now, const char *extra
         r = compose_subject(j, what, now, &subject);
         if (r < 0)
                 return r;
-        if ((job_reason(j) || extra) && asprintf(&body, "%s%s%s%s", job_reason(j) ? "Reason: " : "", strempty(job_reason(j)),
+        if ((j->reason || extra) && asprintf(&body, "%s%s%s%s", j->reason ? "Reason: " : "", strempty(job_reason(j)),
                                              j->reason ? "\n" : "", strempty(extra)) < 0)
                 return -ENOMEM;
         r = mail_message(job_str(j, JOB_MAIL_USER) ?: job_user(j), j->id, subject, body, ret_message);

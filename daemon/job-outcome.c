@@ -120,7 +120,8 @@ void manager_on_job_finished(Executor *e, const JobOutcome *o, void *userdata) {
                 goto done;
         } else if (j->cancel_requested)
                 /* GPUIdleAction=cancel names the idle GPUs (gpu-jobs.c). */
-                state = JOB_CANCELLED, reason = strneq(strempty(job_reason(j)), "GPUIdle", 7) ? job_reason(j) : "Cancelled";
+                state = JOB_CANCELLED,
+                reason = strneq(strempty(job_reason(j)), "GPUIdle", 7) ? job_reason(j) : "Cancelled";
         else if (o->cancelled && !o->timed_out && !o->oom_killed)
                 /* Its scope was stopped from outside (systemctl stop, KillUnit). */
                 state = JOB_CANCELLED, reason = "StoppedBySystemd";

@@ -137,13 +137,15 @@ void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
 
 /* The job as a pass at now sees it, its dependencies' status included. */
 static int sched_job_for_pass(Manager *m, Job *j, const QueueConfig *q, uint64_t now, SchedJob *s) {
+        SchedAllocation *a = job_alloc(j);
+
         sched_job_fill(m, j, q, now, s);
         /* A shard job read back after a restart: its share is of its GPU's shards now (the
          * pass's own starts record them). */
-        if (_unlikely_(s->alloc && job_alloc(j)->shards > 0 && job_alloc(j)->shards_of == 0 && job_alloc(j)->gpu_mask)) {
-                size_t g = (size_t) __builtin_ctzll(job_alloc(j)->gpu_mask);
+        if (_unlikely_(s->alloc && a->shards > 0 && a->shards_of == 0 && a->gpu_mask)) {
+                size_t g = (size_t) __builtin_ctzll(a->gpu_mask);
                 if (g < m->machine.n_gpus)
-                        job_alloc(j)->shards_of = m->machine.gpus[g].shards;
+                        a->shards_of = m->machine.gpus[g].shards;
         }
         if (j->req.n_dependencies > 0 && j->state == JOB_QUEUED) {
                 SchedDep *d = j->req.dependencies; /* kept as a pass takes them */

@@ -1049,10 +1049,11 @@ static void job_texts_done(JobTexts *t) {
 /* The job's changing columns, the first JOB_ARGS arguments of its insert and its update. */
 static int job_args(Store *s, const Job *j, JobTexts *t, SqlArg a[static JOB_ARGS]) {
         const JobRun *run = job_run(j);
+        const SchedAllocation *alloc = run->alloc;
 
-        if (job_alloc(j) && (!(t->cpus = cpu_set_format(&job_alloc(j)->cpus)) || !(t->mem = format_alloc_mem(job_alloc(j)))))
+        if (alloc && (!(t->cpus = cpu_set_format(&alloc->cpus)) || !(t->mem = format_alloc_mem(alloc))))
                 return -ENOMEM;
-        if (format_alloc_gpus(s, job_alloc(j), &t->gpus) < 0)
+        if (format_alloc_gpus(s, alloc, &t->gpus) < 0)
                 return -ENOMEM;
         const SqlArg v[] = {
                 SQL_INT(j->id), SQL_TEXT(job_state_to_string(j->state)), SQL_TEXT(job_reason(j)),

@@ -375,7 +375,8 @@ static void assert_consistent(Env *env, uint64_t id) {
             !streq_ptr(job_run(j)->launch_error, job_run(s)->launch_error))
                 fail_msg("job %" PRIu64 ": in memory %s (%s) started %" PRIu64 " ended %" PRIu64 " exit %d (%s), "
                          "in the store %s (%s) started %" PRIu64 " ended %" PRIu64 " exit %d (%s)",
-                         id, job_state_to_string(j->state), strna(job_reason(j)), (uint64_t) j->start_time, (uint64_t) j->end_time,
+                         id, job_state_to_string(j->state), strna(job_reason(j)), (uint64_t) j->start_time,
+                         (uint64_t) j->end_time,
                          job_run(j)->exit_code, strna(job_run(j)->launch_error), job_state_to_string(s->state),
                          strna(job_reason(s)), (uint64_t) s->start_time, (uint64_t) s->end_time, job_run(s)->exit_code,
                          strna(job_run(s)->launch_error));
