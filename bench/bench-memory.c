@@ -210,11 +210,11 @@ int main(int argc, char **argv) {
                 unsigned cpu = (unsigned) (i % 8);
 
                 if (manager_job_transition(m2, j, JOB_EVENT_START, JOB_RUNNING, NULL) < 0 ||
-                    !(j->alloc = calloc(1, sizeof(SchedAllocation))))
+                    !(j->run->alloc = calloc(1, sizeof(SchedAllocation))))
                         return EXIT_FAILURE;
-                cpu_set_add(&j->alloc->cpus, cpu);
-                j->alloc->node_mask = UINT64_C(1) << (cpu / 4);
-                j->alloc->mem[cpu / 4] = UINT64_C(1) << 20;
+                cpu_set_add(&job_alloc(j)->cpus, cpu);
+                job_alloc(j)->node_mask = UINT64_C(1) << (cpu / 4);
+                job_alloc(j)->mem[cpu / 4] = UINT64_C(1) << 20;
                 job_run_ensure(j)->exit_code = 0;
                 if (manager_job_transition(m2, j, JOB_EVENT_END, JOB_COMPLETED, NULL) < 0)
                         return EXIT_FAILURE;

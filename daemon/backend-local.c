@@ -84,7 +84,7 @@ static int local_committed(Manager *m) {
 /* Whether a live job's scope has no process left at all. No cgroup (yet): systemd's word
  * that it is live stands. */
 static bool scope_is_empty(Manager *m, const Job *j) {
-        return executor_job_populated(m->executor, j->id, j->project) == 0;
+        return executor_job_populated(m->executor, j->id, job_project(j)) == 0;
 }
 
 static bool is_local(Manager *m, const Job *j) {
@@ -203,7 +203,7 @@ static int local_requeue(Manager *m, Job *j, bool hold, JobActor by, char **ret_
 }
 
 static int local_signal(Manager *m, Job *j, int sig, bool batch_only, char **ret_refusal) {
-        int r = executor_signal(m->executor, j->id, j->project, sig, batch_only);
+        int r = executor_signal(m->executor, j->id, job_project(j), sig, batch_only);
 
         if (r == -EOPNOTSUPP) {
                 *ret_refusal = strdup("the job started before corrald could signal jobs: its supervisor does not "
@@ -214,7 +214,7 @@ static int local_signal(Manager *m, Job *j, int sig, bool batch_only, char **ret
 }
 
 static int local_freeze(Manager *m, Job *j, bool freeze, executor_done_t done, void *userdata) {
-        return executor_freeze(m->executor, j->id, j->project, freeze, done, userdata);
+        return executor_freeze(m->executor, j->id, job_project(j), freeze, done, userdata);
 }
 
 /* Without a file of its own, its output is in the journal, under its scope. */

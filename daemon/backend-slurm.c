@@ -293,9 +293,9 @@ static SlurmSubmitParams submit_params(Manager *m, const Job *j, const QueueConf
                 .job_id = j->id,
                 .array_job_id = j->array_job_id,
                 .host = m->hostname,
-                .user = j->user,
+                .user = job_user(j),
                 .partition = q->slurm_partition,
-                .account = queue_config_slurm_account(q, j->project),
+                .account = queue_config_slurm_account(q, job_project(j)),
                 .dependency = dependency_of,
                 .userdata = m,
         };
@@ -327,7 +327,7 @@ int manager_forward_check(Manager *m, const SubmitRequest *req, const QueueConfi
 }
 
 static int set_reason(Manager *m, Job *j, const char *reason) {
-        if (j->reason && streq(j->reason, reason))
+        if (job_reason(j) && streq(job_reason(j), reason))
                 return 0;
         (void) job_set_reason(j, reason);
         return manager_job_save(m, j);
@@ -427,7 +427,7 @@ static unsigned in_flight(Forwarder *f, const char *queue) {
 
         for (size_t i = 0; i < f->n_links; i++) {
                 Job *j = manager_find_job(m, f->links[i].job_id);
-                if (j && f->links[i].phase != LINK_NONE && !job_state_is_final(j->state) && j->queue == queue)
+                if (j && f->links[i].phase != LINK_NONE && !job_state_is_final(j->state) && job_queue(j) == queue)
                         n++;
         }
         return n;
@@ -531,17 +531,17 @@ static void overflow(Manager *m, uint64_t now) {
                 const QueueConfig *q, *t;
 
                 if (j->state != JOB_QUEUED || j->array_job_id || j->req.interactive || !j->reason ||
-                    (!streq(j->reason, "Resources") && !streq(j->reason, "Priority")))
+                    (!streq(job_reason(j), "Resources") && !streq(job_reason(j), "Priority")))
                         continue;
-                q = config_find_queue(m->config, j->queue);
+                q = config_find_queue(m->config, job_queue(j));
                 if (!q || !q->overflow_to || !q->overflow_after || now < j->eligible_time + q->overflow_after)
                         continue;
                 t = config_find_queue(m->config, q->overflow_to);
                 if (!t || t->backend != QUEUE_BACKEND_SLURM || !overflow_maps(m, j, t))
                         continue;
-                log_info("Job %" PRIu64 " overflows from queue %s to %s after %" PRIu64 " s.", j->id, j->queue,
+                log_info("Job %" PRIu64 " overflows from queue %s to %s after %" PRIu64 " s.", j->id, job_queue(j),
                          t->name, now - j->eligible_time);
-                j->queue = intern(t->name);
+                j->queue = intern_id(t->name);
                 (void) set_reason(m, j, "Overflow");
         }
 }
@@ -569,9 +569,9 @@ void manager_forward_submit(Manager *m) {
                 l = link_get(f, j->id, false);
                 if (l && l->phase != LINK_NONE)
                         continue;
-                q = config_find_queue(m->config, j->queue);
-                if (in_flight(f, j->queue) + (j->array_job_id ? array_tasks_waiting(m, j) : 1) > q->max_forwarded &&
-                    in_flight(f, j->queue) > 0) {
+                q = config_find_queue(m->config, job_queue(j));
+                if (in_flight(f, job_queue(j)) + (j->array_job_id ? array_tasks_waiting(m, j) : 1) > q->max_forwarded &&
+                    in_flight(f, job_queue(j)) > 0) {
                         (void) set_reason(m, j, "MaxForwarded");
                         continue;
                 }
@@ -593,7 +593,7 @@ static const SlurmJobStatus *status_of_full(const SlurmJobStatus *st, size_t n, 
                 bool match = j->array_job_id ? st[i].array_job_id == sid && st[i].array_task_id == j->array_task_id
                                              : st[i].job_id == sid;
                 /* Only j's user's squeue is read about j. */
-                if (!match || !st[i].user || !j->user || !streq(st[i].user, j->user))
+                if (!match || !st[i].user || !job_user(j) || !streq(st[i].user, job_user(j)))
                         continue;
                 if (found) {
                         if (ret_ambiguous)
@@ -768,7 +768,7 @@ static void records_apply(Records *rs, const SlurmJobRecord *rec, size_t n) {
                 for (size_t k = 0; want && !r && k < n; k++)
                         if (rec[k].job_id == want)
                                 r = &rec[k];
-                if (r && r->user && (!j->user || !streq(r->user, j->user))) {
+                if (r && r->user && (!job_user(j) || !streq(r->user, job_user(j)))) {
                         link_mismatch(f, j, l, "is another user's");
                         continue;
                 }
@@ -1000,7 +1000,7 @@ static bool adoptable(uint64_t sid, void *userdata) {
         const Adopt *a = userdata;
         const char *owner = owner_of(a->st, a->n_st, sid);
 
-        return owner && a->j->user && streq(owner, a->j->user) && !linked_elsewhere(a->f, a->j, sid);
+        return owner && job_user(a->j) && streq(owner, job_user(a->j)) && !linked_elsewhere(a->f, a->j, sid);
 }
 
 static void round_decide(Forwarder *f) {
@@ -1030,7 +1030,7 @@ static void round_decide(Forwarder *f) {
 
                 if (!j || job_state_is_final(j->state))
                         continue;
-                if (j->user && strv_contains(failed, j->user)) {
+                if (job_user(j) && strv_contains(failed, job_user(j))) {
                         /* Its user's squeue failed: its absence from the output says nothing
                          * (not ended, not another's, not lost), so nothing changes but the
                          * reason of a job still waiting. */
@@ -1044,10 +1044,11 @@ static void round_decide(Forwarder *f) {
                         Adopt a = { .f = f, .st = st, .n_st = n, .j = j };
                         uint64_t sid;
 
-                        if (!j->user || !strv_contains(key_users, j->user) || strv_contains(keys_failed, j->user))
+                        if (!job_user(j) || !strv_contains(key_users, job_user(j)) ||
+                            strv_contains(keys_failed, job_user(j)))
                                 continue;
-                        if (slurm_find_key(keys, n_keys, m->hostname, j->array_job_id ?: j->id, j->user, adoptable, &a,
-                                           &sid) >= 0) {
+                        if (slurm_find_key(keys, n_keys, m->hostname, j->array_job_id ?: j->id, job_user(j), adoptable,
+                                           &a, &sid) >= 0) {
                                 log_notice("Job %" PRIu64 " was already Slurm job %" PRIu64 ": adopted.", j->id, sid);
                                 l->phase = LINK_LINKED;
                                 l->slurm_id = sid;
@@ -1072,7 +1073,7 @@ static void round_decide(Forwarder *f) {
                         /* The user's squeue has the user's jobs only: another's id is not
                          * among them. */
                         owner = owner_of(st, n, l->slurm_id);
-                        if (!owner || !j->user || !streq(owner, j->user)) {
+                        if (!owner || !job_user(j) || !streq(owner, job_user(j))) {
                                 link_mismatch(f, j, l, "is not among the user's Slurm jobs");
                                 continue;
                         }
@@ -1251,10 +1252,10 @@ static void round_keys(Forwarder *f) {
                 Link *l = &f->links[i];
                 Job *j = manager_find_job(m, l->job_id);
 
-                if (!j || job_state_is_final(j->state) || !j->user || strv_contains(rd->failed, j->user) ||
-                    l->phase != LINK_SUBMITTING || l->in_flight || strv_contains(rd->key_users, j->user))
+                if (!j || job_state_is_final(j->state) || !job_user(j) || strv_contains(rd->failed, job_user(j)) ||
+                    l->phase != LINK_SUBMITTING || l->in_flight || strv_contains(rd->key_users, job_user(j)))
                         continue;
-                if (strv_extend(&rd->key_users, j->user) < 0) {
+                if (strv_extend(&rd->key_users, job_user(j)) < 0) {
                         round_end(f);
                         return;
                 }
@@ -1329,7 +1330,7 @@ void manager_forward_poll(Manager *m) {
         for (size_t i = 0; i < f->n_links; i++) {
                 Job *j = manager_find_job(m, f->links[i].job_id);
                 if (j && j->user && f->links[i].phase != LINK_NONE && !f->links[i].in_flight &&
-                    !strv_contains(users, j->user) && strv_extend(&users, j->user) < 0)
+                    !strv_contains(users, job_user(j)) && strv_extend(&users, job_user(j)) < 0)
                         return;
         }
         /* Who has no forwarded job left is not polled: forgotten, so that a failure of a
@@ -1567,7 +1568,7 @@ static int slurm_output(Manager *m, const Job *j, char **ret_default, bool *ret_
 }
 
 static bool reason_is(const Job *j, const char *r) {
-        return j->reason && streq(j->reason, r);
+        return job_reason(j) && streq(job_reason(j), r);
 }
 
 /* One sentence of corral why's answer. */
@@ -1575,9 +1576,10 @@ static bool reason_is(const Job *j, const char *r) {
 
 /* The cluster decides, not this machine's passes. */
 static int slurm_why(Manager *m, const Job *j, json_object *o, json_object *why) {
-        const QueueConfig *q = config_find_queue(m->config, j->queue);
+        const QueueConfig *q = config_find_queue(m->config, job_queue(j));
         uint64_t sid = manager_job_slurm_id(m, j);
-        const char *word = j->reason && strncmp(j->reason, "Slurm:", 6) == 0 ? j->reason + 6 : strempty(j->reason);
+        const char *reason = job_reason(j);
+        const char *word = reason && strncmp(reason, "Slurm:", 6) == 0 ? reason + 6 : strempty(reason);
         uint64_t every = m->config->slurm_poll_sec;
 
         if (job_state_is_final(j->state))
@@ -1587,7 +1589,7 @@ static int slurm_why(Manager *m, const Job *j, json_object *o, json_object *why)
         /* The poll's failures are corrald's words, not Slurm's reason for the job. */
         if (reason_is(j, "SlurmPollFailed"))
                 say(why, "the cluster's squeue of %s's jobs failed (corrald's log says how): its state here is left "
-                    "as it was until one answers, asked again every %" PRIu64 " s", strna(j->user), every);
+                    "as it was until one answers, asked again every %" PRIu64 " s", strna(job_user(j)), every);
         else if (sid && reason_is(j, "SlurmUnreachable"))
                 say(why, "it is Slurm job %" PRIu64 " of a cluster whose controller did not answer the last poll; "
                     "it is asked again every %" PRIu64 " s", sid, every);
@@ -1596,12 +1598,12 @@ static int slurm_why(Manager *m, const Job *j, json_object *o, json_object *why)
                     q && q->slurm_partition ? q->slurm_partition : "the default", word);
         else if (reason_is(j, "SlurmUnreachable"))
                 say(why, "queue %s forwards to a Slurm cluster whose controller did not answer; it is tried "
-                    "again every %" PRIu64 " s", j->queue, every);
+                    "again every %" PRIu64 " s", job_queue(j), every);
         else if (reason_is(j, "MaxForwarded"))
-                say(why, "queue %s already has its MaxForwarded=%u jobs on the cluster", j->queue,
+                say(why, "queue %s already has its MaxForwarded=%u jobs on the cluster", job_queue(j),
                     q ? q->max_forwarded : 0);
         else if (j->state != JOB_HELD)
-                say(why, "queue %s forwards to a Slurm cluster: it goes there at the next pass", j->queue);
+                say(why, "queue %s forwards to a Slurm cluster: it goes there at the next pass", job_queue(j));
         /* A hold is this machine's: said as any job's. */
         return j->state != JOB_HELD;
 }
@@ -1609,7 +1611,8 @@ static int slurm_why(Manager *m, const Job *j, json_object *o, json_object *why)
 /* Its Slurm job, in Slurm's words. */
 static int slurm_reason(Manager *m, const Job *j, char **ret) {
         uint64_t sid = manager_job_slurm_id(m, j);
-        const char *word = j->reason && strncmp(j->reason, "Slurm:", 6) == 0 ? j->reason + 6 : j->reason;
+        const char *reason = job_reason(j);
+        const char *word = reason && strncmp(reason, "Slurm:", 6) == 0 ? reason + 6 : reason;
 
         *ret = NULL;
         if (!sid)

@@ -249,17 +249,17 @@ static void sample_jobs(Manager *m, GpuJobs *g, const GpuSnapshot *s, uint64_t n
         for (size_t i = 0; ds && i < m->n_jobs; i++) {
                 const Job *j = m->jobs[i];
 
-                if (j->state == JOB_SUSPENDED && j->alloc)
+                if (j->state == JOB_SUSPENDED && job_alloc(j))
                         /* Its idle clock stops: the time suspended is not the job's idling. */
-                        for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                        for (uint64_t mask = job_alloc(j)->gpu_mask; mask; mask &= mask - 1) {
                                 GpuJobFigures *f = figures_get(g, j, (unsigned) __builtin_ctzll(mask), false);
                                 if (f)
                                         gpu_job_figures_idle_pause(f);
                         }
                 /* A suspended job keeps its GPUs but is not sampled: its figures are of its runs. */
-                if (j->state != JOB_RUNNING || !j->alloc || j->alloc->gpu_mask == 0)
+                if (j->state != JOB_RUNNING || !job_alloc(j) || job_alloc(j)->gpu_mask == 0)
                         continue;
-                for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                for (uint64_t mask = job_alloc(j)->gpu_mask; mask; mask &= mask - 1) {
                         unsigned gpu = (unsigned) __builtin_ctzll(mask);
                         GpuJobFigures *f;
                         ssize_t k;
@@ -273,10 +273,10 @@ static void sample_jobs(Manager *m, GpuJobs *g, const GpuSnapshot *s, uint64_t n
                         if (k >= 0) {
                                 gpu_job_figures_add(f, &s->samples[k], now);
                                 /* A shard job's share: K of N of the GPU's memory. */
-                                if (j->alloc->shards > 0 && j->alloc->shards_of >= j->alloc->shards &&
+                                if (job_alloc(j)->shards > 0 && job_alloc(j)->shards_of >= job_alloc(j)->shards &&
                                     s->gpus[k].memory_total > 0) {
-                                        f->share_bytes = s->gpus[k].memory_total / j->alloc->shards_of *
-                                                         j->alloc->shards;
+                                        f->share_bytes = s->gpus[k].memory_total / job_alloc(j)->shards_of *
+                                                         job_alloc(j)->shards;
                                         if (f->own_memory_last != UINT64_MAX && f->own_memory_last > f->share_bytes)
                                                 f->share_exceeded = true;
                                 }
@@ -298,11 +298,11 @@ uint64_t manager_gpu_jobs_idle_sec(Manager *m, const Job *j, unsigned *ret_gpus)
                 *ret_gpus = 0;
         if (!g || m->config->gpu_sample_sec == 0 || m->config->gpu_idle_percent == 0 || m->config->gpu_idle_sec == 0 ||
             j->state != JOB_RUNNING ||
-            !j->alloc || j->alloc->gpu_mask == 0)
+            !job_alloc(j) || job_alloc(j)->gpu_mask == 0)
                 return 0;
         /* Every GPU it holds, each read idle for long enough: one busy GPU of several makes
          * the job busy. */
-        for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+        for (uint64_t mask = job_alloc(j)->gpu_mask; mask; mask &= mask - 1) {
                 const GpuJobFigures *f = figures_get(g, j, (unsigned) __builtin_ctzll(mask), false);
 
                 if (!f || f->run != j->requeue_count || f->idle_sec < m->config->gpu_idle_sec)
@@ -357,7 +357,7 @@ char *manager_gpu_jobs_idle_text(Manager *m, const Job *j) {
         char dur[32];
         int r;
 
-        if (sec == 0 || !(names = gpu_names(m, j->alloc->gpu_mask, ", ")))
+        if (sec == 0 || !(names = gpu_names(m, job_alloc(j)->gpu_mask, ", ")))
                 return NULL;
         if (sec >= 3600)
                 snprintf(dur, sizeof dur, "%" PRIu64 " h %" PRIu64 " min", sec / 3600, sec % 3600 / 60);
@@ -560,8 +560,8 @@ uint64_t manager_gpu_jobs_mig_unsettled(Manager *m) {
         if (gone == 0)
                 return 0; /* every pass on a machine whose MIG layout stayed as it was */
         for (size_t i = 0; i < m->n_jobs; i++)
-                if (job_state_is_active(m->jobs[i]->state) && m->jobs[i]->alloc)
-                        held |= m->jobs[i]->alloc->gpu_mask & gone;
+                if (job_state_is_active(m->jobs[i]->state) && job_alloc(m->jobs[i]))
+                        held |= job_alloc(m->jobs[i])->gpu_mask & gone;
         for (uint64_t x = held; x; x &= x - 1) {
                 const Device *lost = &ds->devices[__builtin_ctzll(x)];
 
@@ -594,10 +594,10 @@ static void act_on_idle(Manager *m, GpuJobs *g) {
                 bool acted = false;
                 uint64_t mask;
 
-                if (j->state != JOB_RUNNING || j->cancel_requested || !j->alloc || j->alloc->gpu_mask == 0)
+                if (j->state != JOB_RUNNING || j->cancel_requested || !job_alloc(j) || job_alloc(j)->gpu_mask == 0)
                         continue;
                 text = manager_gpu_jobs_idle_text(m, j);
-                for (mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                for (mask = job_alloc(j)->gpu_mask; mask; mask &= mask - 1) {
                         GpuJobFigures *f = figures_get(g, j, (unsigned) __builtin_ctzll(mask), false);
                         /* Busy again: its next idle stretch is acted on again. */
                         if (f && !text)
@@ -606,7 +606,7 @@ static void act_on_idle(Manager *m, GpuJobs *g) {
                 }
                 if (acted || !text)
                         continue;
-                for (mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                for (mask = job_alloc(j)->gpu_mask; mask; mask &= mask - 1) {
                         GpuJobFigures *f = figures_get(g, j, (unsigned) __builtin_ctzll(mask), false);
                         if (f)
                                 f->idle_acted = true;
@@ -621,7 +621,7 @@ static void act_on_idle(Manager *m, GpuJobs *g) {
                 }
                 /* The outcome keeps a reason that starts with GPUIdle (job-outcome.c); the GPUs'
                  * names and not the time, since reasons are interned for good. */
-                names = gpu_names(m, j->alloc->gpu_mask, ",");
+                names = gpu_names(m, job_alloc(j)->gpu_mask, ",");
                 if (names && asprintf(&reason, "GPUIdle %s", names) < 0)
                         reason = NULL;
                 cancel_for(m, j, text, "GPUIdleAction=cancel", reason);
@@ -632,9 +632,9 @@ char *manager_gpu_jobs_share_text(Manager *m, const Job *j) {
         GpuJobs *g = m->gpu_jobs;
         char *s = NULL, a[32], b[32];
 
-        if (!g || !j->alloc || j->alloc->shards == 0 || !j->alloc->gpu_mask)
+        if (!g || !job_alloc(j) || job_alloc(j)->shards == 0 || !job_alloc(j)->gpu_mask)
                 return NULL;
-        unsigned gpu = (unsigned) __builtin_ctzll(j->alloc->gpu_mask);
+        unsigned gpu = (unsigned) __builtin_ctzll(job_alloc(j)->gpu_mask);
         const GpuJobFigures *f = figures_get(g, j, gpu, false);
         char buf[16];
 
@@ -643,8 +643,8 @@ char *manager_gpu_jobs_share_text(Manager *m, const Job *j) {
         format_bytes(a, sizeof a, f->own_memory_max);
         format_bytes(b, sizeof b, f->share_bytes);
         if (asprintf(&s, "its processes used up to %s of %s's memory, above its share of %s (%u of %u shards): a "
-                     "shared GPU's memory is not fenced", a, gpu_name(m, gpu, buf), b, (unsigned) j->alloc->shards,
-                     (unsigned) j->alloc->shards_of) < 0)
+                     "shared GPU's memory is not fenced", a, gpu_name(m, gpu, buf), b, (unsigned) job_alloc(j)->shards,
+                     (unsigned) job_alloc(j)->shards_of) < 0)
                 return NULL;
         return s;
 }
@@ -661,9 +661,9 @@ static void act_on_shares(Manager *m, GpuJobs *g) {
                 unsigned gpu;
                 char buf[16];
 
-                if (j->state != JOB_RUNNING || !j->alloc || j->alloc->shards == 0 || !j->alloc->gpu_mask)
+                if (j->state != JOB_RUNNING || !job_alloc(j) || job_alloc(j)->shards == 0 || !job_alloc(j)->gpu_mask)
                         continue;
-                gpu = (unsigned) __builtin_ctzll(j->alloc->gpu_mask);
+                gpu = (unsigned) __builtin_ctzll(job_alloc(j)->gpu_mask);
                 f = figures_get(g, j, gpu, false);
                 if (!f || (f->share_logged && (!cancel || f->share_acted || j->cancel_requested)) ||
                     !(text = manager_gpu_jobs_share_text(m, j)))
@@ -952,9 +952,9 @@ int manager_gpu_jobs_util_now(Manager *m, const Job *j) {
         unsigned sum = 0, n = 0;
 
         if (!g || m->config->gpu_sample_sec == 0 || gpu_telemetry_state(g->telemetry, NULL) != GPU_TELEMETRY_ON ||
-            j->state != JOB_RUNNING || !j->alloc || j->alloc->gpu_mask == 0 || !m->devices)
+            j->state != JOB_RUNNING || !job_alloc(j) || job_alloc(j)->gpu_mask == 0 || !m->devices)
                 return -1;
-        for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+        for (uint64_t mask = job_alloc(j)->gpu_mask; mask; mask &= mask - 1) {
                 unsigned gpu = (unsigned) __builtin_ctzll(mask);
                 ssize_t k = gpu < m->devices->n_devices ? gpu_snapshot_find(&g->last, &m->devices->devices[gpu]) : -1;
 

@@ -10,7 +10,7 @@ const JobBackendOps *manager_queue_backend(Manager *m, const QueueConfig *q) {
 }
 
 const JobBackendOps *manager_job_backend(Manager *m, const Job *j) {
-        return manager_queue_backend(m, j->queue ? config_find_queue(m->config, j->queue) : NULL);
+        return manager_queue_backend(m, job_queue(j) ? config_find_queue(m->config, job_queue(j)) : NULL);
 }
 
 int manager_backends_adopt(Manager *m, bool rebooted) {

@@ -279,10 +279,10 @@ static int compose(const Job *j, MailEvent what, uint64_t now, const char *extra
         r = compose_subject(j, what, now, &subject);
         if (r < 0)
                 return r;
-        if ((j->reason || extra) && asprintf(&body, "%s%s%s%s", j->reason ? "Reason: " : "", strempty(j->reason),
+        if ((j->reason || extra) && asprintf(&body, "%s%s%s%s", j->reason ? "Reason: " : "", strempty(job_reason(j)),
                                              j->reason ? "\n" : "", strempty(extra)) < 0)
                 return -ENOMEM;
-        r = mail_message(job_str(j, JOB_MAIL_USER) ?: j->user, j->id, subject, body, ret_message);
+        r = mail_message(job_str(j, JOB_MAIL_USER) ?: job_user(j), j->id, subject, body, ret_message);
         if (r < 0)
                 return r;
         if (ret_subject)
@@ -295,12 +295,12 @@ int job_mail_compose(const Job *j, MailEvent what, uint64_t now, char **ret) {
 }
 
 static int queue_item(JobMail *q, const Job *j, char *subject, char *message) {
-        _cleanup_free_ char *s = subject, *msg = message, *to = strdup(job_str(j, JOB_MAIL_USER) ?: j->user);
+        _cleanup_free_ char *s = subject, *msg = message, *to = strdup(job_str(j, JOB_MAIL_USER) ?: job_user(j));
 
         if (!to || !GREEDY_REALLOC(q->queue, q->allocated_queue, q->n_queue + 1))
                 return -ENOMEM;
         q->queue[q->n_queue++] = (MailItem) {
-                .job_id = j->id, .uid = j->uid, .user = j->user,
+                .job_id = j->id, .uid = j->uid, .user = job_user(j),
                 .to = TAKE_PTR(to), .subject = TAKE_PTR(s), .message = TAKE_PTR(msg),
         };
         return 0;
@@ -402,7 +402,7 @@ static int queue_array_summary(JobMail *q, const Job *j, MailEvent what, const A
                              v->mixed ? "Mixed" : job_state_to_string(v->state), v->exit_min, v->exit_max);
         if (r < 0)
                 return -ENOMEM;
-        r = mail_message(job_str(j, JOB_MAIL_USER) ?: j->user, j->array_job_id, subject, NULL, &msg);
+        r = mail_message(job_str(j, JOB_MAIL_USER) ?: job_user(j), j->array_job_id, subject, NULL, &msg);
         if (r < 0)
                 return r;
         return queue_item(q, j, TAKE_PTR(subject), TAKE_PTR(msg));
@@ -715,13 +715,13 @@ void manager_mail_tick(Manager *m, uint64_t now) {
                                 continue;
                         /* Not a state change: nothing to commit first. */
                         if (compose(j, what, now, NULL, &subject, &msg) < 0 ||
-                            !(item.to = strdup(job_str(j, JOB_MAIL_USER) ?: j->user))) {
+                            !(item.to = strdup(job_str(j, JOB_MAIL_USER) ?: job_user(j)))) {
                                 log_oom();
                                 continue;
                         }
                         item.job_id = j->id;
                         item.uid = j->uid;
-                        item.user = j->user;
+                        item.user = job_user(j);
                         item.subject = TAKE_PTR(subject);
                         item.message = TAKE_PTR(msg);
                         send_budgeted(m, q, &item, now);
@@ -798,12 +798,12 @@ int manager_job_mail_gpu_idle(Manager *m, const Job *j, const char *text) {
                      "(corral cancel %" PRIu64 ") and ask for fewer.\n",
                      text, j->id) < 0)
                 return -ENOMEM;
-        r = mail_message(job_str(j, JOB_MAIL_USER) ?: j->user, j->id, subject, body, &msg);
+        r = mail_message(job_str(j, JOB_MAIL_USER) ?: job_user(j), j->id, subject, body, &msg);
         if (r < 0)
                 return r;
         item = (MailItem) {
-                .job_id = j->id, .uid = j->uid, .user = j->user,
-                .to = strdup(job_str(j, JOB_MAIL_USER) ?: j->user),
+                .job_id = j->id, .uid = j->uid, .user = job_user(j),
+                .to = strdup(job_str(j, JOB_MAIL_USER) ?: job_user(j)),
                 .subject = TAKE_PTR(subject), .message = TAKE_PTR(msg),
         };
         if (!item.to) {

@@ -114,13 +114,14 @@ void manager_on_job_finished(Executor *e, const JobOutcome *o, void *userdata) {
                 r = manager_job_launch_failed(m, j, JOB_FAILED,
                                               o->launch_detail ?: o->launch_error ?: strerror(o->launch_errno));
                 goto done;
-        } else if (j->cancel_requested && strneq(strempty(j->reason), "Requeue", 7)) {
-                bool hold = streq(j->reason, "RequeueHold");
+        } else if (j->cancel_requested && strneq(strempty(job_reason(j)), "Requeue", 7)) {
+                bool hold = streq(job_reason(j), "RequeueHold");
                 r = manager_job_transition(m, j, JOB_EVENT_REQUEUE, hold ? JOB_HELD : JOB_QUEUED, "Requeued");
                 goto done;
         } else if (j->cancel_requested)
                 /* GPUIdleAction=cancel names the idle GPUs (gpu-jobs.c). */
-                state = JOB_CANCELLED, reason = strneq(strempty(j->reason), "GPUIdle", 7) ? j->reason : "Cancelled";
+                state = JOB_CANCELLED,
+                reason = strneq(strempty(job_reason(j)), "GPUIdle", 7) ? job_reason(j) : "Cancelled";
         else if (o->cancelled && !o->timed_out && !o->oom_killed)
                 /* Its scope was stopped from outside (systemctl stop, KillUnit). */
                 state = JOB_CANCELLED, reason = "StoppedBySystemd";

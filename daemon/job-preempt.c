@@ -31,7 +31,7 @@ static void on_reclaimed(Executor *e, uint64_t id, int error, const char *messag
         }
         if (error < 0)
                 log_debug("Job %" PRIu64 ": reclaim: %s", id, strna(message));
-        if (executor_job_memory_current(e, id, j->project, &cur) >= 0) {
+        if (executor_job_memory_current(e, id, job_project(j), &cur) >= 0) {
                 j->run->resident_memory = cur;
                 log_info("Job %" PRIu64 " suspended: %" PRIu64 " bytes of it stay resident.", id, cur);
                 m->sched_needed = true;
@@ -57,7 +57,7 @@ static void on_preempt_frozen(Executor *e, uint64_t id, int error, const char *m
         }
         if (!m->config->reclaim_suspended)
                 return;
-        r = executor_reclaim(e, id, j->project, on_reclaimed, m);
+        r = executor_reclaim(e, id, job_project(j), on_reclaimed, m);
         if (r == -EOPNOTSUPP)
                 log_debug("Job %" PRIu64 ": no memory.reclaim in its scope (a kernel before 5.19): not reclaimed.", id);
         else if (r < 0)
@@ -104,17 +104,17 @@ void manager_preempt_resume(Manager *m, Job *j, const SchedDecision *d) {
         JobRun *run;
 
         /* A person holds it suspended too: sched/ does not resume it (SchedJob.held). */
-        if (j->state != JOB_SUSPENDED || !j->suspended_by_sched || j->suspended_by_person || !j->alloc)
+        if (j->state != JOB_SUSPENDED || !j->suspended_by_sched || j->suspended_by_person || !job_alloc(j))
                 return;
         run = job_run_ensure(j);
         if (!run) {
                 log_oom();
                 return;
         }
-        old = *j->alloc;
-        *j->alloc = d->alloc;
+        old = *job_alloc(j);
+        *job_alloc(j) = d->alloc;
         if (manager_job_transition_by(m, j, JOB_EVENT_RESUME, JOB_RUNNING, NULL, JOB_BY_SCHED) < 0) {
-                *j->alloc = old;
+                *job_alloc(j) = old;
                 return;
         }
         run->preempt_moved = !cpu_set_equal(&old.cpus, &d->alloc.cpus) || old.node_mask != d->alloc.node_mask;
@@ -138,17 +138,17 @@ void manager_preempt_act(Manager *m, Job *j) {
         if (act == PREEMPT_ACT_FREEZE) {
                 if (j->state != JOB_SUSPENDED || !j->suspended_by_sched)
                         return;
-                r = executor_freeze(m->executor, j->id, j->project, true, on_preempt_frozen, m);
+                r = executor_freeze(m->executor, j->id, job_project(j), true, on_preempt_frozen, m);
                 if (r < 0)
                         on_preempt_frozen(m->executor, j->id, r, "cannot ask systemd to freeze it", m);
                 return;
         }
-        if (act != PREEMPT_ACT_THAW || j->state != JOB_RUNNING || !j->alloc)
+        if (act != PREEMPT_ACT_THAW || j->state != JOB_RUNNING || !job_alloc(j))
                 return;
         for (unsigned k = 0; k < m->machine.n_nodes; k++)
-                if (j->alloc->node_mask & (UINT64_C(1) << k))
+                if (job_alloc(j)->node_mask & (UINT64_C(1) << k))
                         cpu_set_add(&mems, m->numa_ids[k]);
-        r = executor_thaw_onto(m->executor, j->id, j->project, run->preempt_moved ? &j->alloc->cpus : NULL,
+        r = executor_thaw_onto(m->executor, j->id, job_project(j), run->preempt_moved ? &job_alloc(j)->cpus : NULL,
                                run->preempt_moved ? &mems : NULL, run->preempt_swap_off, on_preempt_thawed, m);
         if (r < 0)
                 on_preempt_thawed(m->executor, j->id, r, "cannot ask systemd to thaw it", m);

@@ -82,7 +82,7 @@ static int push_env(char ***env, const char *name, const char *value) {
  * SLURM_JOB_GPUS and CORRAL_GPUS carry the machine's indexes (corral info's). */
 static int build_device_fence(Manager *m, const Job *j, JobSpec *s) {
         const DeviceSet *set = m->devices;
-        uint64_t mask = j->alloc ? j->alloc->gpu_mask : 0;
+        uint64_t mask = job_alloc(j) ? job_alloc(j)->gpu_mask : 0;
         unsigned count[_DEVICE_VENDOR_MAX] = {}, total = 0;
         _cleanup_strv_free_ char **env = NULL;
         int r;
@@ -132,8 +132,8 @@ static int build_device_fence(Manager *m, const Job *j, JobSpec *s) {
                 return r;
         /* Shards: the GPU as a whole-GPU job sees it (a shared GPU cannot fence its
          * memory), and how many of its shards are the job's, as Slurm's gres/shard says. */
-        if (j->alloc->shards > 0) {
-                (void) snprintf(n_text, sizeof n_text, "%u", (unsigned) j->alloc->shards);
+        if (job_alloc(j)->shards > 0) {
+                (void) snprintf(n_text, sizeof n_text, "%u", (unsigned) job_alloc(j)->shards);
                 r = push_env(&env, "SLURM_SHARDS_ON_NODE", n_text);
                 if (r < 0)
                         return r;
@@ -152,8 +152,8 @@ int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
         if (!s)
                 return -ENOMEM;
         s->id = j->id;
-        if (!(s->user = strdup(j->user)) || (job_str(j, JOB_NAME) && !(s->name = strdup(job_str(j, JOB_NAME)))) ||
-            (j->project && !(s->project = strdup(j->project))) || !(s->queue = strdup(j->queue)))
+        if (!(s->user = strdup(job_user(j))) || (job_str(j, JOB_NAME) && !(s->name = strdup(job_str(j, JOB_NAME)))) ||
+            (job_project(j) && !(s->project = strdup(job_project(j)))) || !(s->queue = strdup(job_queue(j))))
                 return -ENOMEM;
         /* Who the job runs as, from the NSS cache: a user starting many jobs costs the
          * lookups (the whole group database, for getgrouplist) once a minute, not each
@@ -193,11 +193,11 @@ int manager_build_spec(Manager *m, Job *j, JobSpec **ret) {
             /* As in Slurm: without --error, stderr goes where stdout goes. */
             (r = job_expand_path(j, job_str(j, JOB_STDERR_PATH) ?: job_str(j, JOB_STDOUT_PATH), &s->stderr_path)) < 0)
                 return r;
-        if (!j->alloc)
+        if (!job_alloc(j))
                 return -EINVAL;
-        s->cpus = j->alloc->cpus;
+        s->cpus = job_alloc(j)->cpus;
         for (unsigned k = 0; k < m->machine.n_nodes; k++)
-                if (j->alloc->node_mask & (UINT64_C(1) << k))
+                if (job_alloc(j)->node_mask & (UINT64_C(1) << k))
                         cpu_set_add(&s->mem_nodes, m->numa_ids[k]);
         s->memory_max = job_shared(j)->memory;
         s->io_weight = full.io_weight;

@@ -97,7 +97,7 @@ int manager_add_job(Manager *m, Job *j) {
         /* A job without a user name is in no user's list (only jobs of a failed intern(),
          * which submit refuses). Its id is the user's highest too. */
         if (j->user) {
-                u = user_jobs_get(m, j->user);
+                u = user_jobs_get(m, job_user(j));
                 if (!u || !GREEDY_REALLOC(u->jobs, u->allocated, u->n + 1))
                         return -ENOMEM;
                 user_jobs_append(u, j);
@@ -113,8 +113,8 @@ void manager_truncate_jobs(Manager *m, size_t n) {
                 Job *j = m->jobs[--m->n_jobs];
                 if (j->user) {
                         /* The table's last job is its user's last too. */
-                        UserJobs *u = &m->user_jobs[user_jobs_index(m, j->user)];
-                        assert(u->user == j->user && u->n > 0 && u->jobs[u->n - 1] == j);
+                        UserJobs *u = &m->user_jobs[user_jobs_index(m, job_user(j))];
+                        assert(u->user == job_user(j) && u->n > 0 && u->jobs[u->n - 1] == j);
                         u->n--;
                 }
                 job_free(j);
@@ -144,8 +144,8 @@ void manager_purge_finished(Manager *m, uint64_t now) {
         for (size_t i = 0; i < m->n_jobs; i++) {
                 Job *j = m->jobs[i];
                 if (j->user) {
-                        UserJobs *u = &m->user_jobs[user_jobs_index(m, j->user)];
-                        assert(u->user == j->user && u->n < u->allocated);
+                        UserJobs *u = &m->user_jobs[user_jobs_index(m, job_user(j))];
+                        assert(u->user == job_user(j) && u->n < u->allocated);
                         user_jobs_append(u, j);
                 }
         }
@@ -202,7 +202,7 @@ json_object *manager_job_json(Manager *m, const Job *j, bool details) {
  * view and the log only; the public queue says "LaunchFailed". */
 /* The limit the job runs under, decided in sched/ from the request and the queue. */
 uint64_t manager_job_walltime(Manager *m, const Job *j) {
-        const QueueConfig *q = config_find_queue(m->config, j->queue);
+        const QueueConfig *q = config_find_queue(m->config, job_queue(j));
         uint64_t w = job_shared(j)->walltime_sec == CORRAL_WALLTIME_INFINITY ? 0 : job_shared(j)->walltime_sec;
 
         return sched_effective_walltime(w, q ? q->default_walltime : 0, q ? q->max_walltime : 0);

@@ -30,7 +30,7 @@ void manager_free_jobs(Manager *m);
 /* One user's jobs in memory, in id order: borrowed, valid until the next job is added or
  * purged. NULL when the user has none (user: a name, as a request gives it). */
 typedef struct UserJobs {
-        const char *user; /* interned, as Job.user */
+        const char *user; /* interned: job_user() */
         Job **jobs;
         size_t n, allocated;
         /* The first job's uid; mixed_uids: not every job's (the name was given to another

@@ -91,7 +91,7 @@ static void job_run_close_suspension(Job *j, uint64_t now) {
 /* A new run from scratch: what the last one left is forgotten (*old_alloc and *old_run
  * take it, freed once the store has the change). */
 static void job_reset_run(Job *j, uint64_t now, SchedAllocation **old_alloc, JobRun **old_run) {
-        *old_alloc = TAKE_PTR(j->alloc);
+        *old_alloc = j->run ? TAKE_PTR(j->run->alloc) : NULL;
         j->held_by_admin = j->suspended_by_admin = j->suspended_by_sched = j->suspended_by_person = false;
         *old_run = TAKE_PTR(j->run); /* usage, suspensions, preemption, the launch error, the exit status */
         j->requeue_count++;
@@ -102,7 +102,7 @@ static void job_reset_run(Job *j, uint64_t now, SchedAllocation **old_alloc, Job
 
 /* An administrator holds a job its owner held: the hold becomes theirs. */
 static int job_hold_admin(Manager *m, Job *j, const char *reason) {
-        const char *reason_before = j->reason;
+        uint32_t reason_before = j->reason;
         int r;
 
         j->held_by_admin = true;
@@ -244,8 +244,8 @@ int manager_job_transition_by(Manager *m, Job *j, JobEvent event, JobState to, c
         if (old_run)
                 free(old_run->launch_error);
         /* What a finished job holds of its allocation is shared with the others' equal ones. */
-        if (job_state_is_final(to) && j->alloc)
-                j->alloc = job_alloc_share(j->alloc);
+        if (job_state_is_final(to) && job_alloc(j))
+                j->run->alloc = job_alloc_share(j->run->alloc);
         /* Queued, not sent: manager_commit() sends it once the store has this state. */
         manager_job_mail(m, j, event);
         return 0;

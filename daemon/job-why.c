@@ -25,7 +25,7 @@
 #define say json_array_add_printf
 
 static bool reason_is(const Job *j, const char *r) {
-        return j->reason && streq(j->reason, r);
+        return job_reason(j) && streq(job_reason(j), r);
 }
 
 static void say_time(char *buf, size_t size, uint64_t t) {
@@ -46,12 +46,12 @@ static void explain_resources(Manager *m, const Job *j, json_object *why) {
 
         for (size_t i = 0; i < m->n_jobs; i++) {
                 const Job *r = m->jobs[i];
-                if (!job_state_is_active(r->state) || !r->alloc)
+                if (!job_state_is_active(r->state) || !job_alloc(r))
                         continue;
                 for (size_t k = 0; k < m->machine.n_nodes; k++) {
-                        busy[k] += cpu_set_count_and(&r->alloc->cpus, &m->machine.nodes[k].cpus);
-                        if (r->alloc->node_mask & (UINT64_C(1) << k))
-                                mem_busy[k] += r->alloc->mem[k];
+                        busy[k] += cpu_set_count_and(&job_alloc(r)->cpus, &m->machine.nodes[k].cpus);
+                        if (job_alloc(r)->node_mask & (UINT64_C(1) << k))
+                                mem_busy[k] += job_alloc(r)->mem[k];
                 }
         }
         n = (size_t) snprintf(line, sizeof line, "it needs %u CPUs%s and %" PRIu64 " MiB; free now:", j->req.cpus ?: 1,
@@ -88,12 +88,12 @@ static void explain_shards(Manager *m, Job *j, json_object *why) {
                         allowed &= ~(UINT64_C(1) << g);
         for (size_t i = 0; i < m->n_jobs; i++) {
                 const Job *r = m->jobs[i];
-                if (!job_state_is_active(r->state) || !r->alloc || !(r->alloc->gpu_mask & allowed))
+                if (!job_state_is_active(r->state) || !job_alloc(r) || !(job_alloc(r)->gpu_mask & allowed))
                         continue;
-                for (uint64_t x = r->alloc->gpu_mask & allowed; x; x &= x - 1) {
+                for (uint64_t x = job_alloc(r)->gpu_mask & allowed; x; x &= x - 1) {
                         size_t g = __builtin_ctzll(x);
-                        if (r->alloc->shards)
-                                used[g] += r->alloc->shards;
+                        if (job_alloc(r)->shards)
+                                used[g] += job_alloc(r)->shards;
                         else {
                                 whole |= x & -x;
                                 whole_by[g] = r->id;
@@ -176,12 +176,12 @@ static void explain_gpus(Manager *m, Job *j, json_object *why) {
         held |= outside | mig | unsettled;
         for (size_t i = 0; i < m->n_jobs; i++) {
                 const Job *r = m->jobs[i];
-                if (!job_state_is_active(r->state) || !r->alloc || !(r->alloc->gpu_mask & allowed))
+                if (!job_state_is_active(r->state) || !job_alloc(r) || !(job_alloc(r)->gpu_mask & allowed))
                         continue;
-                held |= r->alloc->gpu_mask;
+                held |= job_alloc(r)->gpu_mask;
                 if (h < sizeof holders)
                         h += (size_t) snprintf(holders + h, sizeof holders - h, "%s%" PRIu64 "%s", h ? ", " : "", r->id,
-                                               r->alloc->shards ? " (shards)" : "");
+                                               job_alloc(r)->shards ? " (shards)" : "");
         }
         n = (size_t) snprintf(line, sizeof line, "it waits for %u GPUs%s: %u of %u free", j->req.gpus,
                               j->req.gpu_binding ? " with its CPUs on their nodes" : "",
@@ -259,11 +259,11 @@ static void explain_dependencies(Manager *m, const Job *j, json_object *why) {
 static void explain_limit(const Job *j, json_object *why) {
         if (j->limit_wanted)
                 say(why, "a limit of its project holds it back: %s, which it would take to %" PRIu64 " (limit %" PRIu64
-                    "); it starts when the limit allows, nothing to do", strempty(j->reason), j->limit_wanted,
+                    "); it starts when the limit allows, nothing to do", strempty(job_reason(j)), j->limit_wanted,
                     j->limit_value);
         else
                 say(why, "a limit of its project holds it back: %s=%" PRIu64 "; it starts when the limit allows",
-                    strempty(j->reason), j->limit_value);
+                    strempty(job_reason(j)), j->limit_value);
         if (reason_is(j, "MaxPSSoft"))
                 say(why, "processor-seconds: this job's walltime x CPUs plus the remaining walltime x CPUs of your "
                     "running jobs in the project; between the soft and the hard limit it starts only when no other "
@@ -272,17 +272,17 @@ static void explain_limit(const Job *j, json_object *why) {
 
 /* Blocked by the pass (sched-driver.c): its project's grant is spent and its queue charges. */
 static void explain_grant(Manager *m, const Job *j, uint64_t now, json_object *why) {
-        const ProjectConfig *pc = j->project ? config_find_project(m->config, j->project) : NULL;
-        const QueueConfig *q = config_find_queue(m->config, j->queue);
+        const ProjectConfig *pc = job_project(j) ? config_find_project(m->config, job_project(j)) : NULL;
+        const QueueConfig *q = config_find_queue(m->config, job_queue(j));
         const QueueConfig *bonus;
         const char *stays = NULL;
         uint64_t begin, end;
         char from[16], to[16], next[16];
 
         say(why, "its project %s has spent its grant: %.2f of %" PRIu64
-            " service units used, and its queue %s charges (ChargeFactor=%g)", strna(j->project),
+            " service units used, and its queue %s charges (ChargeFactor=%g)", strna(job_project(j)),
             (double) j->limit_wanted / JOB_GRANT_SCALE,
-            j->limit_value / JOB_GRANT_SCALE, strna(j->queue), q ? q->charge_factor : 1.0);
+            j->limit_value / JOB_GRANT_SCALE, strna(job_queue(j)), q ? q->charge_factor : 1.0);
         if (pc && acct_grant_period(pc->grant_start, pc->grant_period, now, &begin, &end)) {
                 if (end == UINT64_MAX)
                         say(why, "the grant's period runs since %s and has no end: it starts when an "
@@ -314,7 +314,7 @@ json_object *manager_job_why(Manager *m, Job *j) {
         json_add_u64(o, "job_id", j->id);
         json_add_string(o, "state", job_state_to_string(j->state));
         if (j->reason)
-                json_add_string(o, "reason", j->reason);
+                json_add_string(o, "reason", job_reason(j));
 
         manager_sched_job(m, j, &s);
         json_add(o, "priority", json_object_new_double(sched_priority_terms(&m->sched_config, &s, now, t)));
@@ -420,11 +420,11 @@ json_object *manager_job_why(Manager *m, Job *j) {
                 say(why, "its walltime clock stands still while it is suspended, and its charge leaves that "
                     "time out; it holds its memory%s and its GPUs but not its CPUs, and resumes by itself as soon as %u CPUs "
                     "are free, on whichever CPUs they are", job_run(j)->reclaimed ? " (what stays resident of it)" : "",
-                    j->alloc ? cpu_set_count(&j->alloc->cpus) : j->req.cpus);
+                    job_alloc(j) ? cpu_set_count(&job_alloc(j)->cpus) : j->req.cpus);
                 break;
         default:
                 say(why, "it has ended: %s%s%s", job_state_to_string(j->state), j->reason ? ", " : "",
-                    strempty(j->reason));
+                    strempty(job_reason(j)));
                 break;
         }
         if (b->scheduled_here && job_state_is_pending(j->state) && j->est_start && j->est_start != SCHED_TIME_INFINITY) {

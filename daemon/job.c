@@ -128,6 +128,7 @@ int job_take_launch_error(Job *j, char *words) {
 void job_run_forget(Job *j) {
         if (!j->run)
                 return;
+        job_alloc_free(j->run->alloc);
         free(j->run->launch_error);
         j->run = mfree(j->run);
 }
@@ -136,7 +137,7 @@ bool job_run_is_empty(const JobRun *r) {
         /* Field by field (memcmp() would compare the padding too), every field, stored or
          * not. */
         return !r ||
-               (r->usage.cpu_usec == 0 && r->usage.memory_peak == 0 && r->usage.io_read_bytes == 0 &&
+               (!r->alloc && r->usage.cpu_usec == 0 && r->usage.memory_peak == 0 && r->usage.io_read_bytes == 0 &&
                 r->usage.io_write_bytes == 0 && r->usage.tasks_peak == 0 && r->suspended_usec == 0 &&
                 r->suspend_start == 0 && !r->launch_error && r->preempted_by == 0 && r->resident_memory == 0 &&
                 r->last_resume == 0 && r->preempt_act == PREEMPT_ACT_NONE && !r->preempt_moved &&
@@ -429,7 +430,6 @@ static void job_request_done(Job *j) {
 Job *job_free(Job *j) {
         if (!j)
                 return NULL;
-        job_alloc_free(j->alloc);
         (void) job_set_interactive(j, NULL);
         (void) job_set_submitted(j, NULL);
         job_run_forget(j);
@@ -440,12 +440,13 @@ Job *job_free(Job *j) {
 }
 
 int job_set_reason(Job *j, const char *reason) {
-        const char *r;
+        const char *was = job_reason(j);
+        uint32_t r;
 
         /* Every waiting job's after every pass, mostly what it was: a compare, no lookup. */
-        if (j->reason == reason || (j->reason && reason && streq(j->reason, reason)))
+        if (was == reason || (was && reason && streq(was, reason)))
                 return 0;
-        r = intern(reason);
+        r = intern_id(reason);
         if (reason && !r)
                 return -ENOMEM;
         j->reason = r;
@@ -609,14 +610,14 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
         i.array_task_id = j->array_task_id;
         i.interactive = j->req.interactive;
         r |= dup_or_null(job_str(j, JOB_NAME), &i.name);
-        r |= dup_or_null(j->user, &i.user);
-        r |= dup_or_null(j->project, &i.project);
-        r |= dup_or_null(j->queue, &i.queue);
+        r |= dup_or_null(job_user(j), &i.user);
+        r |= dup_or_null(job_project(j), &i.project);
+        r |= dup_or_null(job_queue(j), &i.queue);
         r |= dup_or_null(job_state_to_string(j->state), &i.state);
         if (details && job_run(j)->launch_error) {
-                if (asprintf(&i.reason, "%s: %s", strempty(j->reason), job_run(j)->launch_error) < 0)
+                if (asprintf(&i.reason, "%s: %s", strempty(job_reason(j)), job_run(j)->launch_error) < 0)
                         r = -ENOMEM, i.reason = NULL;
-        } else if (j->limit_value && j->reason && streq(j->reason, "Grant")) {
+        } else if (j->limit_value && job_reason(j) && streq(job_reason(j), "Grant")) {
                 /* e.g. "Grant (used 1234.50 of 1000 SU)": its project's grant is spent. */
                 if (asprintf(&i.reason, "Grant (used %.2f of %" PRIu64 " SU)",
                              (double) j->limit_wanted / JOB_GRANT_SCALE,
@@ -624,30 +625,30 @@ int job_to_info(const Job *j, bool details, const SubmitRequest *full, const cha
                         r = -ENOMEM, i.reason = NULL;
         } else if (j->limit_value && j->limit_wanted) {
                 /* e.g. "MaxPSSoft (98696 > 72000)": what the job would make of the limit. */
-                if (asprintf(&i.reason, "%s (%" PRIu64 " > %" PRIu64 ")", strempty(j->reason), j->limit_wanted,
+                if (asprintf(&i.reason, "%s (%" PRIu64 " > %" PRIu64 ")", strempty(job_reason(j)), j->limit_wanted,
                              j->limit_value) < 0)
                         r = -ENOMEM, i.reason = NULL;
         } else if (j->limit_value) {
-                if (asprintf(&i.reason, "%s (%" PRIu64 ")", strempty(j->reason), j->limit_value) < 0)
+                if (asprintf(&i.reason, "%s (%" PRIu64 ")", strempty(job_reason(j)), j->limit_value) < 0)
                         r = -ENOMEM, i.reason = NULL;
         } else
-                r |= dup_or_null(j->reason, &i.reason);
+                r |= dup_or_null(job_reason(j), &i.reason);
         i.gpus = j->req.gpus;
         i.shards = j->req_shards;
         r |= dup_or_null(job_str(j, JOB_GPU_TYPE), &i.gpu_type);
         r |= dup_or_null(job_str(j, JOB_CONSTRAINT), &i.constraint);
-        if (j->alloc && j->alloc->gpu_mask) {
+        if (job_alloc(j) && job_alloc(j)->gpu_mask) {
                 /* The machine's GPU indexes, as `corral info` numbers them: "1,3". */
                 char buf[SCHED_GPUS_MAX * 3 + 1];
                 size_t k = 0;
-                for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1)
+                for (uint64_t mask = job_alloc(j)->gpu_mask; mask; mask &= mask - 1)
                         k += (size_t) snprintf(buf + k, sizeof buf - k, "%s%d", k > 0 ? "," : "",
                                                __builtin_ctzll(mask));
                 r |= dup_or_null(buf, &i.gpus_allocated);
         }
-        if (j->alloc && !cpu_set_is_empty(&j->alloc->cpus)) {
+        if (job_alloc(j) && !cpu_set_is_empty(&job_alloc(j)->cpus)) {
                 r |= dup_or_null(hostname, &i.node);
-                i.cpus_allocated = cpu_set_format(&j->alloc->cpus);
+                i.cpus_allocated = cpu_set_format(&job_alloc(j)->cpus);
                 if (!i.cpus_allocated)
                         r = -ENOMEM;
         }
@@ -711,7 +712,7 @@ int job_expand_path(const Job *j, const char *pattern, char **ret) {
                         switch (*p) {
                         case 'j': l = (size_t) snprintf(num, sizeof num, "%" PRIu64, j->id); break;
                         case 'x': s = strempty(job_str(j, JOB_NAME)), l = strnlen(s, CORRAL_NAME_LENGTH_MAX); break;
-                        case 'u': s = strempty(j->user), l = strnlen(s, CORRAL_IDENT_LENGTH_MAX); break;
+                        case 'u': s = strempty(job_user(j)), l = strnlen(s, CORRAL_IDENT_LENGTH_MAX); break;
                         case 'A':
                                 l = (size_t) snprintf(num, sizeof num, "%" PRIu64, j->array_job_id ?: j->id);
                                 break;

@@ -83,11 +83,14 @@ extern const JobShared job_shared_none;
  * fits, with room to spare. */
 #define JOB_PACKED_MAX UINT16_MAX
 
-/* What only a job that has started uses (its usage, suspensions, preemption, a launch
+/* What only a job that has started uses (its allocation, its usage, suspensions, preemption, a launch
  * failure's words, its exit status): kept apart, allocated when it starts
- * (job_run_ensure()), so that a queued job carries one pointer instead of 104 bytes of
+ * (job_run_ensure()), so that a queued job carries one pointer instead of 112 bytes of
  * zeros. A job without one reads zeros and exit code -1 (job_run()). */
 typedef struct JobRun {
+        /* Where it runs (job_alloc()); NULL before a pass starts it. Kept once it ends, for
+         * the record (show lists its CPUs), then shared (job_alloc_share()). */
+        SchedAllocation *alloc;
         JobUsage usage;
         uint64_t suspended_usec;
         uint64_t suspend_start; /* seconds; while suspended */
@@ -113,11 +116,12 @@ typedef struct JobRun {
  * with 100,000 queued jobs every 8 bytes are 800 KB. */
 typedef struct Job {
         uint64_t id;
-        /* Interned (intern.h): shared by all jobs, never freed. */
-        const char *user;
-        const char *project;
-        const char *queue;
-        const char *reason; /* why it waits, or how it ended; interned too */
+        /* Interned (intern.h) by id, 4 bytes instead of a pointer's 8: 0 is NULL, equal
+         * names have equal ids. Read as strings through job_user() and the like. */
+        uint32_t user;
+        uint32_t project;
+        uint32_t queue;
+        uint32_t reason; /* why it waits, or how it ended */
         /* What memory keeps of the request (JobRequest): with 100,000 queued jobs the whole
          * of it would dominate corrald's memory, and the rest is only needed to launch the
          * job or show its details, when it is read back from the store. */
@@ -128,9 +132,10 @@ typedef struct Job {
          * against MaxStoredBytesPerUser=. */
         uint64_t array_job_id;
 
-        uint64_t submit_time, eligible_time, start_time, end_time; /* seconds since the epoch */
-        SchedAllocation *alloc; /* once started; NULL before (most jobs of a long queue) */
-        JobRun *run;            /* once started, see JobRun; NULL before */
+        /* Seconds since the epoch, in 32 bits (until 2106): they are set from the clock,
+         * never from a user's numbers (a begin time is JobShared's). */
+        uint32_t submit_time, eligible_time, start_time, end_time;
+        JobRun *run; /* once started, see JobRun; NULL before (most jobs of a long queue) */
 
         /* Not stored: */
         /* A limit reason's numbers (SchedWait); for Grant, service units × JOB_GRANT_SCALE. */
@@ -178,6 +183,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Job *, job_free);
 extern const JobRun job_run_none;
 static inline const JobRun *job_run(const Job *j) {
         return j->run ?: &job_run_none;
+}
+/* The job's allocation: its run's, NULL while it has none. */
+static inline SchedAllocation *job_alloc(const Job *j) {
+        return j->run ? j->run->alloc : NULL;
 }
 /* The same, to write: allocated (as job_run_none) on first use. NULL only when memory is
  * short. */
@@ -239,6 +248,20 @@ static inline const JobShared *job_shared(const Job *j) {
 static inline const char *job_str(const Job *j, JobString s) {
         const JobShared *sh = job_shared(j);
         return sh->str[s] ? sh->data + sh->str[s] - 1 : NULL;
+}
+
+/* The interned names, NULL when none. */
+static inline const char *job_user(const Job *j) {
+        return intern_name(j->user);
+}
+static inline const char *job_project(const Job *j) {
+        return intern_name(j->project);
+}
+static inline const char *job_queue(const Job *j) {
+        return intern_name(j->queue);
+}
+static inline const char *job_reason(const Job *j) {
+        return intern_name(j->reason);
 }
 
 int job_set_reason(Job *j, const char *reason);

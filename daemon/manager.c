@@ -181,8 +181,8 @@ static uint64_t gpus_held(const Manager *m) {
         uint64_t held = 0;
 
         for (size_t i = 0; i < m->n_jobs; i++)
-                if (job_state_is_active(m->jobs[i]->state) && m->jobs[i]->alloc)
-                        held |= m->jobs[i]->alloc->gpu_mask;
+                if (job_state_is_active(m->jobs[i]->state) && job_alloc(m->jobs[i]))
+                        held |= job_alloc(m->jobs[i])->gpu_mask;
         return held;
 }
 
@@ -192,10 +192,10 @@ static void warn_gone_held(const Manager *m, const DeviceSet *old, const DeviceS
         for (size_t i = 0; i < m->n_jobs; i++) {
                 const Job *j = m->jobs[i];
 
-                if (!job_state_is_active(j->state) || !j->alloc)
+                if (!job_state_is_active(j->state) || !job_alloc(j))
                         continue;
                 for (size_t g = 0; g < new->n_devices && g < 64; g++)
-                        if ((j->alloc->gpu_mask & (UINT64_C(1) << g)) && new->devices[g].gone &&
+                        if ((job_alloc(j)->gpu_mask & (UINT64_C(1) << g)) && new->devices[g].gone &&
                             !(old && g < old->n_devices && old->devices[g].gone))
                                 log_warning("Job %" PRIu64 " holds %s (%s), which is gone or hidden: the job keeps it "
                                             "until it ends, nobody else is given it.",

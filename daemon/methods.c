@@ -105,7 +105,7 @@ static AuthzPeer authz_peer(const Peer *p) {
 }
 
 static AuthzJob authz_job(const Job *j) {
-        return (AuthzJob) { .owner_uid = j->uid, .project = j->project, .held_by_admin = j->held_by_admin,
+        return (AuthzJob) { .owner_uid = j->uid, .project = job_project(j), .held_by_admin = j->held_by_admin,
                             .suspended_by_admin = j->suspended_by_admin };
 }
 
@@ -255,18 +255,18 @@ static json_object *check_queue_access(Manager *m, const Peer *peer, const Queue
  * changed. The grant is the pass's to enforce (sched-driver.c): a job whose project has
  * spent it waits blocked, or goes to the bonus queue, as a new one would. */
 static json_object *check_access_again(Manager *m, const Peer *peer, const Job *j) {
-        const QueueConfig *q = config_find_queue(m->config, j->queue);
-        AuthzJob aj = { .owner_uid = j->uid, .project = j->project };
+        const QueueConfig *q = config_find_queue(m->config, job_queue(j));
+        AuthzJob aj = { .owner_uid = j->uid, .project = job_project(j) };
         AuthzPeer ap = authz_peer(peer);
         char msg[512];
 
         if (!q) {
                 snprintf(msg, sizeof msg, "queue %s no longer exists (corral info lists the queues)",
-                         j->queue);
+                         job_queue(j));
                 return permission_denied(msg);
         }
         if (m->config->n_projects > 0) {
-                const ProjectConfig *pc = j->project ? config_find_project(m->config, j->project) : NULL;
+                const ProjectConfig *pc = job_project(j) ? config_find_project(m->config, job_project(j)) : NULL;
                 _cleanup_strv_free_ char **groups = peer_group_names(peer);
 
                 if (!groups)
@@ -274,13 +274,13 @@ static json_object *check_access_again(Manager *m, const Peer *peer, const Job *
                 if (!pc) {
                         snprintf(msg, sizeof msg,
                                  "project %s no longer exists (corral info lists the projects)",
-                                 strna(j->project));
+                                 strna(job_project(j)));
                         return permission_denied(msg);
                 }
-                aj.project_member = project_has_member(pc, j->user, (const char *const *) groups);
+                aj.project_member = project_has_member(pc, job_user(j), (const char *const *) groups);
                 if (authz_check(&ap, AUTHZ_USE_PROJECT, &aj, &m->authz) < 0) {
                         snprintf(msg, sizeof msg, "%s is no longer a member of project %s (its Members=)",
-                                 strna(j->user), pc->name);
+                                 strna(job_user(j)), pc->name);
                         return permission_denied(msg);
                 }
                 if (!project_allows_queue(pc, q->name)) {
@@ -292,17 +292,17 @@ static json_object *check_access_again(Manager *m, const Peer *peer, const Job *
                 /* Without project files the project is a unix group, checked at submission
                  * when it was named: still a member? (The "default" of a user without a
                  * group entry names no group.) */
-                const struct group *gr = nss_cache_getgrnam(m->nss, j->project, manager_now(m));
+                const struct group *gr = nss_cache_getgrnam(m->nss, job_project(j), manager_now(m));
                 if (gr) {
                         aj.have_project_gid = true, aj.project_gid = gr->gr_gid;
                         if (authz_check(&ap, AUTHZ_USE_PROJECT, &aj, &m->authz) < 0) {
                                 snprintf(msg, sizeof msg, "%s is no longer in group %s, the job's project",
-                                         strna(j->user), j->project);
+                                         strna(job_user(j)), job_project(j));
                                 return permission_denied(msg);
                         }
                 }
         }
-        return check_queue_access(m, peer, q, j->project, j->uid, "the job may no longer go back to its queue");
+        return check_queue_access(m, peer, q, job_project(j), j->uid, "the job may no longer go back to its queue");
 }
 
 /* The longest expansion a pattern can have, checked at submission so that a path too long
@@ -317,7 +317,9 @@ static bool output_paths_fit(const SubmitRequest *req, const char *user) {
                 return false;
         probe->id = probe->array_job_id = CORRAL_JOB_ID_MAX;
         probe->array_task_id = UINT32_MAX;
-        probe->user = user;
+        probe->user = intern_id(user);
+        if (!probe->user)
+                return false;
         for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
                 _cleanup_free_ char *x = NULL;
                 if (paths[i] && job_expand_path(probe, paths[i], &x) < 0)
@@ -335,9 +337,9 @@ static Job *submit_new_job(Manager *m, uint64_t id, const Peer *peer, const stru
         j->id = id;
         j->uid = peer->uid;
         j->gid = pw->pw_gid;
-        j->user = intern(pw->pw_name);
-        j->project = intern(project);
-        j->queue = intern(q->name);
+        j->user = intern_id(pw->pw_name);
+        j->project = intern_id(project);
+        j->queue = intern_id(q->name);
         /* An interactive job's terminal is gone once it has run: it cannot run again. */
         j->rerunnable = !req->interactive && (req->rerunnable < 0 ? q->rerunnable : req->rerunnable);
         j->submit_time = j->eligible_time = now;
@@ -902,8 +904,8 @@ static json_object *method_list(Manager *m, Call *call, const Peer *peer, json_o
                         last = src[i - 1]->id;
                         break;
                 }
-                if ((user && !streq(user, strempty(j->user))) || (queue && !streq(queue, j->queue)) ||
-                    (project && !streq(project, strempty(j->project))) || !state_matches(j, states) ||
+                if ((user && !streq(user, strempty(job_user(j)))) || (queue && !streq(queue, job_queue(j))) ||
+                    (project && !streq(project, strempty(job_project(j)))) || !state_matches(j, states) ||
                     (job_state_is_final(j->state) && j->end_time < ended_since))
                         continue;
                 if (n >= limit || bytes >= LIST_PAGE_BYTES) {
@@ -1366,12 +1368,12 @@ static json_object *devices_to_json(Manager *m) {
                 if (!job_state_is_active(j->state))
                         continue;
                 /* Shard jobs share their GPU: listed with it, none its one holder. */
-                if (j->alloc && j->alloc->shards > 0 && j->alloc->gpu_mask) {
+                if (job_alloc(j) && job_alloc(j)->shards > 0 && job_alloc(j)->gpu_mask) {
                         if (GREEDY_REALLOC(sharing, n_sharing_alloc, n_sharing + 1))
                                 sharing[n_sharing++] = j;
                         continue;
                 }
-                for (uint64_t mask = j->alloc ? j->alloc->gpu_mask : 0; mask; mask &= mask - 1)
+                for (uint64_t mask = job_alloc(j) ? job_alloc(j)->gpu_mask : 0; mask; mask &= mask - 1)
                         holder[__builtin_ctzll(mask)] = j;
         }
         for (size_t i = 0; i < ds->n_devices && i < SCHED_GPUS_MAX; i++) {
@@ -1396,7 +1398,7 @@ static json_object *devices_to_json(Manager *m) {
                         .numa_node = d->numa_node,
                         .features = d->features,
                         .job_id = holder[i] ? holder[i]->id : 0,
-                        .user = holder[i] ? (char *) holder[i]->user : NULL,
+                        .user = holder[i] ? (char *) job_user(holder[i]) : NULL,
                         .shards = i < m->machine.n_gpus ? m->machine.gpus[i].shards : 0,
                 };
                 DeviceShardHolder holders[64];
@@ -1405,13 +1407,13 @@ static json_object *devices_to_json(Manager *m) {
                 /* Its shard holders, the first 64 named (a GPU of more is rare), all counted. */
                 info.shard_holders = holders;
                 for (size_t k = 0; k < n_sharing; k++)
-                        if (sharing[k]->alloc->gpu_mask & (UINT64_C(1) << i)) {
-                                info.shards_used += sharing[k]->alloc->shards;
+                        if (job_alloc(sharing[k])->gpu_mask & (UINT64_C(1) << i)) {
+                                info.shards_used += job_alloc(sharing[k])->shards;
                                 if (info.n_shard_holders < ELEMENTSOF(holders))
                                         holders[info.n_shard_holders++] = (DeviceShardHolder) {
                                                 .job_id = sharing[k]->id,
-                                                .user = (char *) sharing[k]->user,
-                                                .shards = sharing[k]->alloc->shards,
+                                                .user = (char *) job_user(sharing[k]),
+                                                .shards = job_alloc(sharing[k])->shards,
                                         };
                         }
 

@@ -56,7 +56,7 @@ static void gpu_labels(FILE *f, const Device *d, const Job *holder) {
         put_label(f, d->uuid);
         if (holder) {
                 fprintf(f, ",job=\"%llu\",user=", (unsigned long long) holder->id);
-                put_label(f, holder->user);
+                put_label(f, job_user(holder));
         }
         fputc('}', f);
 }
@@ -86,8 +86,8 @@ static void gpu_metrics(Manager *m, FILE *f) {
         for (size_t i = 0; i < m->n_jobs; i++) {
                 const Job *j = m->jobs[i];
 
-                if ((j->state == JOB_RUNNING || j->state == JOB_SUSPENDED) && j->alloc)
-                        for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                if ((j->state == JOB_RUNNING || j->state == JOB_SUSPENDED) && job_alloc(j))
+                        for (uint64_t mask = job_alloc(j)->gpu_mask; mask; mask &= mask - 1) {
                                 holder[__builtin_ctzll(mask)] = j;
                                 holders[__builtin_ctzll(mask)]++;
                         }
@@ -135,9 +135,9 @@ static void gpu_metrics(Manager *m, FILE *f) {
         for (size_t i = 0; i < m->n_jobs; i++) {
                 const Job *j = m->jobs[i];
 
-                if (j->state != JOB_RUNNING || !j->alloc)
+                if (j->state != JOB_RUNNING || !job_alloc(j))
                         continue;
-                for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+                for (uint64_t mask = job_alloc(j)->gpu_mask; mask; mask &= mask - 1) {
                         unsigned g = (unsigned) __builtin_ctzll(mask);
                         uint64_t own = manager_gpu_jobs_own_memory(m, j, g);
 
@@ -163,12 +163,12 @@ static int metrics_format(Manager *m, FILE *f) {
                 const Job *j = m->jobs[i];
                 jobs[j->state]++;
                 if (job_state_is_active(j->state))
-                        cpus += j->alloc ? cpu_set_count(&j->alloc->cpus) : (j->req.cpus ?: 1);
+                        cpus += job_alloc(j) ? cpu_set_count(&job_alloc(j)->cpus) : (j->req.cpus ?: 1);
                 /* A suspended job keeps its GPUs: frozen, its GPU memory stays taken. A GPU
                  * shard jobs share is one GPU in use. */
                 if (job_state_is_active(j->state)) {
-                        if (j->alloc && j->alloc->gpu_mask)
-                                gpus_held |= j->alloc->gpu_mask;
+                        if (job_alloc(j) && job_alloc(j)->gpu_mask)
+                                gpus_held |= job_alloc(j)->gpu_mask;
                         else
                                 gpus += j->req.gpus;
                 }

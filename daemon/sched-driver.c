@@ -23,13 +23,13 @@
 #include "usage.h"
 
 
-static const QueueConfig *job_queue(Manager *m, const Job *j) {
-        return config_find_queue(m->config, j->queue);
+static const QueueConfig *job_queue_config(Manager *m, const Job *j) {
+        return config_find_queue(m->config, job_queue(j));
 }
 
 uint32_t manager_project_id(Manager *m, const Job *j) {
         for (size_t i = 0; i < m->n_projects; i++)
-                if (m->project_names[i] == j->project)
+                if (m->project_names[i] == job_project(j))
                         return (uint32_t) i + 1;
         return 0;
 }
@@ -127,23 +127,25 @@ static void sched_job_fill(Manager *m, Job *j, const QueueConfig *q, uint64_t no
                 .held = j->state == JOB_SUSPENDED && j->suspended_by_sched && j->suspended_by_person,
                 .resident_memory = run->reclaimed ? run->resident_memory : UINT64_MAX,
                 .last_resume_time = run->last_resume,
-                .alloc = job_state_is_active(j->state) ? j->alloc : NULL,
+                .alloc = job_state_is_active(j->state) ? job_alloc(j) : NULL,
         };
 }
 
 void manager_sched_job(Manager *m, Job *j, SchedJob *ret) {
-        sched_job_fill(m, j, job_queue(m, j), (uint64_t) time(NULL), ret);
+        sched_job_fill(m, j, job_queue_config(m, j), (uint64_t) time(NULL), ret);
 }
 
 /* The job as a pass at now sees it, its dependencies' status included. */
 static int sched_job_for_pass(Manager *m, Job *j, const QueueConfig *q, uint64_t now, SchedJob *s) {
+        SchedAllocation *a = job_alloc(j);
+
         sched_job_fill(m, j, q, now, s);
         /* A shard job read back after a restart: its share is of its GPU's shards now (the
          * pass's own starts record them). */
-        if (_unlikely_(s->alloc && j->alloc->shards > 0 && j->alloc->shards_of == 0 && j->alloc->gpu_mask)) {
-                size_t g = (size_t) __builtin_ctzll(j->alloc->gpu_mask);
+        if (_unlikely_(s->alloc && a->shards > 0 && a->shards_of == 0 && a->gpu_mask)) {
+                size_t g = (size_t) __builtin_ctzll(a->gpu_mask);
                 if (g < m->machine.n_gpus)
-                        j->alloc->shards_of = m->machine.gpus[g].shards;
+                        a->shards_of = m->machine.gpus[g].shards;
         }
         if (j->req.n_dependencies > 0 && j->state == JOB_QUEUED) {
                 SchedDep *d = j->req.dependencies; /* kept as a pass takes them */
@@ -203,7 +205,7 @@ static int sched_jobs_build(Manager *m, size_t extra, uint64_t now, size_t *ret_
 
                 if (j->state != JOB_QUEUED && j->state != JOB_BLOCKED && !job_state_is_active(j->state))
                         continue;
-                q = job_queue(m, j);
+                q = job_queue_config(m, j);
                 if (!manager_queue_backend(m, q)->scheduled_here) /* a cluster's to schedule */
                         continue;
                 r = sched_job_for_pass(m, j, q, now, &m->sched_jobs[n++]);
@@ -253,15 +255,15 @@ static void grants_before_pass(Manager *m, uint64_t now) {
                 id = manager_project_id(m, j);
                 if (id == 0 || !m->sched_projects[id - 1].grant_spent)
                         continue;
-                q = job_queue(m, j);
+                q = job_queue_config(m, j);
                 if (q && q->charge_factor == 0.0)
                         continue;
                 bonus = accounting_grant_bonus_queue(m->acct, j, &why);
                 if (!bonus)
                         continue; /* blocked by the pass; corral why says what is spent */
                 log_debug("Job %" PRIu64 " goes to queue %s: project %s has spent its grant.", j->id,
-                          bonus->name, j->project);
-                j->queue = intern(bonus->name);
+                          bonus->name, job_project(j));
+                j->queue = intern_id(bonus->name);
                 (void) manager_job_save(m, j);
                 moved++;
         }
@@ -331,6 +333,7 @@ int manager_schedule(Manager *m) {
         for (size_t i = 0; i < res.n_decisions; i++) {
                 const SchedDecision *d = &res.decisions[i];
                 Job *j = manager_find_job(m, d->job_id);
+                JobRun *run;
 
                 if (j && d->type == SCHED_DECISION_SUSPEND)
                         manager_preempt_suspend(m, j, d);
@@ -342,9 +345,10 @@ int manager_schedule(Manager *m) {
                 if (j->state == JOB_BLOCKED && manager_job_transition(m, j, JOB_EVENT_UNBLOCK, JOB_QUEUED, NULL) < 0)
                         continue;
                 j->limit_value = j->limit_wanted = 0;
-                if (!j->alloc && !(j->alloc = new(SchedAllocation, 1)))
+                run = job_run_ensure(j); /* the transition would make it: its allocation is in it */
+                if (!run || (!run->alloc && !(run->alloc = new(SchedAllocation, 1))))
                         return -ENOMEM;
-                *j->alloc = d->alloc;
+                *run->alloc = d->alloc;
                 /* Launched only after the commit that records it as running (backend-local.c):
                  * its place in the list first, so that no job runs that is never launched. */
                 if (!GREEDY_REALLOC(m->to_launch, m->allocated_to_launch, m->n_to_launch + 1))
@@ -410,7 +414,7 @@ int manager_estimate_start(Manager *m, Job *probe, uint64_t *ret_est, const char
         r = sched_jobs_build(m, 1, now, &n);
         if (r < 0)
                 return r;
-        r = sched_job_for_pass(m, probe, job_queue(m, probe), now, &m->sched_jobs[n++]);
+        r = sched_job_for_pass(m, probe, job_queue_config(m, probe), now, &m->sched_jobs[n++]);
         if (r < 0)
                 return r;
         m->machine.gpus_busy = (m->config->unmanaged_gpu_avoid ? manager_gpu_jobs_unmanaged(m) : 0) |

@@ -1072,19 +1072,20 @@ static void job_texts_done(JobTexts *t) {
 /* The job's changing columns, the first JOB_ARGS arguments of its insert and its update. */
 static int job_args(Store *s, const Job *j, JobTexts *t, SqlArg a[static JOB_ARGS]) {
         const JobRun *run = job_run(j);
+        const SchedAllocation *alloc = run->alloc;
 
-        if (j->alloc && (!(t->cpus = cpu_set_format(&j->alloc->cpus)) || !(t->mem = format_alloc_mem(j->alloc))))
+        if (alloc && (!(t->cpus = cpu_set_format(&alloc->cpus)) || !(t->mem = format_alloc_mem(alloc))))
                 return -ENOMEM;
-        if (format_alloc_gpus(s, j->alloc, &t->gpus) < 0)
+        if (format_alloc_gpus(s, alloc, &t->gpus) < 0)
                 return -ENOMEM;
         const SqlArg v[] = {
-                SQL_INT(j->id), SQL_TEXT(job_state_to_string(j->state)), SQL_TEXT(j->reason),
+                SQL_INT(j->id), SQL_TEXT(job_state_to_string(j->state)), SQL_TEXT(job_reason(j)),
                 SQL_INT(j->rerunnable), SQL_INT(j->held_by_admin), SQL_INT(j->requeue_count),
                 SQL_INT(j->eligible_time), SQL_INT(j->start_time), SQL_INT(j->end_time),
                 SQL_INT(run->suspended_usec), SQL_INT(run->suspend_start), SQL_INT(run->exit_code),
                 SQL_INT(run->exit_signal), SQL_TEXT(t->cpus), SQL_TEXT(t->mem), SQL_INT(run->usage.cpu_usec),
                 SQL_INT(run->usage.memory_peak), SQL_INT(run->usage.io_read_bytes),
-                SQL_INT(run->usage.io_write_bytes), SQL_INT(run->usage.tasks_peak), SQL_TEXT(j->queue),
+                SQL_INT(run->usage.io_write_bytes), SQL_INT(run->usage.tasks_peak), SQL_TEXT(job_queue(j)),
                 /* Who holds it suspended, as bits: an admin (1), a pass (2), a person too (4). */
                 SQL_INT((j->suspended_by_admin ? 1 : 0) | (j->suspended_by_sched ? 2 : 0) |
                         (j->suspended_by_person ? 4 : 0)),
@@ -1115,7 +1116,7 @@ int store_insert_job(Store *s, const Job *j, size_t *ret_request_bytes) {
                 bytes = strlen(request);
         }
         SqlArg a[] = {
-                [JOB_ARGS] = SQL_INT(j->uid), SQL_INT(j->gid), SQL_TEXT(j->user), SQL_TEXT(j->project),
+                [JOB_ARGS] = SQL_INT(j->uid), SQL_INT(j->gid), SQL_TEXT(job_user(j)), SQL_TEXT(job_project(j)),
                 SQL_TEXT(request ?: ""), SQL_INT(j->array_job_id), SQL_INT(j->array_task_id),
                 SQL_INT(j->submit_time), SQL_INT(request ? 0 : job_request_id(j)),
         };
@@ -1183,11 +1184,11 @@ static int load_jobs(Store *s, StmtId id, const SqlArg *args, size_t n, int (*cb
                 j->id = (uint64_t) sqlite3_column_int64(st, 0);
                 j->uid = (uid_t) sqlite3_column_int64(st, 1);
                 j->gid = (gid_t) sqlite3_column_int64(st, 2);
-                j->user = intern((const char *) sqlite3_column_text(st, 3));
-                j->project = intern((const char *) sqlite3_column_text(st, 4));
-                j->queue = intern((const char *) sqlite3_column_text(st, 5));
+                j->user = intern_id((const char *) sqlite3_column_text(st, 3));
+                j->project = intern_id((const char *) sqlite3_column_text(st, 4));
+                j->queue = intern_id((const char *) sqlite3_column_text(st, 5));
                 state = col_strdup(st, 6);
-                j->reason = intern((const char *) sqlite3_column_text(st, 7));
+                j->reason = intern_id((const char *) sqlite3_column_text(st, 7));
                 request = (const char *) sqlite3_column_text(st, 8);
                 j->rerunnable = sqlite3_column_int(st, 9);
                 j->held_by_admin = sqlite3_column_int(st, 10);
@@ -1239,19 +1240,19 @@ static int load_jobs(Store *s, StmtId id, const SqlArg *args, size_t n, int (*cb
                         break;
                 }
                 if (!isempty(cpus)) {
-                        j->alloc = new0(SchedAllocation, 1);
-                        if (!j->alloc) {
+                        JobRun *jr = job_run_ensure(j); /* a job with an allocation has started */
+                        if (!jr || !(jr->alloc = new0(SchedAllocation, 1))) {
                                 r = -ENOMEM;
                                 break;
                         }
-                        if (cpu_set_parse(cpus, &j->alloc->cpus) < 0 || (mem && parse_alloc_mem(mem, j->alloc) < 0)) {
+                        if (cpu_set_parse(cpus, &jr->alloc->cpus) < 0 || (mem && parse_alloc_mem(mem, jr->alloc) < 0)) {
                                 r = -EBADMSG;
                                 break;
                         }
                         parse_alloc_gpus(s, j->id, (const char *) sqlite3_column_text(st, 33),
-                                         job_state_is_active(j->state), j->alloc);
+                                         job_state_is_active(j->state), jr->alloc);
                         if (job_state_is_final(j->state)) /* never written again: shared (job.c) */
-                                j->alloc = job_alloc_share(j->alloc);
+                                jr->alloc = job_alloc_share(jr->alloc);
                 }
                 if (request_id != 0) {
                         /* Memory keeps only that it is its array's first task's. */
@@ -1291,8 +1292,8 @@ static int load_jobs(Store *s, StmtId id, const SqlArg *args, size_t n, int (*cb
                 }
                 /* A shard job holds its request's shards of its one GPU: the allocation
                  * keeps the GPU, the request how many (a final job's is shared, unwritten). */
-                if (j->alloc && j->req_shards > 0 && !job_state_is_final(j->state))
-                        j->alloc->shards = j->req_shards;
+                if (job_alloc(j) && j->req_shards > 0 && !job_state_is_final(j->state))
+                        job_alloc(j)->shards = j->req_shards;
                 r = cb(TAKE_PTR(j), userdata);
                 if (r < 0)
                         break;

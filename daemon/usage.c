@@ -180,14 +180,14 @@ static double fairshare_core_hours(const JobCharge *c) {
 }
 
 static unsigned job_cpus(const Job *j) {
-        unsigned n = j->alloc ? cpu_set_count(&j->alloc->cpus) : 0;
+        unsigned n = job_alloc(j) ? cpu_set_count(&job_alloc(j)->cpus) : 0;
         return n ?: (j->req.cpus ?: 1);
 }
 
 /* The GPUs it holds; those it asked for when its allocation names none (one made before
  * GPUs were allocated). */
 static unsigned job_gpus(const Job *j) {
-        unsigned n = j->alloc ? (unsigned) __builtin_popcountll(j->alloc->gpu_mask) : 0;
+        unsigned n = job_alloc(j) ? (unsigned) __builtin_popcountll(job_alloc(j)->gpu_mask) : 0;
         return n ?: j->req.gpus;
 }
 
@@ -198,9 +198,9 @@ static void charge_mig_share(const DeviceSet *ds, const Job *j, JobCharge *c) {
         uint64_t k = 0;
         bool part = false;
 
-        if (!ds || !j->alloc || j->alloc->shards > 0 || j->alloc->gpu_mask == 0 || c->gpus == 0)
+        if (!ds || !job_alloc(j) || job_alloc(j)->shards > 0 || job_alloc(j)->gpu_mask == 0 || c->gpus == 0)
                 return;
-        for (uint64_t mask = j->alloc->gpu_mask; mask; mask &= mask - 1) {
+        for (uint64_t mask = job_alloc(j)->gpu_mask; mask; mask &= mask - 1) {
                 size_t g = (size_t) __builtin_ctzll(mask);
                 unsigned slices = 1, total = 1;
 
@@ -227,17 +227,17 @@ static void charge_from_job(Accounting *a, const Job *j, uint64_t now, JobCharge
                 .job_id = j->id,
                 .run = j->requeue_count,
                 .uid = j->uid,
-                .user = j->user,
-                .project = j->project,
-                .queue = j->queue,
+                .user = job_user(j),
+                .project = job_project(j),
+                .queue = job_queue(j),
                 .start_time = j->start_time,
                 .end_time = active ? 0 : j->end_time,
                 .cpus = job_cpus(j),
                 .gpus = job_gpus(j),
-                .shards = j->alloc ? j->alloc->shards : 0,
-                .shards_of = j->alloc ? j->alloc->shards_of : 0,
+                .shards = job_alloc(j) ? job_alloc(j)->shards : 0,
+                .shards_of = job_alloc(j) ? job_alloc(j)->shards_of : 0,
                 .run_usec = acct_run_usec(j->start_time * USEC_PER_SEC, end * USEC_PER_SEC, suspended),
-                .charge_factor = queue_charge_factor(a, j->queue),
+                .charge_factor = queue_charge_factor(a, job_queue(j)),
                 .charge_per_gpu_hour = a->config->charge_per_gpu_hour,
                 .cpu_usec = run->usage.cpu_usec,
                 .memory_peak = run->usage.memory_peak,
@@ -273,7 +273,7 @@ static void charge_set_usage(JobCharge *c, const JobOutcome *u) {
 static int job_usage_now(Accounting *a, const Job *j, JobOutcome *ret) {
         if (!a->executor)
                 return -ENOENT;
-        return executor_job_usage(a->executor, j->id, j->project, ret);
+        return executor_job_usage(a->executor, j->id, job_project(j), ret);
 }
 
 int accounting_job_charge(Accounting *a, const Job *j, uint64_t now, JobCharge *ret) {
@@ -291,9 +291,9 @@ int accounting_job_charge(Accounting *a, const Job *j, uint64_t now, JobCharge *
          * ended under a corrald that did not charge yet. */
         if (store_load_charge(a->store, j->id, ret) < 0 || ret->run != j->requeue_count)
                 return -ENOENT;
-        ret->user = j->user;
-        ret->project = j->project;
-        ret->queue = j->queue;
+        ret->user = job_user(j);
+        ret->project = job_project(j);
+        ret->queue = job_queue(j);
         acct_charge_compute(ret);
         return 0;
 }
@@ -343,8 +343,8 @@ json_object *accounting_job_charge_json(Accounting *a, const Job *j) {
 
 int accounting_charge_run(Accounting *a, const Job *j, const JobOutcome *o, uint64_t now) {
         uint64_t half_life = a->config->fairshare_half_life, suspended = MAX(o->suspended_usec, job_run(j)->suspended_usec);
-        const ProjectConfig *pc = config_find_project(a->config, j->project);
-        const char *project = j->project ?: intern("");
+        const ProjectConfig *pc = config_find_project(a->config, job_project(j));
+        const char *project = job_project(j) ?: intern("");
         AcctEntry *e, *eu = NULL;
         AcctDecayed decayed, user_decayed;
         uint64_t grant_begin = 0;
@@ -363,7 +363,7 @@ int accounting_charge_run(Accounting *a, const Job *j, const JobOutcome *o, uint
         /* What can fail without a write comes first: the entries of the project and the
          * user (separate tables, so neither moves the other). */
         e = entry_get(&a->tables[STORE_USAGE_PROJECT], project);
-        if (!e || (j->user && !(eu = entry_get(&a->tables[STORE_USAGE_USER], j->user))))
+        if (!e || (job_user(j) && !(eu = entry_get(&a->tables[STORE_USAGE_USER], job_user(j)))))
                 return -ENOMEM;
         charge_from_job(a, j, now, &c);
         c.live = false;
@@ -409,13 +409,13 @@ int accounting_charge_run(Accounting *a, const Job *j, const JobOutcome *o, uint
         decayed = e->decayed;
         if (eu)
                 user_decayed = eu->decayed;
-        if (!queue_excluded(a, j->queue)) {
+        if (!queue_excluded(a, job_queue(j))) {
                 acct_decayed_add(&decayed, credit, c.end_time, half_life);
                 if ((r = store_save_decayed(a->store, STORE_USAGE_PROJECT, project, &decayed)) < 0)
                         goto fail;
                 if (eu) {
                         acct_decayed_add(&user_decayed, credit, c.end_time, half_life);
-                        if ((r = store_save_decayed(a->store, STORE_USAGE_USER, j->user, &user_decayed)) < 0)
+                        if ((r = store_save_decayed(a->store, STORE_USAGE_USER, job_user(j), &user_decayed)) < 0)
                                 goto fail;
                 }
         }
@@ -458,16 +458,16 @@ void accounting_refresh(Accounting *a, Job *const *jobs, size_t n_jobs, uint64_t
                 if (!job_state_is_active(j->state) || !j->project)
                         continue;
                 charge_from_job(a, j, now, &c);
-                e = entry_get(projects, j->project);
+                e = entry_get(projects, job_project(j));
                 if (!e)
                         return;
                 e->running_su += c.service_units;
-                if (queue_excluded(a, j->queue))
+                if (queue_excluded(a, job_queue(j)))
                         continue;
                 credit = acct_decay_credit(fairshare_core_hours(&c), now > j->start_time ? now - j->start_time : 0,
                                            half_life);
                 e->running += credit;
-                if (j->user && (e = entry_get(users, j->user)))
+                if (job_user(j) && (e = entry_get(users, job_user(j))))
                         e->running += credit;
         }
         a->total = 0;
@@ -481,7 +481,7 @@ void accounting_refresh(Accounting *a, Job *const *jobs, size_t n_jobs, uint64_t
 }
 
 double accounting_job_fairshare(Accounting *a, const Job *j) {
-        AcctEntry *e = j->project ? entry_find(&a->tables[STORE_USAGE_PROJECT], j->project) : NULL;
+        AcctEntry *e = job_project(j) ? entry_find(&a->tables[STORE_USAGE_PROJECT], job_project(j)) : NULL;
 
         return e ? e->fairshare : ACCT_FAIRSHARE_MAX;
 }
@@ -593,7 +593,7 @@ static const char *bonus_refuses(const ProjectConfig *pc, const QueueConfig *bon
 }
 
 const QueueConfig *accounting_grant_bonus_queue(Accounting *a, const Job *j, const char **ret_why) {
-        const ProjectConfig *pc = j->project ? config_find_project(a->config, j->project) : NULL;
+        const ProjectConfig *pc = job_project(j) ? config_find_project(a->config, job_project(j)) : NULL;
         const QueueConfig *bonus;
 
         *ret_why = NULL;

@@ -299,7 +299,7 @@ static void test_list_pages(void **state) {
         next = 0;
         seen = 0;
         do {
-                snprintf(params, sizeof params, "{\"user\":\"%s\",\"after_id\":%llu}", m->jobs[0]->user,
+                snprintf(params, sizeof params, "{\"user\":\"%s\",\"after_id\":%llu}", job_user(m->jobs[0]),
                          (unsigned long long) next);
                 r = call(m, NOBODY, CORRAL_METHOD_LIST, params);
                 seen += page_len(r, &next);
@@ -605,9 +605,9 @@ static void test_transitions(void **state) {
 
         j->id = m->next_id++;
         j->uid = NOBODY;
-        j->user = intern("nobody");
-        j->queue = intern("normal");
-        j->project = intern("nogroup");
+        j->user = intern_id("nobody");
+        j->queue = intern_id("normal");
+        j->project = intern_id("nogroup");
         submitted.workdir = strdup("/tmp");
         assert_int_equal(strv_extend(&submitted.argv, "/bin/true"), 0);
         assert_int_equal(job_set_request(j, &submitted), 0);
@@ -649,7 +649,7 @@ static void test_transitions(void **state) {
         assert_int_equal(job_run(j)->exit_code, -1);
         assert_int_equal(j->start_time, 0);
         assert_int_equal(j->requeue_count, 1);
-        assert_string_equal(j->reason, "Requeued");
+        assert_string_equal(job_reason(j), "Requeued");
         assert_int_equal(store_commit(m->store), 0);
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled"), 0);
         assert_int_equal(manager_job_transition(m, j, JOB_EVENT_CANCEL, JOB_CANCELLED, "Cancelled"), -EALREADY);
@@ -894,7 +894,7 @@ static void put(const char *dir, const char *name, const char *text) {
 static const char *project_of(Manager *m, uint64_t id) {
         Job *j = manager_find_job(m, id);
         assert_non_null(j);
-        return j->project;
+        return job_project(j);
 }
 
 /* With project files: the default project, naming one, membership, queues, no project. */
@@ -1116,7 +1116,7 @@ static void test_blocked_by_limit(void **state) {
         jb = manager_find_job(m, b);
         assert_int_equal(ja->state, JOB_RUNNING);
         assert_int_equal(jb->state, JOB_BLOCKED);
-        assert_string_equal(jb->reason, "MaxRunningJobs");
+        assert_string_equal(job_reason(jb), "MaxRunningJobs");
         snprintf(params, sizeof params, "{\"job_id\":%llu}", (unsigned long long) b);
         r = call(m, NOBODY, CORRAL_METHOD_SHOW, params);
         if (!strstr(json_object_to_json_string(r), "MaxRunningJobs (2 > 1)"))
@@ -1193,7 +1193,7 @@ static void test_dependencies(void **state) {
         jc = manager_find_job(m, c);
         assert_int_equal(ja->state, JOB_RUNNING);
         assert_int_equal(jb->state, JOB_QUEUED);
-        assert_string_equal(jb->reason, "Dependency");
+        assert_string_equal(job_reason(jb), "Dependency");
         assert_int_equal(jb->req.n_dependencies, 2);
         assert_int_equal(jb->req.dependencies[1].job_id, a);
         assert_int_equal(jb->req.dependencies[1].type, SCHED_DEP_AFTEROK);
@@ -1215,7 +1215,7 @@ static void test_dependencies(void **state) {
         assert_int_equal(manager_schedule(m), 0);
         assert_int_equal(jb->state, JOB_RUNNING);
         assert_int_equal(jc->state, JOB_CANCELLED);
-        assert_string_equal(jc->reason, "DependencyNeverSatisfied");
+        assert_string_equal(job_reason(jc), "DependencyNeverSatisfied");
         manager_for_test_free(m);
 }
 
@@ -1262,7 +1262,7 @@ static void test_why_gpus(void **state) {
         assert_int_equal(manager_schedule(m), 0);
         ja = manager_find_job(m, a);
         assert_int_equal(ja->state, JOB_RUNNING);
-        ja->alloc->gpu_mask = 0x7; /* as if it held GPUs 0-2 */
+        job_alloc(ja)->gpu_mask = 0x7; /* as if it held GPUs 0-2 */
 
         r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"cpus\":1,\"gpus\":2}");
         b = job_id_of(r);
@@ -1341,9 +1341,9 @@ static void test_gpu_submit(void **state) {
         id = job_id_of(r);
         json_object_put(r);
         Job *j = manager_find_job(m, id);
-        j->alloc = calloc(1, sizeof(SchedAllocation));
-        assert_non_null(j->alloc);
-        j->alloc->gpu_mask = UINT64_C(0xa);
+        job_run_ensure(j)->alloc = calloc(1, sizeof(SchedAllocation));
+        assert_non_null(job_alloc(j));
+        job_alloc(j)->gpu_mask = UINT64_C(0xa);
         JobState held_state = j->state;
         j->state = JOB_RUNNING; /* an ended job's allocation holds no GPU */
         {
@@ -1429,11 +1429,11 @@ static void test_shard_jobs(void **state) {
         ja = manager_find_job(m, a), jb = manager_find_job(m, b);
         assert_int_equal(ja->state, JOB_RUNNING);
         assert_int_equal(jb->state, JOB_RUNNING);
-        assert_int_equal(ja->alloc->gpu_mask, 1);
-        assert_int_equal(jb->alloc->gpu_mask, 1); /* packed with a on gpu0, gpu1 left whole */
-        assert_int_equal(ja->alloc->shards, 1);
-        assert_int_equal(jb->alloc->shards, 1);
-        assert_int_equal(jb->alloc->shards_of, 2); /* charged 1/2 of the GPU's hours */
+        assert_int_equal(job_alloc(ja)->gpu_mask, 1);
+        assert_int_equal(job_alloc(jb)->gpu_mask, 1); /* packed with a on gpu0, gpu1 left whole */
+        assert_int_equal(job_alloc(ja)->shards, 1);
+        assert_int_equal(job_alloc(jb)->shards, 1);
+        assert_int_equal(job_alloc(jb)->shards_of, 2); /* charged 1/2 of the GPU's hours */
 
         /* A whole gpu0 waits for both; a third shard of it too, with the numbers. */
         w = job_id_of(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"gpus\":1,\"gpu_type\":\"gpu0\"}"));
@@ -1678,14 +1678,14 @@ static void assert_user_index(Manager *m) {
                 const UserJobs *uj = &m->user_jobs[u];
                 assert_true(u == 0 || (uintptr_t) m->user_jobs[u - 1].user < (uintptr_t) uj->user);
                 for (size_t i = 0; i < uj->n; i++) {
-                        assert_ptr_equal(uj->jobs[i]->user, uj->user);
+                        assert_ptr_equal(job_user(uj->jobs[i]), uj->user);
                         assert_ptr_equal(manager_find_job(m, uj->jobs[i]->id), uj->jobs[i]);
                         assert_true(i == 0 || uj->jobs[i - 1]->id < uj->jobs[i]->id);
                 }
                 listed += uj->n;
         }
         for (size_t i = 0; i < m->n_jobs; i++)
-                with_user += m->jobs[i]->user != NULL;
+                with_user += job_user(m->jobs[i]) != NULL;
         assert_int_equal(listed, with_user);
 }
 
@@ -1796,7 +1796,7 @@ static void test_user_index(void **state) {
                 expect[n_expect++] = job_id_of(r);
                 json_object_put(r);
         }
-        nobody = manager_find_job(m, expect[0])->user;
+        nobody = job_user(manager_find_job(m, expect[0]));
         assert_int_equal(m->n_user_jobs, 2);
         assert_user_index(m);
         /* Another user's listing of nobody's jobs, a page of one job at a time too. */
@@ -1835,7 +1835,7 @@ static void test_user_index(void **state) {
         assert_non_null(j);
         j->id = m->next_id;
         j->uid = NOBODY;
-        j->user = intern("root");
+        j->user = intern_id("root");
         j->project = m->jobs[0]->project;
         j->queue = m->jobs[0]->queue;
         j->state = JOB_HELD;
@@ -1912,10 +1912,10 @@ static void test_gpu_job(void **state) {
         assert_int_equal(sj.gpu_allowed & 0xf, 0);
 
         /* Started on gpu1 and gpu3. */
-        j->alloc = new0(SchedAllocation, 1);
-        cpu_set_add(&j->alloc->cpus, 0);
-        j->alloc->node_mask = 1;
-        j->alloc->gpu_mask = (UINT64_C(1) << 1) | (UINT64_C(1) << 3);
+        job_run_ensure(j)->alloc = new0(SchedAllocation, 1);
+        cpu_set_add(&job_alloc(j)->cpus, 0);
+        job_alloc(j)->node_mask = 1;
+        job_alloc(j)->gpu_mask = (UINT64_C(1) << 1) | (UINT64_C(1) << 3);
         assert_int_equal(manager_build_spec(m, j, &spec), 0);
         assert_true(spec->device_fence);
         assert_true(strv_contains(spec->device_allow, "char-pts"));
@@ -1935,8 +1935,8 @@ static void test_gpu_job(void **state) {
         /* A CPU job on this machine: fenced, no GPU node, not even nvidiactl, no GPU variable. */
         cpu = job_id_of(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true}"));
         j = manager_find_job(m, cpu);
-        j->alloc = new0(SchedAllocation, 1);
-        cpu_set_add(&j->alloc->cpus, 1);
+        job_run_ensure(j)->alloc = new0(SchedAllocation, 1);
+        cpu_set_add(&job_alloc(j)->cpus, 1);
         assert_int_equal(manager_build_spec(m, j, &cpu_spec), 0);
         assert_true(cpu_spec->device_fence);
         assert_int_equal(strv_length(cpu_spec->device_allow), 2);
@@ -2056,10 +2056,10 @@ static void test_mig_job(void **state) {
                      "InvalidParameter", "--gpus=4: this machine has 3 GPUs");
 
         /* Started on the 1g.5gb. */
-        j->alloc = new0(SchedAllocation, 1);
-        cpu_set_add(&j->alloc->cpus, 0);
-        j->alloc->node_mask = 1;
-        j->alloc->gpu_mask = UINT64_C(1) << 2;
+        job_run_ensure(j)->alloc = new0(SchedAllocation, 1);
+        cpu_set_add(&job_alloc(j)->cpus, 0);
+        job_alloc(j)->node_mask = 1;
+        job_alloc(j)->gpu_mask = UINT64_C(1) << 2;
         assert_int_equal(manager_build_spec(m, j, &spec), 0);
         assert_true(strv_contains(spec->device_allow, "/dev/nvidia0"));
         assert_true(strv_contains(spec->device_allow, "/dev/nvidia-caps/nvidia-cap84"));
@@ -2073,7 +2073,7 @@ static void test_mig_job(void **state) {
 
         /* With the whole card and the MIG device NVML has not named: CUDA finds them through
          * the fence alone. */
-        j->alloc->gpu_mask = (UINT64_C(1) << 1) | (UINT64_C(1) << 3);
+        job_alloc(j)->gpu_mask = (UINT64_C(1) << 1) | (UINT64_C(1) << 3);
         assert_int_equal(manager_build_spec(m, j, &spec2), 0);
         assert_true(strv_contains(spec2->device_allow, "/dev/nvidia1"));
         assert_true(strv_contains(spec2->device_allow, "/dev/nvidia-caps/nvidia-cap21"));
@@ -2081,13 +2081,13 @@ static void test_mig_job(void **state) {
         assert_string_equal(strv_env_get(spec2->device_environment, "SLURM_GPUS_ON_NODE"), "2");
 
         /* Charged its slice: 2 hours on a 1g of an A100 is 2/7 GPU-hours. */
-        j->alloc->gpu_mask = UINT64_C(1) << 2;
+        job_alloc(j)->gpu_mask = UINT64_C(1) << 2;
         j->state = JOB_RUNNING;
         j->start_time = (uint64_t) time(NULL) - 7200;
         assert_int_equal(accounting_job_charge(m->acct, j, (uint64_t) time(NULL), &c), 0);
         assert_true(c.gpu_hours > 2.0 / 7 - 0.01 && c.gpu_hours < 2.0 / 7 + 0.01);
         /* The whole card: all of its hours. */
-        j->alloc->gpu_mask = UINT64_C(1) << 1;
+        job_alloc(j)->gpu_mask = UINT64_C(1) << 1;
         assert_int_equal(accounting_job_charge(m->acct, j, (uint64_t) time(NULL), &c), 0);
         assert_true(c.gpu_hours > 1.99 && c.gpu_hours < 2.01);
         j->state = JOB_QUEUED;
@@ -2118,11 +2118,11 @@ static void test_gpu_why_links(void **state) {
 
                 holders[i] = job_id_of(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"gpus\":1}"));
                 h = manager_find_job(m, holders[i]);
-                h->alloc = new0(SchedAllocation, 1);
-                assert_non_null(h->alloc);
-                cpu_set_add(&h->alloc->cpus, (unsigned) i * 4);
-                h->alloc->node_mask = UINT64_C(1) << i;
-                h->alloc->gpu_mask = UINT64_C(1) << (i * 3);
+                job_run_ensure(h)->alloc = new0(SchedAllocation, 1);
+                assert_non_null(job_alloc(h));
+                cpu_set_add(&job_alloc(h)->cpus, (unsigned) i * 4);
+                job_alloc(h)->node_mask = UINT64_C(1) << i;
+                job_alloc(h)->gpu_mask = UINT64_C(1) << (i * 3);
                 h->state = JOB_RUNNING;
                 h->start_time = (uint64_t) time(NULL);
         }
@@ -2176,9 +2176,9 @@ static void test_gpu_reload(void **state) {
         id = job_id_of(call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE ",\"hold\":true,\"gpus\":2}"));
         j = manager_find_job(m, id);
         j->state = JOB_RUNNING;
-        j->alloc = new0(SchedAllocation, 1);
-        cpu_set_add(&j->alloc->cpus, 0);
-        j->alloc->gpu_mask = (UINT64_C(1) << 1) | (UINT64_C(1) << 2); /* gb, gc */
+        job_run_ensure(j)->alloc = new0(SchedAllocation, 1);
+        cpu_set_add(&job_alloc(j)->cpus, 0);
+        job_alloc(j)->gpu_mask = (UINT64_C(1) << 1) | (UINT64_C(1) << 2); /* gb, gc */
 
         /* ga goes, a0 comes: gb and gc keep 1 and 2, ga's 0 is gone, a0 takes 3. */
         put(t->dir, "corral.conf",
@@ -2194,7 +2194,7 @@ static void test_gpu_reload(void **state) {
         assert_string_equal(m->devices->devices[2].name, "gc");
         assert_string_equal(m->devices->devices[3].name, "a0");
         assert_false(m->gpus[3].offline);
-        assert_int_equal(j->alloc->gpu_mask, (UINT64_C(1) << 1) | (UINT64_C(1) << 2));
+        assert_int_equal(job_alloc(j)->gpu_mask, (UINT64_C(1) << 1) | (UINT64_C(1) << 2));
 
         /* gb goes under the job: it keeps index 1, offline, held by the job alone. */
         put(t->dir, "corral.conf",
@@ -2204,7 +2204,7 @@ static void test_gpu_reload(void **state) {
         assert_int_equal(m->machine.n_gpus, 4);
         assert_true(m->gpus[1].offline);
         assert_false(m->gpus[2].offline);
-        assert_int_equal(j->alloc->gpu_mask, (UINT64_C(1) << 1) | (UINT64_C(1) << 2));
+        assert_int_equal(job_alloc(j)->gpu_mask, (UINT64_C(1) << 1) | (UINT64_C(1) << 2));
 
         /* gb is declared again: its own index back. */
         put(t->dir, "corral.conf",
@@ -2222,7 +2222,7 @@ static void test_gpu_reload(void **state) {
         for (size_t g = 0; g < 4; g++)
                 assert_true(m->gpus[g].offline);
         assert_non_null(m->device_fence_base);
-        assert_int_equal(j->alloc->gpu_mask, (UINT64_C(1) << 1) | (UINT64_C(1) << 2));
+        assert_int_equal(job_alloc(j)->gpu_mask, (UINT64_C(1) << 1) | (UINT64_C(1) << 2));
 
         j->state = JOB_QUEUED;
         m->nodes = NULL; /* static */
@@ -2243,35 +2243,35 @@ static void test_finished_alloc_shared(void **state) {
         for (unsigned k = 0; k < 3; k++) {
                 j[k] = manager_find_job(m, first + k);
                 assert_int_equal(manager_job_transition(m, j[k], JOB_EVENT_START, JOB_RUNNING, NULL), 0);
-                j[k]->alloc = new0(SchedAllocation, 1);
-                assert_non_null(j[k]->alloc);
-                cpu_set_add(&j[k]->alloc->cpus, k == 2 ? 1 : 0); /* the third on another CPU */
-                j[k]->alloc->node_mask = 1;
-                j[k]->alloc->mem[0] = UINT64_C(1) << 20;
+                job_run_ensure(j[k])->alloc = new0(SchedAllocation, 1);
+                assert_non_null(job_alloc(j[k]));
+                cpu_set_add(&job_alloc(j[k])->cpus, k == 2 ? 1 : 0); /* the third on another CPU */
+                job_alloc(j[k])->node_mask = 1;
+                job_alloc(j[k])->mem[0] = UINT64_C(1) << 20;
         }
         for (unsigned k = 0; k < 3; k++) {
                 job_run_ensure(j[k])->exit_code = 0;
                 assert_int_equal(manager_job_transition(m, j[k], JOB_EVENT_END, JOB_COMPLETED, NULL), 0);
         }
         assert_int_equal(manager_commit(m), 0);
-        assert_ptr_equal(j[0]->alloc, j[1]->alloc);
-        assert_ptr_not_equal(j[0]->alloc, j[2]->alloc);
-        assert_int_equal(cpu_set_count(&j[0]->alloc->cpus), 1);
-        assert_int_equal(cpu_set_next(&j[0]->alloc->cpus, 0), 0);
-        assert_int_equal(cpu_set_count(&j[2]->alloc->cpus), 1);
-        assert_int_equal(cpu_set_next(&j[2]->alloc->cpus, 0), 1);
-        assert_int_equal(j[2]->alloc->mem[0], UINT64_C(1) << 20);
+        assert_ptr_equal(job_alloc(j[0]), job_alloc(j[1]));
+        assert_ptr_not_equal(job_alloc(j[0]), job_alloc(j[2]));
+        assert_int_equal(cpu_set_count(&job_alloc(j[0])->cpus), 1);
+        assert_int_equal(cpu_set_next(&job_alloc(j[0])->cpus, 0), 0);
+        assert_int_equal(cpu_set_count(&job_alloc(j[2])->cpus), 1);
+        assert_int_equal(cpu_set_next(&job_alloc(j[2])->cpus, 0), 1);
+        assert_int_equal(job_alloc(j[2])->mem[0], UINT64_C(1) << 20);
 
         /* A restart's: the same, shared with what the first manager still holds. */
         m2 = manager_for_test(t->dir);
         assert_int_equal(manager_load_jobs(m2), 0);
-        assert_ptr_equal(manager_find_job(m2, first)->alloc, j[0]->alloc);
-        assert_ptr_equal(manager_find_job(m2, first + 1)->alloc, j[0]->alloc);
-        assert_ptr_equal(manager_find_job(m2, first + 2)->alloc, j[2]->alloc);
+        assert_ptr_equal(job_alloc(manager_find_job(m2, first)), job_alloc(j[0]));
+        assert_ptr_equal(job_alloc(manager_find_job(m2, first + 1)), job_alloc(j[0]));
+        assert_ptr_equal(job_alloc(manager_find_job(m2, first + 2)), job_alloc(j[2]));
         manager_for_test_free(m2);
         /* Still there for the jobs of the first. */
-        assert_int_equal(cpu_set_next(&j[1]->alloc->cpus, 0), 0);
-        assert_int_equal(j[1]->alloc->mem[0], UINT64_C(1) << 20);
+        assert_int_equal(cpu_set_next(&job_alloc(j[1])->cpus, 0), 0);
+        assert_int_equal(job_alloc(j[1])->mem[0], UINT64_C(1) << 20);
         manager_for_test_free(m);
 }
 
@@ -2408,7 +2408,7 @@ static void test_preemption(void **state) {
         assert_true(ja->suspended_by_sched);
         assert_false(ja->suspended_by_admin);
         assert_int_equal(job_run(ja)->preempted_by, b);
-        assert_string_equal(ja->reason, "Preempted");
+        assert_string_equal(job_reason(ja), "Preempted");
         assert_int_equal(job_run(ja)->preempt_act, PREEMPT_ACT_FREEZE);
         m->n_to_launch = 0; /* no executor here to act */
 
@@ -2432,7 +2432,7 @@ static void test_preemption(void **state) {
         assert_int_equal(job_run(ja)->preempt_act, PREEMPT_ACT_THAW);
         assert_true(job_run(ja)->suspended_usec >= 7 * UINT64_C(1000000));
         assert_true(job_run(ja)->last_resume > 0);
-        assert_int_equal(cpu_set_count(&ja->alloc->cpus), 8);
+        assert_int_equal(cpu_set_count(&job_alloc(ja)->cpus), 8);
         m->n_to_launch = 0;
         manager_for_test_free(m);
 }
@@ -2571,7 +2571,7 @@ static void test_admin_hold_stands(void **state) {
         assert_null(error_of(r));
         json_object_put(r);
         assert_true(manager_find_job(m, id)->held_by_admin);
-        assert_string_equal(manager_find_job(m, id)->reason, "JobHeldAdmin");
+        assert_string_equal(job_reason(manager_find_job(m, id)), "JobHeldAdmin");
         expect_error(call(m, NOBODY, CORRAL_METHOD_RELEASE, params), "PermissionDenied", NULL);
         assert_int_equal(store_commit(m->store), 0);
         stored = job_new();

@@ -370,14 +370,15 @@ static void assert_consistent(Env *env, uint64_t id) {
         Job *j = manager_find_job(env->m, id), *s = stored_job(env, id);
 
         assert_non_null(j);
-        if (j->state != s->state || !streq_ptr(j->reason, s->reason) || j->start_time != s->start_time ||
+        if (j->state != s->state || !streq_ptr(job_reason(j), job_reason(s)) || j->start_time != s->start_time ||
             j->end_time != s->end_time || job_run(j)->exit_code != job_run(s)->exit_code ||
             !streq_ptr(job_run(j)->launch_error, job_run(s)->launch_error))
                 fail_msg("job %" PRIu64 ": in memory %s (%s) started %" PRIu64 " ended %" PRIu64 " exit %d (%s), "
                          "in the store %s (%s) started %" PRIu64 " ended %" PRIu64 " exit %d (%s)",
-                         id, job_state_to_string(j->state), strna(j->reason), j->start_time, j->end_time,
+                         id, job_state_to_string(j->state), strna(job_reason(j)), (uint64_t) j->start_time,
+                         (uint64_t) j->end_time,
                          job_run(j)->exit_code, strna(job_run(j)->launch_error), job_state_to_string(s->state),
-                         strna(s->reason), s->start_time, s->end_time, job_run(s)->exit_code,
+                         strna(job_reason(s)), (uint64_t) s->start_time, (uint64_t) s->end_time, job_run(s)->exit_code,
                          strna(job_run(s)->launch_error));
         assert_int_equal(env->m->n_running, count_active(env->m));
         job_free(s);
@@ -519,7 +520,7 @@ static void launch_case(LaunchMode mode) {
                         /* Failed with a reason, the executor asked as the mode says
                          * (never when the spec could not be built). */
                         assert_int_equal(j->state, JOB_FAILED);
-                        assert_string_equal(j->reason, "LaunchFailed");
+                        assert_string_equal(job_reason(j), "LaunchFailed");
                         /* Its words, unless memory was short for them (job.h). */
                         assert_true(injected || job_run(j)->launch_error);
                         if (mode == LAUNCH_NO_BUS || (mode == LAUNCH_STARTED && injected))

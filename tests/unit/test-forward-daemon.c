@@ -328,7 +328,7 @@ static void test_submit_track_finish(void **state) {
         assert_int_equal(manager_commit(m), 0);
         assert_meta(m, id, "linked 4120");
         assert_int_equal(manager_job_slurm_id(m, j), 4120);
-        assert_string_equal(j->reason, "Slurm:Submitted");
+        assert_string_equal(job_reason(j), "Slurm:Submitted");
 
         /* One squeue per user with forwarded jobs, as root, in a format that prints
          * nothing a user writes: it confirms the id sbatch claimed as the user's. */
@@ -341,7 +341,7 @@ static void test_submit_track_finish(void **state) {
         answer(c, "4120|4120|N/A|PENDING|Resources|0:00|nobody\n4077|4077|N/A|RUNNING|None|0:01|nobody\n", "");
         assert_true(calls[n_calls - 1].answered); /* no squeue of keys: no crash */
         assert_int_equal(j->state, JOB_QUEUED);
-        assert_string_equal(j->reason, "Slurm:Resources");
+        assert_string_equal(job_reason(j), "Slurm:Resources");
         /* corral show and why name the Slurm job and Slurm's reason. */
         r = call(m, NOBODY, CORRAL_METHOD_SHOW, "{\"job_id\":1}");
         if (!strstr(json_object_to_json_string(r), "\"reason\": \"Slurm job 4120: Resources\""))
@@ -386,7 +386,7 @@ static void test_submit_track_finish(void **state) {
         manager_forward_poll(m);
         answer(last("squeue"), "4120|4120|N/A|PENDING|BeginTime|0:00|nobody\n", "");
         assert_int_equal(j->state, JOB_QUEUED);
-        assert_string_equal(j->reason, "Slurm:BeginTime");
+        assert_string_equal(job_reason(j), "Slurm:BeginTime");
         manager_forward_poll(m);
         answer(last("squeue"), "4120|4120|N/A|RUNNING|None|0:01|nobody\n", "");
         assert_int_equal(j->state, JOB_RUNNING);
@@ -461,7 +461,7 @@ static void test_unreachable(void **state) {
         answer(last("sbatch"), "", "sbatch: error: Batch job submission failed: Unable to contact slurm controller "
                                    "(connect failure)\n");
         assert_int_equal(j->state, JOB_QUEUED);
-        assert_string_equal(j->reason, "SlurmUnreachable");
+        assert_string_equal(job_reason(j), "SlurmUnreachable");
         assert_int_equal(manager_commit(m), 0);
         assert_meta(m, id, "none");
         /* sbatch killed at its time limit says nothing: tried again, not refused. */
@@ -476,7 +476,7 @@ static void test_unreachable(void **state) {
         manager_forward_poll(m);
         answer(last("squeue"), "", "squeue: error: Unable to contact slurm controller (connect failure)\n");
         assert_int_equal(j->state, JOB_QUEUED);
-        assert_string_equal(j->reason, "SlurmUnreachable");
+        assert_string_equal(job_reason(j), "SlurmUnreachable");
         assert_int_equal(manager_job_slurm_id(m, j), 77);
 
         id2 = submit(m, "{" JOB ",\"argv\":[\"/bin/true\"]}");
@@ -485,7 +485,7 @@ static void test_unreachable(void **state) {
         answer(last("sbatch"), "", "sbatch: error: Batch job submission failed: Invalid account or "
                                    "account/partition combination specified\n");
         assert_int_equal(j2->state, JOB_CANCELLED);
-        assert_string_equal(j2->reason, "SlurmRefused");
+        assert_string_equal(job_reason(j2), "SlurmRefused");
         assert_non_null(strstr(job_run(j2)->launch_error, "Invalid account"));
         calls_reset();
         manager_free(m);
@@ -554,7 +554,7 @@ static void test_crash_and_restart(void **state) {
                "JobId=900 UserId=nobody(65534) JobState=FAILED ExitCode=9:0 RunTime=00:00:09\n", "");
         assert_int_equal(manager_find_job(m, a)->state, JOB_COMPLETED);
         assert_int_equal(job_run(manager_find_job(m, a))->exit_code, 0);
-        assert_string_equal(manager_find_job(m, b)->reason, "Slurm:Priority");
+        assert_string_equal(job_reason(manager_find_job(m, b)), "Slurm:Priority");
         calls_reset();
         manager_free(m);
 }
@@ -587,7 +587,7 @@ static void test_claimed_id(void **state) {
         answer(&calls[2], "4400\n", "");       /* twice */
         answer_error(&calls[3], -EFBIG);
         assert_int_equal(je->state, JOB_CANCELLED);
-        assert_string_equal(je->reason, "SlurmRefused");
+        assert_string_equal(job_reason(je), "SlurmRefused");
         assert_non_null(strstr(job_run(je)->launch_error, "64 KiB"));
         assert_int_equal(manager_commit(m), 0);
         assert_meta(m, a, "linked 4200");
@@ -609,13 +609,13 @@ static void test_claimed_id(void **state) {
         for (size_t i = 0; i < n_calls; i++)
                 assert_false(streq(tool_of(&calls[i]), "sacct") || streq(tool_of(&calls[i]), "scontrol"));
         assert_int_equal(ja->state, JOB_CANCELLED);
-        assert_string_equal(ja->reason, "SlurmIdMismatch");
+        assert_string_equal(job_reason(ja), "SlurmIdMismatch");
         assert_non_null(strstr(job_run(ja)->launch_error, "not among the user's"));
         assert_int_equal(jb->state, JOB_CANCELLED);
-        assert_string_equal(jb->reason, "SlurmIdMismatch");
+        assert_string_equal(job_reason(jb), "SlurmIdMismatch");
         assert_non_null(strstr(job_run(jb)->launch_error, "another job's"));
         assert_int_equal(jc->state, JOB_CANCELLED);
-        assert_string_equal(jc->reason, "SlurmIdMismatch");
+        assert_string_equal(job_reason(jc), "SlurmIdMismatch");
         assert_int_equal(job_run(ja)->exit_code, -1);
         assert_int_equal(jd->state, JOB_QUEUED);
         assert_int_equal(manager_commit(m), 0);
@@ -654,7 +654,7 @@ static void test_claimed_id(void **state) {
                 for (size_t i = 0; i < n_calls; i++)
                         assert_false(streq(tool_of(&calls[i]), "sacct") || streq(tool_of(&calls[i]), "scontrol"));
                 assert_int_equal(jg->state, JOB_CANCELLED);
-                assert_string_equal(jg->reason, "SlurmIdMismatch");
+                assert_string_equal(job_reason(jg), "SlurmIdMismatch");
                 assert_non_null(strstr(job_run(jg)->launch_error, "not among the user's"));
                 assert_int_equal(job_run(jg)->exit_code, -1);
                 assert_int_equal(job_run(jg)->usage.memory_peak, 0);
@@ -771,9 +771,9 @@ static void test_one_user_fails(void **state) {
         answer(last("squeue"), "800|800|N/A|PENDING|Resources|0:00|nobody\n", "");
         answer(last("squeue"), "810|810|N/A|RUNNING|None|0:01|daemon\n"
                                "811|811|N/A|PENDING|Priority|0:00|daemon\n", "");
-        assert_string_equal(ja->reason, "Slurm:Resources");
+        assert_string_equal(job_reason(ja), "Slurm:Resources");
         assert_int_equal(jb->state, JOB_RUNNING);
-        assert_string_equal(jc->reason, "Slurm:Priority");
+        assert_string_equal(job_reason(jc), "Slurm:Priority");
         assert_int_equal(manager_forward_polls(m), 1);
         /* d goes after that poll: its claimed id awaits the next poll's confirmation. */
         jd = manager_find_job(m, submit_as(m, 1, "{" JOB ",\"argv\":[\"/bin/true\"]}"));
@@ -795,9 +795,9 @@ static void test_one_user_fails(void **state) {
         assert_int_equal(ja->state, JOB_RUNNING);
         assert_int_equal(jb->state, JOB_RUNNING);
         assert_int_equal(jc->state, JOB_QUEUED);
-        assert_string_equal(jc->reason, "SlurmPollFailed");
+        assert_string_equal(job_reason(jc), "SlurmPollFailed");
         assert_int_equal(jd->state, JOB_QUEUED);
-        assert_string_equal(jd->reason, "SlurmPollFailed");
+        assert_string_equal(job_reason(jd), "SlurmPollFailed");
         assert_int_equal(manager_forward_polls(m), 2);
         assert_int_equal(manager_commit(m), 0);
         assert_meta(m, jb->id, "linked 810 confirmed");
@@ -817,8 +817,8 @@ static void test_one_user_fails(void **state) {
         assert_true(has_arg(c, "daemon"));
         answer_error(c, -EFBIG);
         assert_true(calls[n_calls - 1].answered);
-        assert_string_equal(jc->reason, "SlurmUnreachable");
-        assert_string_equal(jd->reason, "SlurmUnreachable");
+        assert_string_equal(job_reason(jc), "SlurmUnreachable");
+        assert_string_equal(job_reason(jd), "SlurmUnreachable");
         assert_int_equal(ja->state, JOB_RUNNING);
         assert_int_equal(jb->state, JOB_RUNNING);
         assert_int_equal(manager_forward_polls(m), 2);
@@ -846,7 +846,7 @@ static void test_one_user_fails(void **state) {
         before = n_calls;
         answer(last("squeue"), "", "squeue: error: Unable to contact slurm controller (connect failure)\n");
         assert_int_equal(n_calls, before);
-        assert_string_equal(jd->reason, "SlurmUnreachable");
+        assert_string_equal(job_reason(jd), "SlurmUnreachable");
         assert_int_equal(ja->state, JOB_RUNNING);
         assert_int_equal(jc->state, JOB_RUNNING);
         r = call(m, 1, CORRAL_METHOD_WHY, "{\"job_id\":4}");
@@ -864,7 +864,7 @@ static void test_one_user_fails(void **state) {
         assert_true(has_arg(c, "800"));
         answer(c, "800|800|COMPLETED|0:0|3|00:00.100||nobody\n", "");
         assert_int_equal(ja->state, JOB_COMPLETED);
-        assert_string_equal(jd->reason, "Slurm:Priority");
+        assert_string_equal(job_reason(jd), "Slurm:Priority");
         assert_int_equal(manager_commit(m), 0);
         assert_meta(m, jd->id, "linked 812 confirmed");
         calls_reset();
@@ -891,7 +891,7 @@ static void test_one_user_fails_after_crash(void **state) {
         answer(last("squeue"), "", "squeue: error: Invalid user: daemon\n");
         answer_keys("nobody", "900|900|N/A|nobody|corral:testhost:1\n");
         assert_int_equal(manager_job_slurm_id(m, manager_find_job(m, a)), 900);
-        assert_string_equal(manager_find_job(m, b)->reason, "SlurmPollFailed");
+        assert_string_equal(job_reason(manager_find_job(m, b)), "SlurmPollFailed");
         assert_int_equal(manager_commit(m), 0);
         assert_meta(m, a, "linked 900 confirmed");
         assert_meta(m, b, "submitting");
@@ -944,12 +944,12 @@ static void test_pass_through(void **state) {
         pass(m);
         /* b waits for a to be linked; c goes (two in flight: a and c), then nothing more. */
         assert_int_equal(n_calls, 2);
-        assert_string_equal(jb->reason, "Dependency");
+        assert_string_equal(job_reason(jb), "Dependency");
         answer(&calls[0], "500\n", "");
         answer(&calls[1], "502\n", "");
         pass(m);
         assert_int_equal(n_calls, 2);
-        assert_string_equal(jb->reason, "MaxForwarded");
+        assert_string_equal(job_reason(jb), "MaxForwarded");
 
         /* Cancel of a job on the cluster: the user's scancel, and it ends here. */
         {
@@ -966,7 +966,7 @@ static void test_pass_through(void **state) {
         }
         /* b names a's Slurm id only once a poll confirmed it: never a mere claim. */
         pass(m);
-        assert_string_equal(jb->reason, "Dependency");
+        assert_string_equal(job_reason(jb), "Dependency");
         assert_false(streq(tool_of(&calls[n_calls - 1]), "sbatch"));
         manager_forward_poll(m);
         answer(last("squeue"), "500|500|N/A|PENDING|Resources|0:00|nobody\n", "");
@@ -1015,8 +1015,8 @@ static void test_pass_through(void **state) {
                                "501|501|N/A|PENDING|Dependency|0:00|nobody\n", "");
         assert_int_equal(manager_find_job(m, arr)->state, JOB_RUNNING);
         assert_int_equal(manager_find_job(m, arr + 1)->state, JOB_QUEUED);
-        assert_string_equal(manager_find_job(m, arr + 2)->reason, "Slurm:Resources");
-        assert_string_equal(jb->reason, "Slurm:Dependency");
+        assert_string_equal(job_reason(manager_find_job(m, arr + 2)), "Slurm:Resources");
+        assert_string_equal(job_reason(jb), "Slurm:Dependency");
         calls_reset();
         manager_free(m);
 }
@@ -1041,16 +1041,16 @@ static void test_overflow(void **state) {
         /* Not long enough yet. */
         pass(m);
         assert_int_equal(n_calls, 0);
-        assert_string_equal(small->queue, "normal");
+        assert_string_equal(job_queue(small), "normal");
         small->eligible_time -= 120;
         unmappable->eligible_time -= 120;
         inter->eligible_time -= 120;
         pass(m);
-        assert_string_equal(small->queue, "cluster");
+        assert_string_equal(job_queue(small), "cluster");
         assert_true(has_arg(last("sbatch"), "--comment=corral:testhost:2"));
         assert_int_equal(n_calls, 1);
-        assert_string_equal(unmappable->queue, "normal");
-        assert_string_equal(inter->queue, "normal");
+        assert_string_equal(job_queue(unmappable), "normal");
+        assert_string_equal(job_queue(inter), "normal");
         answer(last("sbatch"), "990\n", "");
         assert_int_equal(manager_job_slurm_id(m, small), 990);
         calls_reset();
@@ -1099,7 +1099,7 @@ static void test_comment_forges_line(void **state) {
         manager_forward_poll(m);
         answer_squeues(cluster, 1);
         assert_int_equal(ja->state, JOB_QUEUED);
-        assert_string_equal(ja->reason, "Slurm:Priority");
+        assert_string_equal(job_reason(ja), "Slurm:Priority");
         cluster[0].state = "COMPLETED", cluster[0].reason = "None";
         cluster[0].comment = "x\n800|800|N/A|RUNNING|None|0:06|nobody|corral:testhost:1";
         manager_forward_poll(m);
@@ -1157,7 +1157,7 @@ static void test_failure_said_once(void **state) {
                 answer(last("squeue"), "800|800|N/A|RUNNING|None|0:01|nobody\n", "");
                 answer(last("squeue"), "", "squeue: error: Invalid user: daemon\n");
         }
-        assert_string_equal(jb->reason, "SlurmPollFailed");
+        assert_string_equal(job_reason(jb), "SlurmPollFailed");
         /* The cluster down, twice, then up: daemon's squeue answers too. */
         for (int round = 0; round < 2; round++) {
                 manager_forward_poll(m);
@@ -1166,7 +1166,7 @@ static void test_failure_said_once(void **state) {
         manager_forward_poll(m);
         answer(last("squeue"), "800|800|N/A|RUNNING|None|0:02|nobody\n", "");
         answer(last("squeue"), "810|810|N/A|PENDING|Priority|0:00|daemon\n", "");
-        assert_string_equal(jb->reason, "Slurm:Priority");
+        assert_string_equal(job_reason(jb), "Slurm:Priority");
         /* daemon's fails again: said again. */
         manager_forward_poll(m);
         answer(last("squeue"), "800|800|N/A|RUNNING|None|0:03|nobody\n", "");

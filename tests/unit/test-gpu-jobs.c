@@ -368,7 +368,7 @@ static void test_job_figures(void **state) {
         assert_int_equal(manager_schedule(m), 0);
         j = manager_find_job(m, id);
         assert_int_equal(j->state, JOB_RUNNING);
-        j->alloc->gpu_mask = 0x2; /* as if it held gpu1 */
+        job_alloc(j)->gpu_mask = 0x2; /* as if it held gpu1 */
 
         /* Two rounds while it runs. */
         write_fake("util=30 used=100 energy=2000");
@@ -588,7 +588,7 @@ static void test_idle_job(void **state) {
         assert_int_equal(manager_schedule(m), 0);
         j = manager_find_job(m, id);
         assert_int_equal(j->state, JOB_RUNNING);
-        j->alloc->gpu_mask = 0x3; /* as if it held both */
+        job_alloc(j)->gpu_mask = 0x3; /* as if it held both */
         /* No executor here: a cancel waits for the launch, as a launching job's does. */
         j->launching = true;
 
@@ -660,7 +660,7 @@ static void test_idle_job(void **state) {
                 fail_msg("configuration: %s", err);
         idle_rounds(m, 0, idle4, ELEMENTSOF(idle4));
         assert_true(j->cancel_requested);
-        assert_string_equal(j->reason, "GPUIdle gpu0,gpu1");
+        assert_string_equal(job_reason(j), "GPUIdle gpu0,gpu1");
         /* Its end keeps that reason. */
         {
                 JobOutcome o = { .id = id, .cancelled = true, .exit_code = -1 };
@@ -668,7 +668,7 @@ static void test_idle_job(void **state) {
                 j->launching = false;
                 manager_on_job_finished(NULL, &o, m);
                 assert_int_equal(j->state, JOB_CANCELLED);
-                assert_string_equal(j->reason, "GPUIdle gpu0,gpu1");
+                assert_string_equal(job_reason(j), "GPUIdle gpu0,gpu1");
         }
         /* Its end's mail (--mail-type=END) says what it did with each GPU, by the figures
          * of the run that just ended. */
@@ -782,9 +782,9 @@ static void test_unmanaged(void **state) {
         assert_int_equal(manager_schedule(m), 0);
         j = manager_find_job(m, one);
         assert_int_equal(j->state, JOB_RUNNING);
-        assert_int_equal(j->alloc->gpu_mask, 0x2);
+        assert_int_equal(job_alloc(j)->gpu_mask, 0x2);
         j->state = JOB_COMPLETED; /* as if it ended: gpu1 is free again */
-        j->alloc = NULL;
+        job_run_ensure(j)->alloc = NULL;
         assert_int_equal(manager_schedule(m), 0);
         j = manager_find_job(m, two);
         assert_int_equal(j->state, JOB_QUEUED);
@@ -805,9 +805,9 @@ static void test_unmanaged(void **state) {
         assert_int_equal(manager_schedule(m), 0);
         j = manager_find_job(m, two);
         assert_int_equal(j->state, JOB_RUNNING);
-        assert_int_equal(j->alloc->gpu_mask, 0x3);
+        assert_int_equal(job_alloc(j)->gpu_mask, 0x3);
         j->state = JOB_COMPLETED;
-        j->alloc = NULL;
+        job_run_ensure(j)->alloc = NULL;
 
         /* avoid again; the process ends: the next round gives gpu0 back, a pass asked for. */
         f = fopen(conf, "we");
@@ -828,9 +828,9 @@ static void test_unmanaged(void **state) {
         assert_null(info_gpu(m, 0, "outside_corral"));
         assert_int_equal(manager_schedule(m), 0);
         assert_int_equal(j->state, JOB_RUNNING);
-        assert_int_equal(j->alloc->gpu_mask, 0x3);
+        assert_int_equal(job_alloc(j)->gpu_mask, 0x3);
         j->state = JOB_COMPLETED;
-        j->alloc = NULL;
+        job_run_ensure(j)->alloc = NULL;
 
         /* gpu0 in MIG mode: given to no job whole (its CUDA needs MIG devices' nodes the
          * fence does not give), and why says so; a 1-GPU job gets gpu1. */
@@ -854,7 +854,7 @@ static void test_unmanaged(void **state) {
         free(why);
         j = manager_find_job(m, one);
         assert_int_equal(j->state, JOB_RUNNING);
-        assert_int_equal(j->alloc->gpu_mask, 0x2);
+        assert_int_equal(job_alloc(j)->gpu_mask, 0x2);
 
         m->gpus = NULL; /* the test's */
         manager_for_test_free(m);
@@ -921,7 +921,7 @@ static void test_mig_devices(void **state) {
         assert_int_equal(manager_schedule(m), 0);
         j = manager_find_job(m, one);
         assert_int_equal(j->state, JOB_RUNNING);
-        assert_int_equal(j->alloc->gpu_mask, UINT64_C(1) << 2);
+        assert_int_equal(job_alloc(j)->gpu_mask, UINT64_C(1) << 2);
         assert_int_equal(manager_gpu_jobs_mig_unsettled(m), 0);
 
         /* gpu2 re-sliced away under the job (as a reload after an admin's change finds it):
@@ -944,7 +944,7 @@ static void test_mig_devices(void **state) {
         assert_int_equal(manager_gpu_jobs_mig_unsettled(m), 0);
         assert_int_equal(manager_schedule(m), 0);
         assert_int_equal(manager_find_job(m, other)->state, JOB_RUNNING);
-        assert_int_equal(manager_find_job(m, other)->alloc->gpu_mask, UINT64_C(1) << 3);
+        assert_int_equal(job_alloc(manager_find_job(m, other))->gpu_mask, UINT64_C(1) << 3);
 
         for (size_t i = 0; i < ELEMENTSOF(devs); i++) {
                 strv_free(devs[i].features);
@@ -987,9 +987,9 @@ static void test_shard_memory(void **state) {
         j = manager_find_job(m, id);
         assert_int_equal(j->state, JOB_RUNNING);
         /* As if it held 1 of gpu0's 2 shards. */
-        j->alloc->gpu_mask = 0x1;
-        j->alloc->shards = 1;
-        j->alloc->shards_of = 2;
+        job_alloc(j)->gpu_mask = 0x1;
+        job_alloc(j)->shards = 1;
+        job_alloc(j)->shards_of = 2;
         j->launching = true;
 
         /* 400 MB of its own (two processes) of a 1000 MB GPU, another job's 550 beside:
@@ -1059,7 +1059,7 @@ static void test_shard_memory(void **state) {
         assert_int_equal(fclose(f), 0);
         wait_for_round(m, 3);
         assert_true(j->cancel_requested);
-        assert_string_equal(j->reason, "ShardMemory gpu0");
+        assert_string_equal(job_reason(j), "ShardMemory gpu0");
 
         manager_for_test_free(m);
 }

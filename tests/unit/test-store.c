@@ -50,9 +50,9 @@ static Job *make_job(uint64_t id) {
         j->id = id;
         j->uid = 2001;
         j->gid = 2001;
-        j->user = intern("alice");
-        j->project = intern("physics");
-        j->queue = intern("normal");
+        j->user = intern_id("alice");
+        j->project = intern_id("physics");
+        j->queue = intern_id("normal");
         j->state = JOB_QUEUED;
         j->rerunnable = true;
         j->submit_time = 1700000000 + id;
@@ -104,10 +104,10 @@ static void test_round_trip(void **state) {
         job_run_ensure(b)->exit_code = 3;
         b->start_time = 1700000100;
         b->end_time = 1700000200;
-        b->alloc = new0(SchedAllocation, 1);
-        cpu_set_parse("2-3", &b->alloc->cpus);
-        b->alloc->node_mask = 2;
-        b->alloc->mem[1] = 1 << 30;
+        job_run_ensure(b)->alloc = new0(SchedAllocation, 1);
+        cpu_set_parse("2-3", &job_alloc(b)->cpus);
+        job_alloc(b)->node_mask = 2;
+        job_alloc(b)->mem[1] = 1 << 30;
         {
                 /* Every stored field of its run (JobRun), each a value of its own. */
                 JobRun *run = job_run_ensure(b);
@@ -139,11 +139,11 @@ static void test_round_trip(void **state) {
         assert_int_equal(job_shared(loaded[0])->memory, UINT64_C(4) << 30);
         assert_int_equal(loaded[1]->state, JOB_FAILED);
         assert_int_equal(job_run(loaded[1])->exit_code, 3);
-        assert_string_equal(loaded[1]->reason, "NonZeroExitCode");
-        assert_null(loaded[0]->alloc); /* never started */
-        assert_true(cpu_set_equal(&loaded[1]->alloc->cpus, &b->alloc->cpus));
-        assert_int_equal(loaded[1]->alloc->node_mask, 2);
-        assert_int_equal(loaded[1]->alloc->mem[1], 1 << 30);
+        assert_string_equal(job_reason(loaded[1]), "NonZeroExitCode");
+        assert_null(job_alloc(loaded[0])); /* never started */
+        assert_true(cpu_set_equal(&job_alloc(loaded[1])->cpus, &job_alloc(b)->cpus));
+        assert_int_equal(job_alloc(loaded[1])->node_mask, 2);
+        assert_int_equal(job_alloc(loaded[1])->mem[1], 1 << 30);
         assert_null(loaded[0]->run); /* never started: nothing of a run kept */
         assert_non_null(loaded[1]->run);
         assert_int_equal(job_run(loaded[1])->usage.cpu_usec, 123456);
@@ -370,9 +370,9 @@ static void test_alloc_gpus(void **state) {
         assert_int_equal(store_open(gdir, &s), 0);
         a->state = JOB_RUNNING;
         a->start_time = 1700000100;
-        a->alloc = new0(SchedAllocation, 1);
-        cpu_set_parse("0-1", &a->alloc->cpus);
-        a->alloc->gpu_mask = (UINT64_C(1) << 1) | (UINT64_C(1) << 3);
+        job_run_ensure(a)->alloc = new0(SchedAllocation, 1);
+        cpu_set_parse("0-1", &job_alloc(a)->cpus);
+        job_alloc(a)->gpu_mask = (UINT64_C(1) << 1) | (UINT64_C(1) << 3);
         assert_int_equal(store_insert_job(s, a, NULL), 0);
         assert_int_equal(store_commit(s), 0);
         store_close(s);
@@ -396,9 +396,9 @@ static void test_alloc_gpus(void **state) {
         assert_string_equal(v, "0000:02:00.0,0000:04:00.0");
         free(v);
         assert_null(column(gdir, "SELECT value FROM meta WHERE key = 'gpus_by_name'"));
-        a->alloc->gpu_mask &= ~(UINT64_C(1) << 3); /* an update rewrites the column */
+        job_alloc(a)->gpu_mask &= ~(UINT64_C(1) << 3); /* an update rewrites the column */
         assert_int_equal(store_update_job(s, a), 0);
-        a->alloc->gpu_mask |= UINT64_C(1) << 3;
+        job_alloc(a)->gpu_mask |= UINT64_C(1) << 3;
         assert_int_equal(store_update_job(s, a), 0);
         assert_int_equal(store_commit(s), 0);
         store_close(s);
@@ -418,7 +418,7 @@ static void test_alloc_gpus(void **state) {
         device_set_free(set);
         assert_int_equal(store_load_jobs(s, collect, &l), 0);
         assert_non_null(loaded[0]);
-        assert_int_equal(loaded[0]->alloc->gpu_mask, (UINT64_C(1) << 1) | (UINT64_C(1) << 3));
+        assert_int_equal(job_alloc(loaded[0])->gpu_mask, (UINT64_C(1) << 1) | (UINT64_C(1) << 3));
         job_free(loaded[0]);
         store_close(s);
         job_free(a);
@@ -457,15 +457,15 @@ static void test_alloc_shards(void **state) {
         assert_int_equal(job_set_request(a, job_submitted(a)), 0);
         a->state = JOB_RUNNING;
         a->start_time = 1700000100;
-        a->alloc = new0(SchedAllocation, 1);
-        cpu_set_parse("0", &a->alloc->cpus);
-        a->alloc->gpu_mask = UINT64_C(1) << 1;
-        a->alloc->shards = 3;
+        job_run_ensure(a)->alloc = new0(SchedAllocation, 1);
+        cpu_set_parse("0", &job_alloc(a)->cpus);
+        job_alloc(a)->gpu_mask = UINT64_C(1) << 1;
+        job_alloc(a)->shards = 3;
         b->state = JOB_RUNNING;
         b->start_time = 1700000100;
-        b->alloc = new0(SchedAllocation, 1);
-        cpu_set_parse("1", &b->alloc->cpus);
-        b->alloc->gpu_mask = UINT64_C(1) << 0;
+        job_run_ensure(b)->alloc = new0(SchedAllocation, 1);
+        cpu_set_parse("1", &job_alloc(b)->cpus);
+        job_alloc(b)->gpu_mask = UINT64_C(1) << 0;
         assert_int_equal(store_insert_job(s, a, NULL), 0);
         assert_int_equal(store_insert_job(s, b, NULL), 0);
         assert_int_equal(store_commit(s), 0);
@@ -477,13 +477,13 @@ static void test_alloc_shards(void **state) {
         device_set_free(set);
         l = load_one_job(s, 1);
         assert_int_equal(l->req_shards, 3);
-        assert_int_equal(l->alloc->gpu_mask, UINT64_C(1) << 1);
-        assert_int_equal(l->alloc->shards, 3);
+        assert_int_equal(job_alloc(l)->gpu_mask, UINT64_C(1) << 1);
+        assert_int_equal(job_alloc(l)->shards, 3);
         job_free(l);
         l = load_one_job(s, 2);
         assert_int_equal(l->req_shards, 0);
-        assert_int_equal(l->alloc->gpu_mask, 1);
-        assert_int_equal(l->alloc->shards, 0);
+        assert_int_equal(job_alloc(l)->gpu_mask, 1);
+        assert_int_equal(job_alloc(l)->shards, 0);
         job_free(l);
         store_close(s);
         job_free(a);
@@ -509,16 +509,16 @@ static void test_alloc_gpus_card_missing(void **state) {
         assert_int_equal(store_open(gdir, &s), 0);
         a->state = JOB_RUNNING;
         a->start_time = 1700000100;
-        a->alloc = new0(SchedAllocation, 1);
-        cpu_set_parse("0-1", &a->alloc->cpus);
-        a->alloc->gpu_mask = UINT64_C(3);
+        job_run_ensure(a)->alloc = new0(SchedAllocation, 1);
+        cpu_set_parse("0-1", &job_alloc(a)->cpus);
+        job_alloc(a)->gpu_mask = UINT64_C(3);
         assert_int_equal(store_insert_job(s, a, NULL), 0);
         b->state = JOB_COMPLETED;
         b->start_time = 1700000100;
         b->end_time = 1700000200;
-        b->alloc = new0(SchedAllocation, 1);
-        cpu_set_parse("2", &b->alloc->cpus);
-        b->alloc->gpu_mask = UINT64_C(2);
+        job_run_ensure(b)->alloc = new0(SchedAllocation, 1);
+        cpu_set_parse("2", &job_alloc(b)->cpus);
+        job_alloc(b)->gpu_mask = UINT64_C(2);
         assert_int_equal(store_insert_job(s, b, NULL), 0);
         assert_int_equal(store_commit(s), 0);
         store_close(s);
@@ -541,7 +541,7 @@ static void test_alloc_gpus_card_missing(void **state) {
         assert_non_null(v);
         free(v);
         j = load_one_job(s, 1);
-        assert_int_equal(j->alloc->gpu_mask, UINT64_C(3));
+        assert_int_equal(job_alloc(j)->gpu_mask, UINT64_C(3));
         job_free(j);
         store_close(s);
 
@@ -560,7 +560,7 @@ static void test_alloc_gpus_card_missing(void **state) {
         assert_non_null(v = column(gdir, "SELECT value FROM meta WHERE key = 'gpus_by_name'"));
         free(v);
         j = load_one_job(s, 1);
-        assert_int_equal(j->alloc->gpu_mask, UINT64_C(3));
+        assert_int_equal(job_alloc(j)->gpu_mask, UINT64_C(3));
         assert_int_equal(store_update_job(s, j), 0);
         assert_int_equal(store_commit(s), 0);
         job_free(j);
@@ -587,7 +587,7 @@ static void test_alloc_gpus_card_missing(void **state) {
         free(v);
         assert_null(column(gdir, "SELECT value FROM meta WHERE key = 'gpus_by_name'"));
         j = load_one_job(s, 1);
-        assert_int_equal(j->alloc->gpu_mask, UINT64_C(3));
+        assert_int_equal(job_alloc(j)->gpu_mask, UINT64_C(3));
         job_free(j);
         store_close(s);
         job_free(a);

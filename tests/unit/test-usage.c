@@ -435,7 +435,7 @@ static void test_grant(void **state) {
         m = manager_for_test(t->dir);
 
         a = submit(m, NOBODY, "");
-        assert_string_equal(manager_find_job(m, a)->queue, "normal");
+        assert_string_equal(job_queue(manager_find_job(m, a)), "normal");
         assert_int_equal(manager_schedule(m), 0);
         finish(m, a, now - 20, 10, 0, 10); /* 10 s × 1000 = 2.8 SU of 1 */
 
@@ -443,7 +443,7 @@ static void test_grant(void **state) {
         b = (uint64_t) json_object_get_int64(get(params_of(r), "job_id"));
         assert_non_null(strstr(json_object_get_string(get(params_of(r), "notice")), "spent its grant"));
         json_object_put(r);
-        assert_string_equal(manager_find_job(m, b)->queue, "bonus");
+        assert_string_equal(job_queue(manager_find_job(m, b)), "bonus");
 
         /* Share says so. */
         r = call(m, NOBODY, CORRAL_METHOD_SHARE, "{}");
@@ -505,7 +505,7 @@ static void test_grant_after_submission(void **state) {
         /* Submitted while the grant was whole: a job that runs, three held tasks. */
         a = submit(m, NOBODY, "");
         arr = submit(m, NOBODY, ",\"hold\":true,\"array\":\"1-3\"");
-        assert_string_equal(manager_find_job(m, arr)->queue, "normal");
+        assert_string_equal(job_queue(manager_find_job(m, arr)), "normal");
         assert_int_equal(manager_schedule(m), 0);
         assert_int_equal(state_of(m, a), JOB_RUNNING);
         finish(m, a, now - 20, 10, 0, 10); /* 10 s × 1000 = 2.78 SU of 1 */
@@ -524,13 +524,13 @@ static void test_grant_after_submission(void **state) {
         for (uint64_t id = arr; id < arr + 3; id++) {
                 Job *j = manager_find_job(m, id);
                 assert_int_equal(j->state, JOB_BLOCKED);
-                assert_string_equal(j->reason, "Grant");
-                assert_string_equal(j->queue, "normal");
+                assert_string_equal(job_reason(j), "Grant");
+                assert_string_equal(job_queue(j), "normal");
                 assert_int_equal(j->limit_value, 100);
                 assert_int_equal(j->limit_wanted, 278);
         }
         assert_int_equal(state_of(m, a), JOB_BLOCKED);
-        assert_string_equal(manager_find_job(m, a)->reason, "Grant");
+        assert_string_equal(job_reason(manager_find_job(m, a)), "Grant");
 
         /* corral show and corral why say so, with the numbers. */
         r = call_job(m, NOBODY, CORRAL_METHOD_SHOW, arr);
@@ -555,10 +555,10 @@ static void test_grant_after_submission(void **state) {
         assert_int_equal(manager_schedule(m), 0);
         for (uint64_t id = arr; id < arr + 3; id++) {
                 assert_int_equal(state_of(m, id), JOB_RUNNING);
-                assert_string_equal(manager_find_job(m, id)->queue, "bonus");
+                assert_string_equal(job_queue(manager_find_job(m, id)), "bonus");
         }
         assert_int_equal(state_of(m, a), JOB_RUNNING);
-        assert_string_equal(manager_find_job(m, a)->queue, "bonus");
+        assert_string_equal(job_queue(manager_find_job(m, a)), "bonus");
         m->n_to_launch = 0;
         manager_free(m);
 }
