@@ -55,7 +55,7 @@ int manager_job_history_record(Manager *m, const Job *j, JobEvent event, JobStat
         if (dated_by_row(event, from))
                 return 0;
         return store_record_job_event(m->store, j->id, run, now, job_event_to_string(event),
-                                      job_state_to_string(from), job_state_to_string(j->state), j->reason,
+                                      job_state_to_string(from), job_state_to_string(j->state), job_reason(j),
                                       by == JOB_BY_CORRALD ? NULL : job_actor_to_string(by));
 }
 
@@ -159,7 +159,7 @@ json_object *manager_job_history_json(Manager *m, const Job *j) {
                                    .event = "start", .state = job_state_to_string(JOB_RUNNING) };
         if (job_state_is_final(j->state) && j->end_time > 0 && !ended_recorded)
                 e[n++] = (Entry) { .run = j->requeue_count, .phase = PHASE_END, .time = j->end_time,
-                                   .event = "end", .state = job_state_to_string(j->state), .reason = j->reason };
+                                   .event = "end", .state = job_state_to_string(j->state), .reason = job_reason(j) };
 
         qsort(e, n, sizeof *e, entry_cmp);
         a = json_object_new_array();
