@@ -11,6 +11,7 @@
 
 #include "daemon/job.h"
 #include "fuzz.h"
+#include "intern.h"
 #include "protocol.h"
 
 static const char *next_line(const char **p, const char *end, size_t *ret_len) {
@@ -31,7 +32,7 @@ static void reference(const Job *j, const char *pattern, FILE *out) {
                 switch (*++p) {
                 case 'j': fprintf(out, "%" PRIu64, j->id); break;
                 case 'x': fputs(strempty(job_str(j, JOB_NAME)), out); break;
-                case 'u': fputs(strempty(j->user), out); break;
+                case 'u': fputs(strempty(job_user(j)), out); break;
                 case 'A': fprintf(out, "%" PRIu64, j->array_job_id ?: j->id); break;
                 case 'a': fprintf(out, "%" PRIu32, j->array_task_id); break;
                 case '%': fputc('%', out); break;
@@ -43,7 +44,7 @@ static void reference(const Job *j, const char *pattern, FILE *out) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         _cleanup_free_ char *text = fuzz_strndup(data, size), *want = NULL, *got = NULL, *name = NULL;
         const char *p = text, *end = text + strlen(text), *s;
-        char user[CORRAL_IDENT_LENGTH_MAX + 1], ids[64];
+        char user[3], ids[64];
         unsigned long long id = 0, array_job_id = 0, array_task_id = 0;
         size_t n, want_len = 0;
         Job *j;
@@ -61,11 +62,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 req.name = name;
                 fuzz_check(job_set_request(j, &req) >= 0);
         }
-        /* Not interned: that would keep every input's name for the life of the process. */
+        /* Interned, as a job's user is; two bytes at most, so that the names every input
+         * leaves for the life of the process stay few (65,536, any byte but NUL and
+         * newline: '%' included). */
         s = next_line(&p, end, &n);
-        memcpy(user, s, MIN(n, sizeof user - 1));
-        user[MIN(n, sizeof user - 1)] = 0;
-        j->user = user;
+        memcpy(user, s, MIN(n, (size_t) 2));
+        user[MIN(n, (size_t) 2)] = 0;
+        j->user = intern_id(user);
+        fuzz_check(!user[0] || j->user != 0);
         s = next_line(&p, end, &n);
         memcpy(ids, s, MIN(n, sizeof ids - 1));
         ids[MIN(n, sizeof ids - 1)] = 0;
