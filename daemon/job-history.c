@@ -21,8 +21,8 @@
 #include "manager.h"
 #include "store.h"
 
-/* What Show reads of one job's events and runs: a job preempted or requeued without end
- * shows its latest. */
+/* What the store keeps of one job's events (its latest: a job preempted, or held and
+ * released, without end shows them) and what Show reads of its runs. */
 #define HISTORY_EVENTS_MAX 256U
 #define HISTORY_RUNS_MAX 64U
 
@@ -56,7 +56,7 @@ int manager_job_history_record(Manager *m, const Job *j, JobEvent event, JobStat
                 return 0;
         return store_record_job_event(m->store, j->id, run, now, job_event_to_string(event),
                                       job_state_to_string(from), job_state_to_string(j->state), job_reason(j),
-                                      by == JOB_BY_CORRALD ? NULL : job_actor_to_string(by));
+                                      by == JOB_BY_CORRALD ? NULL : job_actor_to_string(by), HISTORY_EVENTS_MAX);
 }
 
 typedef enum Phase {

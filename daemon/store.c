@@ -57,6 +57,7 @@ typedef enum StmtId {
         STMT_RECORD_GPU_USAGE,
         STMT_LOAD_GPU_USAGE,
         STMT_INSERT_JOB_EVENT,
+        STMT_TRIM_JOB_EVENTS,
         STMT_LOAD_JOB_EVENTS,
         STMT_LOAD_JOB_RUNS,
         _STMT_MAX,
@@ -298,6 +299,11 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_INSERT_JOB_EVENT] =
                 "INSERT INTO job_events (job_id, run, time, event, state_from, state_to, reason, actor)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        /* All but the job's latest ?2: a user who holds and releases a job in a loop
+         * fills no disk. */
+        [STMT_TRIM_JOB_EVENTS] =
+                "DELETE FROM job_events WHERE job_id=?1 AND rowid <="
+                " (SELECT rowid FROM job_events WHERE job_id=?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2)",
         /* The latest ?2, oldest first. */
         [STMT_LOAD_JOB_EVENTS] =
                 "SELECT run, time, event, state_from, state_to, reason, actor FROM"
@@ -1626,14 +1632,17 @@ int store_usage_rows(Store *s, const StoreUsageQuery *q, store_usage_cb cb, void
 }
 
 int store_record_job_event(Store *s, uint64_t job_id, uint32_t run, uint64_t time, const char *event, const char *from,
-                           const char *to, const char *reason, const char *by) {
+                           const char *to, const char *reason, const char *by, unsigned keep) {
         int r = begin(s);
 
         if (r < 0)
                 return r;
-        return stmt_exec(s, STMT_INSERT_JOB_EVENT,
-                         SQL_ARGS(SQL_INT(job_id), SQL_INT(run), SQL_INT(MIN(time, (uint64_t) INT64_MAX)),
-                                  SQL_TEXT(event), SQL_TEXT(from), SQL_TEXT(to), SQL_TEXT(reason), SQL_TEXT(by)));
+        r = stmt_exec(s, STMT_INSERT_JOB_EVENT,
+                      SQL_ARGS(SQL_INT(job_id), SQL_INT(run), SQL_INT(MIN(time, (uint64_t) INT64_MAX)), SQL_TEXT(event),
+                               SQL_TEXT(from), SQL_TEXT(to), SQL_TEXT(reason), SQL_TEXT(by)));
+        if (r < 0)
+                return r;
+        return stmt_exec(s, STMT_TRIM_JOB_EVENTS, SQL_ARGS(SQL_INT(job_id), SQL_INT(keep)));
 }
 
 void store_job_events_free(StoreJobEvent *e, size_t n) {

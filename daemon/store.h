@@ -125,9 +125,9 @@ typedef struct StoreJobEvent {
         char *event, *from, *to, *reason, *by;
 } StoreJobEvent;
 
-/* In the open transaction. */
+/* In the open transaction; the job's older events beyond its latest keep are deleted. */
 int store_record_job_event(Store *s, uint64_t job_id, uint32_t run, uint64_t time, const char *event, const char *from,
-                           const char *to, const char *reason, const char *by);
+                           const char *to, const char *reason, const char *by, unsigned keep);
 /* The job's latest max events, oldest first (malloc'ed); 0 rows: none. */
 int store_load_job_events(Store *s, uint64_t job_id, unsigned max, StoreJobEvent **ret, size_t *ret_n);
 void store_job_events_free(StoreJobEvent *e, size_t n);

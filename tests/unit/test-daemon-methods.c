@@ -789,6 +789,21 @@ static void test_history(void **state) {
                 "start RUNNING", "suspend SUSPENDED by scheduler", "resume RUNNING", "end FAILED",
                 "requeue PENDING by owner", "cancel CANCELLED by owner", NULL });
         json_object_put(r);
+        /* A job held and released in a loop keeps its latest 256 changes, not all. */
+        r = call(m, NOBODY, CORRAL_METHOD_SUBMIT, "{" SUBMIT_TRUE "}");
+        j = manager_find_job(m, job_id_of(r));
+        json_object_put(r);
+        for (unsigned i = 0; i < 150; i++) {
+                assert_int_equal(manager_job_transition(m, j, JOB_EVENT_HOLD, JOB_HELD, "JobHeldUser"), 0);
+                assert_int_equal(manager_job_transition(m, j, JOB_EVENT_RELEASE, JOB_QUEUED, NULL), 0);
+        }
+        assert_int_equal(store_load_job_events(m->store, j->id, 1000, &ev, &n_ev), 0);
+        assert_int_equal(n_ev, 256);
+        assert_string_equal(ev[n_ev - 1].event, "release");
+        assert_string_equal(ev[0].event, "hold"); /* the 45th hold: 300 - 256 dropped, oldest first */
+        store_job_events_free(ev, n_ev);
+        ev = NULL;
+
         /* Another user sees the job, not its history. */
         r = call(m, NOBODY - 1, CORRAL_METHOD_SHOW, params);
         assert_true(json_object_object_get_ex(params_of(r), "job", &job));
