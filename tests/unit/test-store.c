@@ -80,6 +80,17 @@ static int collect(Job *j, void *userdata) {
         return 0;
 }
 
+/* Runs sql on the store in dir, as an older corrald or a damaged file left it. */
+static void db_exec(const char *where, const char *sql) {
+        sqlite3 *db;
+        char p[256];
+
+        snprintf(p, sizeof p, "%s/corral.db", where);
+        assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+}
+
 static void test_round_trip(void **state) {
         Store *s = NULL;
         Job *a = make_job(1), *b = make_job(2), *loaded[4] = {}, **l = loaded;
@@ -262,15 +273,7 @@ static void test_array_shares_request(void **state) {
         store_close(s);
         /* Memory keeps only that a task's request is its array's first task's: a row
          * referring to another job's is refused, as one whose first task is missing. */
-        {
-                sqlite3 *db;
-                char p[256];
-                snprintf(p, sizeof p, "%s/corral.db", dir);
-                assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-                assert_int_equal(sqlite3_exec(db, "UPDATE jobs SET array_job_id = 0 WHERE id = 22", NULL, NULL, NULL),
-                                 SQLITE_OK);
-                sqlite3_close(db);
-        }
+        db_exec(dir, "UPDATE jobs SET array_job_id = 0 WHERE id = 22");
         memset(loaded, 0, sizeof loaded);
         l = loaded;
         assert_int_equal(store_open(dir, &s), 0);
@@ -278,15 +281,7 @@ static void test_array_shares_request(void **state) {
         for (int i = 0; loaded[i]; i++)
                 job_free(loaded[i]);
         store_close(s);
-        {
-                sqlite3 *db;
-                char p[256];
-                snprintf(p, sizeof p, "%s/corral.db", dir);
-                assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-                assert_int_equal(sqlite3_exec(db, "UPDATE jobs SET array_job_id = 20 WHERE id = 22", NULL, NULL, NULL),
-                                 SQLITE_OK);
-                sqlite3_close(db);
-        }
+        db_exec(dir, "UPDATE jobs SET array_job_id = 20 WHERE id = 22");
         for (int i = 0; i < 3; i++)
                 job_free(t[i]);
 }
