@@ -18,6 +18,7 @@
 #include "errno-util.h"
 #include "executor-internal.h"
 #include "fd-util.h"
+#include "log.h"
 #include "unit-name.h"
 
 #define FREEZE_CONFIRM_USEC (15 * UINT64_C(1000000))
@@ -320,6 +321,28 @@ static int on_props_then_thaw(sd_bus_message *m, void *userdata, sd_bus_error *r
         return 0;
 }
 
+/* The supervisor bound the job's leaf to its nodes (bind_leaf_mems()), the scope has
+ * them all. The leaf takes the scope's (a leaf cannot be emptied while it has processes),
+ * so that it follows the scope to its new ones below: a leaf bound to the old nodes would
+ * keep only what both share. Widening moves no page; the move to the new nodes is
+ * systemd's, as the scope's own. Nothing to do where the leaf has no cpuset of its own. */
+static int widen_leaf_mems(Executor *e, const char *scope) {
+        _cleanup_free_ char *path = NULL, *all = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        fd = cg_open(e->cgroup_root_fd, scope);
+        if (fd < 0)
+                return fd == -ENOENT ? 0 : fd;
+        r = cg_read_attr(fd, "cpuset.mems.effective", &all);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        r = write_string_file_at(fd, "job/cpuset.mems", all);
+        return r == -ENOENT ? 0 : r;
+}
+
 int executor_thaw_onto(Executor *e, uint64_t job_id, const char *project, const CpuSet *cpus, const CpuSet *mems,
                        bool swap_off, executor_done_t done, void *userdata) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
@@ -335,6 +358,12 @@ int executor_thaw_onto(Executor *e, uint64_t job_id, const char *project, const 
         r = executor_job_cgroup(job_id, project, &c->cgroup);
         if (r < 0)
                 return control_free(c), r;
+        if (mems && !cpu_set_is_empty(mems)) {
+                /* Not fatal: the job must thaw, on the nodes both share at worst. */
+                r = widen_leaf_mems(e, c->cgroup);
+                if (r < 0)
+                        log_debug_errno(r, "Cannot widen the memory nodes of %s/job: %m", c->cgroup);
+        }
         /* Runtime only: what a later preemption moves it to again is another decision. */
         r = sd_bus_message_new_method_call(e->bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                            "org.freedesktop.systemd1.Manager", "SetUnitProperties");

@@ -147,7 +147,8 @@ int executor_job_memory_current(Executor *e, uint64_t job_id, const char *projec
         return 0;
 }
 
-/* The supervisor: the one process in the scope's own cgroup (the job is in its leaf). */
+/* The supervisor: the one process in the scope's own cgroup (the job is in its leaf), or
+ * in its own leaf "supervisor" where the job's leaf has memory nodes of its own. */
 static int scope_supervisor(int scope_fd, pid_t *ret) {
         _cleanup_free_ char *procs = NULL;
         unsigned v;
@@ -156,6 +157,12 @@ static int scope_supervisor(int scope_fd, pid_t *ret) {
         r = cg_read_attr(scope_fd, "cgroup.procs", &procs);
         if (r == -ENOENT)
                 return -ESRCH;
+        if (r >= 0 && isempty(procs)) {
+                procs = mfree(procs);
+                r = cg_read_attr(scope_fd, "supervisor/cgroup.procs", &procs);
+                if (r == -ENOENT)
+                        return -ESRCH;
+        }
         if (r < 0)
                 return r;
         procs[strcspn(procs, "\n")] = 0;

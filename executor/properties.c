@@ -252,11 +252,8 @@ int exec_properties_build(const JobSpec *spec, unsigned systemd_version, ExecPro
         r = push_mask(p, "AllowedCPUs", &spec->cpus);
         if (r < 0)
                 return r;
-        if (!cpu_set_is_empty(&spec->mem_nodes)) {
-                r = push_mask(p, "AllowedMemoryNodes", &spec->mem_nodes);
-                if (r < 0)
-                        return r;
-        }
+        /* Not AllowedMemoryNodes=: the supervisor binds the job's leaf to spec->mem_nodes
+         * (bind_leaf_mems()), so that joining the scope moves none of its pages. */
 
         if (spec->memory_max > 0) {
                 r = push_u64(p, "MemoryMax", spec->memory_max);

@@ -58,6 +58,8 @@
 #include "unit-name.h"
 
 #define JOB_LEAF "job"
+/* Where we go when the job's leaf has memory nodes of its own (bind_leaf_mems()). */
+#define SUPERVISOR_LEAF "supervisor"
 #define LINE_MAX_RELAY (48 * 1024) /* journald's default LineMax */
 /* A tick that arrives this much later than scheduled means the scope was frozen. */
 #define FROZEN_GAP_USEC (3 * USEC_PER_SEC)
@@ -814,6 +816,60 @@ static int wait_for_go(void) {
         return 0;
 }
 
+/* The job's memory nodes bind its leaf, not the scope. On cgroup v2 the kernel moves a
+ * process's pages into a cpuset's nodes when the process joins it (memory_migrate is
+ * always on), all of them, shared ones included: with the scope bound, systemd's moving
+ * us in migrated our libraries' pages (libc's, mapped by every process on the machine) to
+ * the job's node, and back for the next job on another node, 400 and more pages a job in
+ * the test guest, in a kernel worker that systemd's attach waits for. So the scope leaves
+ * the memory nodes alone; we step into a leaf of our own (the cpuset is the scope's
+ * until the controller is enabled below it, so nothing moves), the scope, now without a
+ * process of its own, enables cpuset for its leaves, and the job's leaf is bound before
+ * the job is created in it (clone3) and execs there: nothing of the job is ever moved.
+ * Where the scope's nodes are already the job's (one node, or all of them), nothing to do. */
+static int bind_leaf_mems(Supervisor *s) {
+        _cleanup_free_ char *nodes = NULL, *eff = NULL, *sup = NULL, *procs = NULL, *ctl = NULL, *mems = NULL;
+        _cleanup_close_ int scope_fd = -EBADF;
+        CpuSet scope_nodes = {};
+        int r;
+
+        if (cpu_set_is_empty(&s->spec->mem_nodes))
+                return 0;
+        scope_fd = cg_open(s->root_fd, s->cg + strspn(s->cg, "/"));
+        if (scope_fd < 0)
+                return log_error_errno(scope_fd, "Cannot open our cgroup %s: %m", s->cg);
+        r = cg_read_attr(scope_fd, "cpuset.mems.effective", &eff);
+        if (r < 0)
+                return log_error_errno(r, "Cannot read the memory nodes of %s: %m", s->cg);
+        r = cpu_set_parse(eff, &scope_nodes);
+        if (r < 0)
+                return log_error_errno(r, "Cannot parse the memory nodes of %s (%s): %m", s->cg, eff);
+        bool wider = false;
+        CPU_SET_FOREACH(i, &scope_nodes)
+                wider = wider || !cpu_set_test(&s->spec->mem_nodes, (unsigned) i);
+        if (!wider)
+                return 0;
+
+        nodes = cpu_set_format(&s->spec->mem_nodes);
+        if (!nodes || asprintf(&sup, "%s/" SUPERVISOR_LEAF, s->cg + strspn(s->cg, "/")) < 0 ||
+            asprintf(&procs, "%s/cgroup.procs", sup) < 0 ||
+            asprintf(&ctl, "%s/cgroup.subtree_control", s->cg + strspn(s->cg, "/")) < 0 ||
+            asprintf(&mems, "%s/cpuset.mems", s->leaf) < 0)
+                return log_oom();
+        if (mkdirat(s->root_fd, sup, 0755) < 0 && errno != EEXIST)
+                return log_error_errno(errno, "Cannot create cgroup %s: %m", sup);
+        r = write_string_file_at(s->root_fd, procs, "0");
+        if (r < 0)
+                return log_error_errno(r, "Cannot move into %s: %m", sup);
+        r = write_string_file_at(s->root_fd, ctl, "+cpuset");
+        if (r < 0)
+                return log_error_errno(r, "Cannot enable the cpuset controller below %s: %m", s->cg);
+        r = write_string_file_at(s->root_fd, mems, nodes);
+        if (r < 0)
+                return log_error_errno(r, "Cannot bind %s to memory nodes %s: %m", s->leaf, nodes);
+        return 0;
+}
+
 /* The leaf cgroup the job runs in, below us in the scope. */
 static int setup_job_cgroup(Supervisor *s) {
         _cleanup_free_ char *p = NULL;
@@ -829,6 +885,9 @@ static int setup_job_cgroup(Supervisor *s) {
                 return log_oom();
         if (mkdirat(s->root_fd, s->leaf, 0755) < 0 && errno != EEXIST)
                 return log_error_errno(errno, "Cannot create cgroup %s: %m", s->leaf);
+        r = bind_leaf_mems(s);
+        if (r < 0)
+                return r;
         /* Only to create the child in; without it the child joins through cgroup.procs. */
         s->leaf_fd = openat(s->root_fd, s->leaf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (s->leaf_fd < 0)

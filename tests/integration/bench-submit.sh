@@ -62,9 +62,12 @@ echo "  (setpriv --reuid --init-groups into the user, which the earlier harness 
 # same wait again once every job has ended (what the wait itself costs, apart from the
 # passes while the submits stream in), and A trivial jobs as one array under
 # `submit --wait`. Each beside E sequential `systemd-run --scope` of this run.
+c0=$(cpu_snap)
 t0=$(date +%s%N)
 for i in $(seq "$E"); do systemd-run --quiet --scope /bin/true; done
 t1=$(date +%s%N)
+echo "  systemd-run --scope, $(cpu_split "$c0" "$(cpu_snap)" "$E")"
+c0=$(cpu_snap)
 read -r tsub tend first ids < <(as_user "$USER_A" bash -c "ids=()
     for i in \$(seq $E); do ids+=(\$(corral submit --parsable --mem 64M -- /bin/true)); done
     t=\${EPOCHREALTIME/[.,]/}; corral wait \${ids[*]} 2>/dev/null
@@ -75,15 +78,18 @@ br=$(awk -v n="$E" -v ns=$((t1 - t0)) 'BEGIN {printf "%.2f", n / (ns / 1e9)}')
 or=$(awk -v n="$E" -v ns=$((t2 - t1)) 'BEGIN {printf "%.2f", n / (ns / 1e9)}')
 echo "target 2, $E jobs submitted one by one, then corral wait on all: corral $or jobs/s, systemd-run --scope $br jobs/s, ratio $(ratio "$or" "$br") (target >= 1.2)"
 echo "  (the submits took $(ms $(((tsub * 1000) - t1))) ms, the wait after the last submit $(ms $(((tend - tsub) * 1000))) ms)"
+echo "  corral, $(cpu_split "$c0" "$(cpu_snap)" "$E")"
 figure "$E jobs one by one + corral wait, jobs/s (anchor: systemd-run --scope)" "$or" "$br" "$(ratio "$or" "$br")"
 failed=$(sqlite3 $db "select count(*) from jobs where id between $first and $last and state != 'COMPLETED'")
 assert_eq "$failed" 0 "jobs of the throughput run that did not complete"
 w=$(as_user "$USER_A" bash -c "t=\${EPOCHREALTIME/[.,]/}; corral wait $ids 2>/dev/null; echo \$((\${EPOCHREALTIME/[.,]/} - t))")
 echo "  corral wait on the $E ended jobs again: $(ms $((w * 1000))) ms"
 figure "corral wait on $E ended jobs, ms" "$(ms $((w * 1000)))"
+c0=$(cpu_snap)
 t3=$(date +%s%N)
 af=$(as_user "$USER_A" corral submit --parsable --wait --mem 64M --array 1-"$A" -- /bin/true 2>/dev/null)
 t4=$(date +%s%N)
+echo "  the array, $(cpu_split "$c0" "$(cpu_snap)" "$A")"
 ar=$(awk -v n="$A" -v ns=$((t4 - t3)) 'BEGIN {printf "%.2f", n / (ns / 1e9)}')
 echo "target 2, an array of $A tasks under submit --wait: corral $ar jobs/s, systemd-run --scope $br jobs/s, ratio $(ratio "$ar" "$br") (target >= 2)"
 figure "array of $A under submit --wait, jobs/s (anchor: systemd-run --scope)" "$ar" "$br" "$(ratio "$ar" "$br")"
@@ -158,4 +164,20 @@ if [ -x "$st" ]; then
     "$st" -f -c -o "$prof/prof-strace-c-cli.txt" setpriv --reuid="$USER_A" --regid="$(id -g "$USER_A")" --init-groups --reset-env -- corral submit --parsable --wait -- /bin/true >/dev/null
     "$st" -f -c -o "$prof/prof-strace-c-sdrun.txt" systemd-run --quiet --scope /bin/true
     unset LD_LIBRARY_PATH
+fi
+# Where an array's CPU goes, by process and function: perf (the host's, with its libraries,
+# in the build directory's prof/, as strace) over the whole guest while an array of A runs.
+# Read it on the host with the unstripped build: `perf report -i prof-perf.data --sort
+# comm,dso,sym --symfs DIR`, DIR holding build/'s binaries at their installed paths.
+pf=$CORRAL_BUILDDIR/prof/perf
+if [ -x "$pf" ]; then
+    LD_LIBRARY_PATH=$CORRAL_BUILDDIR/prof "$pf" record -a -g -F 499 -o /tmp/prof-perf.data >/dev/null 2>"$prof/prof-perf.err" & pp=$!
+    sleep 2
+    c0=$(cpu_snap)
+    as_user "$USER_A" corral submit --parsable --wait --mem 64M --array 1-"$A" -- /bin/true >/dev/null 2>&1 || true
+    echo "  under perf, the array, $(cpu_split "$c0" "$(cpu_snap)" "$A")"
+    kill -INT "$pp"; wait "$pp" || true
+    cp /tmp/prof-perf.data "$prof/prof-perf.data"
+    LD_LIBRARY_PATH=$CORRAL_BUILDDIR/prof "$pf" report -i /tmp/prof-perf.data --sort comm,dso --stdio 2>/dev/null | head -60 > "$prof/prof-perf-dso.txt" || true
+    LD_LIBRARY_PATH=$CORRAL_BUILDDIR/prof "$pf" report -i /tmp/prof-perf.data --no-children --sort comm,sym --stdio -g caller,0.5,callee --percent-limit 1 2>/dev/null | head -400 > "$prof/prof-perf-sym.txt" || true
 fi

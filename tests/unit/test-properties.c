@@ -51,7 +51,7 @@ static const Case cases[] = {
                 .io = { { "/dev/nvme0n1", 100, 200, 0, 40 }, { "8:16", 0, 300, 10, 0 } },
                 .props = { COMMON_HEAD("corral-bio\\x2dchem.slice", "Corral job 42 (fold) of bob"),
                            "OOMPolicy=continue", ACCOUNTING,
-                           "AllowedCPUs=0102", "AllowedMemoryNodes=02",
+                           "AllowedCPUs=0102",
                            "MemoryMax=1073741824", "MemorySwapMax=0", "IOWeight=500",
                            "IOReadBandwidthMax=/dev/nvme0n1:100",
                            "IOWriteBandwidthMax=/dev/nvme0n1:200,/dev/block/8:16:300",
