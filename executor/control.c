@@ -327,7 +327,7 @@ static int on_props_then_thaw(sd_bus_message *m, void *userdata, sd_bus_error *r
  * keep only what both share. Widening moves no page; the move to the new nodes is
  * systemd's, as the scope's own. Nothing to do where the leaf has no cpuset of its own. */
 static int widen_leaf_mems(Executor *e, const char *scope) {
-        _cleanup_free_ char *path = NULL, *all = NULL;
+        _cleanup_free_ char *all = NULL;
         _cleanup_close_ int fd = -EBADF;
         int r;
 
