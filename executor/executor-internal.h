@@ -20,6 +20,9 @@ struct Executor {
         unsigned systemd_version;
 
         Launch *launches; /* in flight: waiting for systemd; owned by launch.c */
+        int fork_fd; /* fork-server.c: the socket to the supervisors' fork server */
+        sd_event_source *fork_io, *fork_child;
+        bool fork_failed; /* it could not be started, or died: spawn each supervisor */
         Control *force_kills; /* cancels that SIGKILL the scope if it outlives the grace; control.c's */
 
         int results_inotify_fd;
@@ -36,6 +39,18 @@ struct Executor {
 /* Matches JobRemoved for the launches; called once, before any launch can be in flight. */
 int executor_watch_job_removed(Executor *e);
 void executor_drop_launches(Executor *e);
+
+/* The fork server's answer for a job (fork-server.c): pid and pidfd (taken; -EBADF for
+ * none), or error, a positive errno. */
+void executor_forked(Executor *e, uint64_t job_id, pid_t pid, int pidfd, int error);
+/* The fork server has gone: the launches waiting for it spawn their supervisors. */
+void executor_fork_server_lost(Executor *e);
+
+/* fork-server.c */
+/* Asks the fork server (started on first use) for a job's supervisor, sync_fd its end of
+ * the sync pipe (not taken); the answer comes to executor_forked(). <0: spawn it instead. */
+int executor_fork_request(Executor *e, uint64_t job_id, int sync_fd);
+void executor_fork_server_stop(Executor *e);
 
 /* slice-hold.c */
 /* Starts, once per project slice, the slice that keeps its cgroup controllers enabled

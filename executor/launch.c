@@ -11,6 +11,7 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "errno-util.h"
@@ -28,6 +29,8 @@ struct Launch {
         int sync_fd; /* write end: 'G' lets the supervisor go */
         bool retried;
         bool stopping; /* a stale scope of the same name is being stopped: its JobRemoved is not ours */
+        bool forking;  /* asked of the fork server, its answer not yet in */
+        bool pidfd;    /* child_source watches a pidfd (the fork server reaps), not our child */
         struct ExecProperties *props;
         sd_bus_slot *call_slot;
         sd_event_source *child_source, *retry_timer;
@@ -78,10 +81,17 @@ static void launch_finish(Launch *l, int error, const char *message) {
         if (error >= 0) {
                 if (loop_write(l->sync_fd, "G", 1) < 0)
                         error = -EPIPE, message = "the supervisor went away before the job could start";
-        } else if (l->pid > 0)
-                (void) kill(l->pid, SIGKILL);
+        } else if (l->pid > 0) {
+                if (l->pidfd)
+                        (void) syscall(SYS_pidfd_send_signal, sd_event_source_get_io_fd(l->child_source), SIGKILL,
+                                       NULL, 0);
+                else
+                        (void) kill(l->pid, SIGKILL);
+        }
         l->sync_fd = safe_close(l->sync_fd);
         launch_unlink(l);
+        if (l->pidfd)
+                l->child_source = sd_event_source_disable_unref(l->child_source);
         /* The supervisor's exit is reaped by its own child source, which outlives us if
          * needed: hand it over to the event loop with a floating reference. */
         if (l->child_source) {
@@ -109,6 +119,17 @@ static int on_supervisor_exit(sd_event_source *s, const siginfo_t *si, void *use
                 l->pid = 0;
                 launch_finish(l, -ECHILD, "the job's supervisor exited before the scope was started");
         }
+        return 0;
+}
+
+/* A supervisor from the fork server, which reaps it: its pidfd is readable once it is gone. */
+static int on_supervisor_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Launch *l = userdata;
+
+        l->child_source = sd_event_source_disable_unref(l->child_source);
+        l->pidfd = false;
+        l->pid = 0;
+        launch_finish(l, -ECHILD, "the job's supervisor exited before the scope was started");
         return 0;
 }
 
@@ -210,7 +231,7 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         if (sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) < 0)
                 return 0;
         l = launch_find_unit(e, unit);
-        if (!l || l->call_slot || l->stopping || l->retry_timer)
+        if (!l || l->forking || l->call_slot || l->stopping || l->retry_timer)
                 return 0; /* not ours, or a stale job of a previous attempt (or its stop) */
         if (streq(result, "done")) {
                 launch_finish(l, 0, NULL);
@@ -277,22 +298,138 @@ static int write_spec_file(Executor *e, const JobSpec *spec, char **ret_path) {
         return 0;
 }
 
-int executor_start(Executor *e, const JobSpec *spec) {
-        return executor_start_fds(e, spec, NULL, 0);
-}
-
 /* The descriptors the supervisor inherits: the sync pipe's end as 3, an interactive job's
  * stdin, stdout and stderr as 4, 5 and 6. */
 #define SUPERVISOR_STDIO_FD 4
 
-int executor_start_fds(Executor *e, const JobSpec *spec, const int *fds, size_t n_fds) {
+/* The supervisor spawned and exec'ed by us (an interactive job's, which inherits its
+ * terminal's descriptors, or where the fork server is not to be had), held on a new sync
+ * pipe. */
+static int launch_spawn(Launch *l, const int *fds, size_t n_fds) {
+        Executor *e = l->executor;
         int high[3] = { -EBADF, -EBADF, -EBADF };
         _cleanup_free_ char *spec_path = NULL, *result_dir = NULL, *id = NULL, *kill_wait = NULL;
+        posix_spawn_file_actions_t fa;
+        int sync[2], r;
+
+        if (asprintf(&spec_path, "%s/jobs/%" PRIu64 ".json", e->run_dir, l->job_id) < 0 ||
+            asprintf(&result_dir, "%s/results", e->run_dir) < 0 || asprintf(&id, "%" PRIu64, l->job_id) < 0 ||
+            asprintf(&kill_wait, "%" PRIu64, e->config.kill_wait_sec) < 0)
+                return -ENOMEM;
+        /* Above the numbers they are dup'ed to, so that no dup2 overwrites another's source. */
+        for (size_t i = 0; i < n_fds; i++) {
+                high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 10);
+                if (high[i] < 0) {
+                        r = negative_errno();
+                        for (size_t k = 0; k < i; k++)
+                                safe_close(high[k]);
+                        return r;
+                }
+        }
+        if (pipe2(sync, O_CLOEXEC) < 0) {
+                r = negative_errno();
+                for (size_t i = 0; i < n_fds; i++)
+                        safe_close(high[i]);
+                return r;
+        }
+        /* posix_spawn (vfork underneath): no copy of a daemon holding 100,000 jobs. */
+        char *argv[] = { e->supervisor_path, (char *) "--job-id", id, (char *) "--spec", spec_path,
+                         (char *) "--result-dir", result_dir, (char *) "--sync-fd", (char *) "3",
+                         (char *) "--kill-wait", kill_wait, n_fds > 0 ? (char *) "--stdio-fds" : NULL, NULL };
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, sync[0], 3);
+        for (size_t i = 0; i < n_fds; i++)
+                posix_spawn_file_actions_adddup2(&fa, high[i], SUPERVISOR_STDIO_FD + (int) i);
+        r = posix_spawn(&l->pid, e->supervisor_path, &fa, NULL, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        for (size_t i = 0; i < n_fds; i++)
+                safe_close(high[i]);
+        safe_close(sync[0]);
+        safe_close(l->sync_fd);
+        l->sync_fd = sync[1];
+        if (r != 0)
+                return -r;
+
+        r = sd_event_add_child(e->event, &l->child_source, l->pid, WEXITED, on_supervisor_exit, l);
+        if (r < 0) {
+                (void) kill(l->pid, SIGKILL);
+                return r;
+        }
+        return 0;
+}
+
+/* Starts the scope around a supervisor we hold; on failure it is killed (and reaped). */
+static void launch_begin(Launch *l) {
+        int r = start_transient_unit(l);
+        if (r < 0)
+                launch_finish(l, r, "cannot ask systemd to start the scope");
+}
+
+void executor_forked(Executor *e, uint64_t job_id, pid_t pid, int pidfd, int error) {
+        Launch *l;
+        int r;
+
+        for (l = e->launches; l; l = l->next)
+                if (l->job_id == job_id && l->forking)
+                        break;
+        if (!l) {
+                /* Abandoned meanwhile: its sync pipe is closed, so it exits by itself. */
+                safe_close(pidfd);
+                return;
+        }
+        l->forking = false;
+        if (error != 0 || pid <= 0) {
+                safe_close(pidfd);
+                log_debug_errno(error, "Job %" PRIu64 ": the fork server could not fork its supervisor: %m", job_id);
+                r = launch_spawn(l, NULL, 0);
+                if (r < 0) {
+                        launch_finish(l, r, "cannot start the job's supervisor");
+                        return;
+                }
+                launch_begin(l);
+                return;
+        }
+        l->pid = pid;
+        if (pidfd >= 0) {
+                r = sd_event_add_io(e->event, &l->child_source, pidfd, EPOLLIN, on_supervisor_pidfd, l);
+                if (r >= 0) {
+                        (void) sd_event_source_set_io_fd_own(l->child_source, true);
+                        l->pidfd = true;
+                } else
+                        safe_close(pidfd);
+        }
+        launch_begin(l);
+}
+
+void executor_fork_server_lost(Executor *e) {
+        for (;;) {
+                Launch *l;
+                int r;
+
+                for (l = e->launches; l && !l->forking; l = l->next)
+                        ;
+                if (!l)
+                        return;
+                l->forking = false;
+                r = launch_spawn(l, NULL, 0);
+                if (r < 0)
+                        launch_finish(l, r, "cannot start the job's supervisor");
+                else
+                        launch_begin(l);
+        }
+}
+
+int executor_start(Executor *e, const JobSpec *spec) {
+        return executor_start_fds(e, spec, NULL, 0);
+}
+
+
+int executor_start_fds(Executor *e, const JobSpec *spec, const int *fds, size_t n_fds) {
+        _cleanup_free_ char *spec_path = NULL;
         _cleanup_(exec_properties_freep) ExecProperties *props = NULL;
         const ExecProperty *slice;
-        posix_spawn_file_actions_t fa;
         Launch *l;
-        int sync[2], r;
+        int r;
 
         if (!e->bus)
                 return -ENOTCONN;
@@ -314,9 +451,6 @@ int executor_start_fds(Executor *e, const JobSpec *spec, const int *fds, size_t 
         r = write_spec_file(e, spec, &spec_path);
         if (r < 0)
                 return r;
-        if (asprintf(&result_dir, "%s/results", e->run_dir) < 0 || asprintf(&id, "%" PRIu64, spec->id) < 0 ||
-            asprintf(&kill_wait, "%" PRIu64, e->config.kill_wait_sec) < 0)
-                return -ENOMEM;
 
         l = new0(Launch, 1);
         if (!l)
@@ -329,44 +463,26 @@ int executor_start_fds(Executor *e, const JobSpec *spec, const int *fds, size_t 
         if (r < 0)
                 return launch_free(l), r;
 
-        /* Above the numbers they are dup'ed to, so that no dup2 overwrites another's source. */
-        for (size_t i = 0; i < n_fds; i++) {
-                high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 10);
-                if (high[i] < 0) {
-                        r = negative_errno();
-                        for (size_t k = 0; k < i; k++)
-                                safe_close(high[k]);
-                        return launch_free(l), r;
+        if (n_fds == 0) {
+                /* The usual way: forked by the fork server (fork-server.c). */
+                int sync[2];
+                if (pipe2(sync, O_CLOEXEC) < 0)
+                        return launch_free(l), negative_errno();
+                r = executor_fork_request(e, l->job_id, sync[0]);
+                safe_close(sync[0]);
+                if (r >= 0) {
+                        l->sync_fd = sync[1];
+                        l->forking = true;
+                        l->next = e->launches;
+                        e->launches = l;
+                        return 0;
                 }
+                safe_close(sync[1]);
+                log_debug_errno(r, "Job %" PRIu64 ": no fork server, spawning its supervisor: %m", l->job_id);
         }
-        if (pipe2(sync, O_CLOEXEC) < 0) {
-                r = negative_errno();
-                for (size_t i = 0; i < n_fds; i++)
-                        safe_close(high[i]);
+        r = launch_spawn(l, fds, n_fds);
+        if (r < 0)
                 return launch_free(l), r;
-        }
-        /* posix_spawn (vfork underneath): no copy of a daemon holding 100,000 jobs. */
-        char *argv[] = { e->supervisor_path, (char *) "--job-id", id, (char *) "--spec", spec_path,
-                         (char *) "--result-dir", result_dir, (char *) "--sync-fd", (char *) "3",
-                         (char *) "--kill-wait", kill_wait, n_fds > 0 ? (char *) "--stdio-fds" : NULL, NULL };
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, sync[0], 3);
-        for (size_t i = 0; i < n_fds; i++)
-                posix_spawn_file_actions_adddup2(&fa, high[i], SUPERVISOR_STDIO_FD + (int) i);
-        r = posix_spawn(&l->pid, e->supervisor_path, &fa, NULL, argv, environ);
-        posix_spawn_file_actions_destroy(&fa);
-        for (size_t i = 0; i < n_fds; i++)
-                safe_close(high[i]);
-        safe_close(sync[0]);
-        l->sync_fd = sync[1];
-        if (r != 0)
-                return launch_free(l), -r;
-
-        r = sd_event_add_child(e->event, &l->child_source, l->pid, WEXITED, on_supervisor_exit, l);
-        if (r < 0) {
-                (void) kill(l->pid, SIGKILL);
-                return launch_free(l), r;
-        }
         l->next = e->launches;
         e->launches = l;
 

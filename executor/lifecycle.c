@@ -47,6 +47,7 @@ int executor_new(sd_event *event, sd_bus *bus, const ExecutorConfig *config, Exe
                 return -ENOMEM;
         e->cgroup_root_fd = -EBADF;
         e->results_inotify_fd = -EBADF;
+        e->fork_fd = -EBADF;
         e->event = sd_event_ref(event);
         e->bus = sd_bus_ref(bus);
         e->config = *config;
@@ -89,6 +90,7 @@ Executor *executor_free(Executor *e) {
         if (!e)
                 return NULL;
         executor_drop_launches(e);
+        executor_fork_server_stop(e);
         executor_drop_force_kills(e);
         sd_bus_slot_unref(e->job_removed_slot);
         sd_event_source_disable_unref(e->results_source);

@@ -32,6 +32,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -48,6 +49,7 @@
 #include "cgroup-kill.h"
 #include "cgroup-pid.h"
 #include "cgroup-util.h"
+#include "fork-server.h"
 #include "errno-util.h"
 #include "fd-util.h"
 #include "journal-send.h"
@@ -73,6 +75,9 @@ static uint64_t arg_kill_wait_usec = 30 * USEC_PER_SEC;
  * descriptors 4, 5 and 6 (executor_start_fds()), in place of the spec's files. */
 #define STDIO_FDS_FIRST 4
 static bool arg_stdio_fds;
+/* --server-fd: the fork server's socket (fork-server.c); --spec-dir: where its jobs' specs are. */
+static int arg_server_fd = -EBADF;
+static const char *arg_spec_dir;
 
 /* Launch failures in the child travel back as one record over a CLOEXEC pipe: an exec
  * that succeeds closes it, so EOF means the job is running. The record fits in PIPE_BUF,
@@ -699,6 +704,8 @@ static int parse_argv(int argc, char *argv[]) {
                 { "sync-fd", required_argument, NULL, 'f' },
                 { "kill-wait", required_argument, NULL, 'k' },
                 { "stdio-fds", no_argument, NULL, 'S' },
+                { "server-fd", required_argument, NULL, 'F' },
+                { "spec-dir", required_argument, NULL, 'D' },
                 {}
         };
         int c, r;
@@ -730,9 +737,22 @@ static int parse_argv(int argc, char *argv[]) {
                 case 'S':
                         arg_stdio_fds = true;
                         break;
+                case 'F':
+                        if ((r = safe_atou(optarg, &fd)) < 0)
+                                return log_error_errno(r, "Invalid --server-fd: %s", optarg);
+                        arg_server_fd = (int) fd;
+                        break;
+                case 'D':
+                        arg_spec_dir = optarg;
+                        break;
                 default:
                         return -EINVAL;
                 }
+        if (arg_server_fd >= 0) {
+                if (!arg_spec_dir || !arg_result_dir)
+                        return log_error_errno(EINVAL, "--server-fd needs --spec-dir and --result-dir.");
+                return 0;
+        }
         if (!arg_job_id || !arg_spec_path || !arg_result_dir)
                 return log_error_errno(EINVAL, "--job-id, --spec and --result-dir are required.");
         return 0;
@@ -1152,6 +1172,95 @@ static int supervisor_finish(Supervisor *s) {
         return 0;
 }
 
+/* Answers one request: >0 in the forked child, which is then the job's supervisor as if
+ * exec'ed with its arguments; 0 in the server; <0 when the socket is done with. */
+static int serve_one(void) {
+        ForkRequest req;
+        ForkReply reply = {};
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {}, out = {};
+        struct iovec iov = { .iov_base = &req, .iov_len = sizeof req };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
+                             .msg_controllen = sizeof control };
+        int sync_fd = -EBADF, pidfd = -EBADF;
+        ssize_t n;
+        pid_t pid;
+
+        n = recvmsg(arg_server_fd, &mh, MSG_CMSG_CLOEXEC);
+        if (n < 0 && errno == EINTR)
+                return 0;
+        if (n <= 0)
+                return n < 0 ? -errno : -ECONNRESET;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+                        memcpy(&sync_fd, CMSG_DATA(c), sizeof(int));
+        if (n != (ssize_t) sizeof req || sync_fd < 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+                safe_close(sync_fd);
+                return -EBADMSG;
+        }
+        reply.job_id = req.job_id;
+        pid = fork();
+        if (pid == 0) {
+                /* What the server set up for itself, undone: the job's supervisor waits for
+                 * its own children. */
+                (void) signal(SIGCHLD, SIG_DFL);
+                arg_server_fd = safe_close(arg_server_fd);
+                arg_job_id = req.job_id;
+                arg_kill_wait_usec = req.kill_wait_usec;
+                arg_sync_fd = sync_fd;
+                if (asprintf((char **) &arg_spec_path, "%s/%" PRIu64 ".json", arg_spec_dir, arg_job_id) < 0)
+                        _exit(1);
+                return 1;
+        }
+        safe_close(sync_fd);
+        if (pid < 0)
+                reply.error = errno;
+        else {
+                reply.pid = pid;
+                /* Before anything reaps it (SIGCHLD is ignored: the kernel reaps), the pid
+                 * is still this child's; after that corrald holds it by its pidfd. */
+                pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        }
+        iov = (struct iovec) { .iov_base = &reply, .iov_len = sizeof reply };
+        mh = (struct msghdr) { .msg_iov = &iov, .msg_iovlen = 1 };
+        if (pidfd >= 0) {
+                struct cmsghdr *c;
+                mh.msg_control = &out;
+                mh.msg_controllen = sizeof out;
+                c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(c), &pidfd, sizeof(int));
+        }
+        n = sendmsg(arg_server_fd, &mh, MSG_NOSIGNAL);
+        safe_close(pidfd);
+        return n == (ssize_t) sizeof reply ? 0 : -EPIPE;
+}
+
+/* --server-fd: forks a supervisor for each job corrald asks for, until corrald closes the
+ * socket. Returns >0 in a child, <=0 in the server when done. Single-threaded and holding
+ * nothing of any job: a child starts from what an exec'ed supervisor would have. */
+static int serve(void) {
+        int r;
+
+        /* Exited children are reaped by the kernel; corrald watches them by pidfd. */
+        (void) signal(SIGCHLD, SIG_IGN);
+        for (;;) {
+                r = serve_one();
+                if (r > 0)
+                        return r;
+                if (r == -EBADMSG) {
+                        log_error("The fork server got a malformed request; ending.");
+                        return r;
+                }
+                if (r < 0)
+                        return r == -ECONNRESET ? 0 : r;
+        }
+}
+
 int main(int argc, char *argv[]) {
         int r;
         _cleanup_(supervisor_done) Supervisor s = {
@@ -1171,6 +1280,11 @@ int main(int argc, char *argv[]) {
         (void) log_parse_environment();
         if (parse_argv(argc, argv) < 0)
                 return 2;
+        if (arg_server_fd >= 0) {
+                r = serve();
+                if (r <= 0)
+                        return r < 0 ? 1 : 0;
+        }
         if (supervisor_setup(&s) < 0 || supervisor_start_job(&s) < 0 || supervisor_loop(&s) < 0)
                 r = 1;
         else
