@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "errno-util.h"
@@ -102,5 +103,57 @@ int opendir_at(int dirfd, const char *path, int flags, DIR **ret) {
                 return r;
         }
         *ret = d;
+        return 0;
+}
+
+typedef union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+} OneFdControl;
+
+int record_send(int sock, const void *buf, size_t n, int fd, int flags) {
+        OneFdControl control = {};
+        struct iovec iov = { .iov_base = (void *) buf, .iov_len = n };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        ssize_t k;
+
+        if (fd >= 0) {
+                struct cmsghdr *c;
+                mh.msg_control = &control;
+                mh.msg_controllen = sizeof control;
+                c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        }
+        k = sendmsg(sock, &mh, flags | MSG_NOSIGNAL);
+        if (k < 0)
+                return negative_errno();
+        return (size_t) k == n ? 0 : -EIO;
+}
+
+int record_recv(int sock, void *buf, size_t n, int *ret_fd, int flags) {
+        OneFdControl control = {};
+        struct iovec iov = { .iov_base = buf, .iov_len = n };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
+                             .msg_controllen = sizeof control };
+        int fd = -EBADF;
+        ssize_t k;
+
+        *ret_fd = -EBADF;
+        k = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
+        if (k < 0)
+                return negative_errno();
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+                        memcpy(&fd, CMSG_DATA(c), sizeof(int));
+        if (k == 0 && fd < 0)
+                return -ECONNRESET;
+        if ((size_t) k != n || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+                safe_close(fd);
+                return -EBADMSG;
+        }
+        *ret_fd = fd;
         return 0;
 }

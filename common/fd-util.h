@@ -46,3 +46,10 @@ int write_string_file_at(int dirfd, const char *path, const char *s);
 
 /* Writes all bytes, retrying on EINTR and short writes. */
 int loop_write(int fd, const void *buf, size_t n);
+
+/* One fixed-size record over a SOCK_SEQPACKET socket with at most one descriptor beside
+ * it (SCM_RIGHTS; fd < 0 for none; MSG_NOSIGNAL is added). Sending: 0, or -errno (-EIO
+ * for a short send). Receiving: 0 with *ret_fd the descriptor (CLOEXEC) or -EBADF;
+ * -ECONNRESET at EOF; -EBADMSG for a record of another size or a truncated one. */
+int record_send(int sock, const void *buf, size_t n, int fd, int flags);
+int record_recv(int sock, void *buf, size_t n, int *ret_fd, int flags);

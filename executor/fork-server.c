@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <spawn.h>
-#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -56,25 +55,12 @@ static int on_fork_reply(sd_event_source *s, int fd, uint32_t revents, void *use
 
         for (;;) {
                 ForkReply reply;
-                union {
-                        struct cmsghdr align;
-                        char buf[CMSG_SPACE(sizeof(int))];
-                } control = {};
-                struct iovec iov = { .iov_base = &reply, .iov_len = sizeof reply };
-                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
-                                     .msg_controllen = sizeof control };
-                int pidfd = -EBADF;
-                ssize_t n;
+                int pidfd, r;
 
-                n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                r = record_recv(fd, &reply, sizeof reply, &pidfd, MSG_DONTWAIT);
+                if (r == -EAGAIN || r == -EINTR)
                         return 0;
-                for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-                        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-                            c->cmsg_len == CMSG_LEN(sizeof(int)))
-                                memcpy(&pidfd, CMSG_DATA(c), sizeof(int));
-                if (n <= 0 || n != (ssize_t) sizeof reply || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-                        safe_close(pidfd);
+                if (r < 0) {
                         fork_server_lost(e);
                         return 0;
                 }
@@ -122,14 +108,6 @@ static int fork_server_start(Executor *e) {
 
 int executor_fork_request(Executor *e, uint64_t job_id, int sync_fd) {
         ForkRequest req = { .job_id = job_id, .kill_wait_usec = e->config.kill_wait_sec * 1000000 };
-        union {
-                struct cmsghdr align;
-                char buf[CMSG_SPACE(sizeof(int))];
-        } control = {};
-        struct iovec iov = { .iov_base = &req, .iov_len = sizeof req };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
-                             .msg_controllen = sizeof control };
-        struct cmsghdr *c;
         int r;
 
         if (e->fork_fd < 0) {
@@ -143,20 +121,12 @@ int executor_fork_request(Executor *e, uint64_t job_id, int sync_fd) {
                         return r;
                 }
         }
-        c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &sync_fd, sizeof(int));
         /* A few dozen bytes into a socket nobody else writes: it does not fill, and if it
          * ever did, the launch goes the other way rather than wait. */
-        if (sendmsg(e->fork_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t) sizeof req) {
-                r = negative_errno();
-                if (r != -EAGAIN)
-                        fork_server_lost(e);
-                return r < 0 ? r : -EIO;
-        }
-        return 0;
+        r = record_send(e->fork_fd, &req, sizeof req, sync_fd, MSG_DONTWAIT);
+        if (r < 0 && r != -EAGAIN)
+                fork_server_lost(e);
+        return r;
 }
 
 void executor_fork_server_stop(Executor *e) {

@@ -1177,29 +1177,16 @@ static int supervisor_finish(Supervisor *s) {
 static int serve_one(void) {
         ForkRequest req;
         ForkReply reply = {};
-        union {
-                struct cmsghdr align;
-                char buf[CMSG_SPACE(sizeof(int))];
-        } control = {}, out = {};
-        struct iovec iov = { .iov_base = &req, .iov_len = sizeof req };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
-                             .msg_controllen = sizeof control };
-        int sync_fd = -EBADF, pidfd = -EBADF;
-        ssize_t n;
+        int sync_fd, pidfd = -EBADF, r;
         pid_t pid;
 
-        n = recvmsg(arg_server_fd, &mh, MSG_CMSG_CLOEXEC);
-        if (n < 0 && errno == EINTR)
+        r = record_recv(arg_server_fd, &req, sizeof req, &sync_fd, 0);
+        if (r == -EINTR)
                 return 0;
-        if (n <= 0)
-                return n < 0 ? -errno : -ECONNRESET;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
-                        memcpy(&sync_fd, CMSG_DATA(c), sizeof(int));
-        if (n != (ssize_t) sizeof req || sync_fd < 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-                safe_close(sync_fd);
+        if (r < 0)
+                return r;
+        if (sync_fd < 0)
                 return -EBADMSG;
-        }
         reply.job_id = req.job_id;
         pid = fork();
         if (pid == 0) {
@@ -1223,21 +1210,9 @@ static int serve_one(void) {
                  * is still this child's; after that corrald holds it by its pidfd. */
                 pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
         }
-        iov = (struct iovec) { .iov_base = &reply, .iov_len = sizeof reply };
-        mh = (struct msghdr) { .msg_iov = &iov, .msg_iovlen = 1 };
-        if (pidfd >= 0) {
-                struct cmsghdr *c;
-                mh.msg_control = &out;
-                mh.msg_controllen = sizeof out;
-                c = CMSG_FIRSTHDR(&mh);
-                c->cmsg_level = SOL_SOCKET;
-                c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(sizeof(int));
-                memcpy(CMSG_DATA(c), &pidfd, sizeof(int));
-        }
-        n = sendmsg(arg_server_fd, &mh, MSG_NOSIGNAL);
+        r = record_send(arg_server_fd, &reply, sizeof reply, pidfd, 0);
         safe_close(pidfd);
-        return n == (ssize_t) sizeof reply ? 0 : -EPIPE;
+        return r < 0 ? -EPIPE : 0;
 }
 
 /* --server-fd: forks a supervisor for each job corrald asks for, until corrald closes the
